@@ -1,0 +1,25 @@
+package dev.mx.api.digest;
+
+import dev.mx.api.spi.MxProvider;
+import dev.mx.api.spi.ProviderRegistry;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Computes the shard digest: 32 lowercase hex characters that depend only on the bytes, never on where
+ * they sit. Found through {@link java.util.ServiceLoader}; override with {@code -Dmx.digest=NAME}.
+ */
+public abstract class DigestProvider extends MxProvider {
+
+  /** The digest of {@code bytes} (any alignment, any length including zero). */
+  public abstract String digest(MemorySegment bytes);
+
+  @Override
+  public String artifact() {
+    return "dev.mx:mx-digest";
+  }
+
+  /** The registry of digest providers on the class path. */
+  public static ProviderRegistry<DigestProvider> registry() {
+    return ProviderRegistry.load(DigestProvider.class, "digest", "mx.digest", "MX_DIGEST");
+  }
+}

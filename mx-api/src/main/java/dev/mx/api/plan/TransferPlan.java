@@ -1,0 +1,77 @@
+package dev.mx.api.plan;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The planner's output (ModelExpress §2): exact segments into parameters, full pulls into staging, convert
+ * reads, the sources that fell back (with reasons) or stayed unbounded, and the exact-plan baseline
+ * counters from which savings and extra wire bytes derive.
+ */
+public record TransferPlan(
+    List<PullSegment> segments,
+    List<String> fallback,
+    List<ConvertSource> converts,
+    List<FullPullSource> fullPulls,
+    List<String> unboundedSources,
+    long exactDescriptorCount,
+    long exactBytes,
+    Map<String, String> fallbackReasons) {
+
+  public TransferPlan {
+    segments = List.copyOf(segments);
+    fallback = List.copyOf(fallback);
+    converts = List.copyOf(converts);
+    fullPulls = List.copyOf(fullPulls);
+    unboundedSources = List.copyOf(unboundedSources);
+    fallbackReasons = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(fallbackReasons));
+  }
+
+  /** Exact ++ convert ++ full-pull segments. */
+  public List<PullSegment> allSegments() {
+    List<PullSegment> all = new ArrayList<>(segments);
+    converts.forEach(c -> all.addAll(c.segments()));
+    fullPulls.forEach(f -> all.addAll(f.segments()));
+    return all;
+  }
+
+  public long descriptorCount() {
+    long n = segments.size();
+    for (ConvertSource c : converts) {
+      n += c.segments().size();
+    }
+    for (FullPullSource f : fullPulls) {
+      n += f.segments().size();
+    }
+    return n;
+  }
+
+  public long bytesPlanned() {
+    long n = 0;
+    for (PullSegment s : allSegments()) {
+      n += s.nbytes();
+    }
+    return n;
+  }
+
+  /** Every session any segment reads from, in first-seen order. */
+  public Set<String> sessions() {
+    Set<String> s = new LinkedHashSet<>();
+    for (PullSegment seg : allSegments()) {
+      s.add(seg.session());
+    }
+    return s;
+  }
+
+  public long descriptorSavings() {
+    return Math.max(0, exactDescriptorCount - descriptorCount());
+  }
+
+  public long extraWireBytes() {
+    return Math.max(0, bytesPlanned() - exactBytes);
+  }
+}

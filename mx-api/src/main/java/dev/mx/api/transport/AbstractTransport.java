@@ -1,0 +1,248 @@
+package dev.mx.api.transport;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.util.Settings;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The skeleton every backend shares, so that the read semantics of ModelExpress §7.2 live in one place:
+ * group a batch by peer in first-seen order, drop zero-length descriptors, validate every group before
+ * anything is issued, post every group, then await them all; if a post fails, drain what was already
+ * posted (logging, not masking) and rethrow the original. {@code MX_RESHARD_SERIAL_READS} (or
+ * {@code -Dmx.transport.serialReads}) drains one peer at a time instead.
+ *
+ * <p>Backends implement {@link #prepare} (validate and build, nothing issued), {@link #start},
+ * {@link #await}, {@link #doRegister} and {@link #doClose}.
+ */
+public abstract class AbstractTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(AbstractTransport.class);
+
+  protected final TransportConfig config;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final LongAdder bytesMoved = new LongAdder();
+  private final LongAdder readsIssued = new LongAdder();
+  private final LongAdder batches = new LongAdder();
+  private volatile boolean healthy = true;
+
+  protected AbstractTransport(TransportConfig config) {
+    this.config = config;
+  }
+
+  @Override
+  public String localSession() {
+    return config.session();
+  }
+
+  @Override
+  public Duration defaultTimeout() {
+    return config.timeout();
+  }
+
+  @Override
+  public final MemoryRegistration register(MemorySegment region) {
+    ensureOpen();
+    if (!region.isNative()) {
+      throw new TransportException(null, name() + " transport registers native memory only; got a heap segment of "
+          + region.byteSize() + " bytes");
+    }
+    if (region.byteSize() == 0) {
+      throw new TransportException(null, name() + " transport cannot register an empty region at 0x"
+          + Long.toHexString(region.address()));
+    }
+    return doRegister(region);
+  }
+
+  @Override
+  public final void read(List<ReadDescriptor> batch, Duration timeout) {
+    ensureOpen();
+    Map<String, List<ReadDescriptor>> groups = groupBySession(batch);
+    if (groups.isEmpty()) {
+      return;
+    }
+    List<PendingRead> prepared = new ArrayList<>(groups.size());
+    for (Map.Entry<String, List<ReadDescriptor>> g : groups.entrySet()) {
+      prepared.add(prepare(g.getKey(), g.getValue()));
+    }
+    if (serialReads()) {
+      for (PendingRead p : prepared) {
+        startAndAwait(List.of(p), timeout);
+      }
+    } else {
+      startAndAwait(prepared, timeout);
+    }
+  }
+
+  private void startAndAwait(List<PendingRead> prepared, Duration timeout) {
+    List<PendingRead> started = new ArrayList<>(prepared.size());
+    try {
+      for (PendingRead p : prepared) {
+        start(p);
+        started.add(p);
+      }
+    } catch (RuntimeException postFailure) {
+      healthy = false;
+      if (!started.isEmpty()) {
+        try {
+          await(started, timeout);
+        } catch (RuntimeException drainFailure) {
+          LOG.warn("draining {} posted batch(es) after a failed post also failed: {}", started.size(),
+              drainFailure.toString());
+          postFailure.addSuppressed(drainFailure);
+        }
+      }
+      throw postFailure;
+    }
+    awaitAndCount(started, timeout);
+  }
+
+  @Override
+  public final PendingRead post(String session, List<ReadDescriptor> group) {
+    ensureOpen();
+    List<ReadDescriptor> nonEmpty = new ArrayList<>(group.size());
+    for (int i = 0; i < group.size(); i++) {
+      ReadDescriptor d = group.get(i);
+      if (!d.session().equals(session)) {
+        throw new TransportException(d.session(), "descriptor #" + i + " " + d + " does not belong to the batch for session '"
+            + session + "'");
+      }
+      if (d.nbytes() > 0) {
+        nonEmpty.add(d);
+      }
+    }
+    if (nonEmpty.isEmpty()) {
+      return null;
+    }
+    PendingRead p = prepare(session, nonEmpty);
+    try {
+      start(p);
+    } catch (RuntimeException e) {
+      healthy = false;
+      throw e;
+    }
+    return p;
+  }
+
+  @Override
+  public final void awaitAll(List<PendingRead> posted, Duration timeout) {
+    ensureOpen();
+    List<PendingRead> live = new ArrayList<>(posted.size());
+    for (PendingRead p : posted) {
+      if (p != null) {
+        live.add(p);
+      }
+    }
+    if (!live.isEmpty()) {
+      awaitAndCount(live, timeout);
+    }
+  }
+
+  private void awaitAndCount(List<PendingRead> started, Duration timeout) {
+    try {
+      await(started, timeout);
+    } catch (RuntimeException e) {
+      healthy = false;
+      throw e;
+    }
+    healthy = true;
+    for (PendingRead p : started) {
+      bytesMoved.add(p.bytes());
+      readsIssued.add(p.descriptorCount());
+      batches.increment();
+    }
+  }
+
+  /** Groups by session in first-seen order and drops zero-length descriptors. */
+  static Map<String, List<ReadDescriptor>> groupBySession(List<ReadDescriptor> batch) {
+    Map<String, List<ReadDescriptor>> groups = new LinkedHashMap<>();
+    String lastSession = null;
+    List<ReadDescriptor> last = null;
+    for (ReadDescriptor d : batch) {
+      if (d.nbytes() == 0) {
+        continue;
+      }
+      // Batches are mostly long runs of one session: skip the map lookup while the session repeats.
+      if (!d.session().equals(lastSession)) {
+        lastSession = d.session();
+        last = groups.computeIfAbsent(lastSession, s -> new ArrayList<>());
+      }
+      last.add(d);
+    }
+    return groups;
+  }
+
+  private static boolean serialReads() {
+    String v = Settings.system().get("mx.transport.serialReads", "MX_RESHARD_SERIAL_READS");
+    return v != null && !v.isEmpty() && !v.equals("0") && !v.equalsIgnoreCase("false");
+  }
+
+  @Override
+  public TransportStats stats() {
+    return new TransportStats(bytesMoved.sum(), readsIssued.sum(), batches.sum());
+  }
+
+  @Override
+  public boolean isHealthy() {
+    return healthy && !closed.get();
+  }
+
+  /** Throws when this endpoint was closed. */
+  protected final void ensureOpen() {
+    if (closed.get()) {
+      throw new TransportException(null, name() + " transport (session '" + localSession() + "') is closed");
+    }
+  }
+
+  protected final boolean isClosed() {
+    return closed.get();
+  }
+
+  @Override
+  public final void close() {
+    if (closed.compareAndSet(false, true)) {
+      doClose();
+    }
+  }
+
+  /** The error for a descriptor whose source lies outside every region the peer published. */
+  protected final TransportException sourceOutsideRegions(int index, ReadDescriptor d, RegionTable regions) {
+    return new TransportException(d.session(), name() + " transport: descriptor #" + index + " " + d
+        + " reads outside every region peer '" + d.session() + "' published " + regions
+        + "; nothing in this batch was read");
+  }
+
+  /** The error for a descriptor whose destination lies outside every locally registered region. */
+  protected final TransportException destinationOutsideRegions(int index, ReadDescriptor d, RegionTable regions) {
+    return new TransportException(d.session(), name() + " transport: descriptor #" + index + " " + d
+        + " writes outside every locally registered region " + regions + "; nothing in this batch was read");
+  }
+
+  /** The error for a session that was never connected. */
+  protected final TransportException unknownPeer(String session) {
+    return new TransportException(session, name() + " transport: no peer connected under session '" + session
+        + "' (connect it with the metadata from its shard table first)");
+  }
+
+  /** Validates one peer's group (all non-empty, same session) and builds it without issuing anything. */
+  protected abstract PendingRead prepare(String session, List<ReadDescriptor> group);
+
+  /** Issues a prepared batch. */
+  protected abstract void start(PendingRead prepared);
+
+  /** Waits until every started batch completed, or throws naming the peers still outstanding. */
+  protected abstract void await(List<PendingRead> started, Duration timeout);
+
+  /** Registers native, non-empty memory. */
+  protected abstract MemoryRegistration doRegister(MemorySegment region);
+
+  /** Releases everything, children first; runs once. */
+  protected abstract void doClose();
+}

@@ -1,0 +1,71 @@
+package dev.mx.api.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One endpoint of a one-sided transport. A publisher registers the memory it serves and hands
+ * {@link #localMetadata()} to receivers (through a shard table); a receiver registers its destination
+ * buffers, {@link #connect connects} each peer under its session name, and issues {@link #read reads}.
+ *
+ * <p>A transport only reads from and writes to registered memory: a descriptor outside every region is
+ * rejected with an error naming it, before any byte of the batch moves. Zero-length descriptors are
+ * ignored. Implementations are safe for concurrent batches. {@link #close()} is idempotent; any use after
+ * it fails with a {@link dev.mx.api.error.TransportException}.
+ */
+public interface Transport extends AutoCloseable {
+
+  /** The backend name, e.g. {@code mem}. */
+  String name();
+
+  /** The session (agent) name of this endpoint; reads naming it read this endpoint's own memory. */
+  String localSession();
+
+  /** Registers native memory so that peers may read it and local reads may write into it. */
+  MemoryRegistration register(MemorySegment region);
+
+  /**
+   * An opaque blob a peer passes to {@link #connect} to reach this endpoint and the regions registered so
+   * far (register first, then publish the blob).
+   */
+  byte[] localMetadata();
+
+  /** Makes the peer described by {@code peerMetadata} reachable under {@code session}. */
+  void connect(String session, byte[] peerMetadata);
+
+  /** Whether {@code session} is this endpoint or a connected peer. */
+  boolean isConnected(String session);
+
+  /**
+   * Reads one batch, possibly spanning many peers: groups by session in first-seen order, validates
+   * every group, posts every group, then awaits them all within the default timeout.
+   */
+  default void read(List<ReadDescriptor> batch) {
+    read(batch, defaultTimeout());
+  }
+
+  /** As {@link #read(List)} with an explicit timeout. */
+  void read(List<ReadDescriptor> batch, Duration timeout);
+
+  /**
+   * Posts a batch of reads from one peer without waiting (every descriptor must name {@code session}).
+   * The batch is validated first; nothing moves when it is invalid. Returns null for an empty batch.
+   */
+  PendingRead post(String session, List<ReadDescriptor> group);
+
+  /** Waits for posted batches; on timeout or error throws, naming the peer(s) still outstanding. */
+  void awaitAll(List<PendingRead> posted, Duration timeout);
+
+  /** The timeout {@link #read(List)} uses. */
+  Duration defaultTimeout();
+
+  /** Counters since creation. */
+  TransportStats stats();
+
+  /** False while the last data-plane operation failed; a later success clears it. */
+  boolean isHealthy();
+
+  @Override
+  void close();
+}

@@ -1,0 +1,74 @@
+package dev.mx.cli;
+
+import dev.mx.api.error.MxException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * Entry point of {@code mx}. Exit codes (ARCHITECTURE §5.1): 0 success, 1 failed operation (one-line
+ * error naming what failed), 2 bad usage.
+ */
+@Command(
+    name = "mx",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = {
+      "mx moves model weights from trainer shards into inference shards (reshard refit):",
+      "every inference rank pulls exactly the bytes it needs with one-sided reads,",
+      "re-slices and casts them locally, verifies digests and installs atomically."
+    },
+    subcommands = {
+      TransportsCommand.class,
+      BenchCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class Main implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.out);
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns the exit code (used by tests). */
+  public static int execute(String... args) {
+    CommandLine cl = new CommandLine(new Main());
+    cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+      // Expected failures get one line; anything else keeps its stack trace on stderr for debugging.
+      if (ex instanceof MxException || ex instanceof IllegalArgumentException || ex instanceof IOException
+          || ex instanceof java.io.UncheckedIOException) {
+        cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex.getMessage());
+      } else {
+        cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex);
+        ex.printStackTrace(cmd.getErr());
+      }
+      return 1;
+    });
+    return cl.execute(args);
+  }
+
+  /** Reads the version Maven filtered into the jar. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() throws IOException {
+      Properties p = new Properties();
+      try (InputStream in = Main.class.getResourceAsStream("/mx-version.properties")) {
+        if (in != null) {
+          p.load(in);
+        }
+      }
+      return new String[] {
+        "mx " + p.getProperty("version", "unknown"),
+        "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"
+      };
+    }
+  }
+}

@@ -1,0 +1,332 @@
+package dev.mx.transport.testsuite;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportStats;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every transport must do. Each test has a publisher endpoint that registers source memory and a
+ * receiver endpoint that registers destination memory, connects the publisher under {@link #PEER} and
+ * reads. A backend supplies its endpoints through {@link #newTransport(String)}.
+ */
+public abstract class AbstractTransportConformanceTest {
+  /** The session name the receiver knows the publisher by. */
+  protected static final String PEER = "publisher";
+  private static final long MIB = 1 << 20;
+
+  protected Arena arena;
+  protected Transport publisher;
+  protected Transport receiver;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  /** A new endpoint of the backend under test with the given session name. */
+  protected abstract Transport newTransport(String session);
+
+  @BeforeEach
+  void openEndpoints() {
+    arena = Arena.ofShared();
+    publisher = newTransport(PEER);
+    receiver = newTransport("receiver");
+  }
+
+  @AfterEach
+  void closeEndpoints() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+    receiver.close();
+    publisher.close();
+    arena.close();
+  }
+
+  /** Native memory filled with a pattern derived from {@code seed}. */
+  protected MemorySegment patterned(long size, long seed) {
+    MemorySegment s = arena.allocate(size, 64);
+    SplittableRandom r = new SplittableRandom(seed);
+    long i = 0;
+    for (; i + 8 <= size; i += 8) {
+      s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
+    }
+    for (; i < size; i++) {
+      s.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
+    }
+    return s;
+  }
+
+  protected MemorySegment zeroed(long size) {
+    return arena.allocate(size, 64);
+  }
+
+  protected MemoryRegistration registerOn(Transport t, MemorySegment s) {
+    MemoryRegistration r = t.register(s);
+    toClose.add(r);
+    return r;
+  }
+
+  /** Registers sources on the publisher and connects the receiver to it. */
+  protected void publish(MemorySegment... sources) {
+    for (MemorySegment s : sources) {
+      registerOn(publisher, s);
+    }
+    receiver.connect(PEER, publisher.localMetadata());
+  }
+
+  protected static ReadDescriptor desc(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
+    return new ReadDescriptor(PEER, src.address() + srcOff, dst.address() + dstOff, n);
+  }
+
+  protected static void assertSameBytes(MemorySegment expected, long eOff, MemorySegment actual, long aOff, long n, String what) {
+    long mismatch = MemorySegment.mismatch(expected, eOff, eOff + n, actual, aOff, aOff + n);
+    assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch);
+  }
+
+  @Test
+  void mixedSizesFrom1ByteTo64MiBLandByteExactAtTheirOffsets() {
+    long[] sizes = {1, 3, 64, 4095, 4096, 65_537, MIB, 64 * MIB};
+    long total = 0;
+    for (long s : sizes) {
+      total += s;
+    }
+    MemorySegment src = patterned(total + 4096, 1);
+    MemorySegment dst = zeroed(total + 8192);
+    publish(src);
+    registerOn(receiver, dst);
+    List<ReadDescriptor> batch = new ArrayList<>();
+    // Sources run forwards, destinations backwards, with odd gaps so an offset mix-up shows.
+    long s = 7;
+    long d = total + 8192;
+    long[][] placed = new long[sizes.length][];
+    for (int i = 0; i < sizes.length; i++) {
+      d -= sizes[i] + 1;
+      batch.add(desc(src, s, dst, d, sizes[i]));
+      placed[i] = new long[] {s, d, sizes[i]};
+      s += sizes[i];
+    }
+    receiver.read(batch);
+    for (long[] p : placed) {
+      assertSameBytes(src, p[0], dst, p[1], p[2], p[2] + "-byte descriptor");
+    }
+    // Bytes between destinations stay untouched.
+    assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, placed[0][1] + placed[0][2]));
+  }
+
+  @Test
+  void manySmallDescriptorsLandByteExact() {
+    int n = 20_000;
+    MemorySegment src = patterned(n * 64L, 2);
+    MemorySegment dst = zeroed(n * 64L);
+    publish(src);
+    registerOn(receiver, dst);
+    List<ReadDescriptor> batch = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      // Reverse the order of the 64-byte blocks.
+      batch.add(desc(src, i * 64L, dst, (n - 1 - i) * 64L, 64));
+    }
+    receiver.read(batch);
+    for (int i = 0; i < n; i += 997) {
+      assertSameBytes(src, i * 64L, dst, (n - 1 - i) * 64L, 64, "block " + i);
+    }
+    assertSameBytes(src, 0, dst, (n - 1) * 64L, 64, "first block");
+  }
+
+  @Test
+  void sourceOutsideRegionsIsRejectedBeforeAnyByteMoves() {
+    MemorySegment src = patterned(4096, 3);
+    MemorySegment dst = zeroed(4096);
+    publish(src);
+    registerOn(receiver, dst);
+    List<ReadDescriptor> batch = List.of(
+        desc(src, 0, dst, 0, 1024),
+        desc(src, 4000, dst, 1024, 200)); // runs 104 bytes past the end of the published region
+    TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
+    assertTrue(e.getMessage().contains("#1"), "names the descriptor: " + e.getMessage());
+    assertEquals(PEER, e.peer());
+    assertEquals(-1, MemorySegment.mismatch(dst, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
+  }
+
+  @Test
+  void destinationOutsideRegionsIsRejectedBeforeAnyByteMoves() {
+    MemorySegment src = patterned(4096, 4);
+    MemorySegment dst = zeroed(4096);
+    MemorySegment unregistered = zeroed(4096);
+    publish(src);
+    registerOn(receiver, dst);
+    List<ReadDescriptor> batch = List.of(
+        desc(src, 0, dst, 0, 512),
+        desc(src, 512, unregistered, 0, 512));
+    TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
+    assertTrue(e.getMessage().contains("#1"), e.getMessage());
+    assertEquals(-1, MemorySegment.mismatch(dst, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
+    assertEquals(-1, MemorySegment.mismatch(unregistered, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
+  }
+
+  @Test
+  void deregisteredMemoryCanNoLongerBeRead() {
+    MemorySegment src = patterned(4096, 5);
+    MemorySegment dst = zeroed(4096);
+    MemoryRegistration reg = publisher.register(src);
+    receiver.connect(PEER, publisher.localMetadata());
+    registerOn(receiver, dst);
+    receiver.read(List.of(desc(src, 0, dst, 0, 4096)));
+    reg.close();
+    reg.close(); // idempotent
+    MemorySegment fresh = zeroed(4096);
+    registerOn(receiver, fresh);
+    assertThrows(TransportException.class, () -> receiver.read(List.of(desc(src, 0, fresh, 0, 4096))));
+  }
+
+  @Test
+  void unknownSessionIsRejectedNamingIt() {
+    MemorySegment dst = zeroed(64);
+    registerOn(receiver, dst);
+    TransportException e = assertThrows(TransportException.class,
+        () -> receiver.read(List.of(new ReadDescriptor("nobody", 4096, dst.address(), 8))));
+    assertEquals("nobody", e.peer());
+    assertTrue(e.getMessage().contains("nobody"), e.getMessage());
+  }
+
+  @Test
+  void emptyBatchAndZeroLengthDescriptorsAreNoOps() {
+    MemorySegment dst = zeroed(64);
+    registerOn(receiver, dst);
+    TransportStats before = receiver.stats();
+    receiver.read(List.of());
+    // Zero-length descriptors are ignored even when their addresses point nowhere.
+    receiver.read(List.of(new ReadDescriptor(PEER, 0, 0, 0), new ReadDescriptor("nobody", 1, 2, 0)));
+    assertEquals(before, receiver.stats());
+    assertNull(receiver.post(PEER, List.of(new ReadDescriptor(PEER, 0, 0, 0))));
+  }
+
+  @Test
+  void countersAccumulateBytesAndReads() {
+    MemorySegment src = patterned(10_000, 6);
+    MemorySegment dst = zeroed(10_000);
+    publish(src);
+    registerOn(receiver, dst);
+    TransportStats before = receiver.stats();
+    receiver.read(List.of(desc(src, 0, dst, 0, 1000), desc(src, 1000, dst, 1000, 0), desc(src, 2000, dst, 2000, 3000)));
+    receiver.read(List.of(desc(src, 5000, dst, 5000, 5000)));
+    TransportStats after = receiver.stats();
+    assertEquals(9000, after.bytesMoved() - before.bytesMoved());
+    assertEquals(3, after.readsIssued() - before.readsIssued());
+  }
+
+  @Test
+  void postThenAwaitAcrossTwoPeers() {
+    Transport second = newTransport("second");
+    toClose.add(second);
+    MemorySegment a = patterned(8192, 7);
+    MemorySegment b = patterned(8192, 8);
+    MemorySegment dst = zeroed(16384);
+    publish(a);
+    registerOn(second, b);
+    receiver.connect("second", second.localMetadata());
+    registerOn(receiver, dst);
+    PendingRead pa = receiver.post(PEER, List.of(desc(a, 0, dst, 0, 8192)));
+    PendingRead pb = receiver.post("second", List.of(new ReadDescriptor("second", b.address(), dst.address() + 8192, 8192)));
+    assertEquals(8192, pa.bytes());
+    assertEquals("second", pb.session());
+    receiver.awaitAll(List.of(pa, pb), Duration.ofSeconds(30));
+    assertSameBytes(a, 0, dst, 0, 8192, "peer one");
+    assertSameBytes(b, 0, dst, 8192, 8192, "peer two");
+    // One mixed batch through read() groups by peer.
+    MemorySegment dst2 = zeroed(16384);
+    registerOn(receiver, dst2);
+    receiver.read(List.of(
+        new ReadDescriptor("second", b.address(), dst2.address(), 4096),
+        desc(a, 0, dst2, 4096, 4096),
+        new ReadDescriptor("second", b.address() + 4096, dst2.address() + 8192, 4096)));
+    assertSameBytes(b, 0, dst2, 0, 4096, "mixed 1");
+    assertSameBytes(a, 0, dst2, 4096, 4096, "mixed 2");
+    assertSameBytes(b, 4096, dst2, 8192, 4096, "mixed 3");
+  }
+
+  @Test
+  void twoThreadsIssueBatchesConcurrently() throws Exception {
+    int blocks = 256;
+    long block = 16 * 1024;
+    MemorySegment src = patterned(blocks * block, 9);
+    MemorySegment dstA = zeroed(blocks * block);
+    MemorySegment dstB = zeroed(blocks * block);
+    publish(src);
+    registerOn(receiver, dstA);
+    registerOn(receiver, dstB);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Callable<Void>> jobs = new ArrayList<>();
+      for (MemorySegment dst : List.of(dstA, dstB)) {
+        jobs.add(() -> {
+          for (int round = 0; round < 20; round++) {
+            List<ReadDescriptor> batch = new ArrayList<>();
+            for (int i = 0; i < blocks; i++) {
+              batch.add(desc(src, i * block, dst, i * block, block));
+            }
+            receiver.read(batch);
+          }
+          return null;
+        });
+      }
+      for (Future<Void> f : pool.invokeAll(jobs)) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertSameBytes(src, 0, dstA, 0, blocks * block, "thread A");
+    assertSameBytes(src, 0, dstB, 0, blocks * block, "thread B");
+    assertEquals(2L * 20 * blocks * block, receiver.stats().bytesMoved());
+  }
+
+  @Test
+  void heapMemoryCannotBeRegistered() {
+    assertThrows(TransportException.class, () -> receiver.register(MemorySegment.ofArray(new byte[64])));
+  }
+
+  @Test
+  void closeIsIdempotentAndUseAfterCloseFailsClearly() {
+    MemorySegment dst = zeroed(64);
+    Transport t = newTransport("short-lived");
+    t.register(dst);
+    t.close();
+    assertDoesNotThrow(t::close);
+    TransportException e = assertThrows(TransportException.class, () -> t.read(List.of(new ReadDescriptor("x", 1, 2, 3))));
+    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    assertThrows(TransportException.class, () -> t.register(zeroed(64)));
+    assertThrows(TransportException.class, t::localMetadata);
+  }
+
+  @Test
+  void readsFromItsOwnSessionStayLocal() {
+    MemorySegment src = patterned(1024, 10);
+    MemorySegment dst = zeroed(1024);
+    registerOn(receiver, src);
+    registerOn(receiver, dst);
+    receiver.read(List.of(new ReadDescriptor(receiver.localSession(), src.address(), dst.address(), 1024)));
+    assertSameBytes(src, 0, dst, 0, 1024, "local read");
+    assertArrayEquals(src.toArray(ValueLayout.JAVA_BYTE), dst.toArray(ValueLayout.JAVA_BYTE));
+  }
+}
