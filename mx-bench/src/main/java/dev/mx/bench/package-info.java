@@ -1,0 +1,2 @@
+/** JMH benchmarks of the hot paths (digest, plan, transports). */
+package dev.mx.bench;
