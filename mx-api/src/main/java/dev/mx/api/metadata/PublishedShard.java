@@ -1,0 +1,43 @@
+package dev.mx.api.metadata;
+
+import dev.mx.api.Shape;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * One shard as a publisher announces it in its shard table (ModelExpress §1.4): a contiguous row-major
+ * buffer at {@code addr} on device {@code deviceId} of agent {@code agentName}, holding the box at
+ * {@code shardOffset}. {@code digest} is null when the publisher computed none.
+ */
+public record PublishedShard(String agentName, int deviceId, long addr, long[] shardOffset, Shape shape, String digest) {
+
+  public PublishedShard {
+    Objects.requireNonNull(agentName, "agent_name");
+    Objects.requireNonNull(shardOffset, "shard_offset");
+    Objects.requireNonNull(shape, "shape");
+    shardOffset = shardOffset.clone();
+  }
+
+  @Override
+  public long[] shardOffset() {
+    return shardOffset.clone();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PublishedShard s && agentName.equals(s.agentName) && deviceId == s.deviceId
+        && addr == s.addr && Arrays.equals(shardOffset, s.shardOffset) && shape.equals(s.shape)
+        && Objects.equals(digest, s.digest);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(agentName, deviceId, addr, Arrays.hashCode(shardOffset), shape, digest);
+  }
+
+  @Override
+  public String toString() {
+    return "PublishedShard[" + agentName + " dev " + deviceId + " @" + addr + " offset "
+        + Arrays.toString(shardOffset) + " shape " + shape + (digest == null ? "" : " digest " + digest) + "]";
+  }
+}

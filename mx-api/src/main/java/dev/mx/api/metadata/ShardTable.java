@@ -1,0 +1,37 @@
+package dev.mx.api.metadata;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A publisher's shard table ({@code mx.reshard.shard_table.v1}, ModelExpress §1.4).
+ *
+ * @param agentName the publisher's agent name; also its transport session
+ * @param metadataEndpoint {@code host:port} for a peer-metadata handshake, or {@code ""}
+ * @param agentMetadata the transport's peer metadata blob ({@code agent_meta_b64} decoded)
+ * @param tensors the published tensors
+ * @param publisherStep the training step the table describes, or null when unknown (0 is a real step)
+ */
+public record ShardTable(
+    String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep) {
+
+  /** The schema string of the JSON encoding. */
+  public static final String SCHEMA = "mx.reshard.shard_table.v1";
+
+  public ShardTable {
+    Objects.requireNonNull(agentName, "agent_name");
+    metadataEndpoint = metadataEndpoint == null ? "" : metadataEndpoint;
+    agentMetadata = agentMetadata == null ? new byte[0] : agentMetadata.clone();
+    tensors = List.copyOf(tensors);
+  }
+
+  @Override
+  public byte[] agentMetadata() {
+    return agentMetadata.clone();
+  }
+
+  /** Number of tensor entries; a table with none never counts toward a discovery quorum. */
+  public int entryCount() {
+    return tensors.size();
+  }
+}
