@@ -258,7 +258,7 @@ public final class ReshardPlanner implements PlanBuilder {
   private record ResolvedCopy(RecordedCopy copy, long[] lo, long[] hi, long[] dstStride, long count, long bytes) {
 
     static ResolvedCopy of(RecordedCopy copy, SourceGeometry geo, ContiguousRuns runs) {
-      SliceResolver.Box need = SliceResolver.resolveBox(copy, geo.global);
+      SliceResolver.RawSlice need = SliceResolver.resolveRaw(copy, geo.global);
       long[] lo = need.lo();
       long[] hi = need.hi();
       long[] ds = need.destStrideSrc();

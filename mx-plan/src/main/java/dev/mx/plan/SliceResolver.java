@@ -1,5 +1,6 @@
 package dev.mx.plan;
 
+import dev.mx.api.Box;
 import dev.mx.api.Shape;
 import dev.mx.api.error.UnsupportedReshardException;
 import dev.mx.api.plan.RecordedCopy;
@@ -21,15 +22,15 @@ public final class SliceResolver {
    */
   public static NeededSlice resolve(RecordedCopy copy, Shape global) {
     long[] g = global.dims();
-    Box b = resolveBox(copy, g);
-    return new NeededSlice(b.lo, b.hi, b.destStrideSrc, b.perm);
+    RawSlice b = resolveRaw(copy, g);
+    return new NeededSlice(new Box(b.lo, b.hi), b.destStrideSrc, b.perm);
   }
 
   /** The resolved box as bare arrays (no defensive copies), for the planner's loops. */
-  record Box(long[] lo, long[] hi, long[] destStrideSrc, int[] perm) {}
+  record RawSlice(long[] lo, long[] hi, long[] destStrideSrc, int[] perm) {}
 
-  static Box resolveBox(RecordedCopy copy, long[] g) {
-    Box fast = narrowsOnly(copy, g);
+  static RawSlice resolveRaw(RecordedCopy copy, long[] g) {
+    RawSlice fast = narrowsOnly(copy, g);
     return fast != null ? fast : replayed(copy, g);
   }
 
@@ -40,7 +41,7 @@ public final class SliceResolver {
    * share a stride). Anything else, including empty extents, takes the general path, which also produces
    * the error messages.
    */
-  static Box narrowsOnly(RecordedCopy copy, long[] g) {
+  static RawSlice narrowsOnly(RecordedCopy copy, long[] g) {
     int n = g.length;
     long[] lo = new long[n];
     long[] hi = g.clone();
@@ -73,10 +74,10 @@ public final class SliceResolver {
     for (int d = 0; d < n; d++) {
       perm[d] = d;
     }
-    return new Box(lo, hi, copy.destStride(), perm);
+    return new RawSlice(lo, hi, copy.destStride(), perm);
   }
 
-  static Box replayed(RecordedCopy copy, long[] g) {
+  static RawSlice replayed(RecordedCopy copy, long[] g) {
     String src = copy.srcName();
     Shape global = Shape.of(g);
     StridedView v = StridedView.replay(global, copy.opChain(), src);
@@ -159,7 +160,7 @@ public final class SliceResolver {
           + Arrays.toString(vShape) + " but the destination in '" + copy.paramName() + "' has shape "
           + copy.destShape());
     }
-    return new Box(boxLo, boxHi, destStrideSrc, perm);
+    return new RawSlice(boxLo, boxHi, destStrideSrc, perm);
   }
 
   private static int firstDimWithStride(long[] gs, long stride) {

@@ -42,12 +42,12 @@ class SliceResolverFastPathTest {
         shape[d] = hi[d] - lo[d];
       }
       RecordedCopy copy = RecordedCopy.contiguous("w", chain, "p", 0, Shape.of(shape), DType.F32);
-      SliceResolver.Box fast = SliceResolver.narrowsOnly(copy, g);
+      SliceResolver.RawSlice fast = SliceResolver.narrowsOnly(copy, g);
       if (fast == null) {
         continue;
       }
       answered++;
-      SliceResolver.Box general = SliceResolver.replayed(copy, g);
+      SliceResolver.RawSlice general = SliceResolver.replayed(copy, g);
       String what = "shape " + java.util.Arrays.toString(g) + " chain " + chain;
       assertArrayEquals(general.lo(), fast.lo(), what);
       assertArrayEquals(general.hi(), fast.hi(), what);
