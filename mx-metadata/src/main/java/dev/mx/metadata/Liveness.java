@@ -27,13 +27,21 @@ public final class Liveness {
   /**
    * The heartbeat period.
    *
-   * @throws IllegalArgumentException when it is not a positive finite number (a publisher must refuse to
-   *     start rather than heartbeat in a tight loop or never)
+   * @throws IllegalArgumentException when it is set to anything but a positive finite number (a publisher
+   *     must refuse to start rather than heartbeat in a tight loop, never, or at a period nobody chose)
    */
   public static Duration heartbeatInterval(Settings settings) {
-    double s = settings.number(INTERVAL_PROPERTY, INTERVAL_ENV, DEFAULT_INTERVAL_SECONDS);
+    String raw = settings.get(INTERVAL_PROPERTY, INTERVAL_ENV);
+    double s = DEFAULT_INTERVAL_SECONDS;
+    if (raw != null && !raw.isBlank()) {
+      try {
+        s = Double.parseDouble(raw.trim());
+      } catch (NumberFormatException e) {
+        s = Double.NaN;
+      }
+    }
     if (!(s > 0) || Double.isInfinite(s)) {
-      throw new IllegalArgumentException("heartbeat interval " + s + " s (" + INTERVAL_ENV + " or -D"
+      throw new IllegalArgumentException("heartbeat interval '" + raw + "' (" + INTERVAL_ENV + " or -D"
           + INTERVAL_PROPERTY + ") must be a positive finite number of seconds");
     }
     return seconds(s);

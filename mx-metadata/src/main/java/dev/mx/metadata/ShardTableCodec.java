@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
@@ -310,9 +311,26 @@ public final class ShardTableCodec {
     try {
       return readTable(p, at, withTensors);
     } catch (JsonProcessingException e) {
-      throw new ShardTableFormatException(at.toString(), "not valid JSON: " + e.getOriginalMessage()
+      throw new ShardTableFormatException(pathOf(p.getParsingContext()), "not valid JSON: " + e.getOriginalMessage()
           + " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")", e);
     }
+  }
+
+  /** The parser's own position, for syntax errors it detects before this codec sees the token. */
+  private static String pathOf(JsonStreamContext context) {
+    List<JsonStreamContext> chain = new ArrayList<>();
+    for (JsonStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
+      chain.add(c);
+    }
+    JsonPathCursor at = new JsonPathCursor();
+    for (JsonStreamContext c : chain.reversed()) {
+      if (c.inArray()) {
+        at.index(Math.max(0, c.getCurrentIndex()));
+      } else if (c.getCurrentName() != null) {
+        at.field(c.getCurrentName());
+      }
+    }
+    return at.toString();
   }
 
   private Object readTable(JsonParser p, JsonPathCursor at, boolean withTensors) throws IOException {

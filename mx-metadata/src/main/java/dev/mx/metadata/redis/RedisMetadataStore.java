@@ -131,7 +131,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       conn = c.connect(ByteArrayCodec.INSTANCE);
     } catch (RuntimeException e) {
       shutdown(c);
-      throw new MetadataStoreException(uri(), "cannot connect to Redis: " + e.getMessage(), e);
+      throw new MetadataStoreException(uri(), "cannot connect to Redis: " + causes(e), e);
     }
     this.client = c;
     this.connection = conn;
@@ -249,6 +249,17 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
   @Override
   protected void doClose() {
     Closeables.closeAll(connection, () -> shutdown(client), () -> resources.shutdown(0, 2, TimeUnit.SECONDS));
+  }
+
+  /** The message of {@code e} and of each distinct cause below it (lettuce hides NOAUTH one level down). */
+  private static String causes(Throwable e) {
+    StringBuilder sb = new StringBuilder(String.valueOf(e.getMessage()));
+    for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+      if (c.getMessage() != null && !sb.toString().contains(c.getMessage())) {
+        sb.append(": ").append(c.getMessage());
+      }
+    }
+    return sb.toString();
   }
 
   private static void shutdown(RedisClient c) {
