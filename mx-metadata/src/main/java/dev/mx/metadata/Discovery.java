@@ -178,7 +178,7 @@ public final class Discovery {
   private void logCost(String identity, Sweep s, int polls, long elapsedNanos) {
     if (LOG.isInfoEnabled()) {
       long tensors = s.tables().stream().mapToLong(ShardTable::entryCount).sum();
-      LOG.info("MX_DISCOVER_COST {{\"schema\": \"mx-discover-cost-v1\", \"store\": \"{}\", \"identity\": \"{}\","
+      LOG.info("MX_DISCOVER_COST {\"schema\": \"mx-discover-cost-v1\", \"store\": \"{}\", \"identity\": \"{}\","
           + " \"sources\": {}, \"tensors\": {}, \"polls\": {}, \"elapsed_s\": {}}}", store.uri(), identity,
           s.tables().size(), tensors, polls, String.format("%.6f", elapsedNanos / 1e9));
     }

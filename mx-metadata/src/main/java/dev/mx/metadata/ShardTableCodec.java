@@ -386,39 +386,45 @@ public final class ShardTableCodec {
     return new ShardTableHeader(agentName, endpoint, agentMetadata, step, entryCount);
   }
 
-  private List<PublishedTensor> readTensors(JsonParser p, JsonPathCursor at) throws IOException {
-    expectArray(p, at);
-    List<PublishedTensor> tensors = new ArrayList<>();
-    while (p.nextToken() != JsonToken.END_ARRAY) {
-      int i = tensors.size();
-      if (i == limits.maxTensors) {
-        throw new ShardTableFormatException(at.toString(), "more than " + limits.maxTensors
-            + " tensor entries (limit)");
-      }
-      at.index(i);
-      PublishedTensor t = readTensor(p, at);
-      checkTensor(t, at);
-      tensors.add(t);
-      at.pop();
-    }
-    return tensors;
+  /** Reads one array element with the cursor on it. */
+  @FunctionalInterface
+  private interface ElementReader<T> {
+    T read(JsonParser p, JsonPathCursor at) throws IOException;
   }
 
-  private int countTensors(JsonParser p, JsonPathCursor at) throws IOException {
+  /** Reads an array of at most {@code limit} elements, naming each element's index in errors. */
+  private static <T> List<T> readArray(JsonParser p, JsonPathCursor at, int limit, String what,
+      ElementReader<T> element) throws IOException {
     expectArray(p, at);
-    int n = 0;
+    List<T> items = new ArrayList<>();
     while (p.nextToken() != JsonToken.END_ARRAY) {
-      if (n == limits.maxTensors) {
-        throw new ShardTableFormatException(at.toString(), "more than " + limits.maxTensors
-            + " tensor entries (limit)");
+      if (items.size() == limit) {
+        throw new ShardTableFormatException(at.toString(), "more than " + limit + " " + what + " (limit)");
       }
-      if (p.currentToken() != JsonToken.START_OBJECT) {
-        throw wrongType(at.index(n), "an object", p.currentToken());
-      }
-      p.skipChildren();
-      n++;
+      at.index(items.size());
+      items.add(element.read(p, at));
+      at.pop();
     }
-    return n;
+    return items;
+  }
+
+  private List<PublishedTensor> readTensors(JsonParser p, JsonPathCursor at) throws IOException {
+    return readArray(p, at, limits.maxTensors, "tensor entries", (parser, here) -> {
+      PublishedTensor t = readTensor(parser, here);
+      checkTensor(t, here);
+      return t;
+    });
+  }
+
+  /** Counts the tensor entries, checking only that each is an object. */
+  private int countTensors(JsonParser p, JsonPathCursor at) throws IOException {
+    return readArray(p, at, limits.maxTensors, "tensor entries", (parser, here) -> {
+      if (parser.currentToken() != JsonToken.START_OBJECT) {
+        throw wrongType(here, "an object", parser.currentToken());
+      }
+      parser.skipChildren();
+      return Boolean.TRUE;
+    }).size();
   }
 
   private PublishedTensor readTensor(JsonParser p, JsonPathCursor at) throws IOException {
@@ -453,19 +459,7 @@ public final class ShardTableCodec {
   }
 
   private List<PublishedShard> readShards(JsonParser p, JsonPathCursor at) throws IOException {
-    expectArray(p, at);
-    List<PublishedShard> shards = new ArrayList<>();
-    while (p.nextToken() != JsonToken.END_ARRAY) {
-      int j = shards.size();
-      if (j == limits.maxShardsPerTensor) {
-        throw new ShardTableFormatException(at.toString(), "more than " + limits.maxShardsPerTensor
-            + " shards (limit)");
-      }
-      at.index(j);
-      shards.add(readShard(p, at));
-      at.pop();
-    }
-    return shards;
+    return readArray(p, at, limits.maxShardsPerTensor, "shards", this::readShard);
   }
 
   private PublishedShard readShard(JsonParser p, JsonPathCursor at) throws IOException {

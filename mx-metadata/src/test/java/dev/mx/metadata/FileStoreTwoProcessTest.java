@@ -26,7 +26,8 @@ class FileStoreTwoProcessTest {
   void aChildJvmAndThisOneDiscoverEachOther() throws Exception {
     String identity = "model=two-process;role=trainer";
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process child = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
+    Process child = new ProcessBuilder(java.toString(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-cp", System.getProperty("java.class.path"),
         FileStorePeer.class.getName(), dir.toString(), identity)
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor();

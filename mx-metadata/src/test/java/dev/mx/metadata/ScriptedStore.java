@@ -2,7 +2,6 @@ package dev.mx.metadata;
 
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
-import dev.mx.api.metadata.SourceStatus;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,8 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Test double around a real store: records the order of {@code get} calls, detects overlapping fetches, and
  * can make listings or the fetch of chosen workers fail, or pretend a worker vanished after the listing.
  */
-final class ScriptedStore implements MetadataStore {
-  final MetadataStore real;
+final class ScriptedStore extends ForwardingMetadataStore {
   final List<String> fetched = new ArrayList<>();
   final Set<String> failingFetch = ConcurrentHashMap.newKeySet();
   final Set<String> vanished = ConcurrentHashMap.newKeySet();
@@ -26,27 +24,7 @@ final class ScriptedStore implements MetadataStore {
   volatile boolean overlapped;
 
   ScriptedStore(MetadataStore real) {
-    this.real = real;
-  }
-
-  @Override
-  public String uri() {
-    return real.uri();
-  }
-
-  @Override
-  public void publish(SourceRecord record) {
-    real.publish(record);
-  }
-
-  @Override
-  public void heartbeat(String identity, String workerId, SourceStatus status) {
-    real.heartbeat(identity, workerId, status);
-  }
-
-  @Override
-  public List<SourceRecord> listReady(String identity, Duration freshness) {
-    return listReady(identity, freshness, true);
+    super(real);
   }
 
   @Override
@@ -56,7 +34,7 @@ final class ScriptedStore implements MetadataStore {
       failingListings--;
       throw new MetadataStoreException(uri(), "scripted listing failure");
     }
-    return real.listReady(identity, freshness, withBlobs);
+    return super.listReady(identity, freshness, withBlobs);
   }
 
   @Override
@@ -72,19 +50,9 @@ final class ScriptedStore implements MetadataStore {
       if (vanished.contains(workerId)) {
         return Optional.empty();
       }
-      return real.get(identity, workerId);
+      return super.get(identity, workerId);
     } finally {
       inFlight.decrementAndGet();
     }
-  }
-
-  @Override
-  public void remove(String identity, String workerId) {
-    real.remove(identity, workerId);
-  }
-
-  @Override
-  public void close() {
-    real.close();
   }
 }
