@@ -28,7 +28,7 @@ public final class Reslicer {
   public static boolean destinationsDisjoint(List<ViewCopy> copies) {
     List<long[]> spans = new ArrayList<>(copies.size());
     for (ViewCopy c : copies) {
-      StridedView v = c.destinationView();
+      AsStrided v = c.destinationView();
       if (v.numel() == 0) {
         continue;
       }

@@ -19,7 +19,7 @@ public final class ViewCopy {
   private final DType from;
   private final MemorySegment dst;
   private final DType to;
-  private final StridedView dstView;
+  private final AsStrided dstView;
   private final long srcBase;
   private final long dstBase;
   /** Outer dims, outermost first, with byte strides. */
@@ -31,7 +31,7 @@ public final class ViewCopy {
   private final long dstInner;
   private final long outerCount;
 
-  private ViewCopy(String label, MemorySegment src, DType from, MemorySegment dst, DType to, StridedView dstView,
+  private ViewCopy(String label, MemorySegment src, DType from, MemorySegment dst, DType to, AsStrided dstView,
       long srcBase, long dstBase, long[] outerShape, long[] srcOuter, long[] dstOuter, long inner, long srcInner,
       long dstInner) {
     this.label = label;
@@ -62,8 +62,8 @@ public final class ViewCopy {
    * @throws IllegalArgumentException when the shapes differ, the cast is unsupported, or a view reaches
    *     outside its segment
    */
-  public static ViewCopy compile(String label, MemorySegment src, DType from, StridedView srcView,
-      MemorySegment dst, DType to, StridedView dstView) {
+  public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
+      MemorySegment dst, DType to, AsStrided dstView) {
     if (!Arrays.equals(srcView.shape(), dstView.shape())) {
       throw new IllegalArgumentException(label + ": source view shape " + Arrays.toString(srcView.shape())
           + " differs from destination view shape " + Arrays.toString(dstView.shape()));
@@ -117,7 +117,7 @@ public final class ViewCopy {
         outerShape, srcOuter, dstOuter, inner, srcInner, dstInner);
   }
 
-  private static void checkInside(String label, String what, StridedView view, DType type, MemorySegment seg) {
+  private static void checkInside(String label, String what, AsStrided view, DType type, MemorySegment seg) {
     long lo = view.minElement();
     long hi = view.maxElement();
     long size = type.elementSize();
@@ -143,7 +143,7 @@ public final class ViewCopy {
   }
 
   /** The destination view in elements of {@link #destinationType()}. */
-  public StridedView destinationView() {
+  public AsStrided destinationView() {
     return dstView;
   }
 
