@@ -27,6 +27,7 @@ import dev.mx.refit.reslice.AsStrided;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.reslice.ViewCopy;
 import dev.mx.refit.verify.ShardVerifier;
+import dev.mx.refit.wire.WirePolicies;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -102,7 +103,12 @@ public final class Receiver implements AutoCloseable {
     this.installer = Objects.requireNonNull(b.installer, "installer");
     this.planner = Objects.requireNonNull(b.planner, "planner");
     this.strictPlanner = b.strictPlanner;
-    this.wirePolicy = Objects.requireNonNull(b.wirePolicy, "wirePolicy");
+    if (b.wirePolicy == null) {
+      WirePolicy fromConfig = WirePolicies.create(config.wire());
+      this.wirePolicy = () -> fromConfig;
+    } else {
+      this.wirePolicy = b.wirePolicy;
+    }
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.records = Objects.requireNonNull(b.records, "records");
   }
@@ -732,7 +738,7 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** A fixed wire policy. */
+    /** A fixed wire policy (default: the one {@link ReceiverConfig#wire()} names). */
     public Builder wirePolicy(WirePolicy w) {
       Objects.requireNonNull(w, "wirePolicy");
       this.wirePolicy = () -> w;

@@ -1,8 +1,8 @@
 package dev.mx.refit.guice;
 
 import com.google.inject.Module;
-import dev.mx.api.refit.WirePolicy;
 import dev.mx.refit.ReceiverConfig;
+import dev.mx.refit.wire.WirePolicies;
 
 /** Chooses the wire-policy strategy module from {@code mx.receiver.wire}. */
 public final class WireModules {
@@ -10,31 +10,15 @@ public final class WireModules {
 
   /**
    * {@code fused} → {@link FusedWireModule}, {@code phased} → {@link PhasedWireModule}, anything else is
-   * loaded as the fully qualified name of a {@link WirePolicy} class → {@link CustomWireModule}.
+   * the fully qualified name of a {@link dev.mx.api.refit.WirePolicy} class → {@link CustomWireModule}.
    *
-   * @throws IllegalArgumentException when the class is missing or is no {@link WirePolicy}
+   * @throws IllegalArgumentException when the class is missing or is no wire policy
    */
   public static Module forConfig(ReceiverConfig config) {
     return switch (config.wire()) {
       case ReceiverConfig.FUSED -> new FusedWireModule();
       case ReceiverConfig.PHASED -> new PhasedWireModule();
-      default -> new CustomWireModule(loadPolicy(config.wire()));
+      default -> new CustomWireModule(WirePolicies.policyClass(config.wire()));
     };
-  }
-
-  private static Class<? extends WirePolicy> loadPolicy(String className) {
-    Class<?> c;
-    try {
-      ClassLoader loader = Thread.currentThread().getContextClassLoader();
-      c = Class.forName(className, false, loader != null ? loader : WireModules.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new IllegalArgumentException(ReceiverConfig.WIRE + "='" + className
-          + "' is neither fused, phased nor a class on the class path", e);
-    }
-    if (!WirePolicy.class.isAssignableFrom(c)) {
-      throw new IllegalArgumentException(ReceiverConfig.WIRE + "='" + className + "' names a class that does not"
-          + " implement " + WirePolicy.class.getName());
-    }
-    return c.asSubclass(WirePolicy.class);
   }
 }
