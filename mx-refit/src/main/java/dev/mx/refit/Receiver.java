@@ -93,6 +93,7 @@ public final class Receiver implements AutoCloseable {
   private DigestProvider digestProvider;
   private int nextSet;
   private boolean closed;
+  private long descriptorBuilds;
 
   private Receiver(Builder b) {
     this.config = Objects.requireNonNull(b.config, "config");
@@ -134,6 +135,26 @@ public final class Receiver implements AutoCloseable {
   /** Native bytes held for receive buffers and staging (0 before prepare). */
   public synchronized long nativeBytes() {
     return prepared == null ? 0 : prepared.buffers.bytes();
+  }
+
+  /** How many times refits built their descriptor lists (a cache hit builds nothing). */
+  public synchronized long descriptorBuilds() {
+    return descriptorBuilds;
+  }
+
+  /**
+   * Drops the plan and everything built for it (descriptor cache, buffers, registrations): the next refit
+   * prepares again from discovery. Call it when publishers restarted or resharded; buffers the installer
+   * was given before are released, so an installer must not hold them across this call.
+   */
+  public synchronized void invalidate() {
+    ensureOpen();
+    if (prepared != null) {
+      Prepared p = prepared;
+      prepared = null;
+      nextSet = 0;
+      p.close();
+    }
   }
 
   /**
@@ -180,6 +201,7 @@ public final class Receiver implements AutoCloseable {
     Descriptors d = set.cached;
     if (!cache || d == null || d.fused != policy.fused()) {
       d = buildDescriptors(p, set, policy.fused());
+      descriptorBuilds++;
     }
     set.cached = cache ? d : null;
     stages.put("descriptor_build_s", seconds(t));
