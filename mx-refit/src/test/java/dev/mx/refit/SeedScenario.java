@@ -86,4 +86,13 @@ final class SeedScenario {
   DiscoveredSources discovered(TestCluster cluster) {
     return new DiscoveredSources(sources, cluster.peerMetadata());
   }
+
+  /** The sources with every shard carrying the digest of its publisher's current bytes. */
+  Map<String, SourceInfo> withDigests() {
+    Map<String, MemorySegment> bytes = Map.of("exact", exactSrc, "strided", stridedSrc, "router", routerSrc);
+    Map<String, SourceInfo> out = new LinkedHashMap<>();
+    sources.forEach((name, info) -> out.put(name, new SourceInfo(info.globalShape(), info.dtype(), info.shards().stream()
+        .map(sh -> sh.withDigest(dev.mx.digest.ShardDigest.digest(bytes.get(name)))).toList())));
+    return out;
+  }
 }
