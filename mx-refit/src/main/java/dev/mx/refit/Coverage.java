@@ -6,6 +6,8 @@ import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.util.Settings;
+import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.UnsupportedCause;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,10 +58,10 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
       unsupportedSample.add(truncate(name, 120));
     }
     List<Map<String, Object>> causes = new ArrayList<>();
-    for (UnsupportedCauses.Cause c : UnsupportedCauses.summarize(capture.unsupportedReasons(), SAMPLE)) {
+    for (UnsupportedCause c : ReshardPlanner.summarizeUnsupported(capture.unsupportedReasons(), SAMPLE)) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("cause", truncate(c.cause(), 200));
-      m.put("sources", c.sources());
+      m.put("sources", c.count());
       causes.add(m);
     }
     Map<String, Object> r = new LinkedHashMap<>();

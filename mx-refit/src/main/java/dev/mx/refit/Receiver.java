@@ -23,6 +23,8 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
+import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.UnsupportedCause;
 import dev.mx.refit.reslice.AsStrided;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.reslice.ViewCopy;
@@ -102,8 +104,14 @@ public final class Receiver implements AutoCloseable {
     this.discovery = Objects.requireNonNull(b.discovery, "discovery");
     this.geometry = Objects.requireNonNull(b.geometry, "geometry");
     this.installer = Objects.requireNonNull(b.installer, "installer");
-    this.planner = Objects.requireNonNull(b.planner, "planner");
-    this.strictPlanner = b.strictPlanner;
+    this.planner = b.planner != null ? b.planner : new ReshardPlanner(settings);
+    if (b.strictPlanner != null) {
+      this.strictPlanner = b.strictPlanner;
+    } else if (planner instanceof ReshardPlanner rp) {
+      this.strictPlanner = (capture, sources, maxSegments) -> rp.planStaged(capture, sources);
+    } else {
+      this.strictPlanner = null;
+    }
     if (b.wirePolicy == null) {
       WirePolicy fromConfig = WirePolicies.create(config.wire());
       this.wirePolicy = () -> fromConfig;
@@ -402,8 +410,20 @@ public final class Receiver implements AutoCloseable {
     List<String> names = plan.fallback().subList(0, Math.min(10, plan.fallback().size()));
     throw new UnsupportedReshardException(null, plan.fallback().size() + " source(s) " + names
         + " cannot be planned and would need the unimplemented fallback path; refusing to serve stale weights."
-        + " Causes: " + UnsupportedCauses.describe(reasons, 3) + ". Params: "
+        + " Causes: " + describeCauses(reasons) + ". Params: "
         + new ArrayList<>(params).subList(0, Math.min(10, params.size())));
+  }
+
+  private static String describeCauses(Map<String, String> reasons) {
+    List<UnsupportedCause> causes = ReshardPlanner.summarizeUnsupported(reasons, 3);
+    if (causes.isEmpty()) {
+      return ReshardPlanner.CAUSE_NOT_RECORDED;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (UnsupportedCause c : causes) {
+      sb.append(sb.isEmpty() ? "" : "; ").append(c);
+    }
+    return sb.toString();
   }
 
   /** Strict staged verification also requires every parameter written and every copy attributed. */
@@ -479,6 +499,7 @@ public final class Receiver implements AutoCloseable {
       }
     }
     for (Map<String, MemorySegment> params : receive) {
+      validateDestinations(p, params);
       BufferSet set = new BufferSet(params);
       set.reslice = compileReslice(p, params);
       set.resliceDisjoint = Reslicer.destinationsDisjoint(set.reslice);
@@ -561,41 +582,46 @@ public final class Receiver implements AutoCloseable {
     return copyType;
   }
 
-  /** Builds every read of one refit into the given buffer set, validating destinations. */
+  /** Builds every read of one refit into the given buffer set (destinations were validated at prepare). */
   private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
     TransferPlan plan = p.plan;
-    List<ReadDescriptor> exact = new ArrayList<>(plan.segments().size());
-    long bytes = 0;
-    for (PullSegment s : plan.segments()) {
-      exact.add(descriptor(s, set.params.get(s.paramName()), "parameter"));
-      bytes += s.nbytes();
-    }
+    List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
     List<ReadDescriptor> full = new ArrayList<>();
     for (FullPullSource f : plan.fullPulls()) {
-      MemorySegment staging = p.fullStaging.get(f.srcName());
-      for (PullSegment s : f.segments()) {
-        full.add(descriptor(s, staging, "full-pull staging"));
-        bytes += s.nbytes();
-      }
+      full.addAll(ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
     }
     List<ReadDescriptor> convert = new ArrayList<>();
     for (int i = 0; i < plan.converts().size(); i++) {
-      for (PullSegment s : plan.converts().get(i).segments()) {
-        convert.add(descriptor(s, p.convertStaging.get(i), "convert staging"));
-        bytes += s.nbytes();
-      }
+      long base = p.convertStaging.get(i).address();
+      convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
     }
     return new Descriptors(fused, new Groups(new WireGroups(exact, full, convert)),
-        exact.size() + full.size() + convert.size(), bytes);
+        exact.size() + full.size() + convert.size(), plan.bytesPlanned());
   }
 
-  private static ReadDescriptor descriptor(PullSegment s, MemorySegment dst, String what) {
+  /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
+  private static void validateDestinations(Prepared p, Map<String, MemorySegment> params) {
+    for (PullSegment s : p.plan.segments()) {
+      requireInside(s, params.get(s.paramName()), "parameter");
+    }
+    for (FullPullSource f : p.plan.fullPulls()) {
+      for (PullSegment s : f.segments()) {
+        requireInside(s, p.fullStaging.get(f.srcName()), "full-pull staging of");
+      }
+    }
+    for (int i = 0; i < p.plan.converts().size(); i++) {
+      for (PullSegment s : p.plan.converts().get(i).segments()) {
+        requireInside(s, p.convertStaging.get(i), "convert staging of");
+      }
+    }
+  }
+
+  private static void requireInside(PullSegment s, MemorySegment dst, String what) {
     if (dst == null || s.dstByte() + s.nbytes() > dst.byteSize()) {
       throw new IllegalArgumentException("segment from session '" + s.session() + "' writes bytes [" + s.dstByte()
           + ", " + (s.dstByte() + s.nbytes()) + ") of " + what + " '" + s.paramName() + "' of "
           + (dst == null ? "unknown" : Long.toString(dst.byteSize())) + " bytes");
     }
-    return new ReadDescriptor(s.session(), s.srcAddr(), dst.address() + s.dstByte(), s.nbytes());
   }
 
   private static double seconds(long startNanos) {
@@ -700,7 +726,7 @@ public final class Receiver implements AutoCloseable {
 
   // ---------------------------------------------------------------- builder
 
-  /** Assembles a receiver; every input except the strict planner, records and settings is required. */
+  /** Assembles a receiver; transport, discovery, geometry and installer are required, the rest has defaults. */
   public static final class Builder {
     private ReceiverConfig config = ReceiverConfig.defaults();
     private Settings settings = Settings.system();
@@ -748,13 +774,19 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** The planner for {@code whole-shards} and {@code off} verification. */
+    /**
+     * The planner for {@code whole-shards} and {@code off} verification; default a {@link ReshardPlanner}
+     * reading the receiver's settings. A {@link ReshardPlanner} also provides strict staged planning.
+     */
     public Builder planner(PlanBuilder p) {
       this.planner = p;
       return this;
     }
 
-    /** The strict staged planner (MX §3.7), required for {@code mx.receiver.verify=strict}. */
+    /**
+     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default
+     * {@link ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
+     */
     public Builder strictPlanner(PlanBuilder p) {
       this.strictPlanner = p;
       return this;
