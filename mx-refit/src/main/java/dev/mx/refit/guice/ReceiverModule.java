@@ -29,14 +29,20 @@ import jakarta.inject.Provider;
 public final class ReceiverModule extends AbstractModule {
   private final ReceiverConfig config;
   private final Settings settings;
+  private final com.google.inject.Module wireModule;
 
   public ReceiverModule(ReceiverConfig config) {
     this(config, Settings.system());
   }
 
+  /**
+   * @throws IllegalArgumentException when {@code mx.receiver.wire} names no usable policy (checked here, so
+   *     the error is not buried in an injector-creation report)
+   */
   public ReceiverModule(ReceiverConfig config, Settings settings) {
     this.config = config;
     this.settings = settings;
+    this.wireModule = WireModules.forConfig(config);
   }
 
   @Override
@@ -44,7 +50,7 @@ public final class ReceiverModule extends AbstractModule {
     bind(ReceiverConfig.class).toInstance(config);
     bind(Settings.class).toInstance(settings);
     OptionalBinder.newOptionalBinder(binder(), RefitRecords.class).setDefault().toInstance(RefitRecords.logging());
-    install(WireModules.forConfig(config));
+    install(wireModule);
   }
 
   /** The best planner on the class path ({@code -Dmx.planner=NAME} or {@code MX_PLANNER} to choose). */
