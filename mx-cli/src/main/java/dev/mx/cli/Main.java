@@ -22,6 +22,8 @@ import picocli.CommandLine.Command;
     },
     subcommands = {
       TransportsCommand.class,
+      PlanCommand.class,
+      DigestCommand.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class
     })
