@@ -89,6 +89,7 @@ public final class Receiver implements AutoCloseable {
   private final PlanBuilder strictPlanner;
   private final Supplier<WirePolicy> wirePolicy;
   private final Supplier<DigestProvider> digests;
+  private final boolean rediscoverEachStep;
   private final RefitRecords records;
 
   private Prepared prepared;
@@ -119,6 +120,7 @@ public final class Receiver implements AutoCloseable {
       this.wirePolicy = b.wirePolicy;
     }
     this.digests = Objects.requireNonNull(b.digests, "digests");
+    this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
   }
 
@@ -187,6 +189,9 @@ public final class Receiver implements AutoCloseable {
   public synchronized Map<String, Object> updateWeights(long step) {
     ensureOpen();
     Map<String, Double> stages = new LinkedHashMap<>();
+    if (prepared != null && rediscoverEachStep) {
+      rediscover(stages);
+    }
     if (prepared == null) {
       prepared = doPrepare();
       stages.putAll(prepared.prepareStages);
@@ -199,6 +204,47 @@ public final class Receiver implements AutoCloseable {
       LOG.warn("rank {} step {}: refit failed, nothing was installed: {}", config.rank(), step, e.toString());
       throw e;
     }
+  }
+
+  /**
+   * Re-reads the publishers' tables before a warm step. Unchanged geometry keeps the plan and takes the
+   * fresh digests (publishers write new weights in place and republish); changed geometry (a restart or
+   * reshard) drops the plan so this step prepares again.
+   */
+  private void rediscover(Map<String, Double> stages) {
+    long t = System.nanoTime();
+    DiscoveredSources fresh = discovery.discover(config.timeout());
+    stages.put("rediscover_s", seconds(t));
+    if (!sameGeometry(prepared.found.sources(), fresh.sources())) {
+      LOG.warn("rank {}: publishers changed their shard geometry; planning again", config.rank());
+      invalidate();
+      return;
+    }
+    for (BufferSet s : prepared.sets) {
+      if (s.verifier != null) {
+        s.verifier.refreshDigests(fresh.sources());
+      }
+    }
+  }
+
+  /** Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. */
+  static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
+    if (!a.keySet().equals(b.keySet())) {
+      return false;
+    }
+    for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
+      SourceInfo x = e.getValue();
+      SourceInfo y = b.get(e.getKey());
+      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
+        return false;
+      }
+      for (int i = 0; i < x.shards().size(); i++) {
+        if (!x.shards().get(i).withDigest(null).equals(y.shards().get(i).withDigest(null))) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
@@ -738,6 +784,7 @@ public final class Receiver implements AutoCloseable {
     private PlanBuilder strictPlanner;
     private Supplier<WirePolicy> wirePolicy;
     private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
+    private boolean rediscoverEachStep;
     private RefitRecords records = RefitRecords.logging();
 
     private Builder() {}
@@ -806,6 +853,15 @@ public final class Receiver implements AutoCloseable {
     }
 
     /** The digest used for verification; default the best {@link DigestProvider} on the class path, resolved at the first verification. */
+    /**
+     * Re-read the publishers' tables before every warm step (default off, as in ModelExpress's legacy
+     * receiver): takes each step's fresh digests, and re-plans when the geometry changed.
+     */
+    public Builder rediscoverEachStep(boolean on) {
+      this.rediscoverEachStep = on;
+      return this;
+    }
+
     public Builder digests(Supplier<DigestProvider> d) {
       this.digests = d;
       return this;

@@ -20,6 +20,10 @@ public final class ReceiverTestAccess {
     }
   }
 
+  public static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
+    return Receiver.sameGeometry(a, b);
+  }
+
   public static Handle harness() {
     return new Handle();
   }

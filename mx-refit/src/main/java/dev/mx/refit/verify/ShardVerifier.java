@@ -49,10 +49,39 @@ public final class ShardVerifier implements AutoCloseable {
     }
   }
 
+  /**
+   * Takes the expected digests from a fresh discovery: publishers republish new digests every step while
+   * their geometry stays put. Shards are matched by source, publisher, offset and shape.
+   *
+   * @throws UnverifiableShardException when a checked shard is no longer published or lost its digest
+   */
+  public void refreshDigests(Map<String, SourceInfo> fresh) {
+    List<Check> updated = new ArrayList<>(checks.size());
+    for (Check c : checks) {
+      Shard match = null;
+      SourceInfo info = fresh.get(c.source());
+      if (info != null) {
+        for (Shard s : info.shards()) {
+          if (s.session().equals(c.shard().session()) && s.shape().equals(c.shard().shape())
+              && java.util.Arrays.equals(s.shardOffset(), c.shard().shardOffset())) {
+            match = s;
+            break;
+          }
+        }
+      }
+      if (match == null || match.digest() == null) {
+        throw new UnverifiableShardException(c.source(), c.shard().shardOffset(), c.shard().session(),
+            match == null ? "the publisher no longer publishes this shard" : "the publisher stopped publishing a digest for it");
+      }
+      updated.add(new Check(c.source(), c.shard().withDigest(match.digest()), c.pieces()));
+    }
+    checks = List.copyOf(updated);
+  }
+
   /** The result of one verification. */
   public record Outcome(int verified, int unverifiable) {}
 
-  private final List<Check> checks;
+  private volatile List<Check> checks;
   private final int unverifiable;
   private final Arena scratchArena;
   private final BlockingQueue<MemorySegment> scratch;

@@ -87,6 +87,45 @@ class VerificationTest {
   }
 
   @Test
+  void rediscoveryEachStepTakesThePublishersFreshDigests() {
+    try (var h = ReceiverTestAccess.harness()) {
+      var first = ReceiverTestAccess.digests(h);
+      var current = new java.util.concurrent.atomic.AtomicReference<>(first);
+      SourceDiscovery live = timeout -> new DiscoveredSources(current.get(), ReceiverTestAccess.peers(h));
+      try (Receiver r = ReceiverTestAccess.builder(h).discovery(live).rediscoverEachStep(true).build();
+          Receiver stale = ReceiverTestAccess.builder(h).discovery(SourceDiscovery.fixed(
+              new DiscoveredSources(first, ReceiverTestAccess.peers(h)))).build()) {
+        assertEquals(3L, r.updateWeights(1).get("verified_shards"));
+        assertEquals(3L, stale.updateWeights(1).get("verified_shards"));
+        // The trainer writes the next step in place and republishes the digest of what it wrote.
+        MemorySegment src = ReceiverTestAccess.source(h, "exact");
+        src.set(ValueLayout.JAVA_FLOAT, 0, 42f);
+        current.set(ReceiverTestAccess.digests(h));
+        Map<String, Object> m = r.updateWeights(2);
+        assertEquals(3L, m.get("verified_shards"));
+        assertTrue(m.containsKey("rediscover_s"));
+        assertEquals(42f, ReceiverTestAccess.floats(h, "exact")[0]);
+        // A receiver that keeps the first table's digests rejects the new weights as a mismatch.
+        DigestMismatchException e = assertThrows(DigestMismatchException.class, () -> stale.updateWeights(2));
+        assertEquals("exact", e.source());
+      }
+    }
+  }
+
+  @Test
+  void rediscoveryReplansWhenTheGeometryChanged() {
+    var sources = Map.of("w", new SourceInfo(Shape.of(4), DType.F32, List.of(
+        new Shard(new long[] {0}, Shape.of(4), "a", 4096, 4, null))));
+    var moved = Map.of("w", new SourceInfo(Shape.of(4), DType.F32, List.of(
+        new Shard(new long[] {0}, Shape.of(4), "a", 8192, 4, null))));
+    assertTrue(ReceiverTestAccess.sameGeometry(sources, Map.of("w", new SourceInfo(Shape.of(4), DType.F32, List.of(
+        new Shard(new long[] {0}, Shape.of(4), "a", 4096, 4, "00112233445566778899aabbccddeeff"))))),
+        "digests alone do not change the geometry");
+    assertFalse(ReceiverTestAccess.sameGeometry(sources, moved), "a moved buffer does");
+    assertFalse(ReceiverTestAccess.sameGeometry(sources, Map.of()), "a vanished source does");
+  }
+
+  @Test
   void aShardReadOnlyInPartIsUnverifiable() {
     try (var h = ReceiverTestAccess.harness()) {
       var sources = ReceiverTestAccess.digests(h);
