@@ -39,7 +39,10 @@ import java.util.function.ToLongFunction;
  * Once a source falls back, none of its copies is planned: a fallback source is never fetched.
  *
  * <p>Exact segment counts are computed arithmetically before any segment is built, so a source that ends
- * up pulled whole never materializes the thousands of exact segments that made it descriptor-heavy.
+ * up pulled whole never materializes the thousands of exact segments that made it descriptor-heavy. Exact
+ * segments are kept column-wise in a {@link SegmentList}.
+ *
+ * <p>A planner holds no state besides its settings: one instance may plan on many threads at once.
  */
 public final class ReshardPlanner implements PlanBuilder {
   /** Environment variable of the bounding threshold (ModelExpress' name). */

@@ -27,6 +27,26 @@ public final class Measure {
     return reps % 2 == 1 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
   }
 
+  /**
+   * Median CPU seconds of the calling thread over {@code reps} runs (no warm-up: run it after a wall-clock
+   * measurement of the same action). On a shared machine this leaves out time spent waiting for a core, and
+   * also the garbage collector's own threads. NaN when the JVM cannot measure thread CPU time.
+   */
+  public static double medianCpuSeconds(int reps, Action action) throws Exception {
+    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    if (!threads.isCurrentThreadCpuTimeSupported()) {
+      return Double.NaN;
+    }
+    double[] t = new double[reps];
+    for (int i = 0; i < reps; i++) {
+      long start = threads.getCurrentThreadCpuTime();
+      action.run();
+      t[i] = (threads.getCurrentThreadCpuTime() - start) / 1e9;
+    }
+    Arrays.sort(t);
+    return t[reps / 2];
+  }
+
   /** Alternates metric and baseline runs so both see the same machine state; returns {metric, baseline} medians. */
   public static double[] interleavedMedians(int warmups, int reps, Action metric, Action baseline) throws Exception {
     for (int i = 0; i < warmups; i++) {

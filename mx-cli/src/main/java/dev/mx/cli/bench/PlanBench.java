@@ -7,10 +7,7 @@ import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.util.Settings;
 import dev.mx.plan.ReshardPlanner;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -62,7 +59,7 @@ public final class PlanBench implements Benchmark {
     double[] p4 = Measure.interleavedMedians(2, options.repetitions(),
         () -> sink += planAndDescribe(planner, full, ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY).descriptors,
         () -> sink += allocateSegments(segments));
-    double p4Cpu = medianCpuSeconds(options.repetitions(),
+    double p4Cpu = Measure.medianCpuSeconds(options.repetitions(),
         () -> sink += planAndDescribe(planner, full, ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY).descriptors);
     options.progress().printf(Locale.ROOT,
         "plan bench P4: %.4f s per plan (%.4f s of this thread's CPU; target %.2f s), allocation loop %.4f s%n",
@@ -87,7 +84,7 @@ public final class PlanBench implements Benchmark {
     double[] build = Measure.interleavedMedians(2, options.repetitions(),
         () -> sink += ReshardPlanner.exactDescriptors(heavyPlan, p -> heavy.bases.get(p)).size(),
         () -> sink += allocateDescriptors(heavyPlan.segments().size()));
-    double p5Cpu = medianCpuSeconds(options.repetitions(),
+    double p5Cpu = Measure.medianCpuSeconds(options.repetitions(),
         () -> sink += planAndDescribe(planner, heavy, Integer.MAX_VALUE).descriptors);
     options.progress().printf(Locale.ROOT, "plan bench P5: %.4f s to plan and build (%.4f s CPU; target %.0f /s)%n",
         p5, p5Cpu, P5_TARGET_PER_SECOND);
@@ -102,22 +99,6 @@ public final class PlanBench implements Benchmark {
   }
 
   private record PlanAndDescriptors(TransferPlan plan, long descriptors) {}
-
-  /** Median CPU seconds of the calling thread over {@code reps} runs (after the wall-clock runs warmed up). */
-  private static double medianCpuSeconds(int reps, Measure.Action action) throws Exception {
-    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-    if (!threads.isCurrentThreadCpuTimeSupported()) {
-      return Double.NaN;
-    }
-    double[] t = new double[reps];
-    for (int i = 0; i < reps; i++) {
-      long start = threads.getCurrentThreadCpuTime();
-      action.run();
-      t[i] = (threads.getCurrentThreadCpuTime() - start) / 1e9;
-    }
-    Arrays.sort(t);
-    return t[reps / 2];
-  }
 
   /** What a receiver does before its first wire: plan, then build every read. */
   private static PlanAndDescriptors planAndDescribe(ReshardPlanner planner, SyntheticInventory inv, int threshold) {
