@@ -1,6 +1,8 @@
 package dev.mx.layout.gen;
 
 import dev.mx.api.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * Conversions between {@code float} and the 16-bit float formats, bit-exact with PyTorch's CPU casts:
@@ -62,6 +64,17 @@ public final class FloatBits {
       case F16 -> f16ToF32((short) bits);
       case F64 -> Double.longBitsToDouble(bits);
       default -> throw new IllegalArgumentException("dtype " + dtype + " is not a generated-weight dtype");
+    };
+  }
+
+  /** The raw bits of element {@code index} of a {@code dtype} array in native memory, zero-extended. */
+  public static long bitsAt(MemorySegment seg, long index, DType dtype) {
+    return switch (dtype.elementSize()) {
+      case 1 -> seg.get(ValueLayout.JAVA_BYTE, index) & 0xffL;
+      case 2 -> seg.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, index) & 0xffffL;
+      case 4 -> seg.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index) & 0xffffffffL;
+      case 8 -> seg.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, index);
+      default -> throw new IllegalArgumentException("no element size " + dtype.elementSize());
     };
   }
 }

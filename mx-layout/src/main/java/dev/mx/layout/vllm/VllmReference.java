@@ -7,9 +7,11 @@ import dev.mx.layout.gen.FloatBits;
 import dev.mx.layout.gen.WeightGenerator;
 import dev.mx.layout.model.ModelArchitecture;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,6 +27,7 @@ public final class VllmReference {
   private final int tp;
   private final boolean expertParallel;
   private final int rank;
+  private final Map<String, LongFunction<GlobalElement>> rules = new ConcurrentHashMap<>();
 
   public VllmReference(ModelArchitecture model, InferenceTopology topology, int rank) {
     this.model = model;
@@ -89,15 +92,23 @@ public final class VllmReference {
    * (which must stay zero).
    */
   public GlobalElement source(String param, long flatIndex) {
+    return rules.computeIfAbsent(param, this::compile).apply(flatIndex);
+  }
+
+  /** The local-to-global mapping of one parameter, with every name it can return built once. */
+  private LongFunction<GlobalElement> compile(String param) {
     Shape local = shape(param);
     long h = model.hiddenSize();
     long hd = model.headDim();
     if (param.equals("model.embed_tokens.weight") || param.equals("lm_head.weight")) {
-      long row = rank * vocabRowsPerRank() + flatIndex / h;
-      return row >= model.vocabSize() ? null : new GlobalElement(param, row * h + flatIndex % h);
+      long firstRow = rank * vocabRowsPerRank();
+      return i -> {
+        long row = firstRow + i / h;
+        return row >= model.vocabSize() ? null : new GlobalElement(param, row * h + i % h);
+      };
     }
     if (param.equals("model.norm.weight")) {
-      return new GlobalElement(param, flatIndex);
+      return i -> new GlobalElement(param, i);
     }
     Matcher m = layer(param);
     String p = "model.layers." + m.group(1) + ".";
@@ -105,56 +116,87 @@ public final class VllmReference {
     switch (rest) {
       case "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_norm.weight",
           "self_attn.k_norm.weight", "mlp.gate.weight" -> {
-        return new GlobalElement(param, flatIndex);
+        return i -> new GlobalElement(param, i);
       }
       case "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias" -> {
         long width = rest.endsWith("weight") ? h : 1;
         String suffix = rest.endsWith("weight") ? "weight" : "bias";
-        long row = flatIndex / width;
-        long col = flatIndex % width;
+        String q = p + "self_attn.q_proj." + suffix;
+        String k = p + "self_attn.k_proj." + suffix;
+        String v = p + "self_attn.v_proj." + suffix;
         long qRows = model.numAttentionHeads() / tp * hd;
         long kvRows = kvHeadsPerRank() * hd;
-        if (row < qRows) {
-          return new GlobalElement(p + "self_attn.q_proj." + suffix, (rank * qRows + row) * width + col);
-        }
-        long r = row - qRows;
-        String proj = r < kvRows ? "k_proj" : "v_proj";
-        r = r % kvRows;
-        long globalRow = (firstKvHead() + r / hd) * hd + r % hd;
-        return new GlobalElement(p + "self_attn." + proj + "." + suffix, globalRow * width + col);
+        long firstKv = firstKvHead();
+        return i -> {
+          long row = i / width;
+          long col = i % width;
+          if (row < qRows) {
+            return new GlobalElement(q, (rank * qRows + row) * width + col);
+          }
+          long r = row - qRows;
+          long globalRow = (firstKv + r % kvRows / hd) * hd + r % hd;
+          return new GlobalElement(r < kvRows ? k : v, globalRow * width + col);
+        };
       }
       case "self_attn.o_proj.weight", "mlp.down_proj.weight" -> {
         long cols = local.dim(1);
         long total = cols * tp;
-        return new GlobalElement(param, flatIndex / cols * total + rank * cols + flatIndex % cols);
+        return i -> new GlobalElement(param, i / cols * total + rank * cols + i % cols);
       }
       case "mlp.gate_up_proj.weight" -> {
         long rows = local.dim(0) / 2;
-        long row = flatIndex / h;
-        String proj = row < rows ? "gate_proj" : "up_proj";
-        return new GlobalElement(p + "mlp." + proj + ".weight", (rank * rows + row % rows) * h + flatIndex % h);
+        String gate = p + "mlp.gate_proj.weight";
+        String up = p + "mlp.up_proj.weight";
+        return i -> {
+          long row = i / h;
+          return new GlobalElement(row < rows ? gate : up, (rank * rows + row % rows) * h + i % h);
+        };
       }
       case "mlp.experts.w13_weight" -> {
         long il = expertIntermediate();
         long perExpert = 2 * il * h;
-        long expert = expertBase() + flatIndex / perExpert;
-        long within = flatIndex % perExpert;
-        long row = within / h;
-        String proj = row < il ? "gate_proj" : "up_proj";
-        long globalRow = sliceBase() + row % il;
-        return new GlobalElement(p + "mlp.experts." + expert + "." + proj + ".weight", globalRow * h + within % h);
+        String[] gate = expertNames(p, "gate_proj");
+        String[] up = expertNames(p, "up_proj");
+        return i -> {
+          int j = (int) (i / perExpert);
+          long within = i % perExpert;
+          long row = within / h;
+          return new GlobalElement(row < il ? gate[j] : up[j], (sliceBase() + row % il) * h + within % h);
+        };
       }
       case "mlp.experts.w2_weight" -> {
         long il = expertIntermediate();
         long perExpert = h * il;
-        long expert = expertBase() + flatIndex / perExpert;
-        long within = flatIndex % perExpert;
-        long globalCol = sliceBase() + within % il;
-        return new GlobalElement(p + "mlp.experts." + expert + ".down_proj.weight",
-            within / il * model.moeIntermediateSize() + globalCol);
+        String[] down = expertNames(p, "down_proj");
+        return i -> {
+          int j = (int) (i / perExpert);
+          long within = i % perExpert;
+          return new GlobalElement(down[j], within / il * model.moeIntermediateSize() + sliceBase() + within % il);
+        };
       }
       default -> throw unknown(param);
     }
+  }
+
+  /** The names of projection {@code proj} of this rank's local experts, by local index. */
+  private String[] expertNames(String layerPrefix, String proj) {
+    String[] names = new String[Math.toIntExact(expertsPerRank())];
+    for (int j = 0; j < names.length; j++) {
+      names[j] = layerPrefix + "mlp.experts." + (expertBase() + j) + "." + proj + ".weight";
+    }
+    return names;
+  }
+
+  /**
+   * A length such that every aligned run of it in {@code param} maps to consecutive elements of one global
+   * tensor (or is all padding): a row for matrices, a head for the fused q/k/v bias, the whole vector otherwise.
+   */
+  long runLength(String param) {
+    Shape s = shape(param);
+    if (s.rank() > 1) {
+      return s.dim(s.rank() - 1);
+    }
+    return param.endsWith(".self_attn.qkv_proj.bias") ? model.headDim() : s.numel();
   }
 
   private long expertBase() {
@@ -186,7 +228,9 @@ public final class VllmReference {
 
   /**
    * Compares every element of a received parameter with {@link #expectedBits}; returns up to {@code limit}
-   * descriptions of mismatching elements (empty when all match).
+   * descriptions of mismatching elements (empty when all match). Works a {@link #runLength run} at a time:
+   * under every vLLM rule a run is consecutive elements of one global tensor, or padding, so the cost per
+   * element is one generator call.
    */
   public List<String> mismatches(
       String param, MemorySegment data, long step, DType trainerDtype, DType inferenceDtype, int limit) {
@@ -198,25 +242,20 @@ public final class VllmReference {
       out.add(param + ": holds " + data.byteSize() + " bytes, expected " + n * elsize + " for " + s + " " + inferenceDtype);
       return out;
     }
-    for (long i = 0; i < n && out.size() < limit; i++) {
-      long have = readBits(data, i, inferenceDtype);
-      long want = expectedBits(param, i, step, trainerDtype, inferenceDtype);
-      if (have != want) {
-        GlobalElement g = source(param, i);
-        out.add(param + "[" + i + "] = 0x" + Long.toHexString(have) + ", expected 0x" + Long.toHexString(want)
-            + (g == null ? " (vocabulary padding)" : " from " + g.tensor() + "[" + g.flatIndex() + "]"));
+    long width = runLength(param);
+    for (long rowStart = 0; rowStart < n && out.size() < limit; rowStart += width) {
+      GlobalElement g = source(param, rowStart);
+      long key = g == null ? 0 : WeightGenerator.key(g.tensor(), step);
+      for (long j = 0; j < width && out.size() < limit; j++) {
+        long have = FloatBits.bitsAt(data, rowStart + j, inferenceDtype);
+        long want = g == null ? 0 : castBits(WeightGenerator.valueAt(key, g.flatIndex() + j), trainerDtype, inferenceDtype);
+        if (have != want) {
+          out.add(param + "[" + (rowStart + j) + "] = 0x" + Long.toHexString(have) + ", expected 0x" + Long.toHexString(want)
+              + (g == null ? " (vocabulary padding)" : " from " + g.tensor() + "[" + (g.flatIndex() + j) + "]"));
+        }
       }
     }
     return out;
-  }
-
-  private static long readBits(MemorySegment data, long i, DType dtype) {
-    return switch (dtype.elementSize()) {
-      case 2 -> data.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) & 0xffffL;
-      case 4 -> data.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i) & 0xffffffffL;
-      case 8 -> data.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
-      default -> throw new IllegalArgumentException("dtype " + dtype + " is not a generated-weight dtype");
-    };
   }
 
   private Matcher layer(String param) {

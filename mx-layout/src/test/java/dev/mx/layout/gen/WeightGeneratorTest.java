@@ -8,7 +8,6 @@ import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -80,7 +79,7 @@ class WeightGeneratorTest {
           for (int b = 0; b < 4; b++) {
             for (int c = 0; c < 7; c++, i++) {
               long flat = ((1 + a) * 6L + (2 + b)) * 7 + c;
-              assertEquals(WeightGenerator.storedBits("t", 9, flat, dtype), read(seg, i, dtype), dtype + " at " + a + "," + b + "," + c);
+              assertEquals(WeightGenerator.storedBits("t", 9, flat, dtype), FloatBits.bitsAt(seg, i, dtype), dtype + " at " + a + "," + b + "," + c);
             }
           }
         }
@@ -117,7 +116,7 @@ class WeightGeneratorTest {
       Shape global = Shape.of(1 << 20);
       BoxFill f = new BoxFill(arena.allocate(global.byteSize(4)), DType.F32, "c", global, new long[] {0}, global);
       WeightGenerator.fill(List.of(f), 2, 4);
-      assertEquals(WeightGenerator.storedBits("c", 2, (1 << 20) - 1, DType.F32), read(f.target(), (1 << 20) - 1, DType.F32));
+      assertEquals(WeightGenerator.storedBits("c", 2, (1 << 20) - 1, DType.F32), FloatBits.bitsAt(f.target(), (1 << 20) - 1, DType.F32));
     }
   }
 
@@ -134,13 +133,5 @@ class WeightGeneratorTest {
       assertThrows(IllegalArgumentException.class,
           () -> new BoxFill(seg, DType.I32, "t", Shape.of(4), new long[] {0}, Shape.of(4)));
     }
-  }
-
-  static long read(MemorySegment seg, long i, DType dtype) {
-    return switch (dtype.elementSize()) {
-      case 2 -> seg.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) & 0xffffL;
-      case 4 -> seg.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i) & 0xffffffffL;
-      default -> seg.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
-    };
   }
 }
