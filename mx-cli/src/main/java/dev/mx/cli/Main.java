@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
     },
     subcommands = {
       TransportsCommand.class,
+      PlanCommand.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class
     })
