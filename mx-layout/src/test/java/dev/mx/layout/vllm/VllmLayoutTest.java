@@ -12,6 +12,7 @@ import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.ParamSpec;
+import dev.mx.layout.CopyReplay;
 import dev.mx.layout.LayoutException;
 import dev.mx.layout.gen.FloatBits;
 import dev.mx.layout.model.ModelArchitecture;
@@ -82,7 +83,7 @@ class VllmLayoutTest {
       for (RecordedCopy c : capture.result().copies()) {
         int[] w = writes.get(c.paramName());
         Shape global = model.tensor(c.srcName()).shape();
-        replay(c, global, (dest, src) -> {
+        CopyReplay.replay(c, global, (dest, src) -> {
           w[Math.toIntExact(dest)]++;
           GlobalElement want = ref.source(c.paramName(), dest);
           if (want == null || !want.equals(new GlobalElement(c.srcName(), src))) {
@@ -98,42 +99,6 @@ class VllmLayoutTest {
             fail("rank " + r + ": " + e.getKey() + "[" + i + "] written " + e.getValue()[i] + " times, expected " + expected);
           }
         }
-      }
-    }
-  }
-
-  interface ElementSink {
-    void accept(long destFlat, long srcFlat);
-  }
-
-  /** Element-wise replay of a copy whose chain is made of {@code narrow} ops. */
-  static void replay(RecordedCopy c, Shape global, ElementSink sink) {
-    long[] start = new long[global.rank()];
-    long[] extent = global.dims();
-    for (OpSpec op : c.opChain()) {
-      assertEquals("narrow", op.name(), "only narrow chains are expected: " + c);
-      int d = ((Long) op.args().get(0)).intValue();
-      start[d] += (Long) op.args().get(1);
-      extent[d] = (Long) op.args().get(2);
-    }
-    assertEquals(Shape.of(extent), c.destShape(), "destination shape of " + c);
-    long[] gs = global.rowMajorStrides();
-    long[] ds = c.destStride();
-    long[] idx = new long[extent.length];
-    long n = c.destShape().numel();
-    for (long k = 0; k < n; k++) {
-      long src = 0;
-      long dst = c.destOffset();
-      for (int d = 0; d < idx.length; d++) {
-        src += (start[d] + idx[d]) * gs[d];
-        dst += idx[d] * ds[d];
-      }
-      sink.accept(dst, src);
-      for (int d = idx.length - 1; d >= 0; d--) {
-        if (++idx[d] < extent[d]) {
-          break;
-        }
-        idx[d] = 0;
       }
     }
   }
@@ -254,7 +219,8 @@ class VllmLayoutTest {
         for (long j = 1; j < width; j++) {
           GlobalElement e = ref.source(param, row + j);
           GlobalElement run = first == null ? null : new GlobalElement(first.tensor(), first.flatIndex() + j);
-          assertEquals(run, e, param + "[" + (row + j) + "]");
+          long at = row + j;
+          assertEquals(run, e, () -> param + "[" + at + "]");
         }
       }
     }
