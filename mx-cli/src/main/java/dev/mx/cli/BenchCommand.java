@@ -3,6 +3,7 @@ package dev.mx.cli;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.MemBench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,7 +25,7 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new GenBench())) {
       m.put(b.name(), b);
     }
     return m;

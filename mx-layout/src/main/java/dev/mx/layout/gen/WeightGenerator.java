@@ -2,7 +2,6 @@ package dev.mx.layout.gen;
 
 import dev.mx.api.DType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,6 +120,7 @@ public final class WeightGenerator {
 
   /** Writes rows {@code [from, to)} of the box; each row is one contiguous run in both layouts. */
   private static void writeRuns(BoxFill f, long key, RunCursor runs, long from, long to) {
+    ChunkKernel k = ChunkKernels.best();
     MemorySegment seg = f.target();
     long len = runs.runLength();
     long[] idx = runs.rowIndex(from);
@@ -128,38 +128,24 @@ public final class WeightGenerator {
       long src = runs.globalStart(idx);
       long dst = row * len;
       switch (f.dtype()) {
-        case F32 -> writeF32(seg, dst, key, src, len);
-        case BF16 -> writeBf16(seg, dst, key, src, len);
-        case F16 -> writeF16(seg, dst, key, src, len);
-        case F64 -> writeF64(seg, dst, key, src, len);
+        case F32 -> k.f32(seg, dst, key, src, len);
+        case BF16 -> k.bf16(seg, dst, key, src, len);
+        case F16 -> k.f16(seg, dst, key, src, len);
+        case F64 -> k.f64(seg, dst, key, src, len);
         default -> throw new IllegalArgumentException("dtype " + f.dtype() + " cannot store generated weights");
       }
       runs.advance(idx);
     }
   }
 
-  private static void writeF32(MemorySegment seg, long dst, long key, long src, long len) {
-    for (long j = 0; j < len; j++) {
-      seg.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, dst + j, valueAt(key, src + j));
-    }
+  /** Whether fills run on the Vector API kernel; {@link #vectorUnavailabilityCause()} says why not. */
+  public static boolean vectorized() {
+    return ChunkKernels.vectorUnavailabilityCause() == null;
   }
 
-  private static void writeBf16(MemorySegment seg, long dst, long key, long src, long len) {
-    for (long j = 0; j < len; j++) {
-      seg.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, dst + j, FloatBits.f32ToBf16(valueAt(key, src + j)));
-    }
-  }
-
-  private static void writeF16(MemorySegment seg, long dst, long key, long src, long len) {
-    for (long j = 0; j < len; j++) {
-      seg.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, dst + j, FloatBits.f32ToF16(valueAt(key, src + j)));
-    }
-  }
-
-  private static void writeF64(MemorySegment seg, long dst, long key, long src, long len) {
-    for (long j = 0; j < len; j++) {
-      seg.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, dst + j, valueAt(key, src + j));
-    }
+  /** Why fills do not use the Vector API kernel, or null when they do. */
+  public static Throwable vectorUnavailabilityCause() {
+    return ChunkKernels.vectorUnavailabilityCause();
   }
 
   /**

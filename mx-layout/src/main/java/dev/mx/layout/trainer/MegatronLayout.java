@@ -120,16 +120,6 @@ public final class MegatronLayout implements TrainerLayout {
     return new RankBuilder(tp, pp, ep).build(rank);
   }
 
-  /** The specs of one rank, in checkpoint order, with whether each is published. */
-  public List<Map.Entry<MegatronTensorSpec, Boolean>> specs(int rank) {
-    int tp = rank % topology.tp();
-    int ep = rank / topology.tp() % topology.ep();
-    int pp = rank / (topology.tp() * topology.ep());
-    RankBuilder b = new RankBuilder(tp, pp, ep);
-    b.collect();
-    return List.copyOf(b.specs);
-  }
-
   /** Collects the specs of one (tp, pp, ep) coordinate and resolves them into buffers and aliases. */
   private final class RankBuilder {
     private final int tp;

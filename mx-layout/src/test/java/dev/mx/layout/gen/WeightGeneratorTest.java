@@ -63,6 +63,46 @@ class WeightGeneratorTest {
   }
 
   @Test
+  void vectorKernelAgreesWithTheScalarKernelBitForBit() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
+        "module jdk.incubator.vector is not resolved (the surefire argLine adds it)");
+    ChunkKernel v = new VectorChunkKernel();
+    long key = WeightGenerator.key("model.layers.7.mlp.experts.3.up_proj.weight", 11);
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment a = arena.allocate(8 * 5000);
+      MemorySegment b = arena.allocate(8 * 5000);
+      for (long first : new long[] {0, 1, 4093, (1L << 40) + 3, Long.MAX_VALUE - 5000}) {
+        for (int n : new int[] {0, 1, 7, 8, 9, 31, 4096}) {
+          for (DType dtype : List.of(DType.F32, DType.BF16, DType.F16, DType.F64)) {
+            a.fill((byte) 0x55);
+            b.fill((byte) 0x55);
+            write(v, dtype, a, first, n, key);
+            write(ChunkKernel.SCALAR, dtype, b, first, n, key);
+            assertEquals(-1, a.mismatch(b), dtype + " first " + first + " n " + n);
+          }
+        }
+      }
+    }
+  }
+
+  /** Writes at element 3, so that stores are unaligned. */
+  private static void write(ChunkKernel k, DType dtype, MemorySegment out, long first, int n, long key) {
+    switch (dtype) {
+      case F32 -> k.f32(out, 3, key, first, n);
+      case BF16 -> k.bf16(out, 3, key, first, n);
+      case F16 -> k.f16(out, 3, key, first, n);
+      default -> k.f64(out, 3, key, first, n);
+    }
+  }
+
+  @Test
+  void theVectorKernelCanBeSwitchedOffAndSaysWhy() {
+    // The surefire argLine sets -Dmx.gen.vector=false.
+    assertTrue(!WeightGenerator.vectorized());
+    assertTrue(WeightGenerator.vectorUnavailabilityCause().getMessage().contains("mx.gen.vector"));
+  }
+
+  @Test
   void stepsChangeValues() {
     assertTrue(WeightGenerator.value("x", 0, 3) != WeightGenerator.value("x", 1, 3));
   }
