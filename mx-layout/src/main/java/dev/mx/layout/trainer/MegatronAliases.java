@@ -188,10 +188,7 @@ public final class MegatronAliases {
     long q = intExtra(spec, "num_heads");
     long kv = intExtra(spec, "num_kv_heads");
     long hd = intExtra(spec, "head_dim");
-    if (kv <= 0 || q % kv != 0) {
-      throw fail(spec, "num_heads " + q + " is not a multiple of num_kv_heads " + kv);
-    }
-    long qRows = q / kv * hd;
+    long qRows = queryRowsPerGroup(spec, "num_heads", q, "num_kv_heads", kv, hd);
     long groupRows = qRows + 2 * hd;
     long totalRows = kv * groupRows;
     if (totalRows != spec.globalShape().dim(0)) {
@@ -230,10 +227,7 @@ public final class MegatronAliases {
     long hd = intExtra(spec, "head_dim");
     long qLocal = intExtra(spec, "num_heads_local");
     long kvLocal = intExtra(spec, "num_kv_heads_local");
-    if (kvLocal <= 0 || qLocal % kvLocal != 0) {
-      throw fail(spec, "num_heads_local " + qLocal + " is not a multiple of num_kv_heads_local " + kvLocal);
-    }
-    long qPerGroup = qLocal / kvLocal * hd;
+    long qPerGroup = queryRowsPerGroup(spec, "num_heads_local", qLocal, "num_kv_heads_local", kvLocal, hd);
     long groupRows = qPerGroup + 2 * hd;
     long localRows = spec.localShape().dim(0);
     if (localRows != kvLocal * groupRows) {
@@ -251,6 +245,14 @@ public final class MegatronAliases {
       out.add(rowAlias(spec, 2, full[2], globalGroup * hd, hd, base + qPerGroup + hd, published));
     }
     return out;
+  }
+
+  /** Query rows of one KV group, {@code q/kv · head_dim}; the head counts must divide. */
+  private static long queryRowsPerGroup(MegatronTensorSpec spec, String qKey, long q, String kvKey, long kv, long hd) {
+    if (kv <= 0 || q % kv != 0) {
+      throw fail(spec, qKey + " " + q + " is not a multiple of " + kvKey + " " + kv);
+    }
+    return q / kv * hd;
   }
 
   private static Shape[] projectionShapes(MegatronTensorSpec spec, long qRows, long kvRows) {
