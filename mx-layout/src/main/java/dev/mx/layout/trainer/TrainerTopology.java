@@ -2,9 +2,8 @@ package dev.mx.layout.trainer;
 
 import dev.mx.api.DType;
 import dev.mx.layout.LayoutException;
+import dev.mx.layout.TopologySpec;
 import dev.mx.layout.model.ModelArchitecture;
-import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 
 /** How the trainer shards the model: Megatron-Core TP × PP × EP, or FSDP over N ranks. */
@@ -70,7 +69,7 @@ public sealed interface TrainerTopology {
    * @throws LayoutException naming the offending part
    */
   static TrainerTopology parse(String spec) {
-    Map<String, Integer> kv = parseSizes(spec, "trainer");
+    Map<String, Integer> kv = TopologySpec.parse(spec, "trainer");
     if (kv.containsKey("fsdp")) {
       if (kv.size() > 1) {
         throw new LayoutException("trainer topology '" + spec + "': fsdp cannot be combined with " + kv.keySet());
@@ -83,30 +82,5 @@ public sealed interface TrainerTopology {
       }
     }
     return new Megatron(kv.getOrDefault("tp", 1), kv.getOrDefault("pp", 1), kv.getOrDefault("ep", 1));
-  }
-
-  /** Parses {@code key=int} pairs separated by commas; shared with the inference topology. */
-  static Map<String, Integer> parseSizes(String spec, String what) {
-    Map<String, Integer> out = new LinkedHashMap<>();
-    if (spec == null || spec.isBlank()) {
-      throw new LayoutException(what + " topology is empty");
-    }
-    for (String part : spec.split(",")) {
-      String[] kv = part.trim().split("=", 2);
-      if (kv.length != 2) {
-        throw new LayoutException(what + " topology '" + spec + "': '" + part.trim() + "' is not key=value");
-      }
-      String key = kv[0].trim().toLowerCase(Locale.ROOT);
-      int value;
-      try {
-        value = Integer.parseInt(kv[1].trim());
-      } catch (NumberFormatException e) {
-        throw new LayoutException(what + " topology '" + spec + "': " + key + " is not an integer: '" + kv[1].trim() + "'");
-      }
-      if (out.put(key, value) != null) {
-        throw new LayoutException(what + " topology '" + spec + "': " + key + " is given twice");
-      }
-    }
-    return out;
   }
 }

@@ -24,7 +24,7 @@ public record InferenceTopology(int tp, int ep) {
 
   /** Parses {@code tp=2,ep=1} ({@code ep} defaults to 1). */
   public static InferenceTopology parse(String spec) {
-    Map<String, Integer> kv = dev.mx.layout.trainer.TrainerTopology.parseSizes(spec, "inference");
+    Map<String, Integer> kv = dev.mx.layout.TopologySpec.parse(spec, "inference");
     for (String k : kv.keySet()) {
       if (!k.equals("tp") && !k.equals("ep")) {
         throw new LayoutException("inference topology '" + spec + "': unknown size '" + k + "' (use tp and ep)");
