@@ -3,8 +3,10 @@ package dev.mx.cli;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.MemBench;
+import dev.mx.cli.bench.RefitBench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,7 +27,7 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new GenBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new DigestBench(), new RefitBench(), new GenBench())) {
       m.put(b.name(), b);
     }
     return m;

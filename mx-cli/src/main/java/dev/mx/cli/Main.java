@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       TransportsCommand.class,
       PlanCommand.class,
+      DigestCommand.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class
     })

@@ -16,7 +16,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code (high << 16) + lowHalves}, where {@code lowHalves}, the sum of the unsigned low 16 bits, lies in
  * {@code [0, 2^26)} and therefore equals {@code (wrappedSum - (high << 16)) mod 2^32}.
  */
-final class VectorRowKernel implements RowKernel {
+final class VectorRowKernel extends RowKernel {
 
   private static final VectorSpecies<Integer> SPECIES = IntVector.SPECIES_PREFERRED;
   private static final int STEP = SPECIES.vectorByteSize();
@@ -27,35 +27,26 @@ final class VectorRowKernel implements RowKernel {
   }
 
   @Override
-  public String name() {
+  String name() {
     return "vector-" + SPECIES.vectorBitSize();
   }
 
   @Override
-  public RowSums sumRows(MemorySegment bytes, long offset, long rows) {
-    long sum = 0;
-    long weighted = 0;
-    long rowStart = offset;
-    for (long r = 1; r <= rows; r++) {
-      IntVector words0 = IntVector.zero(SPECIES);
-      IntVector words1 = words0;
-      IntVector high0 = words0;
-      IntVector high1 = words0;
-      for (int at = 0; at < ROW_BYTES; at += 2 * STEP) {
-        IntVector a = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at, ByteOrder.LITTLE_ENDIAN);
-        IntVector b = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
-        words0 = words0.add(a);
-        high0 = high0.add(a.lanewise(VectorOperators.ASHR, 16));
-        words1 = words1.add(b);
-        high1 = high1.add(b.lanewise(VectorOperators.ASHR, 16));
-      }
-      int wrapped = words0.add(words1).reduceLanes(VectorOperators.ADD);
-      int high = high0.add(high1).reduceLanes(VectorOperators.ADD);
-      long rowSum = ((long) high << 16) + Integer.toUnsignedLong(wrapped - (high << 16));
-      sum += rowSum;
-      weighted += rowSum * r;
-      rowStart += ROW_BYTES;
+  long rowSum(MemorySegment bytes, long rowStart) {
+    IntVector words0 = IntVector.zero(SPECIES);
+    IntVector words1 = words0;
+    IntVector high0 = words0;
+    IntVector high1 = words0;
+    for (int at = 0; at < ROW_BYTES; at += 2 * STEP) {
+      IntVector a = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at, ByteOrder.LITTLE_ENDIAN);
+      IntVector b = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
+      words0 = words0.add(a);
+      high0 = high0.add(a.lanewise(VectorOperators.ASHR, 16));
+      words1 = words1.add(b);
+      high1 = high1.add(b.lanewise(VectorOperators.ASHR, 16));
     }
-    return new RowSums(rows, sum, weighted);
+    int wrapped = words0.add(words1).reduceLanes(VectorOperators.ADD);
+    int high = high0.add(high1).reduceLanes(VectorOperators.ADD);
+    return ((long) high << 16) + Integer.toUnsignedLong(wrapped - (high << 16));
   }
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.DType;
-import dev.mx.api.util.Settings;
 import dev.mx.refit.cast.Casts;
 import java.util.List;
 import java.util.Map;
@@ -25,23 +24,9 @@ class FusedWireSeedTest {
   private record Run(RecordingInstaller installer, RecordingTransport transport, Map<String, Object> metrics) {}
 
   private static Run run(boolean fused, boolean allGroups) {
-    Settings settings = Settings.of(Map.of(), Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0"));
-    try (TestCluster cluster = new TestCluster()) {
-      SeedScenario seed = new SeedScenario(cluster, allGroups);
-      RecordingInstaller installer = new RecordingInstaller(cluster.receiver);
-      try (Receiver receiver = Receiver.builder()
-          .config(ReceiverConfig.fromProperties(Map.of(), settings))
-          .settings(settings)
-          .transport(cluster.receiver)
-          .discovery(SourceDiscovery.fixed(seed.discovered(cluster)))
-          .geometry(seed.geometry())
-          .planner(seed.fixedPlanner())
-          .installer(installer)
-          .records(new CapturingRecords())
-          .build()) {
-        Map<String, Object> metrics = receiver.updateWeights(1);
-        return new Run(installer, cluster.receiver, metrics);
-      }
+    try (Harness h = new Harness(allGroups);
+        Receiver receiver = h.builder(Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0")).build()) {
+      return new Run(h.installer, h.cluster.receiver, receiver.updateWeights(1));
     }
   }
 

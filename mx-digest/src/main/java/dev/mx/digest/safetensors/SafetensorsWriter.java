@@ -66,7 +66,6 @@ public final class SafetensorsWriter {
           MemorySegment.copy(t.data(), 0, out, at, t.byteSize());
           at += t.byteSize();
         }
-        out.force();
       }
       try {
         Files.move(temp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

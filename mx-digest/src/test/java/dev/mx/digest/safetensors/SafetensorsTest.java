@@ -124,30 +124,22 @@ class SafetensorsTest {
   void badTensorEntriesAreRejectedNamingTheTensor() throws IOException {
     assertRejected(header("{\"w\": 3}", 0), "w", "not a JSON object");
     assertRejected(header("{\"w\": {\"shape\":[1],\"data_offsets\":[0,4]}}", 4), "w", "\"dtype\"");
-    assertRejected(header("{\"w\": {\"dtype\":\"Q7\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4), "w",
-        "unsupported dtype 'Q7'");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4), "w",
-        "\"shape\"");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}", 4), "w",
-        "\"shape\"");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4), "w",
-        "\"shape\"");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 4), "w",
-        "\"data_offsets\"");
+    assertRejected(entry("\"Q7\"", "[1]", "[0,4]", 4), "w", "unsupported dtype 'Q7'");
+    assertRejected(entry("\"F32\"", "[-1]", "[0,4]", 4), "w", "\"shape\"");
+    assertRejected(entry("\"F32\"", "\"1\"", "[0,4]", 4), "w", "\"shape\"");
+    assertRejected(entry("\"F32\"", "[1.5]", "[0,4]", 4), "w", "\"shape\"");
+    assertRejected(entry("\"F32\"", "[1]", "[0]", 4), "w", "\"data_offsets\"");
   }
 
   @Test
   void offsetsOutsideTheFileOverlapsAndWrongSizesAreRejected() throws IOException {
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 7), "w",
-        "outside the 7 data bytes");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}}", 8), "w",
-        "outside");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 8), "w",
-        "hold 4 bytes but shape [2] of F32 needs 8");
+    assertRejected(entry("\"F32\"", "[2]", "[0,8]", 7), "w", "outside the 7 data bytes");
+    assertRejected(entry("\"F32\"", "[0]", "[4,0]", 8), "w", "outside");
+    assertRejected(entry("\"F32\"", "[2]", "[0,4]", 8), "w", "hold 4 bytes but shape [2] of F32 needs 8");
+    assertRejected(entry("\"F32\"", "[4611686018427387904, 4]", "[0,8]", 8), "w", "overflows");
     assertRejected(header("{\"a\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-        + " \"b\": {\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12), "b", "overlap those of tensor 'a'");
-    assertRejected(header("{\"w\": {\"dtype\":\"F32\",\"shape\":[4611686018427387904, 4],"
-        + "\"data_offsets\":[0,8]}}", 8), "w", "overflows");
+        + " \"b\": {\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12), "b",
+        "overlap those of tensor 'a'");
   }
 
   @Test
@@ -178,6 +170,12 @@ class SafetensorsTest {
     byte[] j = json.getBytes(StandardCharsets.UTF_8);
     return ByteBuffer.allocate(8 + j.length + data).order(ByteOrder.LITTLE_ENDIAN)
         .putLong(headerLength).put(j).array();
+  }
+
+  /** A file with one tensor {@code w} whose fields are the given JSON texts. */
+  private static byte[] entry(String dtype, String shape, String offsets, int data) {
+    return header("{\"w\": {\"dtype\":" + dtype + ",\"shape\":" + shape + ",\"data_offsets\":" + offsets
+        + "}}", data);
   }
 
   private static byte[] header(String json, int data) {

@@ -23,6 +23,10 @@ public final class MiniFloat {
   /** Code (without sign) written on overflow: infinity, or NaN when the format has none. */
   private final int overflowCode;
   private final float[] decode = new float[256];
+  private final int[] decodeBits = new int[256];
+  /** Codes by the top 16 bits of an f32 whose low 16 bits are zero / not zero (they only act as sticky bits). */
+  private final byte[] encodeExact = new byte[1 << 16];
+  private final byte[] encodeSticky = new byte[1 << 16];
 
   private MiniFloat(String name, int expBits, int mantBits, boolean hasInfinity) {
     this.name = name;
@@ -41,7 +45,25 @@ public final class MiniFloat {
     }
     for (int code = 0; code < 256; code++) {
       decode[code] = decodeSlow(code);
+      decodeBits[code] = Float.floatToRawIntBits(decode[code]);
     }
+    // Rounding to at most 3 mantissa bits never looks at the low 16 bits of an f32 except as "any set?":
+    // the half-way bit sits at bit 16 or above. So two 64K tables give the exact code of any f32.
+    for (int high = 0; high < (1 << 16); high++) {
+      encodeExact[high] = (byte) encodeSlow(Float.intBitsToFloat(high << 16));
+      encodeSticky[high] = (byte) encodeSlow(Float.intBitsToFloat((high << 16) | 1));
+    }
+  }
+
+  /** The f32 bits of an 8-bit code. */
+  public int toFloatBits(int code) {
+    return decodeBits[code & 0xFF];
+  }
+
+  /** The code of the f32 with these bits (table lookup; equal to {@link #fromFloat}). */
+  public byte fromFloatBits(int bits) {
+    int high = bits >>> 16;
+    return (bits & 0xFFFF) == 0 ? encodeExact[high] : encodeSticky[high];
   }
 
   public String name() {
@@ -73,6 +95,11 @@ public final class MiniFloat {
 
   /** The code of {@code value}, rounded to nearest even; NaN keeps its sign bit (as PyTorch does). */
   public int fromFloat(float value) {
+    return fromFloatBits(Float.floatToRawIntBits(value)) & 0xFF;
+  }
+
+  /** The reference encoder the tables are built from (integer round to nearest even). */
+  int encodeSlow(float value) {
     int bits = Float.floatToRawIntBits(value);
     int sign = (bits >>> 24) & 0x80;
     int abs = bits & 0x7FFF_FFFF;

@@ -77,11 +77,7 @@ public record AsStrided(long offset, long[] shape, long[] strides) {
   }
 
   public long numel() {
-    long n = 1;
-    for (long s : shape) {
-      n = Math.multiplyExact(n, s);
-    }
-    return n;
+    return new Shape(shape).numel();
   }
 
   /** Lowest element offset the view touches (meaningless for an empty view). */
