@@ -1,7 +1,6 @@
 package dev.mx.plan;
 
-import dev.mx.api.plan.PullSegment;
-import java.util.List;
+import dev.mx.api.plan.SegmentList;
 
 /**
  * {@code paired_runs} of MX §3.4: decomposes the overlap of a needed box and a shard into runs that are
@@ -79,12 +78,12 @@ final class ContiguousRuns {
    * Appends one segment per run of the current overlap: source bytes at {@code srcAddr + srcElem·elsize},
    * destination byte {@code (destOffset + dstElem)·elsize}.
    */
-  void emit(List<PullSegment> out, String session, long srcAddr, int srcElsize, String param, long destOffset,
+  void emit(SegmentList.Builder out, String session, long srcAddr, int srcElsize, String param, long destOffset,
       int elsize) {
     long nbytes = runLength * elsize;
     int p = leading;
     if (p == 0) {
-      out.add(new PullSegment(session, srcAddr + srcBase * srcElsize, param, (destOffset + dstBase) * elsize, nbytes));
+      out.add(session, srcAddr + srcBase * srcElsize, param, (destOffset + dstBase) * elsize, nbytes);
       return;
     }
     if (p == 1) {
@@ -94,7 +93,7 @@ final class ContiguousRuns {
       long s = srcBase;
       long t = dstBase;
       for (long i = 0; i < n; i++, s += ss, t += ds) {
-        out.add(new PullSegment(session, srcAddr + s * srcElsize, param, (destOffset + t) * elsize, nbytes));
+        out.add(session, srcAddr + s * srcElsize, param, (destOffset + t) * elsize, nbytes);
       }
       return;
     }
@@ -105,7 +104,7 @@ final class ContiguousRuns {
     long t = dstBase;
     long total = count();
     for (long k = 0; k < total; k++) {
-      out.add(new PullSegment(session, srcAddr + s * srcElsize, param, (destOffset + t) * elsize, nbytes));
+      out.add(session, srcAddr + s * srcElsize, param, (destOffset + t) * elsize, nbytes);
       for (int d = p - 1; d >= 0; d--) {
         s += srcStride[d];
         t += dstStride[d];

@@ -1,29 +1,20 @@
 package dev.mx.plan;
 
+import dev.mx.api.Box;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
- * What one copy needs from its source (MX §3.2): the half-open box {@code [lo, hi)} in source coordinates,
- * the destination strides re-indexed into source-dim order, and the permutation that maps view dim
- * {@code d} to source dim {@code perm[d]}.
+ * What one copy needs from its source (MX §3.2): the box in source coordinates, the destination strides
+ * re-indexed into source-dim order, and the permutation that maps view dim {@code d} to source dim
+ * {@code perm[d]}.
  */
-public record NeededSlice(long[] lo, long[] hi, long[] destStrideSrc, int[] perm) {
+public record NeededSlice(Box box, long[] destStrideSrc, int[] perm) {
 
   public NeededSlice {
-    lo = lo.clone();
-    hi = hi.clone();
+    Objects.requireNonNull(box, "box");
     destStrideSrc = destStrideSrc.clone();
     perm = perm.clone();
-  }
-
-  @Override
-  public long[] lo() {
-    return lo.clone();
-  }
-
-  @Override
-  public long[] hi() {
-    return hi.clone();
   }
 
   @Override
@@ -36,49 +27,20 @@ public record NeededSlice(long[] lo, long[] hi, long[] destStrideSrc, int[] perm
     return perm.clone();
   }
 
-  public int rank() {
-    return lo.length;
-  }
-
-  public long lo(int d) {
-    return lo[d];
-  }
-
-  public long hi(int d) {
-    return hi[d];
-  }
-
-  public long destStrideSrc(int d) {
-    return destStrideSrc[d];
-  }
-
-  /** Elements in the box. */
-  public long numel() {
-    long n = 1;
-    for (int d = 0; d < lo.length; d++) {
-      n *= hi[d] - lo[d];
-    }
-    return n;
-  }
-
   @Override
   public boolean equals(Object o) {
-    return o instanceof NeededSlice s && Arrays.equals(lo, s.lo) && Arrays.equals(hi, s.hi)
-        && Arrays.equals(destStrideSrc, s.destStrideSrc) && Arrays.equals(perm, s.perm);
+    return o instanceof NeededSlice s && box.equals(s.box) && Arrays.equals(destStrideSrc, s.destStrideSrc)
+        && Arrays.equals(perm, s.perm);
   }
 
   @Override
   public int hashCode() {
-    return Arrays.hashCode(lo) * 31 * 31 + Arrays.hashCode(hi) * 31 + Arrays.hashCode(destStrideSrc);
+    return (box.hashCode() * 31 + Arrays.hashCode(destStrideSrc)) * 31 + Arrays.hashCode(perm);
   }
 
   @Override
   public String toString() {
-    StringBuilder sb = new StringBuilder("NeededSlice[");
-    for (int d = 0; d < lo.length; d++) {
-      sb.append(d == 0 ? "" : ", ").append(lo[d]).append(':').append(hi[d]);
-    }
-    return sb.append("] dest strides ").append(Arrays.toString(destStrideSrc)).append(" perm ")
-        .append(Arrays.toString(perm)).toString();
+    return "NeededSlice[" + box + " dest strides " + Arrays.toString(destStrideSrc) + " perm " + Arrays.toString(perm)
+        + "]";
   }
 }

@@ -8,6 +8,7 @@ import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
+import dev.mx.api.plan.SegmentList;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
@@ -118,10 +119,11 @@ public final class ReshardPlanner implements PlanBuilder {
           + copy.destDtype().torchLabel());
     }
     SourceGeometry geo = SourceGeometry.of(copy.srcName(), source);
-    ResolvedCopy r = ResolvedCopy.of(copy, geo);
-    List<PullSegment> out = new ArrayList<>();
-    r.emit(geo, new ContiguousRuns(geo.rank), out);
-    return out;
+    ContiguousRuns runs = new ContiguousRuns(geo.rank);
+    ResolvedCopy r = ResolvedCopy.of(copy, geo, runs);
+    SegmentList.Builder out = new SegmentList.Builder((int) Math.min(r.count, 1 << 20));
+    r.emit(geo, runs, out);
+    return out.build();
   }
 
   /**
@@ -147,7 +149,9 @@ public final class ReshardPlanner implements PlanBuilder {
     for (int i = 0; i < order.length; i++) {
       order[i] = i;
     }
-    Arrays.sort(order, Comparator.comparingLong(i -> geo.lo[i][0]));
+    if (order.length > 1) {
+      Arrays.sort(order, Comparator.comparingLong(i -> geo.lo[i][0]));
+    }
     int elsize = geo.info.elsize();
     List<PullSegment> out = new ArrayList<>(order.length);
     long nextRow = 0;
@@ -181,15 +185,17 @@ public final class ReshardPlanner implements PlanBuilder {
   private static List<PullSegment> identityPull(SourceGeometry geo) {
     Shape g = geo.info.globalShape();
     RecordedCopy identity = new RecordedCopy(geo.name, List.of(), geo.name, 0, g, g.rowMajorStrides(), geo.info.dtype());
-    List<PullSegment> out = new ArrayList<>(geo.shards.length);
-    ResolvedCopy.of(identity, geo).emit(geo, new ContiguousRuns(geo.rank), out);
+    ContiguousRuns runs = new ContiguousRuns(geo.rank);
+    ResolvedCopy r = ResolvedCopy.of(identity, geo, runs);
+    SegmentList.Builder out = new SegmentList.Builder((int) Math.min(r.count, 1 << 20));
+    r.emit(geo, runs, out);
     long covered = geo.distinctVolume();
     long needed = g.numel();
     if (covered < needed) {
       throw new UnsupportedReshardException(geo.name, "the published shards hold " + covered + " of the "
           + needed + " elements of the source: it has holes");
     }
-    return out;
+    return out.build();
   }
 
   /**
@@ -203,17 +209,21 @@ public final class ReshardPlanner implements PlanBuilder {
   /**
    * Reads for any segment list (exact, full-pull or convert segments): {@code base} maps the segment's
    * destination name (parameter, or source name for full pulls, or parameter for converts) to the absolute
-   * address of the buffer it lands in. The base of consecutive segments into the same buffer is looked up once.
+   * address of the buffer it lands in, called once per distinct name. The result is compact (columns shared
+   * with the plan's {@link SegmentList}) and immutable; each {@code get} builds the record.
    */
   public static List<ReadDescriptor> descriptors(List<PullSegment> segments, ToLongFunction<String> base) {
+    if (segments instanceof SegmentList list) {
+      return list.toDescriptors(base);
+    }
+    // short lists (a full pull's one segment per shard, a convert's few): build directly
     List<ReadDescriptor> out = new ArrayList<>(segments.size());
     String last = null;
     long lastBase = 0;
     for (PullSegment s : segments) {
-      String p = s.paramName();
-      if (!p.equals(last)) {
-        lastBase = base.applyAsLong(p);
-        last = p;
+      if (!s.paramName().equals(last)) {
+        last = s.paramName();
+        lastBase = base.applyAsLong(last);
       }
       out.add(new ReadDescriptor(s.session(), s.srcAddr(), lastBase + s.dstByte(), s.nbytes()));
     }
@@ -247,12 +257,11 @@ public final class ReshardPlanner implements PlanBuilder {
   /** A copy resolved to its needed box, with its exact segment count and bytes (computed, not built). */
   private record ResolvedCopy(RecordedCopy copy, long[] lo, long[] hi, long[] dstStride, long count, long bytes) {
 
-    static ResolvedCopy of(RecordedCopy copy, SourceGeometry geo) {
-      NeededSlice need = SliceResolver.resolve(copy, geo.info.globalShape());
+    static ResolvedCopy of(RecordedCopy copy, SourceGeometry geo, ContiguousRuns runs) {
+      SliceResolver.RawSlice need = SliceResolver.resolveRaw(copy, geo.global);
       long[] lo = need.lo();
       long[] hi = need.hi();
       long[] ds = need.destStrideSrc();
-      ContiguousRuns runs = new ContiguousRuns(geo.rank);
       long count = 0;
       long elements = 0;
       for (int i = 0; i < geo.shards.length; i++) {
@@ -264,7 +273,7 @@ public final class ReshardPlanner implements PlanBuilder {
       return new ResolvedCopy(copy, lo, hi, ds, count, elements * geo.info.elsize());
     }
 
-    void emit(SourceGeometry geo, ContiguousRuns runs, List<PullSegment> out) {
+    void emit(SourceGeometry geo, ContiguousRuns runs, SegmentList.Builder out) {
       int elsize = geo.info.elsize();
       for (int i = 0; i < geo.shards.length; i++) {
         if (runs.overlap(lo, hi, geo.lo[i], geo.hi[i], geo.strides[i], dstStride)) {
@@ -359,14 +368,14 @@ public final class ReshardPlanner implements PlanBuilder {
         if (forced.contains(name)) {
           replayLocally(st, copy);
         } else if (info.dtype() != copy.destDtype()) {
-          ResolvedCopy r = ResolvedCopy.of(stagingCopy(copy, info), st.geo);
-          List<PullSegment> segs = new ArrayList<>((int) Math.min(r.count, 1 << 16));
+          ResolvedCopy r = ResolvedCopy.of(stagingCopy(copy, info), st.geo, runs(st.geo.rank));
+          SegmentList.Builder segs = new SegmentList.Builder((int) Math.min(r.count, 1 << 16));
           r.emit(st.geo, runs(st.geo.rank), segs);
           st.exactCount += r.count;
           st.exactBytes += r.bytes;
-          converts.add(new PlannedConvert(name, new ConvertSource(copy.paramName(), copy.destShape(), info.dtype(), segs)));
+          converts.add(new PlannedConvert(name, new ConvertSource(copy.paramName(), copy.destShape(), info.dtype(), segs.build())));
         } else {
-          ResolvedCopy r = ResolvedCopy.of(copy, st.geo);
+          ResolvedCopy r = ResolvedCopy.of(copy, st.geo, runs(st.geo.rank));
           st.exactCount += r.count;
           st.exactBytes += r.bytes;
           st.exact.add(r);
@@ -397,7 +406,7 @@ public final class ReshardPlanner implements PlanBuilder {
         // The exact baseline this copy would have cost, so savings and extra wire bytes stay meaningful.
         try {
           RecordedCopy c = info.dtype() == copy.destDtype() ? copy : stagingCopy(copy, info);
-          ResolvedCopy r = ResolvedCopy.of(c, st.geo);
+          ResolvedCopy r = ResolvedCopy.of(c, st.geo, runs(st.geo.rank));
           st.exactCount += r.count;
           st.exactBytes += r.bytes;
         } catch (UnsupportedReshardException notABox) {
@@ -441,7 +450,7 @@ public final class ReshardPlanner implements PlanBuilder {
           }
         }
       }
-      List<PullSegment> segments = new ArrayList<>((int) Math.min(planned, Integer.MAX_VALUE - 8));
+      SegmentList.Builder segments = new SegmentList.Builder((int) Math.min(planned, Integer.MAX_VALUE - 8));
       List<FullPullSource> fullPulls = new ArrayList<>();
       List<String> unbounded = new ArrayList<>();
       for (SourceState st : order) {
@@ -492,7 +501,7 @@ public final class ReshardPlanner implements PlanBuilder {
           convertList.add(c.convert);
         }
       }
-      return new TransferPlan(segments, List.copyOf(fallback.keySet()), convertList, fullPulls, unbounded,
+      return new TransferPlan(segments.build(), List.copyOf(fallback.keySet()), convertList, fullPulls, unbounded,
           exactCount, exactBytes, fallback);
     }
   }

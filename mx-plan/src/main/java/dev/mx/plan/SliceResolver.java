@@ -1,5 +1,6 @@
 package dev.mx.plan;
 
+import dev.mx.api.Box;
 import dev.mx.api.Shape;
 import dev.mx.api.error.UnsupportedReshardException;
 import dev.mx.api.plan.RecordedCopy;
@@ -20,7 +21,65 @@ public final class SliceResolver {
    *     permuted box, or its shape differs from the copy's destination shape
    */
   public static NeededSlice resolve(RecordedCopy copy, Shape global) {
+    long[] g = global.dims();
+    RawSlice b = resolveRaw(copy, g);
+    return new NeededSlice(new Box(b.lo, b.hi), b.destStrideSrc, b.perm);
+  }
+
+  /** The resolved box as bare arrays (no defensive copies), for the planner's loops. */
+  record RawSlice(long[] lo, long[] hi, long[] destStrideSrc, int[] perm) {}
+
+  static RawSlice resolveRaw(RecordedCopy copy, long[] g) {
+    RawSlice fast = narrowsOnly(copy, g);
+    return fast != null ? fast : replayed(copy, g);
+  }
+
+  /**
+   * The common chains — empty or only in-range, non-empty {@code narrow}s with plain arguments — resolve
+   * without a replay: the view is the box itself, unpermuted. With every extent at least 1 the general
+   * rules give exactly this (the offset decomposes into unique mixed-radix digits, and only size-1 dims can
+   * share a stride). Anything else, including empty extents, takes the general path, which also produces
+   * the error messages.
+   */
+  static RawSlice narrowsOnly(RecordedCopy copy, long[] g) {
+    int n = g.length;
+    long[] lo = new long[n];
+    long[] hi = g.clone();
+    for (long extent : g) {
+      if (extent < 1) {
+        return null;
+      }
+    }
+    for (dev.mx.api.plan.OpSpec op : copy.opChain()) {
+      if (!op.name().equals("narrow") || op.args().size() != 3 || !op.kwargs().isEmpty()
+          || !(op.args().get(0) instanceof Long dim) || !(op.args().get(1) instanceof Long start)
+          || !(op.args().get(2) instanceof Long length)
+          || dim < 0 || dim >= n || start < 0 || length < 1 || start + length > hi[dim.intValue()] - lo[dim.intValue()]) {
+        return null;
+      }
+      int d = dim.intValue();
+      lo[d] += start;
+      hi[d] = lo[d] + length;
+    }
+    Shape destShape = copy.destShape();
+    if (destShape.rank() != n) {
+      return null;
+    }
+    for (int d = 0; d < n; d++) {
+      if (destShape.dim(d) != hi[d] - lo[d]) {
+        return null;
+      }
+    }
+    int[] perm = new int[n];
+    for (int d = 0; d < n; d++) {
+      perm[d] = d;
+    }
+    return new RawSlice(lo, hi, copy.destStride(), perm);
+  }
+
+  static RawSlice replayed(RecordedCopy copy, long[] g) {
     String src = copy.srcName();
+    Shape global = Shape.of(g);
     StridedView v = StridedView.replay(global, copy.opChain(), src);
     if (v.materialized()) {
       throw new UnsupportedReshardException(src, "op-chain includes a copy (" + v.materializedBy() + " in "
@@ -34,7 +93,6 @@ public final class SliceResolver {
     }
     long[] vStride = v.strides();
     long vOffset = v.offset();
-    long[] g = global.dims();
     long[] gs = global.rowMajorStrides();
 
     int[] perm = new int[n];
@@ -102,7 +160,7 @@ public final class SliceResolver {
           + Arrays.toString(vShape) + " but the destination in '" + copy.paramName() + "' has shape "
           + copy.destShape());
     }
-    return new NeededSlice(boxLo, boxHi, destStrideSrc, perm);
+    return new RawSlice(boxLo, boxHi, destStrideSrc, perm);
   }
 
   private static int firstDimWithStride(long[] gs, long stride) {

@@ -117,7 +117,7 @@ class MoeExpertsTest {
         OpSpec.of("getitem", 1L), OpSpec.narrow(0, (long) RANK * LOCAL, LOCAL), OpSpec.of("unsqueeze", 0L));
     RecordedCopy c = RecordedCopy.contiguous("experts.w13", chain, "w13", 0, Shape.of(1, LOCAL, HIDDEN), DType.F32);
     NeededSlice need = SliceResolver.resolve(c, g);
-    assertEquals(List.of(3L, (long) INTER + RANK * LOCAL, 0L), List.of(need.lo(0), need.lo(1), need.lo(2)));
-    assertEquals(List.of(4L, (long) 2 * INTER, (long) HIDDEN), List.of(need.hi(0), need.hi(1), need.hi(2)));
+    assertEquals(List.of(3L, (long) INTER + RANK * LOCAL, 0L), List.of(need.box().lo(0), need.box().lo(1), need.box().lo(2)));
+    assertEquals(List.of(4L, (long) 2 * INTER, (long) HIDDEN), List.of(need.box().hi(0), need.box().hi(1), need.box().hi(2)));
   }
 }

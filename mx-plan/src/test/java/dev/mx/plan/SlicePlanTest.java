@@ -111,8 +111,8 @@ class SlicePlanTest {
     Shape g = Shape.of(8, 4);
     RecordedCopy c = copy(List.of(OpSpec.of("getitem", Arrays.asList(0L, 4L))), "p", 0, Shape.of(4, 4));
     NeededSlice need = SliceResolver.resolve(c, g);
-    assertArrayEquals(new long[] {0, 0}, need.lo());
-    assertArrayEquals(new long[] {4, 4}, need.hi());
+    assertArrayEquals(new long[] {0, 0}, need.box().lo());
+    assertArrayEquals(new long[] {4, 4}, need.box().hi());
     assertEquals(List.of(seg("a", 1000, "p", 0, 64)), ReshardPlanner.planPull(c, oneShard(g, 1000)));
   }
 
@@ -121,8 +121,8 @@ class SlicePlanTest {
     RecordedCopy c = copy(List.of(OpSpec.of("transpose", 0L, 1L)), "p", 0, Shape.of(8, 4));
     NeededSlice need = SliceResolver.resolve(c, G);
     assertArrayEquals(new int[] {1, 0}, need.perm());
-    assertArrayEquals(new long[] {0, 0}, need.lo());
-    assertArrayEquals(new long[] {4, 8}, need.hi());
+    assertArrayEquals(new long[] {0, 0}, need.box().lo());
+    assertArrayEquals(new long[] {4, 8}, need.box().hi());
     // destination (8, 4) row-major strides (4, 1) in view order are (1, 4) in source order
     assertArrayEquals(new long[] {1, 4}, need.destStrideSrc());
     List<PullSegment> s = ReshardPlanner.planPull(c, oneShard(G, 1000));
@@ -135,8 +135,8 @@ class SlicePlanTest {
   void narrowThenTransposeResolves() {
     RecordedCopy c = copy(List.of(OpSpec.narrow(1, 2, 4), OpSpec.of("t")), "p", 0, Shape.of(4, 4));
     NeededSlice need = SliceResolver.resolve(c, G);
-    assertArrayEquals(new long[] {0, 2}, need.lo());
-    assertArrayEquals(new long[] {4, 6}, need.hi());
+    assertArrayEquals(new long[] {0, 2}, need.box().lo());
+    assertArrayEquals(new long[] {4, 6}, need.box().hi());
     RecordedCopy p = copy(List.of(OpSpec.of("permute", 1L, 0L)), "p", 0, Shape.of(8, 4));
     assertArrayEquals(new int[] {1, 0}, SliceResolver.resolve(p, G).perm());
   }
@@ -222,8 +222,8 @@ class SlicePlanTest {
     RecordedCopy c = copy(List.of(OpSpec.narrow(0, 2, 1), OpSpec.of("transpose", 0L, 1L)), "p", 0, Shape.of(1, 1, 8));
     NeededSlice need = SliceResolver.resolve(c, g);
     assertArrayEquals(new int[] {0, 1, 2}, need.perm());
-    assertArrayEquals(new long[] {2, 0, 0}, need.lo());
-    assertArrayEquals(new long[] {3, 1, 8}, need.hi());
+    assertArrayEquals(new long[] {2, 0, 0}, need.box().lo());
+    assertArrayEquals(new long[] {3, 1, 8}, need.box().hi());
     assertEquals(List.of(seg("a", 1000 + 16 * 4, "p", 0, 32)), ReshardPlanner.planPull(c, oneShard(g, 1000)));
   }
 }
