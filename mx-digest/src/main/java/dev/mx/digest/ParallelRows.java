@@ -27,7 +27,7 @@ final class ParallelRows {
    * the segment is confined to its owner thread.
    */
   static RowSums sumRows(MemorySegment bytes, long offset, long rows, Executor executor, int tasks) {
-    RowKernel kernel = RowKernels.best();
+    RowKernel kernel = RowKernels.forBytes(rows * RowKernel.ROW_BYTES);
     int ranges = (int) Math.min(Math.max(tasks, 1), rows);
     if (ranges <= 1 || executor == null || !bytes.isAccessibleBy(ANY_OTHER_THREAD)) {
       return kernel.sumRows(bytes, offset, rows);

@@ -20,6 +20,12 @@ import org.bouncycastle.crypto.digests.Blake2bDigest;
  * order of whole 4 KiB rows. It does <em>not</em> detect a reordering of words inside one row, since a row
  * contributes only its sum.
  *
+ * <p>Speed: one pass over memory. Whole rows go to a SIMD row kernel: the Vector API one for inputs that
+ * fit in cache when the JVM runs with {@code --add-modules jdk.incubator.vector}, otherwise a plain loop
+ * that C2 vectorises (see {@link #kernelName(long)}); large inputs can be split by row ranges over threads
+ * ({@link #digest(MemorySegment, int)}), which gives the same result because the row scalars are sums mod
+ * 2^64 that combine exactly ({@link RowSums#followedBy}).
+ *
  * <p>Publishing: {@link #publishedDigest(MemorySegment)} follows {@code -Dmx.publish.digest} /
  * {@code MX_RESHARD_PUBLISH_DIGEST}, read at each call. In mx it is <b>on</b> unless set false, because this
  * digest runs at memory speed; ModelExpress defaults it to off, so a Python publisher announces no digests
@@ -134,9 +140,9 @@ public final class ShardDigest {
     return publicationEnabled(settings) ? digest(bytes) : null;
   }
 
-  /** The row kernel native memory is digested with, e.g. {@code vector-512} or {@code scalar}. */
-  public static String kernelName() {
-    return RowKernels.best().name();
+  /** The row kernel an input of {@code byteCount} bytes is digested with, e.g. {@code vector-512} or {@code scalar}. */
+  public static String kernelName(long byteCount) {
+    return RowKernels.forBytes(byteCount).name();
   }
 
   /** Why the Vector API kernel is not in use (e.g. the module is not resolved), or null when it is. */

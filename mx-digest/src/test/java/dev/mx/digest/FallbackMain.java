@@ -11,7 +11,7 @@ public final class FallbackMain {
   private FallbackMain() {}
 
   public static void main(String[] args) {
-    System.out.println("kernel " + ShardDigest.kernelName());
+    System.out.println("kernel " + ShardDigest.kernelName(4096));
     System.out.println("cause " + ShardDigest.vectorKernelUnavailabilityCause());
     try (Arena arena = Arena.ofShared()) {
       for (GoldenVectors.Vector v : GoldenVectors.all()) {

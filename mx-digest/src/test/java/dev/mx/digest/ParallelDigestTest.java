@@ -18,7 +18,7 @@ class ParallelDigestTest {
     int rows = 9;
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment s = TestBytes.randomNative(arena, (long) rows * ROW, 7);
-      RowKernel kernel = RowKernels.best();
+      RowKernel kernel = RowKernels.vectorIfAvailable();
       RowSums whole = kernel.sumRows(s, 0, rows);
       // Each subset of the 8 inner row boundaries is one split into contiguous ranges.
       for (int cuts = 0; cuts < 1 << (rows - 1); cuts++) {

@@ -21,17 +21,20 @@ class RowKernelTest {
   private static final int ROW = ShardDigest.ROW_BYTES;
 
   @Test
-  void theVectorKernelIsUsedWhenTheModuleIsResolved() {
-    // This module's surefire configuration adds jdk.incubator.vector, so the fast kernel must be active.
+  void theVectorKernelTakesInputsThatFitInCacheWhenTheModuleIsResolved() {
+    // This module's surefire configuration adds jdk.incubator.vector, so the vector kernel must be available.
     assertTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent());
     assertNull(ShardDigest.vectorKernelUnavailabilityCause());
-    assertTrue(ShardDigest.kernelName().startsWith("vector-"), ShardDigest.kernelName());
+    assertTrue(ShardDigest.kernelName(ROW).startsWith("vector-"), ShardDigest.kernelName(ROW));
+    assertTrue(ShardDigest.kernelName(RowKernels.VECTOR_MAX_BYTES).startsWith("vector-"));
+    assertEquals("scalar", ShardDigest.kernelName(RowKernels.VECTOR_MAX_BYTES + ROW));
+    assertEquals("scalar", ShardDigest.kernelName(1L << 30));
   }
 
   @Test
   void vectorAndScalarKernelsAgreeOnEveryKindOfSegment() {
     Random random = new Random(12);
-    RowKernel vector = RowKernels.best();
+    RowKernel vector = RowKernels.vectorIfAvailable();
     RowKernel scalar = ScalarRowKernel.INSTANCE;
     try (Arena arena = Arena.ofConfined()) {
       for (int i = 0; i < 50; i++) {
