@@ -10,6 +10,7 @@ import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
+import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
@@ -227,7 +228,10 @@ public final class Receiver implements AutoCloseable {
     }
   }
 
-  /** Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. */
+  /**
+   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
+   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
+   */
   static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
     if (!a.keySet().equals(b.keySet())) {
       return false;
@@ -238,8 +242,10 @@ public final class Receiver implements AutoCloseable {
       if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
         return false;
       }
-      for (int i = 0; i < x.shards().size(); i++) {
-        if (!x.shards().get(i).withDigest(null).equals(y.shards().get(i).withDigest(null))) {
+      java.util.Set<Shard> xs = new java.util.HashSet<>();
+      x.shards().forEach(s -> xs.add(s.withDigest(null)));
+      for (Shard s : y.shards()) {
+        if (!xs.contains(s.withDigest(null))) {
           return false;
         }
       }

@@ -122,6 +122,11 @@ class VerificationTest {
         new Shard(new long[] {0}, Shape.of(4), "a", 4096, 4, "00112233445566778899aabbccddeeff"))))),
         "digests alone do not change the geometry");
     assertFalse(ReceiverTestAccess.sameGeometry(sources, moved), "a moved buffer does");
+    Shard a = new Shard(new long[] {0}, Shape.of(2), "a", 4096, 4, null);
+    Shard b = new Shard(new long[] {2}, Shape.of(2), "b", 4096, 4, null);
+    assertTrue(ReceiverTestAccess.sameGeometry(
+        Map.of("w", new SourceInfo(Shape.of(4), DType.F32, List.of(a, b))),
+        Map.of("w", new SourceInfo(Shape.of(4), DType.F32, List.of(b, a)))), "publishers listed in another order do not");
     assertFalse(ReceiverTestAccess.sameGeometry(sources, Map.of()), "a vanished source does");
   }
 
