@@ -37,6 +37,7 @@ final class InProcessWorker implements WorkerHandle {
     Future<Map<String, Object>> f = thread.submit(() -> switch (op) {
       case "start" -> worker.start();
       case "step" -> worker.step(((Number) command.get("step")).longValue());
+      case "commit" -> worker.commit(((Number) command.get("step")).longValue());
       case "fault" -> worker.fault(String.valueOf(command.get("kind")));
       case "dump" -> worker.dump(Path.of(String.valueOf(command.get("dir"))));
       default -> throw new IllegalArgumentException("unknown worker command '" + op + "'");

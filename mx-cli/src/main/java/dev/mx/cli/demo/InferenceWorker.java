@@ -42,6 +42,7 @@ final class InferenceWorker implements Worker {
   private Transport transport;
   private MetadataStore store;
   private LiveWeights live;
+  private StagedInstall staged;
   private Receiver receiver;
   private final Set<String> knownPublishers = new LinkedHashSet<>();
 
@@ -56,16 +57,18 @@ final class InferenceWorker implements Worker {
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());
     live = new LiveWeights(geometry.params());
+    staged = new StagedInstall();
     receiver = Receiver.builder()
         .config(ReceiverConfig.defaults()
             .withWire(spec.wire())
             .withVerify(VerifyMode.parse(spec.verify()))
             .withRank(spec.rank())
-            .withTimeout(Workers.seconds(spec.timeoutSeconds())))
+            .withTimeout(Workers.seconds(spec.timeoutSeconds()))
+            .withDoubleBuffer(true))
         .transport(transport)
         .discovery(this::discover)
         .geometry(geometry)
-        .installer(live)
+        .installer(staged)
         .rediscoverEachStep(true)
         .build();
     receiver.prepare();
@@ -121,6 +124,36 @@ final class InferenceWorker implements Worker {
     m.put("e2e_s", e2e);
     m.put("coverage", receiver.coverage().coverage());
     return m;
+  }
+
+  /**
+   * The receiver's installer: keeps a verified step's receive buffers (double-buffered, so the next
+   * step does not write them) until the orchestrator commits it into the live weights.
+   */
+  private static final class StagedInstall implements dev.mx.api.refit.Installer {
+    private long step = -1;
+    private Map<String, java.lang.foreign.MemorySegment> buffers;
+
+    @Override
+    public synchronized void install(long s, Map<String, java.lang.foreign.MemorySegment> receiveBuffers) {
+      step = s;
+      buffers = receiveBuffers;
+    }
+
+    synchronized void commitInto(LiveWeights live, long s) {
+      if (buffers == null || step != s) {
+        throw new IllegalStateException("no verified weights of step " + s + " are staged (last staged: " + step + ")");
+      }
+      live.install(s, buffers);
+      buffers = null;
+    }
+  }
+
+  @Override
+  public Map<String, Object> commit(long step) {
+    long t0 = System.nanoTime();
+    staged.commitInto(live, step);
+    return Map.of("step", step, "install_s", (System.nanoTime() - t0) / 1e9);
   }
 
   /** Writes the live (installed) weights: exactly what the engine would serve now. */

@@ -43,7 +43,8 @@ public final class ReceiveCommand implements Callable<Integer> {
     try (Worker w = Workers.create(ws)) {
       w.start();
       for (int s = 0; s < steps; s++) {
-        report.addStep(s, rank, w.step(s));
+        Map<String, Object> m = w.step(s);
+        report.addStep(s, rank, DemoCommand.withInstallTime(m, w.commit(s)));
         report.lastStep = s;
       }
       if (dump != null) {

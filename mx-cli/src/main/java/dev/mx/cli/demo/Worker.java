@@ -15,6 +15,14 @@ public interface Worker extends AutoCloseable {
   /** Runs one step (trainers: write and republish step weights; receivers: refit). */
   Map<String, Object> step(long step) throws Exception;
 
+  /**
+   * Makes the step's staged weights live (receivers). The orchestrator commits only after every receiver
+   * staged and verified the step, so one failing rank leaves every rank on the previous step.
+   */
+  default Map<String, Object> commit(long step) throws Exception {
+    return Map.of();
+  }
+
   /** Injects a fault into this worker (trainers only): {@code corrupt}. */
   default Map<String, Object> fault(String kind) throws Exception {
     throw new IllegalArgumentException("this worker does not inject fault '" + kind + "'");

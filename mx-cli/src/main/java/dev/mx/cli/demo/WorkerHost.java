@@ -41,6 +41,7 @@ public final class WorkerHost {
           Map<String, Object> result = switch (op) {
             case "start" -> worker.start();
             case "step" -> worker.step(((Number) cmd.get("step")).longValue());
+            case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
             case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
             case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
             case "exit" -> null;
