@@ -113,7 +113,7 @@ public final class UcxTransport extends AbstractTransport {
         params.setConfig("TLS", opts.tls());
       }
       opts.ucxConfig().forEach(params::setConfig);
-      ctx = new UcpContext(params);
+      ctx = VersionWarningFilter.run(() -> new UcpContext(params));
       opened.add(ctx);
       w = ctx.newWorker(new UcpWorkerParams().requestThreadSafety());
       opened.add(w);
