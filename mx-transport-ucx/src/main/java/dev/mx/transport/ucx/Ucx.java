@@ -15,6 +15,11 @@ import java.util.List;
  * then {@code libucp} through the foreign-function API (before any jucx class is touched, so a missing
  * library is an explained cause, not a JVM failure), then the symbols jucx calls for what this transport
  * uses, then jucx's own native library. The real failure is kept for {@link #unavailabilityCause()}.
+ *
+ * <p>Before libucp is first loaded, {@code UCX_ERROR_SIGNALS} is set empty in the C environment (unless the
+ * user set it): libucs installs its own SIGSEGV handler when it loads, and the JVM takes SIGSEGV for
+ * ordinary null checks in compiled code, so until jucx removes that handler any such check would end the
+ * process. With the variable empty, the handler is never installed.
  */
 public final class Ucx {
   /** The system property that disables every native backend of mx. */
@@ -58,8 +63,28 @@ public final class Ucx {
 
   private Ucx() {}
 
+  /** Keeps libucs from installing signal handlers that would take the JVM's SIGSEGVs (see the class doc). */
+  private static void keepJvmSignalHandlers() throws Throwable {
+    Linker linker = Linker.nativeLinker();
+    SymbolLookup libc = linker.defaultLookup();
+    MethodHandle getenv = linker.downcallHandle(libc.find("getenv").orElseThrow(),
+        FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    MethodHandle setenv = linker.downcallHandle(libc.find("setenv").orElseThrow(),
+        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment name = a.allocateFrom("UCX_ERROR_SIGNALS");
+      if (((MemorySegment) getenv.invokeExact(name)).equals(MemorySegment.NULL)) {
+        int rc = (int) setenv.invokeExact(name, a.allocateFrom(""), 0);
+        if (rc != 0) {
+          throw new IllegalStateException("setenv(UCX_ERROR_SIGNALS) failed");
+        }
+      }
+    }
+  }
+
   /** Looks libucp up, checks the symbols jucx needs, and returns its version string. */
   private static String probeLibucp() throws Throwable {
+    keepJvmSignalHandlers();
     SymbolLookup ucp = null;
     List<String> tried = new ArrayList<>();
     for (String name : List.of("libucp.so.0", "libucp.so")) {
