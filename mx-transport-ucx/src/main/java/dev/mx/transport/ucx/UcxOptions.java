@@ -2,9 +2,11 @@ package dev.mx.transport.ucx;
 
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The knobs of one ucx endpoint, from {@link TransportConfig#properties()} first, then system properties and
@@ -12,13 +14,21 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code ucx.tls} (or {@code -Dmx.ucx.tls}, {@code MX_UCX_TLS}): UCX transports, as {@code UCX_TLS}.
- *       Default {@value #DEFAULT_TLS}: shared memory within a host, TCP between hosts. When none of these is
- *       set but {@code UCX_TLS} is, UCX's own setting is left alone.
+ *       Default {@value #DEFAULT_TLS}: every transport but shared memory (TCP on a plain host, RDMA where a
+ *       NIC offers it). Shared memory ({@code sm,tcp}) is faster within one host but, in UCX 1.13, a peer
+ *       killed while writing into a survivor's shared-memory FIFO leaves that FIFO blocked for good, so the
+ *       survivor can no longer talk to anyone; it is opt-in. When none of these is set but {@code UCX_TLS}
+ *       is, UCX's own setting is left alone.
  *   <li>{@code ucx.errorHandling}: {@code peer} (default) lets a dead peer fail the reads that wait on it;
  *       {@code none} is UCX's default mode, in which a transport error may abort the process.
  *   <li>{@code ucx.maxRegions}: regions one endpoint can register at a time (default {@value #DEFAULT_MAX_REGIONS}).
  *   <li>{@code ucx.config.NAME}: any UCX setting, as {@code UCX_NAME} would give it, for this endpoint only.
  * </ul>
+ *
+ * <p>With peer error handling, two UCX settings get defaults unless the environment sets them:
+ * {@code MM_ERROR_HANDLING=y} when shared memory may be used (UCX 1.13 would otherwise leave shared memory
+ * out of every endpoint) and {@code KEEPALIVE_INTERVAL=1s} (a dead shared-memory peer is noticed only by
+ * keepalive, 20 s by default).
  *
  * @param tls the UCX_TLS value to apply, or null to leave UCX's own
  * @param peerErrorHandling whether endpoints use UCX's peer error handling mode
@@ -30,11 +40,31 @@ record UcxOptions(String tls, boolean peerErrorHandling, int maxRegions, Map<Str
   static final String ERROR_HANDLING = "ucx.errorHandling";
   static final String MAX_REGIONS = "ucx.maxRegions";
   static final String CONFIG_PREFIX = "ucx.config.";
-  static final String DEFAULT_TLS = "sm,tcp";
+  static final String DEFAULT_TLS = "^sm";
   static final int DEFAULT_MAX_REGIONS = 16384;
+  static final String DEFAULT_KEEPALIVE = "1s";
 
   UcxOptions {
     ucxConfig = Map.copyOf(ucxConfig);
+  }
+
+  /** Whether a UCX_TLS value can select a shared-memory ("mm": posix or sysv) transport. */
+  static boolean usesSharedMemory(String tls) {
+    if (tls == null) {
+      return true; // UCX's default is every transport
+    }
+    String t = tls.trim().toLowerCase(Locale.ROOT);
+    boolean negated = t.startsWith("^"); // "^a,b": every transport but a and b
+    Set<String> names = new HashSet<>();
+    for (String name : (negated ? t.substring(1) : t).split(",")) {
+      names.add(name.trim());
+    }
+    boolean allShared = names.contains("sm") || names.contains("shm") || names.contains("mm")
+        || (names.contains("posix") && names.contains("sysv"));
+    if (negated) {
+      return !allShared;
+    }
+    return allShared || names.contains("all") || names.contains("posix") || names.contains("sysv");
   }
 
   static UcxOptions from(TransportConfig config, Settings settings) {
@@ -61,10 +91,15 @@ record UcxOptions(String tls, boolean peerErrorHandling, int maxRegions, Map<Str
       throw new IllegalArgumentException(MAX_REGIONS + "=" + maxRegions + " must be between 1 and 16777216");
     }
     Map<String, String> ucx = new LinkedHashMap<>();
-    if (peer && settings.env("UCX_MM_ERROR_HANDLING") == null) {
+    if (peer && usesSharedMemory(tls != null ? tls : settings.env("UCX_TLS"))
+        && settings.env("UCX_MM_ERROR_HANDLING") == null) {
       // UCX 1.13 does not advertise peer-failure handling on shared memory unless asked to; without it,
       // peer error handling would push every same-host read onto TCP.
       ucx.put("MM_ERROR_HANDLING", "y");
+    }
+    if (peer && settings.env("UCX_KEEPALIVE_INTERVAL") == null) {
+      // A dead shared-memory peer is only noticed by keepalive (default 20 s): notice it within about a second.
+      ucx.put("KEEPALIVE_INTERVAL", DEFAULT_KEEPALIVE);
     }
     for (Map.Entry<String, String> e : config.properties().entrySet()) {
       if (e.getKey().startsWith(CONFIG_PREFIX)) {

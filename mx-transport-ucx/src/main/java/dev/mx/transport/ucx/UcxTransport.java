@@ -418,11 +418,8 @@ public final class UcxTransport extends AbstractTransport {
     void fail(int status, String message) {
       if (failure == null) {
         failure = message + " (UCS status " + status + ")";
+        LOG.info("ucx endpoint '{}' lost peer '{}': {}", localSession(), peer.session, failure);
       }
-    }
-
-    UcpRemoteKey key(int region) {
-      return region < 0 ? directoryKey : keys[region];
     }
 
     void release() {
@@ -521,53 +518,80 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** GETs from one peer: validated addresses, the region (remote key) of each, and, once issued, the flush. */
+  /** Completion of one flush on an endpoint: everything issued on it before the flush has landed. */
+  private static final class Flush extends UcxCallback {
+    volatile boolean done;
+    volatile String failure;
+
+    @Override
+    public void onSuccess(UcpRequest request) {
+      done = true;
+    }
+
+    @Override
+    public void onError(int status, String message) {
+      failure = message + " (UCS status " + status + ")";
+      done = true;
+    }
+  }
+
+  /**
+   * GETs from one peer, in two phases: {@link #start} issues only the probe (a GET of the peer's directory
+   * slots this batch depends on); {@link #await} checks the probe of every batch, then issues the data GETs.
+   */
   private final class RemoteBatch implements PendingRead {
     final RemotePeer peer;
+    final List<ReadDescriptor> group;
     final long[] src;
     final long[] dst;
     final long[] len;
-    /** Index of each descriptor's source region in the peer's metadata; -1 reads the peer's directory. */
+    /** Index of each descriptor's source region in the peer's metadata. */
     final int[] region;
+    final boolean[] regionUsed;
     final long bytes;
     Connection connection;
-    volatile boolean flushed;
-    volatile String failure;
-    boolean done;
+    Arena scratch;
+    MemorySegment directoryImage;
+    Flush probe;
+    Flush data;
+    /** Failure of the current phase (connection or flush), once settled. */
+    String failure;
 
-    RemoteBatch(RemotePeer peer, long[] src, long[] dst, long[] len, int[] region, long bytes) {
+    RemoteBatch(RemotePeer peer, List<ReadDescriptor> group, long[] src, long[] dst, long[] len, int[] region,
+        boolean[] regionUsed, long bytes) {
       this.peer = peer;
+      this.group = group;
       this.src = src;
       this.dst = dst;
       this.len = len;
       this.region = region;
+      this.regionUsed = regionUsed;
       this.bytes = bytes;
     }
 
-    final UcxCallback onFlush = new UcxCallback() {
-      @Override
-      public void onSuccess(UcpRequest request) {
-        flushed = true;
+    /**
+     * Whether the current phase has finished, successfully or not. A failed endpoint wins over a completed
+     * flush: when UCX fails an endpoint it purges what was outstanding and completes its flushes without an
+     * error (in the same progress call that reports the failure), so such a flush proves nothing.
+     */
+    boolean settled() {
+      if (connection.failure != null) {
+        failure = connection.failure;
+        return true;
       }
-
-      @Override
-      public void onError(int status, String message) {
-        failure = message + " (UCS status " + status + ")";
-        flushed = true;
-      }
-    };
-
-    /** Whether the batch has finished, successfully or not; records a failure of its connection. */
-    boolean settle() {
-      if (!done) {
-        if (flushed) {
-          done = true;
-        } else if (connection != null && connection.failure != null) {
-          failure = connection.failure;
-          done = true;
+      Flush f = data != null ? data : probe;
+      if (f.done) {
+        if (f.failure != null && failure == null) {
+          failure = f.failure;
         }
+        return true;
       }
-      return done;
+      return false;
+    }
+
+    /** What the batch was doing, for messages. */
+    String phase() {
+      return data != null ? "reading" : "checking the peer's regions, nothing issued yet";
     }
 
     @Override
@@ -619,8 +643,7 @@ public final class UcxTransport extends AbstractTransport {
       used[r] = true;
       total += d.nbytes();
     }
-    checkStillPublished(peer, used, group, region);
-    return new RemoteBatch(peer, src, dst, len, region, total);
+    return new RemoteBatch(peer, group, src, dst, len, region, used, total);
   }
 
   private LocalBatch prepareLocal(String session, List<ReadDescriptor> group, LocalRegions regions) {
@@ -651,54 +674,19 @@ public final class UcxTransport extends AbstractTransport {
     return new LocalBatch(session, src, srcOff, dst, dstOff, len, total);
   }
 
-  /**
-   * Reads the peer's region directory (one GET of the slots this batch depends on) and rejects the batch,
-   * naming the first descriptor concerned, when a region it reads has been deregistered since the peer's
-   * metadata was published. Nothing of the batch has been issued yet.
-   */
-  private void checkStillPublished(RemotePeer peer, boolean[] used, List<ReadDescriptor> group, int[] region) {
-    int maxSlot = -1;
-    for (int r = 0; r < used.length; r++) {
-      if (used[r]) {
-        maxSlot = Math.max(maxSlot, peer.slots[r]);
-      }
-    }
-    if (maxSlot < 0) {
-      return;
-    }
-    long bytes = (maxSlot + 1L) * Long.BYTES;
-    try (Arena scratch = Arena.ofConfined()) {
-      MemorySegment image = scratch.allocate(bytes, 64);
-      RemoteBatch probe = new RemoteBatch(peer, new long[] {peer.meta.directoryBase()}, new long[] {image.address()},
-          new long[] {bytes}, new int[] {-1}, bytes);
-      issue(probe);
-      awaitRemote(List.of(probe), defaultTimeout());
-      for (int r = 0; r < used.length; r++) {
-        if (used[r] && !RegionDirectory.isLive(image, peer.slots[r], peer.cookies[r])) {
-          int first = 0;
-          while (region[first] != r) {
-            first++;
-          }
-          PeerMetadata.Region gone = peer.meta.regions().get(r);
-          throw new TransportException(peer.session, "ucx transport: descriptor #" + first + " " + group.get(first)
-              + " reads region " + describe(gone.base(), gone.length()) + " which peer '" + peer.session
-              + "' has deregistered since it published its metadata; nothing in this batch was read");
-        }
-      }
-    }
-  }
-
+  /** Connects (if needed) and issues the batch's probe: one GET of the peer's directory, and a flush. */
   @Override
   protected void start(PendingRead prepared) {
-    if (prepared instanceof LocalBatch b) {
-      b.copy();
-    } else {
-      issue((RemoteBatch) prepared);
+    if (!(prepared instanceof RemoteBatch b)) {
+      return; // local copies happen in await(), once every peer of the call has been checked
     }
-  }
-
-  /** Issues every GET of the batch and one flush on the peer's endpoint. */
-  private void issue(RemoteBatch b) {
+    int maxSlot = 0;
+    for (int r = 0; r < b.regionUsed.length; r++) {
+      if (b.regionUsed[r]) {
+        maxSlot = Math.max(maxSlot, b.peer.slots[r]);
+      }
+    }
+    long imageBytes = (maxSlot + 1L) * Long.BYTES;
     workerLock.lock();
     try {
       ensureOpen();
@@ -708,28 +696,16 @@ public final class UcxTransport extends AbstractTransport {
         if (c.failure != null) {
           throw new IllegalStateException(c.failure);
         }
-        UcpEndpoint ep = c.endpoint;
-        long sinceProgress = 0;
-        for (int i = 0; i < b.len.length; i++) {
-          ep.getNonBlockingImplicit(b.src[i], c.key(b.region[i]), b.dst[i], b.len[i]);
-          sinceProgress += b.len[i];
-          if ((i + 1) % PROGRESS_EVERY_GETS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
-            loop.progressLocked();
-            sinceProgress = 0;
-          }
-        }
-        UcpRequest flush = ep.flushNonBlocking(b.onFlush);
-        if (flush.isCompleted()) { // completed inline: nothing was outstanding
-          if (flush.getStatus() != UcsConstants.STATUS.UCS_OK && b.failure == null) {
-            b.failure = "flush failed (UCS status " + flush.getStatus() + ")";
-          }
-          b.flushed = true;
-        }
+        b.scratch = Arena.ofShared();
+        b.directoryImage = b.scratch.allocate(imageBytes, 64);
+        b.probe = new Flush();
+        c.endpoint.getNonBlockingImplicit(b.peer.meta.directoryBase(), c.directoryKey, b.directoryImage.address(),
+            imageBytes);
+        completeInline(c.endpoint.flushNonBlocking(b.probe), b.probe);
       } catch (RuntimeException e) {
-        String why = "issuing " + b.len.length + " reads failed: " + e.getMessage();
+        String why = "starting reads failed: " + e.getMessage();
         b.peer.breakConnection(c, why);
-        c.release();
-        b.connection = null;
+        finish(b);
         throw new TransportException(b.session(), "ucx transport: peer '" + b.session() + "': " + why, e);
       }
     } finally {
@@ -737,26 +713,108 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  @Override
-  protected void await(List<PendingRead> started, Duration timeout) {
-    List<RemoteBatch> remote = new ArrayList<>(started.size());
-    for (PendingRead p : started) {
-      if (p instanceof RemoteBatch b) {
-        remote.add(b);
+  /** Records a flush that UCX completed inline (nothing was outstanding). */
+  private static void completeInline(UcpRequest request, Flush flush) {
+    if (request.isCompleted()) {
+      if (request.getStatus() != UcsConstants.STATUS.UCS_OK && flush.failure == null) {
+        flush.failure = "flush failed (UCS status " + request.getStatus() + ")";
       }
-    }
-    if (!remote.isEmpty()) {
-      awaitRemote(remote, timeout);
+      flush.done = true;
     }
   }
 
   /**
-   * Progresses the worker until every batch finished or the timeout passed, sleeping on the worker's event
-   * fd whenever a spell of progress calls found nothing to do; then settles every batch: failed or late
-   * connections are force-closed, every connection is released, and the first failure is thrown.
+   * Waits for every probe, rejects the whole call (before any data moves) when a peer failed or a region was
+   * deregistered, copies local batches, issues every peer's data GETs with one flush each, and waits for
+   * them; all within {@code timeout}.
    */
-  private void awaitRemote(List<RemoteBatch> batches, Duration timeout) {
+  @Override
+  protected void await(List<PendingRead> started, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
+    List<RemoteBatch> remote = new ArrayList<>(started.size());
+    List<LocalBatch> locals = new ArrayList<>();
+    for (PendingRead p : started) {
+      if (p instanceof RemoteBatch b) {
+        remote.add(b);
+      } else {
+        locals.add((LocalBatch) p);
+      }
+    }
+    try {
+      waitForPhase(remote, deadline);
+      throwIfFailed(remote, timeout);
+      for (RemoteBatch b : remote) {
+        checkStillPublished(b);
+      }
+      for (LocalBatch b : locals) {
+        b.copy();
+      }
+      for (RemoteBatch b : remote) {
+        issueData(b);
+      }
+      waitForPhase(remote, deadline);
+      throwIfFailed(remote, timeout);
+    } finally {
+      finishAll(remote);
+    }
+  }
+
+  /** Rejects the batch, naming its first descriptor concerned, when a region it reads was deregistered. */
+  private void checkStillPublished(RemoteBatch b) {
+    RemotePeer peer = b.peer;
+    for (int r = 0; r < b.regionUsed.length; r++) {
+      if (b.regionUsed[r] && !RegionDirectory.isLive(b.directoryImage, peer.slots[r], peer.cookies[r])) {
+        int first = 0;
+        while (b.region[first] != r) {
+          first++;
+        }
+        PeerMetadata.Region gone = peer.meta.regions().get(r);
+        throw new TransportException(peer.session, "ucx transport: descriptor #" + first + " " + b.group.get(first)
+            + " reads region " + describe(gone.base(), gone.length()) + " which peer '" + peer.session
+            + "' has deregistered since it published its metadata; nothing in this batch was read");
+      }
+    }
+  }
+
+  /** Issues every data GET of the batch and one flush on the peer's endpoint. */
+  private void issueData(RemoteBatch b) {
+    workerLock.lock();
+    try {
+      ensureOpen();
+      Connection c = b.connection;
+      b.data = new Flush();
+      try {
+        if (c.failure != null || c.closed) {
+          throw new IllegalStateException(c.failure != null ? c.failure : "its endpoint was closed");
+        }
+        UcpEndpoint ep = c.endpoint;
+        long sinceProgress = 0;
+        for (int i = 0; i < b.len.length; i++) {
+          ep.getNonBlockingImplicit(b.src[i], c.keys[b.region[i]], b.dst[i], b.len[i]);
+          sinceProgress += b.len[i];
+          if ((i + 1) % PROGRESS_EVERY_GETS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
+            loop.progressLocked();
+            sinceProgress = 0;
+          }
+        }
+        completeInline(ep.flushNonBlocking(b.data), b.data);
+      } catch (RuntimeException e) {
+        b.data.failure = "issuing " + b.len.length + " reads failed: " + e.getMessage();
+        b.data.done = true;
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  /**
+   * Progresses the worker until every batch's current phase finished or the deadline passed, sleeping on the
+   * worker's event fd whenever a spell of progress calls found nothing to do.
+   */
+  private void waitForPhase(List<RemoteBatch> batches, long deadline) {
+    if (batches.isEmpty()) {
+      return;
+    }
     loop.enterCaller();
     try {
       int idle = 0;
@@ -764,11 +822,11 @@ public final class UcxTransport extends AbstractTransport {
         boolean progressed = loop.progress(16);
         boolean allDone = true;
         for (RemoteBatch b : batches) {
-          allDone &= b.settle();
+          allDone &= b.settled();
         }
         long left = deadline - System.nanoTime();
         if (allDone || left <= 0 || isClosed()) {
-          break;
+          return;
         }
         if (progressed) {
           idle = 0;
@@ -781,23 +839,32 @@ public final class UcxTransport extends AbstractTransport {
     } finally {
       loop.exitCaller();
     }
-    settleAll(batches, timeout);
   }
 
-  private void settleAll(List<RemoteBatch> batches, Duration timeout) {
+  /**
+   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints (so nothing
+   * lands after the call returns) and throw, naming them; a timeout wins over a failure.
+   */
+  private void throwIfFailed(List<RemoteBatch> batches, Duration timeout) {
     List<RemoteBatch> late = new ArrayList<>();
     List<RemoteBatch> failed = new ArrayList<>();
+    for (RemoteBatch b : batches) {
+      if (!b.settled()) {
+        late.add(b);
+      } else if (b.failure != null) {
+        failed.add(b);
+      }
+    }
+    if (late.isEmpty() && failed.isEmpty()) {
+      return;
+    }
     workerLock.lock();
     try {
-      for (RemoteBatch b : batches) {
-        if (!b.settle()) {
-          late.add(b);
-          b.peer.breakConnection(b.connection, "reads timed out after " + timeout);
-        } else if (b.failure != null) {
-          failed.add(b);
-          b.peer.breakConnection(b.connection, b.failure);
-        }
-        b.connection.release();
+      for (RemoteBatch b : late) {
+        b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
+      }
+      for (RemoteBatch b : failed) {
+        b.peer.breakConnection(b.connection, b.failure);
       }
     } finally {
       workerLock.unlock();
@@ -808,27 +875,53 @@ public final class UcxTransport extends AbstractTransport {
       for (int i = 0; i < late.size(); i++) {
         RemoteBatch b = late.get(i);
         sb.append(i == 0 ? "" : ", ").append("peer '").append(b.session()).append("' (").append(b.len.length)
-            .append(" reads, ").append(b.bytes).append(" bytes)");
+            .append(" reads, ").append(b.bytes).append(" bytes; ").append(b.phase()).append(')');
       }
       TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session(),
-          sb.append("; their endpoints were closed").toString());
+          sb.append("; their endpoints were closed and reconnect on the next read").toString());
       for (RemoteBatch b : failed) {
         e.addSuppressed(failure(b));
       }
       throw e;
     }
-    if (!failed.isEmpty()) {
-      TransportException e = failure(failed.getFirst());
-      for (RemoteBatch b : failed.subList(1, failed.size())) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
+    TransportException e = failure(failed.getFirst());
+    for (RemoteBatch b : failed.subList(1, failed.size())) {
+      e.addSuppressed(failure(b));
     }
+    throw e;
   }
 
   private static TransportException failure(RemoteBatch b) {
-    return new TransportException(b.session(), "ucx transport: peer '" + b.session() + "' failed while "
-        + b.len.length + " reads (" + b.bytes + " bytes) were outstanding: " + b.failure);
+    return new TransportException(b.session(), "ucx transport: peer '" + b.session() + "' failed with "
+        + b.len.length + " reads (" + b.bytes + " bytes) outstanding (" + b.phase() + "): " + b.failure);
+  }
+
+  /** Releases every batch's connection and probe memory. */
+  private void finishAll(List<RemoteBatch> batches) {
+    workerLock.lock();
+    try {
+      for (RemoteBatch b : batches) {
+        if (!b.settled()) {
+          // Still outstanding (the call is failing for another reason): nothing may land later.
+          b.peer.breakConnection(b.connection, "the read was abandoned");
+        }
+        finish(b);
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  /** Releases the batch's connection and frees its probe image (its GET is complete or purged). Lock held. */
+  private static void finish(RemoteBatch b) {
+    if (b.connection != null) {
+      b.connection.release();
+      b.connection = null;
+    }
+    if (b.scratch != null) {
+      b.scratch.close();
+      b.scratch = null;
+    }
   }
 
   // ---------------------------------------------------------------- close
