@@ -1,2 +1,6 @@
-/** The ucx transport: one-sided GETs over UCX through jucx, across processes and hosts. */
+/**
+ * The {@code ucx} transport: one-sided GETs over UCX through jucx, between processes and hosts. {@link
+ * dev.mx.transport.ucx.Ucx} says whether UCX is usable here; {@link dev.mx.transport.ucx.UcxTransport} is the
+ * endpoint.
+ */
 package dev.mx.transport.ucx;

@@ -1,0 +1,1005 @@
+package dev.mx.transport.ucx;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
+import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.util.Settings;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.openucx.jucx.ucs.UcsConstants;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a
+ * {@link WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies), and
+ * publishes a {@link PeerMetadata} blob. A receiver {@link #connect connects} a peer once (endpoint plus
+ * unpacked remote keys, cached), then each batch is checked against the peer's published regions and the
+ * local registrations, then against the peer's {@link RegionDirectory live-region directory} (one small GET),
+ * and only then issued: implicit non-blocking GETs (no request object per descriptor) and one flush per
+ * endpoint. Waiting progresses the worker and sleeps on its event fd when nothing moved.
+ *
+ * <p>A peer that dies or cannot be reached fails the reads waiting on it with a {@link TransportException}
+ * naming it; reads that outlive the call's timeout fail with a {@link TransportTimeoutException}. Either way
+ * the peer's endpoint is force-closed, so no late byte lands after the call returned, and the next batch to
+ * that peer reconnects from its metadata.
+ *
+ * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close remote keys and
+ * endpoints, deregister memory, destroy the worker, then the context.
+ */
+public final class UcxTransport extends AbstractTransport {
+  private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
+  /** While issuing, progress the worker once per this many GETs, so the peer starts serving early. */
+  private static final int PROGRESS_EVERY_GETS = 64;
+  /** ... or once per this many bytes requested. */
+  private static final long PROGRESS_EVERY_BYTES = 8L << 20;
+  /** Idle progress rounds spun through before sleeping on the event fd. */
+  private static final int SPINS_BEFORE_SLEEP = 64;
+  /** Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up). */
+  private static final long MAX_SLEEP_NANOS = 2_000_000;
+  /** How long a graceful endpoint close may take before it is abandoned. */
+  private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
+
+  private final UcxOptions options;
+  private final UcpContext context;
+  private final UcpWorker worker;
+  private final WorkerLoop loop;
+  private final ReentrantLock workerLock;
+  private final RegionDirectory directory;
+  private final UcpMemory directoryMemory;
+  private final byte[] directoryRkey;
+  private final byte[] workerAddress;
+
+  /** Guards {@link #registrations}; taken before the worker lock, never after it. */
+  private final Object registry = new Object();
+  private final Map<Integer, UcxRegistration> registrations = new HashMap<>();
+  private int nextRegistrationId;
+  private volatile LocalRegions local = LocalRegions.EMPTY;
+  private final Map<String, RemotePeer> peers = new ConcurrentHashMap<>();
+
+  /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
+  private record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
+    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
+  }
+
+  UcxTransport(TransportConfig config) {
+    this(config, Settings.system());
+  }
+
+  UcxTransport(TransportConfig config, Settings settings) {
+    super(config);
+    Ucx.ensureAvailability();
+    UcxOptions opts;
+    try {
+      opts = UcxOptions.from(config, settings);
+    } catch (IllegalArgumentException e) {
+      throw new TransportException(null, "ucx transport: bad configuration for endpoint '" + config.session() + "': "
+          + e.getMessage(), e);
+    }
+    this.options = opts;
+    List<AutoCloseable> opened = new ArrayList<>();
+    UcpContext ctx = null;
+    UcpWorker w = null;
+    RegionDirectory dir = null;
+    UcpMemory dirMem = null;
+    try {
+      UcpParams params = new UcpParams().requestRmaFeature().requestWakeupFeature();
+      if (opts.tls() != null) {
+        params.setConfig("TLS", opts.tls());
+      }
+      opts.ucxConfig().forEach(params::setConfig);
+      ctx = VersionWarningFilter.run(() -> new UcpContext(params));
+      opened.add(ctx);
+      w = ctx.newWorker(new UcpWorkerParams().requestThreadSafety());
+      opened.add(w);
+      dir = new RegionDirectory(opts.maxRegions());
+      opened.add(dir);
+      dirMem = ctx.memoryMap(new UcpMemMapParams().setAddress(dir.segment().address()).setLength(dir.segment().byteSize()));
+      opened.add(dirMem::deregister);
+      this.directoryRkey = bytes(dirMem.getRemoteKeyBuffer());
+      this.workerAddress = bytes(w.getAddress());
+      this.loop = new WorkerLoop(w, config.session());
+    } catch (RuntimeException | Error e) {
+      // Reverse order: key memory, directory, worker, context.
+      for (int i = opened.size() - 1; i >= 0; i--) {
+        try {
+          opened.get(i).close();
+        } catch (Exception suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
+      throw new TransportException(null, "ucx transport: could not open endpoint '" + config.session() + "' (UCX_TLS="
+          + (opts.tls() == null ? "from environment" : opts.tls()) + "): " + e, e);
+    }
+    this.context = ctx;
+    this.worker = w;
+    this.directory = dir;
+    this.directoryMemory = dirMem;
+    this.workerLock = loop.lock();
+  }
+
+  @Override
+  public String name() {
+    return "ucx";
+  }
+
+  // ---------------------------------------------------------------- registration and metadata
+
+  @Override
+  protected MemoryRegistration doRegister(MemorySegment region) {
+    synchronized (registry) {
+      ensureOpen();
+      int id = nextRegistrationId++;
+      Map<Integer, UcxRegistration> next = new HashMap<>(registrations);
+      next.put(id, null);
+      RegionTable table;
+      try {
+        table = tableOf(next, id, region);
+      } catch (IllegalArgumentException overlap) {
+        throw new TransportException(null, "ucx transport: region " + describe(region.address(), region.byteSize())
+            + " overlaps a region already registered on endpoint '" + localSession() + "'", overlap);
+      }
+      UcpMemory memory;
+      byte[] rkey;
+      workerLock.lock();
+      try {
+        memory = context.memoryMap(new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
+        try {
+          rkey = bytes(memory.getRemoteKeyBuffer());
+        } catch (RuntimeException e) {
+          memory.deregister();
+          throw e;
+        }
+      } catch (RuntimeException e) {
+        throw new TransportException(null, "ucx transport: registering " + describe(region.address(), region.byteSize())
+            + " on endpoint '" + localSession() + "' failed: " + e.getMessage(), e);
+      } finally {
+        workerLock.unlock();
+      }
+      long cookie = RegionDirectory.newCookie();
+      int slot = directory.claim(cookie);
+      if (slot < 0) {
+        workerLock.lock();
+        try {
+          memory.deregister();
+        } finally {
+          workerLock.unlock();
+        }
+        throw new TransportException(null, "ucx transport: endpoint '" + localSession() + "' already has "
+            + directory.capacity() + " regions registered; close some or raise " + UcxOptions.MAX_REGIONS);
+      }
+      UcxRegistration r = new UcxRegistration(id, region, memory, rkey, slot, cookie);
+      registrations.put(id, r);
+      local = new LocalRegions(table, Map.copyOf(registrations));
+      return r;
+    }
+  }
+
+  /** The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code pending}. */
+  private static RegionTable tableOf(Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
+    List<RegionTable.Region> list = new ArrayList<>(regions.size());
+    for (Map.Entry<Integer, UcxRegistration> e : regions.entrySet()) {
+      MemorySegment s = e.getKey() == pendingId ? pending : e.getValue().segment;
+      list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
+    }
+    return RegionTable.of(list);
+  }
+
+  /** A registered region: deregistered (directory slot cleared first, then UCX's mapping) on close. */
+  private final class UcxRegistration implements MemoryRegistration {
+    final int id;
+    final MemorySegment segment;
+    final UcpMemory memory;
+    final byte[] rkey;
+    final int slot;
+    final long cookie;
+    private boolean released; // guarded by registry
+
+    UcxRegistration(int id, MemorySegment segment, UcpMemory memory, byte[] rkey, int slot, long cookie) {
+      this.id = id;
+      this.segment = segment;
+      this.memory = memory;
+      this.rkey = rkey;
+      this.slot = slot;
+      this.cookie = cookie;
+    }
+
+    @Override
+    public MemorySegment segment() {
+      return segment;
+    }
+
+    @Override
+    public void close() {
+      synchronized (registry) {
+        if (released) {
+          return;
+        }
+        registrations.remove(id);
+        Map<Integer, UcxRegistration> remaining = Map.copyOf(registrations);
+        local = new LocalRegions(tableOf(remaining, -1, null), remaining);
+        release();
+      }
+    }
+
+    /** Clears the directory slot, then UCX's registration; the caller holds the registry lock. */
+    void release() {
+      if (released) {
+        return;
+      }
+      released = true;
+      directory.release(slot);
+      workerLock.lock();
+      try {
+        memory.deregister();
+      } finally {
+        workerLock.unlock();
+      }
+    }
+  }
+
+  @Override
+  public byte[] localMetadata() {
+    ensureOpen();
+    List<PeerMetadata.Region> regions = new ArrayList<>();
+    synchronized (registry) {
+      for (UcxRegistration r : registrations.values()) {
+        regions.add(new PeerMetadata.Region(r.segment.address(), r.segment.byteSize(), r.slot, r.cookie, r.rkey));
+      }
+    }
+    return new PeerMetadata(workerAddress, directory.segment().address(), directory.capacity(), directoryRkey, regions)
+        .encode();
+  }
+
+  // ---------------------------------------------------------------- peers
+
+  @Override
+  public void connect(String session, byte[] peerMetadata) {
+    ensureOpen();
+    Objects.requireNonNull(session, "session");
+    if (session.equals(localSession())) {
+      throw new TransportException(session, "ucx transport: cannot connect a peer under this endpoint's own session '"
+          + session + "' (reads naming it already read local memory)");
+    }
+    PeerMetadata meta;
+    RegionTable regions;
+    try {
+      meta = PeerMetadata.decode(peerMetadata);
+      List<RegionTable.Region> list = new ArrayList<>(meta.regions().size());
+      for (int i = 0; i < meta.regions().size(); i++) {
+        PeerMetadata.Region r = meta.regions().get(i);
+        list.add(new RegionTable.Region(r.base(), r.length(), i));
+      }
+      regions = RegionTable.of(list);
+    } catch (IllegalArgumentException e) {
+      throw new TransportException(session, "ucx transport: metadata for peer '" + session + "' is unusable: "
+          + e.getMessage(), e);
+    }
+    RemotePeer peer = new RemotePeer(session, meta, regions);
+    workerLock.lock();
+    try {
+      ensureOpen();
+      peer.open();
+      RemotePeer old = peers.put(session, peer);
+      if (old != null) {
+        old.retire();
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  @Override
+  public boolean isConnected(String session) {
+    return session.equals(localSession()) || peers.containsKey(session);
+  }
+
+  /** A connected peer: its metadata, and the current connection (replaced after a failure). */
+  private final class RemotePeer {
+    final String session;
+    final PeerMetadata meta;
+    final RegionTable regions;
+    final long[] cookies;
+    final int[] slots;
+    private Connection connection; // guarded by the worker lock
+    private boolean retired; // guarded by the worker lock
+
+    RemotePeer(String session, PeerMetadata meta, RegionTable regions) {
+      this.session = session;
+      this.meta = meta;
+      this.regions = regions;
+      int n = meta.regions().size();
+      this.cookies = new long[n];
+      this.slots = new int[n];
+      for (int i = 0; i < n; i++) {
+        cookies[i] = meta.regions().get(i).cookie();
+        slots[i] = meta.regions().get(i).slot();
+      }
+    }
+
+    /** Creates the endpoint and unpacks every remote key; the caller holds the worker lock. */
+    void open() {
+      Connection c = new Connection(this);
+      UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(direct(meta.workerAddress()))
+          .setName("mx:" + localSession() + "->" + session);
+      if (options.peerErrorHandling()) {
+        params.setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> c.fail(status, message));
+      }
+      try {
+        c.endpoint = worker.newEndpoint(params);
+        c.directoryKey = c.endpoint.unpackRemoteKey(direct(meta.directoryRkey()));
+        for (int i = 0; i < c.keys.length; i++) {
+          c.keys[i] = c.endpoint.unpackRemoteKey(direct(meta.regions().get(i).rkey()));
+        }
+      } catch (RuntimeException e) {
+        c.close(true);
+        throw new TransportException(session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);
+      }
+      connection = c;
+    }
+
+    /** The live connection, reconnecting after a failure; counted as in use. The caller holds the worker lock. */
+    Connection acquire() {
+      if (retired) {
+        throw new TransportException(session, "ucx transport: peer '" + session
+            + "' was reconnected with new metadata while this batch was prepared; prepare it again");
+      }
+      if (connection == null) {
+        open();
+      }
+      connection.inFlight++;
+      return connection;
+    }
+
+    /** Replaced by a newer connect(): close as soon as no batch uses the connection. Worker lock held. */
+    void retire() {
+      retired = true;
+      if (connection != null) {
+        connection.closeWhenIdle = true;
+        connection.releaseIfIdle();
+        connection = null;
+      }
+    }
+
+    /** Force-closes a failed connection so nothing it issued lands later; the next batch reconnects. */
+    void breakConnection(Connection c, String why) {
+      if (c.failure == null) {
+        c.failure = why;
+      }
+      c.close(true);
+      if (connection == c) {
+        connection = null;
+      }
+    }
+  }
+
+  /** One UCX endpoint to a peer with the peer's remote keys unpacked on it. Guarded by the worker lock. */
+  private final class Connection {
+    final RemotePeer peer;
+    final UcpRemoteKey[] keys;
+    UcpEndpoint endpoint;
+    UcpRemoteKey directoryKey;
+    /** UCX's description of the failure once the endpoint failed (set from the error callback). */
+    volatile String failure;
+    int inFlight;
+    boolean closeWhenIdle;
+    boolean closed;
+
+    Connection(RemotePeer peer) {
+      this.peer = peer;
+      this.keys = new UcpRemoteKey[peer.meta.regions().size()];
+    }
+
+    void fail(int status, String message) {
+      if (failure == null) {
+        failure = message + " (UCS status " + status + ")";
+        LOG.info("ucx endpoint '{}' lost peer '{}': {}", localSession(), peer.session, failure);
+      }
+    }
+
+    void release() {
+      inFlight--;
+      releaseIfIdle();
+    }
+
+    void releaseIfIdle() {
+      if (closeWhenIdle && inFlight == 0) {
+        close(false);
+      }
+    }
+
+    /** Destroys remote keys, then the endpoint (flushing unless forced or failed). Worker lock held. */
+    void close(boolean force) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (UcpRemoteKey k : keys) {
+        closeKey(k);
+      }
+      closeKey(directoryKey);
+      if (endpoint == null) {
+        return;
+      }
+      try {
+        boolean forced = force || failure != null;
+        UcpRequest r = forced ? endpoint.closeNonBlockingForce() : endpoint.closeNonBlockingFlush();
+        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+        while (r != null && !r.isCompleted() && System.nanoTime() < deadline) {
+          loop.progressLocked();
+        }
+        if (r != null && !r.isCompleted()) {
+          LOG.warn("ucx endpoint to peer '{}' did not close within {} ms; abandoning it", peer.session,
+              CLOSE_WAIT_NANOS / 1_000_000);
+        }
+      } catch (RuntimeException e) {
+        LOG.debug("closing the ucx endpoint to peer '{}': {}", peer.session, e.toString());
+      }
+    }
+
+    private void closeKey(UcpRemoteKey k) {
+      if (k != null) {
+        try {
+          k.close();
+        } catch (RuntimeException e) {
+          LOG.debug("destroying a remote key of peer '{}': {}", peer.session, e.toString());
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- batches
+
+  /** Reads from this endpoint's own memory: plain copies between registered segments. */
+  private static final class LocalBatch implements PendingRead {
+    final String session;
+    final MemorySegment[] src;
+    final long[] srcOff;
+    final MemorySegment[] dst;
+    final long[] dstOff;
+    final long[] len;
+    final long bytes;
+
+    LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff, long[] len,
+        long bytes) {
+      this.session = session;
+      this.src = src;
+      this.srcOff = srcOff;
+      this.dst = dst;
+      this.dstOff = dstOff;
+      this.len = len;
+      this.bytes = bytes;
+    }
+
+    void copy() {
+      for (int i = 0; i < len.length; i++) {
+        MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
+      }
+    }
+
+    @Override
+    public String session() {
+      return session;
+    }
+
+    @Override
+    public int descriptorCount() {
+      return len.length;
+    }
+
+    @Override
+    public long bytes() {
+      return bytes;
+    }
+  }
+
+  /** Completion of one flush on an endpoint: everything issued on it before the flush has landed. */
+  private static final class Flush extends UcxCallback {
+    volatile boolean done;
+    volatile String failure;
+
+    @Override
+    public void onSuccess(UcpRequest request) {
+      done = true;
+    }
+
+    @Override
+    public void onError(int status, String message) {
+      failure = message + " (UCS status " + status + ")";
+      done = true;
+    }
+  }
+
+  /**
+   * GETs from one peer, in two phases: {@link #start} issues only the probe (a GET of the peer's directory
+   * slots this batch depends on); {@link #await} checks the probe of every batch, then issues the data GETs.
+   */
+  private final class RemoteBatch implements PendingRead {
+    final RemotePeer peer;
+    final List<ReadDescriptor> group;
+    final long[] src;
+    final long[] dst;
+    final long[] len;
+    /** Index of each descriptor's source region in the peer's metadata. */
+    final int[] region;
+    final boolean[] regionUsed;
+    final long bytes;
+    Connection connection;
+    Arena scratch;
+    MemorySegment directoryImage;
+    Flush probe;
+    Flush data;
+    /** Failure of the current phase (connection or flush), once settled. */
+    String failure;
+
+    RemoteBatch(RemotePeer peer, List<ReadDescriptor> group, long[] src, long[] dst, long[] len, int[] region,
+        boolean[] regionUsed, long bytes) {
+      this.peer = peer;
+      this.group = group;
+      this.src = src;
+      this.dst = dst;
+      this.len = len;
+      this.region = region;
+      this.regionUsed = regionUsed;
+      this.bytes = bytes;
+    }
+
+    /**
+     * Whether the current phase has finished, successfully or not. A failed endpoint wins over a completed
+     * flush: when UCX fails an endpoint it purges what was outstanding and completes its flushes without an
+     * error (in the same progress call that reports the failure), so such a flush proves nothing.
+     */
+    boolean settled() {
+      if (connection.failure != null) {
+        failure = connection.failure;
+        return true;
+      }
+      Flush f = data != null ? data : probe;
+      if (f.done) {
+        if (f.failure != null && failure == null) {
+          failure = f.failure;
+        }
+        return true;
+      }
+      return false;
+    }
+
+    /** What the batch was doing, for messages. */
+    String phase() {
+      return data != null ? "reading" : "checking the peer's regions, nothing issued yet";
+    }
+
+    @Override
+    public String session() {
+      return peer.session;
+    }
+
+    @Override
+    public int descriptorCount() {
+      return len.length;
+    }
+
+    @Override
+    public long bytes() {
+      return bytes;
+    }
+  }
+
+  @Override
+  protected PendingRead prepare(String session, List<ReadDescriptor> group) {
+    LocalRegions to = local;
+    int n = group.size();
+    if (session.equals(localSession())) {
+      return prepareLocal(session, group, to);
+    }
+    RemotePeer peer = peers.get(session);
+    if (peer == null) {
+      throw unknownPeer(session);
+    }
+    long[] src = new long[n];
+    long[] dst = new long[n];
+    long[] len = new long[n];
+    int[] region = new int[n];
+    boolean[] used = new boolean[peer.cookies.length];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      int r = peer.regions.find(d.srcAddr(), d.nbytes());
+      if (r < 0) {
+        throw sourceOutsideRegions(i, d, peer.regions);
+      }
+      if (to.table().find(d.dstAddr(), d.nbytes()) < 0) {
+        throw destinationOutsideRegions(i, d, to.table());
+      }
+      src[i] = d.srcAddr();
+      dst[i] = d.dstAddr();
+      len[i] = d.nbytes();
+      region[i] = r;
+      used[r] = true;
+      total += d.nbytes();
+    }
+    return new RemoteBatch(peer, group, src, dst, len, region, used, total);
+  }
+
+  private LocalBatch prepareLocal(String session, List<ReadDescriptor> group, LocalRegions regions) {
+    int n = group.size();
+    MemorySegment[] src = new MemorySegment[n];
+    MemorySegment[] dst = new MemorySegment[n];
+    long[] srcOff = new long[n];
+    long[] dstOff = new long[n];
+    long[] len = new long[n];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      int s = regions.table().find(d.srcAddr(), d.nbytes());
+      if (s < 0) {
+        throw sourceOutsideRegions(i, d, regions.table());
+      }
+      int t = regions.table().find(d.dstAddr(), d.nbytes());
+      if (t < 0) {
+        throw destinationOutsideRegions(i, d, regions.table());
+      }
+      src[i] = regions.byId().get(s).segment;
+      srcOff[i] = d.srcAddr() - src[i].address();
+      dst[i] = regions.byId().get(t).segment;
+      dstOff[i] = d.dstAddr() - dst[i].address();
+      len[i] = d.nbytes();
+      total += d.nbytes();
+    }
+    return new LocalBatch(session, src, srcOff, dst, dstOff, len, total);
+  }
+
+  /** Connects (if needed) and issues the batch's probe: one GET of the peer's directory, and a flush. */
+  @Override
+  protected void start(PendingRead prepared) {
+    if (!(prepared instanceof RemoteBatch b)) {
+      return; // local copies happen in await(), once every peer of the call has been checked
+    }
+    int maxSlot = 0;
+    for (int r = 0; r < b.regionUsed.length; r++) {
+      if (b.regionUsed[r]) {
+        maxSlot = Math.max(maxSlot, b.peer.slots[r]);
+      }
+    }
+    long imageBytes = (maxSlot + 1L) * Long.BYTES;
+    workerLock.lock();
+    try {
+      ensureOpen();
+      Connection c = b.peer.acquire();
+      b.connection = c;
+      try {
+        if (c.failure != null) {
+          throw new IllegalStateException(c.failure);
+        }
+        b.scratch = Arena.ofShared();
+        b.directoryImage = b.scratch.allocate(imageBytes, 64);
+        b.probe = new Flush();
+        c.endpoint.getNonBlockingImplicit(b.peer.meta.directoryBase(), c.directoryKey, b.directoryImage.address(),
+            imageBytes);
+        completeInline(c.endpoint.flushNonBlocking(b.probe), b.probe);
+      } catch (RuntimeException e) {
+        String why = "starting reads failed: " + e.getMessage();
+        b.peer.breakConnection(c, why);
+        finish(b);
+        throw new TransportException(b.session(), "ucx transport: peer '" + b.session() + "': " + why, e);
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  /** Records a flush that UCX completed inline (nothing was outstanding). */
+  private static void completeInline(UcpRequest request, Flush flush) {
+    if (request.isCompleted()) {
+      if (request.getStatus() != UcsConstants.STATUS.UCS_OK && flush.failure == null) {
+        flush.failure = "flush failed (UCS status " + request.getStatus() + ")";
+      }
+      flush.done = true;
+    }
+  }
+
+  /**
+   * Waits for every probe, rejects the whole call (before any data moves) when a peer failed or a region was
+   * deregistered, copies local batches, issues every peer's data GETs with one flush each, and waits for
+   * them; all within {@code timeout}.
+   */
+  @Override
+  protected void await(List<PendingRead> started, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<RemoteBatch> remote = new ArrayList<>(started.size());
+    List<LocalBatch> locals = new ArrayList<>();
+    for (PendingRead p : started) {
+      if (p instanceof RemoteBatch b) {
+        remote.add(b);
+      } else {
+        locals.add((LocalBatch) p);
+      }
+    }
+    try {
+      waitForPhase(remote, deadline);
+      throwIfFailed(remote, timeout);
+      for (RemoteBatch b : remote) {
+        checkStillPublished(b);
+      }
+      for (LocalBatch b : locals) {
+        b.copy();
+      }
+      for (RemoteBatch b : remote) {
+        issueData(b);
+      }
+      waitForPhase(remote, deadline);
+      throwIfFailed(remote, timeout);
+    } finally {
+      finishAll(remote);
+    }
+  }
+
+  /** Rejects the batch, naming its first descriptor concerned, when a region it reads was deregistered. */
+  private void checkStillPublished(RemoteBatch b) {
+    RemotePeer peer = b.peer;
+    for (int r = 0; r < b.regionUsed.length; r++) {
+      if (b.regionUsed[r] && !RegionDirectory.isLive(b.directoryImage, peer.slots[r], peer.cookies[r])) {
+        int first = 0;
+        while (b.region[first] != r) {
+          first++;
+        }
+        PeerMetadata.Region gone = peer.meta.regions().get(r);
+        throw new TransportException(peer.session, "ucx transport: descriptor #" + first + " " + b.group.get(first)
+            + " reads region " + describe(gone.base(), gone.length()) + " which peer '" + peer.session
+            + "' has deregistered since it published its metadata; nothing in this batch was read");
+      }
+    }
+  }
+
+  /** Issues every data GET of the batch and one flush on the peer's endpoint. */
+  private void issueData(RemoteBatch b) {
+    workerLock.lock();
+    try {
+      ensureOpen();
+      Connection c = b.connection;
+      b.data = new Flush();
+      try {
+        if (c.failure != null || c.closed) {
+          throw new IllegalStateException(c.failure != null ? c.failure : "its endpoint was closed");
+        }
+        UcpEndpoint ep = c.endpoint;
+        long sinceProgress = 0;
+        for (int i = 0; i < b.len.length; i++) {
+          ep.getNonBlockingImplicit(b.src[i], c.keys[b.region[i]], b.dst[i], b.len[i]);
+          sinceProgress += b.len[i];
+          if ((i + 1) % PROGRESS_EVERY_GETS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
+            loop.progressLocked();
+            sinceProgress = 0;
+          }
+        }
+        completeInline(ep.flushNonBlocking(b.data), b.data);
+      } catch (RuntimeException e) {
+        b.data.failure = "issuing " + b.len.length + " reads failed: " + e.getMessage();
+        b.data.done = true;
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  /**
+   * Progresses the worker until every batch's current phase finished or the deadline passed, sleeping on the
+   * worker's event fd whenever a spell of progress calls found nothing to do.
+   */
+  private void waitForPhase(List<RemoteBatch> batches, long deadline) {
+    if (batches.isEmpty()) {
+      return;
+    }
+    loop.enterCaller();
+    try {
+      int idle = 0;
+      while (true) {
+        boolean progressed = loop.progress(16);
+        boolean allDone = true;
+        for (RemoteBatch b : batches) {
+          allDone &= b.settled();
+        }
+        long left = deadline - System.nanoTime();
+        if (allDone || left <= 0 || isClosed()) {
+          return;
+        }
+        if (progressed) {
+          idle = 0;
+        } else if (++idle < SPINS_BEFORE_SLEEP) {
+          Thread.onSpinWait();
+        } else {
+          loop.waitForEvents(Duration.ofNanos(Math.min(left, MAX_SLEEP_NANOS)));
+        }
+      }
+    } finally {
+      loop.exitCaller();
+    }
+  }
+
+  /**
+   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints (so nothing
+   * lands after the call returns) and throw, naming them; a timeout wins over a failure.
+   */
+  private void throwIfFailed(List<RemoteBatch> batches, Duration timeout) {
+    List<RemoteBatch> late = new ArrayList<>();
+    List<RemoteBatch> failed = new ArrayList<>();
+    for (RemoteBatch b : batches) {
+      if (!b.settled()) {
+        late.add(b);
+      } else if (b.failure != null) {
+        failed.add(b);
+      }
+    }
+    if (late.isEmpty() && failed.isEmpty()) {
+      return;
+    }
+    workerLock.lock();
+    try {
+      for (RemoteBatch b : late) {
+        b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
+      }
+      for (RemoteBatch b : failed) {
+        b.peer.breakConnection(b.connection, b.failure);
+      }
+    } finally {
+      workerLock.unlock();
+    }
+    if (!late.isEmpty()) {
+      StringBuilder sb = new StringBuilder("ucx transport: reads did not complete within ").append(timeout)
+          .append(isClosed() ? " (the endpoint was closed meanwhile)" : "").append("; outstanding: ");
+      for (int i = 0; i < late.size(); i++) {
+        RemoteBatch b = late.get(i);
+        sb.append(i == 0 ? "" : ", ").append("peer '").append(b.session()).append("' (").append(b.len.length)
+            .append(" reads, ").append(b.bytes).append(" bytes; ").append(b.phase()).append(')');
+      }
+      TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session(),
+          sb.append("; their endpoints were closed and reconnect on the next read").toString());
+      for (RemoteBatch b : failed) {
+        e.addSuppressed(failure(b));
+      }
+      throw e;
+    }
+    TransportException e = failure(failed.getFirst());
+    for (RemoteBatch b : failed.subList(1, failed.size())) {
+      e.addSuppressed(failure(b));
+    }
+    throw e;
+  }
+
+  private static TransportException failure(RemoteBatch b) {
+    return new TransportException(b.session(), "ucx transport: peer '" + b.session() + "' failed with "
+        + b.len.length + " reads (" + b.bytes + " bytes) outstanding (" + b.phase() + "): " + b.failure);
+  }
+
+  /** Releases every batch's connection and probe memory. */
+  private void finishAll(List<RemoteBatch> batches) {
+    workerLock.lock();
+    try {
+      for (RemoteBatch b : batches) {
+        if (!b.settled()) {
+          // Still outstanding (the call is failing for another reason): nothing may land later.
+          b.peer.breakConnection(b.connection, "the read was abandoned");
+        }
+        finish(b);
+      }
+    } finally {
+      workerLock.unlock();
+    }
+  }
+
+  /** Releases the batch's connection and frees its probe image (its GET is complete or purged). Lock held. */
+  private static void finish(RemoteBatch b) {
+    if (b.connection != null) {
+      b.connection.release();
+      b.connection = null;
+    }
+    if (b.scratch != null) {
+      b.scratch.close();
+      b.scratch = null;
+    }
+  }
+
+  // ---------------------------------------------------------------- close
+
+  @Override
+  protected void doClose() {
+    boolean threadStopped = loop.stop();
+    boolean memoryReleased = true;
+    synchronized (registry) {
+      workerLock.lock();
+      try {
+        for (RemotePeer p : peers.values()) {
+          if (p.connection != null) {
+            p.connection.close(false);
+            p.connection = null;
+          }
+        }
+        peers.clear();
+        for (UcxRegistration r : registrations.values()) {
+          try {
+            r.release();
+          } catch (RuntimeException e) {
+            memoryReleased = false;
+            LOG.error("ucx transport '{}': deregistering {} failed: {}", localSession(),
+                describe(r.segment.address(), r.segment.byteSize()), e.toString());
+          }
+        }
+        registrations.clear();
+        local = LocalRegions.EMPTY;
+        try {
+          directoryMemory.deregister();
+        } catch (RuntimeException e) {
+          memoryReleased = false;
+          LOG.error("ucx transport '{}': deregistering its region directory failed: {}", localSession(), e.toString());
+        }
+        if (!threadStopped || !memoryReleased) {
+          // Destroying the worker under a running progress thread, or the context with memory still
+          // registered, would crash the process: leak them instead.
+          LOG.error("ucx transport '{}': leaking its UCX worker and context because {}", localSession(),
+              !threadStopped ? "its progress thread did not stop" : "some memory could not be deregistered");
+          return;
+        }
+        worker.close();
+        loop.markDestroyed();
+        context.close();
+      } finally {
+        workerLock.unlock();
+      }
+    }
+    directory.close();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private static byte[] bytes(ByteBuffer b) {
+    ByteBuffer d = b.duplicate();
+    d.clear();
+    byte[] out = new byte[d.remaining()];
+    d.get(out);
+    return out;
+  }
+
+  private static ByteBuffer direct(byte[] bytes) {
+    return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
+  }
+
+  private static String describe(long base, long length) {
+    return "0x" + Long.toHexString(base) + "+" + length;
+  }
+
+  @Override
+  public String toString() {
+    return "UcxTransport[session " + localSession() + ", tls " + options.tls() + ", " + local.table().size()
+        + " regions, " + peers.size() + " peers" + (isClosed() ? ", closed]" : "]");
+  }
+
+  /** For tests: the UCX transports this endpoint was configured with (null: from the environment). */
+  String tls() {
+    return options.tls();
+  }
+}

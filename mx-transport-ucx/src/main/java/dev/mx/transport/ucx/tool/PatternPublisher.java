@@ -1,0 +1,106 @@
+package dev.mx.transport.ucx.tool;
+
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.ucx.UcxTransportProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them with a ucx
+ * endpoint and prints, on stdout, one {@code region INDEX BASE LENGTH} line per region, a
+ * {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves reads until
+ * its stdin closes (so it never outlives the process that started it), then closes the endpoint and exits 0.
+ *
+ * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--property KEY=VALUE]...}
+ */
+public final class PatternPublisher {
+  /** Prefix of every line this process prints for its parent. */
+  public static final String PREFIX = "mx-publisher: ";
+
+  private PatternPublisher() {}
+
+  public static void main(String[] args) throws IOException {
+    String session = "publisher";
+    long seed = 1;
+    List<Long> sizes = new ArrayList<>();
+    Map<String, String> properties = new LinkedHashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      String value = i + 1 < args.length ? args[i + 1] : null;
+      switch (args[i]) {
+        case "--session" -> session = require(args[i], value);
+        case "--seed" -> seed = Long.parseLong(require(args[i], value));
+        case "--regions" -> {
+          for (String s : require(args[i], value).split(",")) {
+            sizes.add(parseSize(s));
+          }
+        }
+        case "--property" -> {
+          String kv = require(args[i], value);
+          int eq = kv.indexOf('=');
+          if (eq <= 0) {
+            throw new IllegalArgumentException("--property wants KEY=VALUE, got '" + kv + "'");
+          }
+          properties.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
+      }
+      i++;
+    }
+    if (sizes.isEmpty()) {
+      throw new IllegalArgumentException("--regions is required");
+    }
+    PrintStream out = System.out;
+    Pattern pattern = new Pattern(seed);
+    try (Arena arena = Arena.ofShared();
+        Transport transport = new UcxTransportProvider().create(
+            new TransportConfig(session, Duration.ofSeconds(120), properties))) {
+      for (int r = 0; r < sizes.size(); r++) {
+        MemorySegment region = arena.allocate(sizes.get(r), 4096);
+        pattern.fill(region, r);
+        transport.register(region);
+        out.println(PREFIX + "region " + r + " " + region.address() + " " + region.byteSize());
+      }
+      out.println(PREFIX + "metadata " + Base64.getEncoder().encodeToString(transport.localMetadata()));
+      out.println(PREFIX + "ready");
+      out.flush();
+      drain(System.in);
+    }
+  }
+
+  private static void drain(InputStream in) throws IOException {
+    byte[] buf = new byte[256];
+    while (in.read(buf) >= 0) {
+      // Serve until the parent closes our stdin (or dies).
+    }
+  }
+
+  private static String require(String flag, String value) {
+    if (value == null) {
+      throw new IllegalArgumentException(flag + " needs a value");
+    }
+    return value;
+  }
+
+  /** {@code 4096}, {@code 64k}, {@code 96m}, {@code 1g} (binary units). */
+  static long parseSize(String s) {
+    String t = s.trim().toLowerCase(Locale.ROOT);
+    long unit = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+      case 'k' -> 1L << 10;
+      case 'm' -> 1L << 20;
+      case 'g' -> 1L << 30;
+      default -> 1;
+    };
+    return Long.parseLong(unit == 1 ? t : t.substring(0, t.length() - 1)) * unit;
+  }
+}

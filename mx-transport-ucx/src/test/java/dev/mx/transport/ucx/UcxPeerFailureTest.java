@@ -1,0 +1,129 @@
+package dev.mx.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.ucx.tool.PublisherProcess;
+import dev.mx.transport.ucx.tool.PublisherProcess.Region;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Publishers that die or stall while a receiver reads from them. */
+class UcxPeerFailureTest {
+  private static final long MIB = 1 << 20;
+  private static final Duration START = Duration.ofSeconds(60);
+  private Arena arena;
+  private Transport receiver;
+  private MemorySegment dst;
+
+  @BeforeAll
+  static void ucxIsAvailable() {
+    UcxTestSupport.requireUcx();
+  }
+
+  @BeforeEach
+  void openReceiver() {
+    arena = Arena.ofShared();
+    receiver = new UcxTransportProvider().create(TransportConfig.of("receiver").withTimeout(Duration.ofSeconds(30)));
+    dst = arena.allocate(64 * MIB, 4096);
+    receiver.register(dst);
+  }
+
+  @AfterEach
+  void closeReceiver() {
+    receiver.close();
+    arena.close();
+  }
+
+  private static ReadDescriptor whole(PublisherProcess p, MemorySegment into) {
+    Region r = p.regions().getFirst();
+    return new ReadDescriptor(p.session(), r.base(), into.address(), r.length());
+  }
+
+  private void readAndVerify(PublisherProcess p) {
+    dst.fill((byte) 0);
+    receiver.read(List.of(whole(p, dst)));
+    assertEquals(-1, p.pattern().mismatch(dst, 0, 0, 0, p.regions().getFirst().length()), "bytes from " + p.session());
+  }
+
+  @Test
+  void killingThePublisherMidReadFailsTheReadNamingItWithinTheTimeoutAndAFreshPublisherWorks() throws Exception {
+    Duration timeout = Duration.ofSeconds(10);
+    try (PublisherProcess doomed = PublisherProcess.start("doomed", 5, List.of(64 * MIB), Map.of(), START)) {
+      receiver.connect("doomed", doomed.metadata());
+      readAndVerify(doomed);
+      // 16 GiB in 64 MiB GETs: seconds of work, so the kill lands in the middle of it.
+      List<ReadDescriptor> large = Collections.nCopies(256, whole(doomed, dst));
+      CompletableFuture<Throwable> outcome = CompletableFuture.supplyAsync(() -> {
+        try {
+          receiver.read(large, timeout);
+          return null;
+        } catch (Throwable t) {
+          return t;
+        }
+      });
+      Thread.sleep(500);
+      assertFalse(outcome.isDone(), "the large read was still running when the publisher was killed: " + outcome);
+      long killedAt = System.nanoTime();
+      doomed.kill();
+
+      Throwable t = outcome.get(timeout.toSeconds() + 30, TimeUnit.SECONDS); // a hang fails here
+      double seconds = (System.nanoTime() - killedAt) / 1e9;
+      TransportException e = assertInstanceOf(TransportException.class, t, "the read fails with a transport error");
+      System.out.printf("read failed %.2f s after the publisher was killed: %s%n", seconds, e);
+      assertEquals("doomed", e.peer());
+      assertTrue(e.getMessage().contains("'doomed'"), e.getMessage());
+      assertTrue(seconds <= timeout.toSeconds() + 5, "failed " + seconds + " s after the kill; the timeout is " + timeout);
+
+      // Reading from the dead peer again fails the same way, without hanging.
+      TransportException again = assertThrows(TransportException.class,
+          () -> receiver.read(List.of(whole(doomed, dst)), Duration.ofSeconds(5)));
+      assertEquals("doomed", again.peer());
+    }
+    try (PublisherProcess fresh = PublisherProcess.start("fresh", 6, List.of(16 * MIB), Map.of(), START)) {
+      receiver.connect("fresh", fresh.metadata());
+      readAndVerify(fresh);
+    }
+  }
+
+  @Test
+  void aStalledPublisherTimesOutNamingItAndTheNextReadReconnects() throws Exception {
+    try (PublisherProcess stalled = PublisherProcess.start("stalled", 7, List.of(8 * MIB), Map.of(), START)) {
+      receiver.connect("stalled", stalled.metadata());
+      readAndVerify(stalled);
+      signal("STOP", stalled.pid());
+      try {
+        TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
+            () -> receiver.read(List.of(whole(stalled, dst)), Duration.ofSeconds(2)));
+        assertEquals("stalled", e.peer());
+        assertTrue(e.getMessage().contains("PT2S"), e.getMessage());
+      } finally {
+        signal("CONT", stalled.pid());
+      }
+      readAndVerify(stalled);
+    }
+  }
+
+  private static void signal(String name, long pid) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
+    assertEquals(0, kill.waitFor(), "kill -" + name + " " + pid);
+  }
+}
