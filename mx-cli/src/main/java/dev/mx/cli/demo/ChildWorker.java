@@ -32,6 +32,8 @@ final class ChildWorker implements WorkerHandle {
   private final Writer stdin;
   private final BlockingQueue<String> replies = new ArrayBlockingQueue<>(64);
   private volatile boolean stalled;
+  /** Lines the child printed to stdout outside the protocol (e.g. native library logs), quoted on failure. */
+  private final java.util.Queue<String> strayOutput = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final boolean verbose;
 
   /**
@@ -70,7 +72,11 @@ final class ChildWorker implements WorkerHandle {
     try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = r.readLine()) != null) {
-        replies.put(line);
+        if (line.startsWith(WorkerHost.REPLY_PREFIX)) {
+          replies.put(line.substring(WorkerHost.REPLY_PREFIX.length()));
+        } else {
+          strayOutput.add(line);
+        }
       }
     } catch (IOException | InterruptedException ignored) {
       // The process ended; EOF below tells the caller.
@@ -122,7 +128,8 @@ final class ChildWorker implements WorkerHandle {
 
   private String logTail() {
     try {
-      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+      List<String> lines = new ArrayList<>(Files.readAllLines(log, StandardCharsets.UTF_8));
+      lines.addAll(strayOutput);
       List<String> tail = lines.subList(Math.max(0, lines.size() - 3), lines.size());
       return tail.isEmpty() ? "" : "; its log ends: " + String.join(" | ", tail);
     } catch (IOException e) {

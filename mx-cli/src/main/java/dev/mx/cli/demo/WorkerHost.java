@@ -18,6 +18,11 @@ import org.slf4j.LoggerFactory;
 public final class WorkerHost {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerHost.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Marks protocol replies: native libraries (UCX logs to stdout) may write to the same file descriptor,
+   * so the parent ignores any line without it.
+   */
+  static final String REPLY_PREFIX = "@mx ";
 
   private WorkerHost() {}
 
@@ -48,7 +53,7 @@ public final class WorkerHost {
             default -> throw new IllegalArgumentException("unknown worker command '" + op + "'");
           };
           if (result == null) {
-            out.println(JSON.writeValueAsString(Map.of("ok", true)));
+            out.println(REPLY_PREFIX + JSON.writeValueAsString(Map.of("ok", true)));
             return 0;
           }
           reply.put("ok", true);
@@ -59,7 +64,7 @@ public final class WorkerHost {
           reply.put("error", e.getMessage() == null ? e.toString() : e.getMessage());
           reply.put("type", e.getClass().getSimpleName());
         }
-        out.println(JSON.writeValueAsString(reply));
+        out.println(REPLY_PREFIX + JSON.writeValueAsString(reply));
       }
       return 0;
     } catch (Exception e) {
