@@ -4,6 +4,7 @@ import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
 import dev.mx.cli.bench.MemBench;
+import dev.mx.cli.bench.UcxBench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +25,7 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench())) {
       m.put(b.name(), b);
     }
     return m;
