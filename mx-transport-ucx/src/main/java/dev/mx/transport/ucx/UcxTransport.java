@@ -558,25 +558,8 @@ public final class UcxTransport extends AbstractTransport {
   // ---------------------------------------------------------------- batches
 
   /** Reads from this endpoint's own memory: plain copies between registered segments. */
-  private static final class LocalBatch implements PendingRead {
-    final String session;
-    final MemorySegment[] src;
-    final long[] srcOff;
-    final MemorySegment[] dst;
-    final long[] dstOff;
-    final long[] len;
-    final long bytes;
-
-    LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff, long[] len,
-        long bytes) {
-      this.session = session;
-      this.src = src;
-      this.srcOff = srcOff;
-      this.dst = dst;
-      this.dstOff = dstOff;
-      this.len = len;
-      this.bytes = bytes;
-    }
+  private record LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff,
+      long[] len, long bytes) implements PendingRead {
 
     void copy() {
       for (int i = 0; i < len.length; i++) {
@@ -585,18 +568,8 @@ public final class UcxTransport extends AbstractTransport {
     }
 
     @Override
-    public String session() {
-      return session;
-    }
-
-    @Override
     public int descriptorCount() {
       return len.length;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
     }
   }
 

@@ -19,14 +19,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Behaviour specific to the ucx endpoint, in one JVM. */
 class UcxTransportTest {
 
-  @BeforeAll
-  static void ucxIsAvailable() {
+  @BeforeEach
+  void ucxIsAvailable() {
     UcxTestSupport.requireUcx();
   }
 
