@@ -26,6 +26,17 @@ public interface Transport extends AutoCloseable {
   MemoryRegistration register(MemorySegment region);
 
   /**
+   * Allocates {@code bytes} of native memory already registered with this transport, for buffers that do not
+   * exist yet (ModelExpress takes registered buffers from a transport-aware allocator, MX §7.4). A backend may
+   * serve such memory faster than memory it merely registers (ucx on one host maps its own allocations into
+   * the reading process); the default allocates from an {@link java.lang.foreign.Arena} and registers it.
+   * Closing the registration deregisters and frees the memory: its segment is unusable afterwards.
+   */
+  default MemoryRegistration allocate(long bytes) {
+    return ArenaAllocation.allocateAndRegister(this, bytes);
+  }
+
+  /**
    * An opaque blob a peer passes to {@link #connect} to reach this endpoint and the regions registered so
    * far (register first, then publish the blob).
    */

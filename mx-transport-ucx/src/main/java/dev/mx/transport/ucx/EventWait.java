@@ -11,6 +11,7 @@ import java.lang.invoke.MethodHandle;
  * Blocks on a UCX worker's event file descriptor with {@code poll(2)} and a timeout: jucx's own wait has
  * no timeout, and a waiter that can miss a wake-up must never sleep for long.
  */
+@SuppressWarnings("restricted") // calling native code is what this class is for
 final class EventWait {
   private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(
       Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),

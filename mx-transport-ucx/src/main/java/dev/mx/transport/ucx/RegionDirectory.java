@@ -1,6 +1,5 @@
 package dev.mx.transport.ucx;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.BitSet;
@@ -11,16 +10,24 @@ import java.util.concurrent.ThreadLocalRandom;
  * batch: slot {@code i} holds the cookie of the region registered in it, or 0 once that region was
  * deregistered. This is how a receiver learns, one-sidedly, that memory it was told about is gone, even
  * on transports where UCX itself would still read it (shared-memory or emulated GETs do not check keys).
+ * The memory is the caller's (the transport allocates it through UCX, so that on one host the GET is a
+ * plain copy); closing zeroes it.
  */
 final class RegionDirectory implements AutoCloseable {
-  private final Arena arena = Arena.ofShared();
   private final MemorySegment slots;
   private final BitSet used = new BitSet();
   private final int capacity;
 
-  RegionDirectory(int capacity) {
-    this.capacity = capacity;
-    this.slots = arena.allocate((long) capacity * Long.BYTES, 64);
+  /** A directory over {@code slots}, one 8-byte slot per region; starts empty. */
+  RegionDirectory(MemorySegment slots) {
+    this.slots = slots;
+    this.capacity = (int) (slots.byteSize() / Long.BYTES);
+    slots.fill((byte) 0);
+  }
+
+  /** Bytes a directory of {@code capacity} slots needs. */
+  static long bytesFor(int capacity) {
+    return (long) capacity * Long.BYTES;
   }
 
   MemorySegment segment() {
@@ -58,12 +65,10 @@ final class RegionDirectory implements AutoCloseable {
     return image.getAtIndex(ValueLayout.JAVA_LONG, slot) == cookie;
   }
 
+  /** Marks every region gone (before the memory is released). */
   @Override
-  public void close() {
-    synchronized (this) {
-      slots.fill((byte) 0);
-      used.clear();
-    }
-    arena.close();
+  public synchronized void close() {
+    slots.fill((byte) 0);
+    used.clear();
   }
 }

@@ -21,6 +21,7 @@ import java.util.List;
  * ordinary null checks in compiled code, so until jucx removes that handler any such check would end the
  * process. With the variable empty, the handler is never installed.
  */
+@SuppressWarnings("restricted") // calling native code is what this class is for
 public final class Ucx {
   /** The system property that disables every native backend of mx. */
   public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";

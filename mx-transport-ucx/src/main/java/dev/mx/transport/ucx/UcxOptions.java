@@ -67,12 +67,16 @@ record UcxOptions(String tls, boolean peerErrorHandling, int maxRegions, Map<Str
     return allShared || names.contains("all") || names.contains("posix") || names.contains("sysv");
   }
 
+  private static String blankToNull(String s) {
+    return s == null || s.isBlank() ? null : s.trim();
+  }
+
   static UcxOptions from(TransportConfig config, Settings settings) {
-    String tls = config.properties().get(TLS);
+    String tls = blankToNull(config.properties().get(TLS));
     if (tls == null) {
-      tls = settings.get("mx.ucx.tls", "MX_UCX_TLS");
+      tls = blankToNull(settings.get("mx.ucx.tls", "MX_UCX_TLS"));
     }
-    if (tls == null && settings.env("UCX_TLS") == null) {
+    if (tls == null && blankToNull(settings.env("UCX_TLS")) == null) {
       tls = DEFAULT_TLS;
     }
     String mode = config.property(ERROR_HANDLING, "peer").trim().toLowerCase(Locale.ROOT);

@@ -13,6 +13,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,12 +38,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a
- * {@link WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies), and
- * publishes a {@link PeerMetadata} blob. A receiver {@link #connect connects} a peer once (endpoint plus
- * unpacked remote keys, cached), then each batch is checked against the peer's published regions and the
- * local registrations, then against the peer's {@link RegionDirectory live-region directory} (one small GET),
- * and only then issued: implicit non-blocking GETs (no request object per descriptor) and one flush per
- * endpoint. Waiting progresses the worker and sleeps on its event fd when nothing moved.
+ * {@link WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or hands out
+ * memory UCX allocates ({@link #allocate}), and publishes a {@link PeerMetadata} blob. A receiver
+ * {@link #connect connects} a peer once (endpoint plus unpacked remote keys, cached).
+ *
+ * <p>A read goes in two phases. {@link #prepare} checks every descriptor against the regions the peer
+ * published and the local registrations; {@link #start} issues one small GET of the peer's
+ * {@link RegionDirectory live-region directory}; {@link #await} waits for every peer's directory, rejects the
+ * whole call when a region was deregistered meanwhile (so nothing moves), then issues the data: implicit
+ * non-blocking GETs (no request object per descriptor) and one flush per endpoint, and waits, progressing the
+ * worker, spinning briefly and then sleeping on its event fd when nothing moves, all within the call's
+ * timeout.
  *
  * <p>A peer that dies or cannot be reached fails the reads waiting on it with a {@link TransportException}
  * naming it; reads that outlive the call's timeout fail with a {@link TransportTimeoutException}. Either way
@@ -52,16 +58,17 @@ import org.slf4j.LoggerFactory;
  * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close remote keys and
  * endpoints, deregister memory, destroy the worker, then the context.
  */
+@SuppressWarnings("restricted") // calling native code is what this class is for
 public final class UcxTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
   /** While issuing, progress the worker once per this many GETs, so the peer starts serving early. */
   private static final int PROGRESS_EVERY_GETS = 64;
   /** ... or once per this many bytes requested. */
   private static final long PROGRESS_EVERY_BYTES = 8L << 20;
-  /** Idle progress rounds spun through before sleeping on the event fd. */
-  private static final int SPINS_BEFORE_SLEEP = 64;
   /** Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up). */
   private static final long MAX_SLEEP_NANOS = 2_000_000;
+  /** How long memory UCX allocated stays mapped after its registration closed. */
+  private static final long FREE_GRACE_NANOS = 5_000_000_000L;
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
@@ -72,12 +79,21 @@ public final class UcxTransport extends AbstractTransport {
   private final ReentrantLock workerLock;
   private final RegionDirectory directory;
   private final UcpMemory directoryMemory;
+  /** The arena the directory's segment is bound to, closed before UCX frees the memory. */
+  private final Arena directoryArena;
   private final byte[] directoryRkey;
   private final byte[] workerAddress;
 
   /** Guards {@link #registrations}; taken before the worker lock, never after it. */
   private final Object registry = new Object();
   private final Map<Integer, UcxRegistration> registrations = new HashMap<>();
+  /**
+   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). Over transports that
+   * emulate GETs the publisher's own progress copies the bytes out, so a GET a receiver checked just before
+   * the close may still arrive: freeing at once could crash this process. They are freed after a grace period
+   * (on a later registration change) or when the endpoint closes.
+   */
+  private final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
   private int nextRegistrationId;
   private volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, RemotePeer> peers = new ConcurrentHashMap<>();
@@ -88,15 +104,11 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   UcxTransport(TransportConfig config) {
-    this(config, Settings.system());
-  }
-
-  UcxTransport(TransportConfig config, Settings settings) {
     super(config);
     Ucx.ensureAvailability();
     UcxOptions opts;
     try {
-      opts = UcxOptions.from(config, settings);
+      opts = UcxOptions.from(config, Settings.system());
     } catch (IllegalArgumentException e) {
       throw new TransportException(null, "ucx transport: bad configuration for endpoint '" + config.session() + "': "
           + e.getMessage(), e);
@@ -107,6 +119,7 @@ public final class UcxTransport extends AbstractTransport {
     UcpWorker w = null;
     RegionDirectory dir = null;
     UcpMemory dirMem = null;
+    Arena dirArena = null;
     try {
       UcpParams params = new UcpParams().requestRmaFeature().requestWakeupFeature();
       if (opts.tls() != null) {
@@ -117,15 +130,18 @@ public final class UcxTransport extends AbstractTransport {
       opened.add(ctx);
       w = ctx.newWorker(new UcpWorkerParams().requestThreadSafety());
       opened.add(w);
-      dir = new RegionDirectory(opts.maxRegions());
-      opened.add(dir);
-      dirMem = ctx.memoryMap(new UcpMemMapParams().setAddress(dir.segment().address()).setLength(dir.segment().byteSize()));
+      // The directory lives in memory UCX allocates: on one host a receiver's probe is then a plain copy.
+      long dirBytes = RegionDirectory.bytesFor(opts.maxRegions());
+      dirMem = ctx.memoryMap(new UcpMemMapParams().allocate().setLength(dirBytes));
       opened.add(dirMem::deregister);
+      dirArena = Arena.ofShared();
+      opened.add(dirArena);
+      dir = new RegionDirectory(MemorySegment.ofAddress(dirMem.getAddress()).reinterpret(dirBytes, dirArena, null));
       this.directoryRkey = bytes(dirMem.getRemoteKeyBuffer());
       this.workerAddress = bytes(w.getAddress());
       this.loop = new WorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
-      // Reverse order: key memory, directory, worker, context.
+      // Reverse order: the directory's arena, its memory, the worker, the context.
       for (int i = opened.size() - 1; i >= 0; i--) {
         try {
           opened.get(i).close();
@@ -140,6 +156,7 @@ public final class UcxTransport extends AbstractTransport {
     this.worker = w;
     this.directory = dir;
     this.directoryMemory = dirMem;
+    this.directoryArena = dirArena;
     this.workerLock = loop.lock();
   }
 
@@ -152,8 +169,51 @@ public final class UcxTransport extends AbstractTransport {
 
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
+    return registerRegion(region, null, null);
+  }
+
+  /**
+   * Memory UCX allocates ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}) and registers. With shared
+   * memory transports it lives in a segment a reader on the same host maps and copies from directly, the
+   * path ucx_perftest measures, instead of GETs UCX 1.13 emulates for memory it merely registered. Closing the
+   * registration makes the segment unusable at once (it is bound to an arena closed then); UCX frees the
+   * memory a few seconds later (see {@link #quarantine}).
+   */
+  @Override
+  public MemoryRegistration allocate(long bytes) {
+    ensureOpen();
+    if (bytes <= 0) {
+      throw new TransportException(null, "ucx transport cannot allocate " + bytes + " bytes");
+    }
+    UcpMemory memory;
+    workerLock.lock();
+    try {
+      ensureOpen();
+      memory = context.memoryMap(new UcpMemMapParams().allocate().setLength(bytes));
+    } catch (RuntimeException e) {
+      throw new TransportException(null, "ucx transport: allocating " + bytes + " bytes on endpoint '" + localSession()
+          + "' failed: " + e.getMessage(), e);
+    } finally {
+      workerLock.unlock();
+    }
+    Arena owner = Arena.ofShared();
+    try {
+      return registerRegion(MemorySegment.ofAddress(memory.getAddress()).reinterpret(bytes, owner, null), memory, owner);
+    } catch (RuntimeException | Error e) {
+      owner.close();
+      unmap(memory);
+      throw e;
+    }
+  }
+
+  /**
+   * Registers a region: maps it with UCX unless {@code mapped} already is its mapping, claims a directory
+   * slot, and publishes it in the local table. {@code owner}, when given, is closed on deregistration.
+   */
+  private MemoryRegistration registerRegion(MemorySegment region, UcpMemory mapped, Arena owner) {
     synchronized (registry) {
       ensureOpen();
+      freeQuarantined(false);
       int id = nextRegistrationId++;
       Map<Integer, UcxRegistration> next = new HashMap<>(registrations);
       next.put(id, null);
@@ -168,11 +228,14 @@ public final class UcxTransport extends AbstractTransport {
       byte[] rkey;
       workerLock.lock();
       try {
-        memory = context.memoryMap(new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
+        memory = mapped != null ? mapped
+            : context.memoryMap(new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
         try {
           rkey = bytes(memory.getRemoteKeyBuffer());
         } catch (RuntimeException e) {
-          memory.deregister();
+          if (mapped == null) {
+            memory.deregister();
+          }
           throw e;
         }
       } catch (RuntimeException e) {
@@ -184,19 +247,30 @@ public final class UcxTransport extends AbstractTransport {
       long cookie = RegionDirectory.newCookie();
       int slot = directory.claim(cookie);
       if (slot < 0) {
-        workerLock.lock();
-        try {
-          memory.deregister();
-        } finally {
-          workerLock.unlock();
+        if (mapped == null) {
+          unmap(memory);
         }
         throw new TransportException(null, "ucx transport: endpoint '" + localSession() + "' already has "
             + directory.capacity() + " regions registered; close some or raise " + UcxOptions.MAX_REGIONS);
       }
-      UcxRegistration r = new UcxRegistration(id, region, memory, rkey, slot, cookie);
+      UcxRegistration r = new UcxRegistration(id, region, memory, rkey, slot, cookie, owner);
       registrations.put(id, r);
       local = new LocalRegions(table, Map.copyOf(registrations));
       return r;
+    }
+  }
+
+  /** Memory UCX allocated whose registration closed, and when it may be freed. */
+  private record Quarantined(UcpMemory memory, long freeAfterNanos) {}
+
+  /**
+   * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the caller holds
+   * the registry lock.
+   */
+  private void freeQuarantined(boolean all) {
+    long now = System.nanoTime();
+    while (!quarantine.isEmpty() && (all || now - quarantine.peekFirst().freeAfterNanos() >= 0)) {
+      unmap(quarantine.pollFirst().memory());
     }
   }
 
@@ -218,15 +292,18 @@ public final class UcxTransport extends AbstractTransport {
     final byte[] rkey;
     final int slot;
     final long cookie;
+    /** For memory UCX allocated: the arena its segment is bound to. */
+    final Arena owner;
     private boolean released; // guarded by registry
 
-    UcxRegistration(int id, MemorySegment segment, UcpMemory memory, byte[] rkey, int slot, long cookie) {
+    UcxRegistration(int id, MemorySegment segment, UcpMemory memory, byte[] rkey, int slot, long cookie, Arena owner) {
       this.id = id;
       this.segment = segment;
       this.memory = memory;
       this.rkey = rkey;
       this.slot = slot;
       this.cookie = cookie;
+      this.owner = owner;
     }
 
     @Override
@@ -247,19 +324,24 @@ public final class UcxTransport extends AbstractTransport {
       }
     }
 
-    /** Clears the directory slot, then UCX's registration; the caller holds the registry lock. */
+    /**
+     * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made unreachable from
+     * Java at once but freed only after {@link #FREE_GRACE_NANOS} (see {@link #quarantine}). The caller holds
+     * the registry lock.
+     */
     void release() {
       if (released) {
         return;
       }
       released = true;
       directory.release(slot);
-      workerLock.lock();
-      try {
-        memory.deregister();
-      } finally {
-        workerLock.unlock();
+      if (owner == null) {
+        unmap(memory);
+      } else {
+        owner.close();
+        quarantine.add(new Quarantined(memory, System.nanoTime() + FREE_GRACE_NANOS));
       }
+      freeQuarantined(false);
     }
   }
 
@@ -418,7 +500,7 @@ public final class UcxTransport extends AbstractTransport {
     void fail(int status, String message) {
       if (failure == null) {
         failure = message + " (UCS status " + status + ")";
-        LOG.info("ucx endpoint '{}' lost peer '{}': {}", localSession(), peer.session, failure);
+        LOG.debug("ucx endpoint {} lost peer {}: {}", localSession(), peer.session, failure);
       }
     }
 
@@ -476,25 +558,8 @@ public final class UcxTransport extends AbstractTransport {
   // ---------------------------------------------------------------- batches
 
   /** Reads from this endpoint's own memory: plain copies between registered segments. */
-  private static final class LocalBatch implements PendingRead {
-    final String session;
-    final MemorySegment[] src;
-    final long[] srcOff;
-    final MemorySegment[] dst;
-    final long[] dstOff;
-    final long[] len;
-    final long bytes;
-
-    LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff, long[] len,
-        long bytes) {
-      this.session = session;
-      this.src = src;
-      this.srcOff = srcOff;
-      this.dst = dst;
-      this.dstOff = dstOff;
-      this.len = len;
-      this.bytes = bytes;
-    }
+  private record LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff,
+      long[] len, long bytes) implements PendingRead {
 
     void copy() {
       for (int i = 0; i < len.length; i++) {
@@ -503,18 +568,8 @@ public final class UcxTransport extends AbstractTransport {
     }
 
     @Override
-    public String session() {
-      return session;
-    }
-
-    @Override
     public int descriptorCount() {
       return len.length;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
     }
   }
 
@@ -550,7 +605,7 @@ public final class UcxTransport extends AbstractTransport {
     final boolean[] regionUsed;
     final long bytes;
     Connection connection;
-    Arena scratch;
+    /** Where the probe lands; freed by the GC (closing a shared arena per batch costs a thread handshake). */
     MemorySegment directoryImage;
     Flush probe;
     Flush data;
@@ -696,8 +751,7 @@ public final class UcxTransport extends AbstractTransport {
         if (c.failure != null) {
           throw new IllegalStateException(c.failure);
         }
-        b.scratch = Arena.ofShared();
-        b.directoryImage = b.scratch.allocate(imageBytes, 64);
+        b.directoryImage = Arena.ofAuto().allocate(imageBytes, 64);
         b.probe = new Flush();
         c.endpoint.getNonBlockingImplicit(b.peer.meta.directoryBase(), c.directoryKey, b.directoryImage.address(),
             imageBytes);
@@ -817,23 +871,26 @@ public final class UcxTransport extends AbstractTransport {
     }
     loop.enterCaller();
     try {
-      int idle = 0;
+      long idleSince = -1;
       while (true) {
         boolean progressed = loop.progress(16);
         boolean allDone = true;
         for (RemoteBatch b : batches) {
           allDone &= b.settled();
         }
-        long left = deadline - System.nanoTime();
+        long now = System.nanoTime();
+        long left = deadline - now;
         if (allDone || left <= 0 || isClosed()) {
           return;
         }
         if (progressed) {
-          idle = 0;
-        } else if (++idle < SPINS_BEFORE_SLEEP) {
+          idleSince = -1;
+        } else if (idleSince < 0 || now - idleSince < WorkerLoop.SPIN_NANOS) {
+          idleSince = idleSince < 0 ? now : idleSince;
           Thread.onSpinWait();
         } else {
           loop.waitForEvents(Duration.ofNanos(Math.min(left, MAX_SLEEP_NANOS)));
+          idleSince = -1;
         }
       }
     } finally {
@@ -912,15 +969,11 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** Releases the batch's connection and frees its probe image (its GET is complete or purged). Lock held. */
+  /** Releases the batch's connection (its probe GET is complete or purged). Lock held. */
   private static void finish(RemoteBatch b) {
     if (b.connection != null) {
       b.connection.release();
       b.connection = null;
-    }
-    if (b.scratch != null) {
-      b.scratch.close();
-      b.scratch = null;
     }
   }
 
@@ -952,6 +1005,14 @@ public final class UcxTransport extends AbstractTransport {
         registrations.clear();
         local = LocalRegions.EMPTY;
         try {
+          freeQuarantined(true);
+        } catch (RuntimeException e) {
+          memoryReleased = false;
+          LOG.error("ucx transport '{}': freeing closed allocations failed: {}", localSession(), e.toString());
+        }
+        try {
+          directory.close();
+          directoryArena.close();
           directoryMemory.deregister();
         } catch (RuntimeException e) {
           memoryReleased = false;
@@ -971,10 +1032,19 @@ public final class UcxTransport extends AbstractTransport {
         workerLock.unlock();
       }
     }
-    directory.close();
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker lock. */
+  private void unmap(UcpMemory memory) {
+    workerLock.lock();
+    try {
+      memory.deregister();
+    } finally {
+      workerLock.unlock();
+    }
+  }
 
   private static byte[] bytes(ByteBuffer b) {
     ByteBuffer d = b.duplicate();
@@ -998,8 +1068,8 @@ public final class UcxTransport extends AbstractTransport {
         + " regions, " + peers.size() + " peers" + (isClosed() ? ", closed]" : "]");
   }
 
-  /** For tests: the UCX transports this endpoint was configured with (null: from the environment). */
-  String tls() {
+  /** The UCX_TLS value this endpoint applied, or null when it left UCX's own ({@code UCX_TLS} from the environment). */
+  public String transports() {
     return options.tls();
   }
 }

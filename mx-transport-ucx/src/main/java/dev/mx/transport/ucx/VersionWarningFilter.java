@@ -17,6 +17,7 @@ import java.util.function.Supplier;
  * both). A log handler is pushed onto UCX's handler stack only while a context is created, on the creating
  * thread's watch, and passes every other message on; if the handler cannot be installed, nothing is filtered.
  */
+@SuppressWarnings("restricted") // calling native code is what this class is for
 final class VersionWarningFilter {
   private static final String MESSAGE_PREFIX = "UCP API version is incompatible";
   private static final int RC_STOP = 0;

@@ -21,6 +21,11 @@ final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
   /** How long the background thread sleeps on the event fd at most (a missed wake-up costs no more). */
   private static final int IDLE_WAIT_MILLIS = 50;
+  /**
+   * How long a progressing thread keeps polling after the last event before it sleeps: within a transfer
+   * the next event is microseconds away, and a sleep would cost an arm, a poll and a wake-up each time.
+   */
+  static final long SPIN_NANOS = 200_000;
 
   private final UcpWorker worker;
   private final int eventFd;
@@ -89,7 +94,7 @@ final class WorkerLoop {
     } finally {
       lock.unlock();
     }
-    int millis = (int) Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE);
+    int millis = Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE);
     EventWait.await(eventFd, millis);
   }
 
@@ -103,14 +108,27 @@ final class WorkerLoop {
   }
 
   private void run() {
+    long idleSince = -1;
     while (running) {
       try {
         if (activeCallers.get() > 0) {
           LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+          idleSince = -1;
           continue;
         }
-        if (!progress(64)) {
+        if (progress(64)) {
+          idleSince = -1;
+          continue;
+        }
+        long now = System.nanoTime();
+        if (idleSince < 0) {
+          idleSince = now;
+        }
+        if (now - idleSince < SPIN_NANOS) {
+          Thread.onSpinWait();
+        } else {
           waitForEvents(Duration.ofMillis(IDLE_WAIT_MILLIS));
+          idleSince = -1;
         }
       } catch (RuntimeException e) {
         if (running) {

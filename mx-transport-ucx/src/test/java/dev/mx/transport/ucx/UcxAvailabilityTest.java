@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The availability holder and the provider's place in the registry. */
+@SuppressWarnings("restricted") // calling native code is what this class is for
 class UcxAvailabilityTest {
 
   @Test

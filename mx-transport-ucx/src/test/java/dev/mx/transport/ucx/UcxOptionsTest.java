@@ -48,6 +48,12 @@ class UcxOptionsTest {
   }
 
   @Test
+  void blankSettingsCountAsUnset() {
+    Settings blank = Settings.of(Map.of(), Map.of("MX_UCX_TLS", " ", "UCX_TLS", ""));
+    assertEquals("^sm", UcxOptions.from(config(Map.of("ucx.tls", "")), blank).tls());
+  }
+
+  @Test
   void aUcxTlsEnvironmentVariableIsLeftToUcx() {
     Settings env = Settings.of(Map.of(), Map.of("UCX_TLS", "sm", "UCX_KEEPALIVE_INTERVAL", "5s"));
     UcxOptions o = UcxOptions.from(config(Map.of()), env);

@@ -19,14 +19,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Behaviour specific to the ucx endpoint, in one JVM. */
 class UcxTransportTest {
 
-  @BeforeAll
-  static void ucxIsAvailable() {
+  @BeforeEach
+  void ucxIsAvailable() {
     UcxTestSupport.requireUcx();
   }
 
@@ -97,7 +97,7 @@ class UcxTransportTest {
   void sharedMemoryTransportsWorkWhenChosen() {
     Map<String, String> sm = Map.of("ucx.tls", "sm,tcp");
     try (Arena arena = Arena.ofShared(); Transport pub = open("pub", sm); Transport recv = open("recv", sm)) {
-      assertEquals("sm,tcp", ((UcxTransport) recv).tls());
+      assertEquals("sm,tcp", ((UcxTransport) recv).transports());
       MemorySegment src = filled(arena, 1 << 20, 3);
       MemorySegment dst = arena.allocate(1 << 20, 64);
       pub.register(src);
@@ -105,6 +105,29 @@ class UcxTransportTest {
       recv.connect("pub", pub.localMetadata());
       recv.read(List.of(new ReadDescriptor("pub", src.address(), dst.address(), 1 << 20)));
       assertSame(src, dst);
+    }
+  }
+
+  @Test
+  void memoryUcxAllocatesIsReadableByPeersAndGoneAfterClose() {
+    for (Map<String, String> props : List.of(Map.<String, String>of(), Map.of("ucx.tls", "sm,tcp"))) {
+      try (Arena arena = Arena.ofShared(); Transport pub = open("pub", props); Transport recv = open("recv", props)) {
+        MemoryRegistration allocated = pub.allocate(1 << 20);
+        MemorySegment src = allocated.segment();
+        assertEquals(1 << 20, src.byteSize());
+        MemorySegment expected = filled(arena, 1 << 20, 5);
+        src.copyFrom(expected);
+        MemorySegment dst = recv.allocate(1 << 20).segment(); // destinations may be allocated too
+        recv.connect("pub", pub.localMetadata());
+        ReadDescriptor all = new ReadDescriptor("pub", src.address(), dst.address(), 1 << 20);
+        recv.read(List.of(all));
+        assertSame(expected, dst);
+        allocated.close();
+        allocated.close();
+        assertThrows(IllegalStateException.class, () -> src.get(ValueLayout.JAVA_BYTE, 0), "freed with its registration");
+        TransportException gone = assertThrows(TransportException.class, () -> recv.read(List.of(all)));
+        assertTrue(gone.getMessage().contains("deregistered"), gone.getMessage());
+      }
     }
   }
 

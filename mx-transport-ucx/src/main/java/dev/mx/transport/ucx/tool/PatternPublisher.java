@@ -18,11 +18,14 @@ import java.util.Map;
 
 /**
  * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them with a ucx
- * endpoint and prints, on stdout, one {@code region INDEX BASE LENGTH} line per region, a
+ * endpoint and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region, a
  * {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves reads until
  * its stdin closes (so it never outlives the process that started it), then closes the endpoint and exits 0.
+ * Regions of {@code --regions} are this process's memory, registered ({@code registered}); regions of
+ * {@code --allocated} come from {@link Transport#allocate} ({@code allocated}) and follow them in index order.
  *
- * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--property KEY=VALUE]...}
+ * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--allocated 64m,...]
+ * [--property KEY=VALUE]...}
  */
 public final class PatternPublisher {
   /** Prefix of every line this process prints for its parent. */
@@ -34,6 +37,7 @@ public final class PatternPublisher {
     String session = "publisher";
     long seed = 1;
     List<Long> sizes = new ArrayList<>();
+    List<Long> allocated = new ArrayList<>();
     Map<String, String> properties = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -43,6 +47,11 @@ public final class PatternPublisher {
         case "--regions" -> {
           for (String s : require(args[i], value).split(",")) {
             sizes.add(parseSize(s));
+          }
+        }
+        case "--allocated" -> {
+          for (String s : require(args[i], value).split(",")) {
+            allocated.add(parseSize(s));
           }
         }
         case "--property" -> {
@@ -57,19 +66,25 @@ public final class PatternPublisher {
       }
       i++;
     }
-    if (sizes.isEmpty()) {
-      throw new IllegalArgumentException("--regions is required");
+    if (sizes.isEmpty() && allocated.isEmpty()) {
+      throw new IllegalArgumentException("--regions or --allocated is required");
     }
     PrintStream out = System.out;
     Pattern pattern = new Pattern(seed);
     try (Arena arena = Arena.ofShared();
         Transport transport = new UcxTransportProvider().create(
             new TransportConfig(session, Duration.ofSeconds(120), properties))) {
-      for (int r = 0; r < sizes.size(); r++) {
-        MemorySegment region = arena.allocate(sizes.get(r), 4096);
-        pattern.fill(region, r);
+      int index = 0;
+      for (long size : sizes) {
+        MemorySegment region = arena.allocate(size, 4096);
+        pattern.fill(region, index);
         transport.register(region);
-        out.println(PREFIX + "region " + r + " " + region.address() + " " + region.byteSize());
+        out.println(PREFIX + "region " + index++ + " " + region.address() + " " + size + " registered");
+      }
+      for (long size : allocated) {
+        MemorySegment region = transport.allocate(size).segment();
+        pattern.fill(region, index);
+        out.println(PREFIX + "region " + index++ + " " + region.address() + " " + size + " allocated");
       }
       out.println(PREFIX + "metadata " + Base64.getEncoder().encodeToString(transport.localMetadata()));
       out.println(PREFIX + "ready");

@@ -31,8 +31,11 @@ public final class PublisherProcess implements AutoCloseable {
   private final byte[] metadata;
   private final Path log;
 
-  /** A region the child published: its index in the pattern, base address and length. */
-  public record Region(int index, long base, long length) {}
+  /**
+   * A region the child published: its index in the pattern, base address, length, and whether it came from
+   * {@code Transport.allocate} rather than the child's own memory.
+   */
+  public record Region(int index, long base, long length, boolean allocated) {}
 
   private PublisherProcess(Process process, String session, Pattern pattern, List<Region> regions, byte[] metadata,
       Path log) {
@@ -52,6 +55,15 @@ public final class PublisherProcess implements AutoCloseable {
    */
   public static PublisherProcess start(String session, long seed, List<Long> sizes, Map<String, String> properties,
       Duration startTimeout) throws IOException {
+    return start(session, seed, sizes, List.of(), properties, startTimeout);
+  }
+
+  /**
+   * As {@link #start(String, long, List, Map, Duration)}, with further regions of {@code allocatedSizes}
+   * bytes that the publisher takes from {@code Transport.allocate} (indexed after the others).
+   */
+  public static PublisherProcess start(String session, long seed, List<Long> sizes, List<Long> allocatedSizes,
+      Map<String, String> properties, Duration startTimeout) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -64,8 +76,14 @@ public final class PublisherProcess implements AutoCloseable {
     cmd.add(session);
     cmd.add("--seed");
     cmd.add(Long.toString(seed));
-    cmd.add("--regions");
-    cmd.add(String.join(",", sizes.stream().map(String::valueOf).toList()));
+    if (!sizes.isEmpty()) {
+      cmd.add("--regions");
+      cmd.add(String.join(",", sizes.stream().map(String::valueOf).toList()));
+    }
+    if (!allocatedSizes.isEmpty()) {
+      cmd.add("--allocated");
+      cmd.add(String.join(",", allocatedSizes.stream().map(String::valueOf).toList()));
+    }
     properties.forEach((k, v) -> {
       cmd.add("--property");
       cmd.add(k + "=" + v);
@@ -80,12 +98,13 @@ public final class PublisherProcess implements AutoCloseable {
       for (String line : got) {
         String[] f = line.substring(PatternPublisher.PREFIX.length()).split(" ");
         switch (f[0]) {
-          case "region" -> regions.add(new Region(Integer.parseInt(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3])));
+          case "region" -> regions.add(new Region(Integer.parseInt(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]),
+              f[4].equals("allocated")));
           case "metadata" -> metadata = Base64.getDecoder().decode(f[1]);
           default -> { }
         }
       }
-      if (metadata == null || regions.size() != sizes.size()) {
+      if (metadata == null || regions.size() != sizes.size() + allocatedSizes.size()) {
         throw new IOException("publisher '" + session + "' printed no metadata or too few regions");
       }
       return new PublisherProcess(p, session, new Pattern(seed), regions, metadata, log);
