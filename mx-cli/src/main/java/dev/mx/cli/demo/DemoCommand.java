@@ -35,41 +35,21 @@ import picocli.CommandLine.Option;
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
     description = {
       "Run a multi-process reshard refit of a real model layout and report it.",
-      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto",
-      "(ucx when available, else mem in one process), file: metadata in a temporary folder,",
-      "verification whole-shards. Exit 0 when every step verified and installed, 1 on any failure",
-      "(naming the rank, tensor or peer), 2 on bad usage."})
-public final class DemoCommand implements Callable<Integer> {
-
-  @Option(names = "--model", defaultValue = "llama-3.2-1b", description = "Model name or path to a config.json (default ${DEFAULT-VALUE}).")
-  String model;
-
-  @Option(names = "--trainer", defaultValue = "tp=4,pp=1,ep=1", description = "Trainer topology: tp=N,pp=N,ep=N or fsdp=N (default ${DEFAULT-VALUE}).")
-  String trainer;
-
-  @Option(names = "--inference", defaultValue = "tp=2,ep=1", description = "Inference topology: tp=N,ep=1|N (default ${DEFAULT-VALUE}).")
-  String inference;
+      "",
+      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (ucx when "
+          + "available, else mem with every rank in this process), file: metadata in a temporary folder, "
+          + "verification whole-shards.",
+      "",
+      "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
+          + "or peer (the installed weights stay at the previous step); 2 on bad usage.",
+      ""})
+public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @Option(names = "--steps", defaultValue = "3", description = "Refit steps (default ${DEFAULT-VALUE}).")
   int steps;
 
-  @Option(names = "--transport", defaultValue = "auto", description = "auto, mem, ucx or any installed transport (default ${DEFAULT-VALUE}).")
-  String transport;
-
   @Option(names = "--metadata", description = "Metadata store URI (default: file: in a fresh temporary folder).")
   String metadata;
-
-  @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")
-  String wire;
-
-  @Option(names = "--verify", defaultValue = "whole-shards", description = "strict, whole-shards or off (default ${DEFAULT-VALUE}).")
-  String verify;
-
-  @Option(names = "--trainer-dtype", description = "Dtype the trainers publish (default: the model's torch_dtype).")
-  String trainerDtype;
-
-  @Option(names = "--inference-dtype", description = "Dtype of the inference parameters (default: the trainer dtype).")
-  String inferenceDtype;
 
   @Option(names = "--in-process", description = "Run every rank as a thread of this JVM over the mem transport.")
   boolean inProcess;
@@ -79,9 +59,6 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or stall-publisher.")
   String fault;
-
-  @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take (default ${DEFAULT-VALUE}).")
-  double timeoutSeconds;
 
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
   boolean json;

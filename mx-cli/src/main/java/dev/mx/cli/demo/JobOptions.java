@@ -1,0 +1,37 @@
+package dev.mx.cli.demo;
+
+import picocli.CommandLine.Option;
+
+/**
+ * The options that describe a refit job, shared by {@code mx demo}, {@code mx publish} and
+ * {@code mx receive} (picocli inherits annotated fields): every side of one job must agree on them.
+ */
+abstract class JobOptions {
+
+  @Option(names = "--model", defaultValue = "llama-3.2-1b", description = "Model name or path to a config.json (default ${DEFAULT-VALUE}).")
+  String model;
+
+  @Option(names = "--trainer", defaultValue = "tp=4,pp=1,ep=1", description = "Trainer topology: tp=N,pp=N,ep=N or fsdp=N (default ${DEFAULT-VALUE}).")
+  String trainer;
+
+  @Option(names = "--inference", defaultValue = "tp=2,ep=1", description = "Inference topology: tp=N,ep=1|N (default ${DEFAULT-VALUE}).")
+  String inference;
+
+  @Option(names = "--transport", defaultValue = "auto", description = "auto, mem, ucx or any installed transport (default ${DEFAULT-VALUE}: the best available).")
+  String transport;
+
+  @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")
+  String wire;
+
+  @Option(names = "--verify", defaultValue = "whole-shards", description = "strict, whole-shards or off (default ${DEFAULT-VALUE}).")
+  String verify;
+
+  @Option(names = "--trainer-dtype", description = "Dtype the trainers publish (default: the model's torch_dtype).")
+  String trainerDtype;
+
+  @Option(names = "--inference-dtype", description = "Dtype of the inference parameters (default: the trainer dtype).")
+  String inferenceDtype;
+
+  @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take (default ${DEFAULT-VALUE}).")
+  double timeoutSeconds;
+}
