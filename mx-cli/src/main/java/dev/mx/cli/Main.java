@@ -21,8 +21,14 @@ import picocli.CommandLine.Command;
       "re-slices and casts them locally, verifies digests and installs atomically."
     },
     subcommands = {
+      dev.mx.cli.demo.DemoCommand.class,
+      dev.mx.cli.demo.PublishCommand.class,
+      dev.mx.cli.demo.ReceiveCommand.class,
       TransportsCommand.class,
+      PlanCommand.class,
+      DigestCommand.class,
       BenchCommand.class,
+      dev.mx.cli.demo.WorkerCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

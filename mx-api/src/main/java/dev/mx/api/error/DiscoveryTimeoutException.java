@@ -8,6 +8,7 @@ public class DiscoveryTimeoutException extends MxException {
   private final int ready;
   private final int nonEmpty;
   private final int empty;
+  private final int unreadable;
 
   public DiscoveryTimeoutException(
       String store, int expected, int ready, int nonEmpty, int empty, double timeoutSeconds) {
@@ -19,6 +20,25 @@ public class DiscoveryTimeoutException extends MxException {
     this.ready = ready;
     this.nonEmpty = nonEmpty;
     this.empty = empty;
+    this.unreadable = 0;
+  }
+
+  /**
+   * As above, also counting the READY sources whose table could not be read or decoded, with the last
+   * failure (a dead store, an unreadable table) as the cause.
+   */
+  public DiscoveryTimeoutException(String store, int expected, int ready, int nonEmpty, int empty, int unreadable,
+      double timeoutSeconds, Throwable lastFailure) {
+    super("discovery on " + store + " timed out after " + timeoutSeconds + " s: expected " + expected
+        + " non-empty READY trainer table(s), saw " + ready + " READY, " + nonEmpty + " non-empty, "
+        + empty + " empty, " + unreadable + " unreadable"
+        + (lastFailure == null ? "" : "; last failure: " + lastFailure), lastFailure);
+    this.store = store;
+    this.expected = expected;
+    this.ready = ready;
+    this.nonEmpty = nonEmpty;
+    this.empty = empty;
+    this.unreadable = unreadable;
   }
 
   public String store() {
@@ -39,5 +59,10 @@ public class DiscoveryTimeoutException extends MxException {
 
   public int empty() {
     return empty;
+  }
+
+  /** READY sources whose table could not be fetched or decoded in the last sweep. */
+  public int unreadable() {
+    return unreadable;
   }
 }

@@ -22,6 +22,21 @@ public interface MetadataStore extends AutoCloseable {
    */
   List<SourceRecord> listReady(String identity, Duration freshness);
 
+  /**
+   * As {@link #listReady(String, Duration)}; with {@code withBlobs} false the records carry an empty blob,
+   * so a caller that fetches tables one at a time with {@link #get} lists cheaply. Stores that keep blobs
+   * apart from liveness override this; the default lists with blobs and drops them.
+   */
+  default List<SourceRecord> listReady(String identity, Duration freshness, boolean withBlobs) {
+    List<SourceRecord> full = listReady(identity, freshness);
+    if (withBlobs) {
+      return full;
+    }
+    return full.stream()
+        .map(r -> new SourceRecord(r.identity(), r.workerId(), r.rank(), new byte[0], r.status(), r.updatedAtMillis()))
+        .toList();
+  }
+
   /** One worker's record. */
   Optional<SourceRecord> get(String identity, String workerId);
 

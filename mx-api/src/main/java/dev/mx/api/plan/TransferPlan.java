@@ -23,7 +23,8 @@ public record TransferPlan(
     Map<String, String> fallbackReasons) {
 
   public TransferPlan {
-    segments = List.copyOf(segments);
+    // A SegmentList is immutable and compact: keep it rather than materializing every segment.
+    segments = segments instanceof SegmentList ? segments : List.copyOf(segments);
     fallback = List.copyOf(fallback);
     converts = List.copyOf(converts);
     fullPulls = List.copyOf(fullPulls);
@@ -51,8 +52,19 @@ public record TransferPlan(
   }
 
   public long bytesPlanned() {
+    long n = segments instanceof SegmentList list ? list.totalBytes() : sum(segments);
+    for (ConvertSource c : converts) {
+      n += sum(c.segments());
+    }
+    for (FullPullSource f : fullPulls) {
+      n += sum(f.segments());
+    }
+    return n;
+  }
+
+  private static long sum(List<PullSegment> segments) {
     long n = 0;
-    for (PullSegment s : allSegments()) {
+    for (PullSegment s : segments) {
       n += s.nbytes();
     }
     return n;

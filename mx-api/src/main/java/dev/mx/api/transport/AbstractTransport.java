@@ -162,6 +162,19 @@ public abstract class AbstractTransport implements Transport {
 
   /** Groups by session in first-seen order and drops zero-length descriptors. */
   static Map<String, List<ReadDescriptor>> groupBySession(List<ReadDescriptor> batch) {
+    if (batch.isEmpty()) {
+      return Map.of();
+    }
+    // Fast path: one session and no empty descriptors (the common case) needs no copy at all.
+    String first = batch.get(0).session();
+    boolean uniform = true;
+    for (int i = 0, n = batch.size(); i < n && uniform; i++) {
+      ReadDescriptor d = batch.get(i);
+      uniform = d.nbytes() != 0 && (d.session() == first || d.session().equals(first));
+    }
+    if (uniform) {
+      return Map.of(first, batch);
+    }
     Map<String, List<ReadDescriptor>> groups = new LinkedHashMap<>();
     String lastSession = null;
     List<ReadDescriptor> last = null;

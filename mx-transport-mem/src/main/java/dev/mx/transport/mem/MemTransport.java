@@ -150,25 +150,31 @@ public final class MemTransport extends AbstractTransport {
     return p;
   }
 
-  /** A validated batch: source and destination segments with offsets, ready to copy. */
+  /**
+   * A validated batch: per descriptor the source and destination region ids and offsets, ready to copy.
+   * Region ids index the segment arrays captured at validation time, so a concurrent deregistration
+   * cannot redirect a validated copy.
+   */
   private static final class MemBatch implements PendingRead {
     final String session;
-    final MemorySegment[] src;
+    final MemorySegment[] srcSegments;
+    final MemorySegment[] dstSegments;
+    final int[] srcRegion;
+    final int[] dstRegion;
     final long[] srcOff;
-    final MemorySegment[] dst;
     final long[] dstOff;
     final long[] len;
-    final long bytes;
+    long total;
 
-    MemBatch(String session, int n, long bytes, MemorySegment[] src, long[] srcOff, MemorySegment[] dst,
-        long[] dstOff, long[] len) {
+    MemBatch(String session, MemorySegment[] srcSegments, MemorySegment[] dstSegments, int n) {
       this.session = session;
-      this.src = src;
-      this.srcOff = srcOff;
-      this.dst = dst;
-      this.dstOff = dstOff;
-      this.len = len;
-      this.bytes = bytes;
+      this.srcSegments = srcSegments;
+      this.dstSegments = dstSegments;
+      this.srcRegion = new int[n];
+      this.dstRegion = new int[n];
+      this.srcOff = new long[n];
+      this.dstOff = new long[n];
+      this.len = new long[n];
     }
 
     @Override
@@ -183,7 +189,7 @@ public final class MemTransport extends AbstractTransport {
 
     @Override
     public long bytes() {
-      return bytes;
+      return total;
     }
   }
 
@@ -192,38 +198,39 @@ public final class MemTransport extends AbstractTransport {
     MemTransport peer = peer(session);
     Regions from = peer.regions;
     Regions to = regions;
+    RegionTable fromTable = from.table();
+    RegionTable toTable = to.table();
     int n = group.size();
-    MemorySegment[] src = new MemorySegment[n];
-    MemorySegment[] dst = new MemorySegment[n];
-    long[] srcOff = new long[n];
-    long[] dstOff = new long[n];
-    long[] len = new long[n];
+    MemBatch b = new MemBatch(session, from.segments(), to.segments(), n);
     long total = 0;
     for (int i = 0; i < n; i++) {
       ReadDescriptor d = group.get(i);
-      int s = from.table().find(d.srcAddr(), d.nbytes());
+      int s = fromTable.find(d.srcAddr(), d.nbytes());
       if (s < 0) {
-        throw sourceOutsideRegions(i, d, from.table());
+        throw sourceOutsideRegions(i, d, fromTable);
       }
-      int t = to.table().find(d.dstAddr(), d.nbytes());
+      int t = toTable.find(d.dstAddr(), d.nbytes());
       if (t < 0) {
-        throw destinationOutsideRegions(i, d, to.table());
+        throw destinationOutsideRegions(i, d, toTable);
       }
-      src[i] = from.segments()[s];
-      srcOff[i] = d.srcAddr() - src[i].address();
-      dst[i] = to.segments()[t];
-      dstOff[i] = d.dstAddr() - dst[i].address();
-      len[i] = d.nbytes();
+      b.srcRegion[i] = s;
+      b.dstRegion[i] = t;
+      b.srcOff[i] = d.srcAddr() - from.segments()[s].address();
+      b.dstOff[i] = d.dstAddr() - to.segments()[t].address();
+      b.len[i] = d.nbytes();
       total += d.nbytes();
     }
-    return new MemBatch(session, n, total, src, srcOff, dst, dstOff, len);
+    b.total = total;
+    return b;
   }
 
   @Override
   protected void start(PendingRead prepared) {
     MemBatch b = (MemBatch) prepared;
+    MemorySegment[] src = b.srcSegments;
+    MemorySegment[] dst = b.dstSegments;
     for (int i = 0; i < b.len.length; i++) {
-      MemorySegment.copy(b.src[i], b.srcOff[i], b.dst[i], b.dstOff[i], b.len[i]);
+      MemorySegment.copy(src[b.srcRegion[i]], b.srcOff[i], dst[b.dstRegion[i]], b.dstOff[i], b.len[i]);
     }
   }
 

@@ -1,0 +1,141 @@
+package dev.mx.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mx.api.plan.TransferPlan;
+import dev.mx.cli.plan.PlanJson;
+import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.UnsupportedCause;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code mx plan FILE|-}: plans a transfer from a JSON request (ARCHITECTURE §5.3) and prints the plan. */
+@Command(name = "plan", mixinStandardHelpOptions = true,
+    description = {"Plan the byte reads for recorded copies from published shards (ModelExpress §3)",
+        "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
+        "The bounding threshold comes from --max-segments-per-copy, else the file's",
+        "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64."})
+final class PlanCommand implements Callable<Integer> {
+  private static final int CAUSES_SHOWN = 3;
+
+  @Parameters(index = "0", paramLabel = "FILE", description = "The planning request, or - to read standard input.")
+  String input;
+
+  @Option(names = "--summary", description = "Print a short human table instead of the JSON plan.")
+  boolean summary;
+
+  @Option(names = "--json", description = "Print the JSON plan (the default).")
+  boolean json;
+
+  @Option(names = "--max-segments-per-copy", paramLabel = "N",
+      description = "Bound: a source with a copy needing more than N segments is pulled whole.")
+  Integer maxSegmentsPerCopy;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws IOException {
+    if (summary && json) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--summary and --json exclude each other");
+    }
+    if (maxSegmentsPerCopy != null && maxSegmentsPerCopy < 1) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--max-segments-per-copy must be at least 1, got " + maxSegmentsPerCopy);
+    }
+    String what = input.equals("-") ? "<stdin>" : input;
+    PlanJson.PlanRequest request;
+    try {
+      request = PlanJson.read(readJson(what));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
+    }
+    ReshardPlanner planner = new ReshardPlanner();
+    int threshold = maxSegmentsPerCopy != null ? maxSegmentsPerCopy
+        : request.maxSegmentsPerCopy() != null ? request.maxSegmentsPerCopy() : planner.maxSegmentsPerCopy();
+    TransferPlan plan;
+    try {
+      plan = planner.plan(request.capture(), request.sources(), threshold);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    if (summary) {
+      printSummary(plan, threshold, out);
+    } else {
+      Json.print(out, PlanJson.write(plan));
+    }
+    return 0;
+  }
+
+  private JsonNode readJson(String what) throws IOException {
+    try (InputStream in = input.equals("-") ? System.in : Files.newInputStream(Path.of(input))) {
+      JsonNode root = Json.mapper().readTree(in);
+      if (root == null || root.isMissingNode()) {
+        throw new IllegalArgumentException("empty input, expected a JSON object");
+      }
+      return root;
+    } catch (NoSuchFileException e) {
+      throw new IOException("cannot read " + what + ": no such file", e);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage() + " (line "
+          + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")", e);
+    }
+  }
+
+  static void printSummary(TransferPlan plan, int threshold, PrintWriter out) {
+    long fullSegments = plan.fullPulls().stream().mapToLong(f -> f.segments().size()).sum();
+    long convertSegments = plan.converts().stream().mapToLong(c -> c.segments().size()).sum();
+    Table t = new Table("PLAN", "VALUE");
+    t.row("descriptors", plan.descriptorCount() + " (exact " + plan.segments().size() + ", full pull " + fullSegments
+        + ", convert " + convertSegments + ")");
+    t.row("bytes planned", bytes(plan.bytesPlanned()));
+    t.row("exact baseline", plan.exactDescriptorCount() + " descriptors, " + bytes(plan.exactBytes()));
+    t.row("descriptors saved", plan.descriptorSavings());
+    t.row("extra wire bytes", bytes(plan.extraWireBytes()));
+    t.row("full pulls", plan.fullPulls().size() + " sources (threshold " + threshold + " segments per copy)");
+    t.row("converts", plan.converts().size() + " params");
+    t.row("unbounded sources", plan.unboundedSources().size());
+    t.row("fallback", plan.fallback().size() + " sources");
+    t.row("sessions", plan.sessions().size());
+    t.print(out);
+    if (!plan.fallback().isEmpty()) {
+      List<UnsupportedCause> all = ReshardPlanner.summarizeUnsupported(plan.fallbackReasons(), null);
+      out.println();
+      Table c = new Table("SOURCES", "FALLBACK CAUSE");
+      for (UnsupportedCause cause : all.subList(0, Math.min(CAUSES_SHOWN, all.size()))) {
+        c.row(cause.count(), cause.cause());
+      }
+      if (all.size() > CAUSES_SHOWN) {
+        int rest = all.subList(CAUSES_SHOWN, all.size()).stream().mapToInt(UnsupportedCause::count).sum();
+        c.row(rest, "(" + (all.size() - CAUSES_SHOWN) + " more causes)");
+      }
+      c.print(out);
+    }
+    out.flush();
+  }
+
+  private static String bytes(long n) {
+    if (n < 1024) {
+      return n + " B";
+    }
+    String[] units = {"KiB", "MiB", "GiB", "TiB"};
+    double v = n;
+    int u = -1;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return String.format(Locale.ROOT, "%.2f %s (%d B)", v, units[u], n);
+  }
+}

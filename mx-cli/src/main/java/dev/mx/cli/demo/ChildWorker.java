@@ -1,0 +1,198 @@
+package dev.mx.cli.demo;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mx.api.error.MxException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A worker in a child JVM started with this JVM's java binary and class path. Its stderr goes to a log
+ * file whose tail is quoted when it fails; its stdout carries protocol replies.
+ */
+final class ChildWorker implements WorkerHandle {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String EOF = "\u0000eof";
+
+  private final String name;
+  private final Process process;
+  private final Path log;
+  private final Writer stdin;
+  private final BlockingQueue<String> replies = new ArrayBlockingQueue<>(64);
+  private volatile boolean stalled;
+  /** Lines the child printed to stdout outside the protocol (e.g. native library logs), quoted on failure. */
+  private final java.util.Queue<String> strayOutput = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final boolean verbose;
+
+  /**
+   * Starts the child.
+   *
+   * @param verbose copy the child's log to this process's stderr as well as to {@code log}
+   */
+  ChildWorker(String name, List<String> workerArgs, Path log, Map<String, String> env, boolean verbose) throws IOException {
+    this.name = name;
+    this.log = log;
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.add("--enable-native-access=ALL-UNNAMED");
+    if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) {
+      cmd.add("--add-modules");
+      cmd.add("jdk.incubator.vector");
+    }
+    cmd.add("-XX:+UseParallelGC");
+    // The child logs everything to its own file; its tail is quoted when it fails.
+    cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("dev.mx.cli.Main");
+    cmd.addAll(workerArgs);
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+    this.verbose = verbose;
+    pb.environment().putAll(env);
+    this.process = pb.start();
+    this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    Thread reader = new Thread(this::pumpReplies, "mx-demo-" + name.replace(' ', '-'));
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  private void pumpReplies() {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.startsWith(WorkerHost.REPLY_PREFIX)) {
+          replies.put(line.substring(WorkerHost.REPLY_PREFIX.length()));
+        } else {
+          strayOutput.add(line);
+        }
+      }
+    } catch (IOException | InterruptedException ignored) {
+      // The process ended; EOF below tells the caller.
+    }
+    replies.offer(EOF);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public Map<String, Object> call(Map<String, Object> command, Duration timeout) throws Exception {
+    try {
+      stdin.write(JSON.writeValueAsString(command));
+      stdin.write('\n');
+      stdin.flush();
+    } catch (IOException e) {
+      throw died("could not send '" + command.get("cmd") + "'");
+    }
+    String line = replies.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    if (line == null) {
+      throw new MxException(name + " (pid " + process.pid() + ") did not answer '" + command.get("cmd")
+          + "' within " + timeout.toSeconds() + " s" + logTail());
+    }
+    if (line.equals(EOF)) {
+      replies.offer(EOF);
+      throw died("while running '" + command.get("cmd") + "'");
+    }
+    Map<String, Object> reply = JSON.readValue(line, Map.class);
+    if (!Boolean.TRUE.equals(reply.get("ok"))) {
+      throw new MxException(name + ": " + reply.get("error"));
+    }
+    Object result = reply.get("result");
+    return result == null ? Map.of() : (Map<String, Object>) result;
+  }
+
+  private MxException died(String when) throws InterruptedException {
+    process.waitFor(5, TimeUnit.SECONDS);
+    String code = process.isAlive() ? "is unresponsive" : "exited with code " + process.exitValue();
+    return new MxException(name + " (pid " + process.pid() + ") " + code + " " + when + logTail());
+  }
+
+  private String logTail() {
+    try {
+      List<String> lines = new ArrayList<>(Files.readAllLines(log, StandardCharsets.UTF_8));
+      lines.addAll(strayOutput);
+      List<String> tail = lines.subList(Math.max(0, lines.size() - 3), lines.size());
+      return tail.isEmpty() ? "" : "; its log ends: " + String.join(" | ", tail);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  @Override
+  public void kill() {
+    process.destroyForcibly();
+  }
+
+  @Override
+  public void stall() {
+    signal("STOP");
+    stalled = true;
+  }
+
+  private void signal(String sig) {
+    try {
+      new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).start().waitFor(5, TimeUnit.SECONDS);
+    } catch (IOException e) {
+      throw new MxException("could not send SIG" + sig + " to " + name + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  @Override
+  public void close() {
+    if (verbose) {
+      try {
+        System.err.println("---- log of " + name + " (" + log + ")");
+        System.err.println(Files.readString(log, StandardCharsets.UTF_8));
+      } catch (IOException ignored) {
+        // The log is optional.
+      }
+    }
+    if (stalled) {
+      signal("CONT");
+      stalled = false;
+    }
+    if (process.isAlive()) {
+      try {
+        stdin.write("{\"cmd\":\"exit\"}\n");
+        stdin.flush();
+        stdin.close();
+      } catch (IOException ignored) {
+        // Already gone.
+      }
+      try {
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+          process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

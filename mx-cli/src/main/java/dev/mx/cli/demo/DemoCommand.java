@@ -1,0 +1,510 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.transport.TransportProvider;
+import dev.mx.cli.Json;
+import dev.mx.cli.Table;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code mx demo}: a whole reshard refit job on this machine. Trainer ranks and inference ranks run as
+ * child JVMs (or threads with {@code --in-process}); per step the trainers write the step's weights and
+ * republish, the receivers refit, verify and install; the report compares the wire rate with a memory
+ * copy measured at start.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {
+      "Run a multi-process reshard refit of a real model layout and report it.",
+      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto",
+      "(ucx when available, else mem in one process), file: metadata in a temporary folder,",
+      "verification whole-shards. Exit 0 when every step verified and installed, 1 on any failure",
+      "(naming the rank, tensor or peer), 2 on bad usage."})
+public final class DemoCommand implements Callable<Integer> {
+
+  @Option(names = "--model", defaultValue = "llama-3.2-1b", description = "Model name or path to a config.json (default ${DEFAULT-VALUE}).")
+  String model;
+
+  @Option(names = "--trainer", defaultValue = "tp=4,pp=1,ep=1", description = "Trainer topology: tp=N,pp=N,ep=N or fsdp=N (default ${DEFAULT-VALUE}).")
+  String trainer;
+
+  @Option(names = "--inference", defaultValue = "tp=2,ep=1", description = "Inference topology: tp=N,ep=1|N (default ${DEFAULT-VALUE}).")
+  String inference;
+
+  @Option(names = "--steps", defaultValue = "3", description = "Refit steps (default ${DEFAULT-VALUE}).")
+  int steps;
+
+  @Option(names = "--transport", defaultValue = "auto", description = "auto, mem, ucx or any installed transport (default ${DEFAULT-VALUE}).")
+  String transport;
+
+  @Option(names = "--metadata", description = "Metadata store URI (default: file: in a fresh temporary folder).")
+  String metadata;
+
+  @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")
+  String wire;
+
+  @Option(names = "--verify", defaultValue = "whole-shards", description = "strict, whole-shards or off (default ${DEFAULT-VALUE}).")
+  String verify;
+
+  @Option(names = "--trainer-dtype", description = "Dtype the trainers publish (default: the model's torch_dtype).")
+  String trainerDtype;
+
+  @Option(names = "--inference-dtype", description = "Dtype of the inference parameters (default: the trainer dtype).")
+  String inferenceDtype;
+
+  @Option(names = "--in-process", description = "Run every rank as a thread of this JVM over the mem transport.")
+  boolean inProcess;
+
+  @Option(names = "--dump", description = "After the last step write receiver-<rank>.safetensors and run.json here.")
+  Path dump;
+
+  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or stall-publisher.")
+  String fault;
+
+  @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take (default ${DEFAULT-VALUE}).")
+  double timeoutSeconds;
+
+  @Option(names = "--json", description = "Print one JSON document instead of tables.")
+  boolean json;
+
+  @Option(names = "--verbose", description = "Show the workers' logs and refit records (coverage, stage) on stderr.")
+  boolean verbose;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    validate();
+    if (!verbose) {
+      // The per-step records are for operators' log pipelines; the report already carries their numbers.
+      System.setProperty("org.slf4j.simpleLogger.log.dev.mx", "warn");
+      System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "error");
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    Progress progress = new Progress(System.err, !json && System.console() != null);
+    DemoPlan plan = resolve(progress);
+    DemoReport report = new DemoReport(plan.runFields());
+    report.baselineGbps = memoryCopyGbps();
+    progress.note(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
+
+    Path tmp = Files.createTempDirectory("mx-demo-");
+    List<WorkerHandle> trainers = new ArrayList<>();
+    List<WorkerHandle> receivers = new ArrayList<>();
+    Thread cleanup = new Thread(() -> closeAll(receivers, trainers, tmp), "mx-demo-cleanup");
+    Runtime.getRuntime().addShutdownHook(cleanup);
+    ExecutorService pool = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "mx-demo-call");
+      t.setDaemon(true);
+      return t;
+    });
+    long installedStep = -1;
+    try {
+      WorkerSpec base = plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"));
+      Duration callTimeout = Duration.ofMillis((long) (timeoutSeconds * 1000 * 3 + 60_000));
+      progress.note("starting " + base.trainerWorldSize() + " trainer(s) and " + plan.receivers
+          + " receiver(s) " + (plan.inProcess ? "in this process" : "as child JVMs") + " ...");
+      for (int r = 0; r < base.trainerWorldSize(); r++) {
+        trainers.add(launch(plan, base.withRole("trainer", r), tmp));
+      }
+      for (int r = 0; r < plan.receivers; r++) {
+        receivers.add(launch(plan, base.withRole("receiver", r), tmp));
+      }
+      onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
+      for (int s = 0; s < steps; s++) {
+        boolean last = s == steps - 1;
+        progress.step(s, steps, "trainers write and publish step " + s);
+        onAll(pool, trainers, Map.of("cmd", "step", "step", s), callTimeout);
+        if (s == 0) {
+          progress.step(s, steps, "receivers discover, plan and register");
+          onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
+        }
+        if (last && fault != null) {
+          injectFault(trainers.get(0), callTimeout);
+          progress.note("fault '" + fault + "' injected into " + trainers.get(0).name());
+        }
+        progress.step(s, steps, "receivers refit step " + s);
+        List<Map<String, Object>> results = onAll(pool, receivers, Map.of("cmd", "step", "step", s), callTimeout);
+        // Every rank staged and verified the step: only now does any of them make it live.
+        List<Map<String, Object>> commits = onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
+        for (int r = 0; r < results.size(); r++) {
+          report.addStep(s, r, withInstallTime(results.get(r), commits.get(r)));
+        }
+        installedStep = s;
+      }
+      progress.done();
+    } catch (Exception e) {
+      progress.done();
+      report.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+    } finally {
+      report.lastStep = installedStep;
+      try {
+        if (dump != null) {
+          writeDump(pool, receivers, report, Duration.ofMinutes(5));
+        }
+      } catch (Exception e) {
+        report.fail("dump to " + dump + " failed: " + e.getMessage());
+      }
+      pool.shutdownNow();
+      closeAll(receivers, trainers, tmp);
+      try {
+        Runtime.getRuntime().removeShutdownHook(cleanup);
+      } catch (IllegalStateException ignored) {
+        // Already shutting down.
+      }
+    }
+    if (json) {
+      Json.print(out, report.toJson());
+    } else {
+      report.printTables(out);
+    }
+    if (!report.ok) {
+      spec.commandLine().getErr().println("mx demo: error: " + report.error);
+      return 1;
+    }
+    return 0;
+  }
+
+  /** The step's metrics with the commit's install time added to its end-to-end time. */
+  static Map<String, Object> withInstallTime(Map<String, Object> step, Map<String, Object> commit) {
+    Map<String, Object> m = new LinkedHashMap<>(step);
+    double e2e = step.get("e2e_s") instanceof Number n ? n.doubleValue() : 0;
+    double install = commit.get("install_s") instanceof Number n ? n.doubleValue() : 0;
+    m.put("e2e_s", e2e + install);
+    m.put("install_s", install);
+    return m;
+  }
+
+  private void validate() {
+    if (steps < 1) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--steps must be at least 1");
+    }
+    if (!List.of("fused", "phased").contains(wire)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
+    }
+    if (!List.of("strict", "whole-shards", "off").contains(verify)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be strict, whole-shards or off, got '" + verify + "'");
+    }
+    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher").contains(fault)) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--fault must be corrupt, kill-publisher or stall-publisher, got '" + fault + "'");
+    }
+    if (!(timeoutSeconds > 0)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
+    }
+  }
+
+  /** The resolved choices of a run. */
+  record DemoPlan(Map<String, Integer> trainer, Map<String, Integer> inference, String transport, boolean inProcess,
+      int receivers, String model, String trainerDtype, String inferenceDtype, String wire, String verify,
+      int steps, double timeoutSeconds, boolean verbose) {
+
+    WorkerSpec base(String metadataUri) {
+      return new WorkerSpec("trainer", 0, model, trainer, inference, transport, metadataUri,
+          "mx-demo-" + UUID.randomUUID().toString().substring(0, 8), trainerDtype, inferenceDtype, wire, verify,
+          timeoutSeconds, 1.0);
+    }
+
+    Map<String, Object> runFields() {
+      Map<String, Object> run = new LinkedHashMap<>();
+      run.put("model", model);
+      Map<String, Integer> t = new LinkedHashMap<>();
+      if (trainer.getOrDefault("fsdp", 1) > 1) {
+        t.put("fsdp", trainer.get("fsdp"));
+      } else {
+        t.put("tp", trainer.get("tp"));
+        t.put("pp", trainer.get("pp"));
+        t.put("ep", trainer.get("ep"));
+      }
+      run.put("trainer", t);
+      run.put("inference", inference);
+      run.put("steps", steps);
+      run.put("last_step", -1);
+      run.put("trainer_dtype", trainerDtype);
+      run.put("inference_dtype", inferenceDtype);
+      run.put("transport", transport);
+      run.put("wire", wire);
+      return run;
+    }
+  }
+
+  private DemoPlan resolve(Progress progress) {
+    Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "fsdp");
+    if (t.get("fsdp") > 1 && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1)) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--trainer '" + trainer + "': fsdp=N cannot be combined with tp, pp or ep");
+    }
+    Map<String, Integer> inf = Topology.parse("--inference", inference, "tp", "ep");
+    if (inf.get("ep") != 1 && !inf.get("ep").equals(inf.get("tp"))) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--inference '" + inference + "': ep must be 1 or equal to tp");
+    }
+    String resolvedModel = model;
+    String tDtype = trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
+    String iDtype = inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype;
+    boolean threads = inProcess;
+    String chosen;
+    if (inProcess) {
+      chosen = "mem";
+      if (!transport.equals("auto") && !transport.equals("mem")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--in-process runs over the mem transport; drop --transport " + transport);
+      }
+    } else {
+      chosen = transport.equals("auto")
+          ? TransportProvider.registry().select("auto").name()
+          : TransportProvider.registry().select(transport).name();
+      if (chosen.equals("mem")) {
+        // mem reaches memory of its own JVM only, so ranks must share one process.
+        progress.note("transport mem works within one JVM: running every rank in this process");
+        threads = true;
+      }
+    }
+    if (fault != null && threads && !fault.equals("corrupt")) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--fault " + fault + " needs ranks in separate processes (a transport other than mem, without --in-process)");
+    }
+    return new DemoPlan(t, inf, chosen, threads, inf.get("tp"), resolvedModel, tDtype, iDtype, wire, verify, steps,
+        fault != null && fault.equals("stall-publisher") ? Math.min(timeoutSeconds, 10) : timeoutSeconds, verbose);
+  }
+
+  private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
+    String name = spec.role() + " " + spec.rank();
+    if (plan.inProcess()) {
+      return new InProcessWorker(name, Workers.create(spec));
+    }
+    String specJson = Json.mapper().writeValueAsString(spec);
+    return new ChildWorker(name, List.of("worker", "--spec", specJson),
+        tmp.resolve(spec.role() + "-" + spec.rank() + ".log"), Map.of(), plan.verbose());
+  }
+
+  private void injectFault(WorkerHandle victim, Duration timeout) throws Exception {
+    switch (fault) {
+      case "corrupt" -> victim.call(Map.of("cmd", "fault", "kind", "corrupt"), timeout);
+      case "kill-publisher" -> victim.kill();
+      case "stall-publisher" -> victim.stall();
+      default -> throw new IllegalStateException(fault);
+    }
+  }
+
+  /** Sends a command to every worker at once and waits for all; the first failure wins. */
+  private static List<Map<String, Object>> onAll(ExecutorService pool, List<WorkerHandle> workers,
+      Map<String, Object> cmd, Duration timeout) throws Exception {
+    List<Future<Map<String, Object>>> futures = new ArrayList<>();
+    for (WorkerHandle w : workers) {
+      futures.add(pool.submit(() -> w.call(cmd, timeout)));
+    }
+    List<Map<String, Object>> results = new ArrayList<>();
+    Exception first = null;
+    for (Future<Map<String, Object>> f : futures) {
+      try {
+        results.add(f.get());
+      } catch (java.util.concurrent.ExecutionException e) {
+        Exception c = e.getCause() instanceof Exception ex ? ex : e;
+        if (first == null) {
+          first = c;
+        } else {
+          first.addSuppressed(c);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return results;
+  }
+
+  private void writeDump(ExecutorService pool, List<WorkerHandle> receivers, DemoReport report, Duration timeout)
+      throws Exception {
+    Files.createDirectories(dump);
+    List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
+    onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
+    Map<String, Object> run = new LinkedHashMap<>(report.run);
+    run.put("last_step", report.lastStep);
+    Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
+  }
+
+  private static void closeAll(List<WorkerHandle> receivers, List<WorkerHandle> trainers, Path tmp) {
+    // Receivers first: they read from the trainers' memory.
+    for (List<WorkerHandle> group : List.of(receivers, trainers)) {
+      for (WorkerHandle w : group) {
+        try {
+          w.close();
+        } catch (RuntimeException ignored) {
+          // Keep closing the rest.
+        }
+      }
+    }
+    try (Stream<Path> walk = Files.walk(tmp)) {
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // Already gone.
+    }
+  }
+
+  /** GB/s of MemorySegment.copy over 256 MiB, the yardstick every step's wire rate is compared with. */
+  static double memoryCopyGbps() {
+    long size = 256L << 20;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment a = arena.allocate(size, 4096);
+      MemorySegment b = arena.allocate(size, 4096);
+      a.fill((byte) 1);
+      b.fill((byte) 0);
+      double best = Double.MAX_VALUE;
+      for (int i = 0; i < 5; i++) {
+        long t0 = System.nanoTime();
+        MemorySegment.copy(a, 0, b, 0, size);
+        best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+      }
+      return size / best / 1e9;
+    }
+  }
+
+  /** Progress lines on stderr; a redrawn bar when stderr is a terminal. */
+  static final class Progress {
+    private final java.io.PrintStream err;
+    private final boolean terminal;
+
+    Progress(java.io.PrintStream err, boolean terminal) {
+      this.err = err;
+      this.terminal = terminal;
+    }
+
+    void note(String line) {
+      if (terminal) {
+        err.print("\r\033[K");
+      }
+      err.println("mx demo: " + line);
+    }
+
+    void step(int step, int total, String what) {
+      int width = 20;
+      int filled = (int) Math.round(width * (double) step / total);
+      String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
+      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, step + 1, total, what);
+      if (terminal) {
+        err.print("\r\033[K" + line);
+        err.flush();
+      } else {
+        err.println("mx demo: " + line);
+      }
+    }
+
+    void done() {
+      if (terminal) {
+        err.print("\r\033[K");
+        err.flush();
+      }
+    }
+  }
+
+  /** Accumulates the per-step, per-rank rows and renders them as tables or JSON (ARCHITECTURE §5.7). */
+  static final class DemoReport {
+    final Map<String, Object> run;
+    final List<Map<String, Object>> steps = new ArrayList<>();
+    double baselineGbps;
+    boolean ok = true;
+    String error;
+    long lastStep = -1;
+
+    DemoReport(Map<String, Object> run) {
+      this.run = run;
+    }
+
+    void fail(String message) {
+      if (ok) {
+        ok = false;
+        error = message;
+      }
+    }
+
+    void addStep(int step, int rank, Map<String, Object> m) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("step", step);
+      row.put("rank", rank);
+      long bytes = num(m.get("bytes_received")).longValue();
+      double wire = num(m.get("wire_s")).doubleValue();
+      double gbps = wire > 0 ? bytes / wire / 1e9 : 0;
+      row.put("bytes", bytes);
+      row.put("descriptors", num(m.get("segments")).longValue());
+      row.put("full_pulls", num(m.get("full_pull_sources")).longValue());
+      row.put("converts", num(m.get("converts")).longValue());
+      row.put("wire_s", wire);
+      row.put("gbps", gbps);
+      row.put("ratio_to_copy", baselineGbps > 0 ? gbps / baselineGbps : 0);
+      row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
+      row.put("verified_shards", num(m.get("verified_shards")).longValue());
+      row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
+      row.put("coverage", num(m.get("coverage")).doubleValue());
+      steps.add(row);
+    }
+
+    private static Number num(Object o) {
+      return o instanceof Number n ? n : 0;
+    }
+
+    Map<String, Object> toJson() {
+      Map<String, Object> doc = new LinkedHashMap<>();
+      doc.put("ok", ok);
+      doc.put("error", error);
+      Map<String, Object> r = new LinkedHashMap<>(run);
+      r.put("last_step", lastStep);
+      doc.put("run", r);
+      doc.put("baseline_gbps", baselineGbps);
+      doc.put("steps", steps);
+      return doc;
+    }
+
+    void printTables(PrintWriter out) {
+      out.println("mx demo: " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
+          + run.get("inference") + ", " + run.get("trainer_dtype") + " -> " + run.get("inference_dtype")
+          + ", transport " + run.get("transport") + ", wire " + run.get("wire"));
+      out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+      Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
+          "VS COPY", "E2E S", "VERIFIED", "UNVERIFIABLE", "COVERAGE");
+      long totalBytes = 0;
+      double totalWire = 0;
+      double totalE2e = 0;
+      for (Map<String, Object> s : steps) {
+        t.row(s.get("step"), s.get("rank"), s.get("bytes"), s.get("descriptors"), s.get("full_pulls"), s.get("converts"),
+            f("%.4f", s.get("wire_s")), f("%.2f", s.get("gbps")), f("%.3f", s.get("ratio_to_copy")),
+            f("%.4f", s.get("e2e_s")), s.get("verified_shards"), s.get("unverifiable_shards"),
+            f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
+        totalBytes += ((Number) s.get("bytes")).longValue();
+        totalWire += ((Number) s.get("wire_s")).doubleValue();
+        totalE2e += ((Number) s.get("e2e_s")).doubleValue();
+      }
+      t.print(out);
+      if (!steps.isEmpty()) {
+        double gbps = totalWire > 0 ? totalBytes / totalWire / 1e9 : 0;
+        out.println(String.format(Locale.ROOT,
+            "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
+            totalBytes, steps.size(), totalWire, gbps, baselineGbps > 0 ? gbps / baselineGbps : 0, totalE2e));
+      }
+      out.println(ok ? "result: ok, last installed step " + lastStep : "result: FAILED: " + error
+          + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
+      out.flush();
+    }
+
+    private static String f(String fmt, Object v) {
+      return String.format(Locale.ROOT, fmt, ((Number) v).doubleValue());
+    }
+  }
+}

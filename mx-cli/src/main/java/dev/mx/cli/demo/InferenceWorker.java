@@ -1,0 +1,182 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.error.DiscoveryTimeoutException;
+import dev.mx.api.error.MxException;
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.metadata.SourceRecord;
+import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.digest.safetensors.SafetensorsTensor;
+import dev.mx.digest.safetensors.SafetensorsWriter;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.metadata.Discovery;
+import dev.mx.metadata.MetadataStores;
+import dev.mx.plan.merge.MergedSources;
+import dev.mx.plan.merge.ReplicaMerge;
+import dev.mx.refit.DiscoveredSources;
+import dev.mx.refit.LiveWeights;
+import dev.mx.refit.Receiver;
+import dev.mx.refit.ReceiverConfig;
+import dev.mx.refit.SourceDiscovery;
+import dev.mx.refit.VerifyMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One vLLM inference rank: its parameters in vLLM's layout as live weights, a {@link Receiver} that pulls
+ * each step from the trainers it discovers, verifies and installs into them.
+ */
+final class InferenceWorker implements Worker {
+  private final WorkerSpec spec;
+  private Transport transport;
+  private MetadataStore store;
+  private LiveWeights live;
+  private StagedInstall staged;
+  private Receiver receiver;
+  private final Set<String> knownPublishers = new LinkedHashSet<>();
+
+  InferenceWorker(WorkerSpec spec) {
+    this.spec = spec;
+  }
+
+  @Override
+  public Map<String, Object> start() {
+    VllmLayout geometry = new VllmLayout(ModelConfigs.load(spec.model()), Workers.inferenceTopology(spec), spec.rank(),
+        DType.parse(spec.inferenceDtype()));
+    transport = Workers.transport(spec, "receiver-" + spec.rank());
+    store = MetadataStores.open(spec.metadata());
+    live = new LiveWeights(geometry.params());
+    staged = new StagedInstall();
+    receiver = Receiver.builder()
+        .config(ReceiverConfig.defaults()
+            .withWire(spec.wire())
+            .withVerify(VerifyMode.parse(spec.verify()))
+            .withRank(spec.rank())
+            .withTimeout(Workers.seconds(spec.timeoutSeconds()))
+            .withDoubleBuffer(true))
+        .transport(transport)
+        .discovery(this::discover)
+        .geometry(geometry)
+        .installer(staged)
+        .rediscoverEachStep(true)
+        .build();
+    receiver.prepare();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("rank", spec.rank());
+    out.put("params", geometry.params().size());
+    out.put("descriptors", receiver.plan().descriptorCount());
+    out.put("bytes_planned", receiver.plan().bytesPlanned());
+    return out;
+  }
+
+  /** Exactly the expected number of READY trainer tables, merged; a publisher that went quiet is named. */
+  private DiscoveredSources discover(Duration timeout) {
+    Duration freshness = Workers.seconds(spec.heartbeatSeconds() * 3);
+    List<ShardTable> tables;
+    try {
+      tables = Discovery.on(store).withFreshness(freshness).withPollInterval(Duration.ofMillis(100))
+          .await(spec.identity(), spec.trainerWorldSize(), timeout);
+    } catch (DiscoveryTimeoutException e) {
+      Set<String> ready = new LinkedHashSet<>();
+      for (SourceRecord r : store.listReady(spec.identity(), freshness)) {
+        ready.add(r.workerId());
+      }
+      Set<String> missing = new LinkedHashSet<>(knownPublishers);
+      missing.removeAll(ready);
+      if (!missing.isEmpty()) {
+        throw new MxException("receiver " + spec.rank() + ": publisher(s) " + String.join(", ", missing)
+            + " stopped heartbeating READY (no heartbeat within " + freshness.toSeconds() + " s); " + e.getMessage(), e);
+      }
+      throw e;
+    }
+    MergedSources merged = ReplicaMerge.merge(tables);
+    Map<String, byte[]> peers = new LinkedHashMap<>();
+    for (ShardTable t : tables) {
+      peers.put(t.agentName(), t.agentMetadata());
+      knownPublishers.add(t.agentName());
+    }
+    return new DiscoveredSources(merged.sources(), peers);
+  }
+
+  @Override
+  public Map<String, Object> step(long step) {
+    long t0 = System.nanoTime();
+    Map<String, Object> m = new LinkedHashMap<>(receiver.updateWeights(step));
+    double e2e = (System.nanoTime() - t0) / 1e9;
+    double wire = 0;
+    for (Map.Entry<String, Object> e : m.entrySet()) {
+      if (e.getKey().startsWith("wire_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+        wire += n.doubleValue();
+      }
+    }
+    m.put("wire_s", wire);
+    m.put("e2e_s", e2e);
+    m.put("coverage", receiver.coverage().coverage());
+    return m;
+  }
+
+  /**
+   * The receiver's installer: keeps a verified step's receive buffers (double-buffered, so the next
+   * step does not write them) until the orchestrator commits it into the live weights.
+   */
+  private static final class StagedInstall implements dev.mx.api.refit.Installer {
+    private long step = -1;
+    private Map<String, java.lang.foreign.MemorySegment> buffers;
+
+    @Override
+    public synchronized void install(long s, Map<String, java.lang.foreign.MemorySegment> receiveBuffers) {
+      step = s;
+      buffers = receiveBuffers;
+    }
+
+    synchronized void commitInto(LiveWeights live, long s) {
+      if (buffers == null || step != s) {
+        throw new IllegalStateException("no verified weights of step " + s + " are staged (last staged: " + step + ")");
+      }
+      live.install(s, buffers);
+      buffers = null;
+    }
+  }
+
+  @Override
+  public Map<String, Object> commit(long step) {
+    long t0 = System.nanoTime();
+    staged.commitInto(live, step);
+    return Map.of("step", step, "install_s", (System.nanoTime() - t0) / 1e9);
+  }
+
+  /** Writes the live (installed) weights: exactly what the engine would serve now. */
+  @Override
+  public Map<String, Object> dump(Path dir) throws Exception {
+    Files.createDirectories(dir);
+    List<SafetensorsTensor> tensors = new ArrayList<>();
+    for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
+      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
+    }
+    Path file = dir.resolve("receiver-" + spec.rank() + ".safetensors");
+    SafetensorsWriter.write(file, tensors, Map.of("step", Long.toString(live.lastStep()), "rank",
+        Integer.toString(spec.rank())));
+    return Map.of("file", file.toString(), "step", live.lastStep());
+  }
+
+  @Override
+  public void close() {
+    List<AutoCloseable> order = new ArrayList<>();
+    order.add(receiver);
+    order.add(live);
+    order.add(transport);
+    order.add(store);
+    Closeables.closeAll(order);
+  }
+}

@@ -1,0 +1,46 @@
+package dev.mx.cli.demo;
+
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code mx publish}: one trainer rank on this host. Fills its buffers with the generator's values of
+ * {@code --step}, publishes them through {@code --metadata} and serves reads until interrupted.
+ */
+@Command(name = "publish", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"Run one trainer rank: publish generator weights of one step and serve them until Ctrl-C.",
+        "Use with 'mx receive' on other hosts, e.g. --metadata redis://host:6379 --transport ucx."})
+public final class PublishCommand implements Callable<Integer> {
+
+  @CommandLine.Mixin RoleOptions role;
+
+  @Option(names = "--rank", required = true, description = "This trainer's global rank.")
+  int rank;
+
+  @Option(names = "--step", defaultValue = "0", description = "Generator step of the published weights (default ${DEFAULT-VALUE}).")
+  long step;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    WorkerSpec ws = role.spec(spec, "trainer", rank);
+    CountDownLatch stop = new CountDownLatch(1);
+    try (Worker w = Workers.create(ws)) {
+      Map<String, Object> started = w.start();
+      w.step(step);
+      Thread hook = new Thread(stop::countDown, "mx-publish-stop");
+      Runtime.getRuntime().addShutdownHook(hook);
+      spec.commandLine().getOut().println("published trainer rank " + rank + " (" + started.get("label") + ", "
+          + started.get("published_shards") + " shards, " + started.get("bytes") + " bytes) of step " + step
+          + " as '" + ws.identity() + "' on " + ws.metadata() + " over " + ws.transport() + "; serving until interrupted");
+      spec.commandLine().getOut().flush();
+      stop.await();
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,63 @@
+package dev.mx.cli.demo;
+
+import dev.mx.cli.Json;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code mx receive}: one inference rank on this host. Discovers the trainers published under the same
+ * identity, refits {@code --steps} times, verifies and installs, and prints each step's metrics.
+ */
+@Command(name = "receive", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"Run one inference rank: discover the trainers, refit, verify and install.",
+        "Pair with 'mx publish' ranks started with the same --model, --trainer, --metadata and --identity."})
+public final class ReceiveCommand implements Callable<Integer> {
+
+  @CommandLine.Mixin RoleOptions role;
+
+  @Option(names = "--rank", required = true, description = "This inference rank.")
+  int rank;
+
+  @Option(names = "--steps", defaultValue = "1", description = "Refits to run (default ${DEFAULT-VALUE}).")
+  int steps;
+
+  @Option(names = "--dump", description = "Write receiver-<rank>.safetensors with the installed weights here.")
+  Path dump;
+
+  @Option(names = "--json", description = "Print the metrics as JSON.")
+  boolean json;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    WorkerSpec ws = role.spec(spec, "receiver", rank);
+    DemoCommand.DemoReport report = new DemoCommand.DemoReport(Map.of("model", ws.model(), "trainer", ws.trainer(),
+        "inference", ws.inference(), "trainer_dtype", ws.trainerDtype(), "inference_dtype", ws.inferenceDtype(),
+        "transport", ws.transport(), "wire", ws.wire()));
+    report.baselineGbps = DemoCommand.memoryCopyGbps();
+    try (Worker w = Workers.create(ws)) {
+      w.start();
+      for (int s = 0; s < steps; s++) {
+        Map<String, Object> m = w.step(s);
+        report.addStep(s, rank, DemoCommand.withInstallTime(m, w.commit(s)));
+        report.lastStep = s;
+      }
+      if (dump != null) {
+        w.dump(dump);
+      }
+    } catch (Exception e) {
+      report.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+    if (json) {
+      Json.print(spec.commandLine().getOut(), report.toJson());
+    } else {
+      report.printTables(spec.commandLine().getOut());
+    }
+    return report.ok ? 0 : 1;
+  }
+}

@@ -1,0 +1,40 @@
+package dev.mx.cli.demo;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/** Parses topology options such as {@code tp=4,pp=1,ep=1} or {@code fsdp=3}. */
+final class Topology {
+  private Topology() {}
+
+  /** Parses {@code key=value,...} with the allowed keys; missing keys default to 1. */
+  static Map<String, Integer> parse(String option, String text, String... allowed) {
+    Map<String, Integer> out = new LinkedHashMap<>();
+    for (String k : allowed) {
+      out.put(k, 1);
+    }
+    if (text == null || text.isBlank()) {
+      return out;
+    }
+    for (String part : text.split(",")) {
+      String[] kv = part.trim().split("=", 2);
+      String key = kv[0].trim().toLowerCase(Locale.ROOT);
+      if (kv.length != 2 || !out.containsKey(key)) {
+        throw new IllegalArgumentException(option + " '" + text + "': expected " + String.join("=N,", allowed)
+            + "=N, got '" + part.trim() + "'");
+      }
+      int v;
+      try {
+        v = Integer.parseInt(kv[1].trim());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(option + " '" + text + "': " + key + " must be a whole number");
+      }
+      if (v < 1) {
+        throw new IllegalArgumentException(option + " '" + text + "': " + key + " must be at least 1");
+      }
+      out.put(key, v);
+    }
+    return out;
+  }
+}

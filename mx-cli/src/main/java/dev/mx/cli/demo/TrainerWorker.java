@@ -1,0 +1,106 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.layout.model.ModelArchitecture;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.trainer.AliasShard;
+import dev.mx.layout.trainer.TrainerBuffers;
+import dev.mx.layout.trainer.TrainerRankLayout;
+import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.publish.Publisher;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One trainer rank: its Megatron (or FSDP) buffers in native memory, filled by the weight generator with
+ * each step's values and published, with digests, through a {@link Publisher}.
+ */
+final class TrainerWorker implements Worker {
+  private final WorkerSpec spec;
+  private TrainerRankLayout layout;
+  private TrainerBuffers buffers;
+  private Transport transport;
+  private MetadataStore store;
+  private Publisher publisher;
+
+  TrainerWorker(WorkerSpec spec) {
+    this.spec = spec;
+  }
+
+  @Override
+  public Map<String, Object> start() {
+    ModelArchitecture model = ModelConfigs.load(spec.model());
+    DType dtype = DType.parse(spec.trainerDtype());
+    layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
+    buffers = TrainerBuffers.allocate(layout);
+    transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
+    store = MetadataStores.open(spec.metadata());
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("rank", spec.rank());
+    out.put("label", layout.label());
+    out.put("bytes", layout.byteSize());
+    out.put("published_shards", layout.published().size());
+    return out;
+  }
+
+  @Override
+  public Map<String, Object> step(long step) {
+    long t0 = System.nanoTime();
+    buffers.fill(step, Math.max(1, Runtime.getRuntime().availableProcessors()));
+    double fillS = (System.nanoTime() - t0) / 1e9;
+    if (publisher == null) {
+      Publisher.Builder b = Publisher.builder(transport, store)
+          .identity(spec.identity())
+          .workerId(Workers.trainerSession(spec, spec.rank()))
+          .rank(spec.rank())
+          .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
+          .step(step);
+      for (MemorySegment s : buffers.segments().values()) {
+        b.buffer(s);
+      }
+      for (AliasShard a : layout.published()) {
+        MemorySegment buffer = buffers.segment(a.bufferName());
+        b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffer,
+            a.elementOffset() * layout.dtype().elementSize());
+      }
+      publisher = b.start();
+    } else {
+      publisher.republish(step);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("step", step);
+    out.put("fill_s", fillS);
+    out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS);
+    return out;
+  }
+
+  /** Flips one byte of the first published shard after its digest went out: receivers must refuse it. */
+  @Override
+  public Map<String, Object> fault(String kind) {
+    if (!kind.equals("corrupt")) {
+      throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
+    }
+    AliasShard victim = layout.published().get(0);
+    MemorySegment slice = buffers.slice(victim);
+    long at = slice.byteSize() / 2;
+    slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
+    return Map.of("tensor", victim.hfName(), "byte", at);
+  }
+
+  @Override
+  public void close() {
+    List<AutoCloseable> order = new ArrayList<>();
+    order.add(publisher);
+    order.add(transport);
+    order.add(buffers);
+    order.add(store);
+    Closeables.closeAll(order);
+  }
+}

@@ -1,0 +1,49 @@
+package dev.mx.cli.demo;
+
+import java.util.Map;
+
+/**
+ * Everything a worker needs to run, serializable as JSON so a child JVM receives exactly what an
+ * in-process worker gets.
+ *
+ * @param role {@code trainer} or {@code receiver}
+ * @param rank the worker's rank within its role
+ * @param model a model name or a path to a {@code config.json}
+ * @param trainer the trainer topology ({@code tp}, {@code pp}, {@code ep}, {@code fsdp})
+ * @param inference the inference topology ({@code tp}, {@code ep})
+ * @param transport the transport name (resolved, never {@code auto})
+ * @param metadata the metadata store URI
+ * @param identity what publishers announce and receivers discover (one per job)
+ * @param trainerDtype dtype trainers publish
+ * @param inferenceDtype dtype of the inference parameters
+ * @param wire {@code fused} or {@code phased}
+ * @param verify {@code strict}, {@code whole-shards} or {@code off}
+ * @param timeoutSeconds the per-call transport timeout and discovery timeout
+ * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
+ */
+public record WorkerSpec(
+    String role,
+    int rank,
+    String model,
+    Map<String, Integer> trainer,
+    Map<String, Integer> inference,
+    String transport,
+    String metadata,
+    String identity,
+    String trainerDtype,
+    String inferenceDtype,
+    String wire,
+    String verify,
+    double timeoutSeconds,
+    double heartbeatSeconds) {
+
+  public int trainerWorldSize() {
+    int fsdp = trainer.getOrDefault("fsdp", 1);
+    return fsdp > 1 ? fsdp : trainer.getOrDefault("tp", 1) * trainer.getOrDefault("pp", 1) * trainer.getOrDefault("ep", 1);
+  }
+
+  public WorkerSpec withRole(String newRole, int newRank) {
+    return new WorkerSpec(newRole, newRank, model, trainer, inference, transport, metadata, identity,
+        trainerDtype, inferenceDtype, wire, verify, timeoutSeconds, heartbeatSeconds);
+  }
+}

@@ -1,0 +1,62 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.transport.TransportProvider;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.InferenceTopology;
+import java.time.Duration;
+import java.util.Map;
+
+/** Builds workers and the pieces they share from a {@link WorkerSpec}. */
+public final class Workers {
+  private Workers() {}
+
+  /** A trainer or receiver worker for the spec. */
+  public static Worker create(WorkerSpec spec) {
+    return switch (spec.role()) {
+      case "trainer" -> new TrainerWorker(spec);
+      case "receiver" -> new InferenceWorker(spec);
+      default -> throw new IllegalArgumentException("unknown worker role '" + spec.role() + "' (trainer or receiver)");
+    };
+  }
+
+  /** The transport session (agent name) of a trainer rank; also what errors name. */
+  static String trainerSession(WorkerSpec spec, int rank) {
+    return "trainer-" + rank;
+  }
+
+  static Transport transport(WorkerSpec spec, String session) {
+    TransportProvider provider = TransportProvider.registry().select(spec.transport());
+    return provider.create(new TransportConfig(session, seconds(spec.timeoutSeconds()), Map.of()));
+  }
+
+  static TrainerTopology trainerTopology(WorkerSpec spec) {
+    int fsdp = spec.trainer().getOrDefault("fsdp", 1);
+    if (fsdp > 1) {
+      return new TrainerTopology.Fsdp(fsdp);
+    }
+    return new TrainerTopology.Megatron(spec.trainer().getOrDefault("tp", 1), spec.trainer().getOrDefault("pp", 1),
+        spec.trainer().getOrDefault("ep", 1));
+  }
+
+  static InferenceTopology inferenceTopology(WorkerSpec spec) {
+    return new InferenceTopology(spec.inference().getOrDefault("tp", 1), spec.inference().getOrDefault("ep", 1));
+  }
+
+  static Duration seconds(double s) {
+    return Duration.ofMillis(Math.max(1, (long) (s * 1000)));
+  }
+
+  /** The short label of a dtype option ({@code bf16}, {@code f16}, {@code f32}, ...). */
+  static String dtypeLabel(String option) {
+    return DType.parse(option).shortName();
+  }
+
+  /** The model's own dtype ({@code torch_dtype} of its config), as a short label. */
+  static String modelDtype(String model) {
+    return ModelConfigs.load(model).torchDtype().orElse(DType.BF16).shortName();
+  }
+}

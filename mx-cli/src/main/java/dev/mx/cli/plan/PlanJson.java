@@ -1,0 +1,325 @@
+package dev.mx.cli.plan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mx.api.DType;
+import dev.mx.api.Shape;
+import dev.mx.api.plan.CaptureResult;
+import dev.mx.api.plan.ConvertSource;
+import dev.mx.api.plan.FullPullSource;
+import dev.mx.api.plan.OpSpec;
+import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.RecordedCopy;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.TransferPlan;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The JSON form of {@code mx plan} (ARCHITECTURE §5.3): reads a planning request and writes a plan, with
+ * snake_case names. Every input error names its JSON path (e.g. {@code sources.w.shards[1].offset}).
+ */
+public final class PlanJson {
+  private PlanJson() {}
+
+  /**
+   * A decoded request.
+   *
+   * @param maxSegmentsPerCopy the file's threshold, or null to use the environment's
+   */
+  public record PlanRequest(Integer maxSegmentsPerCopy, Map<String, SourceInfo> sources, CaptureResult capture) {}
+
+  private static final Set<String> ROOT_KEYS = Set.of("max_segments_per_copy", "sources", "copies", "unsupported");
+  private static final Set<String> SOURCE_KEYS = Set.of("dtype", "global_shape", "elsize", "shards");
+  private static final Set<String> SHARD_KEYS = Set.of("session", "addr", "offset", "shape", "digest");
+  private static final Set<String> COPY_KEYS =
+      Set.of("src", "op_chain", "param", "dest_offset", "dest_shape", "dest_stride", "dest_dtype");
+
+  /** Decodes a request; throws {@link IllegalArgumentException} naming the JSON path at fault. */
+  public static PlanRequest read(JsonNode root) {
+    requireObject(root, "$", ROOT_KEYS);
+    Integer max = null;
+    JsonNode m = root.get("max_segments_per_copy");
+    if (m != null && !m.isNull()) {
+      long v = integer(m, "max_segments_per_copy");
+      if (v < 1 || v > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("max_segments_per_copy: " + v + " must be between 1 and " + Integer.MAX_VALUE);
+      }
+      max = (int) v;
+    }
+    Map<String, SourceInfo> sources = new LinkedHashMap<>();
+    JsonNode srcs = required(root, "sources", "$");
+    requireObject(srcs, "sources", null);
+    for (Iterator<Map.Entry<String, JsonNode>> it = srcs.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      sources.put(e.getKey(), source(e.getValue(), "sources." + e.getKey()));
+    }
+    List<RecordedCopy> copies = new ArrayList<>();
+    JsonNode cs = root.get("copies");
+    if (cs != null && !cs.isNull()) {
+      requireArray(cs, "copies");
+      for (int i = 0; i < cs.size(); i++) {
+        copies.add(copy(cs.get(i), "copies[" + i + "]"));
+      }
+    }
+    List<String> unsupported = new ArrayList<>();
+    Map<String, String> reasons = new LinkedHashMap<>();
+    JsonNode un = root.get("unsupported");
+    if (un != null && !un.isNull()) {
+      requireObject(un, "unsupported", null);
+      for (Iterator<Map.Entry<String, JsonNode>> it = un.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        unsupported.add(e.getKey());
+        reasons.put(e.getKey(), text(e.getValue(), "unsupported." + e.getKey()));
+      }
+    }
+    return new PlanRequest(max, sources, new CaptureResult(copies, unsupported, 0, reasons));
+  }
+
+  private static SourceInfo source(JsonNode n, String path) {
+    requireObject(n, path, SOURCE_KEYS);
+    DType dtype = dtype(required(n, "dtype", path), path + ".dtype");
+    Shape global = shape(required(n, "global_shape", path), path + ".global_shape");
+    int elsize = dtype.elementSize();
+    JsonNode es = n.get("elsize");
+    if (es != null && !es.isNull() && integer(es, path + ".elsize") != elsize) {
+      throw new IllegalArgumentException(path + ".elsize: " + es + " contradicts dtype " + dtype.torchLabel()
+          + " (" + elsize + " bytes)");
+    }
+    JsonNode ss = required(n, "shards", path);
+    requireArray(ss, path + ".shards");
+    List<Shard> shards = new ArrayList<>(ss.size());
+    for (int i = 0; i < ss.size(); i++) {
+      String sp = path + ".shards[" + i + "]";
+      JsonNode s = ss.get(i);
+      requireObject(s, sp, SHARD_KEYS);
+      String session = text(required(s, "session", sp), sp + ".session");
+      long addr = integer(required(s, "addr", sp), sp + ".addr");
+      long[] offset = longs(required(s, "offset", sp), sp + ".offset");
+      Shape shape = shape(required(s, "shape", sp), sp + ".shape");
+      JsonNode d = s.get("digest");
+      String digest = d == null || d.isNull() ? null : text(d, sp + ".digest");
+      try {
+        shards.add(new Shard(offset, shape, session, addr, elsize, digest));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(sp + ": " + e.getMessage(), e);
+      }
+    }
+    return new SourceInfo(global, dtype, elsize, shards);
+  }
+
+  private static RecordedCopy copy(JsonNode n, String path) {
+    requireObject(n, path, COPY_KEYS);
+    String src = text(required(n, "src", path), path + ".src");
+    List<OpSpec> chain = new ArrayList<>();
+    JsonNode ops = n.get("op_chain");
+    if (ops != null && !ops.isNull()) {
+      requireArray(ops, path + ".op_chain");
+      for (int i = 0; i < ops.size(); i++) {
+        chain.add(op(ops.get(i), path + ".op_chain[" + i + "]"));
+      }
+    }
+    String param = text(required(n, "param", path), path + ".param");
+    long offset = integer(required(n, "dest_offset", path), path + ".dest_offset");
+    Shape shape = shape(required(n, "dest_shape", path), path + ".dest_shape");
+    JsonNode st = n.get("dest_stride");
+    long[] stride = st == null || st.isNull() ? shape.rowMajorStrides() : longs(st, path + ".dest_stride");
+    DType dtype = dtype(required(n, "dest_dtype", path), path + ".dest_dtype");
+    try {
+      return new RecordedCopy(src, chain, param, offset, shape, stride, dtype);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code [name, [args...]]} or {@code [name, [args...], {kwargs}]}; a bare {@code [name]} has no arguments. */
+  private static OpSpec op(JsonNode n, String path) {
+    if (!n.isArray() || n.isEmpty() || n.size() > 3 || !n.get(0).isTextual()) {
+      throw new IllegalArgumentException(path + ": an op must be [name, [args...]] or [name, [args...], {kwargs}], got " + n);
+    }
+    List<Object> args = new ArrayList<>();
+    if (n.size() > 1 && !n.get(1).isNull()) {
+      requireArray(n.get(1), path + "[1]");
+      for (JsonNode a : n.get(1)) {
+        args.add(value(a));
+      }
+    }
+    Map<String, Object> kwargs = new LinkedHashMap<>();
+    if (n.size() > 2 && !n.get(2).isNull()) {
+      requireObject(n.get(2), path + "[2]", null);
+      n.get(2).fields().forEachRemaining(e -> kwargs.put(e.getKey(), value(e.getValue())));
+    }
+    return new OpSpec(n.get(0).asText(), args, kwargs);
+  }
+
+  /** JSON values as op arguments: integers become {@code Long}, arrays {@code List}, null stays null. */
+  private static Object value(JsonNode n) {
+    if (n.isNull()) {
+      return null;
+    }
+    if (n.isIntegralNumber() && n.canConvertToLong()) {
+      return n.longValue();
+    }
+    if (n.isNumber()) {
+      return n.doubleValue();
+    }
+    if (n.isBoolean()) {
+      return n.booleanValue();
+    }
+    if (n.isArray()) {
+      List<Object> l = new ArrayList<>(n.size());
+      n.forEach(x -> l.add(value(x)));
+      return l;
+    }
+    return n.asText();
+  }
+
+  private static DType dtype(JsonNode n, String path) {
+    try {
+      return DType.parse(text(n, path));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Shape shape(JsonNode n, String path) {
+    long[] dims = longs(n, path);
+    for (int d = 0; d < dims.length; d++) {
+      if (dims[d] < 0) {
+        throw new IllegalArgumentException(path + ": extent " + dims[d] + " of dim " + d + " is negative");
+      }
+    }
+    return new Shape(dims);
+  }
+
+  private static long[] longs(JsonNode n, String path) {
+    requireArray(n, path);
+    long[] out = new long[n.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = integer(n.get(i), path + "[" + i + "]");
+    }
+    return out;
+  }
+
+  private static long integer(JsonNode n, String path) {
+    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+      throw new IllegalArgumentException(path + ": expected an integer, got " + n);
+    }
+    return n.longValue();
+  }
+
+  private static String text(JsonNode n, String path) {
+    if (!n.isTextual()) {
+      throw new IllegalArgumentException(path + ": expected a string, got " + n);
+    }
+    return n.asText();
+  }
+
+  private static JsonNode required(JsonNode n, String key, String path) {
+    JsonNode v = n.get(key);
+    if (v == null || v.isNull()) {
+      throw new IllegalArgumentException((path.equals("$") ? "" : path + ".") + key + ": missing");
+    }
+    return v;
+  }
+
+  private static void requireArray(JsonNode n, String path) {
+    if (!n.isArray()) {
+      throw new IllegalArgumentException(path + ": expected an array, got " + n.getNodeType().name().toLowerCase());
+    }
+  }
+
+  private static void requireObject(JsonNode n, String path, Set<String> allowed) {
+    if (n == null || !n.isObject()) {
+      throw new IllegalArgumentException(path + ": expected an object");
+    }
+    if (allowed != null) {
+      for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!allowed.contains(k)) {
+          throw new IllegalArgumentException((path.equals("$") ? "" : path + ".") + k
+              + ": unknown key; expected one of " + new java.util.TreeSet<>(allowed));
+        }
+      }
+    }
+  }
+
+  /** The plan as ARCHITECTURE §5.3 prints it, in the planner's order. */
+  public static Map<String, Object> write(TransferPlan plan) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("segments", segments(plan.segments()));
+    List<Object> full = new ArrayList<>();
+    for (FullPullSource f : plan.fullPulls()) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("src", f.srcName());
+      o.put("global_shape", f.globalShape().dims());
+      o.put("dtype", f.dtype().torchLabel());
+      o.put("elsize", f.elsize());
+      o.put("segments", segments(f.segments()));
+      List<Object> copies = new ArrayList<>();
+      f.copies().forEach(c -> copies.add(copy(c)));
+      o.put("copies", copies);
+      full.add(o);
+    }
+    m.put("full_pulls", full);
+    List<Object> converts = new ArrayList<>();
+    for (ConvertSource c : plan.converts()) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("param", c.paramName());
+      o.put("dest_shape", c.destShape().dims());
+      o.put("src_dtype", c.srcDtype().torchLabel());
+      o.put("segments", segments(c.segments()));
+      converts.add(o);
+    }
+    m.put("converts", converts);
+    m.put("fallback", plan.fallback());
+    m.put("fallback_reasons", plan.fallbackReasons());
+    m.put("unbounded_sources", plan.unboundedSources());
+    m.put("exact_descriptor_count", plan.exactDescriptorCount());
+    m.put("exact_bytes", plan.exactBytes());
+    m.put("descriptor_count", plan.descriptorCount());
+    m.put("bytes_planned", plan.bytesPlanned());
+    m.put("descriptor_savings", plan.descriptorSavings());
+    m.put("extra_wire_bytes", plan.extraWireBytes());
+    return m;
+  }
+
+  private static List<Object> segments(List<PullSegment> segs) {
+    List<Object> out = new ArrayList<>(segs.size());
+    for (PullSegment s : segs) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("session", s.session());
+      o.put("src_addr", s.srcAddr());
+      o.put("param", s.paramName());
+      o.put("dst_byte", s.dstByte());
+      o.put("nbytes", s.nbytes());
+      out.add(o);
+    }
+    return out;
+  }
+
+  private static Map<String, Object> copy(RecordedCopy c) {
+    Map<String, Object> o = new LinkedHashMap<>();
+    o.put("src", c.srcName());
+    List<Object> chain = new ArrayList<>();
+    for (OpSpec op : c.opChain()) {
+      List<Object> e = new ArrayList<>(Arrays.asList(op.name(), op.args()));
+      if (!op.kwargs().isEmpty()) {
+        e.add(op.kwargs());
+      }
+      chain.add(e);
+    }
+    o.put("op_chain", chain);
+    o.put("param", c.paramName());
+    o.put("dest_offset", c.destOffset());
+    o.put("dest_shape", c.destShape().dims());
+    o.put("dest_stride", c.destStride());
+    o.put("dest_dtype", c.destDtype().torchLabel());
+    return o;
+  }
+}

@@ -1,0 +1,26 @@
+package dev.mx.digest;
+
+import dev.mx.api.digest.DigestProvider;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The shard digest on the CPU ({@link ShardDigest}), registered for {@link java.util.ServiceLoader} as
+ * {@code cpu}. Always available; a device digest may rank above it.
+ */
+public final class CpuDigestProvider extends DigestProvider {
+
+  @Override
+  public String name() {
+    return "cpu";
+  }
+
+  @Override
+  public boolean isAvailable() {
+    return true;
+  }
+
+  @Override
+  public String digest(MemorySegment bytes) {
+    return ShardDigest.digest(bytes);
+  }
+}

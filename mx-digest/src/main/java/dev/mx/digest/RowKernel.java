@@ -1,0 +1,38 @@
+package dev.mx.digest;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/** The hot loop: the {@link RowSums} of whole rows read straight from memory. */
+abstract class RowKernel {
+
+  /** Words per row (fixed by the reference). */
+  static final int ROW_WORDS = 1024;
+
+  /** Bytes per row. */
+  static final int ROW_BYTES = ROW_WORDS * Integer.BYTES;
+
+  /** A little-endian int32 at any byte address. */
+  static final ValueLayout.OfInt WORD = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  /** Short name for reports, e.g. {@code vector-512} or {@code scalar}. */
+  abstract String name();
+
+  /** The exact sum of the 1024 words of the row starting at byte {@code rowStart}. */
+  abstract long rowSum(MemorySegment bytes, long rowStart);
+
+  /** The row sums of {@code rows} whole rows starting at byte {@code offset} of {@code bytes}. */
+  final RowSums sumRows(MemorySegment bytes, long offset, long rows) {
+    long sum = 0;
+    long weighted = 0;
+    long rowStart = offset;
+    for (long r = 1; r <= rows; r++) {
+      long rowSum = rowSum(bytes, rowStart);
+      sum += rowSum;
+      weighted += rowSum * r;
+      rowStart += ROW_BYTES;
+    }
+    return new RowSums(rows, sum, weighted);
+  }
+}

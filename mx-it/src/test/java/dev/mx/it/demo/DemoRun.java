@@ -1,0 +1,99 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mx.api.DType;
+import dev.mx.cli.Main;
+import dev.mx.digest.safetensors.SafetensorsFile;
+import dev.mx.digest.safetensors.SafetensorsTensor;
+import dev.mx.layout.model.ModelArchitecture;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.InferenceTopology;
+import dev.mx.layout.vllm.VllmReference;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Runs {@code mx demo} in this JVM (its workers in child JVMs or threads) and checks what it left behind. */
+record DemoRun(int code, String out, String err) {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Runs the demo; stdout and stderr are captured. */
+  static synchronized DemoRun run(String... args) {
+    PrintStream oldOut = System.out;
+    PrintStream oldErr = System.err;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    try {
+      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+      System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+      List<String> all = new ArrayList<>(List.of("demo"));
+      all.addAll(List.of(args));
+      int code = Main.execute(all.toArray(String[]::new));
+      return new DemoRun(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    } finally {
+      System.setOut(oldOut);
+      System.setErr(oldErr);
+    }
+  }
+
+  JsonNode json() throws Exception {
+    return JSON.readTree(out);
+  }
+
+  @Override
+  public String toString() {
+    return "exit " + code + "\n--- stdout\n" + out + "\n--- stderr\n" + err;
+  }
+
+  /** No process started by this JVM is still running (the demo must leave no child behind). */
+  static void assertNoChildProcesses() throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    List<ProcessHandle> left = List.of();
+    while (System.nanoTime() < deadline) {
+      left = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).toList();
+      if (left.isEmpty()) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    assertEquals(List.of(), left.stream().map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList(),
+        "child processes left behind");
+  }
+
+  /**
+   * Checks every element of every dumped parameter of every receiver against the value computed from the
+   * generator and the vLLM layout rules (zero for vocabulary padding), for the step {@code run.json} names.
+   */
+  static void assertDumpMatchesGenerator(Path dump, String model, int tp, int ep, String trainerDtype,
+      String inferenceDtype, long expectedStep) throws Exception {
+    JsonNode run = JSON.readTree(Files.readString(dump.resolve("run.json")));
+    assertEquals(expectedStep, run.get("last_step").asLong(), "run.json last_step");
+    assertEquals(model, run.get("model").asText());
+    for (String key : List.of("trainer", "inference", "steps", "trainer_dtype", "inference_dtype", "transport", "wire")) {
+      assertTrue(run.has(key), "run.json has " + key + ": " + run);
+    }
+    ModelArchitecture arch = ModelConfigs.load(model);
+    DType from = DType.parse(trainerDtype);
+    DType to = DType.parse(inferenceDtype);
+    for (int r = 0; r < tp; r++) {
+      VllmReference reference = new VllmReference(arch, new InferenceTopology(tp, ep), r);
+      try (SafetensorsFile f = SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
+        assertTrue(!f.tensors().isEmpty(), "receiver " + r + " dumped parameters");
+        for (SafetensorsTensor t : f.tensors()) {
+          assertEquals(reference.shape(t.name()), t.shape(), t.name());
+          assertEquals(to, t.dtype(), t.name());
+          List<String> bad = reference.mismatches(t.name(), t.data(), expectedStep, from, to, 3);
+          assertEquals(List.of(), bad, "receiver " + r + " parameter " + t.name() + " at step " + expectedStep);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package dev.mx.it.layout;
+
+import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.util.Closeables;
+import dev.mx.layout.PlanningInventory;
+import dev.mx.layout.ShardAddressing;
+import dev.mx.layout.trainer.AliasShard;
+import dev.mx.layout.trainer.TrainerBuffers;
+import dev.mx.layout.trainer.TrainerLayout;
+import dev.mx.layout.trainer.TrainerRankLayout;
+import dev.mx.transport.mem.MemTransportProvider;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every trainer rank of a layout as a real in-process publisher: its buffers in native memory, filled by the
+ * generator, registered with its own {@code mem} transport (session {@code trainer-<rank>}). Builds the
+ * sources a receiver discovers, with shard digests as a publisher computes them.
+ */
+final class TrainerCluster implements AutoCloseable {
+  private final TrainerLayout layout;
+  private final List<TrainerBuffers> buffers = new ArrayList<>();
+  private final List<Transport> transports = new ArrayList<>();
+
+  TrainerCluster(TrainerLayout layout) {
+    this.layout = layout;
+    try {
+      for (TrainerRankLayout r : layout.ranks()) {
+        TrainerBuffers b = TrainerBuffers.allocate(r);
+        buffers.add(b);
+        Transport t = new MemTransportProvider().create(TransportConfig.of(session(r)));
+        transports.add(t);
+        b.segments().values().forEach(t::register);
+      }
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  static String session(TrainerRankLayout r) {
+    return "trainer-" + r.rank();
+  }
+
+  /** Writes the generator's values of {@code step} into every rank's buffers. */
+  void fill(long step) {
+    for (TrainerBuffers b : buffers) {
+      b.fill(step, 2);
+    }
+  }
+
+  /** The merged sources at the buffers' real addresses, each shard with its digest over its current bytes. */
+  Map<String, SourceInfo> sources(DigestProvider digests) {
+    Map<Long, String> digestByAddress = new HashMap<>();
+    Map<TrainerRankLayout, TrainerBuffers> byRank = new HashMap<>();
+    for (TrainerBuffers b : buffers) {
+      byRank.put(b.layout(), b);
+      for (AliasShard a : b.layout().published()) {
+        digestByAddress.put(b.address(a), digests.digest(b.slice(a)));
+      }
+    }
+    ShardAddressing real = new ShardAddressing() {
+      @Override
+      public String session(TrainerRankLayout rank) {
+        return TrainerCluster.session(rank);
+      }
+
+      @Override
+      public long address(TrainerRankLayout rank, AliasShard alias) {
+        return byRank.get(rank).address(alias);
+      }
+    };
+    Map<String, SourceInfo> out = new LinkedHashMap<>();
+    PlanningInventory.sources(layout.ranks(), real).forEach((name, info) -> {
+      List<Shard> shards = new ArrayList<>();
+      info.shards().forEach(s -> shards.add(s.withDigest(digestByAddress.get(s.addr()))));
+      out.put(name, new SourceInfo(info.globalShape(), info.dtype(), shards));
+    });
+    return out;
+  }
+
+  Map<String, byte[]> peerMetadata() {
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    for (int r = 0; r < transports.size(); r++) {
+      m.put(session(buffers.get(r).layout()), transports.get(r).localMetadata());
+    }
+    return m;
+  }
+
+  @Override
+  public void close() {
+    // Transports first (deregistering), then the memory they had registered; each in reverse creation order.
+    List<AutoCloseable> all = new ArrayList<>();
+    all.addAll(transports.reversed());
+    all.addAll(buffers.reversed());
+    Closeables.closeAll(all);
+  }
+}

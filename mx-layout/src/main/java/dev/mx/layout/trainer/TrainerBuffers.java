@@ -1,0 +1,125 @@
+package dev.mx.layout.trainer;
+
+import dev.mx.api.metadata.PublishedShard;
+import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.layout.gen.BoxFill;
+import dev.mx.layout.gen.WeightGenerator;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The native memory of one trainer rank: one zeroed, 64-byte-aligned segment per {@link LocalBuffer}, filled
+ * with the generator's values through the rank's aliases. Owns its arena; {@link #close()} is idempotent and
+ * frees every buffer (deregister them from any transport first).
+ */
+public final class TrainerBuffers implements AutoCloseable {
+  private static final long ALIGNMENT = 64;
+
+  private final TrainerRankLayout layout;
+  private final Arena arena;
+  private final Map<String, MemorySegment> segments;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private TrainerBuffers(TrainerRankLayout layout, Arena arena, Map<String, MemorySegment> segments) {
+    this.layout = layout;
+    this.arena = arena;
+    this.segments = segments;
+  }
+
+  /** Allocates every buffer of {@code layout}, zeroed (so vocabulary padding is zero), in a shared arena. */
+  public static TrainerBuffers allocate(TrainerRankLayout layout) {
+    Arena arena = Arena.ofShared();
+    try {
+      Map<String, MemorySegment> m = new LinkedHashMap<>();
+      for (LocalBuffer b : layout.buffers()) {
+        m.put(b.name(), arena.allocate(Math.max(1, b.byteSize()), ALIGNMENT).asSlice(0, b.byteSize()));
+      }
+      return new TrainerBuffers(layout, arena, Collections.unmodifiableMap(m));
+    } catch (RuntimeException | Error e) {
+      arena.close();
+      throw e;
+    }
+  }
+
+  public TrainerRankLayout layout() {
+    return layout;
+  }
+
+  /** Every buffer by name, in layout order. */
+  public Map<String, MemorySegment> segments() {
+    requireOpen();
+    return segments;
+  }
+
+  public MemorySegment segment(String bufferName) {
+    requireOpen();
+    MemorySegment s = segments.get(bufferName);
+    if (s == null) {
+      throw new IllegalArgumentException("rank " + layout.label() + " has no buffer '" + bufferName + "'");
+    }
+    return s;
+  }
+
+  /** The part of its buffer an alias covers. */
+  public MemorySegment slice(AliasShard alias) {
+    int elsize = layout.dtype().elementSize();
+    return segment(alias.bufferName()).asSlice(alias.elementOffset() * elsize, alias.shape().byteSize(elsize));
+  }
+
+  /** The absolute address of an alias's first element. */
+  public long address(AliasShard alias) {
+    return slice(alias).address();
+  }
+
+  /**
+   * Writes the generator's values of {@code step} through every alias (published or held), on {@code threads}
+   * threads ({@code <= 0}: all processors). Padding rows are left untouched (zero).
+   */
+  public void fill(long step, int threads) {
+    List<BoxFill> fills = new ArrayList<>();
+    for (AliasShard a : layout.aliases()) {
+      fills.add(new BoxFill(slice(a), layout.dtype(), a.hfName(), a.globalShape(), a.shardOffset(), a.shape()));
+    }
+    WeightGenerator.fill(fills, step, threads);
+  }
+
+  /**
+   * This rank's shard-table entries: one per published Hugging Face name (in first-alias order), each shard at
+   * its absolute address, without digests (the publisher adds them).
+   */
+  public List<PublishedTensor> publishedTensors(String agentName, int deviceId) {
+    Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
+    Map<String, AliasShard> first = new LinkedHashMap<>();
+    for (AliasShard a : layout.published()) {
+      first.putIfAbsent(a.hfName(), a);
+      shards.computeIfAbsent(a.hfName(), k -> new ArrayList<>())
+          .add(new PublishedShard(agentName, deviceId, address(a), a.shardOffset(), a.shape(), null));
+    }
+    List<PublishedTensor> out = new ArrayList<>();
+    int elsize = layout.dtype().elementSize();
+    for (Map.Entry<String, List<PublishedShard>> e : shards.entrySet()) {
+      out.add(new PublishedTensor(e.getKey(), layout.dtype().torchLabel(), elsize, first.get(e.getKey()).globalShape(),
+          e.getValue()));
+    }
+    return out;
+  }
+
+  private void requireOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("buffers of trainer rank " + layout.label() + " are closed");
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      arena.close();
+    }
+  }
+}

@@ -1,0 +1,277 @@
+package dev.mx.metadata.file;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.mx.api.metadata.SourceRecord;
+import dev.mx.api.metadata.SourceStatus;
+import dev.mx.metadata.AbstractMetadataStore;
+import dev.mx.metadata.MetadataStoreException;
+import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.StoreNames;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A store in a directory, for many processes on one host and no server. Each identity has a subdirectory;
+ * each worker two files in it: {@code <worker>.blob} (the shard table, written on publish) and
+ * {@code <worker>.state} (rank, status and last heartbeat in epoch milliseconds, rewritten by every
+ * heartbeat). Every write goes to a temporary file that is then renamed over the old one, so readers in
+ * other processes see the old file or the new one, never a torn one; the blob is written before the state,
+ * so a state is never newer than its blob. Liveness is the heartbeat time in the state file, compared with
+ * this host's clock.
+ */
+public final class FileMetadataStore extends AbstractMetadataStore {
+  private static final Logger LOG = LoggerFactory.getLogger(FileMetadataStore.class);
+  private static final String STATE = ".state";
+  private static final String BLOB = ".blob";
+  private static final int MAX_ENCODED_NAME = 200;
+  private static final JsonFactory JSON = new JsonFactory();
+
+  private final Path root;
+  private final LongSupplier clockMillis;
+  private final long maxBlobBytes;
+
+  /** A store rooted at {@code root} (created when missing), timed by the wall clock. */
+  public FileMetadataStore(Path root) {
+    this(root, System::currentTimeMillis);
+  }
+
+  /** As above with an explicit clock (epoch milliseconds). */
+  public FileMetadataStore(Path root, LongSupplier clockMillis) {
+    super("file:" + root);
+    this.root = root;
+    this.clockMillis = clockMillis;
+    this.maxBlobBytes = ShardTableCodec.Limits.DEFAULT.maxBytes();
+    try {
+      Files.createDirectories(root);
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot create the store directory", e);
+    }
+  }
+
+  /** The directory this store lives in. */
+  public Path root() {
+    return root;
+  }
+
+  @Override
+  public void publish(SourceRecord record) {
+    ensureOpen();
+    Path dir = identityDir(record.identity());
+    String worker = fileName("worker id", record.workerId());
+    try {
+      Files.createDirectories(dir);
+      writeAtomically(dir, worker + BLOB, record.blob());
+      writeAtomically(dir, worker + STATE, encodeState(record.identity(), record.workerId(), record.rank(),
+          record.status(), 0));
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot publish worker '" + record.workerId() + "' in " + dir, e);
+    }
+  }
+
+  @Override
+  public void heartbeat(String identity, String workerId, SourceStatus status) {
+    ensureOpen();
+    Path dir = identityDir(identity);
+    String worker = fileName("worker id", workerId);
+    Path statePath = dir.resolve(worker + STATE);
+    try {
+      SourceRecord state = readState(statePath);
+      writeAtomically(dir, worker + STATE, encodeState(identity, workerId, state.rank(), status,
+          clockMillis.getAsLong()));
+    } catch (NoSuchFileException e) {
+      throw unknownSource(identity, workerId);
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot heartbeat worker '" + workerId + "' in " + statePath, e);
+    }
+  }
+
+  @Override
+  public List<SourceRecord> listReady(String identity, Duration freshness, boolean withBlobs) {
+    ensureOpen();
+    requireFreshness(freshness);
+    Path dir = identityDir(identity);
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    long now = clockMillis.getAsLong();
+    List<SourceRecord> live = new ArrayList<>();
+    try (DirectoryStream<Path> states = Files.newDirectoryStream(dir, "[!.]*" + STATE)) {
+      for (Path statePath : states) {
+        try {
+          SourceRecord r = readState(statePath);
+          if (isFreshReady(r, now, freshness)) {
+            live.add(r);
+          }
+        } catch (NoSuchFileException removedMeanwhile) {
+          // Removed between listing and reading: not a source any more.
+        } catch (IOException | MetadataStoreException e) {
+          // One damaged file must not hide every other publisher.
+          LOG.warn("{}: skipping unreadable state file {}: {}", uri(), statePath, e.toString());
+        }
+      }
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot list " + dir, e);
+    }
+    live.sort(NEWEST_FIRST);
+    if (!withBlobs) {
+      return List.copyOf(live);
+    }
+    List<SourceRecord> out = new ArrayList<>(live.size());
+    for (SourceRecord r : live) {
+      try {
+        out.add(withBlob(r, readBlob(dir.resolve(fileName("worker id", r.workerId()) + BLOB))));
+      } catch (NoSuchFileException removedMeanwhile) {
+        // Removed after its state was read.
+      } catch (IOException e) {
+        throw new MetadataStoreException(uri(), "cannot read the table of worker '" + r.workerId() + "'", e);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  @Override
+  public Optional<SourceRecord> get(String identity, String workerId) {
+    ensureOpen();
+    Path dir = identityDir(identity);
+    String worker = fileName("worker id", workerId);
+    try {
+      SourceRecord state = readState(dir.resolve(worker + STATE));
+      return Optional.of(withBlob(state, readBlob(dir.resolve(worker + BLOB))));
+    } catch (NoSuchFileException e) {
+      return Optional.empty();
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot read worker '" + workerId + "' from " + dir, e);
+    }
+  }
+
+  @Override
+  public void remove(String identity, String workerId) {
+    ensureOpen();
+    Path dir = identityDir(identity);
+    String worker = fileName("worker id", workerId);
+    try {
+      // State first: without it the worker is not listed, whatever happens to the blob.
+      Files.deleteIfExists(dir.resolve(worker + STATE));
+      Files.deleteIfExists(dir.resolve(worker + BLOB));
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "cannot remove worker '" + workerId + "' from " + dir, e);
+    }
+  }
+
+  private Path identityDir(String identity) {
+    return root.resolve(fileName("identity", identity));
+  }
+
+  private String fileName(String what, String name) {
+    requireName(what, name);
+    String encoded = StoreNames.encode(name);
+    if (encoded.length() > MAX_ENCODED_NAME) {
+      throw new IllegalArgumentException(uri() + ": " + what + " '" + name + "' is too long for a file name ("
+          + encoded.length() + " characters encoded, at most " + MAX_ENCODED_NAME + ")");
+    }
+    return encoded;
+  }
+
+  /** Writes a sibling temporary file, then renames it over {@code name} in one step. */
+  private static void writeAtomically(Path dir, String name, byte[] bytes) throws IOException {
+    Path tmp = dir.resolve("." + name + "." + UUID.randomUUID() + ".tmp");
+    try {
+      Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      try {
+        Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        throw new IOException("the file system of " + dir + " cannot rename atomically; the file: store needs"
+            + " a local POSIX file system", e);
+      }
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  private byte[] readBlob(Path path) throws IOException {
+    long size = Files.size(path);
+    if (size > maxBlobBytes) {
+      throw new MetadataStoreException(uri(), path + " holds " + size + " bytes, more than the " + maxBlobBytes
+          + " a shard table may have");
+    }
+    return Files.readAllBytes(path);
+  }
+
+  private static byte[] encodeState(String identity, String workerId, int rank, SourceStatus status,
+      long updatedAtMillis) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      g.writeStringField("identity", identity);
+      g.writeStringField("worker_id", workerId);
+      g.writeNumberField("rank", rank);
+      g.writeStringField("status", status.name());
+      g.writeNumberField("updated_at", updatedAtMillis);
+      g.writeEndObject();
+    }
+    return out.toByteArray();
+  }
+
+  /** A record without its blob, from a state file. */
+  private SourceRecord readState(Path path) throws IOException {
+    byte[] bytes = Files.readAllBytes(path);
+    String identity = null;
+    String workerId = null;
+    Integer rank = null;
+    SourceStatus status = null;
+    Long updatedAt = null;
+    try (JsonParser p = JSON.createParser(bytes)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw corruptState(path, "not a JSON object");
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String key = p.currentName();
+        JsonToken value = p.nextToken();
+        switch (key) {
+          case "identity" -> identity = value == JsonToken.VALUE_STRING ? p.getText() : null;
+          case "worker_id" -> workerId = value == JsonToken.VALUE_STRING ? p.getText() : null;
+          case "rank" -> rank = value == JsonToken.VALUE_NUMBER_INT ? p.getIntValue() : null;
+          case "status" -> status = value == JsonToken.VALUE_STRING ? parseStatus(path, p.getText()) : null;
+          case "updated_at" -> updatedAt = value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
+          default -> p.skipChildren();
+        }
+      }
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw corruptState(path, "not valid JSON: " + e.getOriginalMessage());
+    }
+    if (identity == null || workerId == null || rank == null || status == null || updatedAt == null) {
+      throw corruptState(path, "lacks one of identity, worker_id, rank, status, updated_at");
+    }
+    return new SourceRecord(identity, workerId, rank, new byte[0], status, updatedAt);
+  }
+
+  private SourceStatus parseStatus(Path path, String s) {
+    try {
+      return SourceStatus.valueOf(s);
+    } catch (IllegalArgumentException e) {
+      throw corruptState(path, "unknown status '" + s + "'");
+    }
+  }
+
+  private MetadataStoreException corruptState(Path path, String problem) {
+    return new MetadataStoreException(uri(), "state file " + path + " is damaged: " + problem);
+  }
+}

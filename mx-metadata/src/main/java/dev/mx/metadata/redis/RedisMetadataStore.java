@@ -1,0 +1,309 @@
+package dev.mx.metadata.redis;
+
+import dev.mx.api.metadata.SourceRecord;
+import dev.mx.api.metadata.SourceStatus;
+import dev.mx.api.util.Closeables;
+import dev.mx.metadata.AbstractMetadataStore;
+import dev.mx.metadata.MetadataStoreException;
+import dev.mx.metadata.StoreNames;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A store in Redis, for publishers and receivers on many hosts. Keys live under {@code mx:}, grouped per
+ * identity by a hash tag so that one identity's keys share a cluster slot:
+ * <ul>
+ *   <li>{@code mx:{<identity>}:source:<worker>} — a hash: {@code identity, worker_id, rank, status,
+ *       updated_at, blob};</li>
+ *   <li>{@code mx:{<identity>}:sources} — a sorted set of workers scored by their last heartbeat.</li>
+ * </ul>
+ * Identity and worker are {@link StoreNames#encode encoded}. Every update is one Lua script, so it is atomic;
+ * heartbeats are stamped with the server's clock ({@code TIME}), and freshness is judged against the same
+ * clock, so hosts need no synchronised clocks. Every write renews a TTL of {@code MX_GC_TIMEOUT_SECS} on the
+ * keys it touches, so records of publishers that died without closing vanish on their own.
+ *
+ * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each command
+ * (default 10 s). While the connection is down commands fail at once and the client reconnects in the
+ * background. Messages show the URI without its password.
+ */
+public final class RedisMetadataStore extends AbstractMetadataStore {
+  private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+  private static final String PUBLISH = """
+      redis.call('DEL', KEYS[1])
+      redis.call('HSET', KEYS[1], 'identity', ARGV[1], 'worker_id', ARGV[2], 'rank', ARGV[3],
+          'status', ARGV[4], 'updated_at', '0', 'blob', ARGV[5])
+      redis.call('EXPIRE', KEYS[1], ARGV[6])
+      redis.call('ZADD', KEYS[2], 0, ARGV[7])
+      redis.call('EXPIRE', KEYS[2], ARGV[6])
+      return 1
+      """;
+
+  private static final String HEARTBEAT = """
+      if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated_at', string.format('%d', now))
+      redis.call('EXPIRE', KEYS[1], ARGV[2])
+      redis.call('ZADD', KEYS[2], now, ARGV[3])
+      redis.call('EXPIRE', KEYS[2], ARGV[2])
+      return now
+      """;
+
+  /** Returns worker_id, rank, updated_at[, blob] per live READY worker, newest first; prunes expired ones. */
+  private static final String LIST_READY = """
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      local oldest = now - tonumber(ARGV[1])
+      if oldest < 1 then oldest = 1 end
+      local out = {}
+      for _, member in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', oldest)) do
+        local key = ARGV[2] .. member
+        local f = redis.call('HMGET', key, 'worker_id', 'rank', 'status', 'updated_at')
+        if not f[1] then
+          redis.call('ZREM', KEYS[1], member)
+        elseif f[3] == 'READY' and tonumber(f[4]) >= oldest then
+          out[#out + 1] = f[1]
+          out[#out + 1] = f[2]
+          out[#out + 1] = f[4]
+          if ARGV[3] == '1' then out[#out + 1] = redis.call('HGET', key, 'blob') end
+        end
+      end
+      return out
+      """;
+
+  private static final String REMOVE = """
+      redis.call('DEL', KEYS[1])
+      redis.call('ZREM', KEYS[2], ARGV[1])
+      return 1
+      """;
+
+  private final ClientResources resources;
+  private final RedisClient client;
+  private final StatefulRedisConnection<byte[], byte[]> connection;
+  private final RedisCommands<byte[], byte[]> redis;
+  private final long ttlSeconds;
+
+  /**
+   * Connects to Redis.
+   *
+   * @param uri {@code redis://[:password@]host:port[/db][?timeout=..]}
+   * @param gcTimeout how long records live without a heartbeat
+   * @throws MetadataStoreException naming the URI (without password) when Redis cannot be reached
+   */
+  public RedisMetadataStore(String uri, Duration gcTimeout) {
+    this(parse(uri), hasCredentials(uri), gcTimeout);
+  }
+
+  private RedisMetadataStore(RedisURI redisUri, boolean credentials, Duration gcTimeout) {
+    super(redacted(redisUri, credentials));
+    this.ttlSeconds = Math.max(1, (gcTimeout.toMillis() + 999) / 1000);
+    Duration timeout = redisUri.getTimeout();
+    this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
+    RedisClient c = null;
+    StatefulRedisConnection<byte[], byte[]> conn = null;
+    try {
+      c = RedisClient.create(resources, redisUri);
+      c.setOptions(ClientOptions.builder()
+          .autoReconnect(true)
+          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+          .timeoutOptions(TimeoutOptions.enabled(timeout))
+          .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
+          .build());
+      conn = c.connect(ByteArrayCodec.INSTANCE);
+    } catch (RuntimeException e) {
+      shutdown(c);
+      throw new MetadataStoreException(uri(), "cannot connect to Redis: " + causes(e), e);
+    }
+    this.client = c;
+    this.connection = conn;
+    this.redis = conn.sync();
+  }
+
+  private static RedisURI parse(String uri) {
+    RedisURI parsed;
+    try {
+      parsed = RedisURI.create(uri);
+    } catch (IllegalArgumentException e) {
+      // Never echo the raw URI: it may hold a password.
+      throw new IllegalArgumentException("malformed Redis URI (expected redis://[:password@]host:port[/db]): "
+          + e.getMessage(), e);
+    }
+    if (!uri.contains("timeout=")) {
+      parsed.setTimeout(DEFAULT_COMMAND_TIMEOUT);
+    }
+    return parsed;
+  }
+
+  private static boolean hasCredentials(String uri) {
+    int authority = uri.indexOf("//");
+    int at = uri.indexOf('@');
+    int pathStart = authority < 0 ? -1 : uri.indexOf('/', authority + 2);
+    return authority >= 0 && at > authority && (pathStart < 0 || at < pathStart);
+  }
+
+  /** The URI with any credentials removed. */
+  static String redacted(RedisURI u, boolean credentials) {
+    return (u.isSsl() ? "rediss://" : "redis://") + (credentials ? "***@" : "") + u.getHost() + ":" + u.getPort()
+        + (u.getDatabase() != 0 ? "/" + u.getDatabase() : "");
+  }
+
+  @Override
+  public void publish(SourceRecord record) {
+    ensureOpen();
+    requireName("identity", record.identity());
+    requireName("worker id", record.workerId());
+    String worker = StoreNames.encode(record.workerId());
+    run("publish worker '" + record.workerId() + "'", () -> redis.eval(PUBLISH, ScriptOutputType.INTEGER,
+        keys(recordKey(record.identity(), worker), indexKey(record.identity())),
+        utf8(record.identity()), utf8(record.workerId()), utf8(Integer.toString(record.rank())),
+        utf8(record.status().name()), record.blob(), utf8(Long.toString(ttlSeconds)), utf8(worker)));
+  }
+
+  @Override
+  public void heartbeat(String identity, String workerId, SourceStatus status) {
+    ensureOpen();
+    requireName("identity", identity);
+    requireName("worker id", workerId);
+    String worker = StoreNames.encode(workerId);
+    Long stamped = run("heartbeat worker '" + workerId + "'", () -> redis.eval(HEARTBEAT,
+        ScriptOutputType.INTEGER, keys(recordKey(identity, worker), indexKey(identity)),
+        utf8(status.name()), utf8(Long.toString(ttlSeconds)), utf8(worker)));
+    if (stamped == null || stamped < 0) {
+      throw unknownSource(identity, workerId);
+    }
+  }
+
+  @Override
+  public List<SourceRecord> listReady(String identity, Duration freshness, boolean withBlobs) {
+    ensureOpen();
+    requireName("identity", identity);
+    requireFreshness(freshness);
+    List<Object> flat = run("list READY workers of '" + identity + "'", () -> redis.eval(LIST_READY,
+        ScriptOutputType.MULTI, keys(indexKey(identity)), utf8(Long.toString(freshness.toMillis())),
+        utf8(recordKeyPrefix(identity)), utf8(withBlobs ? "1" : "0")));
+    int stride = withBlobs ? 4 : 3;
+    List<SourceRecord> records = new ArrayList<>(flat.size() / stride);
+    for (int i = 0; i + stride <= flat.size(); i += stride) {
+      byte[] blob = withBlobs ? (byte[]) flat.get(i + 3) : new byte[0];
+      if (blob == null) {
+        continue; // removed between the two reads inside the script: impossible, but never NPE
+      }
+      records.add(new SourceRecord(identity, str(flat.get(i)), Integer.parseInt(str(flat.get(i + 1))), blob,
+          SourceStatus.READY, Long.parseLong(str(flat.get(i + 2)))));
+    }
+    records.sort(NEWEST_FIRST);
+    return List.copyOf(records);
+  }
+
+  @Override
+  public Optional<SourceRecord> get(String identity, String workerId) {
+    ensureOpen();
+    requireName("identity", identity);
+    requireName("worker id", workerId);
+    Map<byte[], byte[]> raw = run("read worker '" + workerId + "'",
+        () -> redis.hgetall(utf8(recordKey(identity, StoreNames.encode(workerId)))));
+    if (raw == null || raw.isEmpty()) {
+      return Optional.empty();
+    }
+    Map<String, byte[]> fields = new HashMap<>();
+    raw.forEach((k, v) -> fields.put(new String(k, StandardCharsets.UTF_8), v));
+    try {
+      return Optional.of(new SourceRecord(str(fields.get("identity")), str(fields.get("worker_id")),
+          Integer.parseInt(str(fields.get("rank"))), fields.get("blob"), SourceStatus.valueOf(str(fields.get("status"))),
+          Long.parseLong(str(fields.get("updated_at")))));
+    } catch (RuntimeException e) {
+      throw new MetadataStoreException(uri(), "record of worker '" + workerId + "' under identity '" + identity
+          + "' is damaged (fields " + fields.keySet() + ")", e);
+    }
+  }
+
+  @Override
+  public void remove(String identity, String workerId) {
+    ensureOpen();
+    requireName("identity", identity);
+    requireName("worker id", workerId);
+    String worker = StoreNames.encode(workerId);
+    run("remove worker '" + workerId + "'", () -> redis.eval(REMOVE, ScriptOutputType.INTEGER,
+        keys(recordKey(identity, worker), indexKey(identity)), utf8(worker)));
+  }
+
+  @Override
+  protected void doClose() {
+    Closeables.closeAll(connection, () -> shutdown(client), () -> resources.shutdown(0, 2, TimeUnit.SECONDS));
+  }
+
+  /** The message of {@code e} and of each distinct cause below it (lettuce hides NOAUTH one level down). */
+  private static String causes(Throwable e) {
+    StringBuilder sb = new StringBuilder(String.valueOf(e.getMessage()));
+    for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+      if (c.getMessage() != null && !sb.toString().contains(c.getMessage())) {
+        sb.append(": ").append(c.getMessage());
+      }
+    }
+    return sb.toString();
+  }
+
+  private static void shutdown(RedisClient c) {
+    if (c != null) {
+      c.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+
+  private <T> T run(String what, java.util.function.Supplier<T> command) {
+    try {
+      return command.get();
+    } catch (RedisException e) {
+      throw new MetadataStoreException(uri(), "cannot " + what + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static String indexKey(String identity) {
+    return "mx:{" + StoreNames.encode(identity) + "}:sources";
+  }
+
+  private static String recordKeyPrefix(String identity) {
+    return "mx:{" + StoreNames.encode(identity) + "}:source:";
+  }
+
+  private static String recordKey(String identity, String encodedWorker) {
+    return recordKeyPrefix(identity) + encodedWorker;
+  }
+
+  private static byte[][] keys(String... keys) {
+    byte[][] out = new byte[keys.length][];
+    for (int i = 0; i < keys.length; i++) {
+      out[i] = utf8(keys[i]);
+    }
+    return out;
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String str(Object bytes) {
+    if (bytes == null) {
+      throw new IllegalStateException("missing field");
+    }
+    return new String((byte[]) bytes, StandardCharsets.UTF_8);
+  }
+}

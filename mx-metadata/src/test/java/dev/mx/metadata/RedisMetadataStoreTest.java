@@ -1,0 +1,124 @@
+package dev.mx.metadata;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.SourceRecord;
+import dev.mx.api.metadata.SourceStatus;
+import dev.mx.metadata.redis.RedisMetadataStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The store suite against a real redis-server, plus what only Redis has: TTLs, passwords, databases. */
+class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
+  private static final Duration GC = Duration.ofSeconds(600);
+  private static RedisServer server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = RedisServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Override
+  protected MetadataStore openStore() {
+    return new RedisMetadataStore(server.uri(), GC);
+  }
+
+  private static <T> T withRaw(String uri, java.util.function.Function<RedisCommands<String, String>, T> f) {
+    RedisClient client = RedisClient.create(uri);
+    try (StatefulRedisConnection<String, String> c = client.connect()) {
+      return f.apply(c.sync());
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+
+  @Test
+  void keysLiveUnderMxWithTheGcTtlRenewedByHeartbeats() {
+    store.publish(new SourceRecord(identity, "w", 0, TestTables.blob("a", 1), SourceStatus.READY, 0));
+    store.heartbeat(identity, "w", SourceStatus.READY);
+    String tag = "mx:{" + StoreNames.encode(identity) + "}";
+    List<String> keys = withRaw(server.uri(), r -> r.keys(tag + "*")).stream().sorted().toList();
+    assertEquals(List.of(tag + ":source:w", tag + ":sources"), keys);
+    for (String k : keys) {
+      long ttl = withRaw(server.uri(), r -> r.ttl(k));
+      assertTrue(ttl > GC.toSeconds() - 30 && ttl <= GC.toSeconds(), k + " ttl " + ttl);
+    }
+    assertEquals("READY", withRaw(server.uri(), r -> r.hget(tag + ":source:w", "status")));
+  }
+
+  @Test
+  void aRecordThatExpiredIsNoLongerListedAndItsIndexEntryIsPruned() throws InterruptedException {
+    try (RedisMetadataStore shortLived = new RedisMetadataStore(server.uri(), Duration.ofSeconds(1))) {
+      shortLived.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
+      shortLived.heartbeat(identity, "w", SourceStatus.READY);
+      store.publish(new SourceRecord(identity, "long", 0, new byte[] {2}, SourceStatus.READY, 0));
+      store.heartbeat(identity, "long", SourceStatus.READY);
+      String record = "mx:{" + StoreNames.encode(identity) + "}:source:w";
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (withRaw(server.uri(), r -> r.exists(record)) > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
+      assertEquals(List.of("long"), store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
+      assertEquals(List.of("long"), withRaw(server.uri(),
+          r -> r.zrange("mx:{" + StoreNames.encode(identity) + "}:sources", 0, -1)));
+    }
+  }
+
+  @Test
+  void databasesAreSeparate() {
+    try (MetadataStore db3 = new RedisMetadataStore(server.uri() + "/3", GC)) {
+      db3.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
+      db3.heartbeat(identity, "w", SourceStatus.READY);
+      assertEquals(1, db3.listReady(identity, FRESH).size());
+      assertEquals(List.of(), store.listReady(identity, FRESH));
+      assertEquals("redis://127.0.0.1:" + server.port() + "/3", db3.uri());
+    }
+  }
+
+  @Test
+  void passwordsWorkAndNeverAppearInMessages() throws Exception {
+    try (RedisServer secured = RedisServer.start("--requirepass", "s3cret-pw")) {
+      String good = "redis://:s3cret-pw@127.0.0.1:" + secured.port();
+      try (MetadataStore s = MetadataStores.open(good)) {
+        s.publish(new SourceRecord(identity, "w", 0, new byte[] {7}, SourceStatus.READY, 0));
+        assertEquals(7, s.get(identity, "w").orElseThrow().blob()[0]);
+        assertEquals("redis://***@127.0.0.1:" + secured.port(), s.uri());
+      }
+      MetadataStoreException wrong = assertThrows(MetadataStoreException.class,
+          () -> MetadataStores.open("redis://:wrong-pw@127.0.0.1:" + secured.port()));
+      assertFalse(wrong.getMessage().contains("wrong-pw"), wrong.getMessage());
+      assertTrue(wrong.getMessage().contains("127.0.0.1:" + secured.port()), wrong.getMessage());
+      MetadataStoreException none = assertThrows(MetadataStoreException.class,
+          () -> new RedisMetadataStore(secured.uri(), GC));
+      assertTrue(none.getMessage().contains("NOAUTH"), none.getMessage());
+    }
+  }
+
+  @Test
+  void anUnreachableServerFailsAtOpenNamingTheUri() throws Exception {
+    int deadPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      deadPort = s.getLocalPort();
+    }
+    String uri = "redis://127.0.0.1:" + deadPort + "?timeout=2s";
+    MetadataStoreException e = assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
+    assertTrue(e.getMessage().startsWith("redis://127.0.0.1:" + deadPort + ": cannot connect"), e.getMessage());
+  }
+}

@@ -1,0 +1,18 @@
+package dev.mx.refit;
+
+import dev.mx.api.plan.SourceInfo;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What discovery found: the merged source tensors (name to shape, dtype and shards) and, per transport
+ * session, the peer metadata blob the receiver passes to {@code Transport.connect} for sessions its plan
+ * reads from.
+ */
+public record DiscoveredSources(Map<String, SourceInfo> sources, Map<String, byte[]> peerMetadata) {
+
+  public DiscoveredSources {
+    sources = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(sources));
+    peerMetadata = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(peerMetadata));
+  }
+}

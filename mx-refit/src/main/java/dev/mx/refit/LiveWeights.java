@@ -1,0 +1,87 @@
+package dev.mx.refit;
+
+import dev.mx.api.refit.Installer;
+import dev.mx.api.refit.ParamSpec;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * An engine's live weights in native memory, installed by copying: {@link #install} copies every
+ * receive buffer into the live parameter of the same name. Because the receiver calls it only after a
+ * refit fully succeeded, a failed refit never touches these bytes. Useful as the installer of a simple
+ * engine, of {@code mx demo}, and of tests.
+ */
+public final class LiveWeights implements Installer, AutoCloseable {
+  private final Arena arena = Arena.ofShared();
+  private final Map<String, ParamSpec> layout;
+  private final Map<String, MemorySegment> live = new LinkedHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile long installs;
+  private volatile long lastStep = -1;
+
+  /** Allocates zeroed live parameters for the given layout. */
+  public LiveWeights(Map<String, ParamSpec> layout) {
+    this.layout = Collections.unmodifiableMap(new LinkedHashMap<>(layout));
+    layout.forEach((name, spec) -> live.put(name, arena.allocate(Math.max(1, spec.byteSize()), 64)
+        .asSlice(0, spec.byteSize())));
+  }
+
+  /**
+   * Copies each buffer into its live parameter.
+   *
+   * @throws IllegalArgumentException naming a parameter that is unknown or of another size (before any copy)
+   */
+  @Override
+  public synchronized void install(long step, Map<String, MemorySegment> receiveBuffers) {
+    if (closed.get()) {
+      throw new IllegalStateException("live weights are closed");
+    }
+    for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
+      MemorySegment target = live.get(e.getKey());
+      if (target == null || target.byteSize() != e.getValue().byteSize()) {
+        throw new IllegalArgumentException("cannot install parameter '" + e.getKey() + "' of "
+            + e.getValue().byteSize() + " bytes: live parameter "
+            + (target == null ? "does not exist" : "has " + target.byteSize() + " bytes"));
+      }
+    }
+    for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
+      MemorySegment.copy(e.getValue(), 0, live.get(e.getKey()), 0, e.getValue().byteSize());
+    }
+    installs++;
+    lastStep = step;
+  }
+
+  /** The live parameter (read it; it changes only inside {@link #install}). */
+  public MemorySegment parameter(String name) {
+    MemorySegment s = live.get(name);
+    if (s == null) {
+      throw new IllegalArgumentException("no live parameter '" + name + "'; known: " + live.keySet());
+    }
+    return s;
+  }
+
+  public Map<String, ParamSpec> layout() {
+    return layout;
+  }
+
+  /** Successful installs so far. */
+  public long installs() {
+    return installs;
+  }
+
+  /** Step of the last install, or -1. */
+  public long lastStep() {
+    return lastStep;
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      arena.close();
+    }
+  }
+}

@@ -1,0 +1,97 @@
+package dev.mx.refit;
+
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.Transport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The receiver's native memory: a few large slabs from one arena, each carved into named buffers and
+ * registered with the transport once. Closing deregisters (reverse order), then frees the arena.
+ */
+final class NativeBuffers implements AutoCloseable {
+  /** Alignment of every carved buffer (a cache line; slabs themselves are page-aligned). */
+  static final long ALIGN = 64;
+
+  private final Arena arena = Arena.ofShared();
+  private final List<MemorySegment> slabs = new ArrayList<>();
+  private final List<MemoryRegistration> registrations = new ArrayList<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Allocates one zeroed slab holding every named buffer of the given byte sizes, in order, each aligned
+   * to {@link #ALIGN}; returns the buffers by name. An empty map allocates nothing.
+   */
+  <K> Map<K, MemorySegment> carve(Map<K, Long> sizes) {
+    if (sizes.isEmpty()) {
+      return Map.of();
+    }
+    long total = 0;
+    for (long size : sizes.values()) {
+      total = align(total) + size;
+    }
+    MemorySegment slab = arena.allocate(Math.max(ALIGN, align(total)), 4096);
+    slabs.add(slab);
+    Map<K, MemorySegment> out = new LinkedHashMap<>();
+    long at = 0;
+    for (Map.Entry<K, Long> e : sizes.entrySet()) {
+      at = align(at);
+      out.put(e.getKey(), slab.asSlice(at, e.getValue()));
+      at += e.getValue();
+    }
+    return Collections.unmodifiableMap(out);
+  }
+
+  /** Registers every slab allocated so far and not yet registered. */
+  void registerAll(Transport transport) {
+    for (int i = registrations.size(); i < slabs.size(); i++) {
+      registrations.add(transport.register(slabs.get(i)));
+    }
+  }
+
+  /** Total bytes allocated. */
+  long bytes() {
+    long n = 0;
+    for (MemorySegment s : slabs) {
+      n += s.byteSize();
+    }
+    return n;
+  }
+
+  /**
+   * The memory at absolute address {@code addr} of {@code n} bytes, which must lie inside one slab.
+   *
+   * @throws IllegalArgumentException otherwise
+   */
+  MemorySegment resolve(long addr, long n) {
+    for (MemorySegment s : slabs) {
+      long off = addr - s.address();
+      if (off >= 0 && off + n <= s.byteSize()) {
+        return s.asSlice(off, n);
+      }
+    }
+    throw new IllegalArgumentException("address 0x" + Long.toHexString(addr) + "+" + n
+        + " lies outside the receiver's buffers");
+  }
+
+  private static long align(long v) {
+    return (v + ALIGN - 1) & -ALIGN;
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<AutoCloseable> order = new ArrayList<>(registrations);
+    Collections.reverse(order);
+    order.add(arena);
+    dev.mx.api.util.Closeables.closeAll(order);
+  }
+}

@@ -1,0 +1,893 @@
+package dev.mx.refit;
+
+import dev.mx.api.DType;
+import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.error.IncompleteRefitException;
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.UnsupportedReshardException;
+import dev.mx.api.plan.ConvertSource;
+import dev.mx.api.plan.FullPullSource;
+import dev.mx.api.plan.PlanBuilder;
+import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.RecordedCopy;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.TransferPlan;
+import dev.mx.api.refit.Capture;
+import dev.mx.api.refit.GeometrySource;
+import dev.mx.api.refit.Installer;
+import dev.mx.api.refit.ManifestEntry;
+import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.refit.WireGroups;
+import dev.mx.api.refit.WirePolicy;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.api.util.Settings;
+import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.UnsupportedCause;
+import dev.mx.refit.reslice.AsStrided;
+import dev.mx.refit.reslice.Reslicer;
+import dev.mx.refit.reslice.ViewCopy;
+import dev.mx.refit.verify.ShardVerifier;
+import dev.mx.refit.wire.WirePolicies;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The receiver side of a refit (ModelExpress §4): every {@link #updateWeights} pulls the bytes this rank
+ * needs from the publishers and installs them, in this order — descriptors (built once and cached) → wire
+ * (under the {@link WirePolicy}) → throughput ceiling → re-slice of full pulls → dtype casts → digest
+ * verification → install → metrics and records.
+ *
+ * <p>The first call prepares: discover sources, capture the engine's geometry, plan, emit the coverage
+ * record (before any rejection), fail closed on any fallback source, connect the peers the plan reads,
+ * then allocate and register receive buffers, full-pull staging and convert staging in native memory
+ * once, for the receiver's life. A failed prepare releases what it allocated and is retried next call.
+ *
+ * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed refit
+ * installs nothing, leaves the engine's live weights untouched, and leaves the receiver usable for the
+ * next step. With {@link ReceiverConfig#doubleBuffer()} the receiver alternates between two sets of
+ * receive buffers, so the set the engine was last given is never written by a later refit until the next
+ * successful install — an installer may then adopt the buffers without copying.
+ *
+ * <p>The receiver does not own the transport, discovery, geometry source or installer; it owns its
+ * native memory, registrations and worker threads, released by {@link #close()} (idempotent).
+ */
+public final class Receiver implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
+  /** Tag of the per-refit stage record. */
+  public static final String STAGE_TAG = "MX_REFIT_STAGE";
+  public static final String STAGE_SCHEMA = "refit-stage-v2";
+
+  private final ReceiverConfig config;
+  private final Settings settings;
+  private final Transport transport;
+  private final SourceDiscovery discovery;
+  private final GeometrySource geometry;
+  private final Installer installer;
+  private final PlanBuilder planner;
+  private final PlanBuilder strictPlanner;
+  private final Supplier<WirePolicy> wirePolicy;
+  private final Supplier<DigestProvider> digests;
+  private final boolean rediscoverEachStep;
+  private final RefitRecords records;
+
+  private Prepared prepared;
+  private DigestProvider digestProvider;
+  private int nextSet;
+  private boolean closed;
+  private long descriptorBuilds;
+
+  private Receiver(Builder b) {
+    this.config = Objects.requireNonNull(b.config, "config");
+    this.settings = Objects.requireNonNull(b.settings, "settings");
+    this.transport = Objects.requireNonNull(b.transport, "transport");
+    this.discovery = Objects.requireNonNull(b.discovery, "discovery");
+    this.geometry = Objects.requireNonNull(b.geometry, "geometry");
+    this.installer = Objects.requireNonNull(b.installer, "installer");
+    this.planner = b.planner != null ? b.planner : new ReshardPlanner(settings);
+    if (b.strictPlanner != null) {
+      this.strictPlanner = b.strictPlanner;
+    } else if (planner instanceof ReshardPlanner rp) {
+      this.strictPlanner = (capture, sources, maxSegments) -> rp.planStaged(capture, sources);
+    } else {
+      this.strictPlanner = null;
+    }
+    if (b.wirePolicy == null) {
+      WirePolicy fromConfig = WirePolicies.create(config.wire());
+      this.wirePolicy = () -> fromConfig;
+    } else {
+      this.wirePolicy = b.wirePolicy;
+    }
+    this.digests = Objects.requireNonNull(b.digests, "digests");
+    this.rediscoverEachStep = b.rediscoverEachStep;
+    this.records = Objects.requireNonNull(b.records, "records");
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public ReceiverConfig config() {
+    return config;
+  }
+
+  /** The plan of the last successful prepare, or null before it. */
+  public synchronized TransferPlan plan() {
+    return prepared == null ? null : prepared.plan;
+  }
+
+  /** The coverage of the last successful prepare, or null before it. */
+  public synchronized Coverage coverage() {
+    return prepared == null ? null : prepared.coverage;
+  }
+
+  /** Native bytes held for receive buffers and staging (0 before prepare). */
+  public synchronized long nativeBytes() {
+    return prepared == null ? 0 : prepared.buffers.bytes();
+  }
+
+  /** How many times refits built their descriptor lists (a cache hit builds nothing). */
+  public synchronized long descriptorBuilds() {
+    return descriptorBuilds;
+  }
+
+  /**
+   * Drops the plan and everything built for it (descriptor cache, buffers, registrations): the next refit
+   * prepares again from discovery. Call it when publishers restarted or resharded; buffers the installer
+   * was given before are released, so an installer must not hold them across this call.
+   */
+  public synchronized void invalidate() {
+    ensureOpen();
+    if (prepared != null) {
+      Prepared p = prepared;
+      prepared = null;
+      nextSet = 0;
+      p.close();
+    }
+  }
+
+  /**
+   * Prepares now instead of on the first refit (discovery, capture, plan, gates, peers, buffers). Does
+   * nothing when already prepared.
+   */
+  public synchronized void prepare() {
+    ensureOpen();
+    if (prepared == null) {
+      prepared = doPrepare();
+    }
+  }
+
+  /**
+   * Runs one refit and returns its metrics: {@code step, bytes_received, segments, converts,
+   * full_pull_sources, exact_descriptors, descriptor_savings, extra_wire_bytes, unbounded_sources, fallback,
+   * verified_shards, unverifiable_shards} and every stage time in seconds (6 decimals; the
+   * {@code prepare_*} stages only on the step that prepared).
+   *
+   * @throws dev.mx.api.error.MxException subclasses naming what failed; nothing was installed then
+   */
+  public synchronized Map<String, Object> updateWeights(long step) {
+    ensureOpen();
+    Map<String, Double> stages = new LinkedHashMap<>();
+    if (prepared != null && rediscoverEachStep) {
+      rediscover(stages);
+    }
+    if (prepared == null) {
+      prepared = doPrepare();
+      stages.putAll(prepared.prepareStages);
+    }
+    Prepared p = prepared;
+    BufferSet set = p.sets.get(nextSet);
+    try {
+      return refit(step, p, set, stages);
+    } catch (RuntimeException e) {
+      LOG.warn("rank {} step {}: refit failed, nothing was installed: {}", config.rank(), step, e.toString());
+      throw e;
+    }
+  }
+
+  /**
+   * Re-reads the publishers' tables before a warm step. Unchanged geometry keeps the plan and takes the
+   * fresh digests (publishers write new weights in place and republish); changed geometry (a restart or
+   * reshard) drops the plan so this step prepares again.
+   */
+  private void rediscover(Map<String, Double> stages) {
+    long t = System.nanoTime();
+    DiscoveredSources fresh = discovery.discover(config.timeout());
+    stages.put("rediscover_s", seconds(t));
+    if (!sameGeometry(prepared.found.sources(), fresh.sources())) {
+      LOG.warn("rank {}: publishers changed their shard geometry; planning again", config.rank());
+      invalidate();
+      return;
+    }
+    for (BufferSet s : prepared.sets) {
+      if (s.verifier != null) {
+        s.verifier.refreshDigests(fresh.sources());
+      }
+    }
+  }
+
+  /**
+   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
+   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
+   */
+  static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
+    if (!a.keySet().equals(b.keySet())) {
+      return false;
+    }
+    for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
+      SourceInfo x = e.getValue();
+      SourceInfo y = b.get(e.getKey());
+      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
+        return false;
+      }
+      java.util.Set<Shard> xs = new java.util.HashSet<>();
+      x.shards().forEach(s -> xs.add(s.withDigest(null)));
+      for (Shard s : y.shards()) {
+        if (!xs.contains(s.withDigest(null))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
+    WirePolicy policy = wirePolicy.get();
+    // 1. Descriptors: reuse while the plan and the policy's fused flag are unchanged.
+    long t = System.nanoTime();
+    boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
+    Descriptors d = set.cached;
+    if (!cache || d == null || d.fused != policy.fused()) {
+      d = buildDescriptors(p, set, policy.fused());
+      descriptorBuilds++;
+    }
+    set.cached = cache ? d : null;
+    stages.put("descriptor_build_s", seconds(t));
+
+    // 2. Wire.
+    Map<String, Double> wire = policy.transfer(transport, d.groups.wire(), config.timeout());
+    stages.putAll(wire);
+
+    // 3. Throughput ceiling, before anything reads the buffers.
+    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes, wire);
+
+    // 4. Re-slice full pulls.
+    boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
+    if (!set.reslice.isEmpty()) {
+      t = System.nanoTime();
+      runCopies(set.reslice, batch && set.resliceDisjoint, p);
+      stages.put("reslice_s", seconds(t));
+      stages.put("reslice_copies", (double) set.reslice.size());
+    }
+    // 5. Dtype casts out of convert staging.
+    if (!set.converts.isEmpty()) {
+      t = System.nanoTime();
+      runCopies(set.converts, batch && set.convertsDisjoint, p);
+      stages.put("convert_s", seconds(t));
+    }
+    // 6. Verification.
+    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(0, 0);
+    if (config.verify() != VerifyMode.OFF) {
+      t = System.nanoTime();
+      // The digest provider is resolved only when there is something to digest.
+      outcome = set.verifier.checkCount() == 0
+          ? new ShardVerifier.Outcome(0, set.verifier.unverifiableCount())
+          : set.verifier.verify(digestProvider(), p.workers, p.threads);
+      stages.put("verify_s", seconds(t));
+    }
+    // 7. Install: only now does the engine see anything.
+    t = System.nanoTime();
+    installer.install(step, set.params);
+    stages.put("install_s", seconds(t));
+    if (p.sets.size() > 1) {
+      nextSet = (nextSet + 1) % p.sets.size();
+    }
+    return report(step, p.plan, d, outcome, stages, policy.fused(), batch);
+  }
+
+  private void runCopies(List<ViewCopy> copies, boolean batched, Prepared p) {
+    if (batched) {
+      Reslicer.runBatched(copies, p.workers, p.threads);
+    } else {
+      Reslicer.runSequential(copies);
+    }
+  }
+
+  private DigestProvider digestProvider() {
+    if (digestProvider == null) {
+      digestProvider = digests.get();
+    }
+    return digestProvider;
+  }
+
+  private Map<String, Object> report(long step, TransferPlan plan, Descriptors d, ShardVerifier.Outcome outcome,
+      Map<String, Double> stages, boolean fused, boolean batch) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("step", step);
+    m.put("bytes_received", d.bytes);
+    m.put("segments", d.segments);
+    m.put("converts", (long) plan.converts().size());
+    m.put("full_pull_sources", (long) plan.fullPulls().size());
+    m.put("exact_descriptors", plan.exactDescriptorCount());
+    m.put("descriptor_savings", plan.descriptorSavings());
+    m.put("extra_wire_bytes", plan.extraWireBytes());
+    m.put("unbounded_sources", (long) plan.unboundedSources().size());
+    m.put("fallback", (long) plan.fallback().size());
+    m.put("verified_shards", (long) outcome.verified());
+    m.put("unverifiable_shards", (long) outcome.unverifiable());
+    double accounted = 0;
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      m.put(e.getKey(), Rounding.round(e.getValue(), 6));
+      if (e.getKey().endsWith("_s")) {
+        accounted += e.getValue();
+      }
+    }
+    if (RefitFlag.STAGE_RECORD.bool(settings)) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("schema", STAGE_SCHEMA);
+      r.put("rank", config.rank());
+      r.put("step", step);
+      r.put("bytes", d.bytes);
+      r.put("segments", d.segments);
+      r.put("accounted_s", Rounding.round(accounted, 6));
+      r.put("extra_wire_bytes", plan.extraWireBytes());
+      r.put("descriptor_savings", plan.descriptorSavings());
+      r.put("exact_descriptors", plan.exactDescriptorCount());
+      r.put("full_pull_sources", plan.fullPulls().size());
+      r.put("unbounded_sources", plan.unboundedSources().size());
+      r.put("converts", plan.converts().size());
+      r.put("fallback", plan.fallback().size());
+      r.put("fused_wire", fused);
+      r.put("batch_install", batch);
+      for (Map.Entry<String, Double> e : stages.entrySet()) {
+        r.put(e.getKey(), Rounding.round(e.getValue(), 6));
+      }
+      records.emit(RefitRecords.Level.WARNING, STAGE_TAG, r);
+    }
+    return Collections.unmodifiableMap(m);
+  }
+
+  // ---------------------------------------------------------------- prepare
+
+  private Prepared doPrepare() {
+    Map<String, Double> stages = new LinkedHashMap<>();
+    long t = System.nanoTime();
+    DiscoveredSources found = discovery.discover(config.timeout());
+    stages.put("prepare_discover_s", seconds(t));
+
+    t = System.nanoTime();
+    List<ManifestEntry> manifest = new ArrayList<>();
+    found.sources().forEach((name, info) -> manifest.add(new ManifestEntry(name, info.dtype(), info.globalShape())));
+    Capture capture = geometry.capture(manifest);
+    stages.put("prepare_capture_s", seconds(t));
+
+    t = System.nanoTime();
+    int maxSegments = RefitFlag.MAX_SEGMENTS_PER_COPY.integer(settings);
+    PlanBuilder builder = planner;
+    if (config.verify() == VerifyMode.STRICT) {
+      if (strictPlanner == null) {
+        throw new IllegalStateException("mx.receiver.verify=strict needs a strict staged planner (MX §3.7); "
+            + "none was configured");
+      }
+      builder = strictPlanner;
+    }
+    TransferPlan plan = builder.plan(capture.result(), found.sources(), maxSegments);
+    stages.put("prepare_plan_s", seconds(t));
+
+    Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);
+    coverage.emit(records);
+    coverage.gate(settings);
+    rejectFallback(plan, capture);
+    if (config.verify() == VerifyMode.STRICT) {
+      requireComplete(capture, coverage);
+    }
+    List<String> allParams = new ArrayList<>(new TreeSet<>(capture.result().copies().stream()
+        .map(RecordedCopy::paramName).toList()));
+    for (String param : allParams) {
+      if (!capture.paramLayout().containsKey(param)) {
+        throw new IllegalArgumentException("copies write parameter '" + param
+            + "' but the geometry source's parameter layout has no entry for it");
+      }
+    }
+
+    t = System.nanoTime();
+    connectPeers(plan, found);
+    stages.put("prepare_handshake_s", seconds(t));
+
+    Prepared p = new Prepared(found, capture, plan, coverage, stages);
+    try {
+      allocate(p, allParams);
+    } catch (RuntimeException e) {
+      try {
+        p.close();
+      } catch (RuntimeException closeFailure) {
+        e.addSuppressed(closeFailure);
+      }
+      throw e;
+    }
+    LOG.info(String.format(Locale.ROOT,
+        "rank %d prepared: %d descriptor(s) (%d exact before bounding), %d full-pull source(s), %d convert(s),"
+            + " %.1f MB per pull, %d descriptor(s) saved, %.1f MB extra wire, %d unbounded, %d fallback;"
+            + " %d shard check(s), %d unverifiable, %s wire, %.1f MB native",
+        config.rank(), plan.descriptorCount(), plan.exactDescriptorCount(), plan.fullPulls().size(),
+        plan.converts().size(), plan.bytesPlanned() / 1e6, plan.descriptorSavings(), plan.extraWireBytes() / 1e6,
+        plan.unboundedSources().size(), plan.fallback().size(), p.sets.get(0).verifier.checkCount(),
+        p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(), p.buffers.bytes() / 1e6));
+    return p;
+  }
+
+  private void rejectFallback(TransferPlan plan, Capture capture) {
+    if (plan.fallback().isEmpty()) {
+      return;
+    }
+    Map<String, String> reasons = new LinkedHashMap<>();
+    for (String name : plan.fallback()) {
+      String r = plan.fallbackReasons().get(name);
+      if (r == null) {
+        r = capture.result().unsupportedReasons().get(name);
+      }
+      if (r != null) {
+        reasons.put(name, r);
+      }
+    }
+    Set<String> fallback = new LinkedHashSet<>(plan.fallback());
+    Set<String> params = new TreeSet<>();
+    for (RecordedCopy c : capture.result().copies()) {
+      if (fallback.contains(c.srcName())) {
+        params.add(c.paramName());
+      }
+    }
+    List<String> names = plan.fallback().subList(0, Math.min(10, plan.fallback().size()));
+    throw new UnsupportedReshardException(null, plan.fallback().size() + " source(s) " + names
+        + " cannot be planned and would need the unimplemented fallback path; refusing to serve stale weights."
+        + " Causes: " + describeCauses(reasons) + ". Params: "
+        + new ArrayList<>(params).subList(0, Math.min(10, params.size())));
+  }
+
+  private static String describeCauses(Map<String, String> reasons) {
+    List<UnsupportedCause> causes = ReshardPlanner.summarizeUnsupported(reasons, 3);
+    if (causes.isEmpty()) {
+      return ReshardPlanner.CAUSE_NOT_RECORDED;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (UnsupportedCause c : causes) {
+      sb.append(sb.isEmpty() ? "" : "; ").append(c);
+    }
+    return sb.toString();
+  }
+
+  /** Strict staged verification also requires every parameter written and every copy attributed. */
+  private static void requireComplete(Capture capture, Coverage coverage) {
+    if (capture.result().unattributed() > 0) {
+      throw new IncompleteRefitException(capture.result().unattributed()
+          + " captured copy/copies wrote no known parameter (unattributed); strict verification refuses an"
+          + " incomplete refit", List.of());
+    }
+    if (!coverage.missing().isEmpty()) {
+      List<String> sample = coverage.missing().subList(0, Math.min(5, coverage.missing().size()));
+      throw new IncompleteRefitException(coverage.missing().size() + " parameter(s) would never be written, e.g. "
+          + sample + "; strict verification refuses an incomplete refit", sample);
+    }
+  }
+
+  private void connectPeers(TransferPlan plan, DiscoveredSources found) {
+    List<String> missing = new ArrayList<>();
+    for (String session : plan.sessions()) {
+      if (transport.isConnected(session)) {
+        continue;
+      }
+      byte[] meta = found.peerMetadata().get(session);
+      if (meta == null) {
+        missing.add(session);
+      } else {
+        transport.connect(session, meta);
+      }
+    }
+    if (!missing.isEmpty()) {
+      throw new TransportException(missing.get(0), "the plan reads from " + missing.size()
+          + " session(s) with no peer metadata to connect: " + missing.subList(0, Math.min(10, missing.size())));
+    }
+  }
+
+  private void allocate(Prepared p, List<String> allParams) {
+    long t = System.nanoTime();
+    Map<String, ParamSpec> layout = p.capture.paramLayout();
+    Map<String, Long> paramSizes = new LinkedHashMap<>();
+    for (String param : allParams) {
+      paramSizes.put(param, layout.get(param).byteSize());
+    }
+    Map<String, Long> fullSizes = new LinkedHashMap<>();
+    for (FullPullSource f : p.plan.fullPulls()) {
+      fullSizes.put(f.srcName(), f.globalShape().byteSize(f.elsize()));
+    }
+    Map<Integer, Long> convertSizes = new LinkedHashMap<>();
+    for (int i = 0; i < p.plan.converts().size(); i++) {
+      ConvertSource c = p.plan.converts().get(i);
+      convertSizes.put(i, c.destShape().byteSize(c.srcDtype().elementSize()));
+    }
+    int setCount = config.doubleBuffer() ? 2 : 1;
+    List<Map<String, MemorySegment>> receive = new ArrayList<>();
+    for (int s = 0; s < setCount; s++) {
+      receive.add(p.buffers.carve(paramSizes));
+    }
+    p.fullStaging = p.buffers.carve(fullSizes);
+    p.convertStaging = p.buffers.carve(convertSizes);
+    p.stages().put("prepare_alloc_s", seconds(t));
+
+    t = System.nanoTime();
+    p.buffers.registerAll(transport);
+    p.stages().put("prepare_register_s", seconds(t));
+
+    p.threads = config.effectiveThreads();
+    if (p.threads > 1) {
+      p.workers = Executors.newFixedThreadPool(p.threads, workerThreads(config.rank()));
+    }
+    Set<String> used = new LinkedHashSet<>();
+    for (RecordedCopy c : p.capture.result().copies()) {
+      if (p.found.sources().containsKey(c.srcName())) {
+        used.add(c.srcName());
+      }
+    }
+    for (Map<String, MemorySegment> params : receive) {
+      validateDestinations(p, params);
+      BufferSet set = new BufferSet(params);
+      set.reslice = compileReslice(p, params);
+      set.resliceDisjoint = Reslicer.destinationsDisjoint(set.reslice);
+      set.converts = compileConverts(p, params);
+      set.convertsDisjoint = Reslicer.destinationsDisjoint(set.converts);
+      Descriptors d = buildDescriptors(p, set, true);
+      set.verifier = ShardVerifier.plan(config.verify(), p.found.sources(), used, d.groups.exactAndAux(),
+          p.buffers::resolve, p.threads);
+      p.sets.add(set);
+    }
+  }
+
+  private static ThreadFactory workerThreads(int rank) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread th = new Thread(r, "mx-refit-r" + rank + "-" + n.incrementAndGet());
+      th.setDaemon(true);
+      return th;
+    };
+  }
+
+  private List<ViewCopy> compileReslice(Prepared p, Map<String, MemorySegment> params) {
+    List<ViewCopy> copies = new ArrayList<>();
+    for (FullPullSource f : p.plan.fullPulls()) {
+      MemorySegment staging = p.fullStaging.get(f.srcName());
+      for (RecordedCopy c : f.copies()) {
+        DType to = destinationType(p, c.paramName(), c.destDtype());
+        copies.add(ViewCopy.compile("full pull '" + f.srcName() + "' " + c.opChain() + " -> param '"
+                + c.paramName() + "'", staging, f.dtype(), AsStrided.replay(f.globalShape(), c.opChain(), f.srcName()),
+            params.get(c.paramName()), to, AsStrided.destinationOf(c)));
+      }
+    }
+    return copies;
+  }
+
+  /**
+   * One cast per convert source, from its staging (contiguous, wire dtype) into the destination view of
+   * the copy it was planned from: converts are planned in capture order, one per copy whose source dtype
+   * differs from its destination dtype, so the k-th convert of a parameter matches its k-th such copy.
+   */
+  private List<ViewCopy> compileConverts(Prepared p, Map<String, MemorySegment> params) {
+    Map<String, Deque<RecordedCopy>> pending = new HashMap<>();
+    for (RecordedCopy c : p.capture.result().copies()) {
+      SourceInfo s = p.found.sources().get(c.srcName());
+      if (s != null && s.dtype() != c.destDtype()) {
+        pending.computeIfAbsent(c.paramName(), k -> new ArrayDeque<>()).add(c);
+      }
+    }
+    List<ViewCopy> copies = new ArrayList<>();
+    for (int i = 0; i < p.plan.converts().size(); i++) {
+      ConvertSource cs = p.plan.converts().get(i);
+      Deque<RecordedCopy> q = pending.get(cs.paramName());
+      RecordedCopy c = q == null ? null : q.poll();
+      ParamSpec spec = p.capture.paramLayout().get(cs.paramName());
+      AsStrided dst;
+      DType to;
+      if (c != null && c.destShape().equals(cs.destShape())) {
+        dst = AsStrided.destinationOf(c);
+        to = destinationType(p, cs.paramName(), c.destDtype());
+      } else if (spec != null && spec.shape().numel() == cs.destShape().numel()) {
+        dst = AsStrided.contiguous(cs.destShape());
+        to = spec.dtype();
+      } else {
+        throw new IllegalArgumentException("convert into parameter '" + cs.paramName() + "' of shape "
+            + cs.destShape() + " matches no captured copy and does not cover the whole parameter");
+      }
+      copies.add(ViewCopy.compile("convert '" + cs.paramName() + "' " + cs.srcDtype() + " -> " + to,
+          p.convertStaging.get(i), cs.srcDtype(), AsStrided.contiguous(cs.destShape()), params.get(cs.paramName()),
+          to, dst));
+    }
+    return copies;
+  }
+
+  private static DType destinationType(Prepared p, String param, DType copyType) {
+    ParamSpec spec = p.capture.paramLayout().get(param);
+    if (spec.dtype() != copyType) {
+      throw new IllegalArgumentException("a copy writes parameter '" + param + "' as " + copyType
+          + " but the parameter layout says " + spec.dtype());
+    }
+    return copyType;
+  }
+
+  /** Builds every read of one refit into the given buffer set (destinations were validated at prepare). */
+  private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
+    TransferPlan plan = p.plan;
+    List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
+    List<ReadDescriptor> full = new ArrayList<>();
+    for (FullPullSource f : plan.fullPulls()) {
+      full.addAll(ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
+    }
+    List<ReadDescriptor> convert = new ArrayList<>();
+    for (int i = 0; i < plan.converts().size(); i++) {
+      long base = p.convertStaging.get(i).address();
+      convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
+    }
+    return new Descriptors(fused, new Groups(new WireGroups(exact, full, convert)),
+        exact.size() + full.size() + convert.size(), plan.bytesPlanned());
+  }
+
+  /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
+  private static void validateDestinations(Prepared p, Map<String, MemorySegment> params) {
+    for (PullSegment s : p.plan.segments()) {
+      requireInside(s, params.get(s.paramName()), "parameter");
+    }
+    for (FullPullSource f : p.plan.fullPulls()) {
+      for (PullSegment s : f.segments()) {
+        requireInside(s, p.fullStaging.get(f.srcName()), "full-pull staging of");
+      }
+    }
+    for (int i = 0; i < p.plan.converts().size(); i++) {
+      for (PullSegment s : p.plan.converts().get(i).segments()) {
+        requireInside(s, p.convertStaging.get(i), "convert staging of");
+      }
+    }
+  }
+
+  private static void requireInside(PullSegment s, MemorySegment dst, String what) {
+    if (dst == null || s.dstByte() + s.nbytes() > dst.byteSize()) {
+      throw new IllegalArgumentException("segment from session '" + s.session() + "' writes bytes [" + s.dstByte()
+          + ", " + (s.dstByte() + s.nbytes()) + ") of " + what + " '" + s.paramName() + "' of "
+          + (dst == null ? "unknown" : Long.toString(dst.byteSize())) + " bytes");
+    }
+  }
+
+  private static double seconds(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1e9;
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("receiver rank " + config.rank() + " is closed");
+    }
+  }
+
+  /** Releases worker threads, registrations and native memory (in reverse order); idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (prepared != null) {
+      Prepared p = prepared;
+      prepared = null;
+      p.close();
+    }
+  }
+
+  // ---------------------------------------------------------------- state
+
+  /** The read groups of one refit, plus all of them for verification. */
+  private record Groups(WireGroups wire) {
+    List<ReadDescriptor> exactAndAux() {
+      List<ReadDescriptor> all = new ArrayList<>(wire.exact());
+      all.addAll(wire.full());
+      all.addAll(wire.convert());
+      return all;
+    }
+  }
+
+  private record Descriptors(boolean fused, Groups groups, long segments, long bytes) {}
+
+  /** One set of receive buffers with everything compiled against it. */
+  private static final class BufferSet {
+    final Map<String, MemorySegment> params;
+    List<ViewCopy> reslice = List.of();
+    boolean resliceDisjoint;
+    List<ViewCopy> converts = List.of();
+    boolean convertsDisjoint;
+    ShardVerifier verifier;
+    Descriptors cached;
+
+    BufferSet(Map<String, MemorySegment> params) {
+      this.params = params;
+    }
+  }
+
+  /** Everything a successful prepare produced; closed in reverse order of creation. */
+  private static final class Prepared implements AutoCloseable {
+    final DiscoveredSources found;
+    final Capture capture;
+    final TransferPlan plan;
+    final Coverage coverage;
+    final Map<String, Double> prepareStages;
+    final NativeBuffers buffers = new NativeBuffers();
+    Map<String, MemorySegment> fullStaging = Map.of();
+    Map<Integer, MemorySegment> convertStaging = Map.of();
+    final List<BufferSet> sets = new ArrayList<>();
+    ExecutorService workers;
+    int threads = 1;
+
+    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, Coverage coverage,
+        Map<String, Double> prepareStages) {
+      this.found = found;
+      this.capture = capture;
+      this.plan = plan;
+      this.coverage = coverage;
+      this.prepareStages = prepareStages;
+    }
+
+    Map<String, Double> stages() {
+      return prepareStages;
+    }
+
+    @Override
+    public void close() {
+      List<AutoCloseable> order = new ArrayList<>();
+      for (int i = sets.size() - 1; i >= 0; i--) {
+        order.add(sets.get(i).verifier);
+      }
+      if (workers != null) {
+        ExecutorService w = workers;
+        order.add(() -> {
+          w.shutdown();
+          if (!w.awaitTermination(30, TimeUnit.SECONDS)) {
+            w.shutdownNow();
+          }
+        });
+      }
+      order.add(buffers);
+      Closeables.closeAll(order);
+    }
+  }
+
+  // ---------------------------------------------------------------- builder
+
+  /** Assembles a receiver; transport, discovery, geometry and installer are required, the rest has defaults. */
+  public static final class Builder {
+    private ReceiverConfig config = ReceiverConfig.defaults();
+    private Settings settings = Settings.system();
+    private Transport transport;
+    private SourceDiscovery discovery;
+    private GeometrySource geometry;
+    private Installer installer;
+    private PlanBuilder planner;
+    private PlanBuilder strictPlanner;
+    private Supplier<WirePolicy> wirePolicy;
+    private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
+    private boolean rediscoverEachStep;
+    private RefitRecords records = RefitRecords.logging();
+
+    private Builder() {}
+
+    public Builder config(ReceiverConfig c) {
+      this.config = c;
+      return this;
+    }
+
+    /** Where live flags ({@link RefitFlag}) are read at call time; default the system properties and environment. */
+    public Builder settings(Settings s) {
+      this.settings = s;
+      return this;
+    }
+
+    /** The transport reads go through; the receiver registers its buffers with it but does not close it. */
+    public Builder transport(Transport t) {
+      this.transport = t;
+      return this;
+    }
+
+    public Builder discovery(SourceDiscovery d) {
+      this.discovery = d;
+      return this;
+    }
+
+    public Builder geometry(GeometrySource g) {
+      this.geometry = g;
+      return this;
+    }
+
+    public Builder installer(Installer i) {
+      this.installer = i;
+      return this;
+    }
+
+    /**
+     * The planner for {@code whole-shards} and {@code off} verification; default a {@link ReshardPlanner}
+     * reading the receiver's settings. A {@link ReshardPlanner} also provides strict staged planning.
+     */
+    public Builder planner(PlanBuilder p) {
+      this.planner = p;
+      return this;
+    }
+
+    /**
+     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default
+     * {@link ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
+     */
+    public Builder strictPlanner(PlanBuilder p) {
+      this.strictPlanner = p;
+      return this;
+    }
+
+    /** A fixed wire policy (default: the one {@link ReceiverConfig#wire()} names). */
+    public Builder wirePolicy(WirePolicy w) {
+      Objects.requireNonNull(w, "wirePolicy");
+      this.wirePolicy = () -> w;
+      return this;
+    }
+
+    /** A wire policy consulted at every refit (e.g. a Guice provider). */
+    public Builder wirePolicy(Supplier<WirePolicy> w) {
+      this.wirePolicy = w;
+      return this;
+    }
+
+    /** The digest used for verification; default the best {@link DigestProvider} on the class path, resolved at the first verification. */
+    /**
+     * Re-read the publishers' tables before every warm step (default off, as in ModelExpress's legacy
+     * receiver): takes each step's fresh digests, and re-plans when the geometry changed.
+     */
+    public Builder rediscoverEachStep(boolean on) {
+      this.rediscoverEachStep = on;
+      return this;
+    }
+
+    public Builder digests(Supplier<DigestProvider> d) {
+      this.digests = d;
+      return this;
+    }
+
+    public Builder digests(DigestProvider d) {
+      Objects.requireNonNull(d, "digests");
+      this.digests = () -> d;
+      return this;
+    }
+
+    /** Where coverage, stage and ceiling records go; default the {@code dev.mx.refit.records} logger. */
+    public Builder records(RefitRecords r) {
+      this.records = r;
+      return this;
+    }
+
+    /** Builds the receiver. Does no native work: memory is allocated by the first refit. */
+    public Receiver build() {
+      return new Receiver(this);
+    }
+  }
+}

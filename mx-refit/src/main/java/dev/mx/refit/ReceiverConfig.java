@@ -1,0 +1,212 @@
+package dev.mx.refit;
+
+import dev.mx.api.util.Settings;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Typed receiver configuration, keyed {@code mx.receiver.*}. Build it from defaults with the withers, or
+ * from a property map with {@link #fromProperties}, where an unknown key is an error that suggests the
+ * closest known one.
+ *
+ * @param wire the wire policy: {@code fused}, {@code phased}, or the fully qualified name of a
+ *     {@link dev.mx.api.refit.WirePolicy} class with a public no-argument constructor
+ * @param verify how much to verify before installing
+ * @param rank this receiver's rank, named in records and errors
+ * @param timeout the per-read transport timeout (also given to discovery)
+ * @param doubleBuffer two sets of receive buffers used alternately, so that buffers handed to the
+ *     installer are never written by the next refit (the installer may then keep them zero-copy)
+ * @param threads workers for batched re-slice, casts and digests (0 = one per available core)
+ */
+public record ReceiverConfig(
+    String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads) {
+
+  public static final String WIRE = "mx.receiver.wire";
+  public static final String VERIFY = "mx.receiver.verify";
+  public static final String RANK = "mx.receiver.rank";
+  public static final String TIMEOUT_SECONDS = "mx.receiver.timeout-seconds";
+  public static final String DOUBLE_BUFFER = "mx.receiver.double-buffer";
+  public static final String THREADS = "mx.receiver.threads";
+
+  /** Every key, in documentation order. */
+  public static final List<String> KEYS = List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS);
+
+  public static final String FUSED = "fused";
+  public static final String PHASED = "phased";
+
+  /** Default read timeout, as ModelExpress' receiver. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1200);
+
+  public ReceiverConfig {
+    Objects.requireNonNull(wire, WIRE);
+    Objects.requireNonNull(verify, VERIFY);
+    Objects.requireNonNull(timeout, TIMEOUT_SECONDS);
+    wire = wire.trim();
+    if (wire.isEmpty()) {
+      throw new IllegalArgumentException(WIRE + " is empty; use fused, phased or a WirePolicy class name");
+    }
+    if (wire.equalsIgnoreCase(FUSED) || wire.equalsIgnoreCase(PHASED)) {
+      wire = wire.toLowerCase(Locale.ROOT);
+    }
+    if (rank < 0) {
+      throw new IllegalArgumentException(RANK + "=" + rank + " must be >= 0");
+    }
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException(TIMEOUT_SECONDS + " must be positive, got " + timeout);
+    }
+    if (threads < 0) {
+      throw new IllegalArgumentException(THREADS + "=" + threads + " must be >= 0 (0 = one per core)");
+    }
+  }
+
+  /** Fused wire, whole-shard verification, rank 0, 1200 s timeout, single buffers, one worker per core. */
+  public static ReceiverConfig defaults() {
+    return new ReceiverConfig(FUSED, VerifyMode.WHOLE_SHARDS, 0, DEFAULT_TIMEOUT, false, 0);
+  }
+
+  /**
+   * Parses a property map. Keys must be known {@code mx.receiver.*} keys; when {@code mx.receiver.wire} is
+   * absent the policy follows {@code MX_RESHARD_FUSED_WIRE} (default fused) as read from {@code settings}.
+   *
+   * @throws IllegalArgumentException naming a bad key (with the closest known key) or value
+   */
+  public static ReceiverConfig fromProperties(Map<String, String> properties, Settings settings) {
+    for (String key : properties.keySet()) {
+      if (!KEYS.contains(key)) {
+        throw new IllegalArgumentException("unknown receiver configuration key '" + key + "'"
+            + suggestion(key) + "; known keys: " + String.join(", ", KEYS));
+      }
+    }
+    ReceiverConfig d = defaults();
+    String wire = properties.get(WIRE);
+    if (wire == null || wire.isBlank()) {
+      wire = RefitFlag.FUSED_WIRE.bool(settings) ? FUSED : PHASED;
+    }
+    return new ReceiverConfig(
+        wire,
+        properties.containsKey(VERIFY) ? VerifyMode.parse(properties.get(VERIFY)) : d.verify,
+        properties.containsKey(RANK) ? parseInt(RANK, properties.get(RANK)) : d.rank,
+        properties.containsKey(TIMEOUT_SECONDS) ? parseSeconds(properties.get(TIMEOUT_SECONDS)) : d.timeout,
+        properties.containsKey(DOUBLE_BUFFER) ? parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER)) : d.doubleBuffer,
+        properties.containsKey(THREADS) ? parseInt(THREADS, properties.get(THREADS)) : d.threads);
+  }
+
+  /** {@link #fromProperties} over the {@code mx.receiver.*} system properties visible to {@code settings}. */
+  public static ReceiverConfig fromSettings(Settings settings) {
+    Map<String, String> props = new LinkedHashMap<>();
+    for (String key : KEYS) {
+      String v = settings.property(key);
+      if (v != null) {
+        props.put(key, v);
+      }
+    }
+    return fromProperties(props, settings);
+  }
+
+  /** This configuration as a property map that {@link #fromProperties} reads back to an equal config. */
+  public Map<String, String> toProperties() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(WIRE, wire);
+    m.put(VERIFY, verify.label());
+    m.put(RANK, Integer.toString(rank));
+    m.put(TIMEOUT_SECONDS, timeout.toMillis() % 1000 == 0
+        ? Long.toString(timeout.toSeconds()) : Double.toString(timeout.toMillis() / 1000.0));
+    m.put(DOUBLE_BUFFER, Boolean.toString(doubleBuffer));
+    m.put(THREADS, Integer.toString(threads));
+    return m;
+  }
+
+  public ReceiverConfig withWire(String w) {
+    return new ReceiverConfig(w, verify, rank, timeout, doubleBuffer, threads);
+  }
+
+  public ReceiverConfig withVerify(VerifyMode v) {
+    return new ReceiverConfig(wire, v, rank, timeout, doubleBuffer, threads);
+  }
+
+  public ReceiverConfig withRank(int r) {
+    return new ReceiverConfig(wire, verify, r, timeout, doubleBuffer, threads);
+  }
+
+  public ReceiverConfig withTimeout(Duration t) {
+    return new ReceiverConfig(wire, verify, rank, t, doubleBuffer, threads);
+  }
+
+  public ReceiverConfig withDoubleBuffer(boolean d) {
+    return new ReceiverConfig(wire, verify, rank, timeout, d, threads);
+  }
+
+  public ReceiverConfig withThreads(int t) {
+    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, t);
+  }
+
+  /** Workers actually used: {@link #threads()} or, when 0, the available processors. */
+  public int effectiveThreads() {
+    return threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+  }
+
+  private static int parseInt(String key, String v) {
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + "='" + v + "' is not an integer", e);
+    }
+  }
+
+  private static boolean parseBool(String key, String v) {
+    return switch (v.trim().toLowerCase(Locale.ROOT)) {
+      case "1", "true", "yes", "on" -> true;
+      case "0", "false", "no", "off" -> false;
+      default -> throw new IllegalArgumentException(key + "='" + v + "' is not a boolean (true/false)");
+    };
+  }
+
+  private static Duration parseSeconds(String v) {
+    double s;
+    try {
+      s = Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(TIMEOUT_SECONDS + "='" + v + "' is not a number of seconds", e);
+    }
+    if (!(s > 0) || Double.isInfinite(s)) {
+      throw new IllegalArgumentException(TIMEOUT_SECONDS + "='" + v + "' must be a positive finite number of seconds");
+    }
+    return Duration.ofNanos(Math.round(s * 1e9));
+  }
+
+  private static String suggestion(String key) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : KEYS) {
+      int d = editDistance(key.toLowerCase(Locale.ROOT), k);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = k;
+      }
+    }
+    return bestDistance <= Math.max(3, key.length() / 3) ? " (did you mean '" + best + "'?)" : "";
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}

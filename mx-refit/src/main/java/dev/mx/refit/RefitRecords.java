@@ -1,0 +1,55 @@
+package dev.mx.refit;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where the receiver's structured records go: one line each, {@code TAG <compact JSON>}, e.g.
+ * {@code MX_REFIT_COVERAGE {"schema":"refit-coverage-v1",...}}. The default writes them to the
+ * {@code dev.mx.refit.records} logger at the record's level; embedders may collect them instead.
+ */
+@FunctionalInterface
+public interface RefitRecords {
+
+  /** Severity of a record, mapped to the logger level by {@link #logging()}. */
+  enum Level { INFO, WARNING }
+
+  /** Receives one record; field order is the map's iteration order. */
+  void emit(Level level, String tag, Map<String, Object> record);
+
+  /** Records logged as {@code TAG json} lines through slf4j (INFO or WARN). */
+  static RefitRecords logging() {
+    Logger log = LoggerFactory.getLogger("dev.mx.refit.records");
+    return (level, tag, record) -> {
+      if (level == Level.WARNING) {
+        log.warn("{}", line(tag, record));
+      } else {
+        log.info("{}", line(tag, record));
+      }
+    };
+  }
+
+  /** The log line for a record: the tag, a space, and the record as compact JSON. */
+  static String line(String tag, Map<String, Object> record) {
+    return tag + " " + json(record);
+  }
+
+  /** A record as compact JSON with fields in iteration order. */
+  static String json(Map<String, Object> record) {
+    try {
+      return Json.MAPPER.writeValueAsString(record);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("record is not serializable as JSON: " + e.getOriginalMessage(), e);
+    }
+  }
+
+  /** The shared mapper (thread-safe once configured). */
+  final class Json {
+    static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private Json() {}
+  }
+}

@@ -1,0 +1,13 @@
+package dev.mx.refit;
+
+/** Rounding of reported numbers to a fixed count of decimals, as the records specify. */
+final class Rounding {
+  private Rounding() {}
+
+  static double round(double v, int decimals) {
+    if (!Double.isFinite(v)) {
+      return v;
+    }
+    return java.math.BigDecimal.valueOf(v).setScale(decimals, java.math.RoundingMode.HALF_EVEN).doubleValue();
+  }
+}

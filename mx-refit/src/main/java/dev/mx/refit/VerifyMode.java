@@ -1,0 +1,51 @@
+package dev.mx.refit;
+
+import java.util.Locale;
+
+/** How much of a refit the receiver verifies against publisher digests before installing ({@code mx.receiver.verify}). */
+public enum VerifyMode {
+  /**
+   * ModelExpress §3.7: every source without a directly recoverable copy is pulled whole, so every published
+   * shard of every source read is verified; a shard without a digest fails the refit.
+   */
+  STRICT("strict"),
+  /**
+   * Verify every published shard whose whole box the receiver holds after the wire (a full-pull staging
+   * buffer, or reads that cover the whole shard); shards read only in part, or published without a
+   * digest, are counted as unverifiable and never reported as verified.
+   */
+  WHOLE_SHARDS("whole-shards"),
+  /** No verification. */
+  OFF("off");
+
+  private final String label;
+
+  VerifyMode(String label) {
+    this.label = label;
+  }
+
+  /** The configuration spelling, e.g. {@code whole-shards}. */
+  public String label() {
+    return label;
+  }
+
+  /**
+   * Parses {@code strict}, {@code whole-shards} (also {@code whole_shards}) or {@code off}, ignoring case.
+   *
+   * @throws IllegalArgumentException naming the value and the accepted ones
+   */
+  public static VerifyMode parse(String value) {
+    String v = value == null ? "" : value.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+    for (VerifyMode m : values()) {
+      if (m.label.equals(v)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException("mx.receiver.verify='" + value + "' is not one of strict, whole-shards, off");
+  }
+
+  @Override
+  public String toString() {
+    return label;
+  }
+}

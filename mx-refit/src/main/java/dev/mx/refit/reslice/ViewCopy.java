@@ -1,0 +1,212 @@
+package dev.mx.refit.reslice;
+
+import dev.mx.api.DType;
+import dev.mx.refit.cast.Casts;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One compiled view-to-view copy, {@code dst.copy_(src)} with both views over native memory: the element
+ * index space is coalesced (size-1 dims dropped, dims merged where both layouts are contiguous across
+ * them), leaving an inner run that moves with one bulk {@link MemorySegment#copy} (or one cast loop) and an
+ * outer odometer. Extents are validated once, when the copy is compiled, with an error naming {@code label}.
+ */
+public final class ViewCopy {
+  private final String label;
+  private final MemorySegment src;
+  private final DType from;
+  private final MemorySegment dst;
+  private final DType to;
+  private final AsStrided dstView;
+  private final long srcBase;
+  private final long dstBase;
+  /** Outer dims, outermost first, with byte strides. */
+  private final long[] outerShape;
+  private final long[] srcOuter;
+  private final long[] dstOuter;
+  private final long inner;
+  private final long srcInner;
+  private final long dstInner;
+  private final long outerCount;
+
+  private ViewCopy(String label, MemorySegment src, DType from, MemorySegment dst, DType to, AsStrided dstView,
+      long srcBase, long dstBase, long[] outerShape, long[] srcOuter, long[] dstOuter, long inner, long srcInner,
+      long dstInner) {
+    this.label = label;
+    this.src = src;
+    this.from = from;
+    this.dst = dst;
+    this.to = to;
+    this.dstView = dstView;
+    this.srcBase = srcBase;
+    this.dstBase = dstBase;
+    this.outerShape = outerShape;
+    this.srcOuter = srcOuter;
+    this.dstOuter = dstOuter;
+    this.inner = inner;
+    this.srcInner = srcInner;
+    this.dstInner = dstInner;
+    long n = 1;
+    for (long s : outerShape) {
+      n *= s;
+    }
+    this.outerCount = inner == 0 ? 0 : n;
+  }
+
+  /**
+   * Compiles {@code dst[dstView] = src[srcView]} (cast from {@code from} to {@code to} when they differ).
+   *
+   * @param label names the copy in errors, e.g. {@code "full pull 'w' -> param 'p'"}
+   * @throws IllegalArgumentException when the shapes differ, the cast is unsupported, or a view reaches
+   *     outside its segment
+   */
+  public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
+      MemorySegment dst, DType to, AsStrided dstView) {
+    if (!Arrays.equals(srcView.shape(), dstView.shape())) {
+      throw new IllegalArgumentException(label + ": source view shape " + Arrays.toString(srcView.shape())
+          + " differs from destination view shape " + Arrays.toString(dstView.shape()));
+    }
+    if (!Casts.supports(from, to)) {
+      throw new IllegalArgumentException(label + ": cannot convert " + from + " to " + to);
+    }
+    boolean empty = srcView.numel() == 0;
+    if (!empty) {
+      checkInside(label, "source", srcView, from, src);
+      checkInside(label, "destination", dstView, to, dst);
+    }
+    // Drop size-1 dims, then merge each dim into the next inner one where both layouts allow.
+    List<long[]> dims = new ArrayList<>(); // {extent, srcStride, dstStride} in elements, outermost first
+    for (int d = 0; d < srcView.rank(); d++) {
+      if (srcView.shape(d) != 1) {
+        dims.add(new long[] {srcView.shape(d), srcView.stride(d), dstView.stride(d)});
+      }
+    }
+    for (int i = dims.size() - 2; i >= 0; i--) {
+      long[] outer = dims.get(i);
+      long[] in = dims.get(i + 1);
+      if (outer[1] == in[1] * in[0] && outer[2] == in[2] * in[0]) {
+        dims.set(i, new long[] {outer[0] * in[0], in[1], in[2]});
+        dims.remove(i + 1);
+      }
+    }
+    long fs = from.elementSize();
+    long ts = to.elementSize();
+    long inner = 1;
+    long srcInner = fs;
+    long dstInner = ts;
+    if (!dims.isEmpty()) {
+      long[] last = dims.remove(dims.size() - 1);
+      inner = last[0];
+      srcInner = last[1] * fs;
+      dstInner = last[2] * ts;
+    }
+    if (empty) {
+      inner = 0;
+    }
+    long[] outerShape = new long[dims.size()];
+    long[] srcOuter = new long[dims.size()];
+    long[] dstOuter = new long[dims.size()];
+    for (int i = 0; i < dims.size(); i++) {
+      outerShape[i] = dims.get(i)[0];
+      srcOuter[i] = dims.get(i)[1] * fs;
+      dstOuter[i] = dims.get(i)[2] * ts;
+    }
+    return new ViewCopy(label, src, from, dst, to, dstView, srcView.offset() * fs, dstView.offset() * ts,
+        outerShape, srcOuter, dstOuter, inner, srcInner, dstInner);
+  }
+
+  private static void checkInside(String label, String what, AsStrided view, DType type, MemorySegment seg) {
+    long lo = view.minElement();
+    long hi = view.maxElement();
+    long size = type.elementSize();
+    if (lo < 0 || (hi + 1) * size > seg.byteSize()) {
+      throw new IllegalArgumentException(label + ": " + what + " view " + view + " of " + type
+          + " touches elements [" + lo + ", " + hi + "] outside a buffer of " + seg.byteSize() / size
+          + " element(s)");
+    }
+  }
+
+  public String label() {
+    return label;
+  }
+
+  /** Bytes written into the destination. */
+  public long destinationBytes() {
+    return outerCount * inner * to.elementSize();
+  }
+
+  /** The destination storage. */
+  public MemorySegment destination() {
+    return dst;
+  }
+
+  /** The destination view in elements of {@link #destinationType()}. */
+  public AsStrided destinationView() {
+    return dstView;
+  }
+
+  public DType destinationType() {
+    return to;
+  }
+
+  /** Number of inner runs; {@link #run(long, long)} splits the copy along this index. */
+  public long runCount() {
+    return outerCount;
+  }
+
+  /** Elements per inner run. */
+  public long runLength() {
+    return inner;
+  }
+
+  /** Copies everything. */
+  public void run() {
+    run(0, outerCount);
+  }
+
+  /** Copies inner runs {@code [first, end)} (row-major over the outer dims); disjoint ranges may run in parallel. */
+  public void run(long first, long end) {
+    if (first >= end) {
+      return;
+    }
+    int k = outerShape.length;
+    long[] idx = new long[k];
+    long so = srcBase;
+    long d0 = dstBase;
+    long rem = first;
+    for (int i = k - 1; i >= 0; i--) {
+      idx[i] = rem % outerShape[i];
+      rem /= outerShape[i];
+      so += idx[i] * srcOuter[i];
+      d0 += idx[i] * dstOuter[i];
+    }
+    boolean bulk = from == to && srcInner == from.elementSize() && dstInner == to.elementSize();
+    long bulkBytes = inner * from.elementSize();
+    for (long r = first; r < end; r++) {
+      if (bulk) {
+        MemorySegment.copy(src, so, dst, d0, bulkBytes);
+      } else {
+        Casts.convertRun(src, so, srcInner, from, dst, d0, dstInner, to, inner);
+      }
+      // Advance the odometer, innermost outer dim first.
+      for (int i = k - 1; i >= 0; i--) {
+        idx[i]++;
+        so += srcOuter[i];
+        d0 += dstOuter[i];
+        if (idx[i] < outerShape[i]) {
+          break;
+        }
+        so -= idx[i] * srcOuter[i];
+        d0 -= idx[i] * dstOuter[i];
+        idx[i] = 0;
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return label + " (" + outerCount + " run(s) of " + inner + " " + from + (from == to ? "" : " -> " + to) + ")";
+  }
+}

@@ -1,0 +1,303 @@
+package dev.mx.refit.verify;
+
+import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.error.DigestMismatchException;
+import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.refit.VerifyMode;
+import dev.mx.refit.reslice.Reslicer;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+/**
+ * Recomputes the digest of every published shard a refit received whole and compares it with the
+ * publisher's digest, before anything is installed.
+ *
+ * <p>A shard is "held whole" when the reads of the refit cover every byte of the shard's buffer: the reads
+ * say where each source byte landed (a full-pull staging buffer, convert staging at the wire dtype, or a
+ * receive buffer), so the shard's contiguous bytes can be reassembled exactly as the publisher digested
+ * them. One read covering the whole shard (a full pull of a dim-0 partition, or an exact copy of a whole
+ * shard into a contiguous destination) is digested in place; otherwise the pieces are gathered into a
+ * scratch buffer first. This generalizes ModelExpress' "directly recoverable copy" to any plan whose reads
+ * happen to cover whole shards, e.g. a coarser inference topology assembling whole trainer shards.
+ *
+ * <p>The plan of checks is built once per set of receive buffers; {@link #verify} runs it every refit.
+ */
+public final class ShardVerifier implements AutoCloseable {
+
+  /** Bytes {@code [shardByte, shardByte + bytes.byteSize())} of the shard sit in {@code bytes}. */
+  record Piece(long shardByte, MemorySegment bytes) {}
+
+  /** One shard to check: its pieces cover the shard's bytes in order. */
+  record Check(String source, Shard shard, List<Piece> pieces) {
+    boolean inPlace() {
+      return pieces.size() == 1 && pieces.get(0).shardByte() == 0;
+    }
+  }
+
+  /**
+   * Takes the expected digests from a fresh discovery: publishers republish new digests every step while
+   * their geometry stays put. Shards are matched by source, publisher, offset and shape.
+   *
+   * @throws UnverifiableShardException when a checked shard is no longer published or lost its digest
+   */
+  public void refreshDigests(Map<String, SourceInfo> fresh) {
+    List<Check> updated = new ArrayList<>(checks.size());
+    for (Check c : checks) {
+      Shard match = null;
+      SourceInfo info = fresh.get(c.source());
+      if (info != null) {
+        for (Shard s : info.shards()) {
+          if (s.session().equals(c.shard().session()) && s.shape().equals(c.shard().shape())
+              && java.util.Arrays.equals(s.shardOffset(), c.shard().shardOffset())) {
+            match = s;
+            break;
+          }
+        }
+      }
+      if (match == null || match.digest() == null) {
+        throw new UnverifiableShardException(c.source(), c.shard().shardOffset(), c.shard().session(),
+            match == null ? "the publisher no longer publishes this shard" : "the publisher stopped publishing a digest for it");
+      }
+      updated.add(new Check(c.source(), c.shard().withDigest(match.digest()), c.pieces()));
+    }
+    checks = List.copyOf(updated);
+  }
+
+  /** The result of one verification. */
+  public record Outcome(int verified, int unverifiable) {}
+
+  private volatile List<Check> checks;
+  private final int unverifiable;
+  private final Arena scratchArena;
+  private final BlockingQueue<MemorySegment> scratch;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+  private ShardVerifier(List<Check> checks, int unverifiable, long maxGather, int parallelism) {
+    this.checks = List.copyOf(checks);
+    this.unverifiable = unverifiable;
+    int gatherChecks = (int) checks.stream().filter(c -> !c.inPlace()).count();
+    int buffers = Math.min(Math.max(1, parallelism), gatherChecks);
+    if (buffers > 0 && maxGather > 0) {
+      scratchArena = Arena.ofShared();
+      scratch = new ArrayBlockingQueue<>(buffers);
+      for (int i = 0; i < buffers; i++) {
+        scratch.add(scratchArena.allocate(maxGather, 64));
+      }
+    } else {
+      scratchArena = null;
+      scratch = null;
+    }
+  }
+
+  /**
+   * Plans the checks for one set of reads.
+   *
+   * @param mode {@code STRICT} fails here (before any byte moves) for a shard without digest or not held
+   *     whole; {@code WHOLE_SHARDS} counts those as unverifiable
+   * @param sources the discovered sources
+   * @param usedSources names of the sources the receiver reads; their shards are the ones considered
+   * @param reads every read of the refit (exact, full pull, convert)
+   * @param destination maps a read's destination (absolute address, bytes) to the memory it lands in
+   * @param parallelism workers {@link #verify} will use (sizes the gather scratch pool)
+   * @throws UnverifiableShardException in strict mode, naming the first shard that cannot be verified
+   */
+  public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
+      List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism) {
+    if (mode == VerifyMode.OFF) {
+      return new ShardVerifier(List.of(), 0, 0, 0);
+    }
+    Map<String, List<ReadDescriptor>> bySession = new HashMap<>();
+    for (ReadDescriptor d : reads) {
+      if (d.nbytes() > 0) {
+        bySession.computeIfAbsent(d.session(), s -> new ArrayList<>()).add(d);
+      }
+    }
+    Map<String, long[]> starts = new HashMap<>();
+    for (Map.Entry<String, List<ReadDescriptor>> e : bySession.entrySet()) {
+      e.getValue().sort(Comparator.comparingLong(ReadDescriptor::srcAddr));
+      starts.put(e.getKey(), e.getValue().stream().mapToLong(ReadDescriptor::srcAddr).toArray());
+    }
+    List<Check> checks = new ArrayList<>();
+    int unverifiable = 0;
+    long maxGather = 0;
+    for (String name : usedSources) {
+      SourceInfo info = sources.get(name);
+      if (info == null) {
+        continue;
+      }
+      for (Shard shard : info.shards()) {
+        List<Piece> pieces = covering(shard, bySession.get(shard.session()), starts.get(shard.session()), destination);
+        boolean touched = pieces != null && !pieces.isEmpty();
+        boolean whole = pieces != null && (shard.byteSize() == 0 || coversWhole(pieces, shard.byteSize()));
+        if (mode == VerifyMode.STRICT) {
+          if (!whole) {
+            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(),
+                "strict staged verification cannot reconstruct the complete published shard: the plan reads "
+                    + (touched ? "only part of it" : "none of it") + " (full-pull the source to verify it)");
+          }
+          if (shard.digest() == null) {
+            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(),
+                "the publisher did not publish a verification digest");
+          }
+        } else if (!touched) {
+          continue; // not read by this receiver at all: nothing to verify, nothing at risk
+        } else if (!whole || shard.digest() == null) {
+          unverifiable++;
+          continue;
+        }
+        Check c = new Check(name, shard, trim(pieces, shard.byteSize()));
+        if (!c.inPlace()) {
+          maxGather = Math.max(maxGather, shard.byteSize());
+        }
+        checks.add(c);
+      }
+    }
+    return new ShardVerifier(checks, unverifiable, maxGather, parallelism);
+  }
+
+  /** The pieces of {@code shard} among the session's reads, sorted by shard byte; null when none. */
+  private static List<Piece> covering(Shard shard, List<ReadDescriptor> reads, long[] starts,
+      BiFunction<Long, Long, MemorySegment> destination) {
+    if (reads == null) {
+      return null;
+    }
+    long lo = shard.addr();
+    long hi = lo + shard.byteSize();
+    int i = Arrays.binarySearch(starts, lo);
+    if (i < 0) {
+      i = -i - 1;
+    } else {
+      while (i > 0 && starts[i - 1] == lo) {
+        i--;
+      }
+    }
+    List<Piece> pieces = new ArrayList<>();
+    for (; i < starts.length && starts[i] < hi; i++) {
+      ReadDescriptor d = reads.get(i);
+      long n = Math.min(d.nbytes(), hi - d.srcAddr());
+      pieces.add(new Piece(d.srcAddr() - lo, destination.apply(d.dstAddr(), n)));
+    }
+    return pieces;
+  }
+
+  private static boolean coversWhole(List<Piece> sortedPieces, long size) {
+    long until = 0;
+    for (Piece p : sortedPieces) {
+      if (p.shardByte() > until) {
+        return false;
+      }
+      until = Math.max(until, p.shardByte() + p.bytes().byteSize());
+    }
+    return until >= size;
+  }
+
+  /** Keeps only the pieces that extend coverage, so each byte is gathered once. */
+  private static List<Piece> trim(List<Piece> sortedPieces, long size) {
+    List<Piece> kept = new ArrayList<>();
+    long until = 0;
+    for (Piece p : sortedPieces) {
+      long end = p.shardByte() + p.bytes().byteSize();
+      if (end <= until) {
+        continue;
+      }
+      long skip = until - p.shardByte();
+      kept.add(skip > 0 ? new Piece(until, p.bytes().asSlice(skip)) : p);
+      until = end;
+      if (until >= size) {
+        break;
+      }
+    }
+    return kept;
+  }
+
+  /** Shards that will be checked each refit. */
+  public int checkCount() {
+    return checks.size();
+  }
+
+  /** Shards read but not verifiable (partly read, or published without digest). */
+  public int unverifiableCount() {
+    return unverifiable;
+  }
+
+  /**
+   * Digests every planned shard and compares.
+   *
+   * @throws DigestMismatchException for the first mismatch (others attached as suppressed)
+   */
+  public Outcome verify(DigestProvider digests, ExecutorService executor, int parallelism) {
+    if (checks.isEmpty()) {
+      return new Outcome(0, unverifiable);
+    }
+    AtomicInteger verified = new AtomicInteger();
+    List<Runnable> tasks = new ArrayList<>(checks.size());
+    for (Check c : checks) {
+      tasks.add(() -> {
+        check(c, digests);
+        verified.incrementAndGet();
+      });
+    }
+    if (executor == null || parallelism <= 1 || tasks.size() == 1) {
+      for (Runnable t : tasks) {
+        t.run();
+      }
+    } else {
+      Reslicer.runAll(tasks, executor);
+    }
+    return new Outcome(verified.get(), unverifiable);
+  }
+
+  private void check(Check c, DigestProvider digests) {
+    String actual;
+    if (c.inPlace()) {
+      actual = digests.digest(c.pieces().get(0).bytes().asSlice(0, c.shard().byteSize()));
+    } else {
+      MemorySegment buf = takeScratch();
+      try {
+        MemorySegment whole = buf.asSlice(0, c.shard().byteSize());
+        for (Piece p : c.pieces()) {
+          MemorySegment.copy(p.bytes(), 0, whole, p.shardByte(),
+              Math.min(p.bytes().byteSize(), whole.byteSize() - p.shardByte()));
+        }
+        actual = digests.digest(whole);
+      } finally {
+        scratch.add(buf);
+      }
+    }
+    if (!actual.equalsIgnoreCase(c.shard().digest())) {
+      throw new DigestMismatchException(c.source(), c.shard().shardOffset(), c.shard().session(),
+          c.shard().digest(), actual);
+    }
+  }
+
+  private MemorySegment takeScratch() {
+    try {
+      return scratch.take();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for a verification buffer", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true) && scratchArena != null) {
+      scratchArena.close();
+    }
+  }
+}

@@ -1,0 +1,46 @@
+package dev.mx.refit.wire;
+
+import dev.mx.api.refit.WireGroups;
+import dev.mx.api.refit.WirePolicy;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Issues exact ++ full-pull ++ convert reads as one transport batch. Safe because the three groups target
+ * disjoint destinations and nothing reads those destinations until the whole batch completed.
+ */
+public final class FusedWire implements WirePolicy {
+
+  @Override
+  public String name() {
+    return "fused";
+  }
+
+  @Override
+  public boolean fused() {
+    return true;
+  }
+
+  @Override
+  public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
+    List<ReadDescriptor> all = new ArrayList<>(groups.exact().size() + groups.full().size() + groups.convert().size());
+    all.addAll(groups.exact());
+    all.addAll(groups.full());
+    all.addAll(groups.convert());
+    if (all.isEmpty()) {
+      return Map.of();
+    }
+    long start = System.nanoTime();
+    transport.read(all, timeout);
+    return Map.of(WireStages.FUSED, (System.nanoTime() - start) / 1e9);
+  }
+
+  @Override
+  public String toString() {
+    return "FusedWire";
+  }
+}

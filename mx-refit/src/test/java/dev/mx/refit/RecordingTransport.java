@@ -1,0 +1,107 @@
+package dev.mx.refit;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportStats;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Test double: the real {@code mem} transport underneath (real byte moves), plus the batch boundaries so
+ * ordering can be asserted, and a switch that fails the next read before any byte moves.
+ */
+final class RecordingTransport implements Transport {
+  final Transport delegate;
+  final List<Integer> batchSizes = new ArrayList<>();
+  final List<Integer> installedAfter = new ArrayList<>();
+  private int failNextReads;
+
+  RecordingTransport(Transport delegate) {
+    this.delegate = delegate;
+  }
+
+  /** Makes the next {@code n} reads throw a transport error without moving anything. */
+  void failNextReads(int n) {
+    failNextReads = n;
+  }
+
+  /** Called by the test installer: how many batches ran before install. */
+  void markInstall() {
+    installedAfter.add(batchSizes.size());
+  }
+
+  @Override
+  public void read(List<ReadDescriptor> batch, Duration timeout) {
+    batchSizes.add(batch.size());
+    if (failNextReads > 0) {
+      failNextReads--;
+      throw new TransportException("s0", "injected wire failure (test double)");
+    }
+    delegate.read(batch, timeout);
+  }
+
+  @Override
+  public String name() {
+    return delegate.name();
+  }
+
+  @Override
+  public String localSession() {
+    return delegate.localSession();
+  }
+
+  @Override
+  public MemoryRegistration register(MemorySegment region) {
+    return delegate.register(region);
+  }
+
+  @Override
+  public byte[] localMetadata() {
+    return delegate.localMetadata();
+  }
+
+  @Override
+  public void connect(String session, byte[] peerMetadata) {
+    delegate.connect(session, peerMetadata);
+  }
+
+  @Override
+  public boolean isConnected(String session) {
+    return delegate.isConnected(session);
+  }
+
+  @Override
+  public PendingRead post(String session, List<ReadDescriptor> group) {
+    return delegate.post(session, group);
+  }
+
+  @Override
+  public void awaitAll(List<PendingRead> posted, Duration timeout) {
+    delegate.awaitAll(posted, timeout);
+  }
+
+  @Override
+  public Duration defaultTimeout() {
+    return delegate.defaultTimeout();
+  }
+
+  @Override
+  public TransportStats stats() {
+    return delegate.stats();
+  }
+
+  @Override
+  public boolean isHealthy() {
+    return delegate.isHealthy();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}
