@@ -515,10 +515,18 @@ public final class UcxTransport extends AbstractTransport {
       }
     }
 
-    /** Destroys remote keys, then the endpoint (flushing unless forced or failed). Worker lock held. */
+    /** Destroys remote keys, then the endpoint (flushing unless forced or failed), and waits. Worker lock held. */
     void close(boolean force) {
+      awaitClosed(List.of(this), beginClose(force));
+    }
+
+    /**
+     * Destroys the remote keys (before the endpoint, as UCX requires) and starts closing the endpoint;
+     * returns the close request, or null when there is nothing to wait for. Worker lock held.
+     */
+    UcpRequest beginClose(boolean force) {
       if (closed) {
-        return;
+        return null;
       }
       closed = true;
       for (UcpRemoteKey k : keys) {
@@ -526,21 +534,13 @@ public final class UcxTransport extends AbstractTransport {
       }
       closeKey(directoryKey);
       if (endpoint == null) {
-        return;
+        return null;
       }
       try {
-        boolean forced = force || failure != null;
-        UcpRequest r = forced ? endpoint.closeNonBlockingForce() : endpoint.closeNonBlockingFlush();
-        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-        while (r != null && !r.isCompleted() && System.nanoTime() < deadline) {
-          loop.progressLocked();
-        }
-        if (r != null && !r.isCompleted()) {
-          LOG.warn("ucx endpoint to peer '{}' did not close within {} ms; abandoning it", peer.session,
-              CLOSE_WAIT_NANOS / 1_000_000);
-        }
+        return force || failure != null ? endpoint.closeNonBlockingForce() : endpoint.closeNonBlockingFlush();
       } catch (RuntimeException e) {
         LOG.debug("closing the ucx endpoint to peer '{}': {}", peer.session, e.toString());
+        return null;
       }
     }
 
@@ -551,6 +551,23 @@ public final class UcxTransport extends AbstractTransport {
         } catch (RuntimeException e) {
           LOG.debug("destroying a remote key of peer '{}': {}", peer.session, e.toString());
         }
+      }
+    }
+  }
+
+  /**
+   * Progresses until every close request completed or {@link #CLOSE_WAIT_NANOS} passed; endpoints still
+   * closing then are abandoned (the worker's destruction reclaims them). Worker lock held.
+   */
+  private void awaitClosed(List<Connection> connections, UcpRequest... requests) {
+    long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+    for (int i = 0; i < requests.length; i++) {
+      while (requests[i] != null && !requests[i].isCompleted() && System.nanoTime() < deadline) {
+        loop.progressLocked();
+      }
+      if (requests[i] != null && !requests[i].isCompleted()) {
+        LOG.warn("ucx endpoint to peer '{}' did not close within {} ms; abandoning it", connections.get(i).peer.session,
+            CLOSE_WAIT_NANOS / 1_000_000);
       }
     }
   }
@@ -979,58 +996,68 @@ public final class UcxTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- close
 
+  /**
+   * Stops the progress thread, closes every endpoint (all at once, one shared deadline), deregisters and frees
+   * memory, then destroys the worker and the context. Failures are collected and thrown together at the end,
+   * after everything that could be released was; if memory stayed registered or the thread did not stop, the
+   * worker and context are leaked rather than destroyed (UCX would abort the process).
+   */
   @Override
   protected void doClose() {
+    List<RuntimeException> failures = new ArrayList<>();
     boolean threadStopped = loop.stop();
     boolean memoryReleased = true;
     synchronized (registry) {
       workerLock.lock();
       try {
+        List<Connection> closing = new ArrayList<>();
+        List<UcpRequest> requests = new ArrayList<>();
         for (RemotePeer p : peers.values()) {
           if (p.connection != null) {
-            p.connection.close(false);
+            closing.add(p.connection);
+            requests.add(p.connection.beginClose(false));
             p.connection = null;
           }
         }
         peers.clear();
+        awaitClosed(closing, requests.toArray(UcpRequest[]::new));
         for (UcxRegistration r : registrations.values()) {
           try {
             r.release();
           } catch (RuntimeException e) {
             memoryReleased = false;
-            LOG.error("ucx transport '{}': deregistering {} failed: {}", localSession(),
-                describe(r.segment.address(), r.segment.byteSize()), e.toString());
+            failures.add(new TransportException(null, "deregistering " + describe(r.segment.address(),
+                r.segment.byteSize()) + " failed: " + e.getMessage(), e));
           }
         }
         registrations.clear();
         local = LocalRegions.EMPTY;
         try {
           freeQuarantined(true);
-        } catch (RuntimeException e) {
-          memoryReleased = false;
-          LOG.error("ucx transport '{}': freeing closed allocations failed: {}", localSession(), e.toString());
-        }
-        try {
           directory.close();
           directoryArena.close();
           directoryMemory.deregister();
         } catch (RuntimeException e) {
           memoryReleased = false;
-          LOG.error("ucx transport '{}': deregistering its region directory failed: {}", localSession(), e.toString());
+          failures.add(e);
         }
-        if (!threadStopped || !memoryReleased) {
-          // Destroying the worker under a running progress thread, or the context with memory still
-          // registered, would crash the process: leak them instead.
-          LOG.error("ucx transport '{}': leaking its UCX worker and context because {}", localSession(),
-              !threadStopped ? "its progress thread did not stop" : "some memory could not be deregistered");
-          return;
+        if (threadStopped && memoryReleased) {
+          worker.close();
+          loop.markDestroyed();
+          context.close();
+        } else {
+          failures.add(new TransportException(null, "leaked its UCX worker and context because "
+              + (threadStopped ? "some memory could not be deregistered" : "its progress thread did not stop")));
         }
-        worker.close();
-        loop.markDestroyed();
-        context.close();
       } finally {
         workerLock.unlock();
       }
+    }
+    if (!failures.isEmpty()) {
+      TransportException e = new TransportException(null, "ucx transport: closing endpoint '" + localSession()
+          + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
+      failures.subList(1, failures.size()).forEach(e::addSuppressed);
+      throw e;
     }
   }
 

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * Owns access to one UCX worker: every jucx call on the worker, its endpoints and keys runs under
  * {@link #lock()}, so batches may come from several threads. A daemon thread progresses the worker while no
  * caller does, because peers' GETs are served by this side's progress on transports that emulate them (shared
- * memory and TCP); when nothing happens it sleeps on the worker's event fd instead of spinning.
+ * memory and TCP); once nothing has happened for {@link #SPIN_NANOS} it sleeps on the worker's event fd.
  */
 final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
