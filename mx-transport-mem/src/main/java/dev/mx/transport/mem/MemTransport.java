@@ -151,30 +151,26 @@ public final class MemTransport extends AbstractTransport {
   }
 
   /**
-   * A validated batch: per descriptor the source and destination region ids and offsets, ready to copy.
-   * Region ids index the segment arrays captured at validation time, so a concurrent deregistration
-   * cannot redirect a validated copy.
+   * A validated batch: the descriptors and, per descriptor, the source and destination region ids found
+   * at validation. Segments are captured then too, so a concurrent deregistration cannot redirect a
+   * validated copy.
    */
   private static final class MemBatch implements PendingRead {
     final String session;
+    final List<ReadDescriptor> group;
     final MemorySegment[] srcSegments;
     final MemorySegment[] dstSegments;
     final int[] srcRegion;
     final int[] dstRegion;
-    final long[] srcOff;
-    final long[] dstOff;
-    final long[] len;
     long total;
 
-    MemBatch(String session, MemorySegment[] srcSegments, MemorySegment[] dstSegments, int n) {
+    MemBatch(String session, List<ReadDescriptor> group, MemorySegment[] srcSegments, MemorySegment[] dstSegments) {
       this.session = session;
+      this.group = group;
       this.srcSegments = srcSegments;
       this.dstSegments = dstSegments;
-      this.srcRegion = new int[n];
-      this.dstRegion = new int[n];
-      this.srcOff = new long[n];
-      this.dstOff = new long[n];
-      this.len = new long[n];
+      this.srcRegion = new int[group.size()];
+      this.dstRegion = new int[group.size()];
     }
 
     @Override
@@ -184,7 +180,7 @@ public final class MemTransport extends AbstractTransport {
 
     @Override
     public int descriptorCount() {
-      return len.length;
+      return srcRegion.length;
     }
 
     @Override
@@ -200,10 +196,9 @@ public final class MemTransport extends AbstractTransport {
     Regions to = regions;
     RegionTable fromTable = from.table();
     RegionTable toTable = to.table();
-    int n = group.size();
-    MemBatch b = new MemBatch(session, from.segments(), to.segments(), n);
+    MemBatch b = new MemBatch(session, group, from.segments(), to.segments());
     long total = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, n = group.size(); i < n; i++) {
       ReadDescriptor d = group.get(i);
       int s = fromTable.find(d.srcAddr(), d.nbytes());
       if (s < 0) {
@@ -215,9 +210,6 @@ public final class MemTransport extends AbstractTransport {
       }
       b.srcRegion[i] = s;
       b.dstRegion[i] = t;
-      b.srcOff[i] = d.srcAddr() - from.segments()[s].address();
-      b.dstOff[i] = d.dstAddr() - to.segments()[t].address();
-      b.len[i] = d.nbytes();
       total += d.nbytes();
     }
     b.total = total;
@@ -229,8 +221,12 @@ public final class MemTransport extends AbstractTransport {
     MemBatch b = (MemBatch) prepared;
     MemorySegment[] src = b.srcSegments;
     MemorySegment[] dst = b.dstSegments;
-    for (int i = 0; i < b.len.length; i++) {
-      MemorySegment.copy(src[b.srcRegion[i]], b.srcOff[i], dst[b.dstRegion[i]], b.dstOff[i], b.len[i]);
+    List<ReadDescriptor> group = b.group;
+    for (int i = 0, n = b.srcRegion.length; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      MemorySegment from = src[b.srcRegion[i]];
+      MemorySegment to = dst[b.dstRegion[i]];
+      MemorySegment.copy(from, d.srcAddr() - from.address(), to, d.dstAddr() - to.address(), d.nbytes());
     }
   }
 
