@@ -20,7 +20,22 @@ public record TransferPlan(
     List<String> unboundedSources,
     long exactDescriptorCount,
     long exactBytes,
-    Map<String, String> fallbackReasons) {
+    Map<String, String> fallbackReasons,
+    List<StagedShard> stagedShards) {
+
+  /** A plan without shard staging (the ModelExpress-compatible planner's output). */
+  public TransferPlan(
+      List<PullSegment> segments,
+      List<String> fallback,
+      List<ConvertSource> converts,
+      List<FullPullSource> fullPulls,
+      List<String> unboundedSources,
+      long exactDescriptorCount,
+      long exactBytes,
+      Map<String, String> fallbackReasons) {
+    this(segments, fallback, converts, fullPulls, unboundedSources, exactDescriptorCount, exactBytes,
+        fallbackReasons, List.of());
+  }
 
   public TransferPlan {
     // A SegmentList is immutable and compact: keep it rather than materializing every segment.
@@ -30,13 +45,15 @@ public record TransferPlan(
     fullPulls = List.copyOf(fullPulls);
     unboundedSources = List.copyOf(unboundedSources);
     fallbackReasons = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(fallbackReasons));
+    stagedShards = List.copyOf(stagedShards);
   }
 
-  /** Exact ++ convert ++ full-pull segments. */
+  /** Exact ++ convert ++ full-pull ++ staged-shard segments. */
   public List<PullSegment> allSegments() {
     List<PullSegment> all = new ArrayList<>(segments);
     converts.forEach(c -> all.addAll(c.segments()));
     fullPulls.forEach(f -> all.addAll(f.segments()));
+    stagedShards.forEach(s -> all.add(s.segment()));
     return all;
   }
 
@@ -48,7 +65,7 @@ public record TransferPlan(
     for (FullPullSource f : fullPulls) {
       n += f.segments().size();
     }
-    return n;
+    return n + stagedShards.size();
   }
 
   public long bytesPlanned() {
@@ -58,6 +75,9 @@ public record TransferPlan(
     }
     for (FullPullSource f : fullPulls) {
       n += sum(f.segments());
+    }
+    for (StagedShard s : stagedShards) {
+      n += s.segment().nbytes();
     }
     return n;
   }
