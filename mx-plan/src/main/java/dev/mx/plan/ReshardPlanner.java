@@ -611,7 +611,7 @@ public final class ReshardPlanner implements PlanBuilder {
           fullPulls.add(new FullPullSource(geo.name, info.globalShape(), info.dtype(), info.elsize(), segs, st.replayed));
           continue;
         }
-        if (st.bound) {
+        if (st.bound && st.choice == null) {
           try {
             List<PullSegment> segs = dim0Partition(geo);
             List<RecordedCopy> copies = new ArrayList<>(st.exact.size());

@@ -41,12 +41,12 @@ class PlannerPropertyTest {
   private static final int CASES = 2000;
   /** Runs just one case: {@code -Dmx.test.planCaseSeed=<seed printed by a failure>}. */
   private static final String CASE_SEED_PROPERTY = "mx.test.planCaseSeed";
-  private static final DType[] TYPES = {DType.U8, DType.I16, DType.I32, DType.I64, DType.F32, DType.F64};
-  private static final DType[] CONVERT_TARGETS = {DType.I32, DType.I64, DType.F32, DType.F64};
+  static final DType[] TYPES = {DType.U8, DType.I16, DType.I32, DType.I64, DType.F32, DType.F64};
+  static final DType[] CONVERT_TARGETS = {DType.I32, DType.I64, DType.F32, DType.F64};
   private static final int[] THRESHOLDS = {1, 2, 3, 4, 8, 64, Integer.MAX_VALUE};
 
   /** One generated copy with what the test knows independently of the planner. */
-  private record Case(RecordedCopy copy, int[] perm, long[] lo, long[] hi, boolean plannable) {}
+  record Case(RecordedCopy copy, int[] perm, long[] lo, long[] hi, boolean plannable) {}
 
   private final ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
   private final Map<String, Integer> tally = new HashMap<>();
@@ -173,7 +173,7 @@ class PlannerPropertyTest {
   }
 
   /** An uneven grid over 1–3 dims, each box published by a random publisher, some boxes twice. */
-  private static SourceInfo publishSharded(MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
+  static SourceInfo publishSharded(MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
     long[] g = t.shape().dims();
     List<long[]> cuts = new ArrayList<>();
     for (long extent : g) {
@@ -219,7 +219,7 @@ class PlannerPropertyTest {
   }
 
   /** The same shards, published again into another execution's memory. */
-  private static SourceInfo republish(MemExecution y, GlobalTensor t, SourceInfo info) {
+  static SourceInfo republish(MemExecution y, GlobalTensor t, SourceInfo info) {
     List<String> sessions = new ArrayList<>();
     List<long[][]> boxes = new ArrayList<>();
     for (Shard s : info.shards()) {
@@ -229,7 +229,7 @@ class PlannerPropertyTest {
     return y.source(t, sessions, boxes);
   }
 
-  private static Map<String, SourceInfo> merge(Map<String, SourceInfo> raw) {
+  static Map<String, SourceInfo> merge(Map<String, SourceInfo> raw) {
     Map<String, List<PublishedTensor>> bySession = new LinkedHashMap<>();
     for (var e : raw.entrySet()) {
       SourceInfo info = e.getValue();
@@ -247,7 +247,7 @@ class PlannerPropertyTest {
   }
 
   /** A view of a random permuted box of {@code t}, built from a random mix of view ops. */
-  private static Case generateCopy(GlobalTensor t, String param, long destOffset, DType destType, boolean convert,
+  static Case generateCopy(GlobalTensor t, String param, long destOffset, DType destType, boolean convert,
       SplittableRandom r) {
     long[] g = t.shape().dims();
     int n = g.length;
@@ -359,7 +359,7 @@ class PlannerPropertyTest {
     return strides;
   }
 
-  private static List<String> orderedFailing(List<Case> cases, Set<String> failing) {
+  static List<String> orderedFailing(List<Case> cases, Set<String> failing) {
     List<String> out = new ArrayList<>();
     for (Case k : cases) {
       if (!k.plannable && !out.contains(k.copy.srcName())) {
@@ -371,7 +371,7 @@ class PlannerPropertyTest {
   }
 
   /** Σ over plannable copies and shards of |needed box ∩ shard| · elsize, computed from the generator's boxes. */
-  private static long expectedExactBytes(List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
+  static long expectedExactBytes(List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
     long total = 0;
     for (Case k : cases) {
       if (failing.contains(k.copy.srcName())) {
@@ -392,7 +392,7 @@ class PlannerPropertyTest {
   }
 
   /** Every element of every parameter equals the naive gather (or the fill where nothing writes). */
-  private static void verify(MemExecution x, List<Case> cases, Set<String> failing, Map<String, GlobalTensor> tensors,
+  static void verify(MemExecution x, List<Case> cases, Set<String> failing, Map<String, GlobalTensor> tensors,
       Map<String, Long> paramSize, String what) {
     Map<String, long[]> expected = new HashMap<>();
     paramSize.forEach((p, n) -> expected.put(p, new long[n.intValue()]));
