@@ -565,8 +565,11 @@ public final class ReshardPlanner implements PlanBuilder {
       }
       long planned = 0;
       for (SourceState st : order) {
+        if (fallback.containsKey(st.geo.name)) {
+          continue;
+        }
         boolean exactChosen = st.choice == null ? !st.bound : st.choice.decision().chosen() == BoundingDecision.Option.EXACT;
-        if (exactChosen && !fallback.containsKey(st.geo.name)) {
+        if (exactChosen) {
           for (ResolvedCopy r : st.exact) {
             planned = Math.addExact(planned, r.count);
           }
