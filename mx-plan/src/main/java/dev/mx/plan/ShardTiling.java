@@ -47,16 +47,17 @@ public final class ShardTiling {
       long[] dims = s.shape().dims();
       if (lo[i].length != n) {
         return new ShardTilingException(path + "[" + i + "]", name, ShardTilingException.Kind.OVERLAP, null,
-            "shard of session '" + s.session() + "' has rank " + lo[i].length + " but source '" + name
-                + "' has rank " + n);
+            "source '" + name + "' shard #" + i + " (session '" + s.session() + "') has rank " + lo[i].length
+                + " but the global shape " + info.globalShape() + " has rank " + n);
       }
       hi[i] = new long[n];
       for (int d = 0; d < n; d++) {
         hi[i][d] = lo[i][d] + dims[d];
         if (hi[i][d] < 0 || hi[i][d] > g[d]) {
           return new ShardTilingException(path + "[" + i + "]", name, ShardTilingException.Kind.OVERLAP, null,
-              "shard of session '" + s.session() + "' (offset " + Arrays.toString(lo[i]) + ", shape " + s.shape()
-                  + ") extends past the global shape " + info.globalShape() + " of source '" + name + "' in dim " + d);
+              "source '" + name + "' shard #" + i + " (session '" + s.session() + "') (offset "
+                  + Arrays.toString(lo[i]) + ", shape " + s.shape() + ") extends to " + hi[i][d] + " in dim " + d
+                  + ", outside the global shape " + info.globalShape());
         }
         if (dims[d] == 0) {
           skip[i] = true;
