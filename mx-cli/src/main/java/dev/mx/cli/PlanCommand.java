@@ -34,7 +34,7 @@ import picocli.CommandLine.Parameters;
         "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model choose per source",
         "between exact reads, staging touched shards whole and a full pull; costs come from",
         "-Dmx.plan.cost.descriptor-us / wire-gbps / copy-gbps (MX_PLAN_COST_*), extra wire bytes are",
-        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, default 1)."})
+        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, default 7)."})
 final class PlanCommand implements Callable<Integer> {
   private static final int CAUSES_SHOWN = 3;
 

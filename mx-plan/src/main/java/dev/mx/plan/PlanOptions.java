@@ -14,8 +14,9 @@ import java.util.Objects;
  *     cost model replaces it in {@link BoundingMode#SHARD})
  * @param costs what descriptors, wire bytes and local re-slice bytes cost (shard mode)
  * @param maxExtraWireRatio shard mode: an option that reads more than {@code (1 + ratio) ×} a source's exact
- *     bytes is not taken ({@code mx.plan.max-extra-wire-ratio}, {@code MX_PLAN_MAX_EXTRA_WIRE_RATIO}; default 1,
- *     so at most twice the exact bytes)
+ *     bytes is not taken ({@code mx.plan.max-extra-wire-ratio}, {@code MX_PLAN_MAX_EXTRA_WIRE_RATIO}; default 7,
+ *     so at most 8 times the exact bytes: enough for an inference rank that needs 1/8 of each trainer shard, as
+ *     a TP=1 → TP=8 reshard does; ModelExpress's full pull has no such bound)
  * @param maxDescriptors a plan needing more descriptors than this is refused before any is built
  *     ({@code mx.plan.max-descriptors}, {@code MX_PLAN_MAX_DESCRIPTORS}; default 2^26)
  */
@@ -23,7 +24,7 @@ public record PlanOptions(BoundingMode bounding, int maxSegmentsPerCopy, Transpo
     long maxDescriptors) {
   public static final String MAX_EXTRA_WIRE_RATIO_PROPERTY = "mx.plan.max-extra-wire-ratio";
   public static final String MAX_EXTRA_WIRE_RATIO_ENV = "MX_PLAN_MAX_EXTRA_WIRE_RATIO";
-  public static final double DEFAULT_MAX_EXTRA_WIRE_RATIO = 1.0;
+  public static final double DEFAULT_MAX_EXTRA_WIRE_RATIO = 7.0;
   public static final String MAX_DESCRIPTORS_PROPERTY = "mx.plan.max-descriptors";
   public static final String MAX_DESCRIPTORS_ENV = "MX_PLAN_MAX_DESCRIPTORS";
   public static final long DEFAULT_MAX_DESCRIPTORS = 1L << 26;

@@ -60,32 +60,18 @@ final class ShardBounding {
     int k = geo.shards.length;
     int[] rep = representatives(geo);
     boolean[] touched = new boolean[k];
-    List<List<RecordedCopy>> cut = new ArrayList<>(k);
-    for (int i = 0; i < k; i++) {
-      cut.add(null);
-    }
     long reslice = 0;
-    String cutFailure = forced ? replayOnlyReason : null;
-    for (int c = 0; c < exact.size() && cutFailure == null; c++) {
-      ReshardPlanner.ResolvedCopy r = exact.get(c);
-      for (int i = 0; i < k && cutFailure == null; i++) {
-        if (rep[i] != i || !runs.overlap(r.lo(), r.hi(), geo.lo[i], geo.hi[i], geo.strides[i], r.dstStride())) {
-          continue;
-        }
-        reslice = Math.addExact(reslice, Math.multiplyExact(runs.elements(), elsize));
-        try {
-          RecordedCopy part = cutCopy(r, geo, i);
+    for (ReshardPlanner.ResolvedCopy r : exact) {
+      for (int i = 0; i < k; i++) {
+        if (rep[i] == i && runs.overlap(r.lo(), r.hi(), geo.lo[i], geo.hi[i], geo.strides[i], r.dstStride())) {
           touched[i] = true;
-          if (cut.get(i) == null) {
-            cut.set(i, new ArrayList<>());
-          }
-          cut.get(i).add(part);
-        } catch (UnsupportedReshardException | IllegalArgumentException e) {
-          cutFailure = "copy into '" + r.copy().paramName() + "' cannot be cut per shard at shard #" + i + ": "
-              + e.getMessage();
+          reslice = Math.addExact(reslice, Math.multiplyExact(runs.elements(), elsize));
         }
       }
     }
+    // Copies are cut only when staging would win: most sources never need it.
+    List<List<RecordedCopy>> cut = null;
+    String cutFailure = forced ? replayOnlyReason : null;
     long stageDesc = 0;
     long stageWire = 0;
     for (int i = 0; i < k; i++) {
@@ -134,10 +120,17 @@ final class ShardBounding {
         costs.seconds(fullDesc, fullWire, fullReslice), fullReject);
 
     List<OptionCost> all = List.of(exactCost, fullCost, stageCost);
-    OptionCost best = null;
-    for (OptionCost o : all) {
-      if (o.feasible() && (best == null || o.seconds() < best.seconds() * (1 - TIE))) {
-        best = o;
+    OptionCost best = cheapest(all);
+    if (best == stageCost) {
+      cut = new ArrayList<>(k);
+      for (int i = 0; i < k; i++) {
+        cut.add(null);
+      }
+      String failure = cutAll(geo, exact, rep, runs, cut);
+      if (failure != null) {
+        stageCost = new OptionCost(Option.SHARD_STAGING, stageDesc, stageWire, reslice, stageCost.seconds(), failure);
+        all = List.of(exactCost, fullCost, stageCost);
+        best = cheapest(all);
       }
     }
     if (best == null) {
@@ -150,6 +143,39 @@ final class ShardBounding {
       case FULL_PULL -> new Choice(d, List.of(), fullSegs, null);
       case SHARD_STAGING -> new Choice(d, stagedShards(geo, touched, cut), List.of(), null);
     };
+  }
+
+  private static OptionCost cheapest(List<OptionCost> all) {
+    OptionCost best = null;
+    for (OptionCost o : all) {
+      if (o.feasible() && (best == null || o.seconds() < best.seconds() * (1 - TIE))) {
+        best = o;
+      }
+    }
+    return best;
+  }
+
+  /** Cuts every copy into its per-shard parts; returns why one cannot be cut, or null. */
+  private static String cutAll(SourceGeometry geo, List<ReshardPlanner.ResolvedCopy> exact, int[] rep,
+      ContiguousRuns runs, List<List<RecordedCopy>> cut) {
+    for (ReshardPlanner.ResolvedCopy r : exact) {
+      for (int i = 0; i < rep.length; i++) {
+        if (rep[i] != i || !runs.overlap(r.lo(), r.hi(), geo.lo[i], geo.hi[i], geo.strides[i], r.dstStride())) {
+          continue;
+        }
+        try {
+          RecordedCopy part = cutCopy(r, geo, i);
+          if (cut.get(i) == null) {
+            cut.set(i, new ArrayList<>());
+          }
+          cut.get(i).add(part);
+        } catch (UnsupportedReshardException | IllegalArgumentException e) {
+          return "copy into '" + r.copy().paramName() + "' cannot be cut per shard at shard #" + i + ": "
+              + e.getMessage();
+        }
+      }
+    }
+    return null;
   }
 
   private static String overBound(long wire, long exactWire, long bound, PlanOptions options) {

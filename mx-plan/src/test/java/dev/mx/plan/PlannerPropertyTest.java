@@ -84,21 +84,9 @@ class PlannerPropertyTest {
   private void runCase(long caseSeed) {
     SplittableRandom r = new SplittableRandom(caseSeed);
     try (MemExecution x = new MemExecution()) {
-      int publishers = 1 + r.nextInt(8);
-      int nSources = 1 + r.nextInt(3);
       Map<String, GlobalTensor> tensors = new LinkedHashMap<>();
-      Map<String, SourceInfo> raw = new LinkedHashMap<>();
-      for (int s = 0; s < nSources; s++) {
-        String name = "src" + s;
-        int rank = 1 + r.nextInt(4);
-        long[] g = new long[rank];
-        for (int d = 0; d < rank; d++) {
-          g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
-        }
-        GlobalTensor t = new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
-        tensors.put(name, t);
-        raw.put(name, publishSharded(x, t, publishers, r));
-      }
+      Map<String, SourceInfo> raw = randomSources(x, tensors, r);
+      int nSources = tensors.size();
       boolean merged = r.nextBoolean();
       Map<String, SourceInfo> sources = merged ? merge(raw) : raw;
       count("merged", merged);
@@ -110,27 +98,8 @@ class PlannerPropertyTest {
       int nCopies = 1 + r.nextInt(5);
       for (int i = 0; i < nCopies; i++) {
         String src = "src" + r.nextInt(nSources);
-        GlobalTensor t = tensors.get(src);
-        boolean convert = r.nextInt(8) == 0;
-        String param;
-        long destOffset;
-        DType destType;
-        if (convert) {
-          // converts land whole in their own parameter (the convert path casts the whole staging buffer)
-          param = "conv" + i;
-          destOffset = 0;
-          DType to = CONVERT_TARGETS[r.nextInt(CONVERT_TARGETS.length)];
-          destType = to == t.dtype() ? DType.F64 == to ? DType.I64 : DType.F64 : to;
-        } else {
-          // fused parameters hold copies of one dtype at successive offsets
-          param = "fused_" + t.dtype() + "_" + r.nextInt(2);
-          destOffset = paramSize.getOrDefault(param, 0L);
-          destType = t.dtype();
-        }
-        Case k = generateCopy(t, param, destOffset, destType, convert, r);
+        Case k = randomCopy(tensors.get(src), i, paramSize, paramType, r);
         cases.add(k);
-        paramSize.merge(param, k.copy.destShape().numel(), Long::sum);
-        paramType.put(param, destType);
       }
       Set<String> failing = new HashSet<>();
       for (Case k : cases) {
@@ -170,6 +139,53 @@ class PlannerPropertyTest {
         }
       }
     }
+  }
+
+  /** 1–3 random global tensors {@code src0..}, each published as {@link #publishSharded} by 1–8 publishers. */
+  static Map<String, SourceInfo> randomSources(MemExecution x, Map<String, GlobalTensor> tensors, SplittableRandom r) {
+    int publishers = 1 + r.nextInt(8);
+    int nSources = 1 + r.nextInt(3);
+    Map<String, SourceInfo> raw = new LinkedHashMap<>();
+    for (int s = 0; s < nSources; s++) {
+      String name = "src" + s;
+      int rank = 1 + r.nextInt(4);
+      long[] g = new long[rank];
+      for (int d = 0; d < rank; d++) {
+        g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
+      }
+      GlobalTensor t = new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
+      tensors.put(name, t);
+      raw.put(name, publishSharded(x, t, publishers, r));
+    }
+    return raw;
+  }
+
+  /**
+   * Copy {@code i} of {@code t}: one in eight a convert into its own parameter, else appended to a fused
+   * parameter of the source's dtype; records the parameter's size and dtype.
+   */
+  static Case randomCopy(GlobalTensor t, int i, Map<String, Long> paramSize, Map<String, DType> paramType,
+      SplittableRandom r) {
+    boolean convert = r.nextInt(8) == 0;
+    String param;
+    long destOffset;
+    DType destType;
+    if (convert) {
+      // converts land whole in their own parameter (the convert path casts the whole staging buffer)
+      param = "conv" + i;
+      destOffset = 0;
+      DType to = CONVERT_TARGETS[r.nextInt(CONVERT_TARGETS.length)];
+      destType = to == t.dtype() ? DType.F64 == to ? DType.I64 : DType.F64 : to;
+    } else {
+      // fused parameters hold copies of one dtype at successive offsets
+      param = "fused_" + t.dtype() + "_" + r.nextInt(2);
+      destOffset = paramSize.getOrDefault(param, 0L);
+      destType = t.dtype();
+    }
+    Case k = generateCopy(t, param, destOffset, destType, convert, r);
+    paramSize.merge(param, k.copy.destShape().numel(), Long::sum);
+    paramType.put(param, destType);
+    return k;
   }
 
   /** An uneven grid over 1–3 dims, each box published by a random publisher, some boxes twice. */

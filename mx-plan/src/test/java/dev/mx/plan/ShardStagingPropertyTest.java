@@ -80,22 +80,9 @@ class ShardStagingPropertyTest {
   private void runCase(long caseSeed) {
     SplittableRandom r = new SplittableRandom(caseSeed);
     try (MemExecution x = new MemExecution()) {
-      int publishers = 1 + r.nextInt(8);
-      int nSources = 1 + r.nextInt(3);
       Map<String, GlobalTensor> tensors = new LinkedHashMap<>();
-      Map<String, SourceInfo> raw = new LinkedHashMap<>();
-      for (int s = 0; s < nSources; s++) {
-        String name = "src" + s;
-        int rank = 1 + r.nextInt(4);
-        long[] g = new long[rank];
-        for (int d = 0; d < rank; d++) {
-          g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
-        }
-        GlobalTensor t = new GlobalTensor(name, Shape.of(g), PlannerPropertyTest.TYPES[r.nextInt(
-            PlannerPropertyTest.TYPES.length)], r.nextLong());
-        tensors.put(name, t);
-        raw.put(name, PlannerPropertyTest.publishSharded(x, t, publishers, r));
-      }
+      Map<String, SourceInfo> raw = PlannerPropertyTest.randomSources(x, tensors, r);
+      int nSources = tensors.size();
       boolean merged = r.nextBoolean();
       Map<String, SourceInfo> sources = merged ? PlannerPropertyTest.merge(raw) : raw;
       count("merged", merged);
@@ -121,25 +108,9 @@ class ShardStagingPropertyTest {
           paramType.put(param, to);
           continue;
         }
-        boolean convert = r.nextInt(8) == 0;
-        String param;
-        long destOffset;
-        DType destType;
-        if (convert) {
-          param = "conv" + i;
-          destOffset = 0;
-          DType to = PlannerPropertyTest.CONVERT_TARGETS[r.nextInt(PlannerPropertyTest.CONVERT_TARGETS.length)];
-          destType = to == t.dtype() ? DType.F64 == to ? DType.I64 : DType.F64 : to;
-        } else {
-          param = "fused_" + t.dtype() + "_" + r.nextInt(2);
-          destOffset = paramSize.getOrDefault(param, 0L);
-          destType = t.dtype();
-        }
-        PlannerPropertyTest.Case k = PlannerPropertyTest.generateCopy(t, param, destOffset, destType, convert, r);
+        PlannerPropertyTest.Case k = PlannerPropertyTest.randomCopy(t, i, paramSize, paramType, r);
         cases.add(k);
         copies.add(k.copy());
-        paramSize.merge(param, k.copy().destShape().numel(), Long::sum);
-        paramType.put(param, destType);
       }
       Set<String> failing = new HashSet<>();
       for (PlannerPropertyTest.Case k : cases) {
