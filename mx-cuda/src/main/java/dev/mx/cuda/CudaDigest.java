@@ -1,0 +1,84 @@
+package dev.mx.cuda;
+
+import dev.mx.digest.ShardDigest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * The shard digest of device memory, bit-identical with {@link ShardDigest#digest(MemorySegment)}: the
+ * kernels of {@code mx_digest.cu} reduce the bytes to the reference's scalars on the device, the scalars (at
+ * most 40 bytes) come to the host, and {@link ShardDigest#hashScalars} finishes exactly as the CPU digest does.
+ */
+public final class CudaDigest {
+  private static final int THREADS = 256;
+  /** Resident warps per SM that keep HBM busy; the row loop is grid-stride beyond that. */
+  private static final int BLOCKS_PER_SM = 8;
+  private static final int ROW_BYTES = ShardDigest.ROW_BYTES;
+  private static final int ROW_WORDS = ShardDigest.ROW_WORDS;
+
+  private CudaDigest() {}
+
+  /**
+   * The digest of {@code length} bytes at device address {@code address} on device {@code ordinal} (any
+   * alignment, any length including zero).
+   */
+  public static String digest(int ordinal, long address, long length) {
+    return ShardDigest.hashScalars(scalars(ordinal, address, length));
+  }
+
+  /** The digest of a device segment (one whose memory kind is {@code cuda:N}, as from {@link DeviceAllocation}). */
+  public static String digest(int ordinal, MemorySegment deviceBytes) {
+    return digest(ordinal, deviceBytes.address(), deviceBytes.byteSize());
+  }
+
+  /** The scalars the digest hashes, in the reference's order (as {@link ShardDigest#scalars}). */
+  public static long[] scalars(int ordinal, long address, long length) {
+    if (length < 0) {
+      throw new IllegalArgumentException("digest length " + length);
+    }
+    long[] out = new long[7];
+    int count = 0;
+    out[count++] = length;
+    if (length == 0) {
+      return Arrays.copyOf(out, count);
+    }
+    CudaDevice device = CudaDevice.get(ordinal);
+    long rows = length / ROW_BYTES;
+    long tailBytes = length - rows * ROW_BYTES;
+    int tailWords = (int) (tailBytes / Integer.BYTES);
+    int ragged = (int) (tailBytes % Integer.BYTES);
+    // out[0..1] row scalars, out[2..4] tail words and ragged bytes.
+    try (DeviceAllocation result = DeviceAllocation.allocate(ordinal, 5 * Long.BYTES); Arena arena = Arena.ofConfined()) {
+      long r = result.segment().address();
+      device.makeCurrent();
+      CudaMemory.fill(device, r, 5 * Long.BYTES, (byte) 0);
+      if (rows > 0) {
+        int blocks = (int) Math.min(Math.max(1, (rows * 32 + THREADS - 1) / THREADS),
+            (long) Cuda.multiprocessors(ordinal) * BLOCKS_PER_SM);
+        device.launch(CudaKernels.DIGEST_ROWS, blocks, THREADS, address, rows, r);
+      }
+      if (tailBytes > 0) {
+        device.launch(CudaKernels.DIGEST_TAIL, 1, THREADS, address + rows * ROW_BYTES, tailWords, ragged, r + 2 * Long.BYTES);
+      }
+      device.synchronize();
+      MemorySegment host = arena.allocate(5 * Long.BYTES, 8);
+      result.copyTo(0, host);
+      if (rows > 0) {
+        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 0);
+        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 1);
+      }
+      if (tailWords > 0) {
+        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 2);
+        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 3);
+      }
+      if (ragged > 0) {
+        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 4);
+        out[count++] = ragged;
+      }
+    }
+    assert ROW_WORDS * Integer.BYTES == ROW_BYTES;
+    return Arrays.copyOf(out, count);
+  }
+}
