@@ -38,6 +38,7 @@ final class CudaDriverLibrary {
   private final MethodHandle cuMemFree;
   private final MethodHandle cuMemcpyHtoD;
   private final MethodHandle cuMemcpyDtoH;
+  private final MethodHandle cuMemGetAddressRange;
 
   private CudaDriverLibrary(SymbolLookup lib) {
     Linker l = Linker.nativeLinker();
@@ -61,6 +62,18 @@ final class CudaDriverLibrary {
     cuMemFree = l.downcallHandle(find(lib, "cuMemFree_v2"), FunctionDescriptor.of(i32, u64));
     cuMemcpyHtoD = l.downcallHandle(find(lib, "cuMemcpyHtoD_v2"), FunctionDescriptor.of(i32, u64, u64, u64));
     cuMemcpyDtoH = l.downcallHandle(find(lib, "cuMemcpyDtoH_v2"), FunctionDescriptor.of(i32, u64, u64, u64));
+    cuMemGetAddressRange = l.downcallHandle(find(lib, "cuMemGetAddressRange_v2"), FunctionDescriptor.of(i32, ptr, ptr, u64));
+  }
+
+  /** The base address and size of the device allocation holding {@code address}. */
+  long[] addressRange(long address) {
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment base = a.allocate(ValueLayout.JAVA_LONG);
+      MemorySegment size = a.allocate(ValueLayout.JAVA_LONG);
+      check(call(() -> (int) cuMemGetAddressRange.invokeExact(base, size, address)),
+          "cuMemGetAddressRange(0x" + Long.toHexString(address) + ")");
+      return new long[] {base.get(ValueLayout.JAVA_LONG, 0), size.get(ValueLayout.JAVA_LONG, 0)};
+    }
   }
 
   /** {@code cuMemAlloc} in the current context: the new allocation's device address. */
