@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import jcuda.Pointer;
@@ -101,22 +100,10 @@ public final class CudaDevice {
    * {@link Integer} for {@link CudaKernels.Param#INT}. Does not wait.
    */
   void launch(CudaKernels.Kernel kernel, int blocks, int threads, Object... args) {
-    List<CudaKernels.Param> params = kernel.params();
-    if (args.length != params.size()) {
-      throw new IllegalArgumentException(kernel.name() + " takes " + params.size() + " arguments, got " + args.length);
-    }
+    kernel.checkArguments(args);
     Pointer[] slots = new Pointer[args.length];
     for (int i = 0; i < args.length; i++) {
-      CudaKernels.Param p = params.get(i);
-      Object a = args[i];
-      if (p == CudaKernels.Param.INT && a instanceof Integer v) {
-        slots[i] = Pointer.to(new int[] {v});
-      } else if (p != CudaKernels.Param.INT && a instanceof Long v) {
-        slots[i] = Pointer.to(new long[] {v});
-      } else {
-        throw new IllegalArgumentException(kernel.name() + " argument #" + i + " is declared " + p + ", got "
-            + (a == null ? "null" : a.getClass().getSimpleName()));
-      }
+      slots[i] = args[i] instanceof Integer v ? Pointer.to(new int[] {v}) : Pointer.to(new long[] {(Long) args[i]});
     }
     makeCurrent();
     check(JCudaDriver.cuLaunchKernel(functions.get(kernel.name()), blocks, 1, 1, threads, 1, 1, 0, stream,

@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.error.DigestMismatchException;
 import dev.mx.digest.ShardDigest;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,6 +32,19 @@ public final class CudaDigest {
   /** The digest of a device segment (one whose memory kind is {@code cuda:N}, as from {@link DeviceAllocation}). */
   public static String digest(int ordinal, MemorySegment deviceBytes) {
     return digest(ordinal, deviceBytes.address(), deviceBytes.byteSize());
+  }
+
+  /**
+   * Checks a shard held in device memory against the digest its publisher announced.
+   *
+   * @throws DigestMismatchException naming the source, shard offset and publisher when they differ
+   */
+  public static void verify(String source, long[] shardOffset, String publisher, String expected, int ordinal,
+      MemorySegment deviceBytes) {
+    String actual = digest(ordinal, deviceBytes);
+    if (!actual.equals(expected)) {
+      throw new DigestMismatchException(source, shardOffset, publisher, expected, actual);
+    }
   }
 
   /** The scalars the digest hashes, in the reference's order (as {@link ShardDigest#scalars}). */

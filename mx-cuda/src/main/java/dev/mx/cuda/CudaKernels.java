@@ -43,6 +43,28 @@ public final class CudaKernels {
       params = List.copyOf(params);
     }
 
+    /**
+     * Checks launch arguments against the declaration: a {@link Long} for {@link Param#POINTER} and
+     * {@link Param#LONG}, an {@link Integer} for {@link Param#INT}, as many as declared.
+     *
+     * @throws IllegalArgumentException naming the kernel and the first argument that does not fit
+     */
+    public void checkArguments(Object... args) {
+      if (args.length != params.size()) {
+        throw new IllegalArgumentException(name + " takes " + params.size() + " arguments " + params + ", got "
+            + args.length);
+      }
+      for (int i = 0; i < args.length; i++) {
+        Param p = params.get(i);
+        Object a = args[i];
+        boolean fits = p == Param.INT ? a instanceof Integer : a instanceof Long;
+        if (!fits) {
+          throw new IllegalArgumentException(name + " argument #" + i + " is declared " + p + ", got "
+              + (a == null ? "null" : a.getClass().getSimpleName() + " " + a));
+        }
+      }
+    }
+
     /** The class-path resource holding this kernel's PTX. */
     public String resource() {
       return PTX_DIRECTORY + module + ".ptx";
