@@ -26,12 +26,16 @@ MX_HD uint32_t mx_f32_to_bf16(uint32_t bits) {
   return ((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16) & 0xFFFFu;
 }
 
-// java.lang.Float.float16ToFloat: exact, NaN significand bits kept.
+// NaNs: java.lang.Float's f16 conversions are HotSpot intrinsics on x86-64 (F16C vcvtph2ps / vcvtps2ph, in
+// the interpreter too), which quiet a NaN and keep its high payload bits; the JDK's Java fallback keeps a
+// signaling NaN signaling instead. The CPU casts mx compares with run on x86-64, so these follow F16C.
+
+// java.lang.Float.float16ToFloat: exact; a NaN is quieted, its payload kept.
 MX_HD uint32_t mx_f16_to_f32(uint32_t h) {
   uint32_t sign = (h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu;
   uint32_t mant = h & 0x3FFu;
-  if (exp == 0x1Fu) return sign | 0x7F800000u | (mant << 13);
+  if (exp == 0x1Fu) return mant == 0 ? (sign | 0x7F800000u) : (sign | 0x7FC00000u | (mant << 13));
   if (exp != 0) return sign | ((exp + 112u) << 23) | (mant << 13);
   if (mant == 0) return sign;
   // Subnormal: normalise; the value mant * 2^-24 is exact in f32.
@@ -43,13 +47,13 @@ MX_HD uint32_t mx_f16_to_f32(uint32_t h) {
   return sign | ((uint32_t)e << 23) | ((mant & 0x3FFu) << 13);
 }
 
-// java.lang.Float.floatToFloat16: round to nearest even, overflow to infinity, subnormals kept, NaN
-// significand folded as the JDK does.
+// java.lang.Float.floatToFloat16: round to nearest even, overflow to infinity, subnormals kept; a NaN is
+// quieted and keeps the high 9 bits of its payload (F16C).
 MX_HD uint32_t mx_f32_to_f16(uint32_t doppel) {
   uint32_t sign = (doppel >> 16) & 0x8000u;
   uint32_t abs = doppel & 0x7FFFFFFFu;
   if (abs > 0x7F800000u) {
-    return sign | 0x7C00u | ((doppel & 0x007FE000u) >> 13) | ((doppel & 0x00001FF0u) >> 4) | (doppel & 0xFu);
+    return sign | 0x7E00u | ((doppel & 0x007FE000u) >> 13);
   }
   if (abs >= 0x477FF000u) return sign | 0x7C00u;  // >= 65504 + half an ulp: infinity
   if (abs <= 0x33000000u) return sign;            // <= 2^-25: zero
