@@ -2,6 +2,7 @@ package dev.mx.cuda.ipc;
 
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.cuda.CudaMemory;
 import dev.mx.cuda.DeviceAllocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -11,14 +12,17 @@ import java.util.Base64;
 import java.util.SplittableRandom;
 
 /**
- * The publisher process of {@link CudaIpcCrossProcessTest}: allocates {@code bytes} of device memory filled
- * from seed {@code seed}, plus a small host region, registers both with a cuda-ipc endpoint, prints
- * {@code META <base64>}, {@code DEVICE <address>} and {@code HOST <address>}, and serves until stdin closes.
+ * A publisher process for cuda-ipc tests and {@code mx bench cuda}:
+ * {@code CudaIpcPublisherMain SESSION BYTES SEED} allocates {@code BYTES} of device memory on cuda:0 filled
+ * from {@code SEED} ({@link #pattern}; a negative seed fills 0x5A, for benchmarks), plus a 4 KiB host region,
+ * registers both with a cuda-ipc endpoint, prints {@code META <base64 metadata>}, {@code DEVICE <address>}
+ * and {@code HOST <address>} on stdout, and serves until its stdin closes.
  */
 public final class CudaIpcPublisherMain {
   private CudaIpcPublisherMain() {}
 
-  static byte[] pattern(int bytes, long seed) {
+  /** The bytes a publisher with {@code seed} serves. */
+  public static byte[] pattern(int bytes, long seed) {
     byte[] b = new byte[bytes];
     new SplittableRandom(seed).nextBytes(b);
     return b;
@@ -26,15 +30,20 @@ public final class CudaIpcPublisherMain {
 
   public static void main(String[] args) throws Exception {
     String session = args[0];
-    int bytes = Integer.parseInt(args[1]);
+    long bytes = Long.parseLong(args[1]);
     long seed = Long.parseLong(args[2]);
     try (Arena arena = Arena.ofShared();
         DeviceAllocation weights = DeviceAllocation.allocate(0, bytes);
         Transport t = new CudaIpcTransportProvider().create(
             new TransportConfig(session, Duration.ofSeconds(60), java.util.Map.of()))) {
-      MemorySegment host = arena.allocate(bytes);
-      MemorySegment.copy(pattern(bytes, seed), 0, host, ValueLayout.JAVA_BYTE, 0, bytes);
-      weights.copyFrom(host, 0);
+      if (seed < 0) {
+        CudaMemory.fill(weights.device(), weights.segment().address(), bytes, (byte) 0x5A);
+      } else {
+        int n = Math.toIntExact(bytes);
+        MemorySegment host = arena.allocate(n);
+        MemorySegment.copy(pattern(n, seed), 0, host, ValueLayout.JAVA_BYTE, 0, n);
+        weights.copyFrom(host, 0);
+      }
       MemorySegment hostRegion = arena.allocate(4096);
       t.register(weights.segment());
       t.register(hostRegion);
