@@ -8,8 +8,8 @@ import dev.mx.api.DType;
 import dev.mx.refit.cast.Casts;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,15 +23,14 @@ class CudaCastsTest {
     CudaTestSupport.assumeCuda();
   }
 
-  static Path golden(String name) {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      for (Path p : List.of(dir.resolve("shared/golden").resolve(name), dir.resolve("../shared/golden").resolve(name))) {
-        if (Files.exists(p)) {
-          return p;
-        }
+  /** The PyTorch cast vectors (a copy of the project's shared golden/casts.tsv, on the test class path). */
+  static List<String> castVectors() throws IOException {
+    try (InputStream in = CudaCastsTest.class.getResourceAsStream("/golden/casts.tsv")) {
+      if (in == null) {
+        throw new IOException("golden/casts.tsv is missing from the test class path");
       }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
     }
-    return Path.of("/work/shared/golden", name);
   }
 
   private static long bits(byte[] b, int i, int size) {
@@ -55,7 +54,7 @@ class CudaCastsTest {
   @Test
   void everyCastsTsvRowBetweenDeviceTypes() throws IOException {
     int rows = 0;
-    for (String line : Files.readAllLines(golden("casts.tsv"))) {
+    for (String line : castVectors()) {
       if (line.startsWith("#") || line.isBlank()) {
         continue;
       }
