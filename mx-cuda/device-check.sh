@@ -14,7 +14,7 @@
 #       Probes CUDA; runs the mx-cuda tests (JUnit console launcher) with -Dmx.test.requireNative=true, so a
 #       skip is a failure there; runs `mx bench cuda --json` (device digest GB/s vs a device-to-device copy,
 #       goal >= 0.8; casts vs copy, goal >= 0.5; cuda-ipc from a child JVM vs copy). Everything lands under
-#       $OUT (junit XML reports, test log, bench JSON and table, summary.txt). Takes about 1-2 minutes on an
+#       $OUT (junit XML reports, test log, bench JSON, summary.txt). Takes about 1-2 minutes on an
 #       H200. Without a driver (e.g. run here) it reports the missing driver, runs the tests in skip mode
 #       to show each skip's cause, and exits 3.
 #

@@ -25,6 +25,7 @@ public final class CudaMemory {
     if (!Cuda.isAvailable() || address == 0) {
       return MemoryKind.HOST;
     }
+    CudaDevice.get(0).makeCurrent(); // the driver answers pointer queries in a context
     int[] type = new int[1];
     int rc = JCudaDriver.cuPointerGetAttribute(Pointer.to(type), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CudaDevice.pointer(address));
     if (rc != 0 || type[0] != CU_MEMORYTYPE_DEVICE) {
