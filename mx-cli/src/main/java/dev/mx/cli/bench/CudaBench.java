@@ -13,13 +13,9 @@ import dev.mx.cuda.CudaMemory;
 import dev.mx.cuda.DeviceAllocation;
 import dev.mx.cuda.ipc.CudaIpcPublisherMain;
 import dev.mx.cuda.ipc.CudaIpcTransportProvider;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -88,13 +84,10 @@ public final class CudaBench implements Benchmark {
   /** cuda-ipc from a publisher in a child JVM, in 64 MiB descriptors, against the same copy. */
   private static BenchResult ipc(BenchOptions options, CudaDevice device, DeviceAllocation dst, long bytes,
       Measure.Action copy, int reps) throws Exception {
-    String java = ProcessHandle.current().info().command().orElse("java");
-    Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-        CudaIpcPublisherMain.class.getName(), "bench-publisher", Long.toString(bytes), "-1")
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process child = CudaIpcPublisherMain.start("bench-publisher", bytes, -1);
     try (Transport receiver = new CudaIpcTransportProvider().create(
         TransportConfig.of("bench-receiver").withTimeout(Duration.ofMinutes(2)))) {
-      Map<String, String> header = header(child);
+      Map<String, String> header = CudaIpcPublisherMain.readHeader(child);
       receiver.connect("bench-publisher", Base64.getDecoder().decode(header.get("META")));
       receiver.register(dst.segment());
       long remote = Long.parseLong(header.get("DEVICE"));
@@ -112,22 +105,5 @@ public final class CudaBench implements Benchmark {
         child.destroyForcibly();
       }
     }
-  }
-
-  private static Map<String, String> header(Process child) throws Exception {
-    BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    Map<String, String> out = new HashMap<>();
-    while (out.size() < 3) {
-      String line = r.readLine();
-      if (line == null) {
-        throw new MxException("cuda bench: the cuda-ipc publisher process exited before printing its metadata (status "
-            + child.waitFor() + ")");
-      }
-      int space = line.indexOf(' ');
-      if (space > 0) {
-        out.put(line.substring(0, space), line.substring(space + 1));
-      }
-    }
-    return out;
   }
 }

@@ -4,12 +4,22 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.cuda.CudaMemory;
 import dev.mx.cuda.DeviceAllocation;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A publisher process for cuda-ipc tests and {@code mx bench cuda}:
@@ -28,6 +38,41 @@ public final class CudaIpcPublisherMain {
     return b;
   }
 
+  /**
+   * Starts a publisher process with this JVM's runtime and class path; read its lines with
+   * {@link #readHeader}, and close its stdin to end it.
+   */
+  public static Process start(String session, long bytes, long seed) throws IOException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    return new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+        CudaIpcPublisherMain.class.getName(), session, Long.toString(bytes), Long.toString(seed))
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  /** The {@code META}, {@code DEVICE} and {@code HOST} lines a publisher process printed, waiting up to 60 s. */
+  public static Map<String, String> readHeader(Process child) throws Exception {
+    BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    CompletableFuture<Map<String, String>> lines = CompletableFuture.supplyAsync(() -> {
+      Map<String, String> out = new HashMap<>();
+      try {
+        while (out.size() < 3) {
+          String line = r.readLine();
+          if (line == null) {
+            throw new IllegalStateException("the cuda-ipc publisher process exited before printing its metadata");
+          }
+          int space = line.indexOf(' ');
+          if (space > 0) {
+            out.put(line.substring(0, space), line.substring(space + 1));
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return out;
+    });
+    return lines.get(60, TimeUnit.SECONDS);
+  }
+
   public static void main(String[] args) throws Exception {
     String session = args[0];
     long bytes = Long.parseLong(args[1]);
@@ -35,7 +80,7 @@ public final class CudaIpcPublisherMain {
     try (Arena arena = Arena.ofShared();
         DeviceAllocation weights = DeviceAllocation.allocate(0, bytes);
         Transport t = new CudaIpcTransportProvider().create(
-            new TransportConfig(session, Duration.ofSeconds(60), java.util.Map.of()))) {
+            new TransportConfig(session, Duration.ofSeconds(60), Map.of()))) {
       if (seed < 0) {
         CudaMemory.fill(weights.device(), weights.segment().address(), bytes, (byte) 0x5A);
       } else {
@@ -51,7 +96,7 @@ public final class CudaIpcPublisherMain {
       System.out.println("DEVICE " + weights.segment().address());
       System.out.println("HOST " + hostRegion.address());
       System.out.flush();
-      System.in.transferTo(java.io.OutputStream.nullOutputStream()); // serve until the parent closes stdin
+      System.in.transferTo(OutputStream.nullOutputStream()); // serve until the parent closes stdin
     }
   }
 }

@@ -11,15 +11,11 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.cuda.CudaTestSupport;
 import dev.mx.cuda.DeviceAllocation;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -32,14 +28,11 @@ class CudaIpcCrossProcessTest {
   @Test
   void aReceiverInAnotherProcessReadsDeviceMemoryByteExact() throws Exception {
     CudaTestSupport.assumeCuda();
-    String java = ProcessHandle.current().info().command().orElse("java");
-    Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-        System.getProperty("java.class.path"), CudaIpcPublisherMain.class.getName(), "trainer-0",
-        Integer.toString(BYTES), "99").redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process child = CudaIpcPublisherMain.start("trainer-0", BYTES, 99);
     try (Transport receiver = new CudaIpcTransportProvider().create(TransportConfig.of("engine-0"));
         DeviceAllocation dst = DeviceAllocation.allocate(0, BYTES + 16);
         Arena arena = Arena.ofConfined()) {
-      Map<String, String> lines = readHeader(child);
+      Map<String, String> lines = CudaIpcPublisherMain.readHeader(child);
       receiver.connect("trainer-0", Base64.getDecoder().decode(lines.get("META")));
       receiver.register(dst.segment());
       long src = Long.parseLong(lines.get("DEVICE"));
@@ -75,25 +68,5 @@ class CudaIpcCrossProcessTest {
       }
     }
     assertEquals(0, child.exitValue(), "publisher process exit status");
-  }
-
-  private static Map<String, String> readHeader(Process child) throws Exception {
-    BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    Map<String, String> out = new HashMap<>();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (out.size() < 3) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("publisher printed no metadata within 60 s");
-      }
-      String line = r.readLine();
-      if (line == null) {
-        throw new AssertionError("publisher exited before printing its metadata (status " + child.waitFor() + ")");
-      }
-      int space = line.indexOf(' ');
-      if (space > 0) {
-        out.put(line.substring(0, space), line.substring(space + 1));
-      }
-    }
-    return out;
   }
 }
