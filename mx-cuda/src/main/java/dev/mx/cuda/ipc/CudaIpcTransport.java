@@ -400,7 +400,6 @@ public final class CudaIpcTransport extends AbstractTransport {
     for (PendingRead p : started) {
       pending.add((IpcBatch) p);
     }
-    RuntimeException failure = null;
     try {
       long spins = 0;
       while (!pending.isEmpty()) {
@@ -432,14 +431,12 @@ public final class CudaIpcTransport extends AbstractTransport {
           Thread.onSpinWait();
         }
       }
-    } catch (RuntimeException e) {
-      failure = e;
-      throw e;
     } finally {
+      // Destroying an event whose copies are still running (a timeout) is allowed: the driver frees it
+      // once they end.
       for (PendingRead p : started) {
         IpcBatch b = (IpcBatch) p;
-        // An event still pending on timeout stays alive until its copies end; the driver frees it then.
-        if (b.done != null && (failure == null || !pending.contains(b))) {
+        if (b.done != null) {
           b.done.close();
         }
       }
