@@ -13,14 +13,13 @@ import dev.mx.cuda.CudaDevice;
 import dev.mx.cuda.CudaIpc;
 import dev.mx.cuda.CudaMemory;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.HexFormat;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -45,8 +44,6 @@ public final class CudaIpcTransport extends AbstractTransport {
   /** Option: the device whose stream runs this endpoint's copies. */
   public static final String DEVICE_PROPERTY = "cuda.device";
 
-  private static final int MAGIC = 0x4d584349; // "MXCI"
-  private static final int VERSION = 1;
   private static final long PID = ProcessHandle.current().pid();
   /** Live endpoints of this process by token: same-process peers resolve to objects. */
   private static final Map<UUID, CudaIpcTransport> LIVE = new ConcurrentHashMap<>();
@@ -159,25 +156,16 @@ public final class CudaIpcTransport extends AbstractTransport {
   @Override
   public byte[] localMetadata() {
     ensureOpen();
-    List<Registration> regs;
+    List<CudaIpcMetadata.Region> out = new ArrayList<>();
     synchronized (registrations) {
-      regs = new ArrayList<>(registrations.values());
-    }
-    int perRegion = 8 + 8 + 4 + 4 + 8 + CudaIpc.HANDLE_BYTES;
-    ByteBuffer b = ByteBuffer.allocate(4 + 4 + 8 + 16 + 4 + 4 + regs.size() * perRegion).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(MAGIC).putInt(VERSION).putLong(PID)
-        .putLong(token.getMostSignificantBits()).putLong(token.getLeastSignificantBits())
-        .putInt(device.ordinal()).putInt(regs.size());
-    for (Registration r : regs) {
-      b.putLong(r.segment.address()).putLong(r.segment.byteSize());
-      b.putInt(r.kind.isDevice() ? 1 : 0).putInt(r.kind.ordinal());
-      if (r.export != null) {
-        b.putLong(r.segment.address() - r.export.allocationBase()).put(r.export.handle());
-      } else {
-        b.putLong(0).put(new byte[CudaIpc.HANDLE_BYTES]);
+      for (Registration r : registrations.values()) {
+        out.add(r.export == null
+            ? new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
+            : new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), r.kind.ordinal(),
+                r.segment.address() - r.export.allocationBase(), r.export.handle()));
       }
     }
-    return b.array();
+    return new CudaIpcMetadata(PID, token, device.ordinal(), out).encode();
   }
 
   /** One region a peer published, as this process reaches it ({@code localBase} = -1: not reachable here). */
@@ -220,30 +208,17 @@ public final class CudaIpcTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] peerMetadata) {
     ensureOpen();
-    ByteBuffer b = ByteBuffer.wrap(peerMetadata).order(ByteOrder.LITTLE_ENDIAN);
-    if (peerMetadata.length < 40 || b.getInt() != MAGIC) {
-      throw new TransportException(session, "cuda-ipc transport: metadata for peer '" + session
-          + "' is not cuda-ipc metadata (" + peerMetadata.length + " bytes)");
-    }
-    int version = b.getInt();
-    if (version != VERSION) {
-      throw new TransportException(session, "cuda-ipc transport: peer '" + session + "' speaks metadata version "
-          + version + ", this endpoint " + VERSION);
-    }
-    long pid = b.getLong();
-    UUID peerToken = new UUID(b.getLong(), b.getLong());
-    b.getInt(); // the peer's device: informational
-    int count = b.getInt();
+    CudaIpcMetadata meta = CudaIpcMetadata.decode(session, peerMetadata);
     Peer peer;
-    if (pid == PID) {
-      CudaIpcTransport live = LIVE.get(peerToken);
+    if (meta.pid() == PID) {
+      CudaIpcTransport live = LIVE.get(meta.token());
       if (live == null) {
         throw new TransportException(session, "cuda-ipc transport: peer '" + session
             + "' claims this process but is not a live endpoint here (closed?)");
       }
       peer = new Peer(session, live, null, null, List.of(), device);
     } else {
-      peer = mapRemote(session, b, count);
+      peer = mapRemote(session, meta.regions());
     }
     Peer old = peers.put(session, peer);
     if (old != null) {
@@ -251,34 +226,29 @@ public final class CudaIpcTransport extends AbstractTransport {
     }
   }
 
-  private Peer mapRemote(String session, ByteBuffer b, int count) {
+  private Peer mapRemote(String session, List<CudaIpcMetadata.Region> published) {
+    int count = published.size();
     PeerRegion[] regs = new PeerRegion[count];
     List<RegionTable.Region> table = new ArrayList<>(count);
     Map<String, Long> opened = new HashMap<>();
     List<Long> mapped = new ArrayList<>();
     try {
       for (int i = 0; i < count; i++) {
-        long base = b.getLong();
-        long length = b.getLong();
-        boolean deviceMemory = b.getInt() == 1;
-        b.getInt(); // the region's device ordinal in the peer
-        long offsetInAllocation = b.getLong();
-        byte[] handle = new byte[CudaIpc.HANDLE_BYTES];
-        b.get(handle);
+        CudaIpcMetadata.Region r = published.get(i);
         long localBase = -1;
-        if (deviceMemory) {
+        if (r.isDevice()) {
           // Regions of one allocation share its handle; map it once.
-          String key = java.util.HexFormat.of().formatHex(handle);
+          String key = HexFormat.of().formatHex(r.handle());
           Long allocation = opened.get(key);
           if (allocation == null) {
-            allocation = CudaIpc.open(device, handle);
+            allocation = CudaIpc.open(device, r.handle());
             opened.put(key, allocation);
             mapped.add(allocation);
           }
-          localBase = allocation + offsetInAllocation;
+          localBase = allocation + r.offsetInAllocation();
         }
-        regs[i] = new PeerRegion(base, length, deviceMemory, localBase);
-        table.add(new RegionTable.Region(base, length, i));
+        regs[i] = new PeerRegion(r.base(), r.length(), r.isDevice(), localBase);
+        table.add(new RegionTable.Region(r.base(), r.length(), i));
       }
       return new Peer(session, null, RegionTable.of(table), regs, List.copyOf(mapped), device);
     } catch (RuntimeException e) {
