@@ -1,6 +1,7 @@
 package dev.mx.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,20 +9,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
  * The PTX the build produced (no GPU needed): every kernel the Java code launches exists as an entry point
  * with exactly the declared parameters (count, order, types), no entry point goes undeclared, and the PTX
- * targets an architecture the H200's driver JIT-compiles.
+ * targets an architecture the H200's driver JIT-compiles, and assembles for sm_90 (ptxas) without spills.
  */
 class PtxSignatureTest {
   private static final Pattern ENTRY = Pattern.compile("\\.visible\\s+\\.entry\\s+(\\w+)\\s*\\(([^)]*)\\)");
@@ -85,6 +90,44 @@ class PtxSignatureTest {
       int sm = Integer.parseInt(m.group(1));
       assertTrue(sm >= 80 && sm <= 90, module + " targets sm_" + sm + "; the H200 driver JITs compute_90 and lower");
       assertTrue(text.contains(".address_size 64"), module + " uses 64-bit addresses");
+    }
+  }
+
+  /** ptxas from the toolkit that built the PTX: next to nvcc on PATH, or under /usr/local/cuda*. */
+  private static Path ptxas() {
+    List<Path> candidates = new ArrayList<>();
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      candidates.add(Path.of(dir, "ptxas"));
+    }
+    candidates.add(Path.of("/usr/local/cuda/bin/ptxas"));
+    for (Path p : candidates) {
+      if (Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  @Test
+  void ptxAssemblesForTheH200WithoutSpills() throws Exception {
+    Path ptxas = ptxas();
+    if (ptxas == null) {
+      System.out.println("SKIPPED: no ptxas (CUDA toolkit) on PATH or in /usr/local/cuda/bin to assemble the PTX");
+      Assumptions.abort("no ptxas");
+    }
+    Path dir = Files.createDirectories(
+        Path.of(System.getProperty("mx.test.scratch", "target/test-scratch")));
+    for (String module : List.of("mx_digest", "mx_copy")) {
+      Path in = dir.resolve(module + ".ptx");
+      Files.writeString(in, ptx(CudaKernels.PTX_DIRECTORY + module + ".ptx"), StandardCharsets.US_ASCII);
+      // sm_90 is the H100/H200: what the driver's JIT does with this PTX there.
+      Process p = new ProcessBuilder(ptxas.toString(), "-arch=sm_90", "-v", "-o", dir.resolve(module + ".cubin").toString(),
+          in.toString()).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(120, TimeUnit.SECONDS), "ptxas finished");
+      assertEquals(0, p.exitValue(), "ptxas " + module + ":\n" + out);
+      assertTrue(out.contains("0 bytes spill stores"), module + " spills registers:\n" + out);
+      assertFalse(out.matches("(?s).*[1-9]\\d* bytes spill stores.*"), module + " spills registers:\n" + out);
     }
   }
 
