@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
@@ -30,6 +31,8 @@ public final class CudaDevice {
   private final CUcontext context = new CUcontext();
   private final CUstream stream = new CUstream();
   private final Map<String, CUfunction> functions = new HashMap<>();
+  /** Small device buffers for kernel results, reused: cuMemFree would synchronize the device on every call. */
+  private final ConcurrentLinkedQueue<Long> scratch = new ConcurrentLinkedQueue<>();
 
   private CudaDevice(int ordinal) {
     this.ordinal = ordinal;
@@ -65,6 +68,23 @@ public final class CudaDevice {
   /** Makes this device's context current on the calling thread (every entry point calls it first). */
   public void makeCurrent() {
     check(JCudaDriver.cuCtxSetCurrent(context), "cuCtxSetCurrent(cuda:" + ordinal + ")");
+  }
+
+  /** Bytes of each scratch buffer from {@link #borrowScratch()}. */
+  static final int SCRATCH_BYTES = 256;
+
+  /** A {@value #SCRATCH_BYTES}-byte device buffer for one operation's results; give it back when done. */
+  long borrowScratch() {
+    Long b = scratch.poll();
+    if (b != null) {
+      return b;
+    }
+    makeCurrent();
+    return Cuda.driver().memAlloc(SCRATCH_BYTES);
+  }
+
+  void returnScratch(long address) {
+    scratch.add(address);
   }
 
   CUstream stream() {

@@ -17,7 +17,6 @@ public final class CudaDigest {
   /** Resident warps per SM that keep HBM busy; the row loop is grid-stride beyond that. */
   private static final int BLOCKS_PER_SM = 8;
   private static final int ROW_BYTES = ShardDigest.ROW_BYTES;
-  private static final int ROW_WORDS = ShardDigest.ROW_WORDS;
 
   private CudaDigest() {}
 
@@ -64,8 +63,8 @@ public final class CudaDigest {
     int tailWords = (int) (tailBytes / Integer.BYTES);
     int ragged = (int) (tailBytes % Integer.BYTES);
     // out[0..1] row scalars, out[2..4] tail words and ragged bytes.
-    try (DeviceAllocation result = DeviceAllocation.allocate(ordinal, 5 * Long.BYTES); Arena arena = Arena.ofConfined()) {
-      long r = result.segment().address();
+    long r = device.borrowScratch();
+    try (Arena arena = Arena.ofConfined()) {
       device.makeCurrent();
       CudaMemory.fill(device, r, 5 * Long.BYTES, (byte) 0);
       if (rows > 0) {
@@ -78,7 +77,7 @@ public final class CudaDigest {
       }
       device.synchronize();
       MemorySegment host = arena.allocate(5 * Long.BYTES, 8);
-      result.copyTo(0, host);
+      CudaMemory.copyDeviceToHost(device, r, host);
       if (rows > 0) {
         out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 0);
         out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 1);
@@ -91,8 +90,9 @@ public final class CudaDigest {
         out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 4);
         out[count++] = ragged;
       }
+    } finally {
+      device.returnScratch(r);
     }
-    assert ROW_WORDS * Integer.BYTES == ROW_BYTES;
     return Arrays.copyOf(out, count);
   }
 }
