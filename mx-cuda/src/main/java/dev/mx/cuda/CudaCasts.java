@@ -16,7 +16,6 @@ import java.util.List;
  */
 public final class CudaCasts {
   private static final int THREADS = 256;
-  private static final int BLOCKS_PER_SM = 16;
   private static final int KERNEL_DIMS = 4;
 
   private CudaCasts() {}
@@ -122,7 +121,7 @@ public final class CudaCasts {
   private static void launch(CudaDevice device, long src, long dst, DType from, DType to, long inner, long srcInner,
       long dstInner, long[] n, long[] s, long[] d) {
     long total = inner * n[0] * n[1] * n[2];
-    int blocks = (int) Math.min((total + THREADS - 1) / THREADS, (long) Cuda.multiprocessors(device.ordinal()) * BLOCKS_PER_SM);
+    int blocks = (int) Math.min((total + THREADS - 1) / THREADS, device.fullGrid(CudaKernels.VIEW_COPY, THREADS));
     device.launch(CudaKernels.VIEW_COPY, Math.max(1, blocks), THREADS, src, dst, code(from), code(to),
         inner, srcInner, dstInner, n[0], n[1], n[2], s[0], s[1], s[2], d[0], d[1], d[2]);
   }

@@ -32,6 +32,7 @@ public final class CudaDevice {
   private final CUstream stream = new CUstream();
   private final Map<String, CUfunction> functions = new HashMap<>();
   /** Small device buffers for kernel results, reused: cuMemFree would synchronize the device on every call. */
+  private final Map<String, Integer> grids = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Long> scratch = new ConcurrentLinkedQueue<>();
 
   private CudaDevice(int ordinal) {
@@ -112,6 +113,21 @@ public final class CudaDevice {
     // The driver JIT-compiles the PTX for this device here.
     check(JCudaDriver.cuModuleLoadData(m, ptx), "cuModuleLoadData(" + k.resource() + ") on cuda:" + ordinal);
     return m;
+  }
+
+  /**
+   * The grid that fills the device exactly once with {@code kernel} at {@code threads} per block: the
+   * blocks that can be resident per SM (from the driver's occupancy calculator) times the SMs. Grid-stride
+   * kernels launched with more would run a second, partial wave and finish late.
+   */
+  int fullGrid(CudaKernels.Kernel kernel, int threads) {
+    return grids.computeIfAbsent(kernel.name() + "/" + threads, key -> {
+      makeCurrent();
+      int[] perSm = new int[1];
+      check(JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(perSm, functions.get(kernel.name()), threads, 0),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + kernel.name() + ")");
+      return Math.max(1, perSm[0]) * Cuda.multiprocessors(ordinal);
+    });
   }
 
   /**

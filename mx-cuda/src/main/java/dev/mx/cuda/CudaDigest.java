@@ -14,8 +14,6 @@ import java.util.Arrays;
  */
 public final class CudaDigest {
   private static final int THREADS = 256;
-  /** Resident warps per SM that keep HBM busy; the row loop is grid-stride beyond that. */
-  private static final int BLOCKS_PER_SM = 8;
   private static final int ROW_BYTES = ShardDigest.ROW_BYTES;
 
   private CudaDigest() {}
@@ -68,8 +66,9 @@ public final class CudaDigest {
       device.makeCurrent();
       CudaMemory.fill(device, r, 5 * Long.BYTES, (byte) 0);
       if (rows > 0) {
-        int blocks = (int) Math.min(Math.max(1, (rows * 32 + THREADS - 1) / THREADS),
-            (long) Cuda.multiprocessors(ordinal) * BLOCKS_PER_SM);
+        // One warp per row, at most one resident wave (the kernel strides over the remaining rows).
+        long warpsNeeded = (rows * 32 + THREADS - 1) / THREADS;
+        int blocks = (int) Math.min(Math.max(1, warpsNeeded), device.fullGrid(CudaKernels.DIGEST_ROWS, THREADS));
         device.launch(CudaKernels.DIGEST_ROWS, blocks, THREADS, address, rows, r);
       }
       if (tailBytes > 0) {
