@@ -67,8 +67,8 @@ public final class CudaDigest {
       CudaMemory.fill(device, r, 5 * Long.BYTES, (byte) 0);
       if (rows > 0) {
         // One warp per row, at most one resident wave (the kernel strides over the remaining rows).
-        long warpsNeeded = (rows * 32 + THREADS - 1) / THREADS;
-        int blocks = (int) Math.min(Math.max(1, warpsNeeded), device.fullGrid(CudaKernels.DIGEST_ROWS, THREADS));
+        long blocksNeeded = (rows * 32 + THREADS - 1) / THREADS;
+        int blocks = (int) Math.min(Math.max(1, blocksNeeded), device.fullGrid(CudaKernels.DIGEST_ROWS, THREADS));
         device.launch(CudaKernels.DIGEST_ROWS, blocks, THREADS, address, rows, r);
       }
       if (tailBytes > 0) {
