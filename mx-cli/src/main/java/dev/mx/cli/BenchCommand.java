@@ -3,6 +3,7 @@ package dev.mx.cli;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.CudaBench;
 import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.MemBench;
@@ -31,7 +32,7 @@ final class BenchCommand implements Callable<Integer> {
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
     for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new DigestBench(), new PlanBench(),
-        new Qwen3PlanBench(), new RefitBench(), new GenBench())) {
+        new Qwen3PlanBench(), new RefitBench(), new GenBench(), new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;
