@@ -244,6 +244,39 @@ public abstract class AbstractTransport implements Transport {
         + "' (connect it with the metadata from its shard table first)");
   }
 
+  /**
+   * Validates a group of reads from this endpoint's own session against {@code regions} (ids resolved to
+   * segments by {@code segmentOf}) and builds the copies without moving anything.
+   */
+  protected final LocalCopy prepareLocalCopy(String session, List<ReadDescriptor> group, RegionTable regions,
+      java.util.function.IntFunction<MemorySegment> segmentOf) {
+    int n = group.size();
+    MemorySegment[] src = new MemorySegment[n];
+    MemorySegment[] dst = new MemorySegment[n];
+    long[] srcOff = new long[n];
+    long[] dstOff = new long[n];
+    long[] len = new long[n];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      int s = regions.find(d.srcAddr(), d.nbytes());
+      if (s < 0) {
+        throw sourceOutsideRegions(i, d, regions);
+      }
+      int t = regions.find(d.dstAddr(), d.nbytes());
+      if (t < 0) {
+        throw destinationOutsideRegions(i, d, regions);
+      }
+      src[i] = segmentOf.apply(s);
+      srcOff[i] = d.srcAddr() - src[i].address();
+      dst[i] = segmentOf.apply(t);
+      dstOff[i] = d.dstAddr() - dst[i].address();
+      len[i] = d.nbytes();
+      total += d.nbytes();
+    }
+    return new LocalCopy(session, src, srcOff, dst, dstOff, len, total);
+  }
+
   /** Validates one peer's group (all non-empty, same session) and builds it without issuing anything. */
   protected abstract PendingRead prepare(String session, List<ReadDescriptor> group);
 

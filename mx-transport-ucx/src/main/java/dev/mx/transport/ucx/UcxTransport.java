@@ -6,7 +6,9 @@ import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
@@ -361,9 +363,10 @@ public final class UcxTransport extends AbstractTransport {
   // ---------------------------------------------------------------- peers
 
   @Override
-  public void connect(String session, byte[] peerMetadata) {
+  public void connect(String session, byte[] metadata) {
     ensureOpen();
     Objects.requireNonNull(session, "session");
+    byte[] peerMetadata = TransportBundle.forTransport(session, name(), metadata);
     if (session.equals(localSession())) {
       throw new TransportException(session, "ucx transport: cannot connect a peer under this endpoint's own session '"
           + session + "' (reads naming it already read local memory)");
