@@ -65,6 +65,8 @@ public final class ShmTransport extends AbstractTransport {
   /** While copying, look at the clock once per this many bytes or descriptors. */
   private static final long CHECK_EVERY_BYTES = 64L << 20;
   private static final int CHECK_EVERY_DESCRIPTORS = 4096;
+  /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
+  private static final long EXIT_GRACE_NANOS = 200_000_000L;
 
   private final ShmHost self;
   private final Path dir;
@@ -472,6 +474,18 @@ public final class ShmTransport extends AbstractTransport {
       }
     }
 
+    /**
+     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds; wait up to
+     * {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files.
+     */
+    void reclaimOnceGone() {
+      long until = System.nanoTime() + EXIT_GRACE_NANOS;
+      while (alive() && System.nanoTime() - until < 0) {
+        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+      }
+      reclaimIfDead();
+    }
+
     @Override
     public void close() {
       if (!closed) {
@@ -657,6 +671,11 @@ public final class ShmTransport extends AbstractTransport {
     } catch (IllegalStateException closedMeanwhile) {
       throw new TransportException(peer.session, "shm transport: peer '" + peer.session
           + "' was disconnected or this endpoint closed during the read", closedMeanwhile);
+    } catch (TransportException e) {
+      if (!(e instanceof TransportTimeoutException)) {
+        peer.reclaimOnceGone();
+      }
+      throw e;
     }
   }
 
