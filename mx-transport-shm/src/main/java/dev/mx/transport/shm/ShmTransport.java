@@ -506,25 +506,34 @@ public final class ShmTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- reads
 
-  /** Reads from one peer, validated; copies run in {@link #await} after every peer of the call was checked. */
+  /**
+   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run in
+   * {@link #await} after every peer of the call was checked.
+   */
   private static final class ShmBatch implements PendingRead {
     final Peer peer;
     final List<ReadDescriptor> group;
     final int[] region;
+    /** The peer's mapped region per descriptor, or null where it is read by cross-memory attach. */
+    final MemorySegment[] src;
+    final long[] srcOff;
     final MemorySegment[] dst;
     final long[] dstOff;
+    final long[] len;
     final boolean[] used;
-    final long bytes;
+    long bytes;
 
-    ShmBatch(Peer peer, List<ReadDescriptor> group, int[] region, MemorySegment[] dst, long[] dstOff, boolean[] used,
-        long bytes) {
+    ShmBatch(Peer peer, List<ReadDescriptor> group) {
+      int n = group.size();
       this.peer = peer;
       this.group = group;
-      this.region = region;
-      this.dst = dst;
-      this.dstOff = dstOff;
-      this.used = used;
-      this.bytes = bytes;
+      this.region = new int[n];
+      this.src = new MemorySegment[n];
+      this.srcOff = new long[n];
+      this.dst = new MemorySegment[n];
+      this.dstOff = new long[n];
+      this.len = new long[n];
+      this.used = new boolean[peer.mapped.length];
     }
 
     @Override
@@ -553,29 +562,31 @@ public final class ShmTransport extends AbstractTransport {
     if (peer == null) {
       throw unknownPeer(session);
     }
-    int n = group.size();
-    int[] region = new int[n];
-    MemorySegment[] dst = new MemorySegment[n];
-    long[] dstOff = new long[n];
-    boolean[] used = new boolean[peer.mapped.length];
+    ShmBatch b = new ShmBatch(peer, group);
+    RegionTable toTable = to.table();
+    List<ShmPeerMetadata.Region> published = peer.meta.regions();
     long total = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, n = group.size(); i < n; i++) {
       ReadDescriptor d = group.get(i);
       int r = peer.regions.find(d.srcAddr(), d.nbytes());
       if (r < 0) {
         throw sourceOutsideRegions(i, d, peer.regions);
       }
-      int t = to.table().find(d.dstAddr(), d.nbytes());
+      int t = toTable.find(d.dstAddr(), d.nbytes());
       if (t < 0) {
-        throw destinationOutsideRegions(i, d, to.table());
+        throw destinationOutsideRegions(i, d, toTable);
       }
-      region[i] = r;
-      used[r] = true;
-      dst[i] = to.byId().get(t).segment;
-      dstOff[i] = d.dstAddr() - dst[i].address();
+      b.region[i] = r;
+      b.used[r] = true;
+      b.src[i] = peer.mapped[r];
+      b.srcOff[i] = d.srcAddr() - published.get(r).base();
+      b.dst[i] = to.byId().get(t).segment;
+      b.dstOff[i] = d.dstAddr() - b.dst[i].address();
+      b.len[i] = d.nbytes();
       total += d.nbytes();
     }
-    return new ShmBatch(peer, group, region, dst, dstOff, used, total);
+    b.bytes = total;
+    return b;
   }
 
   @Override
@@ -636,24 +647,25 @@ public final class ShmTransport extends AbstractTransport {
 
   private void copy(ShmBatch b, long deadline, Duration timeout) {
     Peer peer = b.peer;
-    List<ReadDescriptor> group = b.group;
     int n = b.region.length;
+    MemorySegment[] src = b.src;
+    long[] srcOff = b.srcOff;
+    MemorySegment[] dst = b.dst;
+    long[] dstOff = b.dstOff;
+    long[] len = b.len;
     long sinceCheck = 0;
     try (Arena scratch = Arena.ofConfined()) {
       Attach attach = null;
       for (int i = 0; i < n; i++) {
-        ReadDescriptor d = group.get(i);
-        MemorySegment from = peer.mapped[b.region[i]];
-        if (from != null) {
-          MemorySegment.copy(from, d.srcAddr() - peer.meta.regions().get(b.region[i]).base(), b.dst[i], b.dstOff[i],
-              d.nbytes());
+        if (src[i] != null) {
+          MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
         } else {
           if (attach == null) {
             attach = new Attach(peer, scratch);
           }
-          attach.add(d);
+          attach.add(b.group.get(i));
         }
-        sinceCheck += d.nbytes();
+        sinceCheck += len[i];
         if (sinceCheck >= CHECK_EVERY_BYTES || (i + 1) % CHECK_EVERY_DESCRIPTORS == 0) {
           sinceCheck = 0;
           if (attach != null) {
