@@ -238,6 +238,37 @@ public abstract class AbstractTransport implements Transport {
         + " writes outside every locally registered region " + regions + "; nothing in this batch was read");
   }
 
+  /**
+   * The first step of a backend's {@code connect}: refuses this endpoint's own session and returns this backend's
+   * blob out of {@code metadata} (a {@link TransportBundle} or a single blob).
+   */
+  protected final byte[] peerBlob(String session, byte[] metadata) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(session, "session");
+    if (session.equals(localSession())) {
+      throw new TransportException(session, name() + " transport: cannot connect a peer under this endpoint's own"
+          + " session '" + session + "' (reads naming it already read local memory)");
+    }
+    return TransportBundle.forTransport(session, name(), metadata);
+  }
+
+  /** The error for a peer blob that does not decode. */
+  protected final TransportException unusableMetadata(String session, IllegalArgumentException why) {
+    return new TransportException(session, name() + " transport: metadata for peer '" + session + "' is unusable: "
+        + why.getMessage(), why);
+  }
+
+  /** Throws what {@link #doClose} met, the first as the cause and the rest suppressed; nothing when empty. */
+  protected final void throwCloseFailures(List<RuntimeException> failures) {
+    if (failures.isEmpty()) {
+      return;
+    }
+    TransportException e = new TransportException(null, name() + " transport: closing endpoint '" + localSession()
+        + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
+    failures.subList(1, failures.size()).forEach(e::addSuppressed);
+    throw e;
+  }
+
   /** The error for a session that was never connected. */
   protected final TransportException unknownPeer(String session) {
     return new TransportException(session, name() + " transport: no peer connected under session '" + session

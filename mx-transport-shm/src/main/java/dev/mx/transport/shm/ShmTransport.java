@@ -9,7 +9,6 @@ import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
-import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.io.IOException;
@@ -310,25 +309,14 @@ public final class ShmTransport extends AbstractTransport {
    */
   @Override
   public void connect(String session, byte[] peerMetadata) {
-    ensureOpen();
-    byte[] blob = TransportBundle.forTransport(session, name(), peerMetadata);
-    if (session.equals(localSession())) {
-      throw new TransportException(session, "shm transport: cannot connect a peer under this endpoint's own session '"
-          + session + "' (reads naming it already read local memory)");
-    }
+    byte[] blob = peerBlob(session, peerMetadata);
     ShmPeerMetadata meta;
     RegionTable regions;
     try {
       meta = ShmPeerMetadata.decode(blob);
-      List<RegionTable.Region> list = new ArrayList<>(meta.regions().size());
-      for (int i = 0; i < meta.regions().size(); i++) {
-        ShmPeerMetadata.Region r = meta.regions().get(i);
-        list.add(new RegionTable.Region(r.base(), r.length(), i));
-      }
-      regions = RegionTable.of(list);
+      regions = RegionTable.indexed(meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
     } catch (IllegalArgumentException e) {
-      throw new TransportException(session, "shm transport: metadata for peer '" + session + "' is unusable: "
-          + e.getMessage(), e);
+      throw unusableMetadata(session, e);
     }
     ShmHost h = meta.host();
     if (!h.bootId().equals(self.bootId()) || !h.hostname().equals(self.hostname())
@@ -772,12 +760,7 @@ public final class ShmTransport extends AbstractTransport {
         directoryArena.close();
       }
     }
-    if (!failures.isEmpty()) {
-      TransportException e = new TransportException(null, "shm transport: closing endpoint '" + localSession()
-          + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
-      failures.subList(1, failures.size()).forEach(e::addSuppressed);
-      throw e;
-    }
+    throwCloseFailures(failures);
   }
 
   private static String describe(long base, long length) {

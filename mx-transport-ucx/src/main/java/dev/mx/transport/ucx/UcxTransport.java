@@ -9,7 +9,6 @@ import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
-import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
@@ -21,7 +20,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openucx.jucx.UcxCallback;
@@ -318,26 +316,14 @@ public final class UcxTransport extends AbstractTransport {
 
   @Override
   public void connect(String session, byte[] metadata) {
-    ensureOpen();
-    Objects.requireNonNull(session, "session");
-    byte[] peerMetadata = TransportBundle.forTransport(session, name(), metadata);
-    if (session.equals(localSession())) {
-      throw new TransportException(session, "ucx transport: cannot connect a peer under this endpoint's own session '"
-          + session + "' (reads naming it already read local memory)");
-    }
+    byte[] blob = peerBlob(session, metadata);
     PeerMetadata meta;
     RegionTable regions;
     try {
-      meta = PeerMetadata.decode(peerMetadata);
-      List<RegionTable.Region> list = new ArrayList<>(meta.regions().size());
-      for (int i = 0; i < meta.regions().size(); i++) {
-        PeerMetadata.Region r = meta.regions().get(i);
-        list.add(new RegionTable.Region(r.base(), r.length(), i));
-      }
-      regions = RegionTable.of(list);
+      meta = PeerMetadata.decode(blob);
+      regions = RegionTable.indexed(meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
     } catch (IllegalArgumentException e) {
-      throw new TransportException(session, "ucx transport: metadata for peer '" + session + "' is unusable: "
-          + e.getMessage(), e);
+      throw unusableMetadata(session, e);
     }
     UcxPeer peer = new UcxPeer(this, session, meta, regions);
     workerLock.lock();
@@ -720,12 +706,7 @@ public final class UcxTransport extends AbstractTransport {
         workerLock.unlock();
       }
     }
-    if (!failures.isEmpty()) {
-      TransportException e = new TransportException(null, "ucx transport: closing endpoint '" + localSession()
-          + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
-      failures.subList(1, failures.size()).forEach(e::addSuppressed);
-      throw e;
-    }
+    throwCloseFailures(failures);
   }
 
   // ---------------------------------------------------------------- helpers
