@@ -19,7 +19,33 @@ final class ShmFiles {
   /** The prefix every shm transport file carries. */
   static final String PREFIX = "mx-shm-";
 
+  /** Files of live endpoints of this JVM, deleted by a shutdown hook if the JVM exits before they are closed. */
+  private static final java.util.Set<Path> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  static {
+    Thread hook = new Thread(() -> {
+      for (Path p : LIVE) {
+        try {
+          Files.deleteIfExists(p); // unlinking leaves any mapping valid: safe while threads still read
+        } catch (IOException | RuntimeException ignored) {
+          // Best effort: the next start reclaims what is left.
+        }
+      }
+    }, "mx-shm-cleanup");
+    Runtime.getRuntime().addShutdownHook(hook);
+  }
+
   private ShmFiles() {}
+
+  /** Records a file this JVM created, so an exit (SIGTERM, System.exit) without close still deletes it. */
+  static void created(Path path) {
+    LIVE.add(path);
+  }
+
+  /** Forgets a file this JVM deleted. */
+  static void deleted(Path path) {
+    LIVE.remove(path);
+  }
 
   /** The prefix of an endpoint's files: its creator and a random nonce. */
   static String endpointPrefix(ShmHost self, long nonce) {

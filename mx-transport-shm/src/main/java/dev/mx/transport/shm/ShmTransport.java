@@ -141,6 +141,7 @@ public final class ShmTransport extends AbstractTransport {
     Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
     try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
         StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(ownerOnly))) {
+      ShmFiles.created(path);
       if (group != null) {
         Files.setAttribute(path, "posix:group", group);
         Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-r-----"));
@@ -158,6 +159,7 @@ public final class ShmTransport extends AbstractTransport {
   private static void deleteQuietly(Path path) {
     try {
       Files.deleteIfExists(path);
+      ShmFiles.deleted(path);
     } catch (IOException | RuntimeException e) {
       LOG.debug("cannot delete {}: {}", path, e.toString());
     }
@@ -591,16 +593,28 @@ public final class ShmTransport extends AbstractTransport {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        check(b, "nothing in this batch was read");
+        guarded(b, () -> check(b, "nothing in this batch was read"));
       }
     }
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        copy(b, deadline, timeout);
-        check(b, "what was read cannot be trusted");
+        guarded(b, () -> {
+          copy(b, deadline, timeout);
+          check(b, "what was read cannot be trusted");
+        });
       } else {
         ((LocalCopy) p).copy();
       }
+    }
+  }
+
+  /** Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint closed) fail it. */
+  private static void guarded(ShmBatch b, Runnable step) {
+    try {
+      step.run();
+    } catch (IllegalStateException closedMeanwhile) {
+      throw new TransportException(b.peer.session, "shm transport: peer '" + b.peer.session
+          + "' was disconnected or this endpoint closed during the read", closedMeanwhile);
     }
   }
 
@@ -668,9 +682,6 @@ public final class ShmTransport extends AbstractTransport {
       if (attach != null) {
         attach.flush();
       }
-    } catch (IllegalStateException closedMeanwhile) {
-      throw new TransportException(peer.session, "shm transport: peer '" + peer.session
-          + "' was disconnected or this endpoint closed during the read", closedMeanwhile);
     } catch (TransportException e) {
       if (!(e instanceof TransportTimeoutException)) {
         peer.reclaimOnceGone();

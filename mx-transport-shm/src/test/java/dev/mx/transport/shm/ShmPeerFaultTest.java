@@ -104,6 +104,20 @@ class ShmPeerFaultTest {
   }
 
   @Test
+  void aPublisherEndedWithSigtermWithoutClosingLeavesNoFiles() throws Exception {
+    try (PublisherProcess pub = PublisherProcess.start("shm", "trainer-t", 1, List.of(), List.of(MIB), Map.of(),
+        Duration.ofSeconds(60))) {
+      String files = ShmFiles.PREFIX + Shm.self().pidNamespaceId() + "-" + pub.pid() + "-";
+      assertEquals(2, filesStartingWith(files).size());
+      assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(pub.pid())).start().waitFor());
+      for (int i = 0; i < 200 && pub.isAlive(); i++) {
+        Thread.sleep(50);
+      }
+      assertEquals(List.of(), filesStartingWith(files), "the exiting JVM deleted its files");
+    }
+  }
+
+  @Test
   void aReceiverKilledMidReadLeavesThePublisherServingTheNextOne() throws Exception {
     try (Arena arena = Arena.ofShared();
         Transport publisher = new ShmTransportProvider().create(TransportConfig.of("trainer-0"))) {
