@@ -226,8 +226,7 @@ public final class RoutingTransport implements Transport {
         LOG.debug("peer '{}' routed over {}{}", session, t.name(), old != null && old != t ? " (was " + old.name() + ")" : "");
         return;
       } catch (TransportException e) {
-        // Said once per connect, so a refusal (say, permissions) that routes a peer to a slower transport shows.
-        LOG.info("peer '{}' not reachable over {}: {}", session, t.name(), e.getMessage());
+        LOG.debug("peer '{}' not reachable over {}: {}", session, t.name(), e.getMessage());
         if (refused == null) {
           refused = e;
         } else {
