@@ -328,6 +328,7 @@ public final class ShmTransport extends AbstractTransport {
           + self.hostname() + ", " + self.pidNamespace() + ")");
     }
     if (!ShmHost.alive(h.pid(), h.startTime())) {
+      ShmFiles.reclaim(dir, self); // what it left is of no use to anyone now
       throw new TransportException(session, "shm transport: peer '" + session + "' (pid " + h.pid()
           + ") has exited");
     }
