@@ -252,6 +252,14 @@ public abstract class AbstractTransport implements Transport {
     return TransportBundle.forTransport(session, name(), metadata);
   }
 
+  /** The first step of a backend's {@link #allocate}: open, and a positive size. */
+  protected final void checkAllocation(long bytes) {
+    ensureOpen();
+    if (bytes <= 0) {
+      throw new TransportException(null, name() + " transport cannot allocate " + bytes + " bytes");
+    }
+  }
+
   /** The error for a peer blob that does not decode. */
   protected final TransportException unusableMetadata(String session, IllegalArgumentException why) {
     return new TransportException(session, name() + " transport: metadata for peer '" + session + "' is unusable: "

@@ -179,10 +179,7 @@ public final class ShmTransport extends AbstractTransport {
    */
   @Override
   public MemoryRegistration allocate(long bytes) {
-    ensureOpen();
-    if (bytes <= 0) {
-      throw new TransportException(null, "shm transport cannot allocate " + bytes + " bytes");
-    }
+    checkAllocation(bytes);
     Path path;
     synchronized (registry) {
       path = dir.resolve(prefix + "r" + nextFile++);

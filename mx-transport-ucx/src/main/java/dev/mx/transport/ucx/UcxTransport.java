@@ -196,10 +196,7 @@ public final class UcxTransport extends AbstractTransport {
    */
   @Override
   public MemoryRegistration allocate(long bytes) {
-    ensureOpen();
-    if (bytes <= 0) {
-      throw new TransportException(null, "ucx transport cannot allocate " + bytes + " bytes");
-    }
+    checkAllocation(bytes);
     UcpMemory memory;
     workerLock.lock();
     try {
