@@ -10,6 +10,7 @@ import dev.mx.cli.bench.MemBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
+import dev.mx.cli.bench.ShmBench;
 import dev.mx.cli.bench.UcxBench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -31,8 +32,8 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new DigestBench(), new PlanBench(),
-        new Qwen3PlanBench(), new RefitBench(), new GenBench(), new CudaBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new DigestBench(),
+        new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new GenBench(), new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;

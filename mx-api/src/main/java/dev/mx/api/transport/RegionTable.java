@@ -52,6 +52,20 @@ public final class RegionTable {
     return new RegionTable(bases, ends, ids);
   }
 
+  /**
+   * A table of a peer's published regions, each region's id its position in {@code regions}.
+   *
+   * @throws IllegalArgumentException when two regions overlap or one wraps the address space
+   */
+  public static <T> RegionTable indexed(List<T> regions, java.util.function.ToLongFunction<T> base,
+      java.util.function.ToLongFunction<T> length) {
+    List<Region> list = new java.util.ArrayList<>(regions.size());
+    for (int i = 0; i < regions.size(); i++) {
+      list.add(new Region(base.applyAsLong(regions.get(i)), length.applyAsLong(regions.get(i)), i));
+    }
+    return of(list);
+  }
+
   /** The id of the region holding all of {@code [addr, addr + n)}, or -1. */
   public int find(long addr, long n) {
     int lo = 0;

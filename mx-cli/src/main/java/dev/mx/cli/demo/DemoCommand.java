@@ -36,8 +36,8 @@ import picocli.CommandLine.Option;
     description = {
       "Run a multi-process reshard refit of a real model layout and report it.",
       "",
-      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (ucx when "
-          + "available, else mem with every rank in this process), file: metadata in a temporary folder, "
+      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (shm on "
+          + "Linux, else ucx when available, else mem with every rank in this process), file: metadata in a temporary folder, "
           + "verification whole-shards.",
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "

@@ -17,7 +17,7 @@ abstract class JobOptions {
   @Option(names = "--inference", defaultValue = "tp=2,ep=1", description = "Inference topology: tp=N,ep=1|N (default ${DEFAULT-VALUE}).")
   String inference;
 
-  @Option(names = "--transport", defaultValue = "auto", description = "auto, mem, ucx or any installed transport (default ${DEFAULT-VALUE}: the best available).")
+  @Option(names = "--transport", defaultValue = "auto", description = "auto, shm, ucx, mem or any installed transport (default ${DEFAULT-VALUE}: the best available; publish/receive route each peer over shm or ucx).")
   String transport;
 
   @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")

@@ -1,4 +1,4 @@
-package dev.mx.transport.ucx.tool;
+package dev.mx.transport.testsuite.tool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,4 +1,4 @@
-package dev.mx.transport.ucx.tool;
+package dev.mx.transport.testsuite.tool;
 
 import dev.mx.api.error.TransportException;
 import java.io.BufferedReader;
@@ -64,6 +64,12 @@ public final class PublisherProcess implements AutoCloseable {
    */
   public static PublisherProcess start(String session, long seed, List<Long> sizes, List<Long> allocatedSizes,
       Map<String, String> properties, Duration startTimeout) throws IOException {
+    return start("ucx", session, seed, sizes, allocatedSizes, properties, startTimeout);
+  }
+
+  /** As {@link #start(String, long, List, List, Map, Duration)} over the transport named {@code transport}. */
+  public static PublisherProcess start(String transport, String session, long seed, List<Long> sizes,
+      List<Long> allocatedSizes, Map<String, String> properties, Duration startTimeout) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -72,6 +78,8 @@ public final class PublisherProcess implements AutoCloseable {
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(PatternPublisher.class.getName());
+    cmd.add("--transport");
+    cmd.add(transport);
     cmd.add("--session");
     cmd.add(session);
     cmd.add("--seed");

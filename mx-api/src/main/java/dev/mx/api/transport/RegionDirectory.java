@@ -1,4 +1,4 @@
-package dev.mx.transport.ucx;
+package dev.mx.api.transport;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -6,45 +6,45 @@ import java.util.BitSet;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A publisher's table of live registrations, in native memory that receivers read with one GET before a
- * batch: slot {@code i} holds the cookie of the region registered in it, or 0 once that region was
- * deregistered. This is how a receiver learns, one-sidedly, that memory it was told about is gone, even
- * on transports where UCX itself would still read it (shared-memory or emulated GETs do not check keys).
- * The memory is the caller's (the transport allocates it through UCX, so that on one host the GET is a
- * plain copy); closing zeroes it.
+ * A publisher's table of live registrations, in memory that receivers read one-sidedly before a batch:
+ * slot {@code i} holds the cookie of the region registered in it, or 0 once that region was deregistered.
+ * This is how a receiver learns that memory it was told about is gone, even where the data path itself
+ * would still read it (UCX shared-memory or emulated GETs do not check keys; a shared-memory mapping
+ * outlives its publisher). The memory is the caller's (ucx allocates it through UCX, shm in a shared file);
+ * closing zeroes it.
  */
-final class RegionDirectory implements AutoCloseable {
+public final class RegionDirectory implements AutoCloseable {
   private final MemorySegment slots;
   private final BitSet used = new BitSet();
   private final int capacity;
 
   /** A directory over {@code slots}, one 8-byte slot per region; starts empty. */
-  RegionDirectory(MemorySegment slots) {
+  public RegionDirectory(MemorySegment slots) {
     this.slots = slots;
     this.capacity = (int) (slots.byteSize() / Long.BYTES);
     slots.fill((byte) 0);
   }
 
   /** Bytes a directory of {@code capacity} slots needs. */
-  static long bytesFor(int capacity) {
+  public static long bytesFor(int capacity) {
     return (long) capacity * Long.BYTES;
   }
 
-  MemorySegment segment() {
+  public MemorySegment segment() {
     return slots;
   }
 
-  int capacity() {
+  public int capacity() {
     return capacity;
   }
 
   /** A fresh non-zero cookie, so a reused slot never matches a region that used it before. */
-  static long newCookie() {
+  public static long newCookie() {
     return ThreadLocalRandom.current().nextLong() | 1L;
   }
 
   /** Claims a free slot and publishes {@code cookie} in it; returns -1 when the directory is full. */
-  synchronized int claim(long cookie) {
+  public synchronized int claim(long cookie) {
     int slot = used.nextClearBit(0);
     if (slot >= capacity) {
       return -1;
@@ -55,13 +55,13 @@ final class RegionDirectory implements AutoCloseable {
   }
 
   /** Marks the slot's region as gone (before UCX forgets its registration). */
-  synchronized void release(int slot) {
+  public synchronized void release(int slot) {
     slots.setAtIndex(ValueLayout.JAVA_LONG, slot, 0L);
     used.clear(slot);
   }
 
   /** Whether a directory image read from a peer still lists {@code cookie} in {@code slot}. */
-  static boolean isLive(MemorySegment image, int slot, long cookie) {
+  public static boolean isLive(MemorySegment image, int slot, long cookie) {
     return image.getAtIndex(ValueLayout.JAVA_LONG, slot) == cookie;
   }
 

@@ -1,8 +1,9 @@
-package dev.mx.transport.ucx.tool;
+package dev.mx.transport.testsuite.tool;
 
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.transport.ucx.UcxTransportProvider;
+import dev.mx.api.transport.RoutingTransport;
+import dev.mx.api.transport.TransportProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -17,15 +18,15 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them with a ucx
- * endpoint and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region, a
+ * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them with an
+ * endpoint of {@code --transport} ({@code ucx} by default; {@code auto} routes over every available one) and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region, a
  * {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves reads until
  * its stdin closes (so it never outlives the process that started it), then closes the endpoint and exits 0.
  * Regions of {@code --regions} are this process's memory, registered ({@code registered}); regions of
  * {@code --allocated} come from {@link Transport#allocate} ({@code allocated}) and follow them in index order.
  *
  * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--allocated 64m,...]
- * [--property KEY=VALUE]...}
+ * [--property KEY=VALUE]... [--transport NAME]}
  */
 public final class PatternPublisher {
   /** Prefix of every line this process prints for its parent. */
@@ -39,10 +40,12 @@ public final class PatternPublisher {
     List<Long> sizes = new ArrayList<>();
     List<Long> allocated = new ArrayList<>();
     Map<String, String> properties = new LinkedHashMap<>();
+    String transportName = "ucx";
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
         case "--session" -> session = require(args[i], value);
+        case "--transport" -> transportName = require(args[i], value);
         case "--seed" -> seed = Long.parseLong(require(args[i], value));
         case "--regions" -> {
           for (String s : require(args[i], value).split(",")) {
@@ -72,8 +75,7 @@ public final class PatternPublisher {
     PrintStream out = System.out;
     Pattern pattern = new Pattern(seed);
     try (Arena arena = Arena.ofShared();
-        Transport transport = new UcxTransportProvider().create(
-            new TransportConfig(session, Duration.ofSeconds(120), properties))) {
+        Transport transport = open(transportName, new TransportConfig(session, Duration.ofSeconds(120), properties))) {
       int index = 0;
       for (long size : sizes) {
         MemorySegment region = arena.allocate(size, 4096);
@@ -91,6 +93,11 @@ public final class PatternPublisher {
       out.flush();
       drain(System.in);
     }
+  }
+
+  /** {@code auto}: a routing endpoint over every available transport; otherwise the one named. */
+  static Transport open(String name, TransportConfig config) {
+    return name.equals("auto") ? RoutingTransport.open(config) : TransportProvider.registry().select(name).create(config);
   }
 
   private static void drain(InputStream in) throws IOException {
