@@ -183,9 +183,22 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   private static List<PullSegment> dim0Partition(SourceGeometry geo) {
+    List<PullSegment> out = new ArrayList<>(geo.shards.length);
+    String gap = dim0Partition(geo, out);
+    if (gap != null) {
+      throw new UnsupportedReshardException(geo.name, gap);
+    }
+    return out;
+  }
+
+  /**
+   * Appends the dim-0 partition's segments to {@code out} and returns null, or returns why the shards are no
+   * such partition (without throwing: shard bounding asks this of every source).
+   */
+  static String dim0Partition(SourceGeometry geo, List<PullSegment> out) {
     String name = geo.name;
     if (geo.rank == 0) {
-      throw new UnsupportedReshardException(name, "a scalar source cannot be pulled as a dim-0 partition");
+      return "a scalar source cannot be pulled as a dim-0 partition";
     }
     long trailing = 1;
     for (int d = 1; d < geo.rank; d++) {
@@ -199,32 +212,30 @@ public final class ReshardPlanner implements PlanBuilder {
       Arrays.sort(order, Comparator.comparingLong(i -> geo.lo[i][0]));
     }
     int elsize = geo.info.elsize();
-    List<PullSegment> out = new ArrayList<>(order.length);
     long nextRow = 0;
     for (int i : order) {
       Shard s = geo.shards[i];
       for (int d = 1; d < geo.rank; d++) {
         if (geo.lo[i][d] != 0 || geo.hi[i][d] != geo.global[d]) {
-          throw new UnsupportedReshardException(name, "shard #" + i + " (session '" + s.session() + "', offset "
+          return "shard #" + i + " (session '" + s.session() + "', offset "
               + Arrays.toString(geo.lo[i]) + ", shape " + s.shape() + ") does not span dim " + d
-              + " of the global shape " + geo.info.globalShape() + ": the shards are no dim-0 partition");
+              + " of the global shape " + geo.info.globalShape() + ": the shards are no dim-0 partition";
         }
       }
       long row = geo.lo[i][0];
       if (row != nextRow) {
-        throw new UnsupportedReshardException(name, "shard #" + i + " (session '" + s.session() + "') starts at row "
+        return "shard #" + i + " (session '" + s.session() + "') starts at row "
             + row + " where row " + nextRow + " was expected: the shards "
-            + (row < nextRow ? "overlap (an undeduplicated replica?)" : "leave a gap") + ", no dim-0 partition");
+            + (row < nextRow ? "overlap (an undeduplicated replica?)" : "leave a gap") + ", no dim-0 partition";
       }
       long rows = geo.hi[i][0] - row;
       out.add(new PullSegment(s.session(), s.addr(), name, row * trailing * elsize, rows * trailing * elsize));
       nextRow += rows;
     }
     if (nextRow != geo.global[0]) {
-      throw new UnsupportedReshardException(name, "the shards cover rows 0.." + nextRow + " of "
-          + geo.global[0] + ": no complete dim-0 partition");
+      return "the shards cover rows 0.." + nextRow + " of " + geo.global[0] + ": no complete dim-0 partition";
     }
-    return out;
+    return null;
   }
 
   /** An identity copy of the whole source into a contiguous staging buffer (any shard layout). */

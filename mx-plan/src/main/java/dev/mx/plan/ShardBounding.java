@@ -100,11 +100,11 @@ final class ShardBounding {
 
     // Whole-source full pull: ModelExpress's dim-0 partition; for copies that are no box, an identity pull over
     // any layout (otherwise staging every shard always costs less than that).
-    List<PullSegment> fullSegs = null;
+    List<PullSegment> fullSegs = new ArrayList<>(k);
     String fullReject = null;
-    try {
-      fullSegs = ReshardPlanner.fullPullSegments(name, geo.info);
-    } catch (UnsupportedReshardException notAPartition) {
+    String notAPartition = ReshardPlanner.dim0Partition(geo, fullSegs);
+    if (notAPartition != null) {
+      fullSegs = null;
       if (forced) {
         try {
           long n = ReshardPlanner.identityPullCount(geo);
@@ -115,10 +115,10 @@ final class ShardBounding {
             fullSegs = ReshardPlanner.identityPullSegments(geo);
           }
         } catch (UnsupportedReshardException holes) {
-          fullReject = notAPartition.reason() + "; " + holes.reason();
+          fullReject = notAPartition + "; " + holes.reason();
         }
       } else {
-        fullReject = notAPartition.reason();
+        fullReject = notAPartition;
       }
     }
     long fullDesc = fullSegs == null ? geo.shards.length : fullSegs.size();
