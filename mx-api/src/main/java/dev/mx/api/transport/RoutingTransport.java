@@ -115,6 +115,21 @@ public final class RoutingTransport implements Transport {
     return sb.toString();
   }
 
+  /**
+   * The dearest per-descriptor costs among the routed transports: a plan is made before its peers are
+   * routed, so it assumes the slowest route (which favours fewer, larger reads — harmless on a fast one).
+   */
+  @Override
+  public TransportCosts costs() {
+    TransportCosts worst = transports.getFirst().costs();
+    for (Transport t : transports) {
+      if (t.costs().descriptorSeconds() > worst.descriptorSeconds()) {
+        worst = t.costs();
+      }
+    }
+    return worst;
+  }
+
   @Override
   public String localSession() {
     return config.session();
