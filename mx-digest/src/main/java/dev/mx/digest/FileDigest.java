@@ -1,0 +1,116 @@
+package dev.mx.digest;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The shard digest of a file's bytes, read with plain reads into one reused off-heap chunk rather than
+ * mapped. A mapping of a file that another process truncates kills the JVM with SIGBUS on the next access;
+ * a read just comes back short, which becomes an {@link IOException} naming the file. Reading also works for
+ * what cannot be mapped or has no size: pipes, FIFOs, {@code /dev/stdin}, procfs files.
+ *
+ * <p>Each chunk is digested on up to {@code threads} threads like {@link ShardDigest#digest(MemorySegment,
+ * int)}; the result equals {@link ShardDigest#digest(MemorySegment)} of the whole content.
+ */
+public final class FileDigest {
+
+  /** Bytes read per chunk: large enough that a chunk splits well across threads, small enough to stay cheap. */
+  public static final int CHUNK_BYTES = 16 << 20;
+
+  private FileDigest() {}
+
+  /**
+   * The digest of the file at {@code path}: a regular file by positional reads of the size it has when
+   * opened, anything else (and a "regular" file of size 0, as procfs reports) streamed to its end.
+   *
+   * @throws IOException naming the file when it cannot be read, or shrinks while it is read
+   */
+  public static String digest(Path path, int threads) throws IOException {
+    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+      long size = channel.size();
+      // procfs and sysfs files are "regular" with size 0 but have content: stream those too.
+      if (Files.isRegularFile(path) && size > 0) {
+        return digestRange(channel, path.toString(), 0, size, threads);
+      }
+      return digestStream(channel, threads);
+    }
+  }
+
+  /**
+   * The digest of {@code length} bytes of {@code channel} from {@code offset}.
+   *
+   * @param name the file name for messages
+   * @throws EOFException naming the file when it ends before {@code offset + length} (it was truncated)
+   */
+  public static String digestRange(FileChannel channel, String name, long offset, long length, int threads)
+      throws IOException {
+    if (offset < 0 || length < 0) {
+      throw new IllegalArgumentException(name + ": negative offset " + offset + " or length " + length);
+    }
+    StreamingDigest digest = new StreamingDigest();
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment chunk = arena.allocate(Math.min(CHUNK_BYTES, Math.max(length, 1)), 4096);
+      ByteBuffer buffer = chunk.asByteBuffer();
+      long done = 0;
+      while (done < length) {
+        int want = (int) Math.min(chunk.byteSize(), length - done);
+        buffer.clear().limit(want);
+        while (buffer.hasRemaining()) {
+          int n = channel.read(buffer, offset + done + buffer.position());
+          if (n < 0) {
+            throw new EOFException(name + ": file shrank while being read: expected " + length + " bytes from "
+                + "offset " + offset + " but it ends after " + (done + buffer.position()) + " of them");
+          }
+        }
+        update(digest, chunk.asSlice(0, want), threads);
+        done += want;
+      }
+    }
+    return digest.digest();
+  }
+
+  /** The digest of everything {@code in} delivers until its end (a pipe, a FIFO, standard input). */
+  public static String digestStream(ReadableByteChannel in, int threads) throws IOException {
+    StreamingDigest digest = new StreamingDigest();
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment chunk = arena.allocate(CHUNK_BYTES, 4096);
+      ByteBuffer buffer = chunk.asByteBuffer();
+      boolean end = false;
+      while (!end) {
+        buffer.clear();
+        while (buffer.hasRemaining()) {
+          if (in.read(buffer) < 0) {
+            end = true;
+            break;
+          }
+        }
+        if (buffer.position() > 0) {
+          update(digest, chunk.asSlice(0, buffer.position()), threads);
+        }
+      }
+    }
+    return digest.digest();
+  }
+
+  private static void update(StreamingDigest digest, MemorySegment bytes, int threads) {
+    if (threads < 0) {
+      throw new IllegalArgumentException("threads must be 0 (all processors) or positive, got " + threads);
+    }
+    int wanted = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
+    long rows = bytes.byteSize() / ShardDigest.ROW_BYTES;
+    int tasks = (int) Math.min(wanted, Math.max(1, rows / ShardDigest.MIN_ROWS_PER_THREAD));
+    if (tasks <= 1) {
+      digest.update(bytes);
+    } else {
+      digest.update(bytes, ParallelRows.pool(), tasks);
+    }
+  }
+}
