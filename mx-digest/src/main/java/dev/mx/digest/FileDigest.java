@@ -2,6 +2,7 @@ package dev.mx.digest;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -10,6 +11,8 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The shard digest of a file's bytes, read with plain reads into one reused off-heap chunk rather than
@@ -56,25 +59,63 @@ public final class FileDigest {
       throw new IllegalArgumentException(name + ": negative offset " + offset + " or length " + length);
     }
     StreamingDigest digest = new StreamingDigest();
+    long chunkBytes = Math.min(CHUNK_BYTES, Math.max(length, 1));
+    // Two chunks: the next one is read on another thread while this one is digested.
     try (Arena arena = Arena.ofShared()) {
-      MemorySegment chunk = arena.allocate(Math.min(CHUNK_BYTES, Math.max(length, 1)), 4096);
-      ByteBuffer buffer = chunk.asByteBuffer();
-      long done = 0;
-      while (done < length) {
-        int want = (int) Math.min(chunk.byteSize(), length - done);
-        buffer.clear().limit(want);
-        while (buffer.hasRemaining()) {
-          int n = channel.read(buffer, offset + done + buffer.position());
-          if (n < 0) {
-            throw new EOFException(name + ": file shrank while being read: expected " + length + " bytes from "
-                + "offset " + offset + " but it ends after " + (done + buffer.position()) + " of them");
-          }
+      MemorySegment[] chunks = {arena.allocate(chunkBytes, 4096), arena.allocate(chunkBytes, 4096)};
+      CompletableFuture<Integer> pending = length == 0 ? null
+          : readAsync(channel, name, chunks[0], offset, (int) Math.min(chunkBytes, length), length, 0);
+      try {
+        long done = 0;
+        int current = 0;
+        while (done < length) {
+          int n = join(pending);
+          long next = done + n;
+          pending = next < length
+              ? readAsync(channel, name, chunks[1 - current], offset + next, (int) Math.min(chunkBytes, length - next),
+                  length, next)
+              : null;
+          update(digest, chunks[current].asSlice(0, n), threads);
+          done = next;
+          current = 1 - current;
         }
-        update(digest, chunk.asSlice(0, want), threads);
-        done += want;
+      } finally {
+        if (pending != null) {
+          // Never free a chunk a read is still filling.
+          pending.handle((n, e) -> n).join();
+        }
       }
     }
     return digest.digest();
+  }
+
+  private static CompletableFuture<Integer> readAsync(FileChannel channel, String name, MemorySegment chunk,
+      long position, int want, long length, long done) {
+    return CompletableFuture.supplyAsync(() -> {
+      ByteBuffer buffer = chunk.asByteBuffer().limit(want);
+      try {
+        while (buffer.hasRemaining()) {
+          if (channel.read(buffer, position + buffer.position()) < 0) {
+            throw new EOFException(name + ": file shrank while being read: expected " + length + " bytes but it "
+                + "ends after " + (done + buffer.position()) + " of them");
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return want;
+    }, ParallelRows.pool());
+  }
+
+  private static int join(CompletableFuture<Integer> read) throws IOException {
+    try {
+      return read.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof UncheckedIOException u) {
+        throw u.getCause();
+      }
+      throw e;
+    }
   }
 
   /** The digest of everything {@code in} delivers until its end (a pipe, a FIFO, standard input). */

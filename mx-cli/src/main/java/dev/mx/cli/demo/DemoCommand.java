@@ -127,6 +127,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         }
         installedStep = s;
       }
+      progress.step(steps, steps, "done");
       progress.done();
     } catch (Exception e) {
       progress.done();
@@ -138,7 +139,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           writeDump(pool, receivers, report, Duration.ofMinutes(5));
         }
       } catch (Exception e) {
-        report.fail("dump to " + dump + " failed: " + e.getMessage());
+        report.fail("dump to " + dump + " failed: "
+            + (e instanceof IOException io ? dev.mx.cli.IoErrors.reason(io, dump) : e.getMessage()));
       }
       pool.shutdownNow();
       closeAll(receivers, trainers, tmp);
@@ -375,7 +377,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       int width = 20;
       int filled = (int) Math.round(width * (double) step / total);
       String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
-      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, step + 1, total, what);
+      // step == total is the finished run: a full bar, "step N/N".
+      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
       if (terminal) {
         err.print("\r\033[K" + line);
         err.flush();
@@ -397,6 +400,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     final Map<String, Object> run;
     final List<Map<String, Object>> steps = new ArrayList<>();
     double baselineGbps;
+    /** The command the header names ({@code mx receive} reuses this report). */
+    String command = "mx demo";
     boolean ok = true;
     String error;
     long lastStep = -1;
@@ -444,16 +449,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       Map<String, Object> r = new LinkedHashMap<>(run);
       r.put("last_step", lastStep);
       doc.put("run", r);
-      doc.put("baseline_gbps", baselineGbps);
+      doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
       doc.put("steps", steps);
       return doc;
     }
 
     void printTables(PrintWriter out) {
-      out.println("mx demo: " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
+      out.println(command + ": " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
           + run.get("inference") + ", " + run.get("trainer_dtype") + " -> " + run.get("inference_dtype")
           + ", transport " + run.get("transport") + ", wire " + run.get("wire"));
-      out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+      if (baselineGbps > 0) {
+        out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+      }
       Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
           "VS COPY", "E2E S", "VERIFIED", "UNVERIFIABLE", "COVERAGE");
       long totalBytes = 0;
