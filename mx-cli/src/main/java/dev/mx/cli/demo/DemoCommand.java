@@ -68,6 +68,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** Set by the shutdown hook: failures after it are the signal's doing, not the workers'. */
+  private volatile boolean signalled;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -86,7 +89,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Path tmp = Files.createTempDirectory("mx-demo-");
     List<WorkerHandle> trainers = new ArrayList<>();
     List<WorkerHandle> receivers = new ArrayList<>();
-    Thread cleanup = new Thread(() -> closeAll(receivers, trainers, tmp), "mx-demo-cleanup");
+    Thread cleanup = new Thread(() -> {
+      // SIGTERM or Ctrl-C: stop the child JVMs at once (a busy child would not read "exit"), then clean up.
+      signalled = true;
+      progress.done();
+      System.err.println("mx demo: stopped by a signal: stopping the workers and removing " + tmp);
+      for (WorkerHandle w : concat(receivers, trainers)) {
+        if (w instanceof ChildWorker) {
+          w.kill();
+        }
+      }
+      closeAll(receivers, trainers, tmp);
+    }, "mx-demo-cleanup");
     Runtime.getRuntime().addShutdownHook(cleanup);
     ExecutorService pool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "mx-demo-call");
@@ -131,7 +145,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       progress.done();
     } catch (Exception e) {
       progress.done();
-      report.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+      report.fail(signalled ? "stopped by a signal" : e.getMessage() == null ? e.toString() : e.getMessage());
     } finally {
       report.lastStep = installedStep;
       try {
@@ -156,7 +170,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       report.printTables(out);
     }
     if (!report.ok) {
-      spec.commandLine().getErr().println("mx demo: error: " + report.error);
+      if (!signalled) {
+        spec.commandLine().getErr().println("mx demo: error: " + report.error);
+      }
       return 1;
     }
     return 0;
@@ -320,6 +336,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
   }
 
+  private static List<WorkerHandle> concat(List<WorkerHandle> a, List<WorkerHandle> b) {
+    List<WorkerHandle> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+
   private static void closeAll(List<WorkerHandle> receivers, List<WorkerHandle> trainers, Path tmp) {
     // Receivers first: they read from the trainers' memory.
     for (List<WorkerHandle> group : List.of(receivers, trainers)) {
@@ -333,8 +355,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
     try (Stream<Path> walk = Files.walk(tmp)) {
       walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // Already gone.
+    } catch (IOException | java.io.UncheckedIOException ignored) {
+      // Already gone (the shutdown hook and the main thread may both be deleting it).
     }
   }
 
