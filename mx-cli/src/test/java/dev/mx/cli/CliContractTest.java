@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,25 +27,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 class CliContractTest {
 
   @TempDir Path dir;
-
-  private record Result(int code, String out, String err) {}
-
-  /** {@link Main#execute} with stdout and stderr captured. */
-  private static synchronized Result exec(String... args) {
-    PrintStream out = System.out;
-    PrintStream err = System.err;
-    ByteArrayOutputStream o = new ByteArrayOutputStream();
-    ByteArrayOutputStream e = new ByteArrayOutputStream();
-    try {
-      System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-      int code = Main.execute(args);
-      return new Result(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setOut(out);
-      System.setErr(err);
-    }
-  }
 
   @ParameterizedTest(name = "mx {0}")
   @CsvSource(delimiter = '|', value = {
@@ -79,7 +56,7 @@ class CliContractTest {
       "nosuchcommand                                      | mx          | Unmatched argument",
   })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {
-    Result r = exec(args.split(" "));
+    CliProcess.Run r = CliProcess.inProcess(args.split(" "));
     assertEquals(2, r.code(), r.err());
     List<String> lines = r.err().lines().toList();
     assertEquals(1, lines.size(), "one line, got:\n" + r.err());
@@ -91,7 +68,7 @@ class CliContractTest {
 
   @Test
   void mxAloneExitsTwoWithTheUsageOnStderr() {
-    Result r = exec();
+    CliProcess.Run r = CliProcess.inProcess();
     assertEquals(2, r.code());
     assertTrue(r.err().contains("Usage: mx"), r.err());
     assertEquals("", r.out());
@@ -99,7 +76,7 @@ class CliContractTest {
 
   @Test
   void aUsageErrorUnderJsonIsAlsoAJsonDocumentOnStdout() throws Exception {
-    Result r = exec("demo", "--json", "--steps", "0");
+    CliProcess.Run r = CliProcess.inProcess("demo", "--json", "--steps", "0");
     assertEquals(2, r.code());
     JsonNode doc = Json.mapper().readTree(r.out());
     assertEquals(List.of("ok", "error"), names(doc));
@@ -110,7 +87,7 @@ class CliContractTest {
   @Test
   void dumpIntoAFileSaysItIsAFile() throws Exception {
     Path file = Files.writeString(dir.resolve("taken"), "x");
-    Result r = exec("demo", "--dump", file.toString());
+    CliProcess.Run r = CliProcess.inProcess("demo", "--dump", file.toString());
     assertEquals(2, r.code());
     assertTrue(r.err().contains("--dump '" + file + "': is a file, not a directory"), r.err());
   }
@@ -127,7 +104,7 @@ class CliContractTest {
 
   @Test
   void publishHelpListsOnlyTheOptionsATrainerUses() {
-    Result r = exec("publish", "--help");
+    CliProcess.Run r = CliProcess.inProcess("publish", "--help");
     assertEquals(0, r.code(), r.err());
     for (String receiverOnly : Usage.RECEIVER_ONLY) {
       assertFalse(r.out().contains(receiverOnly + "="), receiverOnly + " in:\n" + r.out());
@@ -142,7 +119,7 @@ class CliContractTest {
   @Test
   void jsonStaysPureWhenNativeCodeWritesToStdout() throws Exception {
     // The JVM's own class-load log is native code writing to file descriptor 1, like UCX's logs.
-    Process p = start(List.of("-Xlog:class+load=info:stdout"), "transports", "--json");
+    Process p = CliProcess.start(dir, List.of("-Xlog:class+load=info:stdout"), "transports", "--json");
     CliProcess.Run r = CliProcess.finish(dir, p, "transports", "--json");
     assertEquals(0, r.code(), r.err());
     // Classes loaded before main ran cannot be diverted; everything after is on stderr.
@@ -184,7 +161,7 @@ class CliContractTest {
   @Test
   void sigtermOnTheDemoCleansUpWithoutAStackTrace() throws Exception {
     Path tmp = Files.createDirectories(dir.resolve("tmp"));
-    Process p = start(List.of("-Djava.io.tmpdir=" + tmp), "demo", "--model", "tiny-llama", "--steps", "100000");
+    Process p = CliProcess.start(dir, List.of("-Djava.io.tmpdir=" + tmp), "demo", "--model", "tiny-llama", "--steps", "100000");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (p.isAlive() && System.nanoTime() < deadline && !Files.readString(dir.resolve("stderr.txt")).contains("starting")) {
       Thread.sleep(50);
@@ -202,17 +179,6 @@ class CliContractTest {
     try (Stream<Path> after = Files.list(tmp)) {
       assertEquals(List.of(), after.filter(f -> f.getFileName().toString().startsWith("mx-demo-")).toList());
     }
-  }
-
-  private Process start(List<String> jvmArgs, String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"));
-    command.addAll(jvmArgs);
-    command.addAll(List.of("-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        Main.class.getName()));
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command).directory(dir.toFile()).redirectError(dir.resolve("stderr.txt").toFile()).start();
   }
 
   private static List<String> names(JsonNode node) {
