@@ -1,5 +1,6 @@
 package dev.mx.api.transport;
 
+import dev.mx.api.annotation.Internal;
 import java.util.Arrays;
 import java.util.List;
 
@@ -8,6 +9,7 @@ import java.util.List;
  * holds {@code [addr, addr + n)} entirely?" in O(log n). Backends use it for the local regions a read may
  * write and the peer regions it may read.
  */
+@Internal
 public final class RegionTable {
   /** An empty table. */
   public static final RegionTable EMPTY = new RegionTable(new long[0], new long[0], new int[0]);
