@@ -92,6 +92,54 @@ public final class Casts {
     convertChunks(src, srcOffset, srcStride, from, dst, dstOffset, dstStride, to, count);
   }
 
+  /** Runs at least one vector step long go through the four-stream copy (64 B runs: 0.73 vs 0.52 of a bulk copy). */
+  private static final long MIN_STREAM_RUN = 64;
+  /** A single run at least this long is copied as four quarter streams. */
+  private static final long MIN_SPLIT_RUN = 256L << 10;
+
+  /**
+   * Copies {@code runs} byte runs of {@code runBytes} each: run {@code r} from {@code srcOffset + r *
+   * srcRunStride} of {@code src} to {@code dstOffset + r * dstRunStride} of {@code dst} (a same-type
+   * re-slice: the cast that is a copy). With the Vector API kernel, native segments that do not overlap
+   * are copied four runs at a time (a long single run as four quarters), which keeps more memory traffic
+   * in flight than one {@link MemorySegment#copy} per run; otherwise one bulk copy per run. Bounds are
+   * checked on every access by {@link MemorySegment}.
+   */
+  public static void copyRuns(MemorySegment src, long srcOffset, long srcRunStride, MemorySegment dst, long dstOffset,
+      long dstRunStride, long runBytes, long runs) {
+    if (runs <= 0 || runBytes <= 0) {
+      return;
+    }
+    if (CastKernels.VECTOR && runBytes >= MIN_STREAM_RUN && (runs >= 4 || runBytes >= MIN_SPLIT_RUN)
+        && disjointNative(src, dst)) {
+      if (runs >= 4) {
+        VectorCopy.copyRuns(src, srcOffset, srcRunStride, dst, dstOffset, dstRunStride, runBytes, runs);
+        return;
+      }
+      long quarter = (runBytes / 4) & -VectorCopy.STEP;
+      for (long r = 0; r < runs; r++) {
+        long so = srcOffset + r * srcRunStride;
+        long d0 = dstOffset + r * dstRunStride;
+        VectorCopy.copyRuns(src, so, quarter, dst, d0, quarter, quarter, 4);
+        MemorySegment.copy(src, so + 4 * quarter, dst, d0 + 4 * quarter, runBytes - 4 * quarter);
+      }
+      return;
+    }
+    for (long r = 0; r < runs; r++) {
+      MemorySegment.copy(src, srcOffset + r * srcRunStride, dst, dstOffset + r * dstRunStride, runBytes);
+    }
+  }
+
+  /** Whether both segments are native and their address ranges do not meet (so copy order cannot matter). */
+  private static boolean disjointNative(MemorySegment a, MemorySegment b) {
+    if (!a.isNative() || !b.isNative()) {
+      return false;
+    }
+    long a0 = a.address();
+    long b0 = b.address();
+    return a0 + a.byteSize() <= b0 || b0 + b.byteSize() <= a0;
+  }
+
   /** Whether contiguous casts run on the Vector API kernel; {@link #vectorUnavailabilityCause()} says why not. */
   public static boolean vectorized() {
     return CastKernels.VECTOR;
