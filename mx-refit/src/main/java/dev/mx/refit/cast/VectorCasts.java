@@ -21,8 +21,6 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class VectorCasts {
   private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_PREFERRED;
-  private static final VectorSpecies<Float> FLOATS =
-      VectorSpecies.of(float.class, VectorShape.forBitSize(INTS.vectorBitSize()));
   private static final VectorSpecies<Short> SHORTS =
       VectorSpecies.of(short.class, VectorShape.forBitSize(INTS.vectorBitSize() / 2));
   private static final VectorSpecies<Byte> BYTES =
@@ -31,6 +29,7 @@ final class VectorCasts {
   static final int LANES = INTS.length();
 
   private VectorCasts() {}
+
 
   /** Whether this machine has the shapes the kernel needs: int vectors of 256 bits or more (bytes of 64+). */
   static boolean supported() {
@@ -58,8 +57,6 @@ final class VectorCasts {
     if (m == 0) {
       return 0;
     }
-    // One small method per pair: each compiles on its own with every vector op inlined, whatever other
-    // pairs ran before (one method holding all loops lost its inlining and ran 4x slower).
     switch (from) {
       case F32 -> {
         switch (to) {
@@ -111,253 +108,438 @@ final class VectorCasts {
     return m;
   }
 
+  private static IllegalArgumentException unhandled(DType from, DType to) {
+    return new IllegalArgumentException("the vector cast kernel has no " + from + " -> " + to + " loop");
+  }
+
+  // One loop per pair with decode and encode written out in it, on purpose: shared helper methods get
+  // compiled on their own while the first pairs run, and C2 then no longer inlines them into the loops of
+  // later pairs (their compiled code is over InlineSmallCode), so every vector crosses a call boxed. That
+  // measured 2x slower for half of the pairs in one JVM; spelled out, each loop compiles whole.
+
   private static void f32ToBf16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toBf16(fromF32(src, so + 4 * i), dst, d0 + 2 * i);
+      IntVector b = IntVector.fromMemorySegment(INTS, src, so + 4 * i, LE);
+      // Round to nearest even: add 0x7fff plus the kept LSB; any NaN becomes the quiet NaN.
+      IntVector o = b.add(b.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)
+          .lanewise(VectorOperators.LSHR, 16);
+      o = o.blend(0x7fc0, b.and(0x7fff_ffff).compare(VectorOperators.GT, 0x7f80_0000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void f32ToF16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF16(fromF32(src, so + 4 * i), dst, d0 + 2 * i);
+      IntVector b = IntVector.fromMemorySegment(INTS, src, so + 4 * i, LE);
+      IntVector a = b.and(0x7fff_ffff);
+      // Normal: rebias (127 - 15), round the 13 dropped bits to nearest even; a carry moves into the exponent.
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff)
+          .lanewise(VectorOperators.LSHR, 13);
+      // Below 2^-14: adding 0.5f (ulp 2^-24, the smallest subnormal) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0.5f).viewAsIntegralLanes())
+          .sub(0x3f00_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From halfway past the largest finite value (65520) up: infinity. NaN: quiet, top payload bits kept.
+      o = o.blend(0x7c00, a.compare(VectorOperators.GE, 0x477f_f000));
+      IntVector nan = a.lanewise(VectorOperators.LSHR, 13).and(0x3ff).or(0x7e00);
+      o = o.blend(nan, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void f32ToE4m3(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE4m3(fromF32(src, so + 4 * i), dst, d0 + i);
+      IntVector b = IntVector.fromMemorySegment(INTS, src, so + 4 * i, LE);
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(120 << 23).add(a.lanewise(VectorOperators.LSHR, 20).and(1)).add(0x7_ffff)
+          .lanewise(VectorOperators.LSHR, 20);
+      // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+          .sub(0x4680_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3c80_0000));
+      // Past 464 (the tie above 448 rounds to even 448), infinity and NaN: the NaN code.
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x43e8_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void f32ToE5m2(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE5m2(fromF32(src, so + 4 * i), dst, d0 + i);
+      IntVector b = IntVector.fromMemorySegment(INTS, src, so + 4 * i, LE);
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 21).and(1)).add(0xf_ffff)
+          .lanewise(VectorOperators.LSHR, 21);
+      // Below 2^-14: adding 2^7 (ulp 2^-16) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p7f).viewAsIntegralLanes())
+          .sub(0x4300_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From 61440 (the tie above 57344 rounds up) to infinity: infinity. NaN: the NaN code.
+      o = o.blend(0x7c, a.compare(VectorOperators.GE, 0x4770_0000));
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void bf16ToF32(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF32(fromBf16(src, so + 2 * i), dst, d0 + 4 * i);
+      // S2I sign-extends; the extension shifts out.
+      IntVector b = ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16);
+      b.intoMemorySegment(dst, d0 + 4 * i, LE);
     }
   }
 
   private static void bf16ToF16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF16(fromBf16(src, so + 2 * i), dst, d0 + 2 * i);
+      // S2I sign-extends; the extension shifts out.
+      IntVector b = ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16);
+      IntVector a = b.and(0x7fff_ffff);
+      // Normal: rebias (127 - 15), round the 13 dropped bits to nearest even; a carry moves into the exponent.
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff)
+          .lanewise(VectorOperators.LSHR, 13);
+      // Below 2^-14: adding 0.5f (ulp 2^-24, the smallest subnormal) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0.5f).viewAsIntegralLanes())
+          .sub(0x3f00_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From halfway past the largest finite value (65520) up: infinity. NaN: quiet, top payload bits kept.
+      o = o.blend(0x7c00, a.compare(VectorOperators.GE, 0x477f_f000));
+      IntVector nan = a.lanewise(VectorOperators.LSHR, 13).and(0x3ff).or(0x7e00);
+      o = o.blend(nan, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void bf16ToE4m3(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE4m3(fromBf16(src, so + 2 * i), dst, d0 + i);
+      // S2I sign-extends; the extension shifts out.
+      IntVector b = ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16);
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(120 << 23).add(a.lanewise(VectorOperators.LSHR, 20).and(1)).add(0x7_ffff)
+          .lanewise(VectorOperators.LSHR, 20);
+      // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+          .sub(0x4680_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3c80_0000));
+      // Past 464 (the tie above 448 rounds to even 448), infinity and NaN: the NaN code.
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x43e8_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void bf16ToE5m2(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE5m2(fromBf16(src, so + 2 * i), dst, d0 + i);
+      // S2I sign-extends; the extension shifts out.
+      IntVector b = ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16);
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 21).and(1)).add(0xf_ffff)
+          .lanewise(VectorOperators.LSHR, 21);
+      // Below 2^-14: adding 2^7 (ulp 2^-16) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p7f).viewAsIntegralLanes())
+          .sub(0x4300_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From 61440 (the tie above 57344 rounds up) to infinity: infinity. NaN: the NaN code.
+      o = o.blend(0x7c, a.compare(VectorOperators.GE, 0x4770_0000));
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void f16ToF32(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF32(fromF16(src, so + 2 * i), dst, d0 + 4 * i);
+      IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0);
+      IntVector habs = h.lanewise(VectorOperators.LSHL, 13).and(0x0fff_e000);
+      IntVector b = habs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14 (exact, no f32 subnormal involved).
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), habs.compare(VectorOperators.LT, 0x0080_0000));
+      // All-ones exponent: infinity, or NaN made quiet with its payload kept (as F16C does).
+      b = b.blend(habs.or(0x7f80_0000), habs.compare(VectorOperators.GE, 0x0f80_0000));
+      b = b.blend(habs.or(0x7fc0_0000), habs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
+      b.intoMemorySegment(dst, d0 + 4 * i, LE);
     }
   }
 
   private static void f16ToBf16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toBf16(fromF16(src, so + 2 * i), dst, d0 + 2 * i);
+      IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0);
+      IntVector habs = h.lanewise(VectorOperators.LSHL, 13).and(0x0fff_e000);
+      IntVector b = habs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14 (exact, no f32 subnormal involved).
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), habs.compare(VectorOperators.LT, 0x0080_0000));
+      // All-ones exponent: infinity, or NaN made quiet with its payload kept (as F16C does).
+      b = b.blend(habs.or(0x7f80_0000), habs.compare(VectorOperators.GE, 0x0f80_0000));
+      b = b.blend(habs.or(0x7fc0_0000), habs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
+      // Round to nearest even: add 0x7fff plus the kept LSB; any NaN becomes the quiet NaN.
+      IntVector o = b.add(b.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)
+          .lanewise(VectorOperators.LSHR, 16);
+      o = o.blend(0x7fc0, b.and(0x7fff_ffff).compare(VectorOperators.GT, 0x7f80_0000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void f16ToE4m3(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE4m3(fromF16(src, so + 2 * i), dst, d0 + i);
+      IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0);
+      IntVector habs = h.lanewise(VectorOperators.LSHL, 13).and(0x0fff_e000);
+      IntVector b = habs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14 (exact, no f32 subnormal involved).
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), habs.compare(VectorOperators.LT, 0x0080_0000));
+      // All-ones exponent: infinity, or NaN made quiet with its payload kept (as F16C does).
+      b = b.blend(habs.or(0x7f80_0000), habs.compare(VectorOperators.GE, 0x0f80_0000));
+      b = b.blend(habs.or(0x7fc0_0000), habs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(120 << 23).add(a.lanewise(VectorOperators.LSHR, 20).and(1)).add(0x7_ffff)
+          .lanewise(VectorOperators.LSHR, 20);
+      // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+          .sub(0x4680_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3c80_0000));
+      // Past 464 (the tie above 448 rounds to even 448), infinity and NaN: the NaN code.
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x43e8_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void f16ToE5m2(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE5m2(fromF16(src, so + 2 * i), dst, d0 + i);
+      IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, src, so + 2 * i, LE)
+          .convertShape(VectorOperators.S2I, INTS, 0);
+      IntVector habs = h.lanewise(VectorOperators.LSHL, 13).and(0x0fff_e000);
+      IntVector b = habs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14 (exact, no f32 subnormal involved).
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), habs.compare(VectorOperators.LT, 0x0080_0000));
+      // All-ones exponent: infinity, or NaN made quiet with its payload kept (as F16C does).
+      b = b.blend(habs.or(0x7f80_0000), habs.compare(VectorOperators.GE, 0x0f80_0000));
+      b = b.blend(habs.or(0x7fc0_0000), habs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 21).and(1)).add(0xf_ffff)
+          .lanewise(VectorOperators.LSHR, 21);
+      // Below 2^-14: adding 2^7 (ulp 2^-16) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p7f).viewAsIntegralLanes())
+          .sub(0x4300_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From 61440 (the tie above 57344 rounds up) to infinity: infinity. NaN: the NaN code.
+      o = o.blend(0x7c, a.compare(VectorOperators.GE, 0x4770_0000));
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void e4m3ToF32(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF32(fromE4m3(src, so + i), dst, d0 + 4 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
+      IntVector b = cabs.add(120 << 23);
+      // Subnormal: read as 2^-6 * (1 + m), then subtract 2^-6.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-6f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.1111.111 is NaN (e4m3fn has no infinity).
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.EQ, 0x07f0_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      b.intoMemorySegment(dst, d0 + 4 * i, LE);
     }
   }
 
   private static void e4m3ToBf16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toBf16(fromE4m3(src, so + i), dst, d0 + 2 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
+      IntVector b = cabs.add(120 << 23);
+      // Subnormal: read as 2^-6 * (1 + m), then subtract 2^-6.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-6f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.1111.111 is NaN (e4m3fn has no infinity).
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.EQ, 0x07f0_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      // fp8 values are exact in bf16: no rounding; any NaN becomes the quiet NaN.
+      IntVector o = b.lanewise(VectorOperators.LSHR, 16);
+      o = o.blend(0x7fc0, b.and(0x7fff_ffff).compare(VectorOperators.GT, 0x7f80_0000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void e4m3ToF16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF16(fromE4m3(src, so + i), dst, d0 + 2 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
+      IntVector b = cabs.add(120 << 23);
+      // Subnormal: read as 2^-6 * (1 + m), then subtract 2^-6.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-6f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.1111.111 is NaN (e4m3fn has no infinity).
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.EQ, 0x07f0_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      IntVector a = b.and(0x7fff_ffff);
+      // Normal: rebias (127 - 15), round the 13 dropped bits to nearest even; a carry moves into the exponent.
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff)
+          .lanewise(VectorOperators.LSHR, 13);
+      // Below 2^-14: adding 0.5f (ulp 2^-24, the smallest subnormal) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0.5f).viewAsIntegralLanes())
+          .sub(0x3f00_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From halfway past the largest finite value (65520) up: infinity. NaN: quiet, top payload bits kept.
+      o = o.blend(0x7c00, a.compare(VectorOperators.GE, 0x477f_f000));
+      IntVector nan = a.lanewise(VectorOperators.LSHR, 13).and(0x3ff).or(0x7e00);
+      o = o.blend(nan, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void e4m3ToE5m2(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE5m2(fromE4m3(src, so + i), dst, d0 + i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
+      IntVector b = cabs.add(120 << 23);
+      // Subnormal: read as 2^-6 * (1 + m), then subtract 2^-6.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-6f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.1111.111 is NaN (e4m3fn has no infinity).
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.EQ, 0x07f0_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 21).and(1)).add(0xf_ffff)
+          .lanewise(VectorOperators.LSHR, 21);
+      // Below 2^-14: adding 2^7 (ulp 2^-16) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p7f).viewAsIntegralLanes())
+          .sub(0x4300_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From 61440 (the tie above 57344 rounds up) to infinity: infinity. NaN: the NaN code.
+      o = o.blend(0x7c, a.compare(VectorOperators.GE, 0x4770_0000));
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
   }
 
   private static void e5m2ToF32(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF32(fromE5m2(src, so + i), dst, d0 + 4 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 21).and(0x0fe0_0000);
+      IntVector b = cabs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
+      b = b.blend(0x7f80_0000, cabs.compare(VectorOperators.EQ, 0x0f80_0000));
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      b.intoMemorySegment(dst, d0 + 4 * i, LE);
     }
   }
 
   private static void e5m2ToBf16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toBf16(fromE5m2(src, so + i), dst, d0 + 2 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 21).and(0x0fe0_0000);
+      IntVector b = cabs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
+      b = b.blend(0x7f80_0000, cabs.compare(VectorOperators.EQ, 0x0f80_0000));
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      // fp8 values are exact in bf16: no rounding; any NaN becomes the quiet NaN.
+      IntVector o = b.lanewise(VectorOperators.LSHR, 16);
+      o = o.blend(0x7fc0, b.and(0x7fff_ffff).compare(VectorOperators.GT, 0x7f80_0000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void e5m2ToF16(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toF16(fromE5m2(src, so + i), dst, d0 + 2 * i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 21).and(0x0fe0_0000);
+      IntVector b = cabs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
+      b = b.blend(0x7f80_0000, cabs.compare(VectorOperators.EQ, 0x0f80_0000));
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      IntVector a = b.and(0x7fff_ffff);
+      // Normal: rebias (127 - 15), round the 13 dropped bits to nearest even; a carry moves into the exponent.
+      IntVector o = a.sub(112 << 23).add(a.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff)
+          .lanewise(VectorOperators.LSHR, 13);
+      // Below 2^-14: adding 0.5f (ulp 2^-24, the smallest subnormal) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0.5f).viewAsIntegralLanes())
+          .sub(0x3f00_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3880_0000));
+      // From halfway past the largest finite value (65520) up: infinity. NaN: quiet, top payload bits kept.
+      o = o.blend(0x7c00, a.compare(VectorOperators.GE, 0x477f_f000));
+      IntVector nan = a.lanewise(VectorOperators.LSHR, 13).and(0x3ff).or(0x7e00);
+      o = o.blend(nan, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+      ((ShortVector) o.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(dst, d0 + 2 * i, LE);
     }
   }
 
   private static void e5m2ToE4m3(MemorySegment src, long so, MemorySegment dst, long d0, long m) {
     for (long i = 0; i < m; i += LANES) {
-      toE4m3(fromE5m2(src, so + i), dst, d0 + i);
+      IntVector code = (IntVector) ByteVector.fromMemorySegment(BYTES, src, so + i, LE)
+          .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 21).and(0x0fe0_0000);
+      IntVector b = cabs.add(112 << 23);
+      // Subnormal: read as 2^-14 * (1 + m), then subtract 2^-14.
+      b = b.blend(((IntVector) ((FloatVector) b.add(1 << 23).viewAsFloatingLanes()).sub(0x1.0p-14f)
+          .viewAsIntegralLanes()), cabs.compare(VectorOperators.LT, 0x0080_0000));
+      // S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
+      b = b.blend(0x7f80_0000, cabs.compare(VectorOperators.EQ, 0x0f80_0000));
+      b = b.blend(0x7fc0_0000, cabs.compare(VectorOperators.GT, 0x0f80_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      IntVector a = b.and(0x7fff_ffff);
+      IntVector o = a.sub(120 << 23).add(a.lanewise(VectorOperators.LSHR, 20).and(1)).add(0x7_ffff)
+          .lanewise(VectorOperators.LSHR, 20);
+      // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
+      IntVector sub = ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+          .sub(0x4680_0000);
+      o = o.blend(sub,
+          a.compare(VectorOperators.LT, 0x3c80_0000));
+      // Past 464 (the tie above 448 rounds to even 448), infinity and NaN: the NaN code.
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x43e8_0000));
+      o = o.or(b.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(dst, d0 + i, LE);
     }
-  }
-
-  private static IllegalArgumentException unhandled(DType from, DType to) {
-    return new IllegalArgumentException("the vector cast kernel has no " + from + " -> " + to + " loop");
-  }
-
-  // ---- decoders: LANES elements at a byte offset to their f32 bits ----
-
-  private static IntVector fromF32(MemorySegment s, long off) {
-    return IntVector.fromMemorySegment(INTS, s, off, LE);
-  }
-
-  private static IntVector fromBf16(MemorySegment s, long off) {
-    // The sign extension of S2I shifts out.
-    return ((IntVector) ShortVector.fromMemorySegment(SHORTS, s, off, LE).convertShape(VectorOperators.S2I, INTS, 0))
-        .lanewise(VectorOperators.LSHL, 16);
-  }
-
-  private static IntVector fromF16(MemorySegment s, long off) {
-    IntVector h = (IntVector) ShortVector.fromMemorySegment(SHORTS, s, off, LE).convertShape(VectorOperators.S2I, INTS, 0);
-    IntVector abs = h.lanewise(VectorOperators.LSHL, 13).and(0x0fff_e000);
-    IntVector r = decodeMagnitude(abs, 112, 0x1.0p-14f);
-    // All-ones exponent: infinity, or NaN made quiet with its payload kept (as F16C does).
-    r = r.blend(abs.or(0x7f80_0000), abs.compare(VectorOperators.GE, 0x0f80_0000));
-    r = r.blend(abs.or(0x7fc0_0000), abs.compare(VectorOperators.GT, 0x0f80_0000));
-    return r.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
-  }
-
-  private static IntVector fromE4m3(MemorySegment s, long off) {
-    IntVector code = bytesAsInts(s, off);
-    IntVector abs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
-    IntVector r = decodeMagnitude(abs, 120, 0x1.0p-6f);
-    // S.1111.111 is NaN (no infinity in e4m3fn).
-    r = r.blend(0x7fc0_0000, abs.compare(VectorOperators.EQ, 0x07f0_0000));
-    return r.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
-  }
-
-  private static IntVector fromE5m2(MemorySegment s, long off) {
-    IntVector code = bytesAsInts(s, off);
-    IntVector abs = code.lanewise(VectorOperators.LSHL, 21).and(0x0fe0_0000);
-    IntVector r = decodeMagnitude(abs, 112, 0x1.0p-14f);
-    // S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
-    r = r.blend(0x7f80_0000, abs.compare(VectorOperators.EQ, 0x0f80_0000));
-    r = r.blend(0x7fc0_0000, abs.compare(VectorOperators.GT, 0x0f80_0000));
-    return r.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
-  }
-
-  /**
-   * The f32 bits of a finite small-float magnitude already shifted into the f32 fields ({@code abs}): the
-   * exponent rebiased by {@code rebias}; a subnormal (exponent field 0) is first read as
-   * {@code minNormal · (1 + m)} and {@code minNormal} subtracted, exact in f32 and free of f32 subnormals
-   * (which cost a microcode assist on some CPUs).
-   */
-  private static IntVector decodeMagnitude(IntVector abs, int rebias, float minNormal) {
-    IntVector r = abs.add(rebias << 23);
-    IntVector sub = floatBits(asFloats(r.add(1 << 23)).sub(minNormal));
-    return r.blend(sub, abs.compare(VectorOperators.LT, 0x0080_0000));
-  }
-
-  private static IntVector bytesAsInts(MemorySegment s, long off) {
-    return (IntVector) ByteVector.fromMemorySegment(BYTES, s, off, LE).convertShape(VectorOperators.B2I, INTS, 0);
-  }
-
-  private static IntVector floatBits(FloatVector v) {
-    return (IntVector) v.viewAsIntegralLanes();
-  }
-
-  private static FloatVector asFloats(IntVector v) {
-    return (FloatVector) v.viewAsFloatingLanes();
-  }
-
-  // ---- encoders: f32 bits to LANES elements at a byte offset ----
-
-  private static void toF32(IntVector bits, MemorySegment d, long off) {
-    bits.intoMemorySegment(d, off, LE);
-  }
-
-  private static void toBf16(IntVector bits, MemorySegment d, long off) {
-    IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)
-        .lanewise(VectorOperators.LSHR, 16);
-    rounded = rounded.blend(0x7fc0, bits.and(0x7fff_ffff).compare(VectorOperators.GT, 0x7f80_0000));
-    storeShorts(rounded, d, off);
-  }
-
-  private static void toF16(IntVector bits, MemorySegment d, long off) {
-    IntVector abs = bits.and(0x7fff_ffff);
-    // Normal: rebias (127 - 15), round the 13 dropped bits to nearest even; a carry moves into the exponent.
-    IntVector r = abs.sub(112 << 23).add(abs.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff)
-        .lanewise(VectorOperators.LSHR, 13);
-    // Below 2^-14: adding 0.5f (ulp 2^-24, the smallest f16 subnormal) rounds to the subnormal's code.
-    IntVector sub = floatBits(asFloats(abs).add(0.5f)).sub(0x3f00_0000);
-    r = r.blend(sub, abs.compare(VectorOperators.LT, 0x3880_0000));
-    // From halfway past the largest finite value (65520) up: infinity. NaN: quiet, top payload bits kept.
-    r = r.blend(0x7c00, abs.compare(VectorOperators.GE, 0x477f_f000));
-    r = r.blend(abs.lanewise(VectorOperators.LSHR, 13).and(0x3ff).or(0x7e00),
-        abs.compare(VectorOperators.GT, 0x7f80_0000));
-    storeShorts(r.or(bits.lanewise(VectorOperators.LSHR, 16).and(0x8000)), d, off);
-  }
-
-  private static void toE4m3(IntVector bits, MemorySegment d, long off) {
-    IntVector abs = bits.and(0x7fff_ffff);
-    IntVector r = abs.sub(120 << 23).add(abs.lanewise(VectorOperators.LSHR, 20).and(1)).add(0x7_ffff)
-        .lanewise(VectorOperators.LSHR, 20);
-    // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
-    IntVector sub = floatBits(asFloats(abs).add(0x1.0p14f)).sub(0x4680_0000);
-    r = r.blend(sub, abs.compare(VectorOperators.LT, 0x3c80_0000));
-    // Past halfway above 448 (464 rounds to even 448), infinity and NaN: the NaN code, no infinity.
-    r = r.blend(0x7f, abs.compare(VectorOperators.GT, 0x43e8_0000));
-    storeBytes(r.or(bits.lanewise(VectorOperators.LSHR, 24).and(0x80)), d, off);
-  }
-
-  private static void toE5m2(IntVector bits, MemorySegment d, long off) {
-    IntVector abs = bits.and(0x7fff_ffff);
-    IntVector r = abs.sub(112 << 23).add(abs.lanewise(VectorOperators.LSHR, 21).and(1)).add(0xf_ffff)
-        .lanewise(VectorOperators.LSHR, 21);
-    // Below 2^-14: adding 2^7 (ulp 2^-16) rounds to the subnormal's code.
-    IntVector sub = floatBits(asFloats(abs).add(0x1.0p7f)).sub(0x4300_0000);
-    r = r.blend(sub, abs.compare(VectorOperators.LT, 0x3880_0000));
-    // From halfway past 57344 (61440, a tie that rounds up) to infinity: infinity. NaN: the NaN code.
-    r = r.blend(0x7c, abs.compare(VectorOperators.GE, 0x4770_0000));
-    r = r.blend(0x7f, abs.compare(VectorOperators.GT, 0x7f80_0000));
-    storeBytes(r.or(bits.lanewise(VectorOperators.LSHR, 24).and(0x80)), d, off);
-  }
-
-  private static void storeShorts(IntVector v, MemorySegment d, long off) {
-    ((ShortVector) v.convertShape(VectorOperators.I2S, SHORTS, 0)).intoMemorySegment(d, off, LE);
-  }
-
-  private static void storeBytes(IntVector v, MemorySegment d, long off) {
-    ((ByteVector) v.convertShape(VectorOperators.I2B, BYTES, 0)).intoMemorySegment(d, off, LE);
   }
 }
