@@ -1,6 +1,6 @@
 package dev.mx.refit.cast;
 
-import dev.mx.api.util.Settings;
+import dev.mx.api.util.VectorModule;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,20 +15,14 @@ final class CastKernels {
 
   static final String VECTOR_PROPERTY = "mx.cast.vector";
   static final String VECTOR_ENV = "MX_CAST_VECTOR";
-  private static final String VECTOR_MODULE = "jdk.incubator.vector";
 
   /** Whether the vector kernel is in use; read on every run, so a static final the JIT folds. */
   static final boolean VECTOR;
   private static final Throwable VECTOR_UNAVAILABLE;
 
   static {
-    Throwable cause = null;
-    if (!Settings.system().bool(VECTOR_PROPERTY, VECTOR_ENV, true)) {
-      cause = new UnsupportedOperationException("switched off by -D" + VECTOR_PROPERTY + " or " + VECTOR_ENV);
-    } else if (ModuleLayer.boot().findModule(VECTOR_MODULE).isEmpty()) {
-      cause = new UnsupportedOperationException(
-          "module " + VECTOR_MODULE + " is not resolved; run the JVM with --add-modules " + VECTOR_MODULE);
-    } else {
+    Throwable cause = VectorModule.unavailabilityCause(VECTOR_PROPERTY, VECTOR_ENV);
+    if (cause == null) {
       try {
         if (!VectorCasts.supported()) {
           cause = new UnsupportedOperationException("the preferred int vector is narrower than 256 bits");

@@ -3,6 +3,7 @@ package dev.mx.refit.reslice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.mx.api.DType;
+import dev.mx.api.Shape;
 import dev.mx.refit.cast.Casts;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -158,13 +159,7 @@ class ViewCopyPropertyTest {
   }
 
   private static long[] rowMajor(long[] shape) {
-    long[] s = new long[shape.length];
-    long acc = 1;
-    for (int d = shape.length - 1; d >= 0; d--) {
-      s[d] = acc;
-      acc *= Math.max(1, shape[d]);
-    }
-    return s;
+    return new Shape(shape).rowMajorStrides();
   }
 
   private static int[] permutation(SplittableRandom rnd, int n) {
