@@ -10,8 +10,10 @@ import java.util.List;
 /**
  * One compiled view-to-view copy, {@code dst.copy_(src)} with both views over native memory: the element
  * index space is coalesced (size-1 dims dropped, dims merged where both layouts are contiguous across
- * them), leaving an inner run that moves with one bulk {@link MemorySegment#copy} (or one cast loop) and an
- * outer odometer. Extents are validated once, when the copy is compiled, with an error naming {@code label}.
+ * them), leaving an inner run and an outer odometer. Same-type contiguous runs move a row of the innermost
+ * outer dim at a time through {@link Casts#copyRuns} (four streams on the Vector API, else one bulk
+ * {@link MemorySegment#copy} per run); differing types go through one cast loop per run. Extents are
+ * validated once, when the copy is compiled, with an error naming {@code label}.
  */
 public final class ViewCopy {
   private final String label;
