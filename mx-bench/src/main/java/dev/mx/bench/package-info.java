@@ -1,2 +1,2 @@
-/** JMH benchmarks of the hot paths (digest, plan, transports). */
+/** JMH benchmarks of the hot paths (digest, casts, re-slice). */
 package dev.mx.bench;

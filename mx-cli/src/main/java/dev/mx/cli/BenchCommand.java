@@ -6,6 +6,7 @@ import dev.mx.cli.bench.Benchmark;
 import dev.mx.cli.bench.CudaBench;
 import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
+import dev.mx.cli.bench.KernelBench;
 import dev.mx.cli.bench.MemBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
@@ -33,7 +34,7 @@ final class BenchCommand implements Callable<Integer> {
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
     for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new DigestBench(),
-        new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new GenBench(), new CudaBench())) {
+        new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new KernelBench(), new GenBench(), new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;

@@ -1,43 +1,40 @@
 package dev.mx.layout.gen;
 
 import dev.mx.api.DType;
+import dev.mx.api.HalfFloats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
  * Conversions between {@code float} and the 16-bit float formats, bit-exact with PyTorch's CPU casts:
  * round to nearest, ties to even; NaN stays NaN; f16 overflow becomes infinity; subnormals are kept.
- * Public so that receivers and tests share one definition of "the stored value".
+ * The rounding itself is {@link HalfFloats} in mx-api, which the receiver's casts use too; this class adds
+ * the generator's dtype-level views of it ("the stored value").
  */
 public final class FloatBits {
   /** The quiet NaN PyTorch 2.x writes for any bf16 NaN. */
-  public static final short BF16_NAN = 0x7fc0;
+  public static final short BF16_NAN = HalfFloats.BF16_NAN;
 
   private FloatBits() {}
 
   /** {@code v} rounded to bfloat16 (the upper 16 bits of a float), nearest-even. */
   public static short f32ToBf16(float v) {
-    int bits = Float.floatToRawIntBits(v);
-    if ((bits & 0x7fffffff) > 0x7f800000) {
-      return BF16_NAN;
-    }
-    int rounding = 0x7fff + ((bits >>> 16) & 1);
-    return (short) ((bits + rounding) >>> 16);
+    return HalfFloats.f32ToBf16(v);
   }
 
   /** {@code v} rounded to IEEE binary16, nearest-even (overflow to infinity, subnormals kept). */
   public static short f32ToF16(float v) {
-    return Float.floatToFloat16(v);
+    return HalfFloats.f32ToF16(v);
   }
 
   /** The float a bfloat16 bit pattern denotes (exact). */
   public static float bf16ToF32(short bits) {
-    return Float.intBitsToFloat((bits & 0xffff) << 16);
+    return HalfFloats.bf16ToF32(bits);
   }
 
   /** The float an IEEE binary16 bit pattern denotes (exact). */
   public static float f16ToF32(short bits) {
-    return Float.float16ToFloat(bits);
+    return HalfFloats.f16ToF32(bits);
   }
 
   /**

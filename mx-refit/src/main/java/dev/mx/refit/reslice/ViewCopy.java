@@ -10,8 +10,10 @@ import java.util.List;
 /**
  * One compiled view-to-view copy, {@code dst.copy_(src)} with both views over native memory: the element
  * index space is coalesced (size-1 dims dropped, dims merged where both layouts are contiguous across
- * them), leaving an inner run that moves with one bulk {@link MemorySegment#copy} (or one cast loop) and an
- * outer odometer. Extents are validated once, when the copy is compiled, with an error naming {@code label}.
+ * them), leaving an inner run and an outer odometer. Same-type contiguous runs move a row of the innermost
+ * outer dim at a time through {@link Casts#copyRuns} (four streams on the Vector API, else one bulk
+ * {@link MemorySegment#copy} per run); differing types go through one cast loop per run. Extents are
+ * validated once, when the copy is compiled, with an error naming {@code label}.
  */
 public final class ViewCopy {
   private final String label;
@@ -166,12 +168,22 @@ public final class ViewCopy {
     run(0, outerCount);
   }
 
-  /** Copies inner runs {@code [first, end)} (row-major over the outer dims); disjoint ranges may run in parallel. */
+  /**
+   * Copies inner runs {@code [first, end)} (row-major over the outer dims); disjoint ranges may run in
+   * parallel. Runs are handed over a row of the innermost outer dim at a time, so a same-type copy moves
+   * a whole row of equally spaced runs in one {@link Casts#copyRuns} call (four streams at a time).
+   */
   public void run(long first, long end) {
     if (first >= end) {
       return;
     }
+    boolean bulk = from == to && srcInner == from.elementSize() && dstInner == to.elementSize();
+    long bulkBytes = inner * from.elementSize();
     int k = outerShape.length;
+    if (k == 0) {
+      runRow(bulk, bulkBytes, srcBase, 0, dstBase, 0, 1);
+      return;
+    }
     long[] idx = new long[k];
     long so = srcBase;
     long d0 = dstBase;
@@ -182,26 +194,37 @@ public final class ViewCopy {
       so += idx[i] * srcOuter[i];
       d0 += idx[i] * dstOuter[i];
     }
-    boolean bulk = from == to && srcInner == from.elementSize() && dstInner == to.elementSize();
-    long bulkBytes = inner * from.elementSize();
-    for (long r = first; r < end; r++) {
-      if (bulk) {
-        MemorySegment.copy(src, so, dst, d0, bulkBytes);
-      } else {
-        Casts.convertRun(src, so, srcInner, from, dst, d0, dstInner, to, inner);
-      }
-      // Advance the odometer, innermost outer dim first.
-      for (int i = k - 1; i >= 0; i--) {
-        idx[i]++;
-        so += srcOuter[i];
-        d0 += dstOuter[i];
-        if (idx[i] < outerShape[i]) {
-          break;
-        }
+    int last = k - 1;
+    long r = first;
+    while (r < end) {
+      long n = Math.min(outerShape[last] - idx[last], end - r);
+      runRow(bulk, bulkBytes, so, srcOuter[last], d0, dstOuter[last], n);
+      r += n;
+      idx[last] += n;
+      so += n * srcOuter[last];
+      d0 += n * dstOuter[last];
+      // Carry the odometer into the outer dims once the innermost outer dim wraps.
+      for (int i = last; i >= 0 && idx[i] == outerShape[i]; i--) {
         so -= idx[i] * srcOuter[i];
         d0 -= idx[i] * dstOuter[i];
         idx[i] = 0;
+        if (i > 0) {
+          idx[i - 1]++;
+          so += srcOuter[i - 1];
+          d0 += dstOuter[i - 1];
+        }
       }
+    }
+  }
+
+  /** {@code n} inner runs {@code srcStep} / {@code dstStep} bytes apart. */
+  private void runRow(boolean bulk, long bulkBytes, long so, long srcStep, long d0, long dstStep, long n) {
+    if (bulk) {
+      Casts.copyRuns(src, so, srcStep, dst, d0, dstStep, bulkBytes, n);
+      return;
+    }
+    for (long j = 0; j < n; j++) {
+      Casts.convertRun(src, so + j * srcStep, srcInner, from, dst, d0 + j * dstStep, dstInner, to, inner);
     }
   }
 
