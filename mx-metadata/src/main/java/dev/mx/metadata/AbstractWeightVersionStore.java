@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -23,9 +24,18 @@ import java.util.function.Supplier;
  */
 public abstract class AbstractWeightVersionStore implements WeightVersionStore {
   private final String uri;
+  private final LongSupplier clockMillis;
+  private final Runnable ensureOpen;
 
-  protected AbstractWeightVersionStore(String uri) {
+  /**
+   * @param uri the owning store's URI, for messages
+   * @param clockMillis the clock leases expire by (epoch milliseconds)
+   * @param ensureOpen fails when the owning store is closed
+   */
+  protected AbstractWeightVersionStore(String uri, LongSupplier clockMillis, Runnable ensureOpen) {
     this.uri = uri;
+    this.clockMillis = clockMillis;
+    this.ensureOpen = ensureOpen;
   }
 
   /** Runs {@code body} while holding the exclusive lock of {@code model}. */
@@ -53,10 +63,14 @@ public abstract class AbstractWeightVersionStore implements WeightVersionStore {
   protected abstract void deleteTable(String model, String versionId, String slot);
 
   /** Now, epoch milliseconds: the clock leases expire by. */
-  protected abstract long nowMillis();
+  protected final long nowMillis() {
+    return clockMillis.getAsLong();
+  }
 
   /** Fails when the owning store is closed. */
-  protected abstract void ensureOpen();
+  protected final void ensureOpen() {
+    ensureOpen.run();
+  }
 
   @Override
   public WeightVersion createVersion(String model, String versionId, long step, List<String> expectedSlots) {

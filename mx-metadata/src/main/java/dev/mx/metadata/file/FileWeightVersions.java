@@ -44,15 +44,11 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
 
   private final Path root;
   private final String uri;
-  private final LongSupplier clockMillis;
-  private final Runnable ensureOpen;
 
   FileWeightVersions(Path storeRoot, String uri, LongSupplier clockMillis, Runnable ensureOpen) {
-    super(uri);
+    super(uri, clockMillis, ensureOpen);
     this.root = storeRoot.resolve(".versions");
     this.uri = uri;
-    this.clockMillis = clockMillis;
-    this.ensureOpen = ensureOpen;
   }
 
   private Path modelDir(String model) {
@@ -181,16 +177,6 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  @Override
-  protected long nowMillis() {
-    return clockMillis.getAsLong();
-  }
-
-  @Override
-  protected void ensureOpen() {
-    ensureOpen.run();
   }
 
   private static byte[] encode(VersionDoc d) throws IOException {

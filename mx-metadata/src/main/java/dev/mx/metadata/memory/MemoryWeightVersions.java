@@ -24,14 +24,10 @@ final class MemoryWeightVersions extends AbstractWeightVersionStore {
   }
 
   private final Map<String, Model> models;
-  private final LongSupplier clockMillis;
-  private final Runnable ensureOpen;
 
   MemoryWeightVersions(String name, String uri, LongSupplier clockMillis, Runnable ensureOpen) {
-    super(uri);
+    super(uri, clockMillis, ensureOpen);
     this.models = DIRECTORIES.computeIfAbsent(name, n -> new ConcurrentHashMap<>());
-    this.clockMillis = clockMillis;
-    this.ensureOpen = ensureOpen;
   }
 
   private Model model(String model) {
@@ -94,15 +90,5 @@ final class MemoryWeightVersions extends AbstractWeightVersionStore {
   @Override
   protected void deleteTable(String model, String versionId, String slot) {
     model(model).tables.remove(tableKey(versionId, slot));
-  }
-
-  @Override
-  protected long nowMillis() {
-    return clockMillis.getAsLong();
-  }
-
-  @Override
-  protected void ensureOpen() {
-    ensureOpen.run();
   }
 }
