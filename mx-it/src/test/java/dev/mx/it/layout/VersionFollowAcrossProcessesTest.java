@@ -40,15 +40,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The version protocol across real processes: two Megatron trainer JVMs (tp=2) publish four versions of
- * tiny-llama through a {@code file:} store on their own clock, with no barrier; two vLLM receivers (tp=2) in
- * this JVM follow them over UCX. Each receiver must install steps 0, 1, 2, 3 in order, and every element it
- * installs must equal the generator's value for that step ({@link VllmReference}). Skips, printing the
- * cause, without UCX (unless {@code -Dmx.test.requireNative=true}).
+ * The version protocol across real processes: Megatron trainer JVMs publish versions of tiny-llama through
+ * a {@code file:} store or a real Redis on their own clock, with no barrier; two vLLM receivers (tp=2) in
+ * this JVM follow them over UCX, each on its own thread. Each receiver must install every step in order,
+ * and every element it installs must equal the generator's value for that step ({@link VllmReference}).
+ * Skips, printing the cause, without UCX (unless {@code -Dmx.test.requireNative=true}) or redis-server.
  */
 class VersionFollowAcrossProcessesTest {
   private static final String MODEL = "tiny-llama";
-  private static final int STEPS = 4;
   @TempDir Path dir;
 
   private static TransportProvider ucx() {
@@ -67,10 +66,53 @@ class VersionFollowAcrossProcessesTest {
     return ucx;
   }
 
+  /** Over a {@code file:} store: two trainer JVMs, three versions. */
   @Test
-  void receiversFollowEveryVersionInOrderWithTheGeneratorsValues() throws Exception {
+  void receiversFollowEveryVersionInOrderThroughAFileStore() throws Exception {
     TransportProvider ucx = ucx();
-    String store = "file:" + dir.resolve("store");
+    follow(ucx, "file:" + dir.resolve("store"), 2, 3);
+  }
+
+  /** Over a real redis-server started here: two trainer JVMs, four versions. */
+  @Test
+  void receiversFollowEveryVersionInOrderThroughRedis() throws Exception {
+    TransportProvider ucx = ucx();
+    Path redis = Path.of("/usr/bin/redis-server");
+    if (!Files.isExecutable(redis)) {
+      System.err.println("SKIPPED receiversFollowEveryVersionInOrderThroughRedis: " + redis + " is not installed"
+          + " (apt-get install redis-server; .ci/run does this)");
+    }
+    assumeTrue(Files.isExecutable(redis), redis + " is not installed");
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    Process server = new ProcessBuilder(redis.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+        "--save", "", "--appendonly", "no").redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile())
+        .start();
+    try {
+      String uri = "redis://127.0.0.1:" + port;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (true) {
+        try (MetadataStore probe = MetadataStores.open(uri + "?timeout=1s")) {
+          probe.versions().versions("probe");
+          break;
+        } catch (RuntimeException notYet) {
+          if (System.nanoTime() > deadline || !server.isAlive()) {
+            throw new AssertionError("redis-server did not come up: " + Files.readString(dir.resolve("redis.log")),
+                notYet);
+          }
+          Thread.sleep(50);
+        }
+      }
+      follow(ucx, uri, 2, 4);
+    } finally {
+      server.destroyForcibly();
+      server.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private void follow(TransportProvider ucx, String store, int trainerTp, int steps) throws Exception {
     Path done = dir.resolve("done");
     ModelArchitecture model = ModelConfigs.load(MODEL);
     InferenceTopology inference = InferenceTopology.tp(2);
@@ -78,12 +120,13 @@ class VersionFollowAcrossProcessesTest {
     List<Process> trainers = new ArrayList<>();
     List<AutoCloseable> toClose = new ArrayList<>();
     try {
-      for (int r = 0; r < 2; r++) {
+      for (int r = 0; r < trainerTp; r++) {
         trainers.add(new ProcessBuilder(javaBin.toString(), "--enable-native-access=ALL-UNNAMED",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-            VersionTrainerChild.class.getName(), store, MODEL, "2", Integer.toString(r), Integer.toString(STEPS),
-            "1500", "ucx", done.toString())
-            .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+            VersionTrainerChild.class.getName(), store, MODEL, Integer.toString(trainerTp), Integer.toString(r),
+            Integer.toString(steps),
+            "1000", "ucx", done.toString())
+            .redirectError(dir.resolve("trainer-" + r + ".log").toFile()).start());
       }
       MetadataStore metadata = MetadataStores.open(store);
       toClose.add(metadata);
@@ -119,8 +162,9 @@ class VersionFollowAcrossProcessesTest {
           VersionFollower f = followers.get(r);
           LayoutRefitEndToEndTest.CheckingInstaller installer = installers.get(r);
           running.add(pool.submit(() -> {
-            for (int i = 0; i < STEPS; i++) {
-              VersionFollower.Followed got = f.next(Duration.ofSeconds(30));
+            for (int i = 0; i < steps; i++) {
+              // The first version waits for the trainer JVMs to start (slow on a loaded machine).
+              VersionFollower.Followed got = f.next(Duration.ofSeconds(i == 0 ? 120 : 30));
               mine.add(got.step() + (installer.lastStep == got.step() && installer.mismatches.isEmpty()
                   && !installer.installed.isEmpty() && (Long) got.metrics().get("verified_shards") > 0 ? ""
                   : " (installed step " + installer.lastStep + ", mismatches " + installer.mismatches + ")"));
@@ -129,25 +173,31 @@ class VersionFollowAcrossProcessesTest {
           }));
         }
         for (Future<?> f : running) {
-          f.get(120, TimeUnit.SECONDS);
+          f.get(300, TimeUnit.SECONDS);
         }
       } catch (ExecutionException e) {
-        throw new AssertionError("a follower failed after " + seen + ": " + e.getCause(), e.getCause());
+        StringBuilder logs = new StringBuilder();
+        for (int r = 0; r < trainerTp; r++) {
+          Path log = dir.resolve("trainer-" + r + ".log");
+          logs.append("\n--- trainer ").append(r).append(trainers.get(r).isAlive() ? " (alive)" : " (exited)")
+              .append(":\n").append(Files.readString(log));
+        }
+        throw new AssertionError("a follower failed after " + seen + ": " + e.getCause() + logs, e.getCause());
       } finally {
         pool.shutdownNow();
       }
       for (int r = 0; r < followers.size(); r++) {
-        assertEquals(List.of("0", "1", "2", "3"), seen.get(r),
+        assertEquals(java.util.stream.LongStream.range(0, steps).mapToObj(Long::toString).toList(), seen.get(r),
             "receiver " + r + ": steps in order, each element equal to the generator's");
       }
       for (Process p : trainers) {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        for (int step = 0; step < STEPS; step++) {
+        for (int step = 0; step < steps; step++) {
           assertEquals("PUBLISHED " + step, out.readLine());
         }
       }
       WeightVersion last = metadata.versions().latestReadable("versions-it/" + MODEL).orElseThrow();
-      assertEquals(STEPS - 1, last.step());
+      assertEquals(steps - 1, last.step());
       Files.createFile(done);
       for (Process p : trainers) {
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "trainer exits");

@@ -5,6 +5,7 @@ import dev.mx.api.metadata.Reclaim;
 import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
+import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -144,6 +146,7 @@ public final class VersionedPublisher implements AutoCloseable {
     if (old == null) {
       return;
     }
+    awaitOtherSlots(old);
     try {
       versions.release(model, old);
     } catch (WeightVersionException e) {
@@ -165,6 +168,25 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     synchronized (held) {
       held[set] = null;
+    }
+  }
+
+  /**
+   * Waits, at most the lease wait, while version {@code id} is still STAGING with no STALE slot: the other
+   * ranks may still be landing theirs, and releasing it now would make it never READY. This keeps ranks
+   * within one version of each other; a version a peer really abandoned is released after the wait.
+   */
+  private void awaitOtherSlots(String id) {
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    Optional<WeightVersion> v = versions.version(model, id);
+    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()) {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms", slot, model,
+            v.get().describe(), leaseWait.toMillis());
+        return;
+      }
+      sleep(pollInterval);
+      v = versions.version(model, id);
     }
   }
 

@@ -200,4 +200,32 @@ class VersionProtocolTest {
       assertEquals(0, follower.lastStep());
     }
   }
+
+  @Test
+  void aRankWaitsForItsPeersSlotsBeforeGivingUpAStagingVersionAndAbandonsItAfterTheWait() throws Exception {
+    store = new MemoryMetadataStore(model);
+    WeightVersionStore versions = store.versions();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {})) {
+      trainer.publish(0, 0);
+      trainer.publish(0, 1);
+      java.util.concurrent.Future<WeightVersion> ahead = pool.submit(() -> trainer.publish(0, 2));
+      Thread.sleep(300);
+      assertFalse(ahead.isDone(), "rank 0 waits for rank 1 to land step 0 before reusing its buffers");
+      assertEquals(WeightVersionState.STAGING, versions.version(model, "step-0").orElseThrow().state());
+      assertEquals(WeightVersionState.READY, trainer.publish(1, 0).state(), "rank 1's slot makes step 0 READY");
+      assertEquals("step-2", ahead.get(20, java.util.concurrent.TimeUnit.SECONDS).id());
+      WeightVersion v0 = versions.version(model, "step-0").orElseThrow();
+      assertEquals(WeightVersionState.RELEASING, v0.state(), "READY, then released by rank 0");
+      assertEquals(List.of("1"), List.copyOf(v0.slots().keySet()), "rank 0 reclaimed its slot; rank 1 keeps its own");
+    } finally {
+      pool.shutdownNow();
+    }
+    try (TwoRankTrainer impatient = new TwoRankTrainer(store, model + "-2", Duration.ofMillis(200), b -> {})) {
+      impatient.publish(0, 0);
+      impatient.publish(0, 1);
+      assertEquals(WeightVersionState.STAGING, impatient.publish(0, 2).state(), "gives step 0 up after the wait");
+      assertEquals(Optional.empty(), versions.version(model + "-2", "step-0"), "the abandoned version is gone");
+    }
+  }
 }
