@@ -5,8 +5,8 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.cli.demo.VersionedTrainer;
 import dev.mx.layout.model.ModelConfigs;
-import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.layout.trainer.TrainerTopology;
@@ -44,15 +44,7 @@ public final class VersionTrainerChild {
     VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model("versions-it/" + model)
         .slot(Integer.toString(rank)).expectedSlots(IntStream.range(0, tp).mapToObj(Integer::toString).toList())
         .workerId("trainer-" + rank).rank(rank);
-    for (TrainerBuffers set : sets) {
-      b.bufferSet(p -> {
-        set.segments().values().forEach(p::buffer);
-        for (AliasShard a : layout.published()) {
-          p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(),
-              set.segment(a.bufferName()), a.elementOffset() * layout.dtype().elementSize());
-        }
-      });
-    }
+    b.bufferSet(VersionedTrainer.tensors(layout, sets[0])).bufferSet(VersionedTrainer.tensors(layout, sets[1]));
     try (VersionedPublisher publisher = b.start()) {
       for (long step = 0; step < steps; step++) {
         long s = step;

@@ -184,6 +184,9 @@ public final class VersionFollower implements AutoCloseable {
       lastVersion = v.id();
       Map<String, Object> m = new LinkedHashMap<>(metrics);
       m.put("version", v.id());
+      if (receiver.coverage() != null) {
+        m.put("coverage", receiver.coverage().coverage());
+      }
       return new Followed(v, m);
     } finally {
       currentLease = null;
