@@ -114,6 +114,10 @@ public final class VersionedPublisher implements AutoCloseable {
   public synchronized WeightVersion publish(long step, IntConsumer writer) {
     ensureOpen();
     int set = newest < 0 ? 0 : 1 - newest;
+    if (newest >= 0) {
+      // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a whole interval.
+      awaitOtherSlots(held[newest]);
+    }
     free(set);
     writer.accept(set);
     String id = versionId(step);
@@ -173,8 +177,7 @@ public final class VersionedPublisher implements AutoCloseable {
 
   /**
    * Waits, at most the lease wait, while version {@code id} is still STAGING with no STALE slot: the other
-   * ranks may still be landing theirs, and releasing it now would make it never READY. This keeps ranks
-   * within one version of each other; a version a peer really abandoned is released after the wait.
+   * ranks may still be landing theirs. A version a peer really abandoned is given up after the wait (logged).
    */
   private void awaitOtherSlots(String id) {
     long deadline = System.nanoTime() + leaseWait.toNanos();
