@@ -73,10 +73,23 @@ final class VersionedReceiver {
       }
       if (dump != null) {
         write(dump, ws.rank(), live);
+        writeRun(dump, report);
       }
     } finally {
       Closeables.closeAll(List.of(follower, live, transport, store));
     }
+  }
+
+  /** {@code run.json} as {@code mx demo} writes it; {@code last_step} is the step the installed version carries. */
+  private static void writeRun(Path dir, DemoCommand.DemoReport report) throws Exception {
+    Map<String, Object> run = new LinkedHashMap<>(report.run);
+    run.put("steps", report.lastStep + 1);
+    run.put("last_step", report.lastStep);
+    // Every receiver of a job writes the same file: replace it in one step.
+    Path tmp = Files.createTempFile(dir, ".run-", ".json");
+    Files.writeString(tmp, dev.mx.cli.Json.mapper().writeValueAsString(run));
+    Files.move(tmp, dir.resolve("run.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 
   private static void write(Path dir, int rank, LiveWeights live) throws Exception {
