@@ -230,4 +230,24 @@ class VersionProtocolTest {
       assertEquals(Optional.empty(), versions.version(model + "-2", "step-0"), "the abandoned version is gone");
     }
   }
+
+  @Test
+  void aPublisherWhoseMemoryVanishesWhileReadIsNeverInstalledAndTheFailureIsNamed() {
+    store = new MemoryMetadataStore(model);
+    try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {});
+        VersionFollower follower = follower("receiver-0")) {
+      trainer.publishAll(0);
+      assertEquals(0, follower.next(WAIT).step());
+      trainer.publishAll(1);
+      // Rank 1 dies without a word: its slot stays READY but its memory is gone from the transport.
+      trainer.ranks.get(1).publisher(1).close();
+      NoReadableVersionException e = assertThrows(NoReadableVersionException.class,
+          () -> follower.next(Duration.ofMillis(500)));
+      assertTrue(e.getMessage().contains("step-1 (step 1, attempt 1)") && e.getMessage().contains("attempt 2"),
+          "both attempts are named: " + e.getMessage());
+      assertArrayEquals(expected(0), installed(), "the receiver stays on its last complete version");
+      assertEquals(0, follower.lastStep());
+      assertEquals(List.of(), store.versions().leases(model, "step-1"), "leases are dropped after a failed read");
+    }
+  }
 }
