@@ -26,6 +26,8 @@ import java.util.stream.IntStream;
  * SIGTERM or Ctrl-C marks its slots STALE before the JVM exits.
  */
 public final class VersionedTrainer {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
+
   private VersionedTrainer() {}
 
   /** Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher. */
@@ -37,6 +39,23 @@ public final class VersionedTrainer {
             a.elementOffset() * layout.dtype().elementSize());
       }
     };
+  }
+
+  /** Publishes one step, retrying every second while the store is unreachable (a restarting Redis), up to {@code patience}. */
+  static WeightVersion publishRetrying(VersionedPublisher publisher, long step, java.util.function.IntConsumer writer,
+      Duration patience) throws InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
+    while (true) {
+      try {
+        return publisher.publish(step, writer);
+      } catch (dev.mx.metadata.MetadataStoreException e) {
+        if (System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        LOG.warn("trainer slot {}: step {} not published yet ({}); retrying", publisher.slot(), step, e.getMessage());
+        Thread.sleep(1000);
+      }
+    }
   }
 
   static int run(WorkerSpec ws, long firstStep, int steps, Duration interval, PrintWriter out) throws Exception {
@@ -62,7 +81,8 @@ public final class VersionedTrainer {
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
       for (int i = 0; i < steps; i++) {
         long step = firstStep + i;
-        WeightVersion v = publisher.publish(step, set -> sets[set].fill(step, threads));
+        WeightVersion v = publishRetrying(publisher, step, set -> sets[set].fill(step, threads),
+            Workers.seconds(ws.timeoutSeconds()));
         out.println("trainer rank " + ws.rank() + ": published step " + step + " as version '" + v.id() + "' of '"
             + ws.identity() + "' (" + v.state() + (v.missingSlots().isEmpty() ? "" : ", waiting for slots "
             + v.missingSlots()) + ")");

@@ -74,16 +74,16 @@ class VersionFollowAcrossProcessesTest {
   @Test
   void receiversFollowEveryVersionInOrderThroughAFileStore() throws Exception {
     TransportProvider ucx = ucx();
-    follow(ucx, "file:" + dir.resolve("store"), 2, 3);
+    follow(ucx, "file:" + dir.resolve("store"), 2, 3, seen -> {});
   }
 
-  /** Over a real redis-server started here: two trainer JVMs, four versions. */
+  /** Over a real redis-server started here and restarted empty mid-run: two trainer JVMs, five versions. */
   @Test
-  void receiversFollowEveryVersionInOrderThroughRedis() throws Exception {
+  void receiversFollowInOrderThroughARedisRestartedEmptyMidRun() throws Exception {
     TransportProvider ucx = ucx();
     Path redis = Path.of("/usr/bin/redis-server");
     if (!Files.isExecutable(redis)) {
-      System.err.println("SKIPPED receiversFollowEveryVersionInOrderThroughRedis: " + redis + " is not installed"
+      System.err.println("SKIPPED receiversFollowInOrderThroughARedisRestartedEmptyMidRun: " + redis + " is not installed"
           + " (apt-get install redis-server; .ci/run does this)");
     }
     assumeTrue(Files.isExecutable(redis), redis + " is not installed");
@@ -91,32 +91,55 @@ class VersionFollowAcrossProcessesTest {
     try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
-    Process server = new ProcessBuilder(redis.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", "no").redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile())
-        .start();
+    java.util.concurrent.atomic.AtomicReference<Process> server = new java.util.concurrent.atomic.AtomicReference<>();
+    String uri = "redis://127.0.0.1:" + port;
     try {
-      String uri = "redis://127.0.0.1:" + port;
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-      while (true) {
-        try (MetadataStore probe = MetadataStores.open(uri + "?timeout=1s")) {
-          probe.versions().versions("probe");
-          break;
-        } catch (RuntimeException notYet) {
-          if (System.nanoTime() > deadline || !server.isAlive()) {
-            throw new AssertionError("redis-server did not come up: " + Files.readString(dir.resolve("redis.log")),
-                notYet);
+      server.set(startRedis(redis, port, uri));
+      // Mid-run, once every receiver installed two versions, Redis restarts empty: publishers carry on
+      // creating versions, receivers resume with the next one.
+      follow(ucx, uri, 2, 5, seen -> {
+        try {
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+          while (seen.stream().anyMatch(s -> s.size() < 2)) {
+            assertTrue(System.nanoTime() < deadline, "receivers installed two versions: " + seen);
+            Thread.sleep(20);
           }
-          Thread.sleep(50);
+          server.get().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+          server.set(startRedis(redis, port, uri));
+          System.out.println("redis restarted empty after " + seen);
+        } catch (Exception e) {
+          throw new AssertionError("restarting redis", e);
         }
-      }
-      follow(ucx, uri, 2, 4);
+      });
     } finally {
-      server.destroyForcibly();
-      server.waitFor(10, TimeUnit.SECONDS);
+      if (server.get() != null) {
+        server.get().destroyForcibly();
+        server.get().waitFor(10, TimeUnit.SECONDS);
+      }
     }
   }
 
-  private void follow(TransportProvider ucx, String store, int trainerTp, int steps) throws Exception {
+  private Process startRedis(Path redis, int port, String uri) throws Exception {
+    Process server = new ProcessBuilder(redis.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+        "--save", "", "--appendonly", "no").redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile())).start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (true) {
+      try (MetadataStore probe = MetadataStores.open(uri + "?timeout=1s")) {
+        probe.versions().versions("probe");
+        return server;
+      } catch (RuntimeException notYet) {
+        if (System.nanoTime() > deadline || !server.isAlive()) {
+          throw new AssertionError("redis-server did not come up: " + Files.readString(dir.resolve("redis.log")),
+              notYet);
+        }
+        Thread.sleep(50);
+      }
+    }
+  }
+
+  private void follow(TransportProvider ucx, String store, int trainerTp, int steps,
+      java.util.function.Consumer<List<List<String>>> duringRun) throws Exception {
     ModelArchitecture model = ModelConfigs.load(MODEL);
     InferenceTopology inference = InferenceTopology.tp(2);
     Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
@@ -179,6 +202,7 @@ class VersionFollowAcrossProcessesTest {
             return null;
           }));
         }
+        duringRun.accept(seen);
         for (Future<?> f : running) {
           f.get(300, TimeUnit.SECONDS);
         }

@@ -9,6 +9,7 @@ import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
+import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
@@ -137,7 +138,18 @@ public final class VersionFollower implements AutoCloseable {
     Map<String, Integer> attempts = new TreeMap<>();
     RuntimeException lastFailure = null;
     while (true) {
-      WeightVersion v = pick(attempts);
+      WeightVersion v;
+      try {
+        v = pick(attempts);
+      } catch (MetadataStoreException e) {
+        // The store is unreachable (a restarting Redis): keep asking until the timeout.
+        if (lastFailure == null || !(lastFailure instanceof MetadataStoreException)) {
+          LOG.warn("{}: cannot list the versions of '{}', retrying: {}", holder, model, e.getMessage());
+        }
+        lastFailure = e;
+        failures.put("listing versions", e.getMessage());
+        v = null;
+      }
       if (v == null) {
         if (System.nanoTime() - deadline > 0) {
           throw noVersion(timeout, failures, lastFailure);
@@ -273,7 +285,12 @@ public final class VersionFollower implements AutoCloseable {
       sb.append("; tried: ");
       failures.forEach((v, why) -> sb.append(v).append(": ").append(why).append("; "));
     }
-    List<String> seen = versions.versions(model).stream().map(WeightVersion::describe).toList();
+    List<String> seen;
+    try {
+      seen = versions.versions(model).stream().map(WeightVersion::describe).toList();
+    } catch (MetadataStoreException e) {
+      seen = List.of("unreadable: " + e.getMessage());
+    }
     sb.append(seen.isEmpty() ? " (the store holds no versions)" : " (the store holds " + seen + ")");
     return last == null ? new NoReadableVersionException(sb.toString())
         : new NoReadableVersionException(sb.toString(), last);

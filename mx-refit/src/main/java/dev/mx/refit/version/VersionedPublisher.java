@@ -57,6 +57,9 @@ public final class VersionedPublisher implements AutoCloseable {
   private final LongFunction<String> versionIds;
   private final List<Publisher> sets;
   private final String[] held = new String[2];
+  /** The table and step each set's slot was landed with, to land it again if the store loses it. */
+  private final byte[][] tables = new byte[2][];
+  private final long[] steps = new long[2];
   private final ShardTableCodec codec = ShardTableCodec.standard();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Thread shutdownHook;
@@ -110,13 +113,14 @@ public final class VersionedPublisher implements AutoCloseable {
    * @return the version as of this rank's slot landing (READY when it was the last one)
    * @throws BuffersLeasedException when the set's old version stayed leased beyond the lease wait; nothing was
    *     written then
+   * @throws RuntimeException from the store (e.g. Redis unreachable); the call may simply be repeated
    */
   public synchronized WeightVersion publish(long step, IntConsumer writer) {
     ensureOpen();
     int set = newest < 0 ? 0 : 1 - newest;
     if (newest >= 0) {
       // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a whole interval.
-      awaitOtherSlots(held[newest]);
+      awaitPeers(newest);
     }
     free(set);
     writer.accept(set);
@@ -125,10 +129,13 @@ public final class VersionedPublisher implements AutoCloseable {
     Publisher p = sets.get(set);
     p.republish(step);
     byte[] table = codec.encode(p.table());
+    WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
+    tables[set] = table;
+    steps[set] = step;
+    // Only a landed slot is held: a publish that failed (the store unreachable) can be retried on the same set.
     synchronized (held) {
       held[set] = id;
     }
-    WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
     newest = set;
     if (stopping) {
       // The shutdown hook ran while the slot was landing: it must not outlive this process as READY.
@@ -172,6 +179,33 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     synchronized (held) {
       held[set] = null;
+    }
+  }
+
+  /**
+   * Waits, at most the lease wait, while the newest version (in set {@code set}) is still STAGING with no
+   * STALE slot. When the store lost it or this rank's slot of it (a Redis restarted empty), the slot is landed
+   * again first: the memory still holds that step, so receivers can have it.
+   */
+  private void awaitPeers(int set) {
+    String id = held[set];
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    while (true) {
+      Optional<WeightVersion> v = versions.version(model, id);
+      if (v.isEmpty() || (v.get().state() != WeightVersionState.RELEASING && !v.get().slots().containsKey(slot))) {
+        versions.createVersion(model, id, steps[set], expectedSlots);
+        v = Optional.of(versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
+        LOG.info("rank slot {} of '{}': the store had lost version '{}'; landed its slot again", slot, model, id);
+      }
+      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()) {
+        return;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("rank slot {} of '{}': going on without {}: its other slots did not land within {} ms", slot, model,
+            v.get().describe(), leaseWait.toMillis());
+        return;
+      }
+      sleep(pollInterval);
     }
   }
 
