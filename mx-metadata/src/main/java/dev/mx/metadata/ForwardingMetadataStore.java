@@ -63,4 +63,9 @@ public abstract class ForwardingMetadataStore implements MetadataStore {
   public void close() {
     delegate.close();
   }
+
+  @Override
+  public dev.mx.api.metadata.WeightVersionStore versions() {
+    return delegate.versions();
+  }
 }

@@ -43,6 +43,16 @@ public interface MetadataStore extends AutoCloseable {
   /** Removes a worker's record. */
   void remove(String identity, String workerId);
 
+  /**
+   * The weight versions and leases kept in this store ({@link WeightVersionStore}); they live and close with
+   * it. The default is a store without versions.
+   *
+   * @throws UnsupportedOperationException naming the store when it keeps no versions
+   */
+  default WeightVersionStore versions() {
+    throw new UnsupportedOperationException(uri() + ": this metadata store keeps no weight versions");
+  }
+
   @Override
   void close();
 }

@@ -24,11 +24,21 @@ public final class PublishCommand implements Callable<Integer> {
   @Option(names = "--step", defaultValue = "0", description = "Generator step of the published weights (default ${DEFAULT-VALUE}).")
   long step;
 
+  @Option(names = "--steps", description = "Publish this many weight versions (steps --step, --step+1, ...), one every"
+      + " --interval seconds, then serve them until interrupted (docs/VERSIONS.md).")
+  Integer steps;
+
+  @Option(names = "--interval", defaultValue = "1", description = "Seconds between versions with --steps (default ${DEFAULT-VALUE}).")
+  double interval;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
     WorkerSpec ws = role.spec(spec, "trainer", rank);
+    if (steps != null) {
+      return VersionedTrainer.run(ws, step, steps, Workers.seconds(interval), spec.commandLine().getOut());
+    }
     CountDownLatch stop = new CountDownLatch(1);
     try (Worker w = Workers.create(ws)) {
       Map<String, Object> started = w.start();

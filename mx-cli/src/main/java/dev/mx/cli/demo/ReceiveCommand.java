@@ -35,6 +35,10 @@ public final class ReceiveCommand implements Callable<Integer> {
   @Option(names = "--baseline", description = "Also measure a memory copy and report each step's rate against it.")
   boolean baseline;
 
+  @Option(names = "--follow", description = "Install each new READY weight version as it appears (--steps N of them,"
+      + " else until interrupted), reporting the step each carries (pair with 'mx publish --steps').")
+  boolean follow;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -52,15 +56,21 @@ public final class ReceiveCommand implements Callable<Integer> {
     DemoCommand.DemoReport report = new DemoCommand.DemoReport(run);
     report.command = "mx receive";
     report.baselineGbps = baseline ? DemoCommand.memoryCopyGbps() : 0;
-    try (Worker w = Workers.create(ws)) {
-      w.start();
-      for (int s = 0; s < steps; s++) {
-        Map<String, Object> m = w.step(s);
-        report.addStep(s, rank, DemoCommand.withInstallTime(m, w.commit(s)));
-        report.lastStep = s;
-      }
-      if (dump != null) {
-        w.dump(dump);
+    try (Worker w = follow ? null : Workers.create(ws)) {
+      if (follow) {
+        // Weight versions (docs/VERSIONS.md): each row is an installed version, numbered by its step.
+        VersionedReceiver.run(ws, spec.commandLine().getParseResult().hasMatchedOption("--steps") ? steps : null, dump,
+            report, spec.commandLine().getErr());
+      } else {
+        w.start();
+        for (int s = 0; s < steps; s++) {
+          Map<String, Object> m = w.step(s);
+          report.addStep(s, rank, DemoCommand.withInstallTime(m, w.commit(s)));
+          report.lastStep = s;
+        }
+        if (dump != null) {
+          w.dump(dump);
+        }
       }
     } catch (Exception e) {
       report.fail(e.getMessage() == null ? e.toString() : e.getMessage());

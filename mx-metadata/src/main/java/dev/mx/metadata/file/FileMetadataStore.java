@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
+import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.metadata.AbstractMetadataStore;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
@@ -47,6 +48,7 @@ public final class FileMetadataStore extends AbstractMetadataStore {
   private final Path root;
   private final LongSupplier clockMillis;
   private final long maxBlobBytes;
+  private final FileWeightVersions versions;
 
   /** A store rooted at {@code root} (created when missing), timed by the wall clock. */
   public FileMetadataStore(Path root) {
@@ -59,11 +61,17 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     this.root = root;
     this.clockMillis = clockMillis;
     this.maxBlobBytes = ShardTableCodec.Limits.DEFAULT.maxBytes();
+    this.versions = new FileWeightVersions(root, uri(), clockMillis, this::ensureOpen);
     try {
       Files.createDirectories(root);
     } catch (IOException e) {
       throw new MetadataStoreException(uri(), "cannot create the store directory", e);
     }
+  }
+
+  @Override
+  public WeightVersionStore versions() {
+    return versions;
   }
 
   /** The directory this store lives in. */
@@ -191,7 +199,7 @@ public final class FileMetadataStore extends AbstractMetadataStore {
   }
 
   /** Writes a sibling temporary file, then renames it over {@code name} in one step. */
-  private static void writeAtomically(Path dir, String name, byte[] bytes) throws IOException {
+  static void writeAtomically(Path dir, String name, byte[] bytes) throws IOException {
     Path tmp = dir.resolve("." + name + "." + UUID.randomUUID() + ".tmp");
     try {
       Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);

@@ -2,6 +2,7 @@ package dev.mx.metadata.memory;
 
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
+import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.metadata.AbstractMetadataStore;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,7 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
   /** identity → worker id → record (blobs are private copies). */
   private final Map<String, Map<String, SourceRecord>> directory;
   private final LongSupplier clockMillis;
+  private final MemoryWeightVersions versions;
 
   /** A store on the directory named {@code name}, timed by the wall clock. */
   public MemoryMetadataStore(String name) {
@@ -32,6 +34,12 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
     super("memory:" + name);
     this.directory = DIRECTORIES.computeIfAbsent(name, n -> new ConcurrentHashMap<>());
     this.clockMillis = clockMillis;
+    this.versions = new MemoryWeightVersions(name, uri(), clockMillis, this::ensureOpen);
+  }
+
+  @Override
+  public WeightVersionStore versions() {
+    return versions;
   }
 
   private Map<String, SourceRecord> workers(String identity) {

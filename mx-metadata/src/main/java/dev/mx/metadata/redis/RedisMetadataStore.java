@@ -2,6 +2,7 @@ package dev.mx.metadata.redis;
 
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
+import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.util.Closeables;
 import dev.mx.metadata.AbstractMetadataStore;
 import dev.mx.metadata.MetadataStoreException;
@@ -101,6 +102,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
   private final StatefulRedisConnection<byte[], byte[]> connection;
   private final RedisCommands<byte[], byte[]> redis;
   private final long ttlSeconds;
+  private final RedisWeightVersions versions;
 
   /**
    * Connects to Redis.
@@ -136,6 +138,12 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     this.client = c;
     this.connection = conn;
     this.redis = conn.sync();
+    this.versions = new RedisWeightVersions(uri(), redis, ttlSeconds, this::ensureOpen);
+  }
+
+  @Override
+  public WeightVersionStore versions() {
+    return versions;
   }
 
   private static RedisURI parse(String uri) {

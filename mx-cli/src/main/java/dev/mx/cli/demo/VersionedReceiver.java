@@ -1,0 +1,104 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.digest.safetensors.SafetensorsTensor;
+import dev.mx.digest.safetensors.SafetensorsWriter;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.LiveWeights;
+import dev.mx.refit.Receiver;
+import dev.mx.refit.ReceiverConfig;
+import dev.mx.refit.VerifyMode;
+import dev.mx.refit.version.VersionFollower;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code mx receive --follow}: one inference rank installing each new READY weight version as it appears
+ * (docs/VERSIONS.md), or {@code --steps N} of them, and reporting the step each version carries. Waits up to
+ * {@code --timeout} for each version; a version with a STALE or vanished publisher is skipped.
+ */
+final class VersionedReceiver {
+  private VersionedReceiver() {}
+
+  /**
+   * Follows until {@code versions} were installed (all of them when null, until interrupted); fills the
+   * report with one row per installed version, numbered by the version's step.
+   */
+  static void run(WorkerSpec ws, Integer versions, Path dump, DemoCommand.DemoReport report, PrintWriter progress)
+      throws Exception {
+    VllmLayout geometry = new VllmLayout(ModelConfigs.load(ws.model()), Workers.inferenceTopology(ws), ws.rank(),
+        DType.parse(ws.inferenceDtype()));
+    Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
+    MetadataStore store = MetadataStores.open(ws.metadata());
+    LiveWeights live = new LiveWeights(geometry.params());
+    VersionFollower follower = VersionFollower.builder(store, ws.identity()).holder("receiver-" + ws.rank())
+        .installer(live)
+        .receivers((discovery, installer) -> Receiver.builder()
+            .config(ReceiverConfig.defaults().withWire(ws.wire()).withVerify(VerifyMode.parse(ws.verify()))
+                .withRank(ws.rank()).withTimeout(Workers.seconds(ws.timeoutSeconds())).withDoubleBuffer(true))
+            .transport(transport).discovery(discovery).geometry(geometry).installer(installer)
+            .rediscoverEachStep(true).build())
+        .build();
+    try {
+      Duration wait = Workers.seconds(ws.timeoutSeconds());
+      for (int i = 0; versions == null || i < versions; i++) {
+        long t0 = System.nanoTime();
+        VersionFollower.Followed f = follower.next(wait);
+        Map<String, Object> m = new LinkedHashMap<>(f.metrics());
+        double wire = 0;
+        for (Map.Entry<String, Object> e : m.entrySet()) {
+          if (e.getKey().startsWith("wire_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+            wire += n.doubleValue();
+          }
+        }
+        m.put("wire_s", wire);
+        m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
+        report.addStep((int) f.step(), ws.rank(), m);
+        report.lastStep = f.step();
+        progress.println("receiver rank " + ws.rank() + ": installed version '" + f.version().id() + "' (step "
+            + f.step() + ")");
+        progress.flush();
+      }
+      if (dump != null) {
+        write(dump, ws.rank(), live);
+        writeRun(dump, report);
+      }
+    } finally {
+      Closeables.closeAll(List.of(follower, live, transport, store));
+    }
+  }
+
+  /** {@code run.json} as {@code mx demo} writes it; {@code last_step} is the step the installed version carries. */
+  private static void writeRun(Path dir, DemoCommand.DemoReport report) throws Exception {
+    Map<String, Object> run = new LinkedHashMap<>(report.run);
+    run.put("steps", report.lastStep + 1);
+    run.put("last_step", report.lastStep);
+    // Every receiver of a job writes the same file: replace it in one step.
+    Path tmp = Files.createTempFile(dir, ".run-", ".json");
+    Files.writeString(tmp, dev.mx.cli.Json.mapper().writeValueAsString(run));
+    Files.move(tmp, dir.resolve("run.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static void write(Path dir, int rank, LiveWeights live) throws Exception {
+    Files.createDirectories(dir);
+    List<SafetensorsTensor> tensors = new ArrayList<>();
+    for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
+      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
+    }
+    SafetensorsWriter.write(dir.resolve("receiver-" + rank + ".safetensors"), tensors, Map.of("step",
+        Long.toString(live.lastStep()), "rank", Integer.toString(rank)));
+  }
+}

@@ -1,0 +1,103 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.WeightVersion;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.trainer.AliasShard;
+import dev.mx.layout.trainer.TrainerBuffers;
+import dev.mx.layout.trainer.TrainerRankLayout;
+import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.publish.Publisher;
+import dev.mx.refit.version.VersionedPublisher;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+/**
+ * {@code mx publish --steps N}: one trainer rank publishing N weight versions (docs/VERSIONS.md), one every
+ * {@code --interval} seconds, from two generator-filled buffer sets, then serving them until interrupted.
+ * SIGTERM or Ctrl-C marks its slots STALE before the JVM exits.
+ */
+public final class VersionedTrainer {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
+
+  private VersionedTrainer() {}
+
+  /** Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher. */
+  public static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
+    return p -> {
+      buffers.segments().values().forEach(p::buffer);
+      for (AliasShard a : layout.published()) {
+        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
+            a.elementOffset() * layout.dtype().elementSize());
+      }
+    };
+  }
+
+  /** Publishes one step, retrying every second while the store is unreachable (a restarting Redis), up to {@code patience}. */
+  static WeightVersion publishRetrying(VersionedPublisher publisher, long step, java.util.function.IntConsumer writer,
+      Duration patience) throws InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
+    while (true) {
+      try {
+        return publisher.publish(step, writer);
+      } catch (dev.mx.metadata.MetadataStoreException e) {
+        if (System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        LOG.warn("trainer slot {}: step {} not published yet ({}); retrying", publisher.slot(), step, e.getMessage());
+        Thread.sleep(1000);
+      }
+    }
+  }
+
+  static int run(WorkerSpec ws, long firstStep, int steps, Duration interval, PrintWriter out) throws Exception {
+    TrainerRankLayout layout = Workers.trainerTopology(ws).layout(ModelConfigs.load(ws.model()),
+        DType.parse(ws.trainerDtype())).ranks().get(ws.rank());
+    List<AutoCloseable> owned = new ArrayList<>();
+    try {
+      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout), TrainerBuffers.allocate(layout)};
+      owned.add(sets[0]);
+      owned.add(sets[1]);
+      Transport transport = Workers.transport(ws, Workers.trainerSession(ws, ws.rank()));
+      owned.add(transport);
+      MetadataStore store = MetadataStores.open(ws.metadata());
+      owned.add(store);
+      VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(ws.identity())
+          .slot(Integer.toString(ws.rank()))
+          .expectedSlots(IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
+          .workerId(Workers.trainerSession(ws, ws.rank())).rank(ws.rank())
+          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds())));
+      b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
+      VersionedPublisher publisher = b.start();
+      owned.add(publisher);
+      int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+      for (int i = 0; i < steps; i++) {
+        long step = firstStep + i;
+        WeightVersion v = publishRetrying(publisher, step, set -> sets[set].fill(step, threads),
+            Workers.seconds(ws.timeoutSeconds()));
+        out.println("trainer rank " + ws.rank() + ": published step " + step + " as version '" + v.id() + "' of '"
+            + ws.identity() + "' (" + v.state() + (v.missingSlots().isEmpty() ? "" : ", waiting for slots "
+            + v.missingSlots()) + ")");
+        out.flush();
+        if (i + 1 < steps) {
+          Thread.sleep(interval.toMillis());
+        }
+      }
+      out.println("trainer rank " + ws.rank() + ": " + steps + " version(s) published on " + ws.metadata() + " over "
+          + ws.transport() + "; serving until interrupted");
+      out.flush();
+      new CountDownLatch(1).await();
+      return 0;
+    } finally {
+      Closeables.closeAll(owned.reversed());
+    }
+  }
+}

@@ -1,0 +1,432 @@
+package dev.mx.refit.version;
+
+import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.Reclaim;
+import dev.mx.api.metadata.VersionSlot;
+import dev.mx.api.metadata.WeightVersion;
+import dev.mx.api.metadata.WeightVersionException;
+import dev.mx.api.metadata.WeightVersionState;
+import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
+import dev.mx.metadata.ShardTableCodec;
+import dev.mx.refit.publish.Publisher;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.IntConsumer;
+import java.util.function.LongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One trainer rank publishing every step as a weight version (docs/VERSIONS.md). It keeps two buffer sets,
+ * each served by its own {@link Publisher}; {@link #publish(long, IntConsumer)} picks the set that does not
+ * hold the newest version it published, gets that set's memory back (release the old version, then reclaim
+ * its slot once no lease is live — an expired lease of a dead receiver frees it after its TTL), lets the
+ * trainer write the step into it, republishes the set's table (fresh digests) and lands it as this rank's
+ * slot of the step's version. The newest version is never overwritten.
+ *
+ * <p>When the other set is still leased after {@link Builder#leaseWait} the call fails with
+ * {@link BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
+ * trainer may retry (the step is still its to publish) or give up.
+ *
+ * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE within a second
+ * so receivers skip its versions instead of reading from a dead peer; {@link #close()} does the same, then
+ * closes both publishers (which deregister their memory). The caller owns the transport, the store and the
+ * memory.
+ */
+public final class VersionedPublisher implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(VersionedPublisher.class);
+  /** How long the shutdown hook waits for the store to take the STALE marks. */
+  static final Duration SHUTDOWN_BUDGET = Duration.ofMillis(900);
+
+  private final WeightVersionStore versions;
+  private final String model;
+  private final String slot;
+  private final String workerId;
+  private final List<String> expectedSlots;
+  private final Duration leaseWait;
+  private final Duration pollInterval;
+  private final LongFunction<String> versionIds;
+  private final List<Publisher> sets;
+  private final String[] held = new String[2];
+  /** The table and step each set's slot was landed with, to land it again if the store loses it. */
+  private final byte[][] tables = new byte[2][];
+  private final long[] steps = new long[2];
+  private final ShardTableCodec codec = ShardTableCodec.standard();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Thread shutdownHook;
+  private int newest = -1;
+  private volatile boolean stopping;
+
+  private VersionedPublisher(Builder b, List<Publisher> sets) {
+    this.versions = b.store.versions();
+    this.model = b.model;
+    this.slot = b.slot;
+    this.workerId = b.workerId;
+    this.expectedSlots = List.copyOf(b.expectedSlots);
+    this.leaseWait = b.leaseWait;
+    this.pollInterval = b.pollInterval;
+    this.versionIds = b.versionIds;
+    this.sets = sets;
+    this.shutdownHook = b.shutdownHook ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot) : null;
+  }
+
+  public static Builder builder(Transport transport, MetadataStore store) {
+    return new Builder(transport, store);
+  }
+
+  /** The version id a step is published under, the same for every rank: {@code step-<N>} by default. */
+  public String versionId(long step) {
+    return versionIds.apply(step);
+  }
+
+  public String slot() {
+    return slot;
+  }
+
+  public String workerId() {
+    return workerId;
+  }
+
+  /** The versions whose memory this rank still holds, by buffer set (null where a set holds none). */
+  public List<String> heldVersions() {
+    synchronized (held) {
+      List<String> out = new ArrayList<>(2);
+      out.add(held[0]);
+      out.add(held[1]);
+      return out;
+    }
+  }
+
+  /**
+   * Publishes step {@code step}: frees the other buffer set, calls {@code writer} with its index (0 or 1) to
+   * fill it, and lands this rank's slot of version {@link #versionId(long)}.
+   *
+   * @return the version as of this rank's slot landing (READY when it was the last one)
+   * @throws BuffersLeasedException when the set's old version stayed leased beyond the lease wait; nothing was
+   *     written then
+   * @throws RuntimeException from the store (e.g. Redis unreachable); the call may simply be repeated
+   */
+  public synchronized WeightVersion publish(long step, IntConsumer writer) {
+    ensureOpen();
+    int set = newest < 0 ? 0 : 1 - newest;
+    if (newest >= 0) {
+      // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a whole interval.
+      awaitPeers(newest);
+    }
+    free(set);
+    writer.accept(set);
+    String id = versionId(step);
+    versions.createVersion(model, id, step, expectedSlots);
+    Publisher p = sets.get(set);
+    p.republish(step);
+    byte[] table = codec.encode(p.table());
+    WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
+    tables[set] = table;
+    steps[set] = step;
+    // Only a landed slot is held: a publish that failed (the store unreachable) can be retried on the same set.
+    synchronized (held) {
+      held[set] = id;
+    }
+    newest = set;
+    if (stopping) {
+      // The shutdown hook ran while the slot was landing: it must not outlive this process as READY.
+      markStale();
+    }
+    LOG.info("rank slot {} published step {} as version '{}' from buffer set {} ({})", slot, step, id, set,
+        v.state());
+    return v;
+  }
+
+  /** The publisher serving buffer set {@code set}, for its table and status. */
+  public Publisher publisher(int set) {
+    return sets.get(set);
+  }
+
+  /** Releases the version set {@code set} holds and waits until its slot is reclaimed. */
+  private void free(int set) {
+    String old = held[set];
+    if (old == null) {
+      return;
+    }
+    awaitOtherSlots(old);
+    try {
+      versions.release(model, old);
+    } catch (WeightVersionException e) {
+      if (e.reason() != WeightVersionException.Reason.NOT_FOUND) {
+        throw e;
+      }
+    }
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    Reclaim r = versions.reclaim(model, old, slot, workerId);
+    while (!r.granted()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new BuffersLeasedException("rank slot " + slot + " of '" + model + "': cannot reuse buffer set " + set
+            + ": version '" + old + "' is " + r.state() + " and still leased by " + r.holders() + " after "
+            + leaseWait.toMillis() + " ms (the other set holds the newest version '" + held[1 - set]
+            + "', which is never overwritten); nothing was written", old, r.holders());
+      }
+      sleep(pollInterval);
+      r = versions.reclaim(model, old, slot, workerId);
+    }
+    synchronized (held) {
+      held[set] = null;
+    }
+  }
+
+  /**
+   * Waits, at most the lease wait, while the newest version (in set {@code set}) is still STAGING with no
+   * STALE slot. When the store lost it or this rank's slot of it (a Redis restarted empty), the slot is landed
+   * again first: the memory still holds that step, so receivers can have it.
+   */
+  private void awaitPeers(int set) {
+    String id = held[set];
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    while (true) {
+      Optional<WeightVersion> v = versions.version(model, id);
+      if (v.isEmpty() || (v.get().state() != WeightVersionState.RELEASING && !v.get().slots().containsKey(slot))) {
+        versions.createVersion(model, id, steps[set], expectedSlots);
+        v = Optional.of(versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
+        LOG.info("rank slot {} of '{}': the store had lost version '{}'; landed its slot again", slot, model, id);
+      }
+      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()) {
+        return;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("rank slot {} of '{}': going on without {}: its other slots did not land within {} ms", slot, model,
+            v.get().describe(), leaseWait.toMillis());
+        return;
+      }
+      sleep(pollInterval);
+    }
+  }
+
+  /**
+   * Waits, at most the lease wait, while version {@code id} is still STAGING with no STALE slot: the other
+   * ranks may still be landing theirs. A version a peer really abandoned is given up after the wait (logged).
+   */
+  private void awaitOtherSlots(String id) {
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    Optional<WeightVersion> v = versions.version(model, id);
+    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()) {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms", slot, model,
+            v.get().describe(), leaseWait.toMillis());
+        return;
+      }
+      sleep(pollInterval);
+      v = versions.version(model, id);
+    }
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      TimeUnit.NANOSECONDS.sleep(d.toNanos());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for leases to end", e);
+    }
+  }
+
+  /** Marks every slot this rank holds STALE; best effort, each failure logged. */
+  void markStale() {
+    String[] ids;
+    synchronized (held) {
+      ids = held.clone();
+    }
+    for (String id : ids) {
+      if (id == null) {
+        continue;
+      }
+      try {
+        versions.markSlotStale(model, id, slot, workerId);
+      } catch (RuntimeException e) {
+        LOG.warn("rank slot {} could not mark its slot of version '{}' STALE: {}", slot, id, e.toString());
+      }
+    }
+  }
+
+  /** The shutdown hook's body: STALE marks on a daemon thread, waited for at most {@link #SHUTDOWN_BUDGET}. */
+  private void markStaleWithinBudget() {
+    stopping = true;
+    Thread t = new Thread(this::markStale, "mx-versions-stale-" + slot);
+    t.setDaemon(true);
+    t.start();
+    try {
+      t.join(SHUTDOWN_BUDGET.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (t.isAlive()) {
+      LOG.warn("rank slot {}: the store did not take the STALE marks within {} ms; its versions go stale with the"
+          + " store's GC instead", slot, SHUTDOWN_BUDGET.toMillis());
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("versioned publisher of slot " + slot + " of '" + model + "' is closed");
+    }
+  }
+
+  /** Marks this rank's slots STALE, then closes both publishers in reverse order; idempotent. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (shutdownHook != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException shuttingDown) {
+        // The hook is running or about to: it marks the slots itself.
+      }
+    }
+    List<AutoCloseable> steps = new ArrayList<>();
+    steps.add(this::markStale);
+    steps.addAll(sets.reversed());
+    Closeables.closeAll(steps);
+  }
+
+  /** Settings and the two buffer sets; {@link #start()} starts both publishers. */
+  public static final class Builder {
+    private final Transport transport;
+    private final MetadataStore store;
+    private final List<Consumer<Publisher.Builder>> bufferSets = new ArrayList<>();
+    private Consumer<Publisher.Builder> configure = b -> {};
+    private String model;
+    private String slot;
+    private String workerId = UUID.randomUUID().toString();
+    private int rank;
+    private List<String> expectedSlots;
+    private Duration leaseWait = Duration.ofSeconds(60);
+    private Duration pollInterval = Duration.ofMillis(50);
+    private LongFunction<String> versionIds = step -> "step-" + step;
+    private boolean shutdownHook = true;
+
+    private Builder(Transport transport, MetadataStore store) {
+      this.transport = Objects.requireNonNull(transport, "transport");
+      this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /** The model identity versions are kept under; receivers follow the same string. Required. */
+    public Builder model(String m) {
+      this.model = m;
+      return this;
+    }
+
+    /** This rank's slot (e.g. its trainer rank as a string). Required. */
+    public Builder slot(String s) {
+      this.slot = s;
+      return this;
+    }
+
+    /** Every slot a version needs before it is READY (all trainer ranks). Required; must contain the slot. */
+    public Builder expectedSlots(List<String> slots) {
+      this.expectedSlots = List.copyOf(slots);
+      return this;
+    }
+
+    /** This process; a slot belongs to one worker. Defaults to a random UUID. */
+    public Builder workerId(String id) {
+      this.workerId = id;
+      return this;
+    }
+
+    public Builder rank(int r) {
+      this.rank = r;
+      return this;
+    }
+
+    /**
+     * Adds one buffer set: {@code tensors} adds its buffers, aliases or tensors to a {@link Publisher.Builder}
+     * exactly as for a plain publisher. Call it twice, with the same tensors in different memory.
+     */
+    public Builder bufferSet(Consumer<Publisher.Builder> tensors) {
+      bufferSets.add(Objects.requireNonNull(tensors, "tensors"));
+      return this;
+    }
+
+    /** Settings applied to both publishers (digests, heartbeat interval, device, endpoint). */
+    public Builder configure(Consumer<Publisher.Builder> c) {
+      this.configure = Objects.requireNonNull(c, "configure");
+      return this;
+    }
+
+    /** How long {@link #publish} waits for a leased buffer set (default 60 s; longer than a lease TTL). */
+    public Builder leaseWait(Duration d) {
+      this.leaseWait = Objects.requireNonNull(d, "leaseWait");
+      return this;
+    }
+
+    /** How often a blocked publish asks again (default 50 ms). */
+    public Builder pollInterval(Duration d) {
+      this.pollInterval = Objects.requireNonNull(d, "pollInterval");
+      return this;
+    }
+
+    /** The version id of a step, the same function on every rank (default {@code step-<N>}). */
+    public Builder versionIds(LongFunction<String> ids) {
+      this.versionIds = Objects.requireNonNull(ids, "versionIds");
+      return this;
+    }
+
+    /** Whether a JVM shutdown hook marks the slots STALE (default on). */
+    public Builder shutdownHook(boolean on) {
+      this.shutdownHook = on;
+      return this;
+    }
+
+    /** Starts one publisher per buffer set and installs the shutdown hook. */
+    public VersionedPublisher start() {
+      if (model == null || model.isEmpty() || slot == null || slot.isEmpty()) {
+        throw new IllegalArgumentException("a versioned publisher needs a model and a slot");
+      }
+      if (expectedSlots == null || !expectedSlots.contains(slot)) {
+        throw new IllegalArgumentException("slot '" + slot + "' must be one of the expected slots " + expectedSlots);
+      }
+      if (bufferSets.size() != 2) {
+        throw new IllegalArgumentException("a versioned publisher needs exactly two buffer sets, got "
+            + bufferSets.size());
+      }
+      if (leaseWait.isNegative() || pollInterval.isNegative() || pollInterval.isZero()) {
+        throw new IllegalArgumentException("lease wait must not be negative and the poll interval must be positive");
+      }
+      WeightVersionStore checked = store.versions(); // fails now, naming the store, when it keeps no versions
+      Objects.requireNonNull(checked, "versions");
+      List<Publisher> started = new ArrayList<>(2);
+      try {
+        for (int i = 0; i < 2; i++) {
+          // Each set announces itself under its own identity so plain discovery of the model never counts it.
+          Publisher.Builder b = Publisher.builder(transport, store)
+              .identity(model + "#buffer-set-" + i)
+              .workerId(workerId + "/set-" + i)
+              .rank(rank);
+          configure.accept(b);
+          bufferSets.get(i).accept(b);
+          started.add(b.start());
+        }
+      } catch (RuntimeException | Error e) {
+        try {
+          Closeables.closeAll(started.reversed());
+        } catch (RuntimeException rollback) {
+          e.addSuppressed(rollback);
+        }
+        throw e;
+      }
+      VersionedPublisher p = new VersionedPublisher(this, List.copyOf(started));
+      if (p.shutdownHook != null) {
+        Runtime.getRuntime().addShutdownHook(p.shutdownHook);
+      }
+      return p;
+    }
+  }
+}
