@@ -1,10 +1,10 @@
 package dev.mx.refit;
 
-import dev.mx.api.DType;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.UnsupportedReshardException;
+import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
@@ -26,17 +26,19 @@ import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.UnsupportedCause;
-import dev.mx.refit.reslice.AsStrided;
-import dev.mx.refit.reslice.Reslicer;
-import dev.mx.refit.reslice.ViewCopy;
+import dev.mx.refit.stage.ConvertMatch;
+import dev.mx.refit.stage.Descriptors;
+import dev.mx.refit.stage.ElementCoverage;
+import dev.mx.refit.stage.LocalCopies;
+import dev.mx.refit.stage.PipelinedWire;
+import dev.mx.refit.stage.RefitReport;
+import dev.mx.refit.stage.ShardStaging;
+import dev.mx.refit.stage.SourceChecks;
+import dev.mx.refit.stage.StagedWork;
 import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WirePolicies;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Deque;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -55,15 +57,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver side of a refit (ModelExpress §4): every {@link #updateWeights} pulls the bytes this rank
- * needs from the publishers and installs them, in this order — descriptors (built once and cached) → wire
- * (under the {@link WirePolicy}) → throughput ceiling → re-slice of full pulls → dtype casts → digest
- * verification → install → metrics and records.
+ * The receiver side of a refit (ModelExpress §4), a short composition of named stages (package
+ * {@code dev.mx.refit.stage}).
  *
- * <p>The first call prepares: discover sources, capture the engine's geometry, plan, emit the coverage
- * record (before any rejection), fail closed on any fallback source, connect the peers the plan reads,
- * then allocate and register receive buffers, full-pull staging and convert staging in native memory
- * once, for the receiver's life. A failed prepare releases what it allocated and is retried next call.
+ * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every source's
+ * shards tile its shape) → capture the engine's geometry → plan → coverage record and the
+ * {@link ElementCoverage} gate (every parameter element written exactly once) → {@link ShardStaging} (which
+ * shards land whole in staging to be verified) → connect peers → allocate and register buffers once →
+ * compile {@link LocalCopies} and the {@link ShardVerifier} per set of receive buffers.
+ *
+ * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each staged shard's
+ * verification and copies starting as soon as its peer's reads landed) → {@link ThroughputCeiling} →
+ * re-slice of full pulls → casts → whole-shard verification → install → {@link RefitReport}.
  *
  * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed refit
  * installs nothing, leaves the engine's live weights untouched, and leaves the receiver usable for the
@@ -77,8 +82,8 @@ import org.slf4j.LoggerFactory;
 public final class Receiver implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
   /** Tag of the per-refit stage record. */
-  public static final String STAGE_TAG = "MX_REFIT_STAGE";
-  public static final String STAGE_SCHEMA = "refit-stage-v2";
+  public static final String STAGE_TAG = RefitReport.STAGE_TAG;
+  public static final String STAGE_SCHEMA = RefitReport.STAGE_SCHEMA;
 
   private final ReceiverConfig config;
   private final Settings settings;
@@ -95,6 +100,7 @@ public final class Receiver implements AutoCloseable {
 
   private Prepared prepared;
   private DigestProvider digestProvider;
+  private Long sourceStep;
   private int nextSet;
   private boolean closed;
   private long descriptorBuilds;
@@ -215,6 +221,7 @@ public final class Receiver implements AutoCloseable {
   private void rediscover(Map<String, Double> stages) {
     long t = System.nanoTime();
     DiscoveredSources fresh = discovery.discover(config.timeout());
+    SourceChecks.requireTiled(fresh.sources());
     stages.put("rediscover_s", seconds(t));
     if (!sameGeometry(prepared.found.sources(), fresh.sources())) {
       LOG.warn("rank {}: publishers changed their shard geometry; planning again", config.rank());
@@ -225,7 +232,19 @@ public final class Receiver implements AutoCloseable {
       if (s.verifier != null) {
         s.verifier.refreshDigests(fresh.sources());
       }
+      for (StagedWork w : s.local.staged()) {
+        if (w.verifies()) {
+          ShardStaging.Staged st = w.staged();
+          String d = ShardVerifier.freshDigest(fresh.sources(), st.source(), st.shard());
+          if (d == null) {
+            throw new UnverifiableShardException(st.source(), st.shard().shardOffset(), st.shard().session(),
+                "the publisher no longer publishes this staged shard or its digest");
+          }
+          w.refreshDigest(d);
+        }
+      }
     }
+    sourceStep = fresh.step();
   }
 
   /**
@@ -255,39 +274,35 @@ public final class Receiver implements AutoCloseable {
 
   private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
-    // 1. Descriptors: reuse while the plan and the policy's fused flag are unchanged.
+    // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
     boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
     Descriptors d = set.cached;
-    if (!cache || d == null || d.fused != policy.fused()) {
+    if (!cache || d == null || d.fused() != policy.fused()) {
       d = buildDescriptors(p, set, policy.fused());
       descriptorBuilds++;
     }
     set.cached = cache ? d : null;
     stages.put("descriptor_build_s", seconds(t));
 
-    // 2. Wire.
-    Map<String, Double> wire = policy.transfer(transport, d.groups.wire(), config.timeout());
+    // Wire, with staged shards verified and replayed as their peers land.
+    Map<String, Double> wire = PipelinedWire.run(policy, transport, d, set.local.staged(), this::digestProvider,
+        p.workers, config.timeout(), RefitFlag.PIPELINE.bool(settings));
     stages.putAll(wire);
+    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes(), wire);
 
-    // 3. Throughput ceiling, before anything reads the buffers.
-    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes, wire);
-
-    // 4. Re-slice full pulls.
     boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
-    if (!set.reslice.isEmpty()) {
+    if (set.local.resliceCount() > 0) {
       t = System.nanoTime();
-      runCopies(set.reslice, batch && set.resliceDisjoint, p);
+      set.local.reslice(batch, p.workers, p.threads);
       stages.put("reslice_s", seconds(t));
-      stages.put("reslice_copies", (double) set.reslice.size());
+      stages.put("reslice_copies", (double) set.local.resliceCount());
     }
-    // 5. Dtype casts out of convert staging.
-    if (!set.converts.isEmpty()) {
+    if (set.local.convertCount() > 0) {
       t = System.nanoTime();
-      runCopies(set.converts, batch && set.convertsDisjoint, p);
+      set.local.casts(batch, p.workers, p.threads);
       stages.put("convert_s", seconds(t));
     }
-    // 6. Verification.
     ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(0, 0);
     if (config.verify() != VerifyMode.OFF) {
       t = System.nanoTime();
@@ -297,22 +312,37 @@ public final class Receiver implements AutoCloseable {
           : set.verifier.verify(digestProvider(), p.workers, p.threads);
       stages.put("verify_s", seconds(t));
     }
-    // 7. Install: only now does the engine see anything.
+    // Install: only now does the engine see anything.
     t = System.nanoTime();
     installer.install(step, set.params);
     stages.put("install_s", seconds(t));
     if (p.sets.size() > 1) {
       nextSet = (nextSet + 1) % p.sets.size();
     }
-    return report(step, p.plan, d, outcome, stages, policy.fused(), batch);
-  }
-
-  private void runCopies(List<ViewCopy> copies, boolean batched, Prepared p) {
-    if (batched) {
-      Reslicer.runBatched(copies, p.workers, p.threads);
-    } else {
-      Reslicer.runSequential(copies);
+    long stagedVerified = 0;
+    long stagedUnverified = 0;
+    long stagedUnverifiedBytes = 0;
+    for (StagedWork w : set.local.staged()) {
+      if (w.verifies()) {
+        stagedVerified++;
+      } else {
+        stagedUnverified++;
+        stagedUnverifiedBytes += w.installedBytes();
+      }
     }
+    long unverifiedBytes = switch (config.verify()) {
+      case OFF -> d.bytes();
+      case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
+      case ALL, STRICT -> 0L;
+    };
+    RefitReport report = new RefitReport(step, d.bytes(), d.segments(), p.plan, set.local.staged().size(),
+        p.sourcesExact, p.sourcesStaged, p.sourcesFull, outcome.verified() + stagedVerified,
+        config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified, unverifiedBytes,
+        config.verify().label(), sourceStep == null ? -1 : sourceStep, stages);
+    if (RefitFlag.STAGE_RECORD.bool(settings)) {
+      report.emit(records, config.rank(), policy.fused(), batch);
+    }
+    return report.metrics();
   }
 
   private DigestProvider digestProvider() {
@@ -322,59 +352,14 @@ public final class Receiver implements AutoCloseable {
     return digestProvider;
   }
 
-  private Map<String, Object> report(long step, TransferPlan plan, Descriptors d, ShardVerifier.Outcome outcome,
-      Map<String, Double> stages, boolean fused, boolean batch) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("step", step);
-    m.put("bytes_received", d.bytes);
-    m.put("segments", d.segments);
-    m.put("converts", (long) plan.converts().size());
-    m.put("full_pull_sources", (long) plan.fullPulls().size());
-    m.put("exact_descriptors", plan.exactDescriptorCount());
-    m.put("descriptor_savings", plan.descriptorSavings());
-    m.put("extra_wire_bytes", plan.extraWireBytes());
-    m.put("unbounded_sources", (long) plan.unboundedSources().size());
-    m.put("fallback", (long) plan.fallback().size());
-    m.put("verified_shards", (long) outcome.verified());
-    m.put("unverifiable_shards", (long) outcome.unverifiable());
-    double accounted = 0;
-    for (Map.Entry<String, Double> e : stages.entrySet()) {
-      m.put(e.getKey(), Rounding.round(e.getValue(), 6));
-      if (e.getKey().endsWith("_s")) {
-        accounted += e.getValue();
-      }
-    }
-    if (RefitFlag.STAGE_RECORD.bool(settings)) {
-      Map<String, Object> r = new LinkedHashMap<>();
-      r.put("schema", STAGE_SCHEMA);
-      r.put("rank", config.rank());
-      r.put("step", step);
-      r.put("bytes", d.bytes);
-      r.put("segments", d.segments);
-      r.put("accounted_s", Rounding.round(accounted, 6));
-      r.put("extra_wire_bytes", plan.extraWireBytes());
-      r.put("descriptor_savings", plan.descriptorSavings());
-      r.put("exact_descriptors", plan.exactDescriptorCount());
-      r.put("full_pull_sources", plan.fullPulls().size());
-      r.put("unbounded_sources", plan.unboundedSources().size());
-      r.put("converts", plan.converts().size());
-      r.put("fallback", plan.fallback().size());
-      r.put("fused_wire", fused);
-      r.put("batch_install", batch);
-      for (Map.Entry<String, Double> e : stages.entrySet()) {
-        r.put(e.getKey(), Rounding.round(e.getValue(), 6));
-      }
-      records.emit(RefitRecords.Level.WARNING, STAGE_TAG, r);
-    }
-    return Collections.unmodifiableMap(m);
-  }
-
   // ---------------------------------------------------------------- prepare
 
   private Prepared doPrepare() {
     Map<String, Double> stages = new LinkedHashMap<>();
     long t = System.nanoTime();
     DiscoveredSources found = discovery.discover(config.timeout());
+    SourceChecks.requireTiled(found.sources());
+    sourceStep = found.step();
     stages.put("prepare_discover_s", seconds(t));
 
     t = System.nanoTime();
@@ -403,20 +388,20 @@ public final class Receiver implements AutoCloseable {
     if (config.verify() == VerifyMode.STRICT) {
       requireComplete(capture, coverage);
     }
+    t = System.nanoTime();
+    ElementCoverage.check(capture, found.sources(), plan);
+    stages.put("prepare_coverage_s", seconds(t));
+
+    ShardStaging.Result staging = ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
+    requireStagedDigests(staging);
     List<String> allParams = new ArrayList<>(new TreeSet<>(capture.result().copies().stream()
         .map(RecordedCopy::paramName).toList()));
-    for (String param : allParams) {
-      if (!capture.paramLayout().containsKey(param)) {
-        throw new IllegalArgumentException("copies write parameter '" + param
-            + "' but the geometry source's parameter layout has no entry for it");
-      }
-    }
 
     t = System.nanoTime();
     connectPeers(plan, found);
     stages.put("prepare_handshake_s", seconds(t));
 
-    Prepared p = new Prepared(found, capture, plan, coverage, stages);
+    Prepared p = new Prepared(found, capture, plan, staging, coverage, stages);
     try {
       allocate(p, allParams);
     } catch (RuntimeException e) {
@@ -428,16 +413,33 @@ public final class Receiver implements AutoCloseable {
       throw e;
     }
     LOG.info(String.format(Locale.ROOT,
-        "rank %d prepared: %d descriptor(s) (%d exact before bounding), %d full-pull source(s), %d convert(s),"
-            + " %.1f MB per pull, %d descriptor(s) saved, %.1f MB extra wire, %d unbounded, %d fallback;"
-            + " %d shard check(s), %d unverifiable, %s wire, %.1f MB native",
-        config.rank(), plan.descriptorCount(), plan.exactDescriptorCount(), plan.fullPulls().size(),
-        plan.converts().size(), plan.bytesPlanned() / 1e6, plan.descriptorSavings(), plan.extraWireBytes() / 1e6,
-        plan.unboundedSources().size(), plan.fallback().size(), p.sets.get(0).verifier.checkCount(),
-        p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(), p.buffers.bytes() / 1e6));
+        "rank %d prepared: %d descriptor(s) (%d exact before bounding), sources %d exact / %d shard-staged"
+            + " (%d shard(s), %d staged here for verification) / %d full-pulled, %d convert(s), %.1f MB per pull,"
+            + " %.1f MB extra wire, %d unbounded, %d fallback; verify %s: %d shard check(s), %d unverifiable,"
+            + " %s wire, %.1f MB native",
+        config.rank(), p.sets.get(0).descriptorCount, plan.exactDescriptorCount(), p.sourcesExact, p.sourcesStaged,
+        staging.staged().size(), staging.restaged(), p.sourcesFull, plan.converts().size(),
+        p.sets.get(0).bytes / 1e6, Math.max(0, p.sets.get(0).bytes - plan.exactBytes()) / 1e6,
+        plan.unboundedSources().size(), plan.fallback().size(), config.verify().label(),
+        p.sets.get(0).verifier.checkCount(), p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(),
+        p.buffers.bytes() / 1e6));
     return p;
   }
 
+  /** With every byte verified (all, strict), a staged shard without digest fails before any byte moves. */
+  private void requireStagedDigests(ShardStaging.Result staging) {
+    if (config.verify() != VerifyMode.ALL && config.verify() != VerifyMode.STRICT) {
+      return;
+    }
+    for (ShardStaging.Staged s : staging.staged()) {
+      if (s.shard().digest() == null) {
+        throw new UnverifiableShardException(s.source(), s.shard().shardOffset(), s.shard().session(),
+            "the publisher did not publish a verification digest for it; the default verification"
+                + " (mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly"
+                + " with --verify whole-shards or --verify off (mx.receiver.verify=whole-shards|off)");
+      }
+    }
+  }
   private void rejectFallback(TransferPlan plan, Capture capture) {
     if (plan.fallback().isEmpty()) {
       return;
@@ -514,18 +516,23 @@ public final class Receiver implements AutoCloseable {
   private void allocate(Prepared p, List<String> allParams) {
     long t = System.nanoTime();
     Map<String, ParamSpec> layout = p.capture.paramLayout();
+    TransferPlan wirePlan = p.staging.wirePlan();
     Map<String, Long> paramSizes = new LinkedHashMap<>();
     for (String param : allParams) {
       paramSizes.put(param, layout.get(param).byteSize());
     }
     Map<String, Long> fullSizes = new LinkedHashMap<>();
-    for (FullPullSource f : p.plan.fullPulls()) {
+    for (FullPullSource f : wirePlan.fullPulls()) {
       fullSizes.put(f.srcName(), f.globalShape().byteSize(f.elsize()));
     }
     Map<Integer, Long> convertSizes = new LinkedHashMap<>();
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      ConvertSource c = p.plan.converts().get(i);
+    for (int i = 0; i < wirePlan.converts().size(); i++) {
+      ConvertSource c = wirePlan.converts().get(i);
       convertSizes.put(i, c.destShape().byteSize(c.srcDtype().elementSize()));
+    }
+    Map<String, Long> shardSizes = new LinkedHashMap<>();
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      shardSizes.put(s.key(), s.shard().byteSize());
     }
     int setCount = config.doubleBuffer() ? 2 : 1;
     List<Map<String, MemorySegment>> receive = new ArrayList<>();
@@ -534,6 +541,7 @@ public final class Receiver implements AutoCloseable {
     }
     p.fullStaging = p.buffers.carve(fullSizes);
     p.convertStaging = p.buffers.carve(convertSizes);
+    p.shardStaging = p.buffers.carve(shardSizes);
     p.stages().put("prepare_alloc_s", seconds(t));
 
     t = System.nanoTime();
@@ -550,16 +558,26 @@ public final class Receiver implements AutoCloseable {
         used.add(c.srcName());
       }
     }
+    Set<String> staged = new LinkedHashSet<>();
+    p.staging.staged().forEach(s -> staged.add(s.source()));
+    Set<String> full = new LinkedHashSet<>();
+    wirePlan.fullPulls().forEach(f -> full.add(f.srcName()));
+    p.sourcesStaged = staged.size();
+    p.sourcesFull = full.size();
+    used.stream().filter(s -> !staged.contains(s) && !full.contains(s)).forEach(s -> p.sourcesExact++);
+
+    List<ConvertMatch.Target> targets = ConvertMatch.match(p.capture, p.found.sources(), p.plan);
+    VerifyMode mode = config.verify();
     for (Map<String, MemorySegment> params : receive) {
       validateDestinations(p, params);
       BufferSet set = new BufferSet(params);
-      set.reslice = compileReslice(p, params);
-      set.resliceDisjoint = Reslicer.destinationsDisjoint(set.reslice);
-      set.converts = compileConverts(p, params);
-      set.convertsDisjoint = Reslicer.destinationsDisjoint(set.converts);
+      set.local = LocalCopies.compile(p.staging, targets, layout,
+          new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
+          s -> mode != VerifyMode.OFF && s.shard().digest() != null);
       Descriptors d = buildDescriptors(p, set, true);
-      set.verifier = ShardVerifier.plan(config.verify(), p.found.sources(), used, d.groups.exactAndAux(),
-          p.buffers::resolve, p.threads);
+      set.descriptorCount = d.segments();
+      set.bytes = d.bytes();
+      set.verifier = ShardVerifier.plan(mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads);
       p.sets.add(set);
     }
   }
@@ -573,70 +591,9 @@ public final class Receiver implements AutoCloseable {
     };
   }
 
-  private List<ViewCopy> compileReslice(Prepared p, Map<String, MemorySegment> params) {
-    List<ViewCopy> copies = new ArrayList<>();
-    for (FullPullSource f : p.plan.fullPulls()) {
-      MemorySegment staging = p.fullStaging.get(f.srcName());
-      for (RecordedCopy c : f.copies()) {
-        DType to = destinationType(p, c.paramName(), c.destDtype());
-        copies.add(ViewCopy.compile("full pull '" + f.srcName() + "' " + c.opChain() + " -> param '"
-                + c.paramName() + "'", staging, f.dtype(), AsStrided.replay(f.globalShape(), c.opChain(), f.srcName()),
-            params.get(c.paramName()), to, AsStrided.destinationOf(c)));
-      }
-    }
-    return copies;
-  }
-
-  /**
-   * One cast per convert source, from its staging (contiguous, wire dtype) into the destination view of
-   * the copy it was planned from: converts are planned in capture order, one per copy whose source dtype
-   * differs from its destination dtype, so the k-th convert of a parameter matches its k-th such copy.
-   */
-  private List<ViewCopy> compileConverts(Prepared p, Map<String, MemorySegment> params) {
-    Map<String, Deque<RecordedCopy>> pending = new HashMap<>();
-    for (RecordedCopy c : p.capture.result().copies()) {
-      SourceInfo s = p.found.sources().get(c.srcName());
-      if (s != null && s.dtype() != c.destDtype()) {
-        pending.computeIfAbsent(c.paramName(), k -> new ArrayDeque<>()).add(c);
-      }
-    }
-    List<ViewCopy> copies = new ArrayList<>();
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      ConvertSource cs = p.plan.converts().get(i);
-      Deque<RecordedCopy> q = pending.get(cs.paramName());
-      RecordedCopy c = q == null ? null : q.poll();
-      ParamSpec spec = p.capture.paramLayout().get(cs.paramName());
-      AsStrided dst;
-      DType to;
-      if (c != null && c.destShape().equals(cs.destShape())) {
-        dst = AsStrided.destinationOf(c);
-        to = destinationType(p, cs.paramName(), c.destDtype());
-      } else if (spec != null && spec.shape().numel() == cs.destShape().numel()) {
-        dst = AsStrided.contiguous(cs.destShape());
-        to = spec.dtype();
-      } else {
-        throw new IllegalArgumentException("convert into parameter '" + cs.paramName() + "' of shape "
-            + cs.destShape() + " matches no captured copy and does not cover the whole parameter");
-      }
-      copies.add(ViewCopy.compile("convert '" + cs.paramName() + "' " + cs.srcDtype() + " -> " + to,
-          p.convertStaging.get(i), cs.srcDtype(), AsStrided.contiguous(cs.destShape()), params.get(cs.paramName()),
-          to, dst));
-    }
-    return copies;
-  }
-
-  private static DType destinationType(Prepared p, String param, DType copyType) {
-    ParamSpec spec = p.capture.paramLayout().get(param);
-    if (spec.dtype() != copyType) {
-      throw new IllegalArgumentException("a copy writes parameter '" + param + "' as " + copyType
-          + " but the parameter layout says " + spec.dtype());
-    }
-    return copyType;
-  }
-
-  /** Builds every read of one refit into the given buffer set (destinations were validated at prepare). */
+  /** The descriptor stage: every read of one refit into the given buffer set (destinations validated at prepare). */
   private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
-    TransferPlan plan = p.plan;
+    TransferPlan plan = p.staging.wirePlan();
     List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
     List<ReadDescriptor> full = new ArrayList<>();
     for (FullPullSource f : plan.fullPulls()) {
@@ -647,24 +604,42 @@ public final class Receiver implements AutoCloseable {
       long base = p.convertStaging.get(i).address();
       convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
     }
-    return new Descriptors(fused, new Groups(new WireGroups(exact, full, convert)),
-        exact.size() + full.size() + convert.size(), plan.bytesPlanned());
+    List<ReadDescriptor> verifiable = new ArrayList<>(exact);
+    verifiable.addAll(full);
+    verifiable.addAll(convert);
+    long bytes = 0;
+    for (ReadDescriptor r : verifiable) {
+      bytes += r.nbytes();
+    }
+    List<ReadDescriptor> fullAndStaged = new ArrayList<>(full);
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      PullSegment seg = s.segment();
+      fullAndStaged.add(new ReadDescriptor(seg.session(), seg.srcAddr(), p.shardStaging.get(s.key()).address()
+          + seg.dstByte(), seg.nbytes()));
+      bytes += seg.nbytes();
+    }
+    return new Descriptors(fused, new WireGroups(exact, fullAndStaged, convert), verifiable,
+        exact.size() + fullAndStaged.size() + convert.size(), bytes);
   }
 
   /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
   private static void validateDestinations(Prepared p, Map<String, MemorySegment> params) {
-    for (PullSegment s : p.plan.segments()) {
+    TransferPlan plan = p.staging.wirePlan();
+    for (PullSegment s : plan.segments()) {
       requireInside(s, params.get(s.paramName()), "parameter");
     }
-    for (FullPullSource f : p.plan.fullPulls()) {
+    for (FullPullSource f : plan.fullPulls()) {
       for (PullSegment s : f.segments()) {
         requireInside(s, p.fullStaging.get(f.srcName()), "full-pull staging of");
       }
     }
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      for (PullSegment s : p.plan.converts().get(i).segments()) {
+    for (int i = 0; i < plan.converts().size(); i++) {
+      for (PullSegment s : plan.converts().get(i).segments()) {
         requireInside(s, p.convertStaging.get(i), "convert staging of");
       }
+    }
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      requireInside(s.segment(), p.shardStaging.get(s.key()), "shard staging");
     }
   }
 
@@ -702,27 +677,14 @@ public final class Receiver implements AutoCloseable {
 
   // ---------------------------------------------------------------- state
 
-  /** The read groups of one refit, plus all of them for verification. */
-  private record Groups(WireGroups wire) {
-    List<ReadDescriptor> exactAndAux() {
-      List<ReadDescriptor> all = new ArrayList<>(wire.exact());
-      all.addAll(wire.full());
-      all.addAll(wire.convert());
-      return all;
-    }
-  }
-
-  private record Descriptors(boolean fused, Groups groups, long segments, long bytes) {}
-
   /** One set of receive buffers with everything compiled against it. */
   private static final class BufferSet {
     final Map<String, MemorySegment> params;
-    List<ViewCopy> reslice = List.of();
-    boolean resliceDisjoint;
-    List<ViewCopy> converts = List.of();
-    boolean convertsDisjoint;
+    LocalCopies local;
     ShardVerifier verifier;
     Descriptors cached;
+    long descriptorCount;
+    long bytes;
 
     BufferSet(Map<String, MemorySegment> params) {
       this.params = params;
@@ -734,20 +696,26 @@ public final class Receiver implements AutoCloseable {
     final DiscoveredSources found;
     final Capture capture;
     final TransferPlan plan;
+    final ShardStaging.Result staging;
     final Coverage coverage;
     final Map<String, Double> prepareStages;
     final NativeBuffers buffers = new NativeBuffers();
     Map<String, MemorySegment> fullStaging = Map.of();
     Map<Integer, MemorySegment> convertStaging = Map.of();
+    Map<String, MemorySegment> shardStaging = Map.of();
     final List<BufferSet> sets = new ArrayList<>();
     ExecutorService workers;
     int threads = 1;
+    int sourcesExact;
+    int sourcesStaged;
+    int sourcesFull;
 
-    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, Coverage coverage,
-        Map<String, Double> prepareStages) {
+    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, ShardStaging.Result staging,
+        Coverage coverage, Map<String, Double> prepareStages) {
       this.found = found;
       this.capture = capture;
       this.plan = plan;
+      this.staging = staging;
       this.coverage = coverage;
       this.prepareStages = prepareStages;
     }

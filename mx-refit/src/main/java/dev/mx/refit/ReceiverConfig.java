@@ -63,9 +63,9 @@ public record ReceiverConfig(
     }
   }
 
-  /** Fused wire, whole-shard verification, rank 0, 1200 s timeout, single buffers, one worker per core. */
+  /** Fused wire, every installed byte verified, rank 0, 1200 s timeout, single buffers, one worker per core. */
   public static ReceiverConfig defaults() {
-    return new ReceiverConfig(FUSED, VerifyMode.WHOLE_SHARDS, 0, DEFAULT_TIMEOUT, false, 0);
+    return new ReceiverConfig(FUSED, VerifyMode.ALL, 0, DEFAULT_TIMEOUT, false, 0);
   }
 
   /**

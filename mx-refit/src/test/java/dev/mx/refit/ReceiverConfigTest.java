@@ -17,7 +17,7 @@ class ReceiverConfigTest {
     ReceiverConfig d = ReceiverConfig.fromProperties(Map.of(), NONE);
     assertEquals(ReceiverConfig.defaults(), d);
     assertEquals("fused", d.wire());
-    assertEquals(VerifyMode.WHOLE_SHARDS, d.verify());
+    assertEquals(VerifyMode.ALL, d.verify());
     assertEquals(0, d.rank());
     assertEquals(Duration.ofSeconds(1200), d.timeout());
     assertEquals(false, d.doubleBuffer());
