@@ -38,7 +38,7 @@ import picocli.CommandLine.Option;
       "",
       "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (ucx when "
           + "available, else mem with every rank in this process), file: metadata in a temporary folder, "
-          + "verification whole-shards.",
+          + "every installed byte verified (--verify all).",
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
           + "or peer (the installed weights stay at the previous step); 2 on bad usage.",
@@ -177,8 +177,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     if (!List.of("fused", "phased").contains(wire)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
     }
-    if (!List.of("strict", "whole-shards", "off").contains(verify)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be strict, whole-shards or off, got '" + verify + "'");
+    if (!List.of("all", "strict", "whole-shards", "off").contains(verify)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be all, strict, whole-shards or off, got '"
+          + verify + "'");
     }
     if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher").contains(fault)) {
       throw new CommandLine.ParameterException(spec.commandLine(),
@@ -219,6 +220,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       run.put("inference_dtype", inferenceDtype);
       run.put("transport", transport);
       run.put("wire", wire);
+      run.put("verify", verify);
       return run;
     }
   }
@@ -429,6 +431,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
       row.put("verified_shards", num(m.get("verified_shards")).longValue());
       row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
+      row.put("unverified_bytes", num(m.get("unverified_bytes")).longValue());
+      row.put("sources_exact", num(m.get("sources_exact")).longValue());
+      row.put("sources_staged", num(m.get("sources_staged")).longValue());
+      row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
+      row.put("staged_shards", num(m.get("staged_shards")).longValue());
       row.put("coverage", num(m.get("coverage")).doubleValue());
       steps.add(row);
     }
@@ -445,8 +452,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       r.put("last_step", lastStep);
       doc.put("run", r);
       doc.put("baseline_gbps", baselineGbps);
+      doc.put("unverified_bytes", unverifiedBytes());
       doc.put("steps", steps);
       return doc;
+    }
+
+    /** Installed bytes no digest covered, over every step and rank (0 unless verification was opted out). */
+    long unverifiedBytes() {
+      long n = 0;
+      for (Map<String, Object> s : steps) {
+        n += ((Number) s.getOrDefault("unverified_bytes", 0L)).longValue();
+      }
+      return n;
     }
 
     void printTables(PrintWriter out) {
@@ -455,14 +472,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           + ", transport " + run.get("transport") + ", wire " + run.get("wire"));
       out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
       Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
-          "VS COPY", "E2E S", "VERIFIED", "UNVERIFIABLE", "COVERAGE");
+          "VS COPY", "E2E S", "SOURCES X/S/F", "VERIFIED", "UNVERIFIED B", "COVERAGE");
       long totalBytes = 0;
       double totalWire = 0;
       double totalE2e = 0;
       for (Map<String, Object> s : steps) {
         t.row(s.get("step"), s.get("rank"), s.get("bytes"), s.get("descriptors"), s.get("full_pulls"), s.get("converts"),
             f("%.4f", s.get("wire_s")), f("%.2f", s.get("gbps")), f("%.3f", s.get("ratio_to_copy")),
-            f("%.4f", s.get("e2e_s")), s.get("verified_shards"), s.get("unverifiable_shards"),
+            f("%.4f", s.get("e2e_s")), s.get("sources_exact") + "/" + s.get("sources_staged") + "/"
+                + s.get("sources_full_pull"), s.get("verified_shards"), s.get("unverified_bytes"),
             f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
         totalBytes += ((Number) s.get("bytes")).longValue();
         totalWire += ((Number) s.get("wire_s")).doubleValue();
@@ -475,7 +493,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
             "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
             totalBytes, steps.size(), totalWire, gbps, baselineGbps > 0 ? gbps / baselineGbps : 0, totalE2e));
       }
-      out.println(ok ? "result: ok, last installed step " + lastStep : "result: FAILED: " + error
+      long unverified = unverifiedBytes();
+      String verified = unverified == 0 ? ", every installed byte verified"
+          : ", " + unverified + " installed byte(s) NOT verified (--verify " + run.get("verify") + ")";
+      out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
+      out.println(ok ? "result: ok, last installed step " + lastStep + verified : "result: FAILED: " + error
           + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
       out.flush();
     }
