@@ -66,9 +66,10 @@ import org.slf4j.LoggerFactory;
  * shards land whole in staging to be verified) → connect peers → allocate and register buffers once →
  * compile {@link LocalCopies} and the {@link ShardVerifier} per set of receive buffers.
  *
- * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each staged shard's
- * verification and copies starting as soon as its peer's reads landed) → {@link ThroughputCeiling} →
- * re-slice of full pulls → casts → whole-shard verification → install → {@link RefitReport}.
+ * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each peer's work —
+ * staged shards verified then copied, digests of shards that landed whole — starting on the workers as soon
+ * as that peer's reads landed) → {@link ThroughputCeiling} → re-slice of full pulls → casts → install →
+ * {@link RefitReport}.
  *
  * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed refit
  * installs nothing, leaves the engine's live weights untouched, and leaves the receiver usable for the
@@ -285,9 +286,11 @@ public final class Receiver implements AutoCloseable {
     set.cached = cache ? d : null;
     stages.put("descriptor_build_s", seconds(t));
 
-    // Wire, with staged shards verified and replayed as their peers land.
-    Map<String, Double> wire = PipelinedWire.run(policy, transport, d, set.local.staged(), this::digestProvider,
-        p.workers, config.timeout(), RefitFlag.PIPELINE.bool(settings));
+    // Wire, with each peer's verification and staged copies starting as soon as that peer landed.
+    AtomicInteger verified = new AtomicInteger();
+    Map<String, List<Runnable>> work = perPeerWork(set, verified);
+    Map<String, Double> wire = PipelinedWire.run(policy, transport, d, work, p.workers, config.timeout(),
+        RefitFlag.PIPELINE.bool(settings));
     stages.putAll(wire);
     ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes(), wire);
 
@@ -303,15 +306,8 @@ public final class Receiver implements AutoCloseable {
       set.local.casts(batch, p.workers, p.threads);
       stages.put("convert_s", seconds(t));
     }
-    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(0, 0);
-    if (config.verify() != VerifyMode.OFF) {
-      t = System.nanoTime();
-      // The digest provider is resolved only when there is something to digest.
-      outcome = set.verifier.checkCount() == 0
-          ? new ShardVerifier.Outcome(0, set.verifier.unverifiableCount())
-          : set.verifier.verify(digestProvider(), p.workers, p.threads);
-      stages.put("verify_s", seconds(t));
-    }
+    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(verified.get(),
+        config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
     // Install: only now does the engine see anything.
     t = System.nanoTime();
     installer.install(step, set.params);
@@ -319,13 +315,10 @@ public final class Receiver implements AutoCloseable {
     if (p.sets.size() > 1) {
       nextSet = (nextSet + 1) % p.sets.size();
     }
-    long stagedVerified = 0;
     long stagedUnverified = 0;
     long stagedUnverifiedBytes = 0;
     for (StagedWork w : set.local.staged()) {
-      if (w.verifies()) {
-        stagedVerified++;
-      } else {
+      if (!w.verifies()) {
         stagedUnverified++;
         stagedUnverifiedBytes += w.installedBytes();
       }
@@ -336,13 +329,39 @@ public final class Receiver implements AutoCloseable {
       case ALL, STRICT -> 0L;
     };
     RefitReport report = new RefitReport(step, d.bytes(), d.segments(), p.plan, set.local.staged().size(),
-        p.sourcesExact, p.sourcesStaged, p.sourcesFull, outcome.verified() + stagedVerified,
+        p.sourcesExact, p.sourcesStaged, p.sourcesFull, outcome.verified(),
         config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified, unverifiedBytes,
         config.verify().label(), sourceStep == null ? -1 : sourceStep, stages);
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
       report.emit(records, config.rank(), policy.fused(), batch);
     }
     return report.metrics();
+  }
+
+  /**
+   * The work that depends only on one peer's reads: each staged shard (verify, then copy) and each
+   * whole-shard digest check. The digest provider is resolved only when something is digested.
+   */
+  private Map<String, List<Runnable>> perPeerWork(BufferSet set, AtomicInteger verified) {
+    Map<String, List<Runnable>> work = new LinkedHashMap<>();
+    boolean digesting = config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
+    for (StagedWork w : set.local.staged()) {
+      digesting |= w.verifies();
+    }
+    DigestProvider dp = digesting ? digestProvider() : null;
+    for (StagedWork w : set.local.staged()) {
+      work.computeIfAbsent(w.session(), k -> new ArrayList<>()).add(() -> {
+        w.run(dp);
+        if (w.verifies()) {
+          verified.incrementAndGet();
+        }
+      });
+    }
+    if (config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0) {
+      set.verifier.tasksBySession(dp, verified).forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>())
+          .addAll(l));
+    }
+    return work;
   }
 
   private DigestProvider digestProvider() {

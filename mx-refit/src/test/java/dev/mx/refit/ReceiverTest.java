@@ -65,7 +65,7 @@ class ReceiverTest {
     AtomicReference<WirePolicy> policy = new AtomicReference<>(new FusedWire());
     AtomicInteger plans = new AtomicInteger();
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of()).wirePolicy(policy::get)
+        Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0")).wirePolicy(policy::get)
             .planner((c, s, max) -> {
               plans.incrementAndGet();
               return h.seed.plan;
@@ -142,6 +142,26 @@ class ReceiverTest {
     return new TransferPlan(p.segments(), p.fallback(), p.converts(),
         List.of(new dev.mx.api.plan.FullPullSource(f.srcName(), f.globalShape(), f.dtype(), f.elsize(), f.segments(),
             copies)), p.unboundedSources(), p.exactDescriptorCount(), p.exactBytes(), p.fallbackReasons());
+  }
+
+  @Test
+  void thePipelinedWireReadsOnePeerAtATimeAndVerifiesEachAsItLands() {
+    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withThreads(2))
+        .build()) {
+      Map<String, Object> m = r.updateWeights(1);
+      // Three peers (s0 exact, s1 full pull, s2 convert), one batch each, their digests overlapping the rest.
+      assertEquals(List.of(1, 1, 1), h.cluster.receiver.batchSizes);
+      assertEquals(3L, m.get("verified_shards"));
+      assertTrue(m.containsKey("pipeline_drain_s"), m.toString());
+      assertArrayEquals(TestCluster.arange(0, 8), h.installer.floats("exact"));
+      assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
+    }
+    try (Harness h = new Harness(); Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0"))
+        .config(ReceiverConfig.defaults().withThreads(2)).build()) {
+      Map<String, Object> m = r.updateWeights(1);
+      assertEquals(List.of(3), h.cluster.receiver.batchSizes, "switched off: one fused batch, work after it");
+      assertTrue(m.containsKey("verify_s"), m.toString());
+    }
   }
 
   // ------------------------------------------------------------ ceiling and atomicity
@@ -239,7 +259,7 @@ class ReceiverTest {
       for (String k : List.of("step", "bytes_received", "segments", "converts", "full_pull_sources", "exact_descriptors",
           "descriptor_savings", "extra_wire_bytes", "unbounded_sources", "fallback", "verified_shards",
           "unverifiable_shards", "unverified_bytes", "staged_shards", "sources_exact", "sources_staged", "sources_full_pull", "verify", "descriptor_build_s", "wire_fused_s", "reslice_s", "reslice_copies", "convert_s",
-          "verify_s", "install_s")) {
+          "install_s")) {
         assertTrue(warm.containsKey(k), k);
       }
       var records = h.records.tagged(Receiver.STAGE_TAG);

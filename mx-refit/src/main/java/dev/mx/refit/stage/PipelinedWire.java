@@ -1,9 +1,10 @@
 package dev.mx.refit.stage;
 
-import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
+import dev.mx.refit.reslice.Reslicer;
+import dev.mx.refit.wire.FusedWire;
 import dev.mx.refit.wire.WireStages;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,65 +14,55 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.function.Supplier;
 
 /**
- * The wire stage with the staged-shard stage overlapped on it. With the fused policy and worker threads, the
- * reads go out one peer at a time (peers that fill staged shards first) and each staged shard's
- * verification and copies start on a worker as soon as its peer's reads have landed, while the next peer's
- * reads are on the wire. Otherwise the policy runs as configured and the staged work follows it.
+ * The wire stage with the per-peer work overlapped on it: each staged shard's verification and copies, and
+ * the digest of each shard verified where it landed, depend only on the reads of the peer that serves it.
+ * With the built-in fused policy and worker threads, the reads go out one peer at a time (peers with the most
+ * work first) and each peer's work starts on a worker as soon as that peer's reads have landed, while the
+ * next peer's reads are on the wire. Otherwise the policy runs as configured and the work follows it.
  *
- * <p>Nothing submitted outlives a call: on any failure, the work already started is awaited before the
- * failure is rethrown, so no worker writes a buffer after the refit returned.
+ * <p>Safe because no later stage writes what this work reads: staging buffers are written only by the wire,
+ * and the coverage gate guarantees no receive-buffer element is written twice. Nothing submitted outlives a
+ * call: on any failure the work already started is awaited before the failure is rethrown.
  */
 public final class PipelinedWire {
   private PipelinedWire() {}
 
   /**
-   * Runs the wire and the staged work; returns stage times: the policy's wire keys, plus
-   * {@code staged_s} (staged work after the wire) or {@code pipeline_drain_s} (waiting for overlapped work
-   * after the last peer landed).
+   * Runs the wire and the per-peer work; returns stage times: the policy's wire keys, plus
+   * {@code verify_s} (the work, run after the wire) or {@code pipeline_drain_s} (waiting for overlapped
+   * work after the last peer landed).
    */
-  public static Map<String, Double> run(WirePolicy policy, Transport transport, Descriptors d, List<StagedWork> works,
-      Supplier<DigestProvider> digests, ExecutorService workers, Duration timeout, boolean pipeline) {
+  public static Map<String, Double> run(WirePolicy policy, Transport transport, Descriptors d,
+      Map<String, List<Runnable>> workBySession, ExecutorService workers, Duration timeout, boolean pipeline) {
     Map<String, Double> stages = new LinkedHashMap<>();
+    int tasks = 0;
+    for (List<Runnable> l : workBySession.values()) {
+      tasks += l.size();
+    }
     // Only the built-in fused policy is split per peer; a custom policy always issues its own reads.
-    if (!pipeline || !(policy instanceof dev.mx.refit.wire.FusedWire) || works.isEmpty() || workers == null) {
+    if (!pipeline || !(policy instanceof FusedWire) || tasks == 0 || workers == null) {
       stages.putAll(policy.transfer(transport, d.groups(), timeout));
-      if (!works.isEmpty()) {
+      if (tasks > 0) {
         long t = System.nanoTime();
-        DigestProvider dp = anyVerifies(works) ? digests.get() : null;
-        List<Runnable> tasks = new ArrayList<>();
-        for (StagedWork w : works) {
-          tasks.add(() -> w.run(dp));
-        }
-        if (workers == null || tasks.size() == 1) {
-          tasks.forEach(Runnable::run);
+        List<Runnable> all = new ArrayList<>(tasks);
+        workBySession.values().forEach(all::addAll);
+        if (workers == null || all.size() == 1) {
+          all.forEach(Runnable::run);
         } else {
-          dev.mx.refit.reslice.Reslicer.runAll(tasks, workers);
+          Reslicer.runAll(all, workers);
         }
-        stages.put("staged_s", seconds(t));
+        stages.put("verify_s", seconds(t));
       }
       return stages;
     }
-    DigestProvider dp = anyVerifies(works) ? digests.get() : null;
-    Map<String, List<StagedWork>> worksBySession = new LinkedHashMap<>();
-    for (StagedWork w : works) {
-      worksBySession.computeIfAbsent(w.session(), k -> new ArrayList<>()).add(w);
-    }
     Map<String, List<ReadDescriptor>> reads = d.bySession();
-    List<String> order = new ArrayList<>();
-    for (String s : reads.keySet()) {
-      if (worksBySession.containsKey(s)) {
-        order.add(s);
-      }
-    }
-    for (String s : reads.keySet()) {
-      if (!worksBySession.containsKey(s)) {
-        order.add(s);
-      }
-    }
-    List<Future<?>> started = new ArrayList<>();
+    List<String> order = new ArrayList<>(reads.keySet());
+    // Peers with the most work first, so the work overlaps as much of the remaining wire as possible.
+    order.sort((a, b) -> Integer.compare(workBySession.getOrDefault(b, List.of()).size(),
+        workBySession.getOrDefault(a, List.of()).size()));
+    List<Future<?>> started = new ArrayList<>(tasks);
     RuntimeException failure = null;
     long wire = 0;
     try {
@@ -79,8 +70,13 @@ public final class PipelinedWire {
         long t = System.nanoTime();
         transport.read(reads.get(session), timeout);
         wire += System.nanoTime() - t;
-        for (StagedWork w : worksBySession.getOrDefault(session, List.of())) {
-          started.add(workers.submit(() -> w.run(dp)));
+        for (Runnable r : workBySession.getOrDefault(session, List.of())) {
+          started.add(workers.submit(r));
+        }
+      }
+      for (Map.Entry<String, List<Runnable>> e : workBySession.entrySet()) {
+        if (!reads.containsKey(e.getKey())) {
+          e.getValue().forEach(r -> started.add(workers.submit(r))); // nothing to wait for on the wire
         }
       }
     } catch (RuntimeException e) {
@@ -93,7 +89,7 @@ public final class PipelinedWire {
         f.get();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        failure = add(failure, new IllegalStateException("interrupted while waiting for staged shards", e));
+        failure = add(failure, new IllegalStateException("interrupted while waiting for per-peer work", e));
       } catch (ExecutionException e) {
         Throwable c = e.getCause();
         failure = add(failure, c instanceof RuntimeException re ? re : new IllegalStateException(c.toString(), c));
@@ -104,15 +100,6 @@ public final class PipelinedWire {
     }
     stages.put("pipeline_drain_s", seconds(t));
     return stages;
-  }
-
-  private static boolean anyVerifies(List<StagedWork> works) {
-    for (StagedWork w : works) {
-      if (w.verifies()) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private static RuntimeException add(RuntimeException first, RuntimeException next) {

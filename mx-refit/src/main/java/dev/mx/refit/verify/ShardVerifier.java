@@ -298,6 +298,21 @@ public final class ShardVerifier implements AutoCloseable {
     return new Outcome(verified.get(), unverifiable);
   }
 
+  /**
+   * The checks as tasks grouped by the session whose reads fill them, so a pipelined wire can start each
+   * peer's digests as soon as that peer's reads landed; each task counts into {@code verified} on success.
+   */
+  public Map<String, List<Runnable>> tasksBySession(DigestProvider digests, AtomicInteger verified) {
+    Map<String, List<Runnable>> out = new java.util.LinkedHashMap<>();
+    for (Check c : checks) {
+      out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>()).add(() -> {
+        check(c, digests);
+        verified.incrementAndGet();
+      });
+    }
+    return out;
+  }
+
   private void check(Check c, DigestProvider digests) {
     String actual;
     if (c.inPlace()) {

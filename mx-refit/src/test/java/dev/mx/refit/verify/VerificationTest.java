@@ -49,7 +49,7 @@ class VerificationTest {
         // exact: one read of the whole shard into its receive buffer; strided: full pull; router: convert staging.
         assertEquals(3L, m.get("verified_shards"));
         assertEquals(0L, m.get("unverifiable_shards"));
-        assertTrue(m.containsKey("verify_s"));
+        assertTrue(m.containsKey("verify_s") || m.containsKey("pipeline_drain_s"), m.toString());
         assertEquals(1, ReceiverTestAccess.installs(h));
       }
     }
