@@ -1,16 +1,12 @@
 package dev.mx.refit;
 
 import dev.mx.api.digest.DigestProvider;
-import dev.mx.api.error.IncompleteRefitException;
-import dev.mx.api.error.TransportException;
-import dev.mx.api.error.UnsupportedReshardException;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
-import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
@@ -25,11 +21,11 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
 import dev.mx.plan.ReshardPlanner;
-import dev.mx.plan.UnsupportedCause;
 import dev.mx.refit.stage.ConvertMatch;
 import dev.mx.refit.stage.Descriptors;
 import dev.mx.refit.stage.ElementCoverage;
 import dev.mx.refit.stage.LocalCopies;
+import dev.mx.refit.stage.PlanGates;
 import dev.mx.refit.stage.PipelinedWire;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.ShardStaging;
@@ -248,29 +244,9 @@ public final class Receiver implements AutoCloseable {
     sourceStep = fresh.step();
   }
 
-  /**
-   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
-   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
-   */
+  /** Same sources, shapes, dtypes and shards, digests aside ({@link SourceChecks#sameGeometry}). */
   static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
-    if (!a.keySet().equals(b.keySet())) {
-      return false;
-    }
-    for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
-      SourceInfo x = e.getValue();
-      SourceInfo y = b.get(e.getKey());
-      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
-        return false;
-      }
-      java.util.Set<Shard> xs = new java.util.HashSet<>();
-      x.shards().forEach(s -> xs.add(s.withDigest(null)));
-      for (Shard s : y.shards()) {
-        if (!xs.contains(s.withDigest(null))) {
-          return false;
-        }
-      }
-    }
-    return true;
+    return SourceChecks.sameGeometry(a, b);
   }
 
   private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
@@ -403,21 +379,21 @@ public final class Receiver implements AutoCloseable {
     Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);
     coverage.emit(records);
     coverage.gate(settings);
-    rejectFallback(plan, capture);
+    PlanGates.rejectFallback(plan, capture);
     if (config.verify() == VerifyMode.STRICT) {
-      requireComplete(capture, coverage);
+      PlanGates.requireComplete(capture, coverage);
     }
     t = System.nanoTime();
     ElementCoverage.check(capture, found.sources(), plan);
     stages.put("prepare_coverage_s", seconds(t));
 
     ShardStaging.Result staging = ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
-    requireStagedDigests(staging);
+    PlanGates.requireStagedDigests(config.verify(), staging);
     List<String> allParams = new ArrayList<>(new TreeSet<>(capture.result().copies().stream()
         .map(RecordedCopy::paramName).toList()));
 
     t = System.nanoTime();
-    connectPeers(plan, found);
+    PlanGates.connectPeers(transport, plan, found.peerMetadata());
     stages.put("prepare_handshake_s", seconds(t));
 
     Prepared p = new Prepared(found, capture, plan, staging, coverage, stages);
@@ -443,93 +419,6 @@ public final class Receiver implements AutoCloseable {
         p.sets.get(0).verifier.checkCount(), p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(),
         p.buffers.bytes() / 1e6));
     return p;
-  }
-
-  /** With every byte verified (all, strict), a staged shard without digest fails before any byte moves. */
-  private void requireStagedDigests(ShardStaging.Result staging) {
-    if (config.verify() != VerifyMode.ALL && config.verify() != VerifyMode.STRICT) {
-      return;
-    }
-    for (ShardStaging.Staged s : staging.staged()) {
-      if (s.shard().digest() == null) {
-        throw new UnverifiableShardException(s.source(), s.shard().shardOffset(), s.shard().session(),
-            "the publisher did not publish a verification digest for it; the default verification"
-                + " (mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly"
-                + " with --verify whole-shards or --verify off (mx.receiver.verify=whole-shards|off)");
-      }
-    }
-  }
-  private void rejectFallback(TransferPlan plan, Capture capture) {
-    if (plan.fallback().isEmpty()) {
-      return;
-    }
-    Map<String, String> reasons = new LinkedHashMap<>();
-    for (String name : plan.fallback()) {
-      String r = plan.fallbackReasons().get(name);
-      if (r == null) {
-        r = capture.result().unsupportedReasons().get(name);
-      }
-      if (r != null) {
-        reasons.put(name, r);
-      }
-    }
-    Set<String> fallback = new LinkedHashSet<>(plan.fallback());
-    Set<String> params = new TreeSet<>();
-    for (RecordedCopy c : capture.result().copies()) {
-      if (fallback.contains(c.srcName())) {
-        params.add(c.paramName());
-      }
-    }
-    List<String> names = plan.fallback().subList(0, Math.min(10, plan.fallback().size()));
-    throw new UnsupportedReshardException(null, plan.fallback().size() + " source(s) " + names
-        + " cannot be planned and would need the unimplemented fallback path; refusing to serve stale weights."
-        + " Causes: " + describeCauses(reasons) + ". Params: "
-        + new ArrayList<>(params).subList(0, Math.min(10, params.size())));
-  }
-
-  private static String describeCauses(Map<String, String> reasons) {
-    List<UnsupportedCause> causes = ReshardPlanner.summarizeUnsupported(reasons, 3);
-    if (causes.isEmpty()) {
-      return ReshardPlanner.CAUSE_NOT_RECORDED;
-    }
-    StringBuilder sb = new StringBuilder();
-    for (UnsupportedCause c : causes) {
-      sb.append(sb.isEmpty() ? "" : "; ").append(c);
-    }
-    return sb.toString();
-  }
-
-  /** Strict staged verification also requires every parameter written and every copy attributed. */
-  private static void requireComplete(Capture capture, Coverage coverage) {
-    if (capture.result().unattributed() > 0) {
-      throw new IncompleteRefitException(capture.result().unattributed()
-          + " captured copy/copies wrote no known parameter (unattributed); strict verification refuses an"
-          + " incomplete refit", List.of());
-    }
-    if (!coverage.missing().isEmpty()) {
-      List<String> sample = coverage.missing().subList(0, Math.min(5, coverage.missing().size()));
-      throw new IncompleteRefitException(coverage.missing().size() + " parameter(s) would never be written, e.g. "
-          + sample + "; strict verification refuses an incomplete refit", sample);
-    }
-  }
-
-  private void connectPeers(TransferPlan plan, DiscoveredSources found) {
-    List<String> missing = new ArrayList<>();
-    for (String session : plan.sessions()) {
-      if (transport.isConnected(session)) {
-        continue;
-      }
-      byte[] meta = found.peerMetadata().get(session);
-      if (meta == null) {
-        missing.add(session);
-      } else {
-        transport.connect(session, meta);
-      }
-    }
-    if (!missing.isEmpty()) {
-      throw new TransportException(missing.get(0), "the plan reads from " + missing.size()
-          + " session(s) with no peer metadata to connect: " + missing.subList(0, Math.min(10, missing.size())));
-    }
   }
 
   private void allocate(Prepared p, List<String> allParams) {

@@ -122,4 +122,30 @@ public final class SourceChecks {
       }
     }
   }
+
+  /**
+   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
+   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
+   */
+  public static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
+    if (!a.keySet().equals(b.keySet())) {
+      return false;
+    }
+    for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
+      SourceInfo x = e.getValue();
+      SourceInfo y = b.get(e.getKey());
+      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
+        return false;
+      }
+      java.util.Set<Shard> xs = new java.util.HashSet<>();
+      x.shards().forEach(s -> xs.add(s.withDigest(null)));
+      for (Shard s : y.shards()) {
+        if (!xs.contains(s.withDigest(null))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
 }
