@@ -4,6 +4,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.cli.plan.PlanJson;
+import dev.mx.api.plan.BoundingDecision;
+import dev.mx.api.plan.BoundingMode;
+import dev.mx.api.util.Settings;
+import dev.mx.plan.BoundingSummary;
+import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.UnsupportedCause;
 import java.io.IOException;
@@ -25,7 +30,11 @@ import picocli.CommandLine.Parameters;
     description = {"Plan the byte reads for recorded copies from published shards (ModelExpress §3)",
         "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
         "The bounding threshold comes from --max-segments-per-copy, else the file's",
-        "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64."})
+        "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64.",
+        "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model choose per source",
+        "between exact reads, staging touched shards whole and a full pull; costs come from",
+        "-Dmx.plan.cost.descriptor-us / wire-gbps / copy-gbps (MX_PLAN_COST_*), extra wire bytes are",
+        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, default 7)."})
 final class PlanCommand implements Callable<Integer> {
   private static final int CAUSES_SHOWN = 3;
 
@@ -42,6 +51,18 @@ final class PlanCommand implements Callable<Integer> {
       description = "Bound: a source with a copy needing more than N segments is pulled whole.")
   Integer maxSegmentsPerCopy;
 
+  @Option(names = "--bounding", paramLabel = "MODE",
+      description = "modelexpress (the default: ModelExpress-compatible output) or shard (the cost model).")
+  String bounding;
+
+  @Option(names = "--max-descriptors", paramLabel = "N",
+      description = "Refuse a plan needing more than N descriptors (default ${DEFAULT-VALUE}).")
+  long maxDescriptors = DEFAULT_MAX_DESCRIPTORS;
+
+  /** Printed as JSON, each segment costs a few hundred bytes of heap: bound what one request may ask for. */
+  static final long DEFAULT_MAX_DESCRIPTORS = 2_000_000;
+  private static final int DECISIONS_SHOWN = 10;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -53,6 +74,18 @@ final class PlanCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--max-segments-per-copy must be at least 1, got " + maxSegmentsPerCopy);
     }
+    if (maxDescriptors < 1) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--max-descriptors must be at least 1, got " + maxDescriptors + "; try --help");
+    }
+    BoundingMode mode = null;
+    if (bounding != null) {
+      try {
+        mode = BoundingMode.parse(bounding);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--bounding: " + e.getMessage() + "; try --help");
+      }
+    }
     String what = input.equals("-") ? "<stdin>" : input;
     PlanJson.PlanRequest request;
     try {
@@ -61,17 +94,26 @@ final class PlanCommand implements Callable<Integer> {
       throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
     }
     ReshardPlanner planner = new ReshardPlanner();
+    if (mode == null) {
+      mode = request.bounding() != null ? request.bounding() : BoundingMode.MODELEXPRESS;
+    }
     int threshold = maxSegmentsPerCopy != null ? maxSegmentsPerCopy
         : request.maxSegmentsPerCopy() != null ? request.maxSegmentsPerCopy() : planner.maxSegmentsPerCopy();
     TransferPlan plan;
+    PlanOptions options;
     try {
-      plan = planner.plan(request.capture(), request.sources(), threshold);
+      options = PlanOptions.fromSettings(mode, Settings.system()).withMaxSegmentsPerCopy(threshold)
+          .withMaxDescriptors(maxDescriptors);
+      plan = planner.plan(request.capture(), request.sources(), options);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (summary) {
       printSummary(plan, threshold, out);
+      if (plan.bounding() == BoundingMode.SHARD) {
+        printBounding(plan, options, out);
+      }
     } else {
       Json.print(out, PlanJson.write(plan));
     }
@@ -88,8 +130,10 @@ final class PlanCommand implements Callable<Integer> {
     } catch (NoSuchFileException e) {
       throw new IOException("cannot read " + what + ": no such file", e);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage() + " (line "
-          + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")", e);
+      // Limits (nesting depth, number and string lengths) are reported without a location.
+      var at = e.getLocation();
+      throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
+          + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"), e);
     }
   }
 
@@ -121,6 +165,32 @@ final class PlanCommand implements Callable<Integer> {
         c.row(rest, "(" + (all.size() - CAUSES_SHOWN) + " more causes)");
       }
       c.print(out);
+    }
+    out.flush();
+  }
+
+  /** Shard mode: the costs, what each source's decision was, and the most descriptor-saving ones with why. */
+  static void printBounding(TransferPlan plan, PlanOptions options, PrintWriter out) {
+    out.println();
+    Table t = new Table("BOUNDING", "VALUE");
+    t.row("mode", plan.bounding().label());
+    t.row("costs", options.costs().toString());
+    t.row("max extra wire", options.maxExtraWireRatio() + " x exact bytes per source");
+    t.row("sources", BoundingSummary.counts(plan));
+    t.row("staged shards", plan.stagedShards().size());
+    t.print(out);
+    List<BoundingDecision> shown = BoundingSummary.notable(plan, DECISIONS_SHOWN);
+    if (!shown.isEmpty()) {
+      out.println();
+      Table d = new Table("SOURCE", "CHOSEN", "WHY");
+      for (BoundingDecision x : shown) {
+        d.row(x.source(), x.chosen().label(), x.reason());
+      }
+      int rest = plan.boundingDecisions().size() - shown.size();
+      if (rest > 0) {
+        d.row("(" + rest + " more)", "", "");
+      }
+      d.print(out);
     }
     out.flush();
   }

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code mx plan} against the ARCHITECTURE §5.3 contract: input, output, exit codes. */
 class PlanCommandTest {
 
-  private record Run(int code, String out, String err) {}
+  record Run(int code, String out, String err) {}
 
-  private static Run run(String stdin, String... args) {
+  static Run run(String stdin, String... args) {
     PrintStream oldOut = System.out;
     PrintStream oldErr = System.err;
     InputStream oldIn = System.in;

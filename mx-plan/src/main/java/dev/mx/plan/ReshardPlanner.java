@@ -2,6 +2,8 @@ package dev.mx.plan;
 
 import dev.mx.api.Shape;
 import dev.mx.api.error.UnsupportedReshardException;
+import dev.mx.api.plan.BoundingDecision;
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -11,6 +13,7 @@ import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.SegmentList;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.StagedShard;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.util.Settings;
@@ -87,7 +90,47 @@ public final class ReshardPlanner implements PlanBuilder {
   @Override
   public TransferPlan plan(CaptureResult capture, Map<String, SourceInfo> sources, int maxSegmentsPerCopy) {
     requireThreshold(maxSegmentsPerCopy, "max_segments_per_copy " + maxSegmentsPerCopy);
-    return new Planning(capture, sources, maxSegmentsPerCopy, false).run();
+    return guarded(() -> new Planning(capture, sources, maxSegmentsPerCopy, false, null, descriptorLimit()).run());
+  }
+
+  /**
+   * Plans with explicit options, after checking the inputs ({@link PlanInputCheck}: shard tiling unless a
+   * source is partial, addresses, byte counts, aliasing destinations). {@link BoundingMode#MODELEXPRESS}
+   * produces exactly the plan of {@link #plan(CaptureResult, Map, int)} at {@code options.maxSegmentsPerCopy()};
+   * {@link BoundingMode#SHARD} lets a cost model choose per source between exact segments, shard staging and a
+   * whole-source full pull, and records each choice in {@link TransferPlan#boundingDecisions()}.
+   *
+   * @throws PlanInputException naming the JSON path of an invalid input
+   * @throws IllegalArgumentException when the plan would need more than {@code options.maxDescriptors()}
+   */
+  public TransferPlan plan(CaptureResult capture, Map<String, SourceInfo> sources, PlanOptions options) {
+    Objects.requireNonNull(options, "options");
+    PlanInputCheck.check(capture, sources);
+    boolean shard = options.bounding() == BoundingMode.SHARD;
+    return guarded(() -> new Planning(capture, sources, options.maxSegmentsPerCopy(), false, shard ? options : null,
+        options.maxDescriptors()).run());
+  }
+
+  /** Sums of counts that overflow a long become a named input error, not an ArithmeticException. */
+  private static TransferPlan guarded(java.util.function.Supplier<TransferPlan> run) {
+    try {
+      return run.get();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("the plan's element or byte counts overflow a 64-bit integer ("
+          + e.getMessage() + "): the input shapes are too large", e);
+    }
+  }
+
+  private long descriptorLimit() {
+    String v = settings.get(PlanOptions.MAX_DESCRIPTORS_PROPERTY, PlanOptions.MAX_DESCRIPTORS_ENV);
+    if (v == null || v.isBlank()) {
+      return PlanOptions.DEFAULT_MAX_DESCRIPTORS;
+    }
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(PlanOptions.MAX_DESCRIPTORS_PROPERTY + " = '" + v + "': not an integer", e);
+    }
   }
 
   /**
@@ -100,7 +143,7 @@ public final class ReshardPlanner implements PlanBuilder {
    *     pulled whole
    */
   public TransferPlan planStaged(CaptureResult capture, Map<String, SourceInfo> sources) {
-    return new Planning(capture, sources, maxSegmentsPerCopy(), true).run();
+    return guarded(() -> new Planning(capture, sources, maxSegmentsPerCopy(), true, null, descriptorLimit()).run());
   }
 
   private static void requireThreshold(int value, String what) {
@@ -185,6 +228,21 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /** An identity copy of the whole source into a contiguous staging buffer (any shard layout). */
+  static List<PullSegment> identityPullSegments(SourceGeometry geo) {
+    return identityPull(geo);
+  }
+
+  /** The number of segments {@link #identityPull} would emit, computed; throws for a source with holes. */
+  static long identityPullCount(SourceGeometry geo) {
+    Shape g = geo.info.globalShape();
+    if (geo.distinctVolume() < g.numel()) {
+      throw new UnsupportedReshardException(geo.name, "the published shards hold " + geo.distinctVolume() + " of the "
+          + g.numel() + " elements of the source: it has holes");
+    }
+    RecordedCopy identity = new RecordedCopy(geo.name, List.of(), geo.name, 0, g, g.rowMajorStrides(), geo.info.dtype());
+    return ResolvedCopy.of(identity, geo, new ContiguousRuns(geo.rank)).count;
+  }
+
   private static List<PullSegment> identityPull(SourceGeometry geo) {
     Shape g = geo.info.globalShape();
     RecordedCopy identity = new RecordedCopy(geo.name, List.of(), geo.name, 0, g, g.rowMajorStrides(), geo.info.dtype());
@@ -258,7 +316,7 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /** A copy resolved to its needed box, with its exact segment count and bytes (computed, not built). */
-  private record ResolvedCopy(RecordedCopy copy, long[] lo, long[] hi, long[] dstStride, long count, long bytes) {
+  record ResolvedCopy(RecordedCopy copy, long[] lo, long[] hi, long[] dstStride, int[] perm, long count, long bytes) {
 
     static ResolvedCopy of(RecordedCopy copy, SourceGeometry geo, ContiguousRuns runs) {
       SliceResolver.RawSlice need = SliceResolver.resolveRaw(copy, geo.global);
@@ -269,11 +327,11 @@ public final class ReshardPlanner implements PlanBuilder {
       long elements = 0;
       for (int i = 0; i < geo.shards.length; i++) {
         if (runs.overlap(lo, hi, geo.lo[i], geo.hi[i], geo.strides[i], ds)) {
-          count += runs.count();
-          elements += runs.elements();
+          count = Math.addExact(count, runs.count());
+          elements = Math.addExact(elements, runs.elements());
         }
       }
-      return new ResolvedCopy(copy, lo, hi, ds, count, elements * geo.info.elsize());
+      return new ResolvedCopy(copy, lo, hi, ds, need.perm(), count, Math.multiplyExact(elements, geo.info.elsize()));
     }
 
     void emit(SourceGeometry geo, ContiguousRuns runs, SegmentList.Builder out) {
@@ -292,6 +350,10 @@ public final class ReshardPlanner implements PlanBuilder {
     final SourceGeometry geo;
     final List<ResolvedCopy> exact = new ArrayList<>();
     final List<RecordedCopy> replayed = new ArrayList<>();
+    /** Shard mode: copies that are no box of the source (the reason of the first), replayed from a full pull. */
+    final List<RecordedCopy> replayOnly = new ArrayList<>();
+    String replayOnlyReason;
+    ShardBounding.Choice choice;
     boolean bound;
     boolean listed;
     long exactCount;
@@ -317,12 +379,27 @@ public final class ReshardPlanner implements PlanBuilder {
     private final List<PlannedConvert> converts = new ArrayList<>();
     private final Set<String> forced = new HashSet<>();
     private ContiguousRuns[] runsByRank = new ContiguousRuns[8];
+    /** Shard-mode options, or null for ModelExpress bounding. */
+    private final PlanOptions shard;
+    private final long maxDescriptors;
+    private long convertDescriptors;
 
-    Planning(CaptureResult capture, Map<String, SourceInfo> sources, int max, boolean staged) {
+    Planning(CaptureResult capture, Map<String, SourceInfo> sources, int max, boolean staged, PlanOptions shard,
+        long maxDescriptors) {
       this.capture = Objects.requireNonNull(capture, "capture");
       this.sources = Objects.requireNonNull(sources, "sources");
       this.max = max;
       this.staged = staged;
+      this.shard = shard;
+      this.maxDescriptors = maxDescriptors;
+    }
+
+    private void requireDescriptors(long n, String what) {
+      if (n > maxDescriptors) {
+        throw new IllegalArgumentException("the plan needs " + n + " " + what + " descriptors, more than the limit of "
+            + maxDescriptors + " (-D" + PlanOptions.MAX_DESCRIPTORS_PROPERTY + " / " + PlanOptions.MAX_DESCRIPTORS_ENV
+            + "); lower max_segments_per_copy or use shard bounding so that heavy sources are pulled whole");
+      }
     }
 
     TransferPlan run() {
@@ -372,15 +449,17 @@ public final class ReshardPlanner implements PlanBuilder {
           replayLocally(st, copy);
         } else if (info.dtype() != copy.destDtype()) {
           ResolvedCopy r = ResolvedCopy.of(stagingCopy(copy, info), st.geo, runs(st.geo.rank));
+          convertDescriptors = Math.addExact(convertDescriptors, r.count);
+          requireDescriptors(convertDescriptors, "convert");
           SegmentList.Builder segs = new SegmentList.Builder((int) Math.min(r.count, 1 << 16));
           r.emit(st.geo, runs(st.geo.rank), segs);
-          st.exactCount += r.count;
-          st.exactBytes += r.bytes;
+          st.exactCount = Math.addExact(st.exactCount, r.count);
+          st.exactBytes = Math.addExact(st.exactBytes, r.bytes);
           converts.add(new PlannedConvert(name, new ConvertSource(copy.paramName(), copy.destShape(), info.dtype(), segs.build())));
         } else {
           ResolvedCopy r = ResolvedCopy.of(copy, st.geo, runs(st.geo.rank));
-          st.exactCount += r.count;
-          st.exactBytes += r.bytes;
+          st.exactCount = Math.addExact(st.exactCount, r.count);
+          st.exactBytes = Math.addExact(st.exactBytes, r.bytes);
           st.exact.add(r);
           if (r.count > max) {
             st.bound = true;
@@ -388,8 +467,32 @@ public final class ReshardPlanner implements PlanBuilder {
           list(st);
         }
       } catch (UnsupportedReshardException e) {
-        fallback.put(name, e.reason());
+        if (shard == null || !replayOnly(st, copy, e)) {
+          fallback.put(name, e.reason());
+        }
       }
+    }
+
+    /**
+     * Shard mode: a copy that is no box of its source but still a strided view of it (e.g. a dim-merging
+     * reshape, or a copy that materializes) cannot be cut per shard; it is replayed out of a whole-source pull.
+     */
+    private boolean replayOnly(SourceState st, RecordedCopy copy, UnsupportedReshardException why) {
+      StridedView v;
+      try {
+        v = StridedView.replay(st.geo.info.globalShape(), copy.opChain(), copy.srcName());
+      } catch (UnsupportedReshardException notAView) {
+        return false;
+      }
+      if (!v.isRootView() || !Arrays.equals(v.shape(), copy.destShape().dims())) {
+        return false;
+      }
+      if (st.replayOnly.isEmpty()) {
+        st.replayOnlyReason = "copy into '" + copy.paramName() + "' cannot be cut per shard: " + why.reason();
+      }
+      st.replayOnly.add(copy);
+      list(st);
+      return true;
     }
 
     /** Staged mode, forced source: the copy must replay as a strided view of the staging buffer. */
@@ -410,8 +513,8 @@ public final class ReshardPlanner implements PlanBuilder {
         try {
           RecordedCopy c = info.dtype() == copy.destDtype() ? copy : stagingCopy(copy, info);
           ResolvedCopy r = ResolvedCopy.of(c, st.geo, runs(st.geo.rank));
-          st.exactCount += r.count;
-          st.exactBytes += r.bytes;
+          st.exactCount = Math.addExact(st.exactCount, r.count);
+          st.exactBytes = Math.addExact(st.exactBytes, r.bytes);
         } catch (UnsupportedReshardException notABox) {
           // replayable, but no box: no exact baseline exists for it
         }
@@ -445,16 +548,37 @@ public final class ReshardPlanner implements PlanBuilder {
     }
 
     private TransferPlan assemble() {
-      long planned = 0;
-      for (SourceState st : order) {
-        if (!st.bound && !fallback.containsKey(st.geo.name)) {
-          for (ResolvedCopy r : st.exact) {
-            planned += r.count;
+      List<BoundingDecision> decisions = new ArrayList<>();
+      if (shard != null) {
+        for (SourceState st : order) {
+          if (fallback.containsKey(st.geo.name)) {
+            continue;
+          }
+          st.choice = ShardBounding.decide(st.geo, st.exact, st.replayOnly, st.replayOnlyReason, shard,
+              runs(st.geo.rank));
+          if (st.choice.fallbackReason() != null) {
+            fallback.put(st.geo.name, st.choice.fallbackReason());
+          } else {
+            decisions.add(st.choice.decision());
           }
         }
       }
+      long planned = 0;
+      for (SourceState st : order) {
+        if (fallback.containsKey(st.geo.name)) {
+          continue;
+        }
+        boolean exactChosen = st.choice == null ? !st.bound : st.choice.decision().chosen() == BoundingDecision.Option.EXACT;
+        if (exactChosen) {
+          for (ResolvedCopy r : st.exact) {
+            planned = Math.addExact(planned, r.count);
+          }
+        }
+      }
+      requireDescriptors(planned, "exact");
       SegmentList.Builder segments = new SegmentList.Builder((int) Math.min(planned, Integer.MAX_VALUE - 8));
       List<FullPullSource> fullPulls = new ArrayList<>();
+      List<StagedShard> staged = new ArrayList<>();
       List<String> unbounded = new ArrayList<>();
       for (SourceState st : order) {
         SourceGeometry geo = st.geo;
@@ -462,7 +586,25 @@ public final class ReshardPlanner implements PlanBuilder {
           continue;
         }
         SourceInfo info = geo.info;
-        if (!st.replayed.isEmpty()) {
+        if (st.choice != null) {
+          switch (st.choice.decision().chosen()) {
+            case SHARD_STAGING -> {
+              staged.addAll(st.choice.staged());
+              continue;
+            }
+            case FULL_PULL -> {
+              List<RecordedCopy> copies = new ArrayList<>(st.exact.size() + st.replayOnly.size());
+              for (ResolvedCopy r : st.exact) {
+                copies.add(r.copy);
+              }
+              copies.addAll(st.replayOnly);
+              fullPulls.add(new FullPullSource(geo.name, info.globalShape(), info.dtype(), info.elsize(),
+                  st.choice.fullSegments(), sortedLike(copies)));
+              continue;
+            }
+            case EXACT -> { }
+          }
+        } else if (!st.replayed.isEmpty()) {
           List<PullSegment> segs;
           try {
             segs = identityPull(geo);
@@ -472,7 +614,7 @@ public final class ReshardPlanner implements PlanBuilder {
           fullPulls.add(new FullPullSource(geo.name, info.globalShape(), info.dtype(), info.elsize(), segs, st.replayed));
           continue;
         }
-        if (st.bound) {
+        if (st.bound && st.choice == null) {
           try {
             List<PullSegment> segs = dim0Partition(geo);
             List<RecordedCopy> copies = new ArrayList<>(st.exact.size());
@@ -494,8 +636,8 @@ public final class ReshardPlanner implements PlanBuilder {
       long exactBytes = 0;
       for (SourceState st : states.values()) {
         if (!fallback.containsKey(st.geo.name)) {
-          exactCount += st.exactCount;
-          exactBytes += st.exactBytes;
+          exactCount = Math.addExact(exactCount, st.exactCount);
+          exactBytes = Math.addExact(exactBytes, st.exactBytes);
         }
       }
       List<ConvertSource> convertList = new ArrayList<>(converts.size());
@@ -504,8 +646,28 @@ public final class ReshardPlanner implements PlanBuilder {
           convertList.add(c.convert);
         }
       }
+      if (shard == null) {
+        return new TransferPlan(segments.build(), List.copyOf(fallback.keySet()), convertList, fullPulls, unbounded,
+            exactCount, exactBytes, fallback);
+      }
       return new TransferPlan(segments.build(), List.copyOf(fallback.keySet()), convertList, fullPulls, unbounded,
-          exactCount, exactBytes, fallback);
+          exactCount, exactBytes, fallback, staged, BoundingMode.SHARD, decisions);
+    }
+
+    /** The source's copies in capture order (exact and replay-only copies interleave there). */
+    private List<RecordedCopy> sortedLike(List<RecordedCopy> copies) {
+      if (copies.size() < 2) {
+        return copies;
+      }
+      Set<RecordedCopy> wanted = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+      wanted.addAll(copies);
+      List<RecordedCopy> out = new ArrayList<>(copies.size());
+      for (RecordedCopy c : capture.copies()) {
+        if (wanted.contains(c)) {
+          out.add(c);
+        }
+      }
+      return out;
     }
   }
 }

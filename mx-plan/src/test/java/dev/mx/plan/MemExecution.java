@@ -7,6 +7,7 @@ import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.StagedShard;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
@@ -23,7 +24,8 @@ import java.util.Map;
 
 /**
  * Executes plans for real: publishers and the receiver are {@code mem} transports over native memory; the
- * receiver reads exact, full-pull and convert segments, replays full pulls with {@link StridedView} and
+ * receiver reads exact, full-pull, convert and staged-shard segments, replays full pulls and staged shards with
+ * {@link StridedView} and
  * casts converts, exactly as a receiver would. Element values come from {@link GlobalTensor}s.
  */
 final class MemExecution implements AutoCloseable {
@@ -94,6 +96,14 @@ final class MemExecution implements AutoCloseable {
       receiver.register(s);
       staging.put(c.paramName(), s);
     }
+    Map<String, MemorySegment> stagedShards = new HashMap<>();
+    for (StagedShard st : plan.stagedShards()) {
+      MemorySegment s = arena.allocate(Math.max(1, st.shard().byteSize()), 8);
+      receiver.register(s);
+      if (stagedShards.put(st.segment().paramName(), s) != null) {
+        throw new AssertionError("two staged shards share the buffer name " + st.segment().paramName());
+      }
+    }
     lastReads.clear();
     lastReads.addAll(ReshardPlanner.exactDescriptors(plan, this::base));
     for (FullPullSource f : plan.fullPulls()) {
@@ -102,7 +112,15 @@ final class MemExecution implements AutoCloseable {
     for (ConvertSource c : plan.converts()) {
       lastReads.addAll(ReshardPlanner.descriptors(c.segments(), n -> staging.get(n).address()));
     }
+    for (StagedShard st : plan.stagedShards()) {
+      lastReads.addAll(ReshardPlanner.descriptors(List.of(st.segment()), n -> stagedShards.get(n).address()));
+    }
     receiver.read(lastReads);
+    for (StagedShard st : plan.stagedShards()) {
+      for (RecordedCopy c : st.copies()) {
+        replay(stagedShards.get(st.segment().paramName()), st.shard().shape(), st.dtype(), c);
+      }
+    }
     for (FullPullSource f : plan.fullPulls()) {
       for (RecordedCopy c : f.copies()) {
         replay(full.get(f.srcName()), f.globalShape(), f.dtype(), c);

@@ -41,12 +41,12 @@ class PlannerPropertyTest {
   private static final int CASES = 2000;
   /** Runs just one case: {@code -Dmx.test.planCaseSeed=<seed printed by a failure>}. */
   private static final String CASE_SEED_PROPERTY = "mx.test.planCaseSeed";
-  private static final DType[] TYPES = {DType.U8, DType.I16, DType.I32, DType.I64, DType.F32, DType.F64};
-  private static final DType[] CONVERT_TARGETS = {DType.I32, DType.I64, DType.F32, DType.F64};
+  static final DType[] TYPES = {DType.U8, DType.I16, DType.I32, DType.I64, DType.F32, DType.F64};
+  static final DType[] CONVERT_TARGETS = {DType.I32, DType.I64, DType.F32, DType.F64};
   private static final int[] THRESHOLDS = {1, 2, 3, 4, 8, 64, Integer.MAX_VALUE};
 
   /** One generated copy with what the test knows independently of the planner. */
-  private record Case(RecordedCopy copy, int[] perm, long[] lo, long[] hi, boolean plannable) {}
+  record Case(RecordedCopy copy, int[] perm, long[] lo, long[] hi, boolean plannable) {}
 
   private final ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
   private final Map<String, Integer> tally = new HashMap<>();
@@ -84,21 +84,9 @@ class PlannerPropertyTest {
   private void runCase(long caseSeed) {
     SplittableRandom r = new SplittableRandom(caseSeed);
     try (MemExecution x = new MemExecution()) {
-      int publishers = 1 + r.nextInt(8);
-      int nSources = 1 + r.nextInt(3);
       Map<String, GlobalTensor> tensors = new LinkedHashMap<>();
-      Map<String, SourceInfo> raw = new LinkedHashMap<>();
-      for (int s = 0; s < nSources; s++) {
-        String name = "src" + s;
-        int rank = 1 + r.nextInt(4);
-        long[] g = new long[rank];
-        for (int d = 0; d < rank; d++) {
-          g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
-        }
-        GlobalTensor t = new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
-        tensors.put(name, t);
-        raw.put(name, publishSharded(x, t, publishers, r));
-      }
+      Map<String, SourceInfo> raw = randomSources(x, tensors, r);
+      int nSources = tensors.size();
       boolean merged = r.nextBoolean();
       Map<String, SourceInfo> sources = merged ? merge(raw) : raw;
       count("merged", merged);
@@ -110,27 +98,8 @@ class PlannerPropertyTest {
       int nCopies = 1 + r.nextInt(5);
       for (int i = 0; i < nCopies; i++) {
         String src = "src" + r.nextInt(nSources);
-        GlobalTensor t = tensors.get(src);
-        boolean convert = r.nextInt(8) == 0;
-        String param;
-        long destOffset;
-        DType destType;
-        if (convert) {
-          // converts land whole in their own parameter (the convert path casts the whole staging buffer)
-          param = "conv" + i;
-          destOffset = 0;
-          DType to = CONVERT_TARGETS[r.nextInt(CONVERT_TARGETS.length)];
-          destType = to == t.dtype() ? DType.F64 == to ? DType.I64 : DType.F64 : to;
-        } else {
-          // fused parameters hold copies of one dtype at successive offsets
-          param = "fused_" + t.dtype() + "_" + r.nextInt(2);
-          destOffset = paramSize.getOrDefault(param, 0L);
-          destType = t.dtype();
-        }
-        Case k = generateCopy(t, param, destOffset, destType, convert, r);
+        Case k = randomCopy(tensors.get(src), i, paramSize, paramType, r);
         cases.add(k);
-        paramSize.merge(param, k.copy.destShape().numel(), Long::sum);
-        paramType.put(param, destType);
       }
       Set<String> failing = new HashSet<>();
       for (Case k : cases) {
@@ -172,8 +141,55 @@ class PlannerPropertyTest {
     }
   }
 
+  /** 1–3 random global tensors {@code src0..}, each published as {@link #publishSharded} by 1–8 publishers. */
+  static Map<String, SourceInfo> randomSources(MemExecution x, Map<String, GlobalTensor> tensors, SplittableRandom r) {
+    int publishers = 1 + r.nextInt(8);
+    int nSources = 1 + r.nextInt(3);
+    Map<String, SourceInfo> raw = new LinkedHashMap<>();
+    for (int s = 0; s < nSources; s++) {
+      String name = "src" + s;
+      int rank = 1 + r.nextInt(4);
+      long[] g = new long[rank];
+      for (int d = 0; d < rank; d++) {
+        g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
+      }
+      GlobalTensor t = new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
+      tensors.put(name, t);
+      raw.put(name, publishSharded(x, t, publishers, r));
+    }
+    return raw;
+  }
+
+  /**
+   * Copy {@code i} of {@code t}: one in eight a convert into its own parameter, else appended to a fused
+   * parameter of the source's dtype; records the parameter's size and dtype.
+   */
+  static Case randomCopy(GlobalTensor t, int i, Map<String, Long> paramSize, Map<String, DType> paramType,
+      SplittableRandom r) {
+    boolean convert = r.nextInt(8) == 0;
+    String param;
+    long destOffset;
+    DType destType;
+    if (convert) {
+      // converts land whole in their own parameter (the convert path casts the whole staging buffer)
+      param = "conv" + i;
+      destOffset = 0;
+      DType to = CONVERT_TARGETS[r.nextInt(CONVERT_TARGETS.length)];
+      destType = to == t.dtype() ? DType.F64 == to ? DType.I64 : DType.F64 : to;
+    } else {
+      // fused parameters hold copies of one dtype at successive offsets
+      param = "fused_" + t.dtype() + "_" + r.nextInt(2);
+      destOffset = paramSize.getOrDefault(param, 0L);
+      destType = t.dtype();
+    }
+    Case k = generateCopy(t, param, destOffset, destType, convert, r);
+    paramSize.merge(param, k.copy.destShape().numel(), Long::sum);
+    paramType.put(param, destType);
+    return k;
+  }
+
   /** An uneven grid over 1–3 dims, each box published by a random publisher, some boxes twice. */
-  private static SourceInfo publishSharded(MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
+  static SourceInfo publishSharded(MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
     long[] g = t.shape().dims();
     List<long[]> cuts = new ArrayList<>();
     for (long extent : g) {
@@ -219,7 +235,7 @@ class PlannerPropertyTest {
   }
 
   /** The same shards, published again into another execution's memory. */
-  private static SourceInfo republish(MemExecution y, GlobalTensor t, SourceInfo info) {
+  static SourceInfo republish(MemExecution y, GlobalTensor t, SourceInfo info) {
     List<String> sessions = new ArrayList<>();
     List<long[][]> boxes = new ArrayList<>();
     for (Shard s : info.shards()) {
@@ -229,7 +245,7 @@ class PlannerPropertyTest {
     return y.source(t, sessions, boxes);
   }
 
-  private static Map<String, SourceInfo> merge(Map<String, SourceInfo> raw) {
+  static Map<String, SourceInfo> merge(Map<String, SourceInfo> raw) {
     Map<String, List<PublishedTensor>> bySession = new LinkedHashMap<>();
     for (var e : raw.entrySet()) {
       SourceInfo info = e.getValue();
@@ -247,7 +263,7 @@ class PlannerPropertyTest {
   }
 
   /** A view of a random permuted box of {@code t}, built from a random mix of view ops. */
-  private static Case generateCopy(GlobalTensor t, String param, long destOffset, DType destType, boolean convert,
+  static Case generateCopy(GlobalTensor t, String param, long destOffset, DType destType, boolean convert,
       SplittableRandom r) {
     long[] g = t.shape().dims();
     int n = g.length;
@@ -359,7 +375,7 @@ class PlannerPropertyTest {
     return strides;
   }
 
-  private static List<String> orderedFailing(List<Case> cases, Set<String> failing) {
+  static List<String> orderedFailing(List<Case> cases, Set<String> failing) {
     List<String> out = new ArrayList<>();
     for (Case k : cases) {
       if (!k.plannable && !out.contains(k.copy.srcName())) {
@@ -371,7 +387,7 @@ class PlannerPropertyTest {
   }
 
   /** Σ over plannable copies and shards of |needed box ∩ shard| · elsize, computed from the generator's boxes. */
-  private static long expectedExactBytes(List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
+  static long expectedExactBytes(List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
     long total = 0;
     for (Case k : cases) {
       if (failing.contains(k.copy.srcName())) {
@@ -392,7 +408,7 @@ class PlannerPropertyTest {
   }
 
   /** Every element of every parameter equals the naive gather (or the fill where nothing writes). */
-  private static void verify(MemExecution x, List<Case> cases, Set<String> failing, Map<String, GlobalTensor> tensors,
+  static void verify(MemExecution x, List<Case> cases, Set<String> failing, Map<String, GlobalTensor> tensors,
       Map<String, Long> paramSize, String what) {
     Map<String, long[]> expected = new HashMap<>();
     paramSize.forEach((p, n) -> expected.put(p, new long[n.intValue()]));

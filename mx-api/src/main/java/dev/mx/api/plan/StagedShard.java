@@ -14,9 +14,22 @@ import java.util.Objects;
  * part of a receiver copy that this shard covers. {@code shardIndex} is the shard's index in its source's
  * {@link SourceInfo#shards()}, so a verifier can find the published digest; because the shard lands whole, it
  * can always be verified before any copy reads it.
+ *
+ * <p>Staging buffers are named {@link #stagingName(String, int) __stage__/&lt;srcName&gt;/&lt;shardIndex&gt;}
+ * (the segment's {@code paramName}); a receiver allocates one buffer of {@code shard.byteSize()} bytes per
+ * staged shard under that name. A shard published more than once (replicas with one box) is staged once, from
+ * its first listed replica. Copies of one staged shard never write the same destination element twice, and
+ * together the staged shards of a source write exactly what its exact segments would have written.
  */
 public record StagedShard(
     String srcName, int shardIndex, Shard shard, DType dtype, PullSegment segment, List<RecordedCopy> copies) {
+  /** The prefix of every staging buffer name. */
+  public static final String STAGING_PREFIX = "__stage__/";
+
+  /** The staging buffer name of shard {@code shardIndex} of {@code srcName}: {@code __stage__/<src>/<index>}. */
+  public static String stagingName(String srcName, int shardIndex) {
+    return STAGING_PREFIX + srcName + "/" + shardIndex;
+  }
 
   public StagedShard {
     Objects.requireNonNull(srcName, "srcName");

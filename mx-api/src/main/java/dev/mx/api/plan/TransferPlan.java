@@ -11,6 +11,9 @@ import java.util.Set;
  * The planner's output (ModelExpress §2): exact segments into parameters, full pulls into staging, convert
  * reads, the sources that fell back (with reasons) or stayed unbounded, and the exact-plan baseline
  * counters from which savings and extra wire bytes derive.
+ *
+ * <p>{@code bounding} says which planner produced it; a {@link BoundingMode#SHARD shard}-bounded plan also
+ * carries {@code stagedShards} and one {@link BoundingDecision} per planned source (which option won and why).
  */
 public record TransferPlan(
     List<PullSegment> segments,
@@ -21,7 +24,25 @@ public record TransferPlan(
     long exactDescriptorCount,
     long exactBytes,
     Map<String, String> fallbackReasons,
-    List<StagedShard> stagedShards) {
+    List<StagedShard> stagedShards,
+    BoundingMode bounding,
+    List<BoundingDecision> boundingDecisions) {
+
+  /** A plan of the given staged shards, without recorded bounding decisions ({@link BoundingMode#SHARD}). */
+  public TransferPlan(
+      List<PullSegment> segments,
+      List<String> fallback,
+      List<ConvertSource> converts,
+      List<FullPullSource> fullPulls,
+      List<String> unboundedSources,
+      long exactDescriptorCount,
+      long exactBytes,
+      Map<String, String> fallbackReasons,
+      List<StagedShard> stagedShards) {
+    this(segments, fallback, converts, fullPulls, unboundedSources, exactDescriptorCount, exactBytes,
+        fallbackReasons, stagedShards, stagedShards.isEmpty() ? BoundingMode.MODELEXPRESS : BoundingMode.SHARD,
+        List.of());
+  }
 
   /** A plan without shard staging (the ModelExpress-compatible planner's output). */
   public TransferPlan(
@@ -34,10 +55,11 @@ public record TransferPlan(
       long exactBytes,
       Map<String, String> fallbackReasons) {
     this(segments, fallback, converts, fullPulls, unboundedSources, exactDescriptorCount, exactBytes,
-        fallbackReasons, List.of());
+        fallbackReasons, List.of(), BoundingMode.MODELEXPRESS, List.of());
   }
 
   public TransferPlan {
+    java.util.Objects.requireNonNull(bounding, "bounding");
     // A SegmentList is immutable and compact: keep it rather than materializing every segment.
     segments = segments instanceof SegmentList ? segments : List.copyOf(segments);
     fallback = List.copyOf(fallback);
@@ -46,6 +68,17 @@ public record TransferPlan(
     unboundedSources = List.copyOf(unboundedSources);
     fallbackReasons = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(fallbackReasons));
     stagedShards = List.copyOf(stagedShards);
+    boundingDecisions = List.copyOf(boundingDecisions);
+  }
+
+  /** The decision recorded for {@code source}, or null (ModelExpress mode records none). */
+  public BoundingDecision decision(String source) {
+    for (BoundingDecision d : boundingDecisions) {
+      if (d.source().equals(source)) {
+        return d;
+      }
+    }
+    return null;
   }
 
   /** Exact ++ convert ++ full-pull ++ staged-shard segments. */

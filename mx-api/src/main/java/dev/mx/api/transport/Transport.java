@@ -71,6 +71,14 @@ public interface Transport extends AutoCloseable {
   /** The timeout {@link #read(List)} uses. */
   Duration defaultTimeout();
 
+  /**
+   * What reads cost on this transport, for the planner's cost model (shard bounding); settings may override
+   * it ({@link TransportCosts#withOverrides}). The default is {@link TransportCosts#DEFAULT}.
+   */
+  default TransportCosts costs() {
+    return TransportCosts.DEFAULT;
+  }
+
   /** Counters since creation. */
   TransportStats stats();
 

@@ -1,12 +1,23 @@
 package dev.mx.cli.bench;
 
+import dev.mx.api.DType;
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.StagedShard;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
+import dev.mx.layout.PlanningInventory;
+import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.InferenceTopology;
+import dev.mx.plan.BoundingSummary;
+import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
+import dev.mx.transport.mem.MemTransportProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -23,6 +34,11 @@ import java.util.Map;
  * <p>P5: descriptors produced per second on a descriptor-heavy plan (one MoE layer with bounding off: every
  * 7168-row down-projection slice stays exact, 7168 runs per expert), plan + build. Target ≥ 5 M/s; a second
  * row compares {@link ReshardPlanner#exactDescriptors} with a plain {@link ReadDescriptor} allocation loop.
+ *
+ * <p>Shard bounding (issue 13): P4 planned in {@code shard} mode against the same plan in {@code modelexpress}
+ * mode (ratio = shard plans/s over modelexpress plans/s, so below 1 is the cost of the cost model), and the
+ * default demo topology (Llama-3.2-1B Megatron TP=4 → vLLM TP=2, rank 0) in descriptors per rank in both modes
+ * with the mem transport's costs (ratio = shard / modelexpress descriptors; lower is better).
  */
 public final class PlanBench implements Benchmark {
   static final double P4_TARGET_SECONDS = 0.5;
@@ -73,6 +89,38 @@ public final class PlanBench implements Benchmark {
     results.add(new BenchResult("p4_segments_per_s", segments / p4[0], "segments/s",
         "pullsegment_alloc_per_s", segments / p4[1]));
 
+    PlanOptions shard = PlanOptions.fromSettings(BoundingMode.SHARD, Settings.of(Map.of(), Map.of()));
+    PlanOptions mx = shard.withBounding(BoundingMode.MODELEXPRESS);
+    TransferPlan shardOnce = planAndDescribe(planner, full, shard).plan;
+    options.progress().printf(Locale.ROOT, "plan bench P4 shard mode: %d descriptors (%s)%n",
+        shardOnce.descriptorCount(), BoundingSummary.counts(shardOnce));
+    double[] modes = Measure.interleavedMedians(2, options.repetitions(),
+        () -> sink += planAndDescribe(planner, full, shard).descriptors,
+        () -> sink += planAndDescribe(planner, full, mx).descriptors);
+    options.progress().printf(Locale.ROOT, "plan bench P4: shard mode %.4f s per plan, modelexpress mode %.4f s%n",
+        modes[0], modes[1]);
+    results.add(new BenchResult("p4_shard_mode_plans_per_s", 1 / modes[0], "plans/s",
+        "p4_modelexpress_mode_plans_per_s", 1 / modes[1]));
+    results.add(new BenchResult("p4_shard_mode_descriptors", shardOnce.descriptorCount(), "descriptors",
+        "p4_modelexpress_mode_descriptors", segments));
+
+    PlanningInventory demo = PlanningInventory.build("llama-3.2-1b", new TrainerTopology.Megatron(4, 1, 1),
+        InferenceTopology.tp(2), 0, DType.BF16);
+    PlanOptions memShard;
+    try (Transport t = new MemTransportProvider().create(TransportConfig.of("plan-bench"))) {
+      memShard = PlanOptions.forTransport(BoundingMode.SHARD, Settings.of(Map.of(), Map.of()), t);
+    }
+    TransferPlan demoMx = planner.plan(demo.capture().result(), demo.sources(), mx);
+    TransferPlan demoShard = planner.plan(demo.capture().result(), demo.sources(), memShard);
+    options.progress().printf(Locale.ROOT, "plan bench demo topology rank 0: %s%n", BoundingSummary.logLine(demoShard));
+    results.add(new BenchResult("demo_descriptors_per_rank_shard", demoShard.descriptorCount(), "descriptors",
+        "demo_descriptors_per_rank_modelexpress", demoMx.descriptorCount()));
+    double[] demoTimes = Measure.interleavedMedians(2, options.repetitions(),
+        () -> sink += planner.plan(demo.capture().result(), demo.sources(), memShard).descriptorCount(),
+        () -> sink += planner.plan(demo.capture().result(), demo.sources(), mx).descriptorCount());
+    results.add(new BenchResult("demo_shard_mode_plans_per_s", 1 / demoTimes[0], "plans/s",
+        "demo_modelexpress_mode_plans_per_s", 1 / demoTimes[1]));
+
     SyntheticInventory heavy = SyntheticInventory.deepSeekV3(8, 8, RANK, 1);
     PlanAndDescriptors h = planAndDescribe(planner, heavy, Integer.MAX_VALUE);
     long produced = h.descriptors;
@@ -102,8 +150,20 @@ public final class PlanBench implements Benchmark {
 
   /** What a receiver does before its first wire: plan, then build every read. */
   private static PlanAndDescriptors planAndDescribe(ReshardPlanner planner, SyntheticInventory inv, int threshold) {
-    TransferPlan plan = planner.plan(inv.capture(), inv.sources, threshold);
+    return describe(planner.plan(inv.capture(), inv.sources, threshold), inv);
+  }
+
+  /** As {@link #planAndDescribe(ReshardPlanner, SyntheticInventory, int)} with explicit options (either mode). */
+  private static PlanAndDescriptors planAndDescribe(ReshardPlanner planner, SyntheticInventory inv, PlanOptions o) {
+    return describe(planner.plan(inv.capture(), inv.sources, o), inv);
+  }
+
+  private static PlanAndDescriptors describe(TransferPlan plan, SyntheticInventory inv) {
     long n = ReshardPlanner.exactDescriptors(plan, p -> inv.bases.get(p)).size();
+    for (StagedShard s : plan.stagedShards()) {
+      // a receiver allocates each staging buffer; the bench stands its address in with the source's base
+      n += ReshardPlanner.descriptors(List.of(s.segment()), x -> 0x600000000000L).size();
+    }
     for (FullPullSource f : plan.fullPulls()) {
       n += ReshardPlanner.descriptors(f.segments(), s -> inv.bases.get(s)).size();
     }

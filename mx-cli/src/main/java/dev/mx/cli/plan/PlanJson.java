@@ -3,6 +3,8 @@ package dev.mx.cli.plan;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.plan.BoundingDecision;
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -11,6 +13,7 @@ import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.StagedShard;
 import dev.mx.api.plan.TransferPlan;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -31,11 +34,14 @@ public final class PlanJson {
    * A decoded request.
    *
    * @param maxSegmentsPerCopy the file's threshold, or null to use the environment's
+   * @param bounding the file's {@code "bounding"} mode, or null when absent
    */
-  public record PlanRequest(Integer maxSegmentsPerCopy, Map<String, SourceInfo> sources, CaptureResult capture) {}
+  public record PlanRequest(Integer maxSegmentsPerCopy, Map<String, SourceInfo> sources, CaptureResult capture,
+      BoundingMode bounding) {}
 
-  private static final Set<String> ROOT_KEYS = Set.of("max_segments_per_copy", "sources", "copies", "unsupported");
-  private static final Set<String> SOURCE_KEYS = Set.of("dtype", "global_shape", "elsize", "shards");
+  private static final Set<String> ROOT_KEYS =
+      Set.of("max_segments_per_copy", "sources", "copies", "unsupported", "bounding");
+  private static final Set<String> SOURCE_KEYS = Set.of("dtype", "global_shape", "elsize", "shards", "partial");
   private static final Set<String> SHARD_KEYS = Set.of("session", "addr", "offset", "shape", "digest");
   private static final Set<String> COPY_KEYS =
       Set.of("src", "op_chain", "param", "dest_offset", "dest_shape", "dest_stride", "dest_dtype");
@@ -51,6 +57,16 @@ public final class PlanJson {
         throw new IllegalArgumentException("max_segments_per_copy: " + v + " must be between 1 and " + Integer.MAX_VALUE);
       }
       max = (int) v;
+    }
+    BoundingMode bounding = null;
+    JsonNode b = root.get("bounding");
+    if (b != null && !b.isNull()) {
+      try {
+        bounding = BoundingMode.parse(text(b, "bounding"));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(e.getMessage().startsWith("bounding:") ? e.getMessage()
+            : "bounding: " + e.getMessage(), e);
+      }
     }
     Map<String, SourceInfo> sources = new LinkedHashMap<>();
     JsonNode srcs = required(root, "sources", "$");
@@ -78,7 +94,7 @@ public final class PlanJson {
         reasons.put(e.getKey(), text(e.getValue(), "unsupported." + e.getKey()));
       }
     }
-    return new PlanRequest(max, sources, new CaptureResult(copies, unsupported, 0, reasons));
+    return new PlanRequest(max, sources, new CaptureResult(copies, unsupported, 0, reasons), bounding);
   }
 
   private static SourceInfo source(JsonNode n, String path) {
@@ -110,7 +126,15 @@ public final class PlanJson {
         throw new IllegalArgumentException(sp + ": " + e.getMessage(), e);
       }
     }
-    return new SourceInfo(global, dtype, elsize, shards);
+    boolean partial = false;
+    JsonNode p = n.get("partial");
+    if (p != null && !p.isNull()) {
+      if (!p.isBoolean()) {
+        throw new IllegalArgumentException(path + ".partial: expected true or false, got " + p);
+      }
+      partial = p.booleanValue();
+    }
+    return new SourceInfo(global, dtype, elsize, shards, partial);
   }
 
   private static RecordedCopy copy(JsonNode n, String path) {
@@ -286,7 +310,59 @@ public final class PlanJson {
     m.put("bytes_planned", plan.bytesPlanned());
     m.put("descriptor_savings", plan.descriptorSavings());
     m.put("extra_wire_bytes", plan.extraWireBytes());
+    if (plan.bounding() == BoundingMode.SHARD) {
+      writeShardBounding(plan, m);
+    }
     return m;
+  }
+
+  /** The keys only a shard-bounded plan has, after the ModelExpress ones. */
+  private static void writeShardBounding(TransferPlan plan, Map<String, Object> m) {
+    m.put("bounding", plan.bounding().label());
+    List<Object> staged = new ArrayList<>();
+    for (StagedShard st : plan.stagedShards()) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("src", st.srcName());
+      o.put("shard_index", st.shardIndex());
+      o.put("session", st.shard().session());
+      o.put("offset", st.shard().shardOffset());
+      o.put("shape", st.shard().shape().dims());
+      o.put("dtype", st.dtype().torchLabel());
+      o.put("elsize", st.shard().elsize());
+      o.put("segment", segments(List.of(st.segment())).get(0));
+      List<Object> copies = new ArrayList<>();
+      st.copies().forEach(c -> copies.add(copy(c)));
+      o.put("copies", copies);
+      staged.add(o);
+    }
+    m.put("staged_shards", staged);
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    for (BoundingDecision.Option o : BoundingDecision.Option.values()) {
+      counts.put(o.label(), 0);
+    }
+    List<Object> decisions = new ArrayList<>();
+    for (BoundingDecision d : plan.boundingDecisions()) {
+      counts.merge(d.chosen().label(), 1, Integer::sum);
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("src", d.source());
+      o.put("chosen", d.chosen().label());
+      o.put("reason", d.reason());
+      List<Object> options = new ArrayList<>();
+      for (BoundingDecision.OptionCost c : d.options()) {
+        Map<String, Object> oc = new LinkedHashMap<>();
+        oc.put("option", c.option().label());
+        oc.put("descriptors", c.descriptors());
+        oc.put("wire_bytes", c.wireBytes());
+        oc.put("reslice_bytes", c.resliceBytes());
+        oc.put("seconds", c.seconds());
+        oc.put("rejected", c.rejected());
+        options.add(oc);
+      }
+      o.put("options", options);
+      decisions.add(o);
+    }
+    m.put("bounding_counts", counts);
+    m.put("bounding_decisions", decisions);
   }
 
   private static List<Object> segments(List<PullSegment> segs) {

@@ -47,6 +47,16 @@ public final class MemTransport extends AbstractTransport {
     return "mem";
   }
 
+  /**
+   * In-process memory copies: ~0.5 µs per descriptor (7.5 M/s cache-resident; ~0.5 µs each in the in-process
+   * demo's 262k reads), the wire at memory-copy speed, and the local re-slice (the same kind of copy, run by the
+   * receiver) at 0.75 of it (docs/performance/foundation.md, mx-refit.md).
+   */
+  @Override
+  public dev.mx.api.transport.TransportCosts costs() {
+    return new dev.mx.api.transport.TransportCosts(0.5e-6, 16e9, 12e9);
+  }
+
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
     int id = nextRegionId.getAndIncrement();

@@ -165,6 +165,15 @@ public final class UcxTransport extends AbstractTransport {
     return "ucx";
   }
 
+  /**
+   * One-sided GETs: ~10 µs per descriptor and a few GB/s over TCP (62 k 4 KiB reads/s measured,
+   * docs/performance/mx-transport-ucx.md); RDMA NICs are faster, override with {@code mx.plan.cost.*}.
+   */
+  @Override
+  public dev.mx.api.transport.TransportCosts costs() {
+    return new dev.mx.api.transport.TransportCosts(10e-6, 3e9, 8e9);
+  }
+
   // ---------------------------------------------------------------- registration and metadata
 
   @Override
