@@ -2,6 +2,7 @@ package dev.mx.refit;
 
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
@@ -20,6 +21,7 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
+import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.refit.stage.ConvertMatch;
 import dev.mx.refit.stage.Descriptors;
@@ -373,7 +375,14 @@ public final class Receiver implements AutoCloseable {
       }
       builder = strictPlanner;
     }
-    TransferPlan plan = builder.plan(capture.result(), found.sources(), maxSegments);
+    TransferPlan plan;
+    if (builder == planner && planner instanceof ReshardPlanner rp && config.bounding() == BoundingMode.SHARD) {
+      // Shard bounding: a cost model (with this transport's declared costs) picks exact, staged or full pull.
+      plan = rp.plan(capture.result(), found.sources(),
+          PlanOptions.forTransport(BoundingMode.SHARD, settings, transport).withMaxSegmentsPerCopy(maxSegments));
+    } else {
+      plan = builder.plan(capture.result(), found.sources(), maxSegments);
+    }
     stages.put("prepare_plan_s", seconds(t));
 
     Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);

@@ -102,7 +102,7 @@ class ZeroWrongInstallsTest {
     faultyStepThenCorrect(TP4, TP2, 0, s -> edit(s, Q0, l -> {
       l.remove(1);
       return l;
-    }), c -> { }, IncompleteRefitException.class, "source '" + Q0 + "'", "first missing box");
+    }), c -> { }, IncompleteRefitException.class, "source '" + Q0 + "'", "no shard holds");
   }
 
   @Test
