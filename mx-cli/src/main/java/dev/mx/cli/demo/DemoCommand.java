@@ -57,7 +57,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   @Option(names = "--dump", description = "After the last step write receiver-<rank>.safetensors and run.json here.")
   Path dump;
 
-  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or stall-publisher.")
+  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or"
+      + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
   String fault;
 
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
@@ -102,8 +103,17 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       for (int r = 0; r < base.trainerWorldSize(); r++) {
         trainers.add(launch(plan, base.withRole("trainer", r), tmp));
       }
+      WorkerSpec receiverBase = base;
+      if ("trainer-topology".equals(fault)) {
+        // The receivers expect another trainer job than the one publishing: discovery must refuse it at once.
+        Map<String, Integer> other = new LinkedHashMap<>(base.trainer());
+        other.put("tp", other.getOrDefault("tp", 1) == 1 ? 2 : other.getOrDefault("tp", 1) / 2);
+        other.remove("fsdp");
+        receiverBase = base.withTrainer(other);
+        progress.note("fault 'trainer-topology': receivers expect trainer " + other + ", trainers run " + base.trainer());
+      }
       for (int r = 0; r < plan.receivers; r++) {
-        receivers.add(launch(plan, base.withRole("receiver", r), tmp));
+        receivers.add(launch(plan, receiverBase.withRole("receiver", r), tmp));
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
       for (int s = 0; s < steps; s++) {
@@ -114,7 +124,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           progress.step(s, steps, "receivers discover, plan and register");
           onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
         }
-        if (last && fault != null) {
+        if (last && fault != null && !fault.equals("trainer-topology")) {
           injectFault(trainers.get(0), callTimeout);
           progress.note("fault '" + fault + "' injected into " + trainers.get(0).name());
         }
@@ -181,9 +191,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be all, strict, whole-shards or off, got '"
           + verify + "'");
     }
-    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher").contains(fault)) {
+    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology").contains(fault)) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--fault must be corrupt, kill-publisher or stall-publisher, got '" + fault + "'");
+          "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '" + fault + "'");
     }
     if (!(timeoutSeconds > 0)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
@@ -256,7 +266,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         threads = true;
       }
     }
-    if (fault != null && threads && !fault.equals("corrupt")) {
+    if (fault != null && threads && !fault.equals("corrupt") && !fault.equals("trainer-topology")) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--fault " + fault + " needs ranks in separate processes (a transport other than mem, without --in-process)");
     }
