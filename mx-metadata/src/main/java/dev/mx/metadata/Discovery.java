@@ -331,24 +331,31 @@ public final class Discovery {
   private void logCost(String identity, List<ShardTable> tables, int polls, long elapsedNanos) {
     if (LOG.isInfoEnabled()) {
       long tensors = tables.stream().mapToLong(ShardTable::entryCount).sum();
-      // Serialized by Jackson: store URIs and identities may hold quotes, and no locale decides the decimal point.
-      java.io.StringWriter out = new java.io.StringWriter();
-      try (com.fasterxml.jackson.core.JsonGenerator g = RECORDS.createGenerator(out)) {
-        g.writeStartObject();
-        g.writeStringField("schema", "mx-discover-cost-v1");
-        g.writeStringField("store", store.uri());
-        g.writeStringField("identity", identity);
-        g.writeNumberField("sources", tables.size());
-        g.writeNumberField("tensors", tensors);
-        g.writeNumberField("polls", polls);
-        g.writeNumberField("elapsed_s", java.math.BigDecimal.valueOf(elapsedNanos / 1e9)
-            .setScale(6, java.math.RoundingMode.HALF_EVEN));
-        g.writeEndObject();
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException("could not write the discovery cost record", e);
-      }
-      LOG.info("MX_DISCOVER_COST {}", out);
+      LOG.info("MX_DISCOVER_COST {}", costRecord(store.uri(), identity, tables.size(), tensors, polls, elapsedNanos));
     }
+  }
+
+  /**
+   * The {@code mx-discover-cost-v1} record as compact JSON, written by Jackson: store URIs and identities may
+   * hold quotes, and no default locale decides the decimal point.
+   */
+  static String costRecord(String storeUri, String identity, int sources, long tensors, int polls, long elapsedNanos) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    try (com.fasterxml.jackson.core.JsonGenerator g = RECORDS.createGenerator(out)) {
+      g.writeStartObject();
+      g.writeStringField("schema", "mx-discover-cost-v1");
+      g.writeStringField("store", storeUri);
+      g.writeStringField("identity", identity);
+      g.writeNumberField("sources", sources);
+      g.writeNumberField("tensors", tensors);
+      g.writeNumberField("polls", polls);
+      g.writeNumberField("elapsed_s", java.math.BigDecimal.valueOf(elapsedNanos / 1e9)
+          .setScale(6, java.math.RoundingMode.HALF_EVEN));
+      g.writeEndObject();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("could not write the discovery cost record", e);
+    }
+    return out.toString();
   }
 
   /** Writes the structured records this class logs. */

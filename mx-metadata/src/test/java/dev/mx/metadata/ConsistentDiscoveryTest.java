@@ -144,4 +144,28 @@ class ConsistentDiscoveryTest {
     String withoutKey = new String(ShardTableCodec.standard().encode(plain), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(json.startsWith(withoutKey.substring(0, withoutKey.length() - 1)), "existing keys byte-identical");
   }
+
+  @Test
+  void theDiscoveryCostRecordIsValidJsonWithQuotesInNamesUnderAGermanLocale() throws Exception {
+    java.util.Locale before = java.util.Locale.getDefault();
+    try {
+      java.util.Locale.setDefault(java.util.Locale.GERMANY);
+      String json = Discovery.costRecord("file:/tmp/a \"quoted\" dir", "model=\"m\";role=trainer", 4, 146, 2,
+          1_234_567_891L);
+      com.fasterxml.jackson.core.JsonParser p = new com.fasterxml.jackson.core.JsonFactory().createParser(json);
+      java.util.Map<String, String> fields = new java.util.LinkedHashMap<>();
+      p.nextToken();
+      while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+        String k = p.currentName();
+        p.nextToken();
+        fields.put(k, p.getText());
+      }
+      assertEquals("file:/tmp/a \"quoted\" dir", fields.get("store"));
+      assertEquals("model=\"m\";role=trainer", fields.get("identity"));
+      assertEquals("1.234568", fields.get("elapsed_s"), "a decimal point, not a German comma: " + json);
+      assertEquals("146", fields.get("tensors"));
+    } finally {
+      java.util.Locale.setDefault(before);
+    }
+  }
 }
