@@ -64,7 +64,10 @@ final class InferenceWorker implements Worker {
             .withVerify(VerifyMode.parse(spec.verify()))
             .withRank(spec.rank())
             .withTimeout(Workers.seconds(spec.timeoutSeconds()))
-            .withDoubleBuffer(true))
+            .withDoubleBuffer(true)
+            // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says modelexpress
+            .withBounding(dev.mx.api.plan.BoundingMode.fromSettings(dev.mx.api.util.Settings.system(),
+                dev.mx.api.plan.BoundingMode.SHARD)))
         .transport(transport)
         .discovery(this::discover)
         .geometry(geometry)

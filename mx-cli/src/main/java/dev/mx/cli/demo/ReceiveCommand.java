@@ -38,7 +38,7 @@ public final class ReceiveCommand implements Callable<Integer> {
     WorkerSpec ws = role.spec(spec, "receiver", rank);
     DemoCommand.DemoReport report = new DemoCommand.DemoReport(Map.of("model", ws.model(), "trainer", ws.trainer(),
         "inference", ws.inference(), "trainer_dtype", ws.trainerDtype(), "inference_dtype", ws.inferenceDtype(),
-        "transport", ws.transport(), "wire", ws.wire()));
+        "transport", ws.transport(), "wire", ws.wire(), "verify", ws.verify()));
     report.baselineGbps = DemoCommand.memoryCopyGbps();
     try (Worker w = Workers.create(ws)) {
       w.start();
