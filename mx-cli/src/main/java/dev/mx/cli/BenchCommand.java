@@ -3,12 +3,14 @@ package dev.mx.cli;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.CudaBench;
 import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.MemBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
+import dev.mx.cli.bench.ShmBench;
 import dev.mx.cli.bench.UcxBench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -30,8 +32,8 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new DigestBench(), new PlanBench(),
-        new Qwen3PlanBench(), new RefitBench(), new GenBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new DigestBench(),
+        new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new GenBench(), new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;

@@ -1,14 +1,19 @@
 package dev.mx.cli;
 
 import dev.mx.api.error.MxException;
+import dev.mx.digest.FileDigest;
 import dev.mx.digest.ShardDigest;
 import dev.mx.digest.safetensors.SafetensorsFile;
+import dev.mx.digest.safetensors.SafetensorsIndex;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.channels.ReadableByteChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,18 +31,23 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code mx digest FILE...}: the shard digest of each file's raw bytes, printed like {@code sha256sum}
- * (ARCHITECTURE §5.2); with {@code --safetensors}, one line per tensor in header order. Files are mapped,
- * never copied to the heap. A file that cannot be digested is reported on stderr and the others are still
- * digested; the exit code is then 1.
+ * (ARCHITECTURE §5.2); with {@code --safetensors}, one line per tensor in header order. Files are read in
+ * chunks ({@link FileDigest}), never mapped: a mapped file that is truncated meanwhile would kill the JVM, a
+ * read fails with an error naming the file. {@code -} is standard input; pipes, FIFOs and procfs files are
+ * streamed to their end. A name holding a newline or backslash is printed escaped, with a leading
+ * backslash, as {@code sha256sum} does. A file that cannot be digested is reported on stderr and the others
+ * are still digested; the exit code is then 1.
  */
 @Command(name = "digest", mixinStandardHelpOptions = true,
     description = {"Print the ModelExpress shard digest of each FILE's bytes, like sha256sum:",
         "  <32-hex digest>  <FILE>",
         "With --safetensors, print one line per tensor, in the file's header order:",
-        "  <32-hex digest>  <FILE>:<tensor name>"})
+        "  <32-hex digest>  <FILE>:<tensor name>",
+        "FILE '-' is standard input. A name holding a newline or backslash is escaped",
+        "(\\n, \\\\) and its line starts with a backslash, as in sha256sum."})
 final class DigestCommand implements Callable<Integer> {
 
-  @Parameters(arity = "1..*", paramLabel = "FILE", description = "Files to digest.")
+  @Parameters(arity = "1..*", paramLabel = "FILE", description = "Files to digest ('-' for standard input).")
   List<String> files;
 
   @Option(names = "--safetensors", description = "Digest each tensor of a safetensors file.")
@@ -76,7 +86,8 @@ final class DigestCommand implements Callable<Integer> {
       }
       for (Map<String, Object> r : fileRecords) {
         if (!json) {
-          out.println(r.get("digest") + "  " + file + (r.get("tensor") == null ? "" : ":" + r.get("tensor")));
+          out.println(line((String) r.get("digest"),
+              file + (r.get("tensor") == null ? "" : ":" + r.get("tensor"))));
         }
       }
       out.flush();
@@ -89,19 +100,91 @@ final class DigestCommand implements Callable<Integer> {
   }
 
   private void digestBytes(String file, List<Map<String, Object>> records) throws IOException {
+    if (file.equals("-")) {
+      CountingChannel in = new CountingChannel(Channels.newChannel(System.in));
+      String digest = FileDigest.digestStream(in, threads);
+      records.add(record(file, null, null, null, in.count, digest));
+      return;
+    }
     Path path = readable(file);
-    try (Arena arena = Arena.ofShared(); FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-      MemorySegment bytes = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-      records.add(record(file, null, null, null, bytes.byteSize(), ShardDigest.digest(bytes, threads)));
+    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+      long size = channel.size();
+      // procfs files are "regular" with size 0 but have content: stream those like pipes.
+      if (Files.isRegularFile(path) && size > 0) {
+        records.add(record(file, null, null, null, size, FileDigest.digestRange(channel, file, 0, size, threads)));
+      } else {
+        CountingChannel in = new CountingChannel(channel);
+        String digest = FileDigest.digestStream(in, threads);
+        records.add(record(file, null, null, null, in.count, digest));
+      }
     }
   }
 
   private void digestTensors(String file, List<Map<String, Object>> records) throws IOException {
-    try (SafetensorsFile st = SafetensorsFile.open(readable(file))) {
-      for (SafetensorsTensor t : st.tensors()) {
-        records.add(record(file, t.name(), t.dtype().safetensorsName(), t.shape().dims(), t.byteSize(),
-            ShardDigest.digest(t.data(), threads)));
+    Path path = file.equals("-") ? null : readable(file);
+    if (path == null || !Files.isRegularFile(path) || Files.size(path) == 0) {
+      // A stream has no random access: take it into memory, then digest each tensor there.
+      try (Arena arena = Arena.ofShared();
+          ReadableByteChannel in = path == null ? Channels.newChannel(System.in) : FileChannel.open(path)) {
+        byte[] all = Channels.newInputStream(in).readAllBytes();
+        MemorySegment bytes = arena.allocate(Math.max(all.length, 1), 4096).asSlice(0, all.length);
+        MemorySegment.copy(MemorySegment.ofArray(all), 0, bytes, 0, all.length);
+        try (SafetensorsFile st = SafetensorsFile.parse(bytes, file)) {
+          for (SafetensorsTensor t : st.tensors()) {
+            records.add(record(file, t.name(), t.dtype().safetensorsName(), t.shape().dims(), t.byteSize(),
+                ShardDigest.digest(t.data(), threads)));
+          }
+        }
       }
+      return;
+    }
+    SafetensorsIndex index = SafetensorsFile.index(path);
+    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+      for (SafetensorsIndex.Entry t : index.entries()) {
+        records.add(record(file, t.name(), t.dtype().safetensorsName(), t.shape().dims(), t.byteSize(),
+            FileDigest.digestRange(channel, file, index.dataStart() + t.begin(), t.byteSize(), threads)));
+      }
+    }
+  }
+
+  /**
+   * {@code sha256sum}'s convention: a name holding a backslash or newline is printed with {@code \\} and
+   * {@code \n} and its line starts with a backslash, so every record stays on one line.
+   */
+  static String line(String digest, String name) {
+    if (name.indexOf('\\') < 0 && name.indexOf('\n') < 0 && name.indexOf('\r') < 0) {
+      return digest + "  " + name;
+    }
+    String escaped = name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r");
+    return "\\" + digest + "  " + escaped;
+  }
+
+  /** Counts the bytes a stream delivered, for the record's {@code bytes}. */
+  private static final class CountingChannel implements ReadableByteChannel {
+    private final ReadableByteChannel in;
+    long count;
+
+    CountingChannel(ReadableByteChannel in) {
+      this.in = in;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+      int n = in.read(dst);
+      if (n > 0) {
+        count += n;
+      }
+      return n;
+    }
+
+    @Override
+    public boolean isOpen() {
+      return in.isOpen();
+    }
+
+    @Override
+    public void close() throws IOException {
+      in.close();
     }
   }
 

@@ -4,6 +4,7 @@ import dev.mx.api.error.MxException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -31,22 +32,29 @@ import picocli.CommandLine.Command;
       dev.mx.cli.demo.WorkerCommand.class,
       CommandLine.HelpCommand.class
     })
-public final class Main implements Runnable {
+public final class Main implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** {@code mx} without a command is bad usage: the usage on stderr, exit 2. */
   @Override
-  public void run() {
-    spec.commandLine().usage(System.out);
+  public Integer call() {
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return 2;
   }
 
   public static void main(String[] args) {
+    if (Usage.wantsJson(args)) {
+      // Native libraries (UCX) write their logs to fd 1; keep the JSON document alone on the real stdout.
+      NativeStdout.divertToStderr();
+    }
     System.exit(execute(args));
   }
 
   /** Runs the command line and returns the exit code (used by tests). */
   public static int execute(String... args) {
     CommandLine cl = new CommandLine(new Main());
+    Usage.install(cl, args);
     cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
       // Expected failures get one line; anything else keeps its stack trace on stderr for debugging.
       if (ex instanceof MxException || ex instanceof IllegalArgumentException || ex instanceof IOException

@@ -31,10 +31,11 @@ import picocli.CommandLine.Parameters;
         "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
         "The bounding threshold comes from --max-segments-per-copy, else the file's",
         "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64.",
-        "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model choose per source",
-        "between exact reads, staging touched shards whole and a full pull; costs come from",
-        "-Dmx.plan.cost.descriptor-us / wire-gbps / copy-gbps (MX_PLAN_COST_*), extra wire bytes are",
-        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, default 7)."})
+        "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model",
+        "choose per source between exact reads, staging the touched shards whole and",
+        "a full pull. Costs: -Dmx.plan.cost.descriptor-us, -Dmx.plan.cost.wire-gbps,",
+        "-Dmx.plan.cost.copy-gbps (or MX_PLAN_COST_*); extra wire bytes per source are",
+        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, 7)."})
 final class PlanCommand implements Callable<Integer> {
   private static final int CAUSES_SHOWN = 3;
 
@@ -142,7 +143,8 @@ final class PlanCommand implements Callable<Integer> {
     long convertSegments = plan.converts().stream().mapToLong(c -> c.segments().size()).sum();
     Table t = new Table("PLAN", "VALUE");
     t.row("descriptors", plan.descriptorCount() + " (exact " + plan.segments().size() + ", full pull " + fullSegments
-        + ", convert " + convertSegments + ")");
+        + ", convert " + convertSegments + (plan.bounding() == BoundingMode.SHARD
+            ? ", staged shards " + plan.stagedShards().size() : "") + ")");
     t.row("bytes planned", bytes(plan.bytesPlanned()));
     t.row("exact baseline", plan.exactDescriptorCount() + " descriptors, " + bytes(plan.exactBytes()));
     t.row("descriptors saved", plan.descriptorSavings());

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,21 +29,10 @@ class DigestCommandTest {
 
   /** Runs {@code dev.mx.cli.Main} in a fresh JVM (like ./mx, but on the test class path) in {@link #dir}. */
   private Run mx(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
-        "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        Main.class.getName()));
-    command.addAll(List.of(args));
-    Path stderr = dir.resolve("stderr.txt");
-    Process p = new ProcessBuilder(command).directory(dir.toFile())
-        .redirectError(stderr.toFile()).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "mx " + String.join(" ", args) + " did not finish");
-    String err = Files.readString(stderr).lines()
-        .filter(l -> !l.startsWith("WARNING:")).reduce("", (a, b) -> a + b + "\n");
-    return new Run(p.exitValue(), out.lines().toList(), err);
+    CliProcess.Run r = CliProcess.run(dir, null, args);
+    return new Run(r.code(), r.outLines(), r.err());
   }
+
 
   @Test
   void printsTheGoldenDigestsForFilesHoldingTheGoldenInputsAndNamesFilesItCannotRead() throws Exception {

@@ -14,6 +14,7 @@ import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
 import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.transport.TransportBundle;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -31,7 +32,10 @@ import java.util.List;
  *
  * <p>Encoding writes exactly the keys of §1.4 in a fixed order: {@code schema, agent_name,
  * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype, elsize,
- * full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[, digest]}. The
+ * full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[, digest]}. A publisher
+ * serving several transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob
+ * as {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
+ * BASE64, ...}}}; decoding puts the bundle back together. The
  * optional keys are omitted when absent, never written as null, so adding them leaves every other byte as it
  * was. Dtypes are written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
  *
@@ -46,6 +50,8 @@ public final class ShardTableCodec {
   /** Keys of the top-level object, in encoding order. */
   public static final List<String> TABLE_KEYS =
       List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step");
+  /** The optional key carrying the blobs of a publisher's further transports (see the class comment). */
+  public static final String AGENT_META_EXTRA = "agent_meta_extra";
   /** Keys of a tensor entry, in encoding order. */
   public static final List<String> TENSOR_KEYS = List.of("name", "dtype", "elsize", "full_shape", "shards");
   /** Keys of a shard, in encoding order ({@code digest} optional). */
@@ -138,7 +144,11 @@ public final class ShardTableCodec {
       g.writeStringField("schema", ShardTable.SCHEMA);
       g.writeStringField("agent_name", table.agentName());
       g.writeStringField("metadata_endpoint", table.metadataEndpoint());
-      g.writeStringField("agent_meta_b64", Base64.getEncoder().encodeToString(table.agentMetadata()));
+      byte[] agentMetadata = table.agentMetadata();
+      List<TransportBundle.Entry> bundle = TransportBundle.isBundle(agentMetadata)
+          ? TransportBundle.decode(agentMetadata) : null;
+      g.writeStringField("agent_meta_b64", Base64.getEncoder().encodeToString(
+          bundle == null ? agentMetadata : bundle.getFirst().metadata()));
       g.writeArrayFieldStart("tensors");
       List<PublishedTensor> tensors = table.tensors();
       for (int i = 0; i < tensors.size(); i++) {
@@ -147,6 +157,9 @@ public final class ShardTableCodec {
       g.writeEndArray();
       if (table.publisherStep() != null) {
         g.writeNumberField("publisher_step", checkStep(table.publisherStep(), "publisher_step"));
+      }
+      if (bundle != null) {
+        writeExtraTransports(g, bundle);
       }
       if (table.topology() != null) {
         // Optional, after every ModelExpress key: decoders that do not know it skip it.
@@ -160,6 +173,61 @@ public final class ShardTableCodec {
     } catch (IOException e) {
       throw new UncheckedIOException("could not write shard table of agent '" + table.agentName() + "'", e);
     }
+  }
+
+  private static void writeExtraTransports(JsonGenerator g, List<TransportBundle.Entry> bundle) throws IOException {
+    g.writeObjectFieldStart(AGENT_META_EXTRA);
+    g.writeStringField("primary", bundle.getFirst().transport());
+    g.writeObjectFieldStart("others");
+    for (TransportBundle.Entry e : bundle.subList(1, bundle.size())) {
+      g.writeStringField(e.transport(), Base64.getEncoder().encodeToString(e.metadata()));
+    }
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  /** Reads {@link #AGENT_META_EXTRA}: the primary's name, then the others' blobs, in order. */
+  private static List<TransportBundle.Entry> readExtraTransports(JsonParser p, JsonPathCursor at) throws IOException {
+    if (p.currentToken() != JsonToken.START_OBJECT) {
+      throw wrongType(at, "an object", p.currentToken());
+    }
+    List<TransportBundle.Entry> out = new ArrayList<>();
+    String primary = null;
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String key = p.currentName();
+      p.nextToken();
+      at.field(key);
+      switch (key) {
+        case "primary" -> primary = readString(p, at);
+        case "others" -> {
+          if (p.currentToken() != JsonToken.START_OBJECT) {
+            throw wrongType(at, "an object", p.currentToken());
+          }
+          while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            p.nextToken();
+            at.field(name);
+            out.add(new TransportBundle.Entry(name, readBase64(p, at)));
+            at.pop();
+          }
+        }
+        default -> p.skipChildren();
+      }
+      at.pop();
+    }
+    requirePresent(primary, AGENT_META_EXTRA + ".primary");
+    out.addFirst(new TransportBundle.Entry(primary, new byte[0]));
+    return out;
+  }
+
+  /** The agent metadata: the bundle {@code extra} describes around {@code primaryBlob}, or the blob alone. */
+  private static byte[] agentMetadata(byte[] primaryBlob, List<TransportBundle.Entry> extra) {
+    if (extra == null || primaryBlob == null) {
+      return primaryBlob;
+    }
+    List<TransportBundle.Entry> entries = new ArrayList<>(extra);
+    entries.set(0, new TransportBundle.Entry(extra.getFirst().transport(), primaryBlob));
+    return TransportBundle.encode(entries);
   }
 
   private static void writeTensor(JsonGenerator g, PublishedTensor t, int index) throws IOException {
@@ -354,6 +422,7 @@ public final class ShardTableCodec {
     int entryCount = -1;
     Long step = null;
     PublisherTopology topology = null;
+    List<TransportBundle.Entry> extra = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
       JsonToken value = p.nextToken();
@@ -379,6 +448,7 @@ public final class ShardTableCodec {
         }
         case "publisher_step" -> step = value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), "publisher_step");
         case "publisher_topology" -> topology = value == JsonToken.VALUE_NULL ? null : readTopology(p, at);
+        case AGENT_META_EXTRA -> extra = value == JsonToken.VALUE_NULL ? null : readExtraTransports(p, at);
         default -> p.skipChildren();
       }
       at.pop();
@@ -391,6 +461,7 @@ public final class ShardTableCodec {
     requirePresent(agentName, "agent_name");
     requirePresent(agentMetadata, "agent_meta_b64");
     requirePresent(entryCount < 0 ? null : entryCount, "tensors");
+    agentMetadata = agentMetadata(agentMetadata, extra);
     if (withTensors) {
       return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology);
     }

@@ -183,9 +183,22 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   private static List<PullSegment> dim0Partition(SourceGeometry geo) {
+    List<PullSegment> out = new ArrayList<>(geo.shards.length);
+    String gap = dim0Partition(geo, out);
+    if (gap != null) {
+      throw new UnsupportedReshardException(geo.name, gap);
+    }
+    return out;
+  }
+
+  /**
+   * Appends the dim-0 partition's segments to {@code out} and returns null, or returns why the shards are no
+   * such partition (without throwing: shard bounding asks this of every source).
+   */
+  static String dim0Partition(SourceGeometry geo, List<PullSegment> out) {
     String name = geo.name;
     if (geo.rank == 0) {
-      throw new UnsupportedReshardException(name, "a scalar source cannot be pulled as a dim-0 partition");
+      return "a scalar source cannot be pulled as a dim-0 partition";
     }
     long trailing = 1;
     for (int d = 1; d < geo.rank; d++) {
@@ -199,32 +212,30 @@ public final class ReshardPlanner implements PlanBuilder {
       Arrays.sort(order, Comparator.comparingLong(i -> geo.lo[i][0]));
     }
     int elsize = geo.info.elsize();
-    List<PullSegment> out = new ArrayList<>(order.length);
     long nextRow = 0;
     for (int i : order) {
       Shard s = geo.shards[i];
       for (int d = 1; d < geo.rank; d++) {
         if (geo.lo[i][d] != 0 || geo.hi[i][d] != geo.global[d]) {
-          throw new UnsupportedReshardException(name, "shard #" + i + " (session '" + s.session() + "', offset "
+          return "shard #" + i + " (session '" + s.session() + "', offset "
               + Arrays.toString(geo.lo[i]) + ", shape " + s.shape() + ") does not span dim " + d
-              + " of the global shape " + geo.info.globalShape() + ": the shards are no dim-0 partition");
+              + " of the global shape " + geo.info.globalShape() + ": the shards are no dim-0 partition";
         }
       }
       long row = geo.lo[i][0];
       if (row != nextRow) {
-        throw new UnsupportedReshardException(name, "shard #" + i + " (session '" + s.session() + "') starts at row "
+        return "shard #" + i + " (session '" + s.session() + "') starts at row "
             + row + " where row " + nextRow + " was expected: the shards "
-            + (row < nextRow ? "overlap (an undeduplicated replica?)" : "leave a gap") + ", no dim-0 partition");
+            + (row < nextRow ? "overlap (an undeduplicated replica?)" : "leave a gap") + ", no dim-0 partition";
       }
       long rows = geo.hi[i][0] - row;
       out.add(new PullSegment(s.session(), s.addr(), name, row * trailing * elsize, rows * trailing * elsize));
       nextRow += rows;
     }
     if (nextRow != geo.global[0]) {
-      throw new UnsupportedReshardException(name, "the shards cover rows 0.." + nextRow + " of "
-          + geo.global[0] + ": no complete dim-0 partition");
+      return "the shards cover rows 0.." + nextRow + " of " + geo.global[0] + ": no complete dim-0 partition";
     }
-    return out;
+    return null;
   }
 
   /** An identity copy of the whole source into a contiguous staging buffer (any shard layout). */
@@ -354,6 +365,10 @@ public final class ReshardPlanner implements PlanBuilder {
     final List<RecordedCopy> replayOnly = new ArrayList<>();
     String replayOnlyReason;
     ShardBounding.Choice choice;
+    /** Shard mode: dtype-changing copies resolved against their real destination, and their exact cost. */
+    final List<ResolvedCopy> converted = new ArrayList<>();
+    long convertCount;
+    long convertBytes;
     boolean bound;
     boolean listed;
     long exactCount;
@@ -364,7 +379,11 @@ public final class ReshardPlanner implements PlanBuilder {
     }
   }
 
-  private record PlannedConvert(String source, ConvertSource convert) {}
+  /**
+   * A convert: built at once in ModelExpress mode; in shard mode kept as its resolved staging copy until the
+   * source's decision says whether it is read exactly (then built) or out of staged shards / a full pull.
+   */
+  private record PlannedConvert(String source, ConvertSource convert, ResolvedCopy deferred, RecordedCopy copy) {}
 
   /** One planning run. */
   private static final class Planning {
@@ -447,6 +466,15 @@ public final class ReshardPlanner implements PlanBuilder {
       try {
         if (forced.contains(name)) {
           replayLocally(st, copy);
+        } else if (info.dtype() != copy.destDtype() && shard != null) {
+          ResolvedCopy r = ResolvedCopy.of(stagingCopy(copy, info), st.geo, runs(st.geo.rank));
+          st.converted.add(ResolvedCopy.of(copy, st.geo, runs(st.geo.rank)));
+          st.convertCount = Math.addExact(st.convertCount, r.count);
+          st.convertBytes = Math.addExact(st.convertBytes, r.bytes);
+          st.exactCount = Math.addExact(st.exactCount, r.count);
+          st.exactBytes = Math.addExact(st.exactBytes, r.bytes);
+          converts.add(new PlannedConvert(name, null, r, copy));
+          list(st);
         } else if (info.dtype() != copy.destDtype()) {
           ResolvedCopy r = ResolvedCopy.of(stagingCopy(copy, info), st.geo, runs(st.geo.rank));
           convertDescriptors = Math.addExact(convertDescriptors, r.count);
@@ -455,7 +483,8 @@ public final class ReshardPlanner implements PlanBuilder {
           r.emit(st.geo, runs(st.geo.rank), segs);
           st.exactCount = Math.addExact(st.exactCount, r.count);
           st.exactBytes = Math.addExact(st.exactBytes, r.bytes);
-          converts.add(new PlannedConvert(name, new ConvertSource(copy.paramName(), copy.destShape(), info.dtype(), segs.build())));
+          converts.add(new PlannedConvert(name, new ConvertSource(copy.paramName(), copy.destShape(), info.dtype(),
+              segs.build()), null, copy));
         } else {
           ResolvedCopy r = ResolvedCopy.of(copy, st.geo, runs(st.geo.rank));
           st.exactCount = Math.addExact(st.exactCount, r.count);
@@ -554,8 +583,8 @@ public final class ReshardPlanner implements PlanBuilder {
           if (fallback.containsKey(st.geo.name)) {
             continue;
           }
-          st.choice = ShardBounding.decide(st.geo, st.exact, st.replayOnly, st.replayOnlyReason, shard,
-              runs(st.geo.rank));
+          st.choice = ShardBounding.decide(st.geo, st.exact, st.converted, st.convertCount, st.convertBytes,
+              st.replayOnly, st.replayOnlyReason, shard, runs(st.geo.rank));
           if (st.choice.fallbackReason() != null) {
             fallback.put(st.geo.name, st.choice.fallbackReason());
           } else {
@@ -595,6 +624,9 @@ public final class ReshardPlanner implements PlanBuilder {
             case FULL_PULL -> {
               List<RecordedCopy> copies = new ArrayList<>(st.exact.size() + st.replayOnly.size());
               for (ResolvedCopy r : st.exact) {
+                copies.add(r.copy);
+              }
+              for (ResolvedCopy r : st.converted) {
                 copies.add(r.copy);
               }
               copies.addAll(st.replayOnly);
@@ -641,10 +673,24 @@ public final class ReshardPlanner implements PlanBuilder {
         }
       }
       List<ConvertSource> convertList = new ArrayList<>(converts.size());
+      long deferredCount = 0;
       for (PlannedConvert c : converts) {
-        if (!fallback.containsKey(c.source)) {
-          convertList.add(c.convert);
+        if (fallback.containsKey(c.source)) {
+          continue;
         }
+        if (c.convert != null) {
+          convertList.add(c.convert);
+          continue;
+        }
+        SourceState st = states.get(c.source);
+        if (st.choice.decision().chosen() != BoundingDecision.Option.EXACT) {
+          continue; // replayed (and cast) out of the staged shards or the full pull
+        }
+        deferredCount = Math.addExact(deferredCount, c.deferred.count);
+        requireDescriptors(deferredCount, "convert");
+        SegmentList.Builder segs = new SegmentList.Builder((int) Math.min(c.deferred.count, 1 << 16));
+        c.deferred.emit(st.geo, runs(st.geo.rank), segs);
+        convertList.add(new ConvertSource(c.copy.paramName(), c.copy.destShape(), st.geo.info.dtype(), segs.build()));
       }
       if (shard == null) {
         return new TransferPlan(segments.build(), List.copyOf(fallback.keySet()), convertList, fullPulls, unbounded,

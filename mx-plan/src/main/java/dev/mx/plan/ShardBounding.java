@@ -38,14 +38,24 @@ final class ShardBounding {
   record Choice(BoundingDecision decision, List<StagedShard> staged, List<PullSegment> fullSegments,
       String fallbackReason) {}
 
-  static Choice decide(SourceGeometry geo, List<ReshardPlanner.ResolvedCopy> exact, List<RecordedCopy> replayOnly,
+  /**
+   * Decides for one source. {@code sameType} are its copies in the source's dtype, {@code converted} those in
+   * another dtype (resolved against their real destination; read exactly they cost {@code convertCount}
+   * segments and {@code convertBytes} bytes through convert staging, staged or full-pulled they are cast while
+   * replayed); {@code replayOnly} are copies that are no box of the source.
+   */
+  static Choice decide(SourceGeometry geo, List<ReshardPlanner.ResolvedCopy> sameType,
+      List<ReshardPlanner.ResolvedCopy> converted, long convertCount, long convertBytes, List<RecordedCopy> replayOnly,
       String replayOnlyReason, PlanOptions options, ContiguousRuns runs) {
+    List<ReshardPlanner.ResolvedCopy> exact = new ArrayList<>(sameType.size() + converted.size());
+    exact.addAll(sameType);
+    exact.addAll(converted);
     TransportCosts costs = options.costs();
     String name = geo.name;
     int elsize = geo.info.elsize();
-    long exactDesc = 0;
-    long exactWire = 0;
-    for (ReshardPlanner.ResolvedCopy r : exact) {
+    long exactDesc = convertCount;
+    long exactWire = convertBytes;
+    for (ReshardPlanner.ResolvedCopy r : sameType) {
       exactDesc = Math.addExact(exactDesc, r.count());
       exactWire = Math.addExact(exactWire, r.bytes());
     }
@@ -53,8 +63,9 @@ final class ShardBounding {
     boolean forced = !replayOnly.isEmpty();
 
     // exact
-    OptionCost exactCost = new OptionCost(Option.EXACT, exactDesc, exactWire, 0, costs.seconds(exactDesc, exactWire, 0),
-        forced ? replayOnlyReason : null);
+    // (read exactly, dtype-changing copies still pass through a local cast out of their convert staging)
+    OptionCost exactCost = new OptionCost(Option.EXACT, exactDesc, exactWire, convertBytes,
+        costs.seconds(exactDesc, exactWire, convertBytes), forced ? replayOnlyReason : null);
 
     // shard staging
     int k = geo.shards.length;
@@ -89,11 +100,11 @@ final class ShardBounding {
 
     // Whole-source full pull: ModelExpress's dim-0 partition; for copies that are no box, an identity pull over
     // any layout (otherwise staging every shard always costs less than that).
-    List<PullSegment> fullSegs = null;
+    List<PullSegment> fullSegs = new ArrayList<>(k);
     String fullReject = null;
-    try {
-      fullSegs = ReshardPlanner.fullPullSegments(name, geo.info);
-    } catch (UnsupportedReshardException notAPartition) {
+    String notAPartition = ReshardPlanner.dim0Partition(geo, fullSegs);
+    if (notAPartition != null) {
+      fullSegs = null;
       if (forced) {
         try {
           long n = ReshardPlanner.identityPullCount(geo);
@@ -104,10 +115,10 @@ final class ShardBounding {
             fullSegs = ReshardPlanner.identityPullSegments(geo);
           }
         } catch (UnsupportedReshardException holes) {
-          fullReject = notAPartition.reason() + "; " + holes.reason();
+          fullReject = notAPartition + "; " + holes.reason();
         }
       } else {
-        fullReject = notAPartition.reason();
+        fullReject = notAPartition;
       }
     }
     long fullDesc = fullSegs == null ? geo.shards.length : fullSegs.size();

@@ -19,7 +19,10 @@ import java.util.Objects;
  * (the segment's {@code paramName}); a receiver allocates one buffer of {@code shard.byteSize()} bytes per
  * staged shard under that name. A shard published more than once (replicas with one box) is staged once, from
  * its first listed replica. Copies of one staged shard never write the same destination element twice, and
- * together the staged shards of a source write exactly what its exact segments would have written.
+ * together the staged shards of a source write exactly what its exact segments would have written. A copy whose
+ * {@link RecordedCopy#destDtype()} differs from {@code dtype} (the wire dtype of the staged bytes) is cast while
+ * it is replayed, as the copies of a strict staged full pull are: shard bounding reads a dtype-changing source
+ * this way instead of through convert staging when that is cheaper.
  */
 public record StagedShard(
     String srcName, int shardIndex, Shard shard, DType dtype, PullSegment segment, List<RecordedCopy> copies) {

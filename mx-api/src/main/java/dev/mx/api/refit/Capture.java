@@ -1,6 +1,7 @@
 package dev.mx.api.refit;
 
 import dev.mx.api.Box;
+import dev.mx.api.annotation.Experimental;
 import dev.mx.api.plan.CaptureResult;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Map;
  * parameter's own shape. The receiver's element coverage gate requires every other element to be written
  * exactly once.
  */
+@Experimental
 public record Capture(CaptureResult result, Map<String, ParamSpec> paramLayout, Map<String, List<Box>> padding) {
 
   public Capture {

@@ -1,5 +1,6 @@
 package dev.mx.api.refit;
 
+import dev.mx.api.annotation.Experimental;
 import dev.mx.api.transport.Transport;
 import java.time.Duration;
 import java.util.Map;
@@ -8,6 +9,7 @@ import java.util.Map;
  * How a refit's reads go on the wire: {@code fused} issues all three groups as one batch, {@code phased}
  * as up to three. Integrators may bind their own.
  */
+@Experimental("wire policies may gain stages (e.g. staged shards)")
 public interface WirePolicy {
 
   /** The policy name, e.g. {@code fused}. */

@@ -238,10 +238,82 @@ public abstract class AbstractTransport implements Transport {
         + " writes outside every locally registered region " + regions + "; nothing in this batch was read");
   }
 
+  /**
+   * The first step of a backend's {@code connect}: refuses this endpoint's own session and returns this backend's
+   * blob out of {@code metadata} (a {@link TransportBundle} or a single blob).
+   */
+  protected final byte[] peerBlob(String session, byte[] metadata) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(session, "session");
+    if (session.equals(localSession())) {
+      throw new TransportException(session, name() + " transport: cannot connect a peer under this endpoint's own"
+          + " session '" + session + "' (reads naming it already read local memory)");
+    }
+    return TransportBundle.forTransport(session, name(), metadata);
+  }
+
+  /** The first step of a backend's {@link #allocate}: open, and a positive size. */
+  protected final void checkAllocation(long bytes) {
+    ensureOpen();
+    if (bytes <= 0) {
+      throw new TransportException(null, name() + " transport cannot allocate " + bytes + " bytes");
+    }
+  }
+
+  /** The error for a peer blob that does not decode. */
+  protected final TransportException unusableMetadata(String session, IllegalArgumentException why) {
+    return new TransportException(session, name() + " transport: metadata for peer '" + session + "' is unusable: "
+        + why.getMessage(), why);
+  }
+
+  /** Throws what {@link #doClose} met, the first as the cause and the rest suppressed; nothing when empty. */
+  protected final void throwCloseFailures(List<RuntimeException> failures) {
+    if (failures.isEmpty()) {
+      return;
+    }
+    TransportException e = new TransportException(null, name() + " transport: closing endpoint '" + localSession()
+        + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
+    failures.subList(1, failures.size()).forEach(e::addSuppressed);
+    throw e;
+  }
+
   /** The error for a session that was never connected. */
   protected final TransportException unknownPeer(String session) {
     return new TransportException(session, name() + " transport: no peer connected under session '" + session
         + "' (connect it with the metadata from its shard table first)");
+  }
+
+  /**
+   * Validates a group of reads from this endpoint's own session against {@code regions} (ids resolved to
+   * segments by {@code segmentOf}) and builds the copies without moving anything.
+   */
+  protected final LocalCopy prepareLocalCopy(String session, List<ReadDescriptor> group, RegionTable regions,
+      java.util.function.IntFunction<MemorySegment> segmentOf) {
+    int n = group.size();
+    MemorySegment[] src = new MemorySegment[n];
+    MemorySegment[] dst = new MemorySegment[n];
+    long[] srcOff = new long[n];
+    long[] dstOff = new long[n];
+    long[] len = new long[n];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      int s = regions.find(d.srcAddr(), d.nbytes());
+      if (s < 0) {
+        throw sourceOutsideRegions(i, d, regions);
+      }
+      int t = regions.find(d.dstAddr(), d.nbytes());
+      if (t < 0) {
+        throw destinationOutsideRegions(i, d, regions);
+      }
+      src[i] = segmentOf.apply(s);
+      srcOff[i] = d.srcAddr() - src[i].address();
+      dst[i] = segmentOf.apply(t);
+      dstOff[i] = d.dstAddr() - dst[i].address();
+      len[i] = d.nbytes();
+      total += d.nbytes();
+    }
+    return new LocalCopy(session, src, srcOff, dst, dstOff, len, total);
   }
 
   /** Validates one peer's group (all non-empty, same session) and builds it without issuing anything. */

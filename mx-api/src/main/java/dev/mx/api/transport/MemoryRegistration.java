@@ -19,6 +19,14 @@ public interface MemoryRegistration extends AutoCloseable {
     return segment().byteSize();
   }
 
+  /**
+   * Where the memory lives. Host memory unless a device backend says otherwise; a device region's
+   * {@link #segment()} holds the device address and length and must not be dereferenced on the CPU.
+   */
+  default MemoryKind memoryKind() {
+    return MemoryKind.HOST;
+  }
+
   @Override
   void close();
 }

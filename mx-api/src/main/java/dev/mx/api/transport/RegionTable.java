@@ -1,5 +1,6 @@
 package dev.mx.api.transport;
 
+import dev.mx.api.annotation.Internal;
 import java.util.Arrays;
 import java.util.List;
 
@@ -8,6 +9,7 @@ import java.util.List;
  * holds {@code [addr, addr + n)} entirely?" in O(log n). Backends use it for the local regions a read may
  * write and the peer regions it may read.
  */
+@Internal
 public final class RegionTable {
   /** An empty table. */
   public static final RegionTable EMPTY = new RegionTable(new long[0], new long[0], new int[0]);
@@ -50,6 +52,20 @@ public final class RegionTable {
       }
     }
     return new RegionTable(bases, ends, ids);
+  }
+
+  /**
+   * A table of a peer's published regions, each region's id its position in {@code regions}.
+   *
+   * @throws IllegalArgumentException when two regions overlap or one wraps the address space
+   */
+  public static <T> RegionTable indexed(List<T> regions, java.util.function.ToLongFunction<T> base,
+      java.util.function.ToLongFunction<T> length) {
+    List<Region> list = new java.util.ArrayList<>(regions.size());
+    for (int i = 0; i < regions.size(); i++) {
+      list.add(new Region(base.applyAsLong(regions.get(i)), length.applyAsLong(regions.get(i)), i));
+    }
+    return of(list);
   }
 
   /** The id of the region holding all of {@code [addr, addr + n)}, or -1. */

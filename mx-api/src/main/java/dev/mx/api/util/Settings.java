@@ -1,5 +1,6 @@
 package dev.mx.api.util;
 
+import dev.mx.api.annotation.Internal;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
@@ -11,6 +12,7 @@ import org.slf4j.LoggerFactory;
  * parsing rules ModelExpress uses: booleans accept 1/true/yes/on and 0/false/no/off in any case; an
  * invalid value falls back to the default with a warning naming the setting.
  */
+@Internal
 public final class Settings {
   private static final Logger LOG = LoggerFactory.getLogger(Settings.class);
   private static final Settings SYSTEM = new Settings(System::getProperty, System::getenv);

@@ -1,11 +1,16 @@
 package dev.mx.cli.bench;
 
 import dev.mx.api.util.Settings;
+import dev.mx.digest.FileDigest;
 import dev.mx.digest.PlainInt32Sum;
 import dev.mx.digest.ShardDigest;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -70,6 +75,9 @@ public final class DigestBench implements Benchmark {
       results.addAll(rates(size, "1_thread", one));
       results.addAll(rates(size, threads + (threads == 1 ? "_thread" : "_threads"), all));
       results.addAll(rates(hot.byteSize() * passes, "in_cache_1_thread", cached));
+      results.add(fileRate(bytes.asSlice(0, Math.min(size,
+          Settings.system().integer("mx.bench.digest.file.mib", "MX_BENCH_DIGEST_FILE_MIB", 256) * MIB)),
+          threads, options));
       return results;
     }
   }
@@ -84,6 +92,33 @@ public final class DigestBench implements Benchmark {
             "int32_sum_" + threads + "_GBps", size / t[1] / 1e9),
         new BenchResult("digest_" + threads + "_GB_per_cpu_s", size / t[2] / 1e9, "GB/cpu-s",
             "int32_sum_" + threads + "_GB_per_cpu_s", size / t[3] / 1e9));
+  }
+
+  /**
+   * {@code mx digest}'s path, {@link FileDigest} (chunked reads, safe when the file is truncated) against
+   * digesting a mapping of the same file (what it did before, which dies of SIGBUS on truncation), on all
+   * threads, from the page cache.
+   */
+  private static BenchResult fileRate(MemorySegment content, int threads, BenchOptions options) throws Exception {
+    Path file = Files.createTempFile("mx-bench-digest", ".bin");
+    try {
+      try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        out.write(content.asByteBuffer());
+      }
+      options.progress().println("digest bench: " + content.byteSize() / MIB + " MiB file, read vs mapped, "
+          + threads + " threads ...");
+      double[] t = Measure.interleavedWallAndCpuMedians(2, options.repetitions(),
+          () -> sink = FileDigest.digest(file, threads),
+          () -> {
+            try (Arena arena = Arena.ofShared(); FileChannel ch = FileChannel.open(file)) {
+              sink = ShardDigest.digest(ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena), threads);
+            }
+          });
+      return new BenchResult("digest_file_read_GBps", content.byteSize() / t[0] / 1e9, "GB/s",
+          "digest_file_mapped_GBps", content.byteSize() / t[1] / 1e9);
+    } finally {
+      Files.deleteIfExists(file);
+    }
   }
 
   /** Pseudo-random words, so neither loop sees a pattern it could shortcut. */

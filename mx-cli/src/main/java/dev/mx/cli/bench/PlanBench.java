@@ -101,6 +101,14 @@ public final class PlanBench implements Benchmark {
         modes[0], modes[1]);
     results.add(new BenchResult("p4_shard_mode_plans_per_s", 1 / modes[0], "plans/s",
         "p4_modelexpress_mode_plans_per_s", 1 / modes[1]));
+    double shardCpu = Measure.medianCpuSeconds(options.repetitions(),
+        () -> sink += planAndDescribe(planner, full, shard).descriptors);
+    double mxCpu = Measure.medianCpuSeconds(options.repetitions(),
+        () -> sink += planAndDescribe(planner, full, mx).descriptors);
+    options.progress().printf(Locale.ROOT, "plan bench P4 CPU: shard mode %.4f s, modelexpress mode %.4f s%n",
+        shardCpu, mxCpu);
+    results.add(new BenchResult("p4_shard_mode_plans_per_cpu_s", 1 / shardCpu, "plans/cpu-s",
+        "p4_modelexpress_mode_plans_per_cpu_s", 1 / mxCpu));
     results.add(new BenchResult("p4_shard_mode_descriptors", shardOnce.descriptorCount(), "descriptors",
         "p4_modelexpress_mode_descriptors", segments));
 

@@ -6,7 +6,7 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.transport.ucx.Ucx;
 import dev.mx.transport.ucx.UcxTransport;
 import dev.mx.transport.ucx.UcxTransportProvider;
-import dev.mx.transport.ucx.tool.PublisherProcess;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;

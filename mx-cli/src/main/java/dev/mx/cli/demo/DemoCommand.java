@@ -36,8 +36,8 @@ import picocli.CommandLine.Option;
     description = {
       "Run a multi-process reshard refit of a real model layout and report it.",
       "",
-      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (ucx when "
-          + "available, else mem with every rank in this process), file: metadata in a temporary folder, "
+      "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (shm on "
+          + "Linux, else ucx when available, else mem with every rank in this process), file: metadata in a temporary folder, "
           + "every installed byte verified (--verify all).",
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
@@ -69,6 +69,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** Set by the shutdown hook: failures after it are the signal's doing, not the workers'. */
+  private volatile boolean signalled;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -87,7 +90,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Path tmp = Files.createTempDirectory("mx-demo-");
     List<WorkerHandle> trainers = new ArrayList<>();
     List<WorkerHandle> receivers = new ArrayList<>();
-    Thread cleanup = new Thread(() -> closeAll(receivers, trainers, tmp), "mx-demo-cleanup");
+    Thread cleanup = new Thread(() -> {
+      // SIGTERM or Ctrl-C: stop the child JVMs at once (a busy child would not read "exit"), then clean up.
+      signalled = true;
+      progress.done();
+      System.err.println("mx demo: stopped by a signal: stopping the workers and removing " + tmp);
+      for (WorkerHandle w : concat(receivers, trainers)) {
+        if (w instanceof ChildWorker) {
+          w.kill();
+        }
+      }
+      closeAll(receivers, trainers, tmp);
+    }, "mx-demo-cleanup");
     Runtime.getRuntime().addShutdownHook(cleanup);
     ExecutorService pool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "mx-demo-call");
@@ -137,10 +151,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         }
         installedStep = s;
       }
+      progress.step(steps, steps, "done");
       progress.done();
     } catch (Exception e) {
       progress.done();
-      report.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+      report.fail(signalled ? "stopped by a signal" : e.getMessage() == null ? e.toString() : e.getMessage());
     } finally {
       report.lastStep = installedStep;
       try {
@@ -148,7 +163,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           writeDump(pool, receivers, report, Duration.ofMinutes(5));
         }
       } catch (Exception e) {
-        report.fail("dump to " + dump + " failed: " + e.getMessage());
+        report.fail("dump to " + dump + " failed: "
+            + (e instanceof IOException io ? dev.mx.cli.IoErrors.reason(io, dump) : e.getMessage()));
       }
       pool.shutdownNow();
       closeAll(receivers, trainers, tmp);
@@ -164,7 +180,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       report.printTables(out);
     }
     if (!report.ok) {
-      spec.commandLine().getErr().println("mx demo: error: " + report.error);
+      if (!signalled) {
+        spec.commandLine().getErr().println("mx demo: error: " + report.error);
+      }
       return 1;
     }
     return 0;
@@ -330,6 +348,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
   }
 
+  private static List<WorkerHandle> concat(List<WorkerHandle> a, List<WorkerHandle> b) {
+    List<WorkerHandle> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+
   private static void closeAll(List<WorkerHandle> receivers, List<WorkerHandle> trainers, Path tmp) {
     // Receivers first: they read from the trainers' memory.
     for (List<WorkerHandle> group : List.of(receivers, trainers)) {
@@ -343,8 +367,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
     try (Stream<Path> walk = Files.walk(tmp)) {
       walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // Already gone.
+    } catch (IOException | java.io.UncheckedIOException ignored) {
+      // Already gone (the shutdown hook and the main thread may both be deleting it).
     }
   }
 
@@ -387,7 +411,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       int width = 20;
       int filled = (int) Math.round(width * (double) step / total);
       String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
-      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, step + 1, total, what);
+      // step == total is the finished run: a full bar, "step N/N".
+      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
       if (terminal) {
         err.print("\r\033[K" + line);
         err.flush();
@@ -409,6 +434,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     final Map<String, Object> run;
     final List<Map<String, Object>> steps = new ArrayList<>();
     double baselineGbps;
+    /** The command the header names ({@code mx receive} reuses this report). */
+    String command = "mx demo";
     boolean ok = true;
     String error;
     long lastStep = -1;
@@ -461,7 +488,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       Map<String, Object> r = new LinkedHashMap<>(run);
       r.put("last_step", lastStep);
       doc.put("run", r);
-      doc.put("baseline_gbps", baselineGbps);
+      doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
       doc.put("unverified_bytes", unverifiedBytes());
       doc.put("steps", steps);
       return doc;
@@ -477,10 +504,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
 
     void printTables(PrintWriter out) {
-      out.println("mx demo: " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
+      out.println(command + ": " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
           + run.get("inference") + ", " + run.get("trainer_dtype") + " -> " + run.get("inference_dtype")
           + ", transport " + run.get("transport") + ", wire " + run.get("wire"));
-      out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+      if (baselineGbps > 0) {
+        out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+      }
       Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
           "VS COPY", "E2E S", "SOURCES X/S/F", "VERIFIED", "UNVERIFIED B", "COVERAGE");
       long totalBytes = 0;

@@ -8,7 +8,8 @@ import picocli.CommandLine.Option;
  */
 abstract class JobOptions {
 
-  @Option(names = "--model", defaultValue = "llama-3.2-1b", description = "Model name or path to a config.json (default ${DEFAULT-VALUE}).")
+  @Option(names = "--model", defaultValue = "llama-3.2-1b", completionCandidates = Candidates.Models.class,
+      description = "A bundled model (${COMPLETION-CANDIDATES}) or the path to a config.json (default ${DEFAULT-VALUE}).")
   String model;
 
   @Option(names = "--trainer", defaultValue = "tp=4,pp=1,ep=1", description = "Trainer topology: tp=N,pp=N,ep=N or fsdp=N (default ${DEFAULT-VALUE}).")
@@ -17,7 +18,8 @@ abstract class JobOptions {
   @Option(names = "--inference", defaultValue = "tp=2,ep=1", description = "Inference topology: tp=N,ep=1|N (default ${DEFAULT-VALUE}).")
   String inference;
 
-  @Option(names = "--transport", defaultValue = "auto", description = "auto, mem, ucx or any installed transport (default ${DEFAULT-VALUE}: the best available).")
+  @Option(names = "--transport", defaultValue = "auto", completionCandidates = Candidates.Transports.class,
+      description = "One of ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}: the best available; publish/receive route each peer over shm or ucx; see mx transports).")
   String transport;
 
   @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")
@@ -27,12 +29,14 @@ abstract class JobOptions {
       + " opt-outs whole-shards and off, which report the bytes they install unverified (default ${DEFAULT-VALUE}).")
   String verify;
 
-  @Option(names = "--trainer-dtype", description = "Dtype the trainers publish (default: the model's torch_dtype).")
+  @Option(names = "--trainer-dtype", completionCandidates = Candidates.Dtypes.class,
+      description = "Dtype the trainers publish: ${COMPLETION-CANDIDATES} (default: the model's torch_dtype).")
   String trainerDtype;
 
-  @Option(names = "--inference-dtype", description = "Dtype of the inference parameters (default: the trainer dtype).")
+  @Option(names = "--inference-dtype", completionCandidates = Candidates.Dtypes.class,
+      description = "Dtype of the inference parameters: ${COMPLETION-CANDIDATES} (default: the trainer dtype).")
   String inferenceDtype;
 
-  @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take (default ${DEFAULT-VALUE}).")
+  @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take, at most 1000000 (default ${DEFAULT-VALUE}).")
   double timeoutSeconds;
 }

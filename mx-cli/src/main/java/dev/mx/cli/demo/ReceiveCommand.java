@@ -2,6 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.cli.Json;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -31,15 +32,27 @@ public final class ReceiveCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the metrics as JSON.")
   boolean json;
 
+  @Option(names = "--baseline", description = "Also measure a memory copy and report each step's rate against it.")
+  boolean baseline;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
     WorkerSpec ws = role.spec(spec, "receiver", rank);
-    DemoCommand.DemoReport report = new DemoCommand.DemoReport(Map.of("model", ws.model(), "trainer", ws.trainer(),
-        "inference", ws.inference(), "trainer_dtype", ws.trainerDtype(), "inference_dtype", ws.inferenceDtype(),
-        "transport", ws.transport(), "wire", ws.wire(), "verify", ws.verify()));
-    report.baselineGbps = DemoCommand.memoryCopyGbps();
+    // Insertion-ordered: --json documents keep one key order from run to run.
+    Map<String, Object> run = new LinkedHashMap<>();
+    run.put("model", ws.model());
+    run.put("trainer", ws.trainer());
+    run.put("inference", ws.inference());
+    run.put("trainer_dtype", ws.trainerDtype());
+    run.put("inference_dtype", ws.inferenceDtype());
+    run.put("transport", ws.transport());
+    run.put("wire", ws.wire());
+    run.put("verify", ws.verify());
+    DemoCommand.DemoReport report = new DemoCommand.DemoReport(run);
+    report.command = "mx receive";
+    report.baselineGbps = baseline ? DemoCommand.memoryCopyGbps() : 0;
     try (Worker w = Workers.create(ws)) {
       w.start();
       for (int s = 0; s < steps; s++) {
@@ -58,6 +71,10 @@ public final class ReceiveCommand implements Callable<Integer> {
     } else {
       report.printTables(spec.commandLine().getOut());
     }
-    return report.ok ? 0 : 1;
+    if (!report.ok) {
+      spec.commandLine().getErr().println("mx receive: error: " + report.error);
+      return 1;
+    }
+    return 0;
   }
 }

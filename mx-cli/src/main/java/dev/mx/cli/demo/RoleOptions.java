@@ -21,7 +21,8 @@ final class RoleOptions extends JobOptions {
     Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "fsdp");
     Map<String, Integer> i = Topology.parse("--inference", inference, "tp", "ep");
     String tDtype = trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
-    String chosen = TransportProvider.registry().select(transport).name();
+    // auto: route per peer over every available transport (shm on this host, ucx across hosts).
+    String chosen = transport.equalsIgnoreCase("auto") ? "auto" : TransportProvider.registry().select(transport).name();
     return new WorkerSpec(role, rank, model, t, i, chosen, metadata, identity != null ? identity : "mx-" + model,
         tDtype, inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype, wire, verify, timeoutSeconds,
         heartbeatSeconds);

@@ -17,12 +17,16 @@ final class Topology {
     if (text == null || text.isBlank()) {
       return out;
     }
-    for (String part : text.split(",")) {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (String part : text.split(",", -1)) {
       String[] kv = part.trim().split("=", 2);
       String key = kv[0].trim().toLowerCase(Locale.ROOT);
       if (kv.length != 2 || !out.containsKey(key)) {
         throw new IllegalArgumentException(option + " '" + text + "': expected " + String.join("=N,", allowed)
             + "=N, got '" + part.trim() + "'");
+      }
+      if (!seen.add(key)) {
+        throw new IllegalArgumentException(option + " '" + text + "': " + key + " is given twice");
       }
       int v;
       try {

@@ -2,6 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
 import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.layout.model.ModelConfigs;
@@ -29,8 +30,12 @@ public final class Workers {
   }
 
   static Transport transport(WorkerSpec spec, String session) {
-    TransportProvider provider = TransportProvider.registry().select(spec.transport());
-    return provider.create(new TransportConfig(session, seconds(spec.timeoutSeconds()), Map.of()));
+    TransportConfig config = new TransportConfig(session, seconds(spec.timeoutSeconds()), Map.of());
+    if (spec.transport().equals("auto")) {
+      // Every available transport, routed per peer: shm to peers on this host, ucx to the others.
+      return RoutingTransport.open(config);
+    }
+    return TransportProvider.registry().select(spec.transport()).create(config);
   }
 
   static TrainerTopology trainerTopology(WorkerSpec spec) {

@@ -83,4 +83,25 @@ class DemoTopologyBoundingTest {
       assertEquals(needed, written, "rank " + rank);
     }
   }
+
+  @Test
+  void aDtypeChangingDemoIsStagedAndCastToo() {
+    // --trainer-dtype f32 --inference-dtype bf16: every copy changes dtype, so ModelExpress mode converts all
+    ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
+    PlanOptions shard = PlanOptions.fromSettings(BoundingMode.SHARD, Settings.of(Map.of(), Map.of()));
+    var arch = dev.mx.layout.model.ModelConfigs.load("llama-3.2-1b");
+    for (int rank = 0; rank < 2; rank++) {
+      PlanningInventory inv = PlanningInventory.build(new TrainerTopology.Megatron(4, 1, 1).layout(arch, DType.F32),
+          new dev.mx.layout.vllm.VllmLayout(arch, InferenceTopology.tp(2), rank, DType.BF16));
+      TransferPlan mx = planner.plan(inv.capture().result(), inv.sources(), 64);
+      TransferPlan sh = planner.plan(inv.capture().result(), inv.sources(), shard);
+      System.out.printf("f32 -> bf16 demo topology rank %d: modelexpress %d descriptors, shard %d (%s)%n", rank,
+          mx.descriptorCount(), sh.descriptorCount(), BoundingSummary.counts(sh));
+      assertTrue(mx.descriptorCount() > 100_000, "ModelExpress converts: " + mx.descriptorCount());
+      assertTrue(sh.descriptorCount() <= 1_000, "shard bounding: " + sh.descriptorCount());
+      assertEquals(Map.of(), sh.fallbackReasons());
+      assertTrue(sh.stagedShards().stream().flatMap(s -> s.copies().stream())
+          .allMatch(c -> c.destDtype() == DType.BF16), "staged f32 shards are cast to bf16 while replayed");
+    }
+  }
 }

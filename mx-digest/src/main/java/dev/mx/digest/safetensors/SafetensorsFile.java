@@ -8,10 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -25,8 +27,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A safetensors file, read without copying its weights: the file is mapped into a {@link MemorySegment}
- * and each tensor's data is a slice of that mapping.
+ * A safetensors file: its header parsed and its bytes in one off-heap {@link MemorySegment}, each tensor's
+ * data a slice of it. {@link #open} reads the file rather than mapping it: a mapped file that another process
+ * truncates kills the JVM with SIGBUS on the next access, a read merely comes back short and becomes an error
+ * naming the file. {@link #index} parses the header alone, for callers that stream the tensors' byte ranges
+ * (e.g. {@link dev.mx.digest.FileDigest#digestRange}).
  *
  * <p>Format: an unsigned 64-bit little-endian header length {@code N}, {@code N} bytes of UTF-8 JSON (an
  * object mapping tensor names to {@code {"dtype", "shape", "data_offsets": [begin, end]}} plus an optional
@@ -74,20 +79,74 @@ public final class SafetensorsFile implements AutoCloseable {
   }
 
   /**
-   * Maps {@code path} read-only (in a shared arena, so several threads may digest its tensors) and parses
-   * its header. The mapping lives until {@link #close()}.
+   * Reads {@code path} into off-heap memory (a shared arena, so several threads may digest its tensors) and
+   * parses its header. The memory lives until {@link #close()}.
    *
-   * @throws IOException when the file cannot be opened or mapped
+   * @param path the file to read
+   * @return the parsed file
+   * @throws IOException when the file cannot be read, or shrinks while it is read (the message names it)
    * @throws SafetensorsException when it is not a valid safetensors file
    */
   public static SafetensorsFile open(Path path) throws IOException {
     Arena arena = Arena.ofShared();
     try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-      MemorySegment bytes = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-      return parse(bytes, path.toString(), arena);
+      long size = channel.size();
+      MemorySegment bytes = arena.allocate(Math.max(size, 1), 4096).asSlice(0, size);
+      readFully(channel, bytes, 0, path.toString());
+      return parse(bytes.asReadOnly(), path.toString(), arena);
     } catch (IOException | RuntimeException | Error e) {
       arena.close();
       throw e;
+    }
+  }
+
+  /**
+   * Parses the header of {@code path} without reading its data: every tensor's name, dtype, shape and byte
+   * range, checked against the file's size as {@link #open} checks them.
+   *
+   * @param path the file to read the header of
+   * @return the header
+   * @throws IOException when the file cannot be read or ends inside its header
+   * @throws SafetensorsException when the header is not valid
+   */
+  public static SafetensorsIndex index(Path path) throws IOException {
+    String source = path.toString();
+    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ); Arena arena = Arena.ofConfined()) {
+      long size = channel.size();
+      MemorySegment length = arena.allocate(Long.BYTES);
+      if (size < Long.BYTES) {
+        throw new SafetensorsException(source, null,
+            "truncated: " + size + " bytes, too short for the 8-byte header length");
+      }
+      readFully(channel, length, 0, source);
+      long headerLength = checkHeaderLength(source, length.get(U64, 0), size);
+      MemorySegment header = arena.allocate(Math.max(headerLength, 1)).asSlice(0, headerLength);
+      readFully(channel, header, Long.BYTES, source);
+      Header h = parseHeader(source, header.toArray(ValueLayout.JAVA_BYTE), size - Long.BYTES - headerLength);
+      List<SafetensorsIndex.Entry> entries = new ArrayList<>(h.entries.size());
+      for (Entry e : h.entries) {
+        entries.add(new SafetensorsIndex.Entry(e.name, e.dtype, e.shape, e.begin, e.end));
+      }
+      return new SafetensorsIndex(source, Long.BYTES + headerLength, h.metadata, entries);
+    }
+  }
+
+  /** Fills {@code into} from {@code channel} at {@code position}; a short file is an error naming it. */
+  private static void readFully(FileChannel channel, MemorySegment into, long position, String source)
+      throws IOException {
+    long done = 0;
+    long total = into.byteSize();
+    while (done < total) {
+      // ByteBuffer views are int-sized: read files over 2 GiB in pieces.
+      int piece = (int) Math.min(total - done, 1 << 30);
+      ByteBuffer buffer = into.asSlice(done, piece).asByteBuffer();
+      while (buffer.hasRemaining()) {
+        if (channel.read(buffer, position + done + buffer.position()) < 0) {
+          throw new EOFException(source + ": file shrank while being read: expected " + total + " bytes from "
+              + "offset " + position + " but it ends after " + (done + buffer.position()));
+        }
+      }
+      done += piece;
     }
   }
 
@@ -107,7 +166,19 @@ public final class SafetensorsFile implements AutoCloseable {
       throw new SafetensorsException(source, null,
           "truncated: " + size + " bytes, too short for the 8-byte header length");
     }
-    long headerLength = bytes.get(U64, 0);
+    long headerLength = checkHeaderLength(source, bytes.get(U64, 0), size);
+    byte[] header = bytes.asSlice(Long.BYTES, headerLength).toArray(ValueLayout.JAVA_BYTE);
+    long dataStart = Long.BYTES + headerLength;
+    Header h = parseHeader(source, header, size - dataStart);
+    List<SafetensorsTensor> tensors = new ArrayList<>(h.entries.size());
+    for (Entry e : h.entries) {
+      tensors.add(new SafetensorsTensor(
+          e.name, e.dtype, e.shape, bytes.asSlice(dataStart + e.begin, e.end - e.begin)));
+    }
+    return new SafetensorsFile(source, arena, dataStart, h.metadata, List.copyOf(tensors));
+  }
+
+  private static long checkHeaderLength(String source, long headerLength, long size) {
     if (headerLength < 0 || headerLength > MAX_HEADER_BYTES) {
       throw new SafetensorsException(source, null, "header length " + Long.toUnsignedString(headerLength)
           + " exceeds the limit of " + MAX_HEADER_BYTES + " bytes");
@@ -116,7 +187,13 @@ public final class SafetensorsFile implements AutoCloseable {
       throw new SafetensorsException(source, null, "truncated: the header length says " + headerLength
           + " bytes of JSON but only " + (size - Long.BYTES) + " bytes follow it");
     }
-    byte[] header = bytes.asSlice(Long.BYTES, headerLength).toArray(ValueLayout.JAVA_BYTE);
+    return headerLength;
+  }
+
+  /** The parsed header: metadata and entries validated against {@code dataLength}. */
+  private record Header(Map<String, String> metadata, List<Entry> entries) {}
+
+  private static Header parseHeader(String source, byte[] header, long dataLength) {
     JsonNode root;
     try {
       root = JSON.readTree(header);
@@ -128,8 +205,6 @@ public final class SafetensorsFile implements AutoCloseable {
     if (root == null || !root.isObject()) {
       throw new SafetensorsException(source, null, "the header is not a JSON object");
     }
-    long dataStart = Long.BYTES + headerLength;
-    long dataLength = size - dataStart;
     Map<String, String> metadata = new LinkedHashMap<>();
     List<Entry> entries = new ArrayList<>();
     for (Map.Entry<String, JsonNode> field : root.properties()) {
@@ -140,13 +215,7 @@ public final class SafetensorsFile implements AutoCloseable {
       }
     }
     rejectOverlaps(source, entries);
-    List<SafetensorsTensor> tensors = new ArrayList<>(entries.size());
-    for (Entry e : entries) {
-      tensors.add(new SafetensorsTensor(
-          e.name, e.dtype, e.shape, bytes.asSlice(dataStart + e.begin, e.end - e.begin)));
-    }
-    return new SafetensorsFile(
-        source, arena, dataStart, Collections.unmodifiableMap(metadata), List.copyOf(tensors));
+    return new Header(Collections.unmodifiableMap(metadata), entries);
   }
 
   private static void readMetadata(String source, JsonNode node, Map<String, String> into) {
@@ -271,7 +340,7 @@ public final class SafetensorsFile implements AutoCloseable {
     return dataStart;
   }
 
-  /** Unmaps the file if this instance mapped it; idempotent. Tensor data must not be used afterwards. */
+  /** Frees the memory if this instance read the file; idempotent. Tensor data must not be used afterwards. */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true) && arena != null) {

@@ -7,9 +7,9 @@ import java.util.Objects;
 
 /**
  * One named tensor of a safetensors file: its dtype, shape and row-major bytes. When read from a
- * {@link SafetensorsFile}, {@code data} is a read-only slice of the mapping, valid until the file closes.
- *
- * @throws IllegalArgumentException when {@code data} is not exactly shape &times; element size bytes
+ * {@link SafetensorsFile}, {@code data} is a read-only slice of the file's bytes, valid until the file closes.
+ * Construction throws {@link IllegalArgumentException} when {@code data} is not exactly shape &times; element
+ * size bytes.
  */
 public record SafetensorsTensor(String name, DType dtype, Shape shape, MemorySegment data) {
 

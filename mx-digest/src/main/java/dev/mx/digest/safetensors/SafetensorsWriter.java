@@ -38,7 +38,8 @@ public final class SafetensorsWriter {
   private SafetensorsWriter() {}
 
   /**
-   * Writes {@code tensors} (names unique, none called {@code __metadata__}) and {@code metadata} to
+   * Writes {@code tensors} (names unique, none called {@code __metadata__}) and {@code metadata} (sorted by
+   * key unless the map has an order of its own, so the output is deterministic) to
    * {@code path}, replacing it.
    *
    * @throws IllegalArgumentException naming the tensor when a name repeats or is reserved
@@ -82,7 +83,10 @@ public final class SafetensorsWriter {
     ObjectNode root = JSON.createObjectNode();
     if (!metadata.isEmpty()) {
       ObjectNode meta = root.putObject(SafetensorsFile.METADATA_KEY);
-      metadata.forEach(meta::put);
+      // A map without an order (Map.of, HashMap) iterates differently from run to run; sort it so that the
+      // same content always gives byte-identical files. An ordered map keeps its order.
+      (metadata instanceof java.util.SequencedMap<String, String> ? metadata : new java.util.TreeMap<>(metadata))
+          .forEach(meta::put);
     }
     Set<String> seen = new HashSet<>();
     long offset = 0;

@@ -161,7 +161,25 @@ public final class ModelConfigs {
           "unsupported architecture '" + name + "'; supported: " + ArchitectureKind.supportedNames()));
     }
 
+    /**
+     * Upper bounds far above any real model (the largest vocabularies are ~2^18) that keep sizes derived from
+     * them from overflowing or asking for terabytes: a config beyond them is an error naming the key.
+     */
+    private static final java.util.Map<String, Integer> LIMITS = java.util.Map.of(
+        "vocab_size", 1 << 24, "hidden_size", 1 << 17, "intermediate_size", 1 << 20,
+        "moe_intermediate_size", 1 << 20, "num_hidden_layers", 1 << 12, "num_attention_heads", 1 << 14,
+        "num_key_value_heads", 1 << 14, "head_dim", 1 << 14, "num_experts", 1 << 16);
+
     private int positiveInt(String key) {
+      int v = positiveIntUnbounded(key);
+      Integer limit = LIMITS.get(key);
+      if (limit != null && v > limit) {
+        throw error(key, v + " exceeds the limit of " + limit);
+      }
+      return v;
+    }
+
+    private int positiveIntUnbounded(String key) {
       JsonNode n = root.get(key);
       if (n == null || n.isNull()) {
         throw error(key, "missing");

@@ -139,6 +139,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
   }
 
   private static RedisURI parse(String uri) {
+    checkPort(uri);
     RedisURI parsed;
     try {
       parsed = RedisURI.create(uri);
@@ -305,5 +306,34 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       throw new IllegalStateException("missing field");
     }
     return new String((byte[]) bytes, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Rejects a port that is not a number in 1..65535 before lettuce sees the URI: lettuce would otherwise treat
+   * {@code host:abc} as a host name and look it up (slowly, and with a misleading error).
+   */
+  static void checkPort(String uri) {
+    int start = uri.indexOf("//");
+    if (start < 0) {
+      return;
+    }
+    int end = start + 2;
+    while (end < uri.length() && "/?#".indexOf(uri.charAt(end)) < 0) {
+      end++;
+    }
+    String authority = uri.substring(start + 2, end);
+    String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
+    int colon = hostPort.lastIndexOf(':');
+    if (colon < 0 || hostPort.endsWith("]")) {
+      return; // no port: lettuce's default 6379
+    }
+    String port = hostPort.substring(colon + 1);
+    String host = hostPort.substring(0, colon);
+    boolean valid = !port.isEmpty() && port.length() <= 5 && port.chars().allMatch(Character::isDigit)
+        && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535;
+    if (!valid) {
+      throw new IllegalArgumentException("malformed Redis URI 'redis://" + host + ":" + port
+          + "': the port must be a number from 1 to 65535 (expected redis://[:password@]host:port[/db])");
+    }
   }
 }

@@ -6,6 +6,7 @@ import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -124,8 +125,9 @@ public final class MemTransport extends AbstractTransport {
   }
 
   @Override
-  public void connect(String session, byte[] peerMetadata) {
+  public void connect(String session, byte[] metadata) {
     ensureOpen();
+    byte[] peerMetadata = TransportBundle.forTransport(session, name(), metadata);
     ByteBuffer b = ByteBuffer.wrap(peerMetadata).order(ByteOrder.LITTLE_ENDIAN);
     if (peerMetadata.length < 20 || b.getInt() != MAGIC) {
       throw new TransportException(session, "mem transport: metadata for peer '" + session

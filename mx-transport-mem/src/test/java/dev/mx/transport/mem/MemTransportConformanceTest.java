@@ -3,9 +3,16 @@ package dev.mx.transport.mem;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.transport.testsuite.AbstractTransportConformanceTest;
+import dev.mx.transport.testsuite.TransportBehavior;
 
 /** The conformance suite over the {@code mem} transport. */
 class MemTransportConformanceTest extends AbstractTransportConformanceTest {
+
+  /** mem reaches memory of its own JVM only. */
+  @Override
+  protected boolean hasBehavior(TransportBehavior behavior) {
+    return behavior != TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES && behavior.defaultValue();
+  }
 
   @Override
   protected Transport newTransport(String session) {

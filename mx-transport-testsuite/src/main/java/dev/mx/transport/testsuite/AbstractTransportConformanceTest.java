@@ -32,6 +32,23 @@ import org.junit.jupiter.api.Test;
  * What every transport must do. Each test has a publisher endpoint that registers source memory and a
  * receiver endpoint that registers destination memory, connects the publisher under {@link #PEER} and
  * reads. A backend supplies its endpoints through {@link #newTransport(String)}.
+ *
+ * <h2>Capability flags</h2>
+ * What a backend may or may not do is a {@link TransportBehavior}, declared by overriding
+ * {@link #hasBehavior}; a subclass that declares nothing gets each flag's default, so existing subclasses
+ * keep compiling and passing. Every flag has one test that runs either way: "yes" asserts the capability
+ * works, "no" asserts the specific failure documented on the flag (never a skip).
+ * <ul>
+ *   <li>{@link TransportBehavior#SUPPORTS_PEERS_IN_OTHER_PROCESSES} (default yes): a publisher in another JVM
+ *       ({@link PeerProcess}, started with the test class path and {@link #peerTransportName()}) is read
+ *       byte-exact; "no" must fail with a {@code TransportException} naming the peer.</li>
+ *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate} gives
+ *       registered memory a peer reads; "no" must throw naming the transport.</li>
+ *   <li>{@link TransportBehavior#SUPPORTS_DEVICE_MEMORY} (default no): device buffers from
+ *       {@link #deviceMemory} are read byte-exact; "no" must reject a device buffer's registration.</li>
+ * </ul>
+ * Example: {@code @Override protected boolean hasBehavior(TransportBehavior b) { return b !=
+ * TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES && b.defaultValue(); }}
  */
 public abstract class AbstractTransportConformanceTest {
   /** The session name the receiver knows the publisher by. */
@@ -45,6 +62,29 @@ public abstract class AbstractTransportConformanceTest {
 
   /** A new endpoint of the backend under test with the given session name. */
   protected abstract Transport newTransport(String session);
+
+  /** Whether the backend has {@code behavior}; override to declare a "no" (or a "yes" whose default is no). */
+  protected boolean hasBehavior(TransportBehavior behavior) {
+    return behavior.defaultValue();
+  }
+
+  /** The provider name a {@link PeerProcess} selects; default: the receiver endpoint's {@code name()}. */
+  protected String peerTransportName() {
+    return receiver.name();
+  }
+
+  /**
+   * Device memory of {@code bytes} holding {@code content}, for {@link TransportBehavior#SUPPORTS_DEVICE_MEMORY};
+   * {@link #copyFromDevice} reads it back. Default: none (null), as on a machine without a GPU.
+   */
+  protected MemorySegment deviceMemory(long bytes, MemorySegment content) {
+    return null;
+  }
+
+  /** Copies {@code device} (from {@link #deviceMemory}) into host memory {@code host}. */
+  protected void copyFromDevice(MemorySegment device, MemorySegment host) {
+    throw new UnsupportedOperationException("override copyFromDevice together with deviceMemory");
+  }
 
   @BeforeEach
   void openEndpoints() {
@@ -70,6 +110,13 @@ public abstract class AbstractTransportConformanceTest {
   /** Native memory filled with a pattern derived from {@code seed}. */
   protected MemorySegment patterned(long size, long seed) {
     MemorySegment s = arena.allocate(size, 64);
+    fill(s, seed);
+    return s;
+  }
+
+  /** Fills {@code s} with the pattern of {@code seed} (shared with {@link PeerProcess}). */
+  static void fill(MemorySegment s, long seed) {
+    long size = s.byteSize();
     SplittableRandom r = new SplittableRandom(seed);
     long i = 0;
     for (; i + 8 <= size; i += 8) {
@@ -78,7 +125,6 @@ public abstract class AbstractTransportConformanceTest {
     for (; i < size; i++) {
       s.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
     }
-    return s;
   }
 
   protected MemorySegment zeroed(long size) {
@@ -332,5 +378,90 @@ public abstract class AbstractTransportConformanceTest {
     receiver.read(List.of(new ReadDescriptor(receiver.localSession(), src.address(), dst.address(), 1024)));
     assertSameBytes(src, 0, dst, 0, 1024, "local read");
     assertArrayEquals(src.toArray(ValueLayout.JAVA_BYTE), dst.toArray(ValueLayout.JAVA_BYTE));
+  }
+
+  @Test
+  void peersInOtherProcesses() throws Exception {
+    long bytes = 3 * MIB + 17;
+    List<String> command = List.of(
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--enable-native-access=ALL-UNNAMED",
+        "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+        PeerProcess.class.getName(), peerTransportName(), PEER, Long.toString(bytes), "77");
+    Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    try {
+      java.io.BufferedReader out = new java.io.BufferedReader(
+          new java.io.InputStreamReader(peer.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+      String ready = out.readLine();
+      while (ready != null && !ready.startsWith("READY ")) {
+        ready = out.readLine(); // native libraries may print first
+      }
+      assertTrue(ready != null, "the peer process exited before it was ready");
+      String[] fields = ready.split(" ");
+      byte[] metadata = java.util.Base64.getDecoder().decode(fields[1]);
+      long address = Long.parseLong(fields[2]);
+      MemorySegment expected = patterned(bytes, 77);
+      MemorySegment dst = zeroed(bytes);
+      registerOn(receiver, dst);
+      ReadDescriptor d = new ReadDescriptor(PEER, address, dst.address(), bytes);
+      if (hasBehavior(TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES)) {
+        receiver.connect(PEER, metadata);
+        receiver.read(List.of(d), Duration.ofSeconds(60));
+        assertSameBytes(expected, 0, dst, 0, bytes, "read from another process");
+      } else {
+        TransportException e = assertThrows(TransportException.class, () -> {
+          receiver.connect(PEER, metadata);
+          receiver.read(List.of(d), Duration.ofSeconds(10));
+        });
+        assertTrue(e.getMessage().contains(PEER), "the error should name peer '" + PEER + "': " + e.getMessage());
+      }
+    } finally {
+      peer.getOutputStream().close();
+      if (!peer.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+        peer.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
+  void allocationByTheTransport() throws Exception {
+    if (hasBehavior(TransportBehavior.SUPPORTS_ALLOCATION)) {
+      MemoryRegistration src = publisher.allocate(MIB);
+      toClose.add(src);
+      fill(src.segment(), 5);
+      receiver.connect(PEER, publisher.localMetadata());
+      MemorySegment dst = zeroed(MIB);
+      registerOn(receiver, dst);
+      receiver.read(List.of(new ReadDescriptor(PEER, src.segment().address(), dst.address(), MIB)));
+      assertSameBytes(patterned(MIB, 5), 0, dst, 0, MIB, "read of transport-allocated memory");
+    } else {
+      RuntimeException e = assertThrows(RuntimeException.class, () -> publisher.allocate(MIB));
+      assertTrue(e instanceof UnsupportedOperationException || e instanceof TransportException, e.toString());
+      assertTrue(String.valueOf(e.getMessage()).contains(publisher.name()),
+          "the error should name transport '" + publisher.name() + "': " + e.getMessage());
+    }
+  }
+
+  @Test
+  void deviceMemory() {
+    MemorySegment content = patterned(MIB, 9);
+    MemorySegment device = deviceMemory(MIB, content);
+    if (hasBehavior(TransportBehavior.SUPPORTS_DEVICE_MEMORY)) {
+      assertTrue(device != null, "declares SUPPORTS_DEVICE_MEMORY but deviceMemory() supplies no buffer");
+      registerOn(publisher, device);
+      receiver.connect(PEER, publisher.localMetadata());
+      MemorySegment dstDevice = deviceMemory(MIB, zeroed(MIB));
+      registerOn(receiver, dstDevice);
+      receiver.read(List.of(new ReadDescriptor(PEER, device.address(), dstDevice.address(), MIB)));
+      MemorySegment back = zeroed(MIB);
+      copyFromDevice(dstDevice, back);
+      assertSameBytes(content, 0, back, 0, MIB, "device-to-device read");
+    } else if (device != null) {
+      TransportException e = assertThrows(TransportException.class, () -> registerOn(publisher, device));
+      assertTrue(e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("device"), e.getMessage());
+    } else {
+      // No device buffer on this machine: the declared "no" is consistent with the hooks.
+      assertThrows(UnsupportedOperationException.class, () -> copyFromDevice(content, zeroed(MIB)));
+    }
   }
 }

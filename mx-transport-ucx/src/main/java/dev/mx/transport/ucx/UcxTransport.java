@@ -3,9 +3,11 @@ package dev.mx.transport.ucx;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
@@ -18,7 +20,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openucx.jucx.UcxCallback;
@@ -57,6 +58,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close remote keys and
  * endpoints, deregister memory, destroy the worker, then the context.
+ *
+ * <p>Split the way Netty splits a native transport: this class holds the endpoint and the read path;
+ * {@link UcxRegistration} a registered region, {@link UcxPeer} a connected peer, {@link UcxConnection} one UCX
+ * endpoint to it, {@link UcxBatch} one peer's reads of a call. What every backend shares (grouping, validation
+ * before any byte moves, own-session copies, the live-region directory) comes from mx-api.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
 public final class UcxTransport extends AbstractTransport {
@@ -68,7 +74,7 @@ public final class UcxTransport extends AbstractTransport {
   /** Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up). */
   private static final long MAX_SLEEP_NANOS = 2_000_000;
   /** How long memory UCX allocated stays mapped after its registration closed. */
-  private static final long FREE_GRACE_NANOS = 5_000_000_000L;
+  static final long FREE_GRACE_NANOS = 5_000_000_000L;
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
@@ -77,7 +83,7 @@ public final class UcxTransport extends AbstractTransport {
   private final UcpWorker worker;
   private final WorkerLoop loop;
   private final ReentrantLock workerLock;
-  private final RegionDirectory directory;
+  final RegionDirectory directory;
   private final UcpMemory directoryMemory;
   /** The arena the directory's segment is bound to, closed before UCX frees the memory. */
   private final Arena directoryArena;
@@ -85,21 +91,21 @@ public final class UcxTransport extends AbstractTransport {
   private final byte[] workerAddress;
 
   /** Guards {@link #registrations}; taken before the worker lock, never after it. */
-  private final Object registry = new Object();
-  private final Map<Integer, UcxRegistration> registrations = new HashMap<>();
+  final Object registry = new Object();
+  final Map<Integer, UcxRegistration> registrations = new HashMap<>();
   /**
    * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). Over transports that
    * emulate GETs the publisher's own progress copies the bytes out, so a GET a receiver checked just before
    * the close may still arrive: freeing at once could crash this process. They are freed after a grace period
    * (on a later registration change) or when the endpoint closes.
    */
-  private final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+  final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
   private int nextRegistrationId;
-  private volatile LocalRegions local = LocalRegions.EMPTY;
-  private final Map<String, RemotePeer> peers = new ConcurrentHashMap<>();
+  volatile LocalRegions local = LocalRegions.EMPTY;
+  private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
 
   /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
-  private record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
+  record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
     static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
   }
 
@@ -174,6 +180,15 @@ public final class UcxTransport extends AbstractTransport {
     return new dev.mx.api.transport.TransportCosts(10e-6, 3e9, 8e9);
   }
 
+  UcxOptions options() {
+    return options;
+  }
+
+  /** The worker; use it holding the worker lock. */
+  UcpWorker worker() {
+    return worker;
+  }
+
   // ---------------------------------------------------------------- registration and metadata
 
   @Override
@@ -190,10 +205,7 @@ public final class UcxTransport extends AbstractTransport {
    */
   @Override
   public MemoryRegistration allocate(long bytes) {
-    ensureOpen();
-    if (bytes <= 0) {
-      throw new TransportException(null, "ucx transport cannot allocate " + bytes + " bytes");
-    }
+    checkAllocation(bytes);
     UcpMemory memory;
     workerLock.lock();
     try {
@@ -262,7 +274,7 @@ public final class UcxTransport extends AbstractTransport {
         throw new TransportException(null, "ucx transport: endpoint '" + localSession() + "' already has "
             + directory.capacity() + " regions registered; close some or raise " + UcxOptions.MAX_REGIONS);
       }
-      UcxRegistration r = new UcxRegistration(id, region, memory, rkey, slot, cookie, owner);
+      UcxRegistration r = new UcxRegistration(this, id, region, memory, rkey, slot, cookie, owner);
       registrations.put(id, r);
       local = new LocalRegions(table, Map.copyOf(registrations));
       return r;
@@ -270,13 +282,13 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** Memory UCX allocated whose registration closed, and when it may be freed. */
-  private record Quarantined(UcpMemory memory, long freeAfterNanos) {}
+  record Quarantined(UcpMemory memory, long freeAfterNanos) {}
 
   /**
    * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the caller holds
    * the registry lock.
    */
-  private void freeQuarantined(boolean all) {
+  void freeQuarantined(boolean all) {
     long now = System.nanoTime();
     while (!quarantine.isEmpty() && (all || now - quarantine.peekFirst().freeAfterNanos() >= 0)) {
       unmap(quarantine.pollFirst().memory());
@@ -284,74 +296,13 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code pending}. */
-  private static RegionTable tableOf(Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
+  static RegionTable tableOf(Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
     List<RegionTable.Region> list = new ArrayList<>(regions.size());
     for (Map.Entry<Integer, UcxRegistration> e : regions.entrySet()) {
       MemorySegment s = e.getKey() == pendingId ? pending : e.getValue().segment;
       list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
     }
     return RegionTable.of(list);
-  }
-
-  /** A registered region: deregistered (directory slot cleared first, then UCX's mapping) on close. */
-  private final class UcxRegistration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
-    final UcpMemory memory;
-    final byte[] rkey;
-    final int slot;
-    final long cookie;
-    /** For memory UCX allocated: the arena its segment is bound to. */
-    final Arena owner;
-    private boolean released; // guarded by registry
-
-    UcxRegistration(int id, MemorySegment segment, UcpMemory memory, byte[] rkey, int slot, long cookie, Arena owner) {
-      this.id = id;
-      this.segment = segment;
-      this.memory = memory;
-      this.rkey = rkey;
-      this.slot = slot;
-      this.cookie = cookie;
-      this.owner = owner;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public void close() {
-      synchronized (registry) {
-        if (released) {
-          return;
-        }
-        registrations.remove(id);
-        Map<Integer, UcxRegistration> remaining = Map.copyOf(registrations);
-        local = new LocalRegions(tableOf(remaining, -1, null), remaining);
-        release();
-      }
-    }
-
-    /**
-     * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made unreachable from
-     * Java at once but freed only after {@link #FREE_GRACE_NANOS} (see {@link #quarantine}). The caller holds
-     * the registry lock.
-     */
-    void release() {
-      if (released) {
-        return;
-      }
-      released = true;
-      directory.release(slot);
-      if (owner == null) {
-        unmap(memory);
-      } else {
-        owner.close();
-        quarantine.add(new Quarantined(memory, System.nanoTime() + FREE_GRACE_NANOS));
-      }
-      freeQuarantined(false);
-    }
   }
 
   @Override
@@ -370,33 +321,22 @@ public final class UcxTransport extends AbstractTransport {
   // ---------------------------------------------------------------- peers
 
   @Override
-  public void connect(String session, byte[] peerMetadata) {
-    ensureOpen();
-    Objects.requireNonNull(session, "session");
-    if (session.equals(localSession())) {
-      throw new TransportException(session, "ucx transport: cannot connect a peer under this endpoint's own session '"
-          + session + "' (reads naming it already read local memory)");
-    }
+  public void connect(String session, byte[] metadata) {
+    byte[] blob = peerBlob(session, metadata);
     PeerMetadata meta;
     RegionTable regions;
     try {
-      meta = PeerMetadata.decode(peerMetadata);
-      List<RegionTable.Region> list = new ArrayList<>(meta.regions().size());
-      for (int i = 0; i < meta.regions().size(); i++) {
-        PeerMetadata.Region r = meta.regions().get(i);
-        list.add(new RegionTable.Region(r.base(), r.length(), i));
-      }
-      regions = RegionTable.of(list);
+      meta = PeerMetadata.decode(blob);
+      regions = RegionTable.indexed(meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
     } catch (IllegalArgumentException e) {
-      throw new TransportException(session, "ucx transport: metadata for peer '" + session + "' is unusable: "
-          + e.getMessage(), e);
+      throw unusableMetadata(session, e);
     }
-    RemotePeer peer = new RemotePeer(session, meta, regions);
+    UcxPeer peer = new UcxPeer(this, session, meta, regions);
     workerLock.lock();
     try {
       ensureOpen();
       peer.open();
-      RemotePeer old = peers.put(session, peer);
+      UcxPeer old = peers.put(session, peer);
       if (old != null) {
         old.retire();
       }
@@ -410,165 +350,11 @@ public final class UcxTransport extends AbstractTransport {
     return session.equals(localSession()) || peers.containsKey(session);
   }
 
-  /** A connected peer: its metadata, and the current connection (replaced after a failure). */
-  private final class RemotePeer {
-    final String session;
-    final PeerMetadata meta;
-    final RegionTable regions;
-    final long[] cookies;
-    final int[] slots;
-    private Connection connection; // guarded by the worker lock
-    private boolean retired; // guarded by the worker lock
-
-    RemotePeer(String session, PeerMetadata meta, RegionTable regions) {
-      this.session = session;
-      this.meta = meta;
-      this.regions = regions;
-      int n = meta.regions().size();
-      this.cookies = new long[n];
-      this.slots = new int[n];
-      for (int i = 0; i < n; i++) {
-        cookies[i] = meta.regions().get(i).cookie();
-        slots[i] = meta.regions().get(i).slot();
-      }
-    }
-
-    /** Creates the endpoint and unpacks every remote key; the caller holds the worker lock. */
-    void open() {
-      Connection c = new Connection(this);
-      UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(direct(meta.workerAddress()))
-          .setName("mx:" + localSession() + "->" + session);
-      if (options.peerErrorHandling()) {
-        params.setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> c.fail(status, message));
-      }
-      try {
-        c.endpoint = worker.newEndpoint(params);
-        c.directoryKey = c.endpoint.unpackRemoteKey(direct(meta.directoryRkey()));
-        for (int i = 0; i < c.keys.length; i++) {
-          c.keys[i] = c.endpoint.unpackRemoteKey(direct(meta.regions().get(i).rkey()));
-        }
-      } catch (RuntimeException e) {
-        c.close(true);
-        throw new TransportException(session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);
-      }
-      connection = c;
-    }
-
-    /** The live connection, reconnecting after a failure; counted as in use. The caller holds the worker lock. */
-    Connection acquire() {
-      if (retired) {
-        throw new TransportException(session, "ucx transport: peer '" + session
-            + "' was reconnected with new metadata while this batch was prepared; prepare it again");
-      }
-      if (connection == null) {
-        open();
-      }
-      connection.inFlight++;
-      return connection;
-    }
-
-    /** Replaced by a newer connect(): close as soon as no batch uses the connection. Worker lock held. */
-    void retire() {
-      retired = true;
-      if (connection != null) {
-        connection.closeWhenIdle = true;
-        connection.releaseIfIdle();
-        connection = null;
-      }
-    }
-
-    /** Force-closes a failed connection so nothing it issued lands later; the next batch reconnects. */
-    void breakConnection(Connection c, String why) {
-      if (c.failure == null) {
-        c.failure = why;
-      }
-      c.close(true);
-      if (connection == c) {
-        connection = null;
-      }
-    }
-  }
-
-  /** One UCX endpoint to a peer with the peer's remote keys unpacked on it. Guarded by the worker lock. */
-  private final class Connection {
-    final RemotePeer peer;
-    final UcpRemoteKey[] keys;
-    UcpEndpoint endpoint;
-    UcpRemoteKey directoryKey;
-    /** UCX's description of the failure once the endpoint failed (set from the error callback). */
-    volatile String failure;
-    int inFlight;
-    boolean closeWhenIdle;
-    boolean closed;
-
-    Connection(RemotePeer peer) {
-      this.peer = peer;
-      this.keys = new UcpRemoteKey[peer.meta.regions().size()];
-    }
-
-    void fail(int status, String message) {
-      if (failure == null) {
-        failure = message + " (UCS status " + status + ")";
-        LOG.debug("ucx endpoint {} lost peer {}: {}", localSession(), peer.session, failure);
-      }
-    }
-
-    void release() {
-      inFlight--;
-      releaseIfIdle();
-    }
-
-    void releaseIfIdle() {
-      if (closeWhenIdle && inFlight == 0) {
-        close(false);
-      }
-    }
-
-    /** Destroys remote keys, then the endpoint (flushing unless forced or failed), and waits. Worker lock held. */
-    void close(boolean force) {
-      awaitClosed(List.of(this), beginClose(force));
-    }
-
-    /**
-     * Destroys the remote keys (before the endpoint, as UCX requires) and starts closing the endpoint;
-     * returns the close request, or null when there is nothing to wait for. Worker lock held.
-     */
-    UcpRequest beginClose(boolean force) {
-      if (closed) {
-        return null;
-      }
-      closed = true;
-      for (UcpRemoteKey k : keys) {
-        closeKey(k);
-      }
-      closeKey(directoryKey);
-      if (endpoint == null) {
-        return null;
-      }
-      try {
-        return force || failure != null ? endpoint.closeNonBlockingForce() : endpoint.closeNonBlockingFlush();
-      } catch (RuntimeException e) {
-        LOG.debug("closing the ucx endpoint to peer '{}': {}", peer.session, e.toString());
-        return null;
-      }
-    }
-
-    private void closeKey(UcpRemoteKey k) {
-      if (k != null) {
-        try {
-          k.close();
-        } catch (RuntimeException e) {
-          LOG.debug("destroying a remote key of peer '{}': {}", peer.session, e.toString());
-        }
-      }
-    }
-  }
-
   /**
    * Progresses until every close request completed or {@link #CLOSE_WAIT_NANOS} passed; endpoints still
    * closing then are abandoned (the worker's destruction reclaims them). Worker lock held.
    */
-  private void awaitClosed(List<Connection> connections, UcpRequest... requests) {
+  void awaitClosed(List<UcxConnection> connections, UcpRequest... requests) {
     long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
     for (int i = 0; i < requests.length; i++) {
       while (requests[i] != null && !requests[i].isCompleted() && System.nanoTime() < deadline) {
@@ -583,122 +369,14 @@ public final class UcxTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- batches
 
-  /** Reads from this endpoint's own memory: plain copies between registered segments. */
-  private record LocalBatch(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff,
-      long[] len, long bytes) implements PendingRead {
-
-    void copy() {
-      for (int i = 0; i < len.length; i++) {
-        MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
-      }
-    }
-
-    @Override
-    public int descriptorCount() {
-      return len.length;
-    }
-  }
-
-  /** Completion of one flush on an endpoint: everything issued on it before the flush has landed. */
-  private static final class Flush extends UcxCallback {
-    volatile boolean done;
-    volatile String failure;
-
-    @Override
-    public void onSuccess(UcpRequest request) {
-      done = true;
-    }
-
-    @Override
-    public void onError(int status, String message) {
-      failure = message + " (UCS status " + status + ")";
-      done = true;
-    }
-  }
-
-  /**
-   * GETs from one peer, in two phases: {@link #start} issues only the probe (a GET of the peer's directory
-   * slots this batch depends on); {@link #await} checks the probe of every batch, then issues the data GETs.
-   */
-  private final class RemoteBatch implements PendingRead {
-    final RemotePeer peer;
-    final List<ReadDescriptor> group;
-    final long[] src;
-    final long[] dst;
-    final long[] len;
-    /** Index of each descriptor's source region in the peer's metadata. */
-    final int[] region;
-    final boolean[] regionUsed;
-    final long bytes;
-    Connection connection;
-    /** Where the probe lands; freed by the GC (closing a shared arena per batch costs a thread handshake). */
-    MemorySegment directoryImage;
-    Flush probe;
-    Flush data;
-    /** Failure of the current phase (connection or flush), once settled. */
-    String failure;
-
-    RemoteBatch(RemotePeer peer, List<ReadDescriptor> group, long[] src, long[] dst, long[] len, int[] region,
-        boolean[] regionUsed, long bytes) {
-      this.peer = peer;
-      this.group = group;
-      this.src = src;
-      this.dst = dst;
-      this.len = len;
-      this.region = region;
-      this.regionUsed = regionUsed;
-      this.bytes = bytes;
-    }
-
-    /**
-     * Whether the current phase has finished, successfully or not. A failed endpoint wins over a completed
-     * flush: when UCX fails an endpoint it purges what was outstanding and completes its flushes without an
-     * error (in the same progress call that reports the failure), so such a flush proves nothing.
-     */
-    boolean settled() {
-      if (connection.failure != null) {
-        failure = connection.failure;
-        return true;
-      }
-      Flush f = data != null ? data : probe;
-      if (f.done) {
-        if (f.failure != null && failure == null) {
-          failure = f.failure;
-        }
-        return true;
-      }
-      return false;
-    }
-
-    /** What the batch was doing, for messages. */
-    String phase() {
-      return data != null ? "reading" : "checking the peer's regions, nothing issued yet";
-    }
-
-    @Override
-    public String session() {
-      return peer.session;
-    }
-
-    @Override
-    public int descriptorCount() {
-      return len.length;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
-    }
-  }
-
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
     LocalRegions to = local;
     int n = group.size();
     if (session.equals(localSession())) {
-      return prepareLocal(session, group, to);
+      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
     }
-    RemotePeer peer = peers.get(session);
+    UcxPeer peer = peers.get(session);
     if (peer == null) {
       throw unknownPeer(session);
     }
@@ -724,41 +402,13 @@ public final class UcxTransport extends AbstractTransport {
       used[r] = true;
       total += d.nbytes();
     }
-    return new RemoteBatch(peer, group, src, dst, len, region, used, total);
-  }
-
-  private LocalBatch prepareLocal(String session, List<ReadDescriptor> group, LocalRegions regions) {
-    int n = group.size();
-    MemorySegment[] src = new MemorySegment[n];
-    MemorySegment[] dst = new MemorySegment[n];
-    long[] srcOff = new long[n];
-    long[] dstOff = new long[n];
-    long[] len = new long[n];
-    long total = 0;
-    for (int i = 0; i < n; i++) {
-      ReadDescriptor d = group.get(i);
-      int s = regions.table().find(d.srcAddr(), d.nbytes());
-      if (s < 0) {
-        throw sourceOutsideRegions(i, d, regions.table());
-      }
-      int t = regions.table().find(d.dstAddr(), d.nbytes());
-      if (t < 0) {
-        throw destinationOutsideRegions(i, d, regions.table());
-      }
-      src[i] = regions.byId().get(s).segment;
-      srcOff[i] = d.srcAddr() - src[i].address();
-      dst[i] = regions.byId().get(t).segment;
-      dstOff[i] = d.dstAddr() - dst[i].address();
-      len[i] = d.nbytes();
-      total += d.nbytes();
-    }
-    return new LocalBatch(session, src, srcOff, dst, dstOff, len, total);
+    return new UcxBatch(peer, group, src, dst, len, region, used, total);
   }
 
   /** Connects (if needed) and issues the batch's probe: one GET of the peer's directory, and a flush. */
   @Override
   protected void start(PendingRead prepared) {
-    if (!(prepared instanceof RemoteBatch b)) {
+    if (!(prepared instanceof UcxBatch b)) {
       return; // local copies happen in await(), once every peer of the call has been checked
     }
     int maxSlot = 0;
@@ -771,14 +421,14 @@ public final class UcxTransport extends AbstractTransport {
     workerLock.lock();
     try {
       ensureOpen();
-      Connection c = b.peer.acquire();
+      UcxConnection c = b.peer.acquire();
       b.connection = c;
       try {
         if (c.failure != null) {
           throw new IllegalStateException(c.failure);
         }
         b.directoryImage = Arena.ofAuto().allocate(imageBytes, 64);
-        b.probe = new Flush();
+        b.probe = new UcxBatch.Flush();
         c.endpoint.getNonBlockingImplicit(b.peer.meta.directoryBase(), c.directoryKey, b.directoryImage.address(),
             imageBytes);
         completeInline(c.endpoint.flushNonBlocking(b.probe), b.probe);
@@ -794,7 +444,7 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** Records a flush that UCX completed inline (nothing was outstanding). */
-  private static void completeInline(UcpRequest request, Flush flush) {
+  private static void completeInline(UcpRequest request, UcxBatch.Flush flush) {
     if (request.isCompleted()) {
       if (request.getStatus() != UcsConstants.STATUS.UCS_OK && flush.failure == null) {
         flush.failure = "flush failed (UCS status " + request.getStatus() + ")";
@@ -811,25 +461,25 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   protected void await(List<PendingRead> started, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    List<RemoteBatch> remote = new ArrayList<>(started.size());
-    List<LocalBatch> locals = new ArrayList<>();
+    List<UcxBatch> remote = new ArrayList<>(started.size());
+    List<LocalCopy> locals = new ArrayList<>();
     for (PendingRead p : started) {
-      if (p instanceof RemoteBatch b) {
+      if (p instanceof UcxBatch b) {
         remote.add(b);
       } else {
-        locals.add((LocalBatch) p);
+        locals.add((LocalCopy) p);
       }
     }
     try {
       waitForPhase(remote, deadline);
       throwIfFailed(remote, timeout);
-      for (RemoteBatch b : remote) {
+      for (UcxBatch b : remote) {
         checkStillPublished(b);
       }
-      for (LocalBatch b : locals) {
+      for (LocalCopy b : locals) {
         b.copy();
       }
-      for (RemoteBatch b : remote) {
+      for (UcxBatch b : remote) {
         issueData(b);
       }
       waitForPhase(remote, deadline);
@@ -840,8 +490,8 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** Rejects the batch, naming its first descriptor concerned, when a region it reads was deregistered. */
-  private void checkStillPublished(RemoteBatch b) {
-    RemotePeer peer = b.peer;
+  private void checkStillPublished(UcxBatch b) {
+    UcxPeer peer = b.peer;
     for (int r = 0; r < b.regionUsed.length; r++) {
       if (b.regionUsed[r] && !RegionDirectory.isLive(b.directoryImage, peer.slots[r], peer.cookies[r])) {
         int first = 0;
@@ -857,12 +507,12 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** Issues every data GET of the batch and one flush on the peer's endpoint. */
-  private void issueData(RemoteBatch b) {
+  private void issueData(UcxBatch b) {
     workerLock.lock();
     try {
       ensureOpen();
-      Connection c = b.connection;
-      b.data = new Flush();
+      UcxConnection c = b.connection;
+      b.data = new UcxBatch.Flush();
       try {
         if (c.failure != null || c.closed) {
           throw new IllegalStateException(c.failure != null ? c.failure : "its endpoint was closed");
@@ -891,7 +541,7 @@ public final class UcxTransport extends AbstractTransport {
    * Progresses the worker until every batch's current phase finished or the deadline passed, sleeping on the
    * worker's event fd whenever a spell of progress calls found nothing to do.
    */
-  private void waitForPhase(List<RemoteBatch> batches, long deadline) {
+  private void waitForPhase(List<UcxBatch> batches, long deadline) {
     if (batches.isEmpty()) {
       return;
     }
@@ -901,7 +551,7 @@ public final class UcxTransport extends AbstractTransport {
       while (true) {
         boolean progressed = loop.progress(16);
         boolean allDone = true;
-        for (RemoteBatch b : batches) {
+        for (UcxBatch b : batches) {
           allDone &= b.settled();
         }
         long now = System.nanoTime();
@@ -928,10 +578,10 @@ public final class UcxTransport extends AbstractTransport {
    * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints (so nothing
    * lands after the call returns) and throw, naming them; a timeout wins over a failure.
    */
-  private void throwIfFailed(List<RemoteBatch> batches, Duration timeout) {
-    List<RemoteBatch> late = new ArrayList<>();
-    List<RemoteBatch> failed = new ArrayList<>();
-    for (RemoteBatch b : batches) {
+  private void throwIfFailed(List<UcxBatch> batches, Duration timeout) {
+    List<UcxBatch> late = new ArrayList<>();
+    List<UcxBatch> failed = new ArrayList<>();
+    for (UcxBatch b : batches) {
       if (!b.settled()) {
         late.add(b);
       } else if (b.failure != null) {
@@ -943,10 +593,10 @@ public final class UcxTransport extends AbstractTransport {
     }
     workerLock.lock();
     try {
-      for (RemoteBatch b : late) {
+      for (UcxBatch b : late) {
         b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
       }
-      for (RemoteBatch b : failed) {
+      for (UcxBatch b : failed) {
         b.peer.breakConnection(b.connection, b.failure);
       }
     } finally {
@@ -956,34 +606,34 @@ public final class UcxTransport extends AbstractTransport {
       StringBuilder sb = new StringBuilder("ucx transport: reads did not complete within ").append(timeout)
           .append(isClosed() ? " (the endpoint was closed meanwhile)" : "").append("; outstanding: ");
       for (int i = 0; i < late.size(); i++) {
-        RemoteBatch b = late.get(i);
+        UcxBatch b = late.get(i);
         sb.append(i == 0 ? "" : ", ").append("peer '").append(b.session()).append("' (").append(b.len.length)
             .append(" reads, ").append(b.bytes).append(" bytes; ").append(b.phase()).append(')');
       }
       TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session(),
           sb.append("; their endpoints were closed and reconnect on the next read").toString());
-      for (RemoteBatch b : failed) {
+      for (UcxBatch b : failed) {
         e.addSuppressed(failure(b));
       }
       throw e;
     }
     TransportException e = failure(failed.getFirst());
-    for (RemoteBatch b : failed.subList(1, failed.size())) {
+    for (UcxBatch b : failed.subList(1, failed.size())) {
       e.addSuppressed(failure(b));
     }
     throw e;
   }
 
-  private static TransportException failure(RemoteBatch b) {
+  private static TransportException failure(UcxBatch b) {
     return new TransportException(b.session(), "ucx transport: peer '" + b.session() + "' failed with "
         + b.len.length + " reads (" + b.bytes + " bytes) outstanding (" + b.phase() + "): " + b.failure);
   }
 
   /** Releases every batch's connection and probe memory. */
-  private void finishAll(List<RemoteBatch> batches) {
+  private void finishAll(List<UcxBatch> batches) {
     workerLock.lock();
     try {
-      for (RemoteBatch b : batches) {
+      for (UcxBatch b : batches) {
         if (!b.settled()) {
           // Still outstanding (the call is failing for another reason): nothing may land later.
           b.peer.breakConnection(b.connection, "the read was abandoned");
@@ -996,7 +646,7 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /** Releases the batch's connection (its probe GET is complete or purged). Lock held. */
-  private static void finish(RemoteBatch b) {
+  private static void finish(UcxBatch b) {
     if (b.connection != null) {
       b.connection.release();
       b.connection = null;
@@ -1019,9 +669,9 @@ public final class UcxTransport extends AbstractTransport {
     synchronized (registry) {
       workerLock.lock();
       try {
-        List<Connection> closing = new ArrayList<>();
+        List<UcxConnection> closing = new ArrayList<>();
         List<UcpRequest> requests = new ArrayList<>();
-        for (RemotePeer p : peers.values()) {
+        for (UcxPeer p : peers.values()) {
           if (p.connection != null) {
             closing.add(p.connection);
             requests.add(p.connection.beginClose(false));
@@ -1062,18 +712,13 @@ public final class UcxTransport extends AbstractTransport {
         workerLock.unlock();
       }
     }
-    if (!failures.isEmpty()) {
-      TransportException e = new TransportException(null, "ucx transport: closing endpoint '" + localSession()
-          + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
-      failures.subList(1, failures.size()).forEach(e::addSuppressed);
-      throw e;
-    }
+    throwCloseFailures(failures);
   }
 
   // ---------------------------------------------------------------- helpers
 
   /** Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker lock. */
-  private void unmap(UcpMemory memory) {
+  void unmap(UcpMemory memory) {
     workerLock.lock();
     try {
       memory.deregister();
@@ -1090,7 +735,7 @@ public final class UcxTransport extends AbstractTransport {
     return out;
   }
 
-  private static ByteBuffer direct(byte[] bytes) {
+  static ByteBuffer direct(byte[] bytes) {
     return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
   }
 

@@ -11,8 +11,8 @@ import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.transport.ucx.tool.PublisherProcess;
-import dev.mx.transport.ucx.tool.PublisherProcess.Region;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
+import dev.mx.transport.testsuite.tool.PublisherProcess.Region;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -116,6 +116,58 @@ class UcxPeerFailureTest {
         signal("CONT", stalled.pid());
       }
       readAndVerify(stalled);
+    }
+  }
+
+  /**
+   * Issue 14: a publisher stopped in the middle of serving a large read, past the receiver's timeout, must survive
+   * when it resumes, whether the receiver only dropped its endpoint (it times out and force-closes it) or is gone
+   * altogether (its endpoint, worker and context closed while the publisher was stopped), and serve the next read.
+   */
+  @Test
+  void aPublisherStoppedMidReadPastTheReceiversTimeoutSurvivesWhenItResumes() throws Exception {
+    try (PublisherProcess stalled = PublisherProcess.start("paused", 8, List.of(64 * MIB), Map.of(), START)) {
+      Transport gone = new UcxTransportProvider().create(TransportConfig.of("gone").withTimeout(Duration.ofSeconds(3)));
+      try {
+        MemorySegment into = arena.allocate(64 * MIB, 4096);
+        gone.register(into);
+        for (Transport r : List.of(receiver, gone)) {
+          r.connect("paused", stalled.metadata());
+        }
+        readAndVerify(stalled);
+        List<ReadDescriptor> large = Collections.nCopies(256, whole(stalled, dst));
+        List<ReadDescriptor> largeToo = Collections.nCopies(256, whole(stalled, into));
+        List<CompletableFuture<Throwable>> outcomes = List.of(
+            CompletableFuture.supplyAsync(() -> failureOf(() -> receiver.read(large, Duration.ofSeconds(3)))),
+            CompletableFuture.supplyAsync(() -> failureOf(() -> gone.read(largeToo, Duration.ofSeconds(3)))));
+        Thread.sleep(300);
+        signal("STOP", stalled.pid());
+        try {
+          for (CompletableFuture<Throwable> o : outcomes) {
+            TransportTimeoutException e = assertInstanceOf(TransportTimeoutException.class, o.get(60, TimeUnit.SECONDS));
+            assertEquals("paused", e.peer());
+          }
+          gone.close(); // the second receiver goes away entirely while the publisher is stopped
+          Thread.sleep(5_000); // well past the timeout and several keepalive intervals
+        } finally {
+          signal("CONT", stalled.pid());
+        }
+      } finally {
+        gone.close();
+      }
+      Thread.sleep(3000); // the publisher now meets both closed endpoints
+      assertTrue(stalled.isAlive(), "the publisher died after it resumed: " + stalled.logTail());
+      readAndVerify(stalled);
+      assertTrue(stalled.isAlive(), "the publisher died after serving again: " + stalled.logTail());
+    }
+  }
+
+  private static Throwable failureOf(Runnable r) {
+    try {
+      r.run();
+      return null;
+    } catch (Throwable t) {
+      return t;
     }
   }
 

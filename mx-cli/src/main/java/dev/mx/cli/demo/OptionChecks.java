@@ -1,0 +1,201 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.api.error.MxException;
+import dev.mx.api.transport.TransportProvider;
+import dev.mx.cli.IoErrors;
+import dev.mx.layout.model.ModelArchitecture;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.InferenceTopology;
+import dev.mx.layout.vllm.VllmLayout;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * Checks every option value of {@code mx demo}, {@code mx publish} and {@code mx receive} before the command
+ * runs, so that a bad value is a usage error (exit 2, one line naming the option) and never starts a child
+ * JVM, opens a store or allocates a model. Main calls {@link #check} for every command it executes.
+ */
+public final class OptionChecks {
+
+  /** Dtypes the weight generator writes (ARCHITECTURE §5.4). */
+  static final List<String> DTYPES = List.of("bf16", "f16", "f32");
+
+  /** Bounds that keep every derived size, timeout and process count far from overflow. */
+  static final double MAX_TIMEOUT_SECONDS = 1_000_000;
+  static final double MAX_HEARTBEAT_SECONDS = 3600;
+  static final int MAX_STEPS = 1_000_000;
+  static final int MAX_WORLD = 4096;
+
+  private OptionChecks() {}
+
+  /** Throws a {@link ParameterException} for the first bad option value of {@code cmd}'s command. */
+  public static void check(CommandLine cmd) {
+    Object command = cmd.getCommand();
+    if (command instanceof DemoCommand d) {
+      job(cmd, d);
+      range(cmd, "--steps", d.steps, 1, MAX_STEPS);
+      if (d.dump != null) {
+        dumpDir(cmd, d.dump);
+      }
+    } else if (command instanceof PublishCommand p) {
+      Job job = job(cmd, p.role);
+      role(cmd, p.role);
+      range(cmd, "--rank", p.rank, 0, job.trainer.worldSize() - 1);
+      if (p.step < 0) {
+        throw new ParameterException(cmd, "--step must be 0 or more, got " + p.step);
+      }
+    } else if (command instanceof ReceiveCommand r) {
+      Job job = job(cmd, r.role);
+      role(cmd, r.role);
+      range(cmd, "--rank", r.rank, 0, job.inference.tp() - 1);
+      range(cmd, "--steps", r.steps, 1, MAX_STEPS);
+      if (r.dump != null) {
+        dumpDir(cmd, r.dump);
+      }
+    }
+  }
+
+  /** The resolved job, for the rank checks. */
+  private record Job(TrainerTopology trainer, InferenceTopology inference) {}
+
+  private static Job job(CommandLine cmd, JobOptions o) {
+    ModelArchitecture model;
+    try {
+      model = ModelConfigs.load(o.model);
+    } catch (MxException | IllegalArgumentException e) {
+      throw new ParameterException(cmd, "--model '" + o.model + "': " + e.getMessage());
+    }
+    Map<String, Integer> t = topology(cmd, "--trainer", o.trainer, "tp", "pp", "ep", "fsdp");
+    TrainerTopology trainer;
+    if (t.get("fsdp") > 1) {
+      if (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1) {
+        throw new ParameterException(cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp or ep");
+      }
+      trainer = new TrainerTopology.Fsdp(t.get("fsdp"));
+    } else {
+      trainer = new TrainerTopology.Megatron(t.get("tp"), t.get("pp"), t.get("ep"));
+    }
+    if (trainer.worldSize() > MAX_WORLD) {
+      throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + trainer.worldSize()
+          + " ranks exceed the limit of " + MAX_WORLD);
+    }
+    Map<String, Integer> i = topology(cmd, "--inference", o.inference, "tp", "ep");
+    if (i.get("ep") != 1 && !i.get("ep").equals(i.get("tp"))) {
+      throw new ParameterException(cmd, "--inference '" + o.inference + "': ep must be 1 or equal to tp");
+    }
+    if (i.get("tp") > MAX_WORLD) {
+      throw new ParameterException(cmd, "--inference '" + o.inference + "': tp " + i.get("tp")
+          + " exceeds the limit of " + MAX_WORLD);
+    }
+    InferenceTopology inference = new InferenceTopology(i.get("tp"), i.get("ep"));
+    DType trainerDtype = dtype(cmd, "--trainer-dtype", o.trainerDtype);
+    DType inferenceDtype = dtype(cmd, "--inference-dtype", o.inferenceDtype);
+    DType dtype = trainerDtype != null ? trainerDtype : model.torchDtype().orElse(DType.BF16);
+    try {
+      trainer.layout(model, dtype);
+    } catch (MxException | IllegalArgumentException e) {
+      throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + e.getMessage());
+    }
+    try {
+      new VllmLayout(model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype);
+    } catch (MxException | IllegalArgumentException e) {
+      throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
+    }
+    oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
+    oneOf(cmd, "--verify", o.verify, List.of("strict", "whole-shards", "off"));
+    transport(cmd, o.transport);
+    seconds(cmd, "--timeout", o.timeoutSeconds, MAX_TIMEOUT_SECONDS);
+    return new Job(trainer, inference);
+  }
+
+  private static void role(CommandLine cmd, RoleOptions o) {
+    if (o.metadata == null || o.metadata.isBlank()) {
+      throw new ParameterException(cmd, "--metadata must name a store: file:DIR or redis://host:port");
+    }
+    seconds(cmd, "--heartbeat", o.heartbeatSeconds, MAX_HEARTBEAT_SECONDS);
+    if (o.identity != null && o.identity.isBlank()) {
+      throw new ParameterException(cmd, "--identity must not be empty");
+    }
+  }
+
+  private static Map<String, Integer> topology(CommandLine cmd, String option, String text, String... keys) {
+    if (text == null || text.isBlank()) {
+      throw new ParameterException(cmd, option + " must not be empty: expected " + String.join("=N,", keys) + "=N");
+    }
+    try {
+      return Topology.parse(option, text, keys);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(cmd, e.getMessage());
+    }
+  }
+
+  private static DType dtype(CommandLine cmd, String option, String label) {
+    if (label == null) {
+      return null;
+    }
+    DType t;
+    try {
+      t = DType.parse(label);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+    }
+    if (!DTYPES.contains(t.shortName())) {
+      throw new ParameterException(cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+    }
+    return t;
+  }
+
+  private static void transport(CommandLine cmd, String name) {
+    if (name == null || name.isBlank()) {
+      throw new ParameterException(cmd, "--transport must not be empty");
+    }
+    List<String> names = TransportProvider.registry().providers().stream().map(TransportProvider::name).toList();
+    if (!name.equals("auto") && !names.contains(name)) {
+      throw new ParameterException(cmd, "--transport '" + name + "': must be auto or one of "
+          + String.join(", ", names) + " (see mx transports)");
+    }
+  }
+
+  private static void oneOf(CommandLine cmd, String option, String value, List<String> allowed) {
+    if (!allowed.contains(value)) {
+      throw new ParameterException(cmd, option + " must be " + String.join(", ", allowed.subList(0, allowed.size() - 1))
+          + " or " + allowed.getLast() + ", got '" + value + "'");
+    }
+  }
+
+  private static void range(CommandLine cmd, String option, long value, long min, long max) {
+    if (value < min || value > max) {
+      throw new ParameterException(cmd, option + " " + value + " is out of range: must be "
+          + (min == max ? String.valueOf(min) : "from " + min + " to " + max));
+    }
+  }
+
+  private static void seconds(CommandLine cmd, String option, double value, double max) {
+    if (!(value > 0) || value > max) {
+      throw new ParameterException(cmd, option + " " + value + " is out of range: must be more than 0 and at most "
+          + (long) max + " seconds");
+    }
+  }
+
+  /** Creates the dump folder now, so that a file in the way or a read-only file system fails before the run. */
+  private static void dumpDir(CommandLine cmd, Path dir) {
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new ParameterException(cmd, "--dump '" + dir + "': is a file, not a directory");
+    }
+    try {
+      Files.createDirectories(dir);
+      if (!Files.isWritable(dir)) {
+        throw new ParameterException(cmd, "--dump '" + dir + "': not writable");
+      }
+    } catch (IOException e) {
+      throw new ParameterException(cmd, "--dump '" + dir + "': " + IoErrors.reason(e, dir));
+    }
+  }
+}

@@ -1,0 +1,40 @@
+package dev.mx.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.cuda.Cuda;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** {@code mx bench cuda} is registered, and where CUDA is absent it fails in one line saying why. */
+class CudaBenchCommandTest {
+
+  @Test
+  void cudaIsABenchmark() {
+    assertTrue(BenchCommand.benchmarks().containsKey("cuda"), BenchCommand.benchmarks().keySet().toString());
+    assertTrue(BenchCommand.benchmarks().get("cuda").description().contains("device-to-device copy"));
+  }
+
+  @Test
+  void withoutCudaTheBenchSaysWhyAndExitsOne() {
+    if (Cuda.isAvailable()) {
+      System.out.println("CUDA is available here (" + Cuda.describe() + "): the missing-backend path cannot occur");
+      return;
+    }
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    int rc;
+    try {
+      rc = Main.execute("bench", "cuda");
+    } finally {
+      System.setErr(err);
+    }
+    String text = captured.toString(StandardCharsets.UTF_8);
+    assertEquals(1, rc, text);
+    assertTrue(text.contains("cuda bench: CUDA is unavailable"), text);
+  }
+}

@@ -1,0 +1,145 @@
+package dev.mx.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.DType;
+import dev.mx.api.Shape;
+import dev.mx.digest.GoldenVectors;
+import dev.mx.digest.ShardDigest;
+import dev.mx.digest.safetensors.SafetensorsTensor;
+import dev.mx.digest.safetensors.SafetensorsWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.RandomAccessFile;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code mx digest} on inputs that are not plain files (standard input, a FIFO, procfs), names that hold a
+ * newline, and a file truncated while it is being digested: real processes, exit codes asserted.
+ */
+class DigestInputsTest {
+
+  @TempDir Path dir;
+
+  private static final GoldenVectors.Vector ROWS = GoldenVectors.all().stream()
+      .filter(v -> v.input().length > 1024).findFirst().orElseThrow();
+
+  @Test
+  void dashReadsStandardInput() throws Exception {
+    CliProcess.Run r = CliProcess.run(dir, ROWS.input(), "digest", "-");
+    assertEquals(0, r.code(), r.err());
+    assertEquals(List.of(ROWS.digest() + "  -"), r.outLines());
+  }
+
+  @Test
+  void aFifoIsStreamedNotMapped() throws Exception {
+    Path fifo = dir.resolve("pipe");
+    Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+    assertEquals(0, mkfifo.waitFor());
+    Thread writer = Thread.ofPlatform().start(() -> {
+      try (OutputStream out = Files.newOutputStream(fifo)) {
+        out.write(ROWS.input());
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+    CliProcess.Run r = CliProcess.run(dir, null, "digest", "pipe");
+    writer.join(10_000);
+    assertEquals(0, r.code(), r.err());
+    assertEquals(List.of(ROWS.digest() + "  pipe"), r.outLines());
+  }
+
+  @Test
+  void aProcfsFileOfSizeZeroIsDigestedOverItsContent() throws Exception {
+    Path version = Path.of("/proc/version");
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(version), "no /proc/version on this OS");
+    byte[] content = Files.readAllBytes(version);
+    String expected = ShardDigest.digest(MemorySegment.ofArray(content));
+    assertNotEquals(ShardDigest.digest(MemorySegment.ofArray(new byte[0])), expected);
+    CliProcess.Run r = CliProcess.run(dir, null, "digest", "/proc/version");
+    assertEquals(0, r.code(), r.err());
+    assertEquals(List.of(expected + "  /proc/version"), r.outLines());
+  }
+
+  @Test
+  void aTensorNameWithANewlineStaysOnOneEscapedLine() throws Exception {
+    byte[] bytes = GoldenVectors.input("bytes-0-9");
+    SafetensorsWriter.write(dir.resolve("w.safetensors"), List.of(
+        new SafetensorsTensor("two\nlines", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
+        new SafetensorsTensor("back\\slash", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
+        new SafetensorsTensor("plain", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes))), Map.of());
+    String d = ShardDigest.digest(MemorySegment.ofArray(bytes));
+    CliProcess.Run r = CliProcess.run(dir, null, "digest", "--safetensors", "w.safetensors");
+    assertEquals(0, r.code(), r.err());
+    assertEquals(List.of("\\" + d + "  w.safetensors:two\\nlines", "\\" + d + "  w.safetensors:back\\\\slash",
+        d + "  w.safetensors:plain"), r.outLines());
+  }
+
+  @Test
+  void aFileTruncatedWhileBeingDigestedIsAnErrorNamingItNotACrash() throws Exception {
+    Path big = dir.resolve("big.bin");
+    try (RandomAccessFile f = new RandomAccessFile(big.toFile(), "rw")) {
+      f.setLength(8L << 30); // sparse: no disk space, but seconds of reading
+    }
+    assertTruncationIsNamed(big, "digest", "--threads", "1", "big.bin");
+  }
+
+  @Test
+  void aSafetensorsFileTruncatedWhileBeingDigestedIsAnErrorNamingIt() throws Exception {
+    Path big = dir.resolve("big.safetensors");
+    long size = 8L << 30;
+    byte[] header = ("{\"w\":{\"dtype\":\"U8\",\"shape\":[" + size + "],\"data_offsets\":[0," + size + "]}}")
+        .getBytes(StandardCharsets.UTF_8);
+    try (RandomAccessFile f = new RandomAccessFile(big.toFile(), "rw")) {
+      f.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(header.length).array());
+      f.write(header);
+      f.setLength(8 + header.length + size);
+    }
+    assertTruncationIsNamed(big, "digest", "--threads", "1", "--safetensors", "big.safetensors");
+  }
+
+  /** Truncates {@code file} once the process has it open and is reading, then expects exit 1 naming it. */
+  private void assertTruncationIsNamed(Path file, String... args) throws Exception {
+    Process p = CliProcess.start(dir, args);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!hasOpen(p.pid(), file) && p.isAlive() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertTrue(hasOpen(p.pid(), file), "mx digest never opened " + file);
+    Thread.sleep(150); // past open and size, into the reads of 8 GiB
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.setLength(1 << 20);
+    }
+    CliProcess.Run r = CliProcess.finish(dir, p, args);
+    assertEquals(1, r.code(), "exit " + r.code() + ", stderr: " + r.err());
+    assertTrue(r.err().contains("mx digest: error: " + file.getFileName() + ": file shrank while being read"),
+        r.err());
+    assertTrue(!r.err().contains("Exception") && !r.err().contains("Internal Error"), r.err());
+  }
+
+  private static boolean hasOpen(long pid, Path file) {
+    try (var fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+      return fds.anyMatch(fd -> {
+        try {
+          return Files.readSymbolicLink(fd).equals(file.toAbsolutePath());
+        } catch (IOException e) {
+          return false;
+        }
+      });
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package dev.mx.examples;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.mx.api.Shape;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs both examples and checks every installed element against the global tensors. */
+class ExamplesTest {
+
+  /** Inference rank {@code r}'s qkv_proj: its q rows, then its k rows, then its v rows. */
+  private static float[] expectedQkv(int r) {
+    int n = ExampleModel.INFERENCE_TP;
+    float[] out = new float[(8 / n + 4 / n + 4 / n) * 16];
+    int at = 0;
+    for (String name : List.of("q_proj.weight", "k_proj.weight", "v_proj.weight")) {
+      long rows = ExampleModel.GLOBALS.get(name).dim(0) / n;
+      for (long row = r * rows; row < (r + 1) * rows; row++) {
+        for (int c = 0; c < 16; c++) {
+          out[at++] = ExampleModel.value(name, row * 16 + c);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Inference rank {@code r}'s o_proj: its two columns of every one of the 16 rows. */
+  private static float[] expectedO(int r) {
+    Shape o = ExampleModel.GLOBALS.get("o_proj.weight");
+    long cols = o.dim(1) / ExampleModel.INFERENCE_TP;
+    float[] out = new float[(int) (o.dim(0) * cols)];
+    int at = 0;
+    for (long row = 0; row < o.dim(0); row++) {
+      for (long c = r * cols; c < (r + 1) * cols; c++) {
+        out[at++] = ExampleModel.value("o_proj.weight", row * o.dim(1) + c);
+      }
+    }
+    return out;
+  }
+
+  private static void assertResharded(List<Map<String, float[]>> ranks) {
+    assertEquals(ExampleModel.INFERENCE_TP, ranks.size());
+    for (int r = 0; r < ranks.size(); r++) {
+      assertEquals(java.util.Set.of("qkv_proj.weight", "o_proj.weight"), ranks.get(r).keySet());
+      assertArrayEquals(expectedQkv(r), ranks.get(r).get("qkv_proj.weight"), "qkv_proj of rank " + r);
+      assertArrayEquals(expectedO(r), ranks.get(r).get("o_proj.weight"), "o_proj of rank " + r);
+    }
+  }
+
+  @Test
+  void inProcessOverMemReshardsTp2IntoTp4WithFusedQkv() throws Exception {
+    assertResharded(InProcessExample.run());
+  }
+
+  @Test
+  void acrossProcessesOverTheBestTransport(@TempDir Path store) throws Exception {
+    boolean require = Boolean.getBoolean("mx.test.requireNative");
+    String best = CrossProcessExample.bestTransport().name();
+    if (!require) {
+      Assumptions.assumeTrue(!best.equals("mem"), "only the mem transport is available here: "
+          + dev.mx.api.transport.TransportProvider.registry().describeAll());
+    }
+    assertResharded(CrossProcessExample.run(store));
+  }
+}

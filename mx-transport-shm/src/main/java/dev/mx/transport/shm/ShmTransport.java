@@ -1,0 +1,789 @@
+package dev.mx.transport.shm;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
+import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.LocalCopy;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionDirectory;
+import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.util.Settings;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Same-host one-sided reads through shared memory. Memory the transport {@link #allocate allocates} lives in a
+ * file of the shared-memory directory ({@code /dev/shm}), created for the owner only (a {@code shm.group} setting
+ * widens it to a group, read-only), its pages reserved up front and never truncated; a receiver maps it
+ * read-only once at {@link #connect} and reads are plain memory copies. Memory a caller merely
+ * {@link #register registers} is read with {@code process_vm_readv} (the kernel copies from the publisher's
+ * address space; same user only).
+ *
+ * <p>Every endpoint also publishes a {@link RegionDirectory} in a shared file; a receiver checks the slots of
+ * the regions a call reads before any byte moves (so a deregistered region is refused) and again after its
+ * copies, together with the publisher's liveness (pid and start time): a publisher that died or deregistered
+ * meanwhile fails the call with an error naming it. Nothing a receiver does waits on a publisher, so a
+ * publisher killed at any moment cannot wedge it; a mapping never shrinks, so it cannot crash it (no SIGBUS);
+ * and a receiver's death is invisible to the publisher.
+ *
+ * <p>Files are named after their creator ({@link ShmFiles}): a clean close deletes them, and every new endpoint
+ * (and a receiver that finds a peer dead) deletes those of dead processes.
+ */
+public final class ShmTransport extends AbstractTransport {
+  private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
+  /** Config property (or {@code -Dmx.shm.group} / {@code MX_SHM_GROUP}): a group that may read this endpoint's files. */
+  public static final String GROUP = "shm.group";
+  /** Config property: the most regions an endpoint registers at once (default 4096). */
+  public static final String MAX_REGIONS = "shm.maxRegions";
+  private static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL; // "MXSHDIR1"
+  private static final long HEADER_BYTES = 64;
+  /** While copying, look at the clock once per this many bytes or descriptors. */
+  private static final long CHECK_EVERY_BYTES = 64L << 20;
+  private static final int CHECK_EVERY_DESCRIPTORS = 4096;
+  /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
+  private static final long EXIT_GRACE_NANOS = 200_000_000L;
+
+  private final ShmHost self;
+  private final Path dir;
+  private final long nonce;
+  private final String prefix;
+  private final GroupPrincipal group;
+  private final Path directoryPath;
+  private final Arena directoryArena;
+  private final RegionDirectory directory;
+
+  /** Guards {@link #registrations} and {@link #nextFile}. */
+  private final Object registry = new Object();
+  private final Map<Integer, ShmRegistration> registrations = new HashMap<>();
+  private int nextId;
+  private long nextFile;
+  private volatile LocalRegions local = LocalRegions.EMPTY;
+  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+
+  /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
+  private record LocalRegions(RegionTable table, Map<Integer, ShmRegistration> byId) {
+    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
+  }
+
+  ShmTransport(TransportConfig config) {
+    super(config);
+    Shm.ensureAvailability();
+    this.self = Shm.self();
+    this.dir = Shm.directory();
+    ShmFiles.reclaim(dir, self);
+    this.nonce = ShmFiles.newNonce();
+    this.prefix = ShmFiles.endpointPrefix(self, nonce);
+    String groupName = config.property(GROUP, Settings.system().get("mx.shm.group", "MX_SHM_GROUP"));
+    int capacity;
+    try {
+      capacity = Integer.parseInt(config.property(MAX_REGIONS, "4096"));
+      if (capacity <= 0) {
+        throw new NumberFormatException("not positive");
+      }
+      this.group = groupName == null || groupName.isBlank() ? null
+          : FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByGroupName(groupName.trim());
+    } catch (NumberFormatException | IOException e) {
+      throw new TransportException(null, "shm transport: bad configuration for endpoint '" + config.session() + "' ("
+          + GROUP + "=" + groupName + ", " + MAX_REGIONS + "=" + config.property(MAX_REGIONS, "4096") + "): " + e, e);
+    }
+    this.directoryPath = dir.resolve(prefix + "dir");
+    this.directoryArena = Arena.ofShared();
+    try {
+      MemorySegment file = createFile(directoryPath, HEADER_BYTES + RegionDirectory.bytesFor(capacity), directoryArena);
+      file.set(ValueLayout.JAVA_LONG, 8, nonce);
+      file.set(ValueLayout.JAVA_LONG, 16, self.pid());
+      file.set(ValueLayout.JAVA_LONG, 24, capacity);
+      this.directory = new RegionDirectory(file.asSlice(HEADER_BYTES));
+      file.set(ValueLayout.JAVA_LONG, 0, DIRECTORY_MAGIC);
+    } catch (RuntimeException | Error e) {
+      directoryArena.close();
+      deleteQuietly(directoryPath);
+      throw e;
+    }
+  }
+
+  @Override
+  public String name() {
+    return "shm";
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /**
+   * Creates {@code path} (it must not exist) for the owner only, or owner plus {@link #group} read-only, reserves
+   * {@code size} bytes of pages and maps it read-write into {@code arena}. On failure nothing is left behind.
+   */
+  private MemorySegment createFile(Path path, long size, Arena arena) {
+    Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
+    try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+        StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(ownerOnly))) {
+      ShmFiles.created(path);
+      if (group != null) {
+        Files.setAttribute(path, "posix:group", group);
+        Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-r-----"));
+      }
+      // Reserve the pages now: a full tmpfs then fails here, not with SIGBUS on a later write.
+      ShmNative.fallocate(path.toString(), size);
+      return ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+    } catch (IOException | ShmNative.NativeError | RuntimeException e) {
+      deleteQuietly(path);
+      throw new TransportException(null, "shm transport: cannot create " + size + " bytes of shared memory at " + path
+          + " for endpoint '" + localSession() + "': " + e.getMessage(), e);
+    }
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+      ShmFiles.deleted(path);
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("cannot delete {}: {}", path, e.toString());
+    }
+  }
+
+  // ---------------------------------------------------------------- registration and metadata
+
+  @Override
+  protected MemoryRegistration doRegister(MemorySegment region) {
+    return registerRegion(region, null, null);
+  }
+
+  /**
+   * Shared memory: a new file of the shared-memory directory, mapped read-write here and read-only by receivers,
+   * so their reads are plain copies. Closing the registration deletes the file and unmaps it here; receivers that
+   * still map it are refused by the directory.
+   */
+  @Override
+  public MemoryRegistration allocate(long bytes) {
+    checkAllocation(bytes);
+    Path path;
+    synchronized (registry) {
+      path = dir.resolve(prefix + "r" + nextFile++);
+    }
+    Arena arena = Arena.ofShared();
+    MemorySegment segment;
+    try {
+      segment = createFile(path, bytes, arena);
+    } catch (RuntimeException | Error e) {
+      arena.close();
+      throw e;
+    }
+    try {
+      return registerRegion(segment, path, arena);
+    } catch (RuntimeException | Error e) {
+      arena.close();
+      deleteQuietly(path);
+      throw e;
+    }
+  }
+
+  private MemoryRegistration registerRegion(MemorySegment region, Path path, Arena arena) {
+    synchronized (registry) {
+      ensureOpen();
+      int id = nextId++;
+      long cookie = RegionDirectory.newCookie();
+      ShmRegistration r = new ShmRegistration(id, region, path, arena, cookie);
+      Map<Integer, ShmRegistration> next = new HashMap<>(registrations);
+      next.put(id, r);
+      RegionTable table;
+      try {
+        table = tableOf(next);
+      } catch (IllegalArgumentException overlap) {
+        throw new TransportException(null, "shm transport: region " + describe(region.address(), region.byteSize())
+            + " overlaps a region already registered on endpoint '" + localSession() + "'", overlap);
+      }
+      r.slot = directory.claim(cookie);
+      if (r.slot < 0) {
+        throw new TransportException(null, "shm transport: endpoint '" + localSession() + "' already has "
+            + directory.capacity() + " regions registered; close some or raise " + MAX_REGIONS);
+      }
+      registrations.put(id, r);
+      local = new LocalRegions(table, Map.copyOf(registrations));
+      return r;
+    }
+  }
+
+  private static RegionTable tableOf(Map<Integer, ShmRegistration> regions) {
+    List<RegionTable.Region> list = new ArrayList<>(regions.size());
+    for (ShmRegistration r : regions.values()) {
+      list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
+    }
+    return RegionTable.of(list);
+  }
+
+  /** A registered region; for allocated memory also its file and the arena of its mapping. */
+  private final class ShmRegistration implements MemoryRegistration {
+    final int id;
+    final MemorySegment segment;
+    final Path path;
+    final Arena arena;
+    final long cookie;
+    int slot = -1;
+    private boolean released; // guarded by registry
+
+    ShmRegistration(int id, MemorySegment segment, Path path, Arena arena, long cookie) {
+      this.id = id;
+      this.segment = segment;
+      this.path = path;
+      this.arena = arena;
+      this.cookie = cookie;
+    }
+
+    @Override
+    public MemorySegment segment() {
+      return segment;
+    }
+
+    @Override
+    public void close() {
+      synchronized (registry) {
+        if (released) {
+          return;
+        }
+        registrations.remove(id);
+        Map<Integer, ShmRegistration> remaining = Map.copyOf(registrations);
+        local = new LocalRegions(tableOf(remaining), remaining);
+        release();
+      }
+    }
+
+    /** Clears the directory slot first (receivers refuse the region from then on), then deletes and unmaps. */
+    void release() {
+      if (released) {
+        return;
+      }
+      released = true;
+      directory.release(slot);
+      if (path != null) {
+        deleteQuietly(path);
+        arena.close();
+      }
+    }
+  }
+
+  @Override
+  public byte[] localMetadata() {
+    ensureOpen();
+    List<ShmPeerMetadata.Region> regions = new ArrayList<>();
+    synchronized (registry) {
+      for (ShmRegistration r : registrations.values()) {
+        regions.add(new ShmPeerMetadata.Region(r.segment.address(), r.segment.byteSize(), r.slot, r.cookie,
+            r.path == null ? null : r.path.toString()));
+      }
+    }
+    return new ShmPeerMetadata(self, nonce, directoryPath.toString(), directory.capacity(), Shm.crossMemoryAttach(),
+        regions).encode();
+  }
+
+  // ---------------------------------------------------------------- peers
+
+  /**
+   * Connects a peer on this host: same boot id, host name and pid namespace, a live process, and a directory file
+   * this endpoint can open whose nonce matches the metadata (proof that both see the same shared memory). Any
+   * other peer is refused with the reason, so a routing endpoint falls through to its next transport.
+   */
+  @Override
+  public void connect(String session, byte[] peerMetadata) {
+    byte[] blob = peerBlob(session, peerMetadata);
+    ShmPeerMetadata meta;
+    RegionTable regions;
+    try {
+      meta = ShmPeerMetadata.decode(blob);
+      regions = RegionTable.indexed(meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
+    } catch (IllegalArgumentException e) {
+      throw unusableMetadata(session, e);
+    }
+    ShmHost h = meta.host();
+    if (!h.bootId().equals(self.bootId()) || !h.hostname().equals(self.hostname())
+        || !h.pidNamespace().equals(self.pidNamespace())) {
+      throw new TransportException(session, "shm transport: peer '" + session + "' is not on this host (its boot id "
+          + h.bootId() + ", host " + h.hostname() + ", " + h.pidNamespace() + "; here " + self.bootId() + ", "
+          + self.hostname() + ", " + self.pidNamespace() + ")");
+    }
+    if (!ShmHost.alive(h.pid(), h.startTime())) {
+      ShmFiles.reclaim(dir, self); // what it left is of no use to anyone now
+      throw new TransportException(session, "shm transport: peer '" + session + "' (pid " + h.pid()
+          + ") has exited");
+    }
+    Peer peer = new Peer(session, meta, regions);
+    try {
+      peer.open();
+    } catch (RuntimeException | Error e) {
+      peer.close();
+      throw e;
+    }
+    Peer old = peers.put(session, peer);
+    if (old != null) {
+      old.close();
+    }
+  }
+
+  @Override
+  public boolean isConnected(String session) {
+    return session.equals(localSession()) || peers.containsKey(session);
+  }
+
+  /** A connected peer: its metadata, its directory and shared regions mapped read-only. */
+  private final class Peer implements AutoCloseable {
+    final String session;
+    final ShmPeerMetadata meta;
+    final RegionTable regions;
+    final MemorySegment[] mapped;
+    final Arena arena = Arena.ofShared();
+    MemorySegment directorySlots;
+    private volatile boolean closed;
+
+    Peer(String session, ShmPeerMetadata meta, RegionTable regions) {
+      this.session = session;
+      this.meta = meta;
+      this.regions = regions;
+      this.mapped = new MemorySegment[meta.regions().size()];
+    }
+
+    void open() {
+      MemorySegment dirFile = map(Path.of(meta.directoryPath()),
+          HEADER_BYTES + RegionDirectory.bytesFor(meta.directoryCapacity()));
+      if (dirFile.get(ValueLayout.JAVA_LONG, 0) != DIRECTORY_MAGIC || dirFile.get(ValueLayout.JAVA_LONG, 8) != meta.nonce()) {
+        throw new TransportException(session, "shm transport: peer '" + session + "' directory " + meta.directoryPath()
+            + " is not the one its metadata describes (another file under that name, or another /dev/shm)");
+      }
+      directorySlots = dirFile.asSlice(HEADER_BYTES);
+      boolean needsAttach = false;
+      for (int i = 0; i < mapped.length; i++) {
+        ShmPeerMetadata.Region r = meta.regions().get(i);
+        if (r.shared()) {
+          mapped[i] = map(Path.of(r.path()), r.length());
+        } else {
+          needsAttach = true;
+        }
+      }
+      if (needsAttach) {
+        probeAttach();
+      }
+    }
+
+    /**
+     * Maps a peer's file read-only after checking it is at least {@code length} bytes (a shorter file would
+     * SIGBUS the reader); its creator never truncates it.
+     */
+    private MemorySegment map(Path path, long length) {
+      try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+        long size = ch.size();
+        if (size < length) {
+          throw new TransportException(session, "shm transport: peer '" + session + "' file " + path + " holds " + size
+              + " bytes, its metadata says " + length);
+        }
+        return ch.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
+      } catch (AccessDeniedException e) {
+        throw new TransportException(session, "shm transport: may not open peer '" + session + "' shared memory "
+            + path + " (" + describeAccess(path) + "; this process runs as uid " + self.uid()
+            + "): run the receiver as the publisher's user, or let the publisher widen access with " + GROUP, e);
+      } catch (NoSuchFileException e) {
+        throw new TransportException(session, "shm transport: peer '" + session + "' shared memory " + path
+            + " is gone (the peer deregistered it or exited)", e);
+      } catch (IOException e) {
+        throw new TransportException(session, "shm transport: cannot map peer '" + session + "' shared memory "
+            + path + ": " + e, e);
+      }
+    }
+
+    /** Reads one byte of the peer's registered memory with process_vm_readv, so a refusal shows at connect. */
+    private void probeAttach() {
+      if (!meta.crossMemoryAttach() || !Shm.crossMemoryAttach()) {
+        throw new TransportException(session, "shm transport: peer '" + session + "' serves registered memory, which"
+            + " needs cross-memory attach (process_vm_readv) on both sides: "
+            + (meta.crossMemoryAttach() ? "here it fails: " + Shm.crossMemoryAttachCause() : "it fails at the peer")
+            + "; the peer can allocate() its buffers in shared memory instead");
+      }
+      ShmPeerMetadata.Region first = null;
+      for (ShmPeerMetadata.Region r : meta.regions()) {
+        if (!r.shared()) {
+          first = r;
+          break;
+        }
+      }
+      try (Arena a = Arena.ofConfined()) {
+        MemorySegment one = a.allocate(1);
+        MemorySegment local = a.allocate(16);
+        MemorySegment remote = a.allocate(16);
+        local.set(ValueLayout.JAVA_LONG, 0, one.address());
+        local.set(ValueLayout.JAVA_LONG, 8, 1);
+        remote.set(ValueLayout.JAVA_LONG, 0, first.base());
+        remote.set(ValueLayout.JAVA_LONG, 8, 1);
+        ShmNative.processVmReadv((int) meta.host().pid(), local, remote, 1, ShmNative.callState(a));
+      } catch (ShmNative.NativeError e) {
+        throw attachFailure(e, 0);
+      }
+    }
+
+    TransportException attachFailure(ShmNative.NativeError e, long done) {
+      String why = switch (e.errno) {
+        case ShmNative.EPERM, ShmNative.EACCES -> "may not read its memory (" + e.getMessage() + "; it runs as uid "
+            + meta.host().uid() + ", this process as uid " + self.uid() + "): run the receiver as the publisher's user";
+        case ShmNative.ESRCH -> "has exited (" + e.getMessage() + ")";
+        default -> e.getMessage() + " after " + done + " bytes";
+      };
+      return new TransportException(session, "shm transport: peer '" + session + "' (pid " + meta.host().pid() + ") "
+          + why, e);
+    }
+
+    boolean alive() {
+      return ShmHost.alive(meta.host().pid(), meta.host().startTime());
+    }
+
+    /** Deletes the files a dead peer left (its mappings here stay valid until this peer is closed). */
+    void reclaimIfDead() {
+      if (!alive()) {
+        ShmFiles.reclaim(dir, self);
+      }
+    }
+
+    /**
+     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds; wait up to
+     * {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files.
+     */
+    void reclaimOnceGone() {
+      long until = System.nanoTime() + EXIT_GRACE_NANOS;
+      while (alive() && System.nanoTime() - until < 0) {
+        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+      }
+      reclaimIfDead();
+    }
+
+    @Override
+    public void close() {
+      if (!closed) {
+        closed = true;
+        arena.close();
+      }
+    }
+  }
+
+  private static String describeAccess(Path path) {
+    try {
+      return "mode " + PosixFilePermissions.toString(Files.getPosixFilePermissions(path)) + ", owner uid "
+          + Files.getAttribute(path, "unix:uid");
+    } catch (IOException | RuntimeException e) {
+      return "its mode cannot be read either";
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /**
+   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run in
+   * {@link #await} after every peer of the call was checked.
+   */
+  private static final class ShmBatch implements PendingRead {
+    final Peer peer;
+    final List<ReadDescriptor> group;
+    final int[] region;
+    /** The peer's mapped region per descriptor, or null where it is read by cross-memory attach. */
+    final MemorySegment[] src;
+    final long[] srcOff;
+    final MemorySegment[] dst;
+    final long[] dstOff;
+    final long[] len;
+    final boolean[] used;
+    long bytes;
+
+    ShmBatch(Peer peer, List<ReadDescriptor> group) {
+      int n = group.size();
+      this.peer = peer;
+      this.group = group;
+      this.region = new int[n];
+      this.src = new MemorySegment[n];
+      this.srcOff = new long[n];
+      this.dst = new MemorySegment[n];
+      this.dstOff = new long[n];
+      this.len = new long[n];
+      this.used = new boolean[peer.mapped.length];
+    }
+
+    @Override
+    public String session() {
+      return peer.session;
+    }
+
+    @Override
+    public int descriptorCount() {
+      return region.length;
+    }
+
+    @Override
+    public long bytes() {
+      return bytes;
+    }
+  }
+
+  @Override
+  protected PendingRead prepare(String session, List<ReadDescriptor> group) {
+    LocalRegions to = local;
+    if (session.equals(localSession())) {
+      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
+    }
+    Peer peer = peers.get(session);
+    if (peer == null) {
+      throw unknownPeer(session);
+    }
+    ShmBatch b = new ShmBatch(peer, group);
+    RegionTable toTable = to.table();
+    List<ShmPeerMetadata.Region> published = peer.meta.regions();
+    long total = 0;
+    for (int i = 0, n = group.size(); i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      int r = peer.regions.find(d.srcAddr(), d.nbytes());
+      if (r < 0) {
+        throw sourceOutsideRegions(i, d, peer.regions);
+      }
+      int t = toTable.find(d.dstAddr(), d.nbytes());
+      if (t < 0) {
+        throw destinationOutsideRegions(i, d, toTable);
+      }
+      b.region[i] = r;
+      b.used[r] = true;
+      b.src[i] = peer.mapped[r];
+      b.srcOff[i] = d.srcAddr() - published.get(r).base();
+      b.dst[i] = to.byId().get(t).segment;
+      b.dstOff[i] = d.dstAddr() - b.dst[i].address();
+      b.len[i] = d.nbytes();
+      total += d.nbytes();
+    }
+    b.bytes = total;
+    return b;
+  }
+
+  @Override
+  protected void start(PendingRead prepared) {
+    // Nothing moves before await(): a call is checked against every peer's directory first.
+  }
+
+  /**
+   * Checks every peer's directory and liveness (nothing moves when one fails), copies, then checks again: a
+   * region deregistered or a peer that died during the copies fails the call, naming the peer.
+   */
+  @Override
+  protected void await(List<PendingRead> started, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (PendingRead p : started) {
+      if (p instanceof ShmBatch b) {
+        guarded(b, () -> check(b, "nothing in this batch was read"));
+      }
+    }
+    for (PendingRead p : started) {
+      if (p instanceof ShmBatch b) {
+        guarded(b, () -> {
+          copy(b, deadline, timeout);
+          check(b, "what was read cannot be trusted");
+        });
+      } else {
+        ((LocalCopy) p).copy();
+      }
+    }
+  }
+
+  /** Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint closed) fail it. */
+  private static void guarded(ShmBatch b, Runnable step) {
+    try {
+      step.run();
+    } catch (IllegalStateException closedMeanwhile) {
+      throw new TransportException(b.peer.session, "shm transport: peer '" + b.peer.session
+          + "' was disconnected or this endpoint closed during the read", closedMeanwhile);
+    }
+  }
+
+  /** Throws, naming the peer and {@code consequence}, when the peer died or deregistered a region the batch reads. */
+  private void check(ShmBatch b, String consequence) {
+    Peer peer = b.peer;
+    if (peer.closed) {
+      throw new TransportException(peer.session, "shm transport: peer '" + peer.session
+          + "' was reconnected with new metadata while this batch was prepared; " + consequence);
+    }
+    for (int r = 0; r < b.used.length; r++) {
+      ShmPeerMetadata.Region reg = peer.meta.regions().get(r);
+      if (b.used[r] && !RegionDirectory.isLive(peer.directorySlots, reg.slot(), reg.cookie())) {
+        int first = 0;
+        while (b.region[first] != r) {
+          first++;
+        }
+        if (!peer.alive()) {
+          break; // report the death, below
+        }
+        throw new TransportException(peer.session, "shm transport: descriptor #" + first + " " + b.group.get(first)
+            + " reads region " + describe(reg.base(), reg.length()) + " which peer '" + peer.session
+            + "' has deregistered since it published its metadata; " + consequence);
+      }
+    }
+    if (!peer.alive()) {
+      peer.reclaimIfDead();
+      throw new TransportException(peer.session, "shm transport: peer '" + peer.session + "' (pid "
+          + peer.meta.host().pid() + ") has exited; " + consequence);
+    }
+  }
+
+  private void copy(ShmBatch b, long deadline, Duration timeout) {
+    Peer peer = b.peer;
+    int n = b.region.length;
+    MemorySegment[] src = b.src;
+    long[] srcOff = b.srcOff;
+    MemorySegment[] dst = b.dst;
+    long[] dstOff = b.dstOff;
+    long[] len = b.len;
+    long sinceCheck = 0;
+    try (Arena scratch = Arena.ofConfined()) {
+      Attach attach = null;
+      for (int i = 0; i < n; i++) {
+        if (src[i] != null) {
+          MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
+        } else {
+          if (attach == null) {
+            attach = new Attach(peer, scratch);
+          }
+          attach.add(b.group.get(i));
+        }
+        sinceCheck += len[i];
+        if (sinceCheck >= CHECK_EVERY_BYTES || (i + 1) % CHECK_EVERY_DESCRIPTORS == 0) {
+          sinceCheck = 0;
+          if (attach != null) {
+            attach.flush();
+          }
+          if (System.nanoTime() - deadline > 0) {
+            throw new TransportTimeoutException(peer.session, "shm transport: reads from peer '" + peer.session
+                + "' did not complete within " + timeout + " (" + (i + 1) + " of " + n + " descriptors done)");
+          }
+        }
+      }
+      if (attach != null) {
+        attach.flush();
+      }
+    } catch (TransportException e) {
+      if (!(e instanceof TransportTimeoutException)) {
+        peer.reclaimOnceGone();
+      }
+      throw e;
+    }
+  }
+
+  /** Descriptors read with process_vm_readv, up to {@link ShmNative#IOV_MAX} per call. */
+  private static final class Attach {
+    final Peer peer;
+    final MemorySegment local;
+    final MemorySegment remote;
+    final MemorySegment state;
+    int count;
+    long want;
+    long done;
+
+    Attach(Peer peer, Arena arena) {
+      this.peer = peer;
+      this.local = arena.allocate(16L * ShmNative.IOV_MAX, 8);
+      this.remote = arena.allocate(16L * ShmNative.IOV_MAX, 8);
+      this.state = ShmNative.callState(arena);
+    }
+
+    void add(ReadDescriptor d) {
+      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.dstAddr());
+      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
+      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.srcAddr());
+      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
+      count++;
+      want += d.nbytes();
+      if (count == ShmNative.IOV_MAX) {
+        flush();
+      }
+    }
+
+    void flush() {
+      if (count == 0) {
+        return;
+      }
+      long got;
+      try {
+        got = ShmNative.processVmReadv((int) peer.meta.host().pid(), local, remote, count, state);
+      } catch (ShmNative.NativeError e) {
+        throw peer.attachFailure(e, done);
+      }
+      if (got != want) {
+        throw new TransportException(peer.session, "shm transport: peer '" + peer.session + "' memory could be read"
+            + " only in part (" + got + " of " + want + " bytes): the peer unmapped it or exited");
+      }
+      done += got;
+      count = 0;
+      want = 0;
+    }
+  }
+
+  // ---------------------------------------------------------------- close
+
+  /** Unmaps every peer, deletes and unmaps every region, then the directory. */
+  @Override
+  protected void doClose() {
+    List<RuntimeException> failures = new ArrayList<>();
+    for (Peer p : peers.values()) {
+      try {
+        p.close();
+      } catch (RuntimeException e) {
+        failures.add(e);
+      }
+    }
+    peers.clear();
+    synchronized (registry) {
+      List<ShmRegistration> all = new ArrayList<>(registrations.values());
+      for (int i = all.size() - 1; i >= 0; i--) {
+        try {
+          all.get(i).release();
+        } catch (RuntimeException e) {
+          failures.add(e);
+        }
+      }
+      registrations.clear();
+      local = LocalRegions.EMPTY;
+      try {
+        directory.close();
+      } finally {
+        deleteQuietly(directoryPath);
+        directoryArena.close();
+      }
+    }
+    throwCloseFailures(failures);
+  }
+
+  private static String describe(long base, long length) {
+    return "0x" + Long.toHexString(base) + "+" + length;
+  }
+
+  /** The files of this endpoint start with this (for tests and diagnostics). */
+  public String filePrefix() {
+    return prefix;
+  }
+
+  @Override
+  public String toString() {
+    return "ShmTransport[session " + localSession() + ", " + local.table().size() + " regions, " + peers.size()
+        + " peers" + (isClosed() ? ", closed]" : "]");
+  }
+}

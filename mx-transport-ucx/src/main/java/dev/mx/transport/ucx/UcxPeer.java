@@ -1,0 +1,86 @@
+package dev.mx.transport.ucx;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.RegionTable;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+
+/** A connected peer: its metadata, and the current connection (replaced after a failure). */
+final class UcxPeer {
+  private final UcxTransport owner;
+  final String session;
+  final PeerMetadata meta;
+  final RegionTable regions;
+  final long[] cookies;
+  final int[] slots;
+  UcxConnection connection; // guarded by the worker lock
+  private boolean retired; // guarded by the worker lock
+
+  UcxPeer(UcxTransport owner, String session, PeerMetadata meta, RegionTable regions) {
+    this.owner = owner;
+    this.session = session;
+    this.meta = meta;
+    this.regions = regions;
+    int n = meta.regions().size();
+    this.cookies = new long[n];
+    this.slots = new int[n];
+    for (int i = 0; i < n; i++) {
+      cookies[i] = meta.regions().get(i).cookie();
+      slots[i] = meta.regions().get(i).slot();
+    }
+  }
+
+  /** Creates the endpoint and unpacks every remote key; the caller holds the worker lock. */
+  void open() {
+    UcxConnection c = new UcxConnection(owner, this);
+    UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(UcxTransport.direct(meta.workerAddress()))
+        .setName("mx:" + owner.localSession() + "->" + session);
+    if (owner.options().peerErrorHandling()) {
+      params.setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> c.fail(status, message));
+    }
+    try {
+      c.endpoint = owner.worker().newEndpoint(params);
+      c.directoryKey = c.endpoint.unpackRemoteKey(UcxTransport.direct(meta.directoryRkey()));
+      for (int i = 0; i < c.keys.length; i++) {
+        c.keys[i] = c.endpoint.unpackRemoteKey(UcxTransport.direct(meta.regions().get(i).rkey()));
+      }
+    } catch (RuntimeException e) {
+      c.close(true);
+      throw new TransportException(session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);
+    }
+    connection = c;
+  }
+
+  /** The live connection, reconnecting after a failure; counted as in use. The caller holds the worker lock. */
+  UcxConnection acquire() {
+    if (retired) {
+      throw new TransportException(session, "ucx transport: peer '" + session
+          + "' was reconnected with new metadata while this batch was prepared; prepare it again");
+    }
+    if (connection == null) {
+      open();
+    }
+    connection.inFlight++;
+    return connection;
+  }
+
+  /** Replaced by a newer connect(): close as soon as no batch uses the connection. Worker lock held. */
+  void retire() {
+    retired = true;
+    if (connection != null) {
+      connection.closeWhenIdle = true;
+      connection.releaseIfIdle();
+      connection = null;
+    }
+  }
+
+  /** Force-closes a failed connection so nothing it issued lands later; the next batch reconnects. */
+  void breakConnection(UcxConnection c, String why) {
+    if (c.failure == null) {
+      c.failure = why;
+    }
+    c.close(true);
+    if (connection == c) {
+      connection = null;
+    }
+  }
+}
