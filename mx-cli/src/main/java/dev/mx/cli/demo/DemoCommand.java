@@ -489,8 +489,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       r.put("last_step", lastStep);
       doc.put("run", r);
       doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
-      doc.put("unverified_bytes", unverifiedBytes());
       doc.put("steps", steps);
+      // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest covered.
+      doc.put("unverified_bytes", unverifiedBytes());
       return doc;
     }
 
