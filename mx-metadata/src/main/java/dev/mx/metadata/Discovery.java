@@ -158,10 +158,7 @@ public final class Discovery {
           lastFailure = last.lastFailure();
         }
       } catch (RuntimeException listingFailed) {
-        if (lastFailure == null || !Objects.equals(lastFailure.getMessage(), listingFailed.getMessage())) {
-          LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), listingFailed.toString());
-        }
-        lastFailure = listingFailed;
+        lastFailure = listingFailed(lastFailure, listingFailed);
       }
       long now = ticker.nanoTime();
       if (now - deadline >= 0) {
@@ -271,10 +268,7 @@ public final class Discovery {
       } catch (InconsistentSourcesException e) {
         throw e;
       } catch (RuntimeException listingFailed) {
-        if (lastFailure == null || !Objects.equals(lastFailure.getMessage(), listingFailed.getMessage())) {
-          LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), listingFailed.toString());
-        }
-        lastFailure = listingFailed;
+        lastFailure = listingFailed(lastFailure, listingFailed);
       }
       long now = ticker.nanoTime();
       if (now - deadline >= 0) {
@@ -296,6 +290,14 @@ public final class Discovery {
   }
 
   private record Entry(String workerId, ShardTable table) {}
+
+  /** Logs a failed listing once per distinct message (it is retried at the next poll) and keeps it as the cause. */
+  private Throwable listingFailed(Throwable last, RuntimeException failure) {
+    if (last == null || !Objects.equals(last.getMessage(), failure.getMessage())) {
+      LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), failure.toString());
+    }
+    return failure;
+  }
 
   /** Null when the ranks form the job exactly once at one step; otherwise what is wrong, naming publishers. */
   private static String problem(Map<Integer, List<Entry>> byRank, Expectation expected) {
