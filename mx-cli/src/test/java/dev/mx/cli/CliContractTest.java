@@ -145,9 +145,9 @@ class CliContractTest {
     CliProcess.Run json = CliProcess.run(dir, null, withJson.toArray(String[]::new));
     assertEquals(1, json.code(), json.err());
     JsonNode doc = Json.mapper().readTree(json.out());
-    assertEquals(List.of("ok", "error", "run", "baseline_gbps", "steps"), names(doc));
+    assertEquals(List.of("ok", "error", "run", "baseline_gbps", "steps", "unverified_bytes"), names(doc));
     assertEquals(List.of("model", "trainer", "inference", "trainer_dtype", "inference_dtype", "transport", "wire",
-        "last_step"), names(doc.get("run")));
+        "verify", "last_step"), names(doc.get("run")));
     assertTrue(doc.get("baseline_gbps").isNull());
   }
 

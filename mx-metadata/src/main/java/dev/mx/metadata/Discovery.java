@@ -9,6 +9,8 @@ import dev.mx.api.util.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -149,17 +151,14 @@ public final class Discovery {
       try {
         last = sweep(identity, expected);
         if (last.tables().size() == expected) {
-          logCost(identity, last, polls, ticker.nanoTime() - start);
+          logCost(identity, last.tables(), polls, ticker.nanoTime() - start);
           return last.tables();
         }
         if (last.lastFailure() != null) {
           lastFailure = last.lastFailure();
         }
       } catch (RuntimeException listingFailed) {
-        if (lastFailure == null || !Objects.equals(lastFailure.getMessage(), listingFailed.getMessage())) {
-          LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), listingFailed.toString());
-        }
-        lastFailure = listingFailed;
+        lastFailure = listingFailed(lastFailure, listingFailed);
       }
       long now = ticker.nanoTime();
       if (now - deadline >= 0) {
@@ -175,14 +174,194 @@ public final class Discovery {
     }
   }
 
-  private void logCost(String identity, Sweep s, int polls, long elapsedNanos) {
-    if (LOG.isInfoEnabled()) {
-      long tensors = s.tables().stream().mapToLong(ShardTable::entryCount).sum();
-      LOG.info("MX_DISCOVER_COST {\"schema\": \"mx-discover-cost-v1\", \"store\": \"{}\", \"identity\": \"{}\","
-          + " \"sources\": {}, \"tensors\": {}, \"polls\": {}, \"elapsed_s\": {}}}", store.uri(), identity,
-          s.tables().size(), tensors, polls, String.format("%.6f", elapsedNanos / 1e9));
+  /**
+   * The trainer job a receiver expects: {@code worldSize} publishers with ranks {@code 0 … worldSize-1},
+   * and, when not null, the layout they must declare.
+   */
+  public record Expectation(int worldSize, String layout) {
+    public Expectation {
+      requireExpected(worldSize);
+    }
+
+    @Override
+    public String toString() {
+      return (layout == null ? "a trainer job" : layout) + " (" + worldSize + " rank" + (worldSize == 1 ? "" : "s") + ")";
     }
   }
+
+  /** A consistent job: one table per rank, in rank order, all of one step (null when the tables carry none). */
+  public record Consistent(List<ShardTable> tables, Long step) {
+    public Consistent {
+      tables = List.copyOf(tables);
+    }
+  }
+
+  /**
+   * Polls until the READY publishers form exactly the expected job (issue 12): ranks {@code 0 … N-1} each
+   * once, every table of one step. A publisher declaring another topology, or a rank outside the job, fails
+   * at once naming both topologies; duplicate ranks and mixed steps are waited out (a republish in flight, a
+   * restarted publisher whose predecessor has not expired) until {@code timeout}, then fail naming the
+   * publishers and steps seen.
+   *
+   * @throws InconsistentSourcesException for a mismatched topology, a duplicate rank or mixed steps
+   * @throws DiscoveryTimeoutException when ranks are still missing at the deadline
+   */
+  public Consistent awaitConsistent(String identity, Expectation expected, Duration timeout) {
+    requirePositive(timeout, "timeout");
+    long start = ticker.nanoTime();
+    long deadline = start + timeout.toNanos();
+    int polls = 0;
+    String lastProblem = null;
+    Throwable lastFailure = null;
+    int ready = 0;
+    int found = 0;
+    int empty = 0;
+    int unreadable = 0;
+    while (true) {
+      polls++;
+      try {
+        List<SourceRecord> listed = store.listReady(identity, freshness, false);
+        Map<Integer, List<Entry>> byRank = new TreeMap<>();
+        ready = listed.size();
+        empty = 0;
+        unreadable = 0;
+        for (SourceRecord ref : listed) {
+          ShardTable table;
+          try {
+            Optional<SourceRecord> full = store.get(identity, ref.workerId());
+            if (full.isEmpty()) {
+              continue;
+            }
+            table = codec.decode(full.get().blob());
+          } catch (RuntimeException e) {
+            unreadable++;
+            lastFailure = new MxException("table of worker '" + ref.workerId() + "' (rank " + ref.rank() + ") on "
+                + store.uri() + " is unreadable: " + e.getMessage(), e);
+            continue;
+          }
+          if (table.entryCount() == 0) {
+            empty++;
+            continue;
+          }
+          int rank = table.topology() != null ? table.topology().rank() : ref.rank();
+          if (table.topology() != null && (table.topology().worldSize() != expected.worldSize()
+              || (expected.layout() != null && !expected.layout().equals(table.topology().layout())))) {
+            throw new InconsistentSourcesException("the receiver expects trainer topology " + expected
+                + " but publisher '" + ref.workerId() + "' declares " + table.topology() + " on " + store.uri()
+                + "; start the receiver with the publishers' topology");
+          }
+          if (rank < 0 || rank >= expected.worldSize()) {
+            throw new InconsistentSourcesException("publisher '" + ref.workerId() + "' claims rank " + rank
+                + " but the receiver expects trainer topology " + expected + " (ranks 0.." + (expected.worldSize() - 1)
+                + ") on " + store.uri());
+          }
+          byRank.computeIfAbsent(rank, k -> new ArrayList<>()).add(new Entry(ref.workerId(), table));
+        }
+        found = byRank.size();
+        lastProblem = problem(byRank, expected);
+        if (lastProblem == null) {
+          List<ShardTable> tables = new ArrayList<>();
+          byRank.values().forEach(l -> tables.add(l.get(0).table()));
+          logCost(identity, tables, polls, ticker.nanoTime() - start);
+          return new Consistent(tables, tables.get(0).publisherStep());
+        }
+      } catch (InconsistentSourcesException e) {
+        throw e;
+      } catch (RuntimeException listingFailed) {
+        lastFailure = listingFailed(lastFailure, listingFailed);
+      }
+      long now = ticker.nanoTime();
+      if (now - deadline >= 0) {
+        if (lastProblem != null && !lastProblem.startsWith("missing")) {
+          throw new InconsistentSourcesException("publishers of '" + identity + "' on " + store.uri()
+              + " stayed inconsistent for " + timeout.toMillis() / 1000.0 + " s: " + lastProblem);
+        }
+        throw new DiscoveryTimeoutException(store.uri(), expected.worldSize(), ready, found, empty, unreadable,
+            timeout.toMillis() / 1000.0, lastFailure == null && lastProblem != null
+                ? new MxException(lastProblem) : lastFailure);
+      }
+      try {
+        ticker.sleep(Duration.ofNanos(Math.min(poll.toNanos(), deadline - now)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new MxException("discovery on " + store.uri() + " was interrupted", e);
+      }
+    }
+  }
+
+  private record Entry(String workerId, ShardTable table) {}
+
+  /** Logs a failed listing once per distinct message (it is retried at the next poll) and keeps it as the cause. */
+  private Throwable listingFailed(Throwable last, RuntimeException failure) {
+    if (last == null || !Objects.equals(last.getMessage(), failure.getMessage())) {
+      LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), failure.toString());
+    }
+    return failure;
+  }
+
+  /** Null when the ranks form the job exactly once at one step; otherwise what is wrong, naming publishers. */
+  private static String problem(Map<Integer, List<Entry>> byRank, Expectation expected) {
+    for (Map.Entry<Integer, List<Entry>> e : byRank.entrySet()) {
+      if (e.getValue().size() > 1) {
+        StringBuilder sb = new StringBuilder("rank " + e.getKey() + " is claimed by more than one publisher:");
+        for (Entry x : e.getValue()) {
+          sb.append(" '").append(x.workerId()).append("' (step ").append(x.table().publisherStep()).append(')');
+        }
+        return sb.toString();
+      }
+    }
+    if (byRank.size() < expected.worldSize()) {
+      List<Integer> missing = new ArrayList<>();
+      for (int r = 0; r < expected.worldSize(); r++) {
+        if (!byRank.containsKey(r)) {
+          missing.add(r);
+        }
+      }
+      return "missing rank(s) " + missing + " of " + expected;
+    }
+    Map<Long, List<String>> steps = new TreeMap<>(java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder()));
+    byRank.forEach((rank, l) -> steps.computeIfAbsent(l.get(0).table().publisherStep(), k -> new ArrayList<>())
+        .add(l.get(0).workerId()));
+    if (steps.size() > 1) {
+      StringBuilder sb = new StringBuilder("the tables carry mixed steps:");
+      steps.forEach((step, workers) -> sb.append(" step ").append(step).append(" from ").append(workers));
+      return sb.toString();
+    }
+    return null;
+  }
+
+  private void logCost(String identity, List<ShardTable> tables, int polls, long elapsedNanos) {
+    if (LOG.isInfoEnabled()) {
+      long tensors = tables.stream().mapToLong(ShardTable::entryCount).sum();
+      LOG.info("MX_DISCOVER_COST {}", costRecord(store.uri(), identity, tables.size(), tensors, polls, elapsedNanos));
+    }
+  }
+
+  /**
+   * The {@code mx-discover-cost-v1} record as compact JSON, written by Jackson: store URIs and identities may
+   * hold quotes, and no default locale decides the decimal point.
+   */
+  static String costRecord(String storeUri, String identity, int sources, long tensors, int polls, long elapsedNanos) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    try (com.fasterxml.jackson.core.JsonGenerator g = RECORDS.createGenerator(out)) {
+      g.writeStartObject();
+      g.writeStringField("schema", "mx-discover-cost-v1");
+      g.writeStringField("store", storeUri);
+      g.writeStringField("identity", identity);
+      g.writeNumberField("sources", sources);
+      g.writeNumberField("tensors", tensors);
+      g.writeNumberField("polls", polls);
+      g.writeNumberField("elapsed_s", java.math.BigDecimal.valueOf(elapsedNanos / 1e9)
+          .setScale(6, java.math.RoundingMode.HALF_EVEN));
+      g.writeEndObject();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("could not write the discovery cost record", e);
+    }
+    return out.toString();
+  }
+
+  /** Writes the structured records this class logs. */
+  private static final com.fasterxml.jackson.core.JsonFactory RECORDS = new com.fasterxml.jackson.core.JsonFactory();
 
   private static void requireExpected(int expected) {
     if (expected < 1) {

@@ -12,6 +12,7 @@ import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.PublisherTopology;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.transport.TransportBundle;
 import java.io.ByteArrayOutputStream;
@@ -159,6 +160,14 @@ public final class ShardTableCodec {
       }
       if (bundle != null) {
         writeExtraTransports(g, bundle);
+      }
+      if (table.topology() != null) {
+        // Optional, after every ModelExpress key: decoders that do not know it skip it.
+        g.writeObjectFieldStart("publisher_topology");
+        g.writeNumberField("rank", table.topology().rank());
+        g.writeNumberField("world_size", table.topology().worldSize());
+        g.writeStringField("layout", table.topology().layout());
+        g.writeEndObject();
       }
       g.writeEndObject();
     } catch (IOException e) {
@@ -412,6 +421,7 @@ public final class ShardTableCodec {
     List<PublishedTensor> tensors = null;
     int entryCount = -1;
     Long step = null;
+    PublisherTopology topology = null;
     List<TransportBundle.Entry> extra = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
@@ -437,6 +447,7 @@ public final class ShardTableCodec {
           }
         }
         case "publisher_step" -> step = value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), "publisher_step");
+        case "publisher_topology" -> topology = value == JsonToken.VALUE_NULL ? null : readTopology(p, at);
         case AGENT_META_EXTRA -> extra = value == JsonToken.VALUE_NULL ? null : readExtraTransports(p, at);
         default -> p.skipChildren();
       }
@@ -452,7 +463,7 @@ public final class ShardTableCodec {
     requirePresent(entryCount < 0 ? null : entryCount, "tensors");
     agentMetadata = agentMetadata(agentMetadata, extra);
     if (withTensors) {
-      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step);
+      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology);
     }
     return new ShardTableHeader(agentName, endpoint, agentMetadata, step, entryCount);
   }
@@ -477,6 +488,36 @@ public final class ShardTableCodec {
       at.pop();
     }
     return items;
+  }
+
+  /** The optional {@code publisher_topology} object: {@code rank}, {@code world_size}, {@code layout}. */
+  private PublisherTopology readTopology(JsonParser p, JsonPathCursor at) throws IOException {
+    if (p.currentToken() != JsonToken.START_OBJECT) {
+      throw wrongType(at, "an object", p.currentToken());
+    }
+    Integer rank = null;
+    Integer world = null;
+    String layout = null;
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String key = p.currentName();
+      p.nextToken();
+      at.field(key);
+      switch (key) {
+        case "rank" -> rank = readInt(p, at, 0);
+        case "world_size" -> world = readInt(p, at, 1);
+        case "layout" -> layout = readString(p, at);
+        default -> p.skipChildren();
+      }
+      at.pop();
+    }
+    requirePresent(rank, at, "rank");
+    requirePresent(world, at, "world_size");
+    requirePresent(layout, at, "layout");
+    if (rank >= world) {
+      throw new ShardTableFormatException(at.field("rank").toString(), "rank " + rank + " is not below world_size "
+          + world);
+    }
+    return new PublisherTopology(rank, world, layout);
   }
 
   private List<PublishedTensor> readTensors(JsonParser p, JsonPathCursor at) throws IOException {

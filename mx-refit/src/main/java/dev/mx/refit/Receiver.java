@@ -1,16 +1,13 @@
 package dev.mx.refit;
 
-import dev.mx.api.DType;
 import dev.mx.api.digest.DigestProvider;
-import dev.mx.api.error.IncompleteRefitException;
-import dev.mx.api.error.TransportException;
-import dev.mx.api.error.UnsupportedReshardException;
+import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
-import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
@@ -24,19 +21,22 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
+import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
-import dev.mx.plan.UnsupportedCause;
-import dev.mx.refit.reslice.AsStrided;
-import dev.mx.refit.reslice.Reslicer;
-import dev.mx.refit.reslice.ViewCopy;
+import dev.mx.refit.stage.ConvertMatch;
+import dev.mx.refit.stage.Descriptors;
+import dev.mx.refit.stage.ElementCoverage;
+import dev.mx.refit.stage.LocalCopies;
+import dev.mx.refit.stage.PlanGates;
+import dev.mx.refit.stage.PipelinedWire;
+import dev.mx.refit.stage.RefitReport;
+import dev.mx.refit.stage.ShardStaging;
+import dev.mx.refit.stage.SourceChecks;
+import dev.mx.refit.stage.StagedWork;
 import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WirePolicies;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Deque;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -55,15 +55,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver side of a refit (ModelExpress §4): every {@link #updateWeights} pulls the bytes this rank
- * needs from the publishers and installs them, in this order — descriptors (built once and cached) → wire
- * (under the {@link WirePolicy}) → throughput ceiling → re-slice of full pulls → dtype casts → digest
- * verification → install → metrics and records.
+ * The receiver side of a refit (ModelExpress §4), a short composition of named stages (package
+ * {@code dev.mx.refit.stage}).
  *
- * <p>The first call prepares: discover sources, capture the engine's geometry, plan, emit the coverage
- * record (before any rejection), fail closed on any fallback source, connect the peers the plan reads,
- * then allocate and register receive buffers, full-pull staging and convert staging in native memory
- * once, for the receiver's life. A failed prepare releases what it allocated and is retried next call.
+ * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every source's
+ * shards tile its shape) → capture the engine's geometry → plan → coverage record and the
+ * {@link ElementCoverage} gate (every parameter element written exactly once) → {@link ShardStaging} (which
+ * shards land whole in staging to be verified) → connect peers → allocate and register buffers once →
+ * compile {@link LocalCopies} and the {@link ShardVerifier} per set of receive buffers.
+ *
+ * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each peer's work —
+ * staged shards verified then copied, digests of shards that landed whole — starting on the workers as soon
+ * as that peer's reads landed) → {@link ThroughputCeiling} → re-slice of full pulls → casts → install →
+ * {@link RefitReport}.
  *
  * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed refit
  * installs nothing, leaves the engine's live weights untouched, and leaves the receiver usable for the
@@ -77,8 +81,8 @@ import org.slf4j.LoggerFactory;
 public final class Receiver implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
   /** Tag of the per-refit stage record. */
-  public static final String STAGE_TAG = "MX_REFIT_STAGE";
-  public static final String STAGE_SCHEMA = "refit-stage-v2";
+  public static final String STAGE_TAG = RefitReport.STAGE_TAG;
+  public static final String STAGE_SCHEMA = RefitReport.STAGE_SCHEMA;
 
   private final ReceiverConfig config;
   private final Settings settings;
@@ -95,6 +99,7 @@ public final class Receiver implements AutoCloseable {
 
   private Prepared prepared;
   private DigestProvider digestProvider;
+  private Long sourceStep;
   private int nextSet;
   private boolean closed;
   private long descriptorBuilds;
@@ -215,6 +220,7 @@ public final class Receiver implements AutoCloseable {
   private void rediscover(Map<String, Double> stages) {
     long t = System.nanoTime();
     DiscoveredSources fresh = discovery.discover(config.timeout());
+    SourceChecks.requireTiled(fresh.sources());
     stages.put("rediscover_s", seconds(t));
     if (!sameGeometry(prepared.found.sources(), fresh.sources())) {
       LOG.warn("rank {}: publishers changed their shard geometry; planning again", config.rank());
@@ -225,94 +231,115 @@ public final class Receiver implements AutoCloseable {
       if (s.verifier != null) {
         s.verifier.refreshDigests(fresh.sources());
       }
-    }
-  }
-
-  /**
-   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
-   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
-   */
-  static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
-    if (!a.keySet().equals(b.keySet())) {
-      return false;
-    }
-    for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
-      SourceInfo x = e.getValue();
-      SourceInfo y = b.get(e.getKey());
-      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
-        return false;
-      }
-      java.util.Set<Shard> xs = new java.util.HashSet<>();
-      x.shards().forEach(s -> xs.add(s.withDigest(null)));
-      for (Shard s : y.shards()) {
-        if (!xs.contains(s.withDigest(null))) {
-          return false;
+      for (StagedWork w : s.local.staged()) {
+        if (w.verifies()) {
+          ShardStaging.Staged st = w.staged();
+          String d = ShardVerifier.freshDigest(fresh.sources(), st.source(), st.shard());
+          if (d == null) {
+            throw new UnverifiableShardException(st.source(), st.shard().shardOffset(), st.shard().session(),
+                "the publisher no longer publishes this staged shard or its digest");
+          }
+          w.refreshDigest(d);
         }
       }
     }
-    return true;
+    sourceStep = fresh.step();
+  }
+
+  /** Same sources, shapes, dtypes and shards, digests aside ({@link SourceChecks#sameGeometry}). */
+  static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
+    return SourceChecks.sameGeometry(a, b);
   }
 
   private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
-    // 1. Descriptors: reuse while the plan and the policy's fused flag are unchanged.
+    // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
     boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
     Descriptors d = set.cached;
-    if (!cache || d == null || d.fused != policy.fused()) {
+    if (!cache || d == null || d.fused() != policy.fused()) {
       d = buildDescriptors(p, set, policy.fused());
       descriptorBuilds++;
     }
     set.cached = cache ? d : null;
     stages.put("descriptor_build_s", seconds(t));
 
-    // 2. Wire.
-    Map<String, Double> wire = policy.transfer(transport, d.groups.wire(), config.timeout());
+    // Wire, with each peer's verification and staged copies starting as soon as that peer landed.
+    AtomicInteger verified = new AtomicInteger();
+    Map<String, List<Runnable>> work = perPeerWork(set, verified);
+    Map<String, Double> wire = PipelinedWire.run(policy, transport, d, work, p.workers, config.timeout(),
+        RefitFlag.PIPELINE.bool(settings));
     stages.putAll(wire);
+    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes(), wire);
 
-    // 3. Throughput ceiling, before anything reads the buffers.
-    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes, wire);
-
-    // 4. Re-slice full pulls.
     boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
-    if (!set.reslice.isEmpty()) {
+    if (set.local.resliceCount() > 0) {
       t = System.nanoTime();
-      runCopies(set.reslice, batch && set.resliceDisjoint, p);
+      set.local.reslice(batch, p.workers, p.threads);
       stages.put("reslice_s", seconds(t));
-      stages.put("reslice_copies", (double) set.reslice.size());
+      stages.put("reslice_copies", (double) set.local.resliceCount());
     }
-    // 5. Dtype casts out of convert staging.
-    if (!set.converts.isEmpty()) {
+    if (set.local.convertCount() > 0) {
       t = System.nanoTime();
-      runCopies(set.converts, batch && set.convertsDisjoint, p);
+      set.local.casts(batch, p.workers, p.threads);
       stages.put("convert_s", seconds(t));
     }
-    // 6. Verification.
-    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(0, 0);
-    if (config.verify() != VerifyMode.OFF) {
-      t = System.nanoTime();
-      // The digest provider is resolved only when there is something to digest.
-      outcome = set.verifier.checkCount() == 0
-          ? new ShardVerifier.Outcome(0, set.verifier.unverifiableCount())
-          : set.verifier.verify(digestProvider(), p.workers, p.threads);
-      stages.put("verify_s", seconds(t));
-    }
-    // 7. Install: only now does the engine see anything.
+    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(verified.get(),
+        config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
+    // Install: only now does the engine see anything.
     t = System.nanoTime();
     installer.install(step, set.params);
     stages.put("install_s", seconds(t));
     if (p.sets.size() > 1) {
       nextSet = (nextSet + 1) % p.sets.size();
     }
-    return report(step, p.plan, d, outcome, stages, policy.fused(), batch);
+    long stagedUnverified = 0;
+    long stagedUnverifiedBytes = 0;
+    for (StagedWork w : set.local.staged()) {
+      if (!w.verifies()) {
+        stagedUnverified++;
+        stagedUnverifiedBytes += w.installedBytes();
+      }
+    }
+    long unverifiedBytes = switch (config.verify()) {
+      case OFF -> d.bytes();
+      case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
+      case ALL, STRICT -> 0L;
+    };
+    RefitReport report = new RefitReport(step, d.bytes(), d.segments(), p.plan, set.local.staged().size(),
+        p.sourcesExact, p.sourcesStaged, p.sourcesFull, outcome.verified(),
+        config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified, unverifiedBytes,
+        config.verify().label(), sourceStep == null ? -1 : sourceStep, stages);
+    if (RefitFlag.STAGE_RECORD.bool(settings)) {
+      report.emit(records, config.rank(), policy.fused(), batch);
+    }
+    return report.metrics();
   }
 
-  private void runCopies(List<ViewCopy> copies, boolean batched, Prepared p) {
-    if (batched) {
-      Reslicer.runBatched(copies, p.workers, p.threads);
-    } else {
-      Reslicer.runSequential(copies);
+  /**
+   * The work that depends only on one peer's reads: each staged shard (verify, then copy) and each
+   * whole-shard digest check. The digest provider is resolved only when something is digested.
+   */
+  private Map<String, List<Runnable>> perPeerWork(BufferSet set, AtomicInteger verified) {
+    Map<String, List<Runnable>> work = new LinkedHashMap<>();
+    boolean digesting = config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
+    for (StagedWork w : set.local.staged()) {
+      digesting |= w.verifies();
     }
+    DigestProvider dp = digesting ? digestProvider() : null;
+    for (StagedWork w : set.local.staged()) {
+      work.computeIfAbsent(w.session(), k -> new ArrayList<>()).add(() -> {
+        w.run(dp);
+        if (w.verifies()) {
+          verified.incrementAndGet();
+        }
+      });
+    }
+    if (config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0) {
+      set.verifier.tasksBySession(dp, verified).forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>())
+          .addAll(l));
+    }
+    return work;
   }
 
   private DigestProvider digestProvider() {
@@ -322,59 +349,14 @@ public final class Receiver implements AutoCloseable {
     return digestProvider;
   }
 
-  private Map<String, Object> report(long step, TransferPlan plan, Descriptors d, ShardVerifier.Outcome outcome,
-      Map<String, Double> stages, boolean fused, boolean batch) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("step", step);
-    m.put("bytes_received", d.bytes);
-    m.put("segments", d.segments);
-    m.put("converts", (long) plan.converts().size());
-    m.put("full_pull_sources", (long) plan.fullPulls().size());
-    m.put("exact_descriptors", plan.exactDescriptorCount());
-    m.put("descriptor_savings", plan.descriptorSavings());
-    m.put("extra_wire_bytes", plan.extraWireBytes());
-    m.put("unbounded_sources", (long) plan.unboundedSources().size());
-    m.put("fallback", (long) plan.fallback().size());
-    m.put("verified_shards", (long) outcome.verified());
-    m.put("unverifiable_shards", (long) outcome.unverifiable());
-    double accounted = 0;
-    for (Map.Entry<String, Double> e : stages.entrySet()) {
-      m.put(e.getKey(), Rounding.round(e.getValue(), 6));
-      if (e.getKey().endsWith("_s")) {
-        accounted += e.getValue();
-      }
-    }
-    if (RefitFlag.STAGE_RECORD.bool(settings)) {
-      Map<String, Object> r = new LinkedHashMap<>();
-      r.put("schema", STAGE_SCHEMA);
-      r.put("rank", config.rank());
-      r.put("step", step);
-      r.put("bytes", d.bytes);
-      r.put("segments", d.segments);
-      r.put("accounted_s", Rounding.round(accounted, 6));
-      r.put("extra_wire_bytes", plan.extraWireBytes());
-      r.put("descriptor_savings", plan.descriptorSavings());
-      r.put("exact_descriptors", plan.exactDescriptorCount());
-      r.put("full_pull_sources", plan.fullPulls().size());
-      r.put("unbounded_sources", plan.unboundedSources().size());
-      r.put("converts", plan.converts().size());
-      r.put("fallback", plan.fallback().size());
-      r.put("fused_wire", fused);
-      r.put("batch_install", batch);
-      for (Map.Entry<String, Double> e : stages.entrySet()) {
-        r.put(e.getKey(), Rounding.round(e.getValue(), 6));
-      }
-      records.emit(RefitRecords.Level.WARNING, STAGE_TAG, r);
-    }
-    return Collections.unmodifiableMap(m);
-  }
-
   // ---------------------------------------------------------------- prepare
 
   private Prepared doPrepare() {
     Map<String, Double> stages = new LinkedHashMap<>();
     long t = System.nanoTime();
     DiscoveredSources found = discovery.discover(config.timeout());
+    SourceChecks.requireTiled(found.sources());
+    sourceStep = found.step();
     stages.put("prepare_discover_s", seconds(t));
 
     t = System.nanoTime();
@@ -393,30 +375,37 @@ public final class Receiver implements AutoCloseable {
       }
       builder = strictPlanner;
     }
-    TransferPlan plan = builder.plan(capture.result(), found.sources(), maxSegments);
+    TransferPlan plan;
+    if (builder == planner && planner instanceof ReshardPlanner rp && config.bounding() == BoundingMode.SHARD) {
+      // Shard bounding: a cost model (with this transport's declared costs) picks exact, staged or full pull.
+      plan = rp.plan(capture.result(), found.sources(),
+          PlanOptions.forTransport(BoundingMode.SHARD, settings, transport).withMaxSegmentsPerCopy(maxSegments));
+    } else {
+      plan = builder.plan(capture.result(), found.sources(), maxSegments);
+    }
     stages.put("prepare_plan_s", seconds(t));
 
     Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);
     coverage.emit(records);
     coverage.gate(settings);
-    rejectFallback(plan, capture);
+    PlanGates.rejectFallback(plan, capture);
     if (config.verify() == VerifyMode.STRICT) {
-      requireComplete(capture, coverage);
+      PlanGates.requireComplete(capture, coverage);
     }
+    t = System.nanoTime();
+    ElementCoverage.check(capture, found.sources(), plan);
+    stages.put("prepare_coverage_s", seconds(t));
+
+    ShardStaging.Result staging = ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
+    PlanGates.requireStagedDigests(config.verify(), staging);
     List<String> allParams = new ArrayList<>(new TreeSet<>(capture.result().copies().stream()
         .map(RecordedCopy::paramName).toList()));
-    for (String param : allParams) {
-      if (!capture.paramLayout().containsKey(param)) {
-        throw new IllegalArgumentException("copies write parameter '" + param
-            + "' but the geometry source's parameter layout has no entry for it");
-      }
-    }
 
     t = System.nanoTime();
-    connectPeers(plan, found);
+    PlanGates.connectPeers(transport, plan, found.peerMetadata());
     stages.put("prepare_handshake_s", seconds(t));
 
-    Prepared p = new Prepared(found, capture, plan, coverage, stages);
+    Prepared p = new Prepared(found, capture, plan, staging, coverage, stages);
     try {
       allocate(p, allParams);
     } catch (RuntimeException e) {
@@ -428,104 +417,39 @@ public final class Receiver implements AutoCloseable {
       throw e;
     }
     LOG.info(String.format(Locale.ROOT,
-        "rank %d prepared: %d descriptor(s) (%d exact before bounding), %d full-pull source(s), %d convert(s),"
-            + " %.1f MB per pull, %d descriptor(s) saved, %.1f MB extra wire, %d unbounded, %d fallback;"
-            + " %d shard check(s), %d unverifiable, %s wire, %.1f MB native",
-        config.rank(), plan.descriptorCount(), plan.exactDescriptorCount(), plan.fullPulls().size(),
-        plan.converts().size(), plan.bytesPlanned() / 1e6, plan.descriptorSavings(), plan.extraWireBytes() / 1e6,
-        plan.unboundedSources().size(), plan.fallback().size(), p.sets.get(0).verifier.checkCount(),
-        p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(), p.buffers.bytes() / 1e6));
+        "rank %d prepared: %d descriptor(s) (%d exact before bounding), sources %d exact / %d shard-staged"
+            + " (%d shard(s), %d staged here for verification) / %d full-pulled, %d convert(s), %.1f MB per pull,"
+            + " %.1f MB extra wire, %d unbounded, %d fallback; verify %s: %d shard check(s), %d unverifiable,"
+            + " %s wire, %.1f MB native",
+        config.rank(), p.sets.get(0).descriptorCount, plan.exactDescriptorCount(), p.sourcesExact, p.sourcesStaged,
+        staging.staged().size(), staging.restaged(), p.sourcesFull, plan.converts().size(),
+        p.sets.get(0).bytes / 1e6, Math.max(0, p.sets.get(0).bytes - plan.exactBytes()) / 1e6,
+        plan.unboundedSources().size(), plan.fallback().size(), config.verify().label(),
+        p.sets.get(0).verifier.checkCount(), p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(),
+        p.buffers.bytes() / 1e6));
     return p;
-  }
-
-  private void rejectFallback(TransferPlan plan, Capture capture) {
-    if (plan.fallback().isEmpty()) {
-      return;
-    }
-    Map<String, String> reasons = new LinkedHashMap<>();
-    for (String name : plan.fallback()) {
-      String r = plan.fallbackReasons().get(name);
-      if (r == null) {
-        r = capture.result().unsupportedReasons().get(name);
-      }
-      if (r != null) {
-        reasons.put(name, r);
-      }
-    }
-    Set<String> fallback = new LinkedHashSet<>(plan.fallback());
-    Set<String> params = new TreeSet<>();
-    for (RecordedCopy c : capture.result().copies()) {
-      if (fallback.contains(c.srcName())) {
-        params.add(c.paramName());
-      }
-    }
-    List<String> names = plan.fallback().subList(0, Math.min(10, plan.fallback().size()));
-    throw new UnsupportedReshardException(null, plan.fallback().size() + " source(s) " + names
-        + " cannot be planned and would need the unimplemented fallback path; refusing to serve stale weights."
-        + " Causes: " + describeCauses(reasons) + ". Params: "
-        + new ArrayList<>(params).subList(0, Math.min(10, params.size())));
-  }
-
-  private static String describeCauses(Map<String, String> reasons) {
-    List<UnsupportedCause> causes = ReshardPlanner.summarizeUnsupported(reasons, 3);
-    if (causes.isEmpty()) {
-      return ReshardPlanner.CAUSE_NOT_RECORDED;
-    }
-    StringBuilder sb = new StringBuilder();
-    for (UnsupportedCause c : causes) {
-      sb.append(sb.isEmpty() ? "" : "; ").append(c);
-    }
-    return sb.toString();
-  }
-
-  /** Strict staged verification also requires every parameter written and every copy attributed. */
-  private static void requireComplete(Capture capture, Coverage coverage) {
-    if (capture.result().unattributed() > 0) {
-      throw new IncompleteRefitException(capture.result().unattributed()
-          + " captured copy/copies wrote no known parameter (unattributed); strict verification refuses an"
-          + " incomplete refit", List.of());
-    }
-    if (!coverage.missing().isEmpty()) {
-      List<String> sample = coverage.missing().subList(0, Math.min(5, coverage.missing().size()));
-      throw new IncompleteRefitException(coverage.missing().size() + " parameter(s) would never be written, e.g. "
-          + sample + "; strict verification refuses an incomplete refit", sample);
-    }
-  }
-
-  private void connectPeers(TransferPlan plan, DiscoveredSources found) {
-    List<String> missing = new ArrayList<>();
-    for (String session : plan.sessions()) {
-      if (transport.isConnected(session)) {
-        continue;
-      }
-      byte[] meta = found.peerMetadata().get(session);
-      if (meta == null) {
-        missing.add(session);
-      } else {
-        transport.connect(session, meta);
-      }
-    }
-    if (!missing.isEmpty()) {
-      throw new TransportException(missing.get(0), "the plan reads from " + missing.size()
-          + " session(s) with no peer metadata to connect: " + missing.subList(0, Math.min(10, missing.size())));
-    }
   }
 
   private void allocate(Prepared p, List<String> allParams) {
     long t = System.nanoTime();
     Map<String, ParamSpec> layout = p.capture.paramLayout();
+    TransferPlan wirePlan = p.staging.wirePlan();
     Map<String, Long> paramSizes = new LinkedHashMap<>();
     for (String param : allParams) {
       paramSizes.put(param, layout.get(param).byteSize());
     }
     Map<String, Long> fullSizes = new LinkedHashMap<>();
-    for (FullPullSource f : p.plan.fullPulls()) {
+    for (FullPullSource f : wirePlan.fullPulls()) {
       fullSizes.put(f.srcName(), f.globalShape().byteSize(f.elsize()));
     }
     Map<Integer, Long> convertSizes = new LinkedHashMap<>();
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      ConvertSource c = p.plan.converts().get(i);
+    for (int i = 0; i < wirePlan.converts().size(); i++) {
+      ConvertSource c = wirePlan.converts().get(i);
       convertSizes.put(i, c.destShape().byteSize(c.srcDtype().elementSize()));
+    }
+    Map<String, Long> shardSizes = new LinkedHashMap<>();
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      shardSizes.put(s.key(), s.shard().byteSize());
     }
     int setCount = config.doubleBuffer() ? 2 : 1;
     List<Map<String, MemorySegment>> receive = new ArrayList<>();
@@ -534,6 +458,7 @@ public final class Receiver implements AutoCloseable {
     }
     p.fullStaging = p.buffers.carve(fullSizes);
     p.convertStaging = p.buffers.carve(convertSizes);
+    p.shardStaging = p.buffers.carve(shardSizes);
     p.stages().put("prepare_alloc_s", seconds(t));
 
     t = System.nanoTime();
@@ -550,16 +475,26 @@ public final class Receiver implements AutoCloseable {
         used.add(c.srcName());
       }
     }
+    Set<String> staged = new LinkedHashSet<>();
+    p.staging.staged().forEach(s -> staged.add(s.source()));
+    Set<String> full = new LinkedHashSet<>();
+    wirePlan.fullPulls().forEach(f -> full.add(f.srcName()));
+    p.sourcesStaged = staged.size();
+    p.sourcesFull = full.size();
+    used.stream().filter(s -> !staged.contains(s) && !full.contains(s)).forEach(s -> p.sourcesExact++);
+
+    List<ConvertMatch.Target> targets = ConvertMatch.match(p.capture, p.found.sources(), p.plan);
+    VerifyMode mode = config.verify();
     for (Map<String, MemorySegment> params : receive) {
       validateDestinations(p, params);
       BufferSet set = new BufferSet(params);
-      set.reslice = compileReslice(p, params);
-      set.resliceDisjoint = Reslicer.destinationsDisjoint(set.reslice);
-      set.converts = compileConverts(p, params);
-      set.convertsDisjoint = Reslicer.destinationsDisjoint(set.converts);
+      set.local = LocalCopies.compile(p.staging, targets, layout,
+          new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
+          s -> mode != VerifyMode.OFF && s.shard().digest() != null);
       Descriptors d = buildDescriptors(p, set, true);
-      set.verifier = ShardVerifier.plan(config.verify(), p.found.sources(), used, d.groups.exactAndAux(),
-          p.buffers::resolve, p.threads);
+      set.descriptorCount = d.segments();
+      set.bytes = d.bytes();
+      set.verifier = ShardVerifier.plan(mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads);
       p.sets.add(set);
     }
   }
@@ -573,70 +508,9 @@ public final class Receiver implements AutoCloseable {
     };
   }
 
-  private List<ViewCopy> compileReslice(Prepared p, Map<String, MemorySegment> params) {
-    List<ViewCopy> copies = new ArrayList<>();
-    for (FullPullSource f : p.plan.fullPulls()) {
-      MemorySegment staging = p.fullStaging.get(f.srcName());
-      for (RecordedCopy c : f.copies()) {
-        DType to = destinationType(p, c.paramName(), c.destDtype());
-        copies.add(ViewCopy.compile("full pull '" + f.srcName() + "' " + c.opChain() + " -> param '"
-                + c.paramName() + "'", staging, f.dtype(), AsStrided.replay(f.globalShape(), c.opChain(), f.srcName()),
-            params.get(c.paramName()), to, AsStrided.destinationOf(c)));
-      }
-    }
-    return copies;
-  }
-
-  /**
-   * One cast per convert source, from its staging (contiguous, wire dtype) into the destination view of
-   * the copy it was planned from: converts are planned in capture order, one per copy whose source dtype
-   * differs from its destination dtype, so the k-th convert of a parameter matches its k-th such copy.
-   */
-  private List<ViewCopy> compileConverts(Prepared p, Map<String, MemorySegment> params) {
-    Map<String, Deque<RecordedCopy>> pending = new HashMap<>();
-    for (RecordedCopy c : p.capture.result().copies()) {
-      SourceInfo s = p.found.sources().get(c.srcName());
-      if (s != null && s.dtype() != c.destDtype()) {
-        pending.computeIfAbsent(c.paramName(), k -> new ArrayDeque<>()).add(c);
-      }
-    }
-    List<ViewCopy> copies = new ArrayList<>();
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      ConvertSource cs = p.plan.converts().get(i);
-      Deque<RecordedCopy> q = pending.get(cs.paramName());
-      RecordedCopy c = q == null ? null : q.poll();
-      ParamSpec spec = p.capture.paramLayout().get(cs.paramName());
-      AsStrided dst;
-      DType to;
-      if (c != null && c.destShape().equals(cs.destShape())) {
-        dst = AsStrided.destinationOf(c);
-        to = destinationType(p, cs.paramName(), c.destDtype());
-      } else if (spec != null && spec.shape().numel() == cs.destShape().numel()) {
-        dst = AsStrided.contiguous(cs.destShape());
-        to = spec.dtype();
-      } else {
-        throw new IllegalArgumentException("convert into parameter '" + cs.paramName() + "' of shape "
-            + cs.destShape() + " matches no captured copy and does not cover the whole parameter");
-      }
-      copies.add(ViewCopy.compile("convert '" + cs.paramName() + "' " + cs.srcDtype() + " -> " + to,
-          p.convertStaging.get(i), cs.srcDtype(), AsStrided.contiguous(cs.destShape()), params.get(cs.paramName()),
-          to, dst));
-    }
-    return copies;
-  }
-
-  private static DType destinationType(Prepared p, String param, DType copyType) {
-    ParamSpec spec = p.capture.paramLayout().get(param);
-    if (spec.dtype() != copyType) {
-      throw new IllegalArgumentException("a copy writes parameter '" + param + "' as " + copyType
-          + " but the parameter layout says " + spec.dtype());
-    }
-    return copyType;
-  }
-
-  /** Builds every read of one refit into the given buffer set (destinations were validated at prepare). */
+  /** The descriptor stage: every read of one refit into the given buffer set (destinations validated at prepare). */
   private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
-    TransferPlan plan = p.plan;
+    TransferPlan plan = p.staging.wirePlan();
     List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
     List<ReadDescriptor> full = new ArrayList<>();
     for (FullPullSource f : plan.fullPulls()) {
@@ -647,24 +521,42 @@ public final class Receiver implements AutoCloseable {
       long base = p.convertStaging.get(i).address();
       convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
     }
-    return new Descriptors(fused, new Groups(new WireGroups(exact, full, convert)),
-        exact.size() + full.size() + convert.size(), plan.bytesPlanned());
+    List<ReadDescriptor> verifiable = new ArrayList<>(exact);
+    verifiable.addAll(full);
+    verifiable.addAll(convert);
+    long bytes = 0;
+    for (ReadDescriptor r : verifiable) {
+      bytes += r.nbytes();
+    }
+    List<ReadDescriptor> fullAndStaged = new ArrayList<>(full);
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      PullSegment seg = s.segment();
+      fullAndStaged.add(new ReadDescriptor(seg.session(), seg.srcAddr(), p.shardStaging.get(s.key()).address()
+          + seg.dstByte(), seg.nbytes()));
+      bytes += seg.nbytes();
+    }
+    return new Descriptors(fused, new WireGroups(exact, fullAndStaged, convert), verifiable,
+        exact.size() + fullAndStaged.size() + convert.size(), bytes);
   }
 
   /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
   private static void validateDestinations(Prepared p, Map<String, MemorySegment> params) {
-    for (PullSegment s : p.plan.segments()) {
+    TransferPlan plan = p.staging.wirePlan();
+    for (PullSegment s : plan.segments()) {
       requireInside(s, params.get(s.paramName()), "parameter");
     }
-    for (FullPullSource f : p.plan.fullPulls()) {
+    for (FullPullSource f : plan.fullPulls()) {
       for (PullSegment s : f.segments()) {
         requireInside(s, p.fullStaging.get(f.srcName()), "full-pull staging of");
       }
     }
-    for (int i = 0; i < p.plan.converts().size(); i++) {
-      for (PullSegment s : p.plan.converts().get(i).segments()) {
+    for (int i = 0; i < plan.converts().size(); i++) {
+      for (PullSegment s : plan.converts().get(i).segments()) {
         requireInside(s, p.convertStaging.get(i), "convert staging of");
       }
+    }
+    for (ShardStaging.Staged s : p.staging.staged()) {
+      requireInside(s.segment(), p.shardStaging.get(s.key()), "shard staging");
     }
   }
 
@@ -702,27 +594,14 @@ public final class Receiver implements AutoCloseable {
 
   // ---------------------------------------------------------------- state
 
-  /** The read groups of one refit, plus all of them for verification. */
-  private record Groups(WireGroups wire) {
-    List<ReadDescriptor> exactAndAux() {
-      List<ReadDescriptor> all = new ArrayList<>(wire.exact());
-      all.addAll(wire.full());
-      all.addAll(wire.convert());
-      return all;
-    }
-  }
-
-  private record Descriptors(boolean fused, Groups groups, long segments, long bytes) {}
-
   /** One set of receive buffers with everything compiled against it. */
   private static final class BufferSet {
     final Map<String, MemorySegment> params;
-    List<ViewCopy> reslice = List.of();
-    boolean resliceDisjoint;
-    List<ViewCopy> converts = List.of();
-    boolean convertsDisjoint;
+    LocalCopies local;
     ShardVerifier verifier;
     Descriptors cached;
+    long descriptorCount;
+    long bytes;
 
     BufferSet(Map<String, MemorySegment> params) {
       this.params = params;
@@ -734,20 +613,26 @@ public final class Receiver implements AutoCloseable {
     final DiscoveredSources found;
     final Capture capture;
     final TransferPlan plan;
+    final ShardStaging.Result staging;
     final Coverage coverage;
     final Map<String, Double> prepareStages;
     final NativeBuffers buffers = new NativeBuffers();
     Map<String, MemorySegment> fullStaging = Map.of();
     Map<Integer, MemorySegment> convertStaging = Map.of();
+    Map<String, MemorySegment> shardStaging = Map.of();
     final List<BufferSet> sets = new ArrayList<>();
     ExecutorService workers;
     int threads = 1;
+    int sourcesExact;
+    int sourcesStaged;
+    int sourcesFull;
 
-    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, Coverage coverage,
-        Map<String, Double> prepareStages) {
+    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, ShardStaging.Result staging,
+        Coverage coverage, Map<String, Double> prepareStages) {
       this.found = found;
       this.capture = capture;
       this.plan = plan;
+      this.staging = staging;
       this.coverage = coverage;
       this.prepareStages = prepareStages;
     }

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.util.Settings;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -21,9 +22,13 @@ import java.util.Objects;
  * @param doubleBuffer two sets of receive buffers used alternately, so that buffers handed to the
  *     installer are never written by the next refit (the installer may then keep them zero-copy)
  * @param threads workers for batched re-slice, casts and digests (0 = one per available core)
+ * @param bounding how the planner bounds descriptor-heavy sources: {@code shard} (default: shard staging
+ *     chosen by cost per source) or {@code modelexpress} (ModelExpress §3.6 exactly); when unset it follows
+ *     {@code MX_RESHARD_BOUNDING}
  */
 public record ReceiverConfig(
-    String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads) {
+    String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads,
+    BoundingMode bounding) {
 
   public static final String WIRE = "mx.receiver.wire";
   public static final String VERIFY = "mx.receiver.verify";
@@ -31,9 +36,11 @@ public record ReceiverConfig(
   public static final String TIMEOUT_SECONDS = "mx.receiver.timeout-seconds";
   public static final String DOUBLE_BUFFER = "mx.receiver.double-buffer";
   public static final String THREADS = "mx.receiver.threads";
+  public static final String BOUNDING = BoundingMode.PROPERTY;
 
   /** Every key, in documentation order. */
-  public static final List<String> KEYS = List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS);
+  public static final List<String> KEYS = List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS,
+      BOUNDING);
 
   public static final String FUSED = "fused";
   public static final String PHASED = "phased";
@@ -45,6 +52,7 @@ public record ReceiverConfig(
     Objects.requireNonNull(wire, WIRE);
     Objects.requireNonNull(verify, VERIFY);
     Objects.requireNonNull(timeout, TIMEOUT_SECONDS);
+    Objects.requireNonNull(bounding, BOUNDING);
     wire = wire.trim();
     if (wire.isEmpty()) {
       throw new IllegalArgumentException(WIRE + " is empty; use fused, phased or a WirePolicy class name");
@@ -63,9 +71,17 @@ public record ReceiverConfig(
     }
   }
 
-  /** Fused wire, whole-shard verification, rank 0, 1200 s timeout, single buffers, one worker per core. */
+  /** A configuration with the default (shard) bounding. */
+  public ReceiverConfig(String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads) {
+    this(wire, verify, rank, timeout, doubleBuffer, threads, BoundingMode.SHARD);
+  }
+
+  /**
+   * Fused wire, every installed byte verified, rank 0, 1200 s timeout, single buffers, one worker per core,
+   * shard bounding.
+   */
   public static ReceiverConfig defaults() {
-    return new ReceiverConfig(FUSED, VerifyMode.WHOLE_SHARDS, 0, DEFAULT_TIMEOUT, false, 0);
+    return new ReceiverConfig(FUSED, VerifyMode.ALL, 0, DEFAULT_TIMEOUT, false, 0, BoundingMode.SHARD);
   }
 
   /**
@@ -92,7 +108,9 @@ public record ReceiverConfig(
         properties.containsKey(RANK) ? parseInt(RANK, properties.get(RANK)) : d.rank,
         properties.containsKey(TIMEOUT_SECONDS) ? parseSeconds(properties.get(TIMEOUT_SECONDS)) : d.timeout,
         properties.containsKey(DOUBLE_BUFFER) ? parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER)) : d.doubleBuffer,
-        properties.containsKey(THREADS) ? parseInt(THREADS, properties.get(THREADS)) : d.threads);
+        properties.containsKey(THREADS) ? parseInt(THREADS, properties.get(THREADS)) : d.threads,
+        properties.containsKey(BOUNDING) ? parseBounding(properties.get(BOUNDING))
+            : BoundingMode.fromSettings(settings, d.bounding));
   }
 
   /** {@link #fromProperties} over the {@code mx.receiver.*} system properties visible to {@code settings}. */
@@ -117,31 +135,36 @@ public record ReceiverConfig(
         ? Long.toString(timeout.toSeconds()) : Double.toString(timeout.toMillis() / 1000.0));
     m.put(DOUBLE_BUFFER, Boolean.toString(doubleBuffer));
     m.put(THREADS, Integer.toString(threads));
+    m.put(BOUNDING, bounding.label());
     return m;
   }
 
   public ReceiverConfig withWire(String w) {
-    return new ReceiverConfig(w, verify, rank, timeout, doubleBuffer, threads);
+    return new ReceiverConfig(w, verify, rank, timeout, doubleBuffer, threads, bounding);
   }
 
   public ReceiverConfig withVerify(VerifyMode v) {
-    return new ReceiverConfig(wire, v, rank, timeout, doubleBuffer, threads);
+    return new ReceiverConfig(wire, v, rank, timeout, doubleBuffer, threads, bounding);
   }
 
   public ReceiverConfig withRank(int r) {
-    return new ReceiverConfig(wire, verify, r, timeout, doubleBuffer, threads);
+    return new ReceiverConfig(wire, verify, r, timeout, doubleBuffer, threads, bounding);
   }
 
   public ReceiverConfig withTimeout(Duration t) {
-    return new ReceiverConfig(wire, verify, rank, t, doubleBuffer, threads);
+    return new ReceiverConfig(wire, verify, rank, t, doubleBuffer, threads, bounding);
   }
 
   public ReceiverConfig withDoubleBuffer(boolean d) {
-    return new ReceiverConfig(wire, verify, rank, timeout, d, threads);
+    return new ReceiverConfig(wire, verify, rank, timeout, d, threads, bounding);
   }
 
   public ReceiverConfig withThreads(int t) {
-    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, t);
+    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, t, bounding);
+  }
+
+  public ReceiverConfig withBounding(BoundingMode b) {
+    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, threads, b);
   }
 
   /** Workers actually used: {@link #threads()} or, when 0, the available processors. */
@@ -154,6 +177,14 @@ public record ReceiverConfig(
       return Integer.parseInt(v.trim());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(key + "='" + v + "' is not an integer", e);
+    }
+  }
+
+  private static BoundingMode parseBounding(String v) {
+    try {
+      return BoundingMode.parse(v);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(BOUNDING + ": " + e.getMessage(), e);
     }
   }
 

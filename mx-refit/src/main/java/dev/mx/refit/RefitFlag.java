@@ -21,6 +21,8 @@ public enum RefitFlag {
   COVERAGE_FLOOR("MX_RESHARD_COVERAGE_FLOOR", "mx.reshard.coverage-floor", "0.995"),
   /** Emit the {@code refit-stage-v2} record after every refit. */
   STAGE_RECORD("MX_REFIT_STAGE_RECORD", "mx.refit.stage-record", "true"),
+  /** Overlap staged-shard verification and copies with the rest of the wire (fused policy, worker threads). */
+  PIPELINE("MX_REFIT_PIPELINE", "mx.refit.pipeline", "true"),
   /** Per-rank throughput ceiling in Gbps; 0 (default) turns the check off. */
   MAX_GBPS("MX_RESHARD_MAX_GBPS", "mx.reshard.max-gbps", "0");
 

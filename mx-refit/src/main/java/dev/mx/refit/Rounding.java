@@ -1,10 +1,10 @@
 package dev.mx.refit;
 
 /** Rounding of reported numbers to a fixed count of decimals, as the records specify. */
-final class Rounding {
+public final class Rounding {
   private Rounding() {}
 
-  static double round(double v, int decimals) {
+  public static double round(double v, int decimals) {
     if (!Double.isFinite(v)) {
       return v;
     }

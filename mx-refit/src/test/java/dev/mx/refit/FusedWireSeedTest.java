@@ -25,7 +25,7 @@ class FusedWireSeedTest {
 
   private static Run run(boolean fused, boolean allGroups) {
     try (Harness h = new Harness(allGroups);
-        Receiver receiver = h.builder(Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0")).build()) {
+        Receiver receiver = h.builder(Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0", "MX_REFIT_PIPELINE", "0")).build()) {
       return new Run(h.installer, h.cluster.receiver, receiver.updateWeights(1));
     }
   }

@@ -54,10 +54,11 @@ class RealPlannerTest {
       RecordedCopy copy = new RecordedCopy("w", List.of(OpSpec.narrow(1, 0, 2)), "p", 0, Shape.of(4, 2),
           new long[] {2, 1}, DType.F32);
       Capture capture = new Capture(CaptureResult.of(List.of(copy)), Map.of("p", new ParamSpec(Shape.of(4, 2), DType.F32)));
-      for (VerifyMode mode : new VerifyMode[] {VerifyMode.WHOLE_SHARDS, VerifyMode.STRICT}) {
+      for (VerifyMode mode : new VerifyMode[] {VerifyMode.WHOLE_SHARDS, VerifyMode.STRICT, VerifyMode.ALL}) {
         RecordingInstaller installer = new RecordingInstaller(null);
         try (Receiver r = Receiver.builder()
-            .config(ReceiverConfig.defaults().withVerify(mode))
+            // ModelExpress bounding keeps the tiny source exact, so whole-shards sees the partial reads.
+            .config(ReceiverConfig.defaults().withVerify(mode).withBounding(dev.mx.api.plan.BoundingMode.MODELEXPRESS))
             .settings(dev.mx.api.util.Settings.of(Map.of(), Map.of()))
             .transport(cluster.receiver)
             .discovery(SourceDiscovery.fixed(new DiscoveredSources(Map.of("w", w), cluster.peerMetadata())))
@@ -71,9 +72,14 @@ class RealPlannerTest {
             assertEquals(1L, m.get("full_pull_sources"), "strict pulls the partly read source whole");
             assertEquals(2L, m.get("verified_shards"));
             assertEquals(0L, m.get("unverifiable_shards"));
+          } else if (mode == VerifyMode.ALL) {
+            assertEquals(2L, m.get("staged_shards"), "the default stages both partly read shards whole");
+            assertEquals(2L, m.get("verified_shards"));
+            assertEquals(0L, m.get("unverified_bytes"));
           } else {
             assertEquals(0L, m.get("full_pull_sources"));
             assertEquals(4L, m.get("segments"));
+            assertEquals(32L, m.get("unverified_bytes"));
             assertEquals(0L, m.get("verified_shards"));
             assertEquals(2L, m.get("unverifiable_shards"));
           }

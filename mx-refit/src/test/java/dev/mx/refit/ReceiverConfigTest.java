@@ -17,11 +17,12 @@ class ReceiverConfigTest {
     ReceiverConfig d = ReceiverConfig.fromProperties(Map.of(), NONE);
     assertEquals(ReceiverConfig.defaults(), d);
     assertEquals("fused", d.wire());
-    assertEquals(VerifyMode.WHOLE_SHARDS, d.verify());
+    assertEquals(VerifyMode.ALL, d.verify());
     assertEquals(0, d.rank());
     assertEquals(Duration.ofSeconds(1200), d.timeout());
     assertEquals(false, d.doubleBuffer());
     assertEquals(0, d.threads());
+    assertEquals(dev.mx.api.plan.BoundingMode.SHARD, d.bounding());
     assertTrue(d.effectiveThreads() >= 1);
   }
 
@@ -33,9 +34,11 @@ class ReceiverConfigTest {
         "mx.receiver.rank", "7",
         "mx.receiver.timeout-seconds", "2.5",
         "mx.receiver.double-buffer", "true",
-        "mx.receiver.threads", "3");
+        "mx.receiver.threads", "3",
+        "mx.receiver.bounding", "modelexpress");
     ReceiverConfig c = ReceiverConfig.fromProperties(props, NONE);
-    assertEquals(new ReceiverConfig("phased", VerifyMode.STRICT, 7, Duration.ofMillis(2500), true, 3), c);
+    assertEquals(new ReceiverConfig("phased", VerifyMode.STRICT, 7, Duration.ofMillis(2500), true, 3,
+        dev.mx.api.plan.BoundingMode.MODELEXPRESS), c);
     assertEquals(c, ReceiverConfig.fromProperties(c.toProperties(), NONE));
     assertEquals(ReceiverConfig.KEYS.size(), c.toProperties().size());
   }
@@ -48,6 +51,15 @@ class ReceiverConfigTest {
         Settings.of(Map.of(), Map.of("MX_RESHARD_FUSED_WIRE", "0"))).wire());
     assertEquals("phased", ReceiverConfig.fromSettings(
         Settings.of(Map.of("mx.receiver.wire", "phased"), Map.of())).wire());
+  }
+
+  @Test
+  void boundingFollowsMxReshardBoundingWhenUnsetAndAMisspeltModeIsAnError() {
+    assertEquals(dev.mx.api.plan.BoundingMode.MODELEXPRESS, ReceiverConfig.fromProperties(Map.of(),
+        Settings.of(Map.of(), Map.of("MX_RESHARD_BOUNDING", "modelexpress"))).bounding());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ReceiverConfig.fromProperties(
+        Map.of("mx.receiver.bounding", "shards"), NONE));
+    assertTrue(e.getMessage().contains("mx.receiver.bounding") && e.getMessage().contains("shards"), e.getMessage());
   }
 
   @Test

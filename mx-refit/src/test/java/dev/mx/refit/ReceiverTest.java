@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import dev.mx.api.error.ImpossibleThroughputException;
+import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.UnsupportedReshardException;
 import dev.mx.api.plan.CaptureResult;
@@ -64,7 +65,7 @@ class ReceiverTest {
     AtomicReference<WirePolicy> policy = new AtomicReference<>(new FusedWire());
     AtomicInteger plans = new AtomicInteger();
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of()).wirePolicy(policy::get)
+        Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0")).wirePolicy(policy::get)
             .planner((c, s, max) -> {
               plans.incrementAndGet();
               return h.seed.plan;
@@ -89,7 +90,8 @@ class ReceiverTest {
 
   @Test
   void publisherUpdatesInPlaceReachTheNextStep() {
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).build()) {
+    try (Harness h = new Harness(); Receiver r = h.builder(Map.of())
+        .discovery(t -> h.seed.discovered(h.cluster)).rediscoverEachStep(true).build()) {
       r.updateWeights(1);
       h.seed.exactSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 3, -7f);
       h.seed.stridedSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 4, 42f); // row 1, column 0
@@ -103,25 +105,24 @@ class ReceiverTest {
   // ------------------------------------------------------------ batch install
 
   @Test
-  void overlappingFullPullCopiesRunInCapturedOrderAndBatchingOffGivesTheSameResult() {
-    for (String batch : new String[] {"1", "0"}) {
-      try (Harness h = new Harness()) {
-        // Two copies of the staged 4x4 source into one 4x2 parameter: columns 0-1, then columns 2-3 into the
-        // same place. The destinations overlap, so the second copy must win.
-        RecordedCopy first = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 0, 2)), "strided", 0,
-            Shape.of(4, 2), new long[] {2, 1}, DType.F32);
-        RecordedCopy second = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 2, 2)), "strided", 0,
-            Shape.of(4, 2), new long[] {2, 1}, DType.F32);
-        TransferPlan plan = withFullPullCopies(h.seed.plan, List.of(first, second));
-        Capture capture = new Capture(new CaptureResult(List.of(h.seed.capture.result().copies().get(0), first,
-            second, h.seed.capture.result().copies().get(2)), List.of(), 0, Map.of()), h.seed.capture.paramLayout());
-        try (Receiver r = h.builder(Map.of("MX_RESHARD_BATCH_INSTALL", batch))
-            .planner((c, s, m) -> plan).geometry(m -> capture).build()) {
-          Map<String, Object> metrics = r.updateWeights(1);
-          assertEquals(2.0, metrics.get("reslice_copies"));
-          assertArrayEquals(new float[] {102, 103, 106, 107, 110, 111, 114, 115}, h.installer.floats("strided"));
-          assertEquals(batch.equals("1"), h.records.tagged(Receiver.STAGE_TAG).get(0).record().get("batch_install"));
-        }
+  void overlappingCopiesFailTheElementCoverageGateBeforeAnyRead() {
+    try (Harness h = new Harness()) {
+      // Two copies of the staged 4x4 source into one 4x2 parameter: columns 0-1, then columns 2-3 into the
+      // same place. Every element of 'strided' would be written twice: the gate refuses the plan.
+      RecordedCopy first = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 0, 2)), "strided", 0,
+          Shape.of(4, 2), new long[] {2, 1}, DType.F32);
+      RecordedCopy second = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 2, 2)), "strided", 0,
+          Shape.of(4, 2), new long[] {2, 1}, DType.F32);
+      TransferPlan plan = withFullPullCopies(h.seed.plan, List.of(first, second));
+      Capture capture = new Capture(new CaptureResult(List.of(h.seed.capture.result().copies().get(0), first,
+          second, h.seed.capture.result().copies().get(2)), List.of(), 0, Map.of()), h.seed.capture.paramLayout());
+      try (Receiver r = h.builder(Map.of()).planner((c, s, m) -> plan).geometry(m -> capture).build()) {
+        IncompleteRefitException e = assertThrows(IncompleteRefitException.class, () -> r.updateWeights(1));
+        assertTrue(e.getMessage().contains("param strided") && e.getMessage().contains("written 2 times"),
+            e.getMessage());
+        assertEquals(List.of("strided"), e.missing());
+        assertTrue(h.cluster.receiver.batchSizes.isEmpty(), "nothing was read");
+        assertTrue(h.installer.order.isEmpty(), "nothing was installed");
       }
     }
   }
@@ -141,6 +142,26 @@ class ReceiverTest {
     return new TransferPlan(p.segments(), p.fallback(), p.converts(),
         List.of(new dev.mx.api.plan.FullPullSource(f.srcName(), f.globalShape(), f.dtype(), f.elsize(), f.segments(),
             copies)), p.unboundedSources(), p.exactDescriptorCount(), p.exactBytes(), p.fallbackReasons());
+  }
+
+  @Test
+  void thePipelinedWireReadsOnePeerAtATimeAndVerifiesEachAsItLands() {
+    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withThreads(2))
+        .build()) {
+      Map<String, Object> m = r.updateWeights(1);
+      // Three peers (s0 exact, s1 full pull, s2 convert), one batch each, their digests overlapping the rest.
+      assertEquals(List.of(1, 1, 1), h.cluster.receiver.batchSizes);
+      assertEquals(3L, m.get("verified_shards"));
+      assertTrue(m.containsKey("pipeline_drain_s"), m.toString());
+      assertArrayEquals(TestCluster.arange(0, 8), h.installer.floats("exact"));
+      assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
+    }
+    try (Harness h = new Harness(); Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0"))
+        .config(ReceiverConfig.defaults().withThreads(2)).build()) {
+      Map<String, Object> m = r.updateWeights(1);
+      assertEquals(List.of(3), h.cluster.receiver.batchSizes, "switched off: one fused batch, work after it");
+      assertTrue(m.containsKey("verify_s"), m.toString());
+    }
   }
 
   // ------------------------------------------------------------ ceiling and atomicity
@@ -181,7 +202,9 @@ class ReceiverTest {
         calls.add("install " + step);
         live.install(step, buffers);
       };
-      try (Receiver r = h.builder(Map.of()).installer(both).build()) {
+      // Publishers change bytes in place and republish digests: discovery reads them fresh every step.
+      try (Receiver r = h.builder(Map.of()).installer(both).discovery(t -> h.seed.discovered(h.cluster))
+          .rediscoverEachStep(true).build()) {
         r.updateWeights(1);
         byte[] before = live.parameter("exact").toArray(ValueLayout.JAVA_BYTE);
         h.seed.exactSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 0, 99f);
@@ -201,7 +224,8 @@ class ReceiverTest {
   @Test
   void doubleBufferingNeverWritesTheBuffersLastInstalled() {
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withDoubleBuffer(true)).build()) {
+        Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withDoubleBuffer(true))
+            .discovery(t -> h.seed.discovered(h.cluster)).rediscoverEachStep(true).build()) {
       r.updateWeights(1);
       MemorySegment firstExact = h.installer.handed.get(0).get("exact");
       byte[] firstBytes = firstExact.toArray(ValueLayout.JAVA_BYTE);
@@ -234,24 +258,24 @@ class ReceiverTest {
       }
       for (String k : List.of("step", "bytes_received", "segments", "converts", "full_pull_sources", "exact_descriptors",
           "descriptor_savings", "extra_wire_bytes", "unbounded_sources", "fallback", "verified_shards",
-          "unverifiable_shards", "descriptor_build_s", "wire_fused_s", "reslice_s", "reslice_copies", "convert_s",
-          "verify_s", "install_s")) {
+          "unverifiable_shards", "unverified_bytes", "staged_shards", "sources_exact", "sources_staged", "sources_full_pull", "verify", "descriptor_build_s", "wire_fused_s", "reslice_s", "reslice_copies", "convert_s",
+          "install_s")) {
         assertTrue(warm.containsKey(k), k);
       }
       var records = h.records.tagged(Receiver.STAGE_TAG);
       assertEquals(2, records.size(), "one record per refit");
       Map<String, Object> rec = records.get(1).record();
-      assertEquals(RefitRecords.Level.WARNING, records.get(1).level());
-      assertEquals("refit-stage-v2", rec.get("schema"));
+      assertEquals(RefitRecords.Level.INFO, records.get(1).level(), "a successful step is no problem: INFO");
+      assertEquals("refit-stage-v3", rec.get("schema"));
       assertEquals(2, rec.get("rank"));
       assertEquals(2L, rec.get("step"));
       assertEquals(104L, rec.get("bytes"));
       assertEquals(3L, rec.get("segments"));
       assertEquals(true, rec.get("fused_wire"));
       assertEquals(1L, rec.get("exact_descriptors"));
-      assertEquals(1, rec.get("full_pull_sources"));
-      assertEquals(1, rec.get("converts"));
-      assertEquals(0, rec.get("fallback"));
+      assertEquals(1L, rec.get("full_pull_sources"));
+      assertEquals(1L, rec.get("converts"));
+      assertEquals(0L, rec.get("fallback"));
       assertFalse(rec.containsKey("wire_exact_s"), "a phase that did not run is absent");
       double sum = 0;
       for (var e : rec.entrySet()) {

@@ -36,6 +36,11 @@ public final class ReceiverTestAccess {
     return h.harness.seed.withDigests();
   }
 
+  /** The seed's sources as a publisher without digests publishes them. */
+  public static DiscoveredSources withoutDigests(Handle h) {
+    return h.harness.seed.discoveredWithoutDigests(h.harness.cluster);
+  }
+
   public static Map<String, byte[]> peers(Handle h) {
     return h.harness.cluster.peerMetadata();
   }

@@ -13,9 +13,11 @@ import java.util.Objects;
  *     writes as {@code agent_meta_b64} and the others in an optional key
  * @param tensors the published tensors
  * @param publisherStep the training step the table describes, or null when unknown (0 is a real step)
+ * @param topology the trainer topology the publisher declares, or null (ModelExpress tables carry none)
  */
 public record ShardTable(
-    String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep) {
+    String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep,
+    PublisherTopology topology) {
 
   /** The schema string of the JSON encoding. */
   public static final String SCHEMA = "mx.reshard.shard_table.v1";
@@ -25,6 +27,17 @@ public record ShardTable(
     metadataEndpoint = metadataEndpoint == null ? "" : metadataEndpoint;
     agentMetadata = agentMetadata == null ? new byte[0] : agentMetadata.clone();
     tensors = List.copyOf(tensors);
+  }
+
+  /** A table that declares no topology. */
+  public ShardTable(
+      String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep) {
+    this(agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, null);
+  }
+
+  /** The same table declaring {@code t}. */
+  public ShardTable withTopology(PublisherTopology t) {
+    return new ShardTable(agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, t);
   }
 
   @Override

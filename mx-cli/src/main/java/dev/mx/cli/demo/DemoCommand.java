@@ -38,7 +38,7 @@ import picocli.CommandLine.Option;
       "",
       "Default: Llama-3.2-1B, Megatron trainer TP=4 -> vLLM inference TP=2, 3 steps, transport auto (shm on "
           + "Linux, else ucx when available, else mem with every rank in this process), file: metadata in a temporary folder, "
-          + "verification whole-shards.",
+          + "every installed byte verified (--verify all).",
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
           + "or peer (the installed weights stay at the previous step); 2 on bad usage.",
@@ -57,7 +57,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   @Option(names = "--dump", description = "After the last step write receiver-<rank>.safetensors and run.json here.")
   Path dump;
 
-  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or stall-publisher.")
+  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or"
+      + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
   String fault;
 
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
@@ -116,8 +117,17 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       for (int r = 0; r < base.trainerWorldSize(); r++) {
         trainers.add(launch(plan, base.withRole("trainer", r), tmp));
       }
+      WorkerSpec receiverBase = base;
+      if ("trainer-topology".equals(fault)) {
+        // The receivers expect another trainer job than the one publishing: discovery must refuse it at once.
+        Map<String, Integer> other = new LinkedHashMap<>(base.trainer());
+        other.put("tp", other.getOrDefault("tp", 1) == 1 ? 2 : other.getOrDefault("tp", 1) / 2);
+        other.remove("fsdp");
+        receiverBase = base.withTrainer(other);
+        progress.note("fault 'trainer-topology': receivers expect trainer " + other + ", trainers run " + base.trainer());
+      }
       for (int r = 0; r < plan.receivers; r++) {
-        receivers.add(launch(plan, base.withRole("receiver", r), tmp));
+        receivers.add(launch(plan, receiverBase.withRole("receiver", r), tmp));
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
       for (int s = 0; s < steps; s++) {
@@ -128,7 +138,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           progress.step(s, steps, "receivers discover, plan and register");
           onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
         }
-        if (last && fault != null) {
+        if (last && fault != null && !fault.equals("trainer-topology")) {
           injectFault(trainers.get(0), callTimeout);
           progress.note("fault '" + fault + "' injected into " + trainers.get(0).name());
         }
@@ -195,12 +205,13 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     if (!List.of("fused", "phased").contains(wire)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
     }
-    if (!List.of("strict", "whole-shards", "off").contains(verify)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be strict, whole-shards or off, got '" + verify + "'");
+    if (!List.of("all", "strict", "whole-shards", "off").contains(verify)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be all, strict, whole-shards or off, got '"
+          + verify + "'");
     }
-    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher").contains(fault)) {
+    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology").contains(fault)) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--fault must be corrupt, kill-publisher or stall-publisher, got '" + fault + "'");
+          "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '" + fault + "'");
     }
     if (!(timeoutSeconds > 0)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
@@ -237,6 +248,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       run.put("inference_dtype", inferenceDtype);
       run.put("transport", transport);
       run.put("wire", wire);
+      run.put("verify", verify);
       return run;
     }
   }
@@ -272,7 +284,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         threads = true;
       }
     }
-    if (fault != null && threads && !fault.equals("corrupt")) {
+    if (fault != null && threads && !fault.equals("corrupt") && !fault.equals("trainer-topology")) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--fault " + fault + " needs ranks in separate processes (a transport other than mem, without --in-process)");
     }
@@ -456,6 +468,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
       row.put("verified_shards", num(m.get("verified_shards")).longValue());
       row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
+      row.put("unverified_bytes", num(m.get("unverified_bytes")).longValue());
+      row.put("sources_exact", num(m.get("sources_exact")).longValue());
+      row.put("sources_staged", num(m.get("sources_staged")).longValue());
+      row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
+      row.put("staged_shards", num(m.get("staged_shards")).longValue());
       row.put("coverage", num(m.get("coverage")).doubleValue());
       steps.add(row);
     }
@@ -473,7 +490,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       doc.put("run", r);
       doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
       doc.put("steps", steps);
+      // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest covered.
+      doc.put("unverified_bytes", unverifiedBytes());
       return doc;
+    }
+
+    /** Installed bytes no digest covered, over every step and rank (0 unless verification was opted out). */
+    long unverifiedBytes() {
+      long n = 0;
+      for (Map<String, Object> s : steps) {
+        n += ((Number) s.getOrDefault("unverified_bytes", 0L)).longValue();
+      }
+      return n;
     }
 
     void printTables(PrintWriter out) {
@@ -484,14 +512,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
       }
       Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
-          "VS COPY", "E2E S", "VERIFIED", "UNVERIFIABLE", "COVERAGE");
+          "VS COPY", "E2E S", "SOURCES X/S/F", "VERIFIED", "UNVERIFIED B", "COVERAGE");
       long totalBytes = 0;
       double totalWire = 0;
       double totalE2e = 0;
       for (Map<String, Object> s : steps) {
         t.row(s.get("step"), s.get("rank"), s.get("bytes"), s.get("descriptors"), s.get("full_pulls"), s.get("converts"),
             f("%.4f", s.get("wire_s")), f("%.2f", s.get("gbps")), f("%.3f", s.get("ratio_to_copy")),
-            f("%.4f", s.get("e2e_s")), s.get("verified_shards"), s.get("unverifiable_shards"),
+            f("%.4f", s.get("e2e_s")), s.get("sources_exact") + "/" + s.get("sources_staged") + "/"
+                + s.get("sources_full_pull"), s.get("verified_shards"), s.get("unverified_bytes"),
             f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
         totalBytes += ((Number) s.get("bytes")).longValue();
         totalWire += ((Number) s.get("wire_s")).doubleValue();
@@ -504,7 +533,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
             "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
             totalBytes, steps.size(), totalWire, gbps, baselineGbps > 0 ? gbps / baselineGbps : 0, totalE2e));
       }
-      out.println(ok ? "result: ok, last installed step " + lastStep : "result: FAILED: " + error
+      long unverified = unverifiedBytes();
+      String verified = unverified == 0 ? ", every installed byte verified"
+          : ", " + unverified + " installed byte(s) NOT verified (--verify " + run.get("verify") + ")";
+      out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
+      out.println(ok ? "result: ok, last installed step " + lastStep + verified : "result: FAILED: " + error
           + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
       out.flush();
     }

@@ -64,7 +64,10 @@ final class InferenceWorker implements Worker {
             .withVerify(VerifyMode.parse(spec.verify()))
             .withRank(spec.rank())
             .withTimeout(Workers.seconds(spec.timeoutSeconds()))
-            .withDoubleBuffer(true))
+            .withDoubleBuffer(true)
+            // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says modelexpress
+            .withBounding(dev.mx.api.plan.BoundingMode.fromSettings(dev.mx.api.util.Settings.system(),
+                dev.mx.api.plan.BoundingMode.SHARD)))
         .transport(transport)
         .discovery(this::discover)
         .geometry(geometry)
@@ -83,10 +86,12 @@ final class InferenceWorker implements Worker {
   /** Exactly the expected number of READY trainer tables, merged; a publisher that went quiet is named. */
   private DiscoveredSources discover(Duration timeout) {
     Duration freshness = Workers.seconds(spec.heartbeatSeconds() * 3);
-    List<ShardTable> tables;
+    Discovery.Consistent job;
     try {
-      tables = Discovery.on(store).withFreshness(freshness).withPollInterval(Duration.ofMillis(100))
-          .await(spec.identity(), spec.trainerWorldSize(), timeout);
+      // One consistent job: the publishers' declared topology must be ours, ranks 0..N-1 once, one step.
+      job = Discovery.on(store).withFreshness(freshness).withPollInterval(Duration.ofMillis(100))
+          .awaitConsistent(spec.identity(), new Discovery.Expectation(spec.trainerWorldSize(),
+              Workers.trainerTopology(spec).toString()), timeout);
     } catch (DiscoveryTimeoutException e) {
       Set<String> ready = new LinkedHashSet<>();
       for (SourceRecord r : store.listReady(spec.identity(), freshness)) {
@@ -100,13 +105,14 @@ final class InferenceWorker implements Worker {
       }
       throw e;
     }
+    List<ShardTable> tables = job.tables();
     MergedSources merged = ReplicaMerge.merge(tables);
     Map<String, byte[]> peers = new LinkedHashMap<>();
     for (ShardTable t : tables) {
       peers.put(t.agentName(), t.agentMetadata());
       knownPublishers.add(t.agentName());
     }
-    return new DiscoveredSources(merged.sources(), peers);
+    return new DiscoveredSources(merged.sources(), peers, job.step());
   }
 
   @Override

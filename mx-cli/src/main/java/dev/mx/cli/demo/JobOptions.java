@@ -25,7 +25,8 @@ abstract class JobOptions {
   @Option(names = "--wire", defaultValue = "fused", description = "fused or phased (default ${DEFAULT-VALUE}).")
   String wire;
 
-  @Option(names = "--verify", defaultValue = "whole-shards", description = "strict, whole-shards or off (default ${DEFAULT-VALUE}).")
+  @Option(names = "--verify", defaultValue = "all", description = "all (every installed byte verified), strict, or the"
+      + " opt-outs whole-shards and off, which report the bytes they install unverified (default ${DEFAULT-VALUE}).")
   String verify;
 
   @Option(names = "--trainer-dtype", completionCandidates = Candidates.Dtypes.class,

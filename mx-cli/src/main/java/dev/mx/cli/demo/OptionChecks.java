@@ -109,7 +109,7 @@ public final class OptionChecks {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
-    oneOf(cmd, "--verify", o.verify, List.of("strict", "whole-shards", "off"));
+    oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
     transport(cmd, o.transport);
     seconds(cmd, "--timeout", o.timeoutSeconds, MAX_TIMEOUT_SECONDS);
     return new Job(trainer, inference);

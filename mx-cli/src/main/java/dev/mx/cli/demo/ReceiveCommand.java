@@ -53,6 +53,7 @@ public final class ReceiveCommand implements Callable<Integer> {
     run.put("inference_dtype", ws.inferenceDtype());
     run.put("transport", ws.transport());
     run.put("wire", ws.wire());
+    run.put("verify", ws.verify());
     DemoCommand.DemoReport report = new DemoCommand.DemoReport(run);
     report.command = "mx receive";
     report.baselineGbps = baseline ? DemoCommand.memoryCopyGbps() : 0;

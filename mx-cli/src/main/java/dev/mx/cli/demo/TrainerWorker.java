@@ -60,6 +60,7 @@ final class TrainerWorker implements Worker {
           .identity(spec.identity())
           .workerId(Workers.trainerSession(spec, spec.rank()))
           .rank(spec.rank())
+          .topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
           .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
           .step(step);
       for (MemorySegment s : buffers.segments().values()) {

@@ -17,7 +17,7 @@ import java.util.Map;
  * @param trainerDtype dtype trainers publish
  * @param inferenceDtype dtype of the inference parameters
  * @param wire {@code fused} or {@code phased}
- * @param verify {@code strict}, {@code whole-shards} or {@code off}
+ * @param verify {@code all}, {@code strict}, {@code whole-shards} or {@code off}
  * @param timeoutSeconds the per-call transport timeout and discovery timeout
  * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
  */
@@ -40,6 +40,12 @@ public record WorkerSpec(
   public int trainerWorldSize() {
     int fsdp = trainer.getOrDefault("fsdp", 1);
     return fsdp > 1 ? fsdp : trainer.getOrDefault("tp", 1) * trainer.getOrDefault("pp", 1) * trainer.getOrDefault("ep", 1);
+  }
+
+  /** The same worker expecting (or running) another trainer topology. */
+  public WorkerSpec withTrainer(Map<String, Integer> newTrainer) {
+    return new WorkerSpec(role, rank, model, Map.copyOf(newTrainer), inference, transport, metadata, identity,
+        trainerDtype, inferenceDtype, wire, verify, timeoutSeconds, heartbeatSeconds);
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {

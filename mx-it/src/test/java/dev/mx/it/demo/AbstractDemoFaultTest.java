@@ -68,4 +68,24 @@ abstract class AbstractDemoFaultTest {
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-qwen3", 1, 1, "bf16", "bf16", 0);
     assertTrue(List.of(r.out().split("\n")).stream().anyMatch(l -> l.startsWith("result: FAILED")), r.out());
   }
+
+  @Test
+  void aReceiverExpectingAnotherTrainerTopologyFailsAtOnceAcrossProcesses() {
+    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=2", "--inference",
+        "tp=1", "--steps", "1", "--fault", "trainer-topology");
+    assertEquals(1, r.code(), r.toString());
+    String all = r.out() + r.err();
+    assertTrue(all.contains("expects trainer topology tp=1,pp=1,ep=1 (1 rank)")
+        && all.contains("declares tp=2,pp=1,ep=1 (2 ranks)"), all);
+  }
+
+  @Test
+  void aCorruptedByteUnderInferenceTpAboveTrainerTpIsCaughtAcrossProcesses(@TempDir Path dump) throws Exception {
+    // No receiver reads the trainer shard whole: the default stages it whole and verifies it before copying.
+    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=1", "--inference",
+        "tp=2", "--steps", "2", "--fault", "corrupt", "--dump", dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    assertTrue((r.out() + r.err()).contains("digest mismatch"), r.toString());
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+  }
 }

@@ -60,13 +60,16 @@ class DemoInProcessTest {
     }
     assertEquals("mem", run.get("transport").asText());
     assertEquals(1, run.get("last_step").asLong());
+    assertEquals(0, doc.get("unverified_bytes").asLong());
     assertEquals(2 * 4, doc.get("steps").size(), "one entry per step and receiver rank");
     for (JsonNode s : doc.get("steps")) {
       for (String key : List.of("step", "rank", "bytes", "descriptors", "full_pulls", "converts", "wire_s", "gbps",
-          "ratio_to_copy", "e2e_s", "verified_shards", "unverifiable_shards", "coverage")) {
+          "ratio_to_copy", "e2e_s", "verified_shards", "unverifiable_shards", "coverage", "unverified_bytes",
+          "sources_exact", "sources_staged", "sources_full_pull", "staged_shards")) {
         assertTrue(s.has(key), "step entry has " + key + ": " + s);
       }
       assertTrue(s.get("bytes").asLong() > 0, s.toString());
+      assertEquals(0, s.get("unverified_bytes").asLong(), "the default verifies every installed byte: " + s);
       assertEquals(1.0, s.get("coverage").asDouble(), 1e-9, s.toString());
     }
   }
@@ -80,6 +83,27 @@ class DemoInProcessTest {
     assertTrue(r.err().contains("model."), "names the tensor: " + r.err());
     assertFalse(r.out().contains("result: ok"), r.out());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+  }
+
+  @Test
+  void aReceiverExpectingAnotherTrainerTopologyFailsAtOnceNamingBoth() {
+    DemoRun r = DemoRun.run("--in-process", "--model", "tiny-llama", "--trainer", "tp=4", "--inference", "tp=2",
+        "--steps", "1", "--fault", "trainer-topology");
+    assertEquals(1, r.code(), r.toString());
+    String all = r.out() + r.err();
+    assertTrue(all.contains("expects trainer topology tp=2,pp=1,ep=1 (2 ranks)"), all);
+    assertTrue(all.contains("declares tp=4,pp=1,ep=1 (4 ranks)"), all);
+    assertFalse(r.out().contains("result: ok"), r.out());
+  }
+
+  @Test
+  void aCorruptedByteUnderInferenceTpAboveTrainerTpIsCaughtInTheDefaultMode(@TempDir Path dump) throws Exception {
+    // Trainer TP 2 -> inference TP 4: no receiver reads a trainer shard whole, yet the corrupt byte is caught.
+    DemoRun r = DemoRun.run("--in-process", "--model", "tiny-llama", "--trainer", "tp=2", "--inference", "tp=4",
+        "--steps", "2", "--fault", "corrupt", "--dump", dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    assertTrue((r.out() + r.err()).contains("digest mismatch") && (r.out() + r.err()).contains("trainer-0"), r.toString());
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 4, 1, "f32", "f32", 0);
   }
 
   @Test

@@ -62,7 +62,13 @@ class LayoutRefitEndToEndTest {
         new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 1, 2), DType.BF16, new InferenceTopology(4, 4), DType.BF16, p, VerifyMode.WHOLE_SHARDS),
         new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(1, 2, 2), DType.F32, InferenceTopology.tp(2), DType.BF16, f, VerifyMode.WHOLE_SHARDS),
         new Case("tiny-qwen3-moe", new TrainerTopology.Fsdp(3), DType.BF16, new InferenceTopology(8, 8), DType.BF16, f, VerifyMode.STRICT),
-        new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(4, 2, 2), DType.BF16, InferenceTopology.tp(1), DType.BF16, f, VerifyMode.WHOLE_SHARDS));
+        new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(4, 2, 2), DType.BF16, InferenceTopology.tp(1), DType.BF16, f, VerifyMode.WHOLE_SHARDS),
+        // The default mode verifies every installed byte: scale-out, scale-in, pipeline merge, MoE EP.
+        new Case("tiny-llama", new TrainerTopology.Megatron(2, 1, 1), DType.BF16, InferenceTopology.tp(4), DType.BF16, f, VerifyMode.ALL),
+        new Case("tiny-llama", new TrainerTopology.Megatron(4, 1, 1), DType.BF16, InferenceTopology.tp(2), DType.BF16, f, VerifyMode.ALL),
+        new Case("tiny-qwen2", new TrainerTopology.Megatron(1, 2, 1), DType.F32, InferenceTopology.tp(1), DType.BF16, p, VerifyMode.ALL),
+        new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 1, 2), DType.BF16, new InferenceTopology(4, 4), DType.BF16, f, VerifyMode.ALL),
+        new Case("tiny-qwen3", new TrainerTopology.Fsdp(3), DType.F32, InferenceTopology.tp(2), DType.F32, f, VerifyMode.ALL));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -109,8 +115,9 @@ class LayoutRefitEndToEndTest {
             assertEquals(step, installer.lastStep, c + " rank " + r + " installed");
             assertEquals(List.of(), installer.mismatches, c + " rank " + r + " step " + step);
             assertEquals(geometries.get(r).params().keySet(), installer.installed, c + " rank " + r + ": parameters installed");
-            if (c.verify() == VerifyMode.STRICT) {
+            if (c.verify() == VerifyMode.STRICT || c.verify() == VerifyMode.ALL) {
               assertEquals(0L, metrics.get("unverifiable_shards"), c + " rank " + r + ": " + metrics);
+              assertEquals(0L, metrics.get("unverified_bytes"), c + " rank " + r + ": every installed byte verified");
             }
             if (c.verify() != VerifyMode.OFF) {
               assertTrue((Long) metrics.get("verified_shards") > 0, c + " rank " + r + ": " + metrics);

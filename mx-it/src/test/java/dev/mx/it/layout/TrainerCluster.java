@@ -86,6 +86,18 @@ final class TrainerCluster implements AutoCloseable {
     return out;
   }
 
+  /** The trainer memory holding a published shard (found by its address), e.g. to corrupt it. */
+  java.lang.foreign.MemorySegment bytesOf(Shard shard) {
+    for (TrainerBuffers b : buffers) {
+      for (AliasShard a : b.layout().published()) {
+        if (b.address(a) == shard.addr() && TrainerCluster.session(b.layout()).equals(shard.session())) {
+          return b.slice(a);
+        }
+      }
+    }
+    throw new IllegalArgumentException("no trainer buffer holds " + shard);
+  }
+
   Map<String, byte[]> peerMetadata() {
     Map<String, byte[]> m = new LinkedHashMap<>();
     for (int r = 0; r < transports.size(); r++) {

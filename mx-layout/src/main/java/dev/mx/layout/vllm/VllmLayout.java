@@ -1,5 +1,6 @@
 package dev.mx.layout.vllm;
 
+import dev.mx.api.Box;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import dev.mx.api.plan.CaptureResult;
@@ -46,6 +47,8 @@ public final class VllmLayout implements GeometrySource {
   private final int rank;
   private final DType dtype;
   private final Map<String, ParamSpec> params = new LinkedHashMap<>();
+  /** Per parameter, the elements no copy writes on purpose (vocabulary padding rows). */
+  private final Map<String, List<Box>> padding = new LinkedHashMap<>();
   /** Copies by source name, in the order the loader would perform them. */
   private final Map<String, List<RecordedCopy>> copiesBySource = new LinkedHashMap<>();
 
@@ -166,7 +169,7 @@ public final class VllmLayout implements GeometrySource {
         copies.addAll(copiesOf(e.name()));
       }
     }
-    return new Capture(new CaptureResult(copies, unsupported, 0, reasons), params);
+    return new Capture(new CaptureResult(copies, unsupported, 0, reasons), params, padding);
   }
 
   // ---- construction -------------------------------------------------------------------------------------
@@ -272,6 +275,10 @@ public final class VllmLayout implements GeometrySource {
     long real = Math.min(rows, Math.max(0, model.vocabSize() - lo));
     if (real > 0) {
       rowsInto(name, name, lo, real, model.vocabSize(), 0);
+    }
+    if (real < rows) {
+      // Rows past vocab_size are padding: declared so the receiver's coverage gate does not expect them.
+      padding.put(name, List.of(new Box(new long[] {real, 0}, new long[] {rows, h})));
     }
   }
 

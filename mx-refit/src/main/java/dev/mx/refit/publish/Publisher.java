@@ -7,6 +7,7 @@ import dev.mx.api.error.NoProviderException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.PublisherTopology;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
@@ -63,6 +64,7 @@ public final class Publisher implements AutoCloseable {
   private final String identity;
   private final String workerId;
   private final int rank;
+  private final PublisherTopology topology;
   private final String metadataEndpoint;
   private final int deviceId;
   private final List<PublishedRegion> regions;
@@ -83,6 +85,7 @@ public final class Publisher implements AutoCloseable {
     this.identity = b.identity;
     this.workerId = b.workerId;
     this.rank = b.rank;
+    this.topology = b.topologyLayout == null ? null : new PublisherTopology(b.rank, b.topologyWorld, b.topologyLayout);
     this.metadataEndpoint = b.metadataEndpoint;
     this.deviceId = b.deviceId;
     this.regions = List.copyOf(b.regions);
@@ -149,7 +152,8 @@ public final class Publisher implements AutoCloseable {
 
   private void publish(Long step) {
     List<PublishedTensor> tensors = buildTensors();
-    ShardTable t = new ShardTable(transport.localSession(), metadataEndpoint, transport.localMetadata(), tensors, step);
+    ShardTable t = new ShardTable(transport.localSession(), metadataEndpoint, transport.localMetadata(), tensors, step,
+        topology);
     byte[] encoded = codec.encode(t);
     store.publish(new SourceRecord(identity, workerId, rank, encoded, SourceStatus.READY, 0));
     table = t;
@@ -279,6 +283,8 @@ public final class Publisher implements AutoCloseable {
     private String identity;
     private String workerId = UUID.randomUUID().toString();
     private int rank;
+    private int topologyWorld;
+    private String topologyLayout;
     private String metadataEndpoint = "";
     private int deviceId;
     private Long step;
@@ -306,6 +312,17 @@ public final class Publisher implements AutoCloseable {
 
     public Builder rank(int r) {
       this.rank = r;
+      return this;
+    }
+
+    /**
+     * Declares the trainer job in the table ({@code publisher_topology}): this rank of {@code worldSize},
+     * laid out as {@code layout}. A receiver expecting another job then fails at once naming both; the
+     * rank must equal {@link #rank}. Default none (a ModelExpress-compatible table).
+     */
+    public Builder topology(int worldSize, String layout) {
+      this.topologyWorld = worldSize;
+      this.topologyLayout = Objects.requireNonNull(layout, "layout");
       return this;
     }
 

@@ -83,13 +83,16 @@ public final class ShardVerifier implements AutoCloseable {
 
   private volatile List<Check> checks;
   private final int unverifiable;
+  private final long unverifiableBytes;
   private final Arena scratchArena;
   private final BlockingQueue<MemorySegment> scratch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
-  private ShardVerifier(List<Check> checks, int unverifiable, long maxGather, int parallelism) {
+  private ShardVerifier(List<Check> checks, int unverifiable, long unverifiableBytes, long maxGather,
+      int parallelism) {
     this.checks = List.copyOf(checks);
     this.unverifiable = unverifiable;
+    this.unverifiableBytes = unverifiableBytes;
     int gatherChecks = (int) checks.stream().filter(c -> !c.inPlace()).count();
     int buffers = Math.min(Math.max(1, parallelism), gatherChecks);
     if (buffers > 0 && maxGather > 0) {
@@ -119,7 +122,7 @@ public final class ShardVerifier implements AutoCloseable {
   public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
       List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism) {
     if (mode == VerifyMode.OFF) {
-      return new ShardVerifier(List.of(), 0, 0, 0);
+      return new ShardVerifier(List.of(), 0, 0, 0, 0);
     }
     Map<String, List<ReadDescriptor>> bySession = new HashMap<>();
     for (ReadDescriptor d : reads) {
@@ -134,6 +137,7 @@ public final class ShardVerifier implements AutoCloseable {
     }
     List<Check> checks = new ArrayList<>();
     int unverifiable = 0;
+    long unverifiableBytes = 0;
     long maxGather = 0;
     for (String name : usedSources) {
       SourceInfo info = sources.get(name);
@@ -157,7 +161,17 @@ public final class ShardVerifier implements AutoCloseable {
         } else if (!touched) {
           continue; // not read by this receiver at all: nothing to verify, nothing at risk
         } else if (!whole || shard.digest() == null) {
+          if (mode == VerifyMode.ALL) {
+            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(), (shard.digest() == null
+                ? "the publisher did not publish a verification digest for it"
+                : "the plan reads only part of it and it was not staged whole") + "; the default verification ("
+                + "mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly with"
+                + " --verify whole-shards or --verify off (mx.receiver.verify=whole-shards|off)");
+          }
           unverifiable++;
+          for (Piece p : pieces) {
+            unverifiableBytes += p.bytes().byteSize();
+          }
           continue;
         }
         Check c = new Check(name, shard, trim(pieces, shard.byteSize()));
@@ -167,7 +181,7 @@ public final class ShardVerifier implements AutoCloseable {
         checks.add(c);
       }
     }
-    return new ShardVerifier(checks, unverifiable, maxGather, parallelism);
+    return new ShardVerifier(checks, unverifiable, unverifiableBytes, maxGather, parallelism);
   }
 
   /** The pieces of {@code shard} among the session's reads, sorted by shard byte; null when none. */
@@ -235,6 +249,28 @@ public final class ShardVerifier implements AutoCloseable {
     return unverifiable;
   }
 
+  /** Bytes read out of unverifiable shards: installed without verification. */
+  public long unverifiableBytes() {
+    return unverifiableBytes;
+  }
+
+  /**
+   * The digest {@code fresh} publishes now for the shard at {@code shard}'s session, offset and shape, or
+   * null when that shard or its digest is gone.
+   */
+  public static String freshDigest(Map<String, SourceInfo> fresh, String source, Shard shard) {
+    SourceInfo info = fresh.get(source);
+    if (info != null) {
+      for (Shard s : info.shards()) {
+        if (s.session().equals(shard.session()) && s.shape().equals(shard.shape())
+            && java.util.Arrays.equals(s.shardOffset(), shard.shardOffset())) {
+          return s.digest();
+        }
+      }
+    }
+    return null;
+  }
+
   /**
    * Digests every planned shard and compares.
    *
@@ -260,6 +296,21 @@ public final class ShardVerifier implements AutoCloseable {
       Reslicer.runAll(tasks, executor);
     }
     return new Outcome(verified.get(), unverifiable);
+  }
+
+  /**
+   * The checks as tasks grouped by the session whose reads fill them, so a pipelined wire can start each
+   * peer's digests as soon as that peer's reads landed; each task counts into {@code verified} on success.
+   */
+  public Map<String, List<Runnable>> tasksBySession(DigestProvider digests, AtomicInteger verified) {
+    Map<String, List<Runnable>> out = new java.util.LinkedHashMap<>();
+    for (Check c : checks) {
+      out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>()).add(() -> {
+        check(c, digests);
+        verified.incrementAndGet();
+      });
+    }
+    return out;
   }
 
   private void check(Check c, DigestProvider digests) {

@@ -49,18 +49,33 @@ class VerificationTest {
         // exact: one read of the whole shard into its receive buffer; strided: full pull; router: convert staging.
         assertEquals(3L, m.get("verified_shards"));
         assertEquals(0L, m.get("unverifiable_shards"));
-        assertTrue(m.containsKey("verify_s"));
+        assertTrue(m.containsKey("verify_s") || m.containsKey("pipeline_drain_s"), m.toString());
         assertEquals(1, ReceiverTestAccess.installs(h));
       }
     }
   }
 
   @Test
-  void shardsWithoutDigestAreCountedUnverifiableNeverVerified() {
-    try (var h = ReceiverTestAccess.harness(); Receiver r = ReceiverTestAccess.builder(h).build()) {
-      Map<String, Object> m = r.updateWeights(1);
-      assertEquals(0L, m.get("verified_shards"));
-      assertEquals(3L, m.get("unverifiable_shards"));
+  void aTableWithoutDigestsFailsTheDefaultModeAndIsCountedUnverifiableWhenOptedOut() {
+    try (var h = ReceiverTestAccess.harness()) {
+      try (Receiver r = ReceiverTestAccess.builder(h)
+          .discovery(SourceDiscovery.fixed(ReceiverTestAccess.withoutDigests(h))).build()) {
+        UnverifiableShardException e = assertThrows(UnverifiableShardException.class, () -> r.updateWeights(1));
+        assertTrue(e.getMessage().contains("did not publish a verification digest"), e.getMessage());
+        assertTrue(e.getMessage().contains("--verify whole-shards"), e.getMessage());
+        assertEquals(0, ReceiverTestAccess.installs(h), "nothing installed");
+      }
+      try (Receiver r = ReceiverTestAccess.builder(h).config(verify(VerifyMode.WHOLE_SHARDS))
+          .discovery(SourceDiscovery.fixed(ReceiverTestAccess.withoutDigests(h))).build()) {
+        Map<String, Object> m = r.updateWeights(1);
+        assertEquals(0L, m.get("verified_shards"));
+        assertEquals(3L, m.get("unverifiable_shards"));
+        assertEquals(8L * 4 + 16 * 4 + 4 * 2, m.get("unverified_bytes"), "every byte read went unverified");
+      }
+      try (Receiver r = ReceiverTestAccess.builder(h).config(verify(VerifyMode.OFF))
+          .discovery(SourceDiscovery.fixed(ReceiverTestAccess.withoutDigests(h))).build()) {
+        assertEquals(8L * 4 + 16 * 4 + 4 * 2, r.updateWeights(1).get("unverified_bytes"));
+      }
     }
   }
 
@@ -142,11 +157,25 @@ class VerificationTest {
       }
       TransferPlan seed = ReceiverTestAccess.seedPlan(h);
       TransferPlan exactOnly = new TransferPlan(segments, List.of(), seed.converts(), List.of(), List.of(), 5, 64, Map.of());
-      try (Receiver r = ReceiverTestAccess.builder(h).planner((c, s, m) -> exactOnly).discovery(SourceDiscovery.fixed(
+      // The whole-shards opt-out installs the half it read unverified, and says how many bytes that was.
+      try (Receiver r = ReceiverTestAccess.builder(h).config(verify(VerifyMode.WHOLE_SHARDS))
+          .planner((c, s, m) -> exactOnly).discovery(SourceDiscovery.fixed(
           new DiscoveredSources(sources, ReceiverTestAccess.peers(h)))).build()) {
         Map<String, Object> m = r.updateWeights(1);
         assertEquals(2L, m.get("verified_shards"));
         assertEquals(1L, m.get("unverifiable_shards"));
+        assertEquals(32L, m.get("unverified_bytes"));
+        assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, ReceiverTestAccess.floats(h, "strided"));
+      }
+      // The default stages the shard whole (one read instead of four), verifies it, then copies the half.
+      try (Receiver r = ReceiverTestAccess.builder(h).planner((c, s, m) -> exactOnly).discovery(SourceDiscovery.fixed(
+          new DiscoveredSources(sources, ReceiverTestAccess.peers(h)))).build()) {
+        Map<String, Object> m = r.updateWeights(1);
+        assertEquals(3L, m.get("verified_shards"));
+        assertEquals(0L, m.get("unverifiable_shards"));
+        assertEquals(0L, m.get("unverified_bytes"));
+        assertEquals(1L, m.get("staged_shards"));
+        assertEquals(1L, m.get("sources_staged"));
         assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, ReceiverTestAccess.floats(h, "strided"));
       }
       // Strict refuses the same plan before reading anything.
@@ -206,7 +235,8 @@ class VerificationTest {
         assertEquals(0L, m.get("unverifiable_shards"));
       }
       try (Receiver r = ReceiverTestAccess.builder(h).config(verify(VerifyMode.STRICT))
-          .strictPlanner((c, s, m) -> ReceiverTestAccess.seedPlan(h)).build()) {
+          .strictPlanner((c, s, m) -> ReceiverTestAccess.seedPlan(h))
+          .discovery(SourceDiscovery.fixed(ReceiverTestAccess.withoutDigests(h))).build()) {
         UnverifiableShardException e = assertThrows(UnverifiableShardException.class, () -> r.updateWeights(1));
         assertTrue(e.getMessage().contains("did not publish a verification digest"), e.getMessage());
         assertEquals(1, ReceiverTestAccess.installs(h), "only the first receiver installed");

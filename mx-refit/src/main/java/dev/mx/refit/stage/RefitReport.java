@@ -1,0 +1,84 @@
+package dev.mx.refit.stage;
+
+import dev.mx.api.plan.TransferPlan;
+import dev.mx.refit.RefitRecords;
+import dev.mx.refit.Rounding;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The records stage: the metrics map {@code updateWeights} returns and the per-step stage record
+ * ({@code refit-stage-v3}, INFO: a successful step is no problem), both from one set of counters.
+ *
+ * @param sourcesExact sources read only by exact (or convert) segments
+ * @param sourcesStaged sources with at least one shard staged whole
+ * @param sourcesFull sources pulled whole (ModelExpress full pulls)
+ * @param verifiedShards shards whose digest matched this step (whole-shard checks plus staged shards)
+ * @param unverifiableShards shards read without verification (opt-out modes only)
+ * @param unverifiedBytes installed bytes that no digest covered (0 in the default mode)
+ */
+public record RefitReport(long step, long bytes, long segments, TransferPlan plan, int stagedShards,
+    int sourcesExact, int sourcesStaged, int sourcesFull, long verifiedShards, long unverifiableShards,
+    long unverifiedBytes, String verifyMode, long sourceStep, Map<String, Double> stages) {
+
+  /** Tag and schema of the per-step stage record. */
+  public static final String STAGE_TAG = "MX_REFIT_STAGE";
+  public static final String STAGE_SCHEMA = "refit-stage-v3";
+
+  /** The metrics map: counters first, then every stage time in seconds (6 decimals). */
+  public Map<String, Object> metrics() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("step", step);
+    m.put("bytes_received", bytes);
+    m.put("segments", segments);
+    m.put("converts", (long) plan.converts().size());
+    m.put("full_pull_sources", (long) plan.fullPulls().size());
+    m.put("staged_shards", (long) stagedShards);
+    m.put("sources_exact", (long) sourcesExact);
+    m.put("sources_staged", (long) sourcesStaged);
+    m.put("sources_full_pull", (long) sourcesFull);
+    m.put("exact_descriptors", plan.exactDescriptorCount());
+    m.put("descriptor_savings", Math.max(0, plan.exactDescriptorCount() - segments));
+    m.put("extra_wire_bytes", Math.max(0, bytes - plan.exactBytes()));
+    m.put("unbounded_sources", (long) plan.unboundedSources().size());
+    m.put("fallback", (long) plan.fallback().size());
+    m.put("verify", verifyMode);
+    m.put("verified_shards", verifiedShards);
+    m.put("unverifiable_shards", unverifiableShards);
+    m.put("unverified_bytes", unverifiedBytes);
+    if (sourceStep >= 0) {
+      m.put("source_step", sourceStep);
+    }
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      m.put(e.getKey(), Rounding.round(e.getValue(), 6));
+    }
+    return Collections.unmodifiableMap(m);
+  }
+
+  /** Emits the stage record at INFO. */
+  public void emit(RefitRecords records, int rank, boolean fused, boolean batch) {
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("schema", STAGE_SCHEMA);
+    r.put("rank", rank);
+    double accounted = 0;
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      if (e.getKey().endsWith("_s")) {
+        accounted += e.getValue();
+      }
+    }
+    Map<String, Object> m = metrics();
+    r.put("step", step);
+    r.put("bytes", bytes);
+    r.put("segments", segments);
+    r.put("accounted_s", Rounding.round(accounted, 6));
+    r.put("fused_wire", fused);
+    r.put("batch_install", batch);
+    m.forEach((k, v) -> {
+      if (!k.equals("step") && !k.equals("bytes_received") && !k.equals("segments")) {
+        r.put(k, v);
+      }
+    });
+    records.emit(RefitRecords.Level.INFO, STAGE_TAG, r);
+  }
+}
