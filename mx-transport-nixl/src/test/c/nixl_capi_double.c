@@ -8,7 +8,8 @@
  * bytes when it completes, a request must be released before it is destroyed (-3 otherwise), an agent whose
  * metadata was never loaded is NOT_FOUND (-6), and every other failure is ERROR_BACKEND (-2), as the wrapper
  * maps them. A transfer that reaches memory its owner has deregistered fails with -2 when it completes, as a
- * remote access error does on RDMA hardware.
+ * remote access error does on RDMA hardware. An agent of another process is read (and written) with
+ * process_vm_readv / process_vm_writev against the regions its blob described; a dead peer fails with -2.
  *
  * Test-only knobs (not in NIXL): nixl_double_inject (make a function return a status), nixl_double_set
  * (transfer timing), nixl_double_live (handles alive, for leak checks), nixl_double_last_agent_config and
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 typedef int nixl_capi_status_t;
@@ -856,6 +858,29 @@ nixl_capi_status_t nixl_capi_make_xfer_req(nixl_capi_agent_t agent, int operatio
                    remote->agent_name, req));
 }
 
+/* Moves the bytes of a transfer with an agent of another process, which must still be alive. Lock held. */
+static int complete_remote_process(nixl_capi_xfer_req_t r, pid_t pid) {
+    if (!all_covered(&r->agent->regs, &r->local)) {
+        return ST_BACKEND;
+    }
+    enum { BATCH = 512 };
+    struct iovec l[BATCH], m[BATCH];
+    for (size_t i = 0; i < r->local.n;) {
+        size_t k = 0, bytes = 0;
+        for (; k < BATCH && i + k < r->local.n; k++) {
+            l[k] = (struct iovec){(void *)(uintptr_t)r->local.d[i + k].addr, r->local.d[i + k].len};
+            m[k] = (struct iovec){(void *)(uintptr_t)r->remote.d[i + k].addr, r->remote.d[i + k].len};
+            bytes += r->local.d[i + k].len;
+        }
+        ssize_t n = r->op == 0 ? process_vm_readv(pid, l, k, m, k, 0) : process_vm_writev(pid, l, k, m, k, 0);
+        if (n < 0 || (size_t)n != bytes) {
+            return ST_BACKEND; /* the peer died, or its memory is gone */
+        }
+        i += k;
+    }
+    return ST_SUCCESS;
+}
+
 /* Moves the bytes of a transfer, checking both sides' current registrations. Lock held. */
 static int complete(nixl_capi_xfer_req_t r) {
     nixl_capi_agent_t target;
@@ -863,8 +888,14 @@ static int complete(nixl_capi_xfer_req_t r) {
         target = r->agent;
     } else {
         remote_t *rm = find_remote(r->agent, r->remote_name);
-        if (!rm || rm->pid != (uint64_t)getpid() || !(target = live_agent(rm->uid))) {
-            return ST_BACKEND; /* the peer is gone or unreachable */
+        if (!rm) {
+            return ST_BACKEND;
+        }
+        if (rm->pid != (uint64_t)getpid()) {
+            return complete_remote_process(r, (pid_t)rm->pid);
+        }
+        if (!(target = live_agent(rm->uid))) {
+            return ST_BACKEND; /* the peer is gone */
         }
     }
     if (!all_covered(&target->regs, &r->remote) || !all_covered(&r->agent->regs, &r->local)) {

@@ -6,6 +6,7 @@ import dev.mx.cli.bench.Benchmark;
 import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.MemBench;
+import dev.mx.cli.bench.NixlBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
@@ -30,7 +31,7 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new DigestBench(), new PlanBench(),
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new NixlBench(), new DigestBench(), new PlanBench(),
         new Qwen3PlanBench(), new RefitBench(), new GenBench())) {
       m.put(b.name(), b);
     }

@@ -44,7 +44,7 @@ public final class Nixl {
         }
         UnsatisfiedLinkError err = new UnsatisfiedLinkError("NIXL is not installed: " + DEFAULT_NAME
             + " is not on the system loader path and neither -D" + LIBRARY_PROPERTY + " nor " + LIBRARY_ENV
-            + " names one (" + e.getMessage() + ")");
+            + " names one (" + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()) + ")");
         err.initCause(e);
         throw err;
       }

@@ -154,9 +154,8 @@ final class NixlLibrary {
       lookup = isPath ? SymbolLookup.libraryLookup(Path.of(pathOrName), Arena.global())
           : SymbolLookup.libraryLookup(pathOrName, Arena.global());
     } catch (IllegalArgumentException e) {
-      UnsatisfiedLinkError err = new UnsatisfiedLinkError("NIXL C library " + pathOrName + " could not be loaded"
-          + (isPath ? "" : " from the system loader path (set -Dmx.nixl.library or MX_NIXL_LIBRARY to its path)")
-          + ": " + e.getMessage());
+      UnsatisfiedLinkError err = new UnsatisfiedLinkError("NIXL C library " + pathOrName + " could not be loaded: "
+          + e.getMessage());
       err.initCause(e);
       throw err;
     }

@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -19,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 public final class NixlPublisherProcess implements AutoCloseable {
   /** One region the child registered. */
   public record Region(long base, long length) {}
+
+  private static final java.util.concurrent.Executor READERS = r -> Thread.ofVirtual().start(r);
 
   private final Process process;
   private final byte[] metadata;
@@ -34,14 +38,23 @@ public final class NixlPublisherProcess implements AutoCloseable {
 
   /** Starts a publisher named {@code session} with one region per size and waits until it is ready. */
   public static NixlPublisherProcess start(String session, List<Long> sizes, Duration timeout) throws IOException {
+    return start(session, sizes, timeout, Map.of());
+  }
+
+  /** As {@link #start(String, List, Duration)}, with extra system properties for the child (they win). */
+  public static NixlPublisherProcess start(String session, List<Long> sizes, Duration timeout,
+      Map<String, String> properties) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
+    Map<String, String> props = new TreeMap<>();
     for (String key : System.getProperties().stringPropertyNames()) {
       if (key.startsWith("mx.nixl.") || key.equals("mx.transport.noNative")) {
-        cmd.add("-D" + key + "=" + System.getProperty(key));
+        props.put(key, System.getProperty(key));
       }
     }
+    props.putAll(properties);
+    props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(NixlPublisher.class.getName());
@@ -50,13 +63,14 @@ public final class NixlPublisherProcess implements AutoCloseable {
       cmd.add(Long.toString(s));
     }
     Process p = new ProcessBuilder(cmd).start();
+    // Own threads, not the common pool: on two cores it has one worker, and the stderr reader blocks it.
     CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> {
       try {
         return new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
       } catch (IOException e) {
         return "";
       }
-    });
+    }, READERS);
     CompletableFuture<NixlPublisherProcess> ready = CompletableFuture.supplyAsync(() -> {
       try {
         BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -80,7 +94,7 @@ public final class NixlPublisherProcess implements AutoCloseable {
       } catch (IOException e) {
         return null;
       }
-    });
+    }, READERS);
     NixlPublisherProcess result;
     try {
       result = ready.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -108,8 +122,16 @@ public final class NixlPublisherProcess implements AutoCloseable {
     return regions;
   }
 
+  /** Kills the publisher at once (to test what its peers see when it dies). */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor();
+  }
+
   @Override
   public void close() throws IOException {
+    if (!process.isAlive() && process.exitValue() != 0) {
+      return; // killed
+    }
     process.getOutputStream().close();
     try {
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
