@@ -53,9 +53,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* ------------------------------------------------------------------ knobs and accounting */
 
 enum { K_AGENT, K_PARAMS, K_BACKEND, K_OPT_ARGS, K_STRING_LIST, K_REG_DLIST, K_XFER_DLIST, K_DLIST_HANDLE,
-       K_XFER_REQ, K_NOTIF_MAP, K_MD_BUFFER, K_REGISTERED, K_KINDS };
+       K_XFER_REQ, K_NOTIF_MAP, K_MD_BUFFER, K_REGISTERED, K_MEM_LIST, K_KINDS };
 static const char *KIND_NAMES[K_KINDS] = {"agent", "params", "backend", "opt_args", "string_list", "reg_dlist",
-    "xfer_dlist", "dlist_handle", "xfer_req", "notif_map", "md_buffer", "registered"};
+    "xfer_dlist", "dlist_handle", "xfer_req", "notif_map", "md_buffer", "registered", "mem_list"};
 static long live[K_KINDS];
 /* Regions still registered when their agent was destroyed (the binding should deregister first). */
 static long registered_at_destroy;
@@ -408,6 +408,45 @@ nixl_capi_status_t nixl_capi_destroy_params(nixl_capi_params_t params) {
     }
     free(params);
     live[K_PARAMS]--;
+    RETURN(ST_SUCCESS);
+}
+
+struct nixl_capi_mem_list_s { int types[2]; size_t n; };
+typedef struct nixl_capi_mem_list_s *nixl_capi_mem_list_t;
+
+/* The plugin's default parameters (none here) and memory types; -2 for a plugin that cannot be loaded. */
+nixl_capi_status_t nixl_capi_get_plugin_params(nixl_capi_agent_t agent, const char *plugin, nixl_capi_mem_list_t *mems,
+                                               nixl_capi_params_t *params) {
+    ENTER("get_plugin_params");
+    if (!agent || !plugin || !mems || !params) {
+        RETURN(ST_INVALID_PARAM);
+    }
+    if (strcmp(plugin, "UCX") != 0) {
+        RETURN(ST_BACKEND);
+    }
+    nixl_capi_mem_list_t m = calloc(1, sizeof *m);
+    nixl_capi_params_t p = calloc(1, sizeof *p);
+    if (!m || !p) {
+        free(m);
+        free(p);
+        RETURN(ST_BACKEND);
+    }
+    m->n = 2; /* DRAM, VRAM */
+    m->types[1] = 1;
+    live[K_MEM_LIST]++;
+    live[K_PARAMS]++;
+    *mems = m;
+    *params = p;
+    RETURN(ST_SUCCESS);
+}
+
+nixl_capi_status_t nixl_capi_destroy_mem_list(nixl_capi_mem_list_t list) {
+    ENTER("destroy_mem_list");
+    if (!list) {
+        RETURN(ST_INVALID_PARAM);
+    }
+    free(list);
+    live[K_MEM_LIST]--;
     RETURN(ST_SUCCESS);
 }
 

@@ -65,6 +65,8 @@ final class NixlLibrary {
   private final MethodHandle stringListSize;
   private final MethodHandle stringListGet;
   private final MethodHandle destroyStringList;
+  private final MethodHandle getPluginParams;
+  private final MethodHandle destroyMemList;
   private final MethodHandle createParams;
   private final MethodHandle paramsAdd;
   private final MethodHandle destroyParams;
@@ -107,6 +109,8 @@ final class NixlLibrary {
     stringListSize = bind("string_list_size", hh);
     stringListGet = bind("string_list_get", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     destroyStringList = bind("destroy_string_list", h);
+    getPluginParams = bind("get_plugin_params", hhhh);
+    destroyMemList = bind("destroy_mem_list", h);
     createParams = bind("create_params", h);
     paramsAdd = bind("params_add", hhh);
     destroyParams = bind("destroy_params", h);
@@ -344,11 +348,17 @@ final class NixlLibrary {
     }
   }
 
-  /** Creates a backend of {@code plugin} with {@code params}; the params object is destroyed again here. */
+  /**
+   * Creates a backend of {@code plugin}: the plugin's default parameters ({@code get_plugin_params}, which also
+   * fails when the plugin cannot be loaded) overridden by {@code params}; the params and memory-type lists are
+   * destroyed again here.
+   */
   MemorySegment createBackend(MemorySegment agent, String plugin, Map<String, String> params) {
     try (Arena a = Arena.ofConfined()) {
+      MemorySegment mems = a.allocate(ADDRESS);
       MemorySegment out = a.allocate(ADDRESS);
-      check((int) createParams.invokeExact(out), "create_params");
+      check((int) getPluginParams.invokeExact(agent, a.allocateFrom(plugin), mems, out), "get_plugin_params");
+      int ignoredMems = (int) destroyMemList.invokeExact(mems.get(ADDRESS, 0));
       MemorySegment p = out.get(ADDRESS, 0);
       try {
         for (Map.Entry<String, String> e : params.entrySet()) {

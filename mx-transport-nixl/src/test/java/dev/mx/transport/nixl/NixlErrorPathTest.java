@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NixlErrorPathTest {
   private static final String PEER = "publisher";
   private static final String[] HANDLE_KINDS = {"agent", "params", "backend", "opt_args", "string_list", "reg_dlist",
-      "xfer_dlist", "dlist_handle", "xfer_req", "notif_map", "registered", "registered_at_destroy"};
+      "xfer_dlist", "dlist_handle", "xfer_req", "notif_map", "registered", "registered_at_destroy", "mem_list"};
 
   private Arena arena;
   private NixlTransport publisher;
@@ -159,7 +159,8 @@ class NixlErrorPathTest {
   void unknownBackendFailsNamingItAndTheAvailablePlugins() {
     TransportException e = assertThrows(TransportException.class,
         () -> NixlDouble.transport("gds", Map.of("nixl.backend", "GDS")));
-    assertTrue(e.getMessage().contains("GDS") && e.getMessage().contains("[UCX]"), e.getMessage());
+    assertTrue(e.getMessage().contains("GDS") && e.getMessage().contains("[UCX]")
+        && e.getMessage().contains("get_plugin_params"), e.getMessage());
     assertNamesStatus(e, -2);
     assertEquals(2, NixlDouble.live("agent"), "the half-made agent was destroyed");
   }
