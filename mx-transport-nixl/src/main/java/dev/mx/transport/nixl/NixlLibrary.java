@@ -139,6 +139,21 @@ final class NixlLibrary {
   }
 
   /**
+   * Sets {@code UCX_ERROR_SIGNALS} empty in the C environment unless the user set it, before NIXL can load UCX:
+   * libucs would otherwise install its own SIGSEGV handler, and the JVM raises SIGSEGV on purpose for implicit
+   * null checks, so the first one would end the process.
+   */
+  static void keepJvmSignals() {
+    MethodHandle setenv = LINKER.downcallHandle(LINKER.defaultLookup().find("setenv").orElseThrow(),
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    try (Arena a = Arena.ofConfined()) {
+      int ignored = (int) setenv.invokeExact(a.allocateFrom("UCX_ERROR_SIGNALS"), a.allocateFrom(""), 0); // 0: keep a set one
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
    * Loads the library at {@code pathOrName} (a path, or a bare name for the system loader path) once per
    * process and checks that it is a real NIXL build exporting every function this binding calls.
    *
@@ -149,6 +164,7 @@ final class NixlLibrary {
     if (cached != null) {
       return cached;
     }
+    keepJvmSignals();
     boolean isPath = pathOrName.contains("/");
     if (isPath && !Files.isRegularFile(Path.of(pathOrName))) {
       throw new UnsatisfiedLinkError("NIXL C library " + pathOrName + " does not exist");
