@@ -656,6 +656,23 @@ public final class NixlTransport extends AbstractTransport {
         + (b.failedCall == null ? "post_xfer_req" : b.failedCall) + " returned " + NixlStatus.describe(b.status));
   }
 
+  /**
+   * Drives this agent's backend once when it has no progress thread (a no-op otherwise). A caller-driven
+   * publisher must be driven while receivers read from it (over TCP a read needs the target's progress).
+   */
+  public void progress() {
+    if (options.progressThread()) {
+      return;
+    }
+    agentLock.lock();
+    try {
+      ensureOpen();
+      lib.getNotifs(agent, notifMap);
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
   /** One round of caller-driven progress: this agent, and the other caller-driven agents of this JVM. */
   private void driveProgress() {
     lib.getNotifs(agent, notifMap);

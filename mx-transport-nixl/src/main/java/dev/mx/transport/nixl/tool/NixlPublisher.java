@@ -3,6 +3,7 @@ package dev.mx.transport.nixl.tool;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.nixl.NixlTransport;
 import dev.mx.transport.nixl.NixlTransportProvider;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code NixlPublisher SESSION SIZE...}: opens a nixl endpoint named SESSION, registers one region per SIZE
@@ -40,7 +42,7 @@ public final class NixlPublisher {
     }
   }
 
-  public static void main(String[] args) throws IOException {
+  public static void main(String[] args) throws IOException, InterruptedException {
     if (args.length < 2) {
       System.err.println("usage: NixlPublisher SESSION SIZE...");
       System.exit(2);
@@ -57,8 +59,22 @@ public final class NixlPublisher {
       }
       out.println(PREFIX + "metadata " + Base64.getEncoder().encodeToString(t.localMetadata()));
       out.println(PREFIX + "ready");
+      // Without NIXL's progress thread nobody would drive this agent while receivers read from it.
+      Thread driver = null;
+      if (t instanceof NixlTransport n && !n.usesProgressThread()) {
+        driver = Thread.ofPlatform().daemon().name("nixl-publisher-progress").start(() -> {
+          while (!Thread.currentThread().isInterrupted()) {
+            n.progress();
+            LockSupport.parkNanos(50_000);
+          }
+        });
+      }
       while (System.in.read() >= 0) {
         // serve until the launcher closes our stdin
+      }
+      if (driver != null) {
+        driver.interrupt();
+        driver.join();
       }
       for (int i = regs.size() - 1; i >= 0; i--) {
         regs.get(i).close();
