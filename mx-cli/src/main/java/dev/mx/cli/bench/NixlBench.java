@@ -85,7 +85,7 @@ public final class NixlBench implements Benchmark {
         String u = rate ? "desc/s" : "GB/s";
         results.add(new BenchResult(metric, unit / m[0], u, baseline, unit / m[1]));
         if (rate) {
-          double[] un = Measure.interleavedMedians(1, Math.max(1, options.repetitions() / 2),
+          double[] un = Measure.interleavedMedians(1, options.repetitions(),
               () -> uncached.read(batch), () -> receiver.read(batch));
           results.add(new BenchResult("nixl_read_4KiB_uncached_descriptors_per_s", unit / un[0], u,
               "nixl_read_4KiB_cached_descriptors_per_s", unit / un[1]));
