@@ -8,6 +8,7 @@ import dev.mx.cli.bench.DigestBench;
 import dev.mx.cli.bench.GenBench;
 import dev.mx.cli.bench.KernelBench;
 import dev.mx.cli.bench.MemBench;
+import dev.mx.cli.bench.NixlBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
@@ -33,8 +34,9 @@ final class BenchCommand implements Callable<Integer> {
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new DigestBench(),
-        new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new KernelBench(), new GenBench(), new CudaBench())) {
+    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new NixlBench(),
+        new DigestBench(), new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new KernelBench(), new GenBench(),
+        new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;

@@ -1,0 +1,843 @@
+package dev.mx.transport.nixl;
+
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
+import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.TransportBundle;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.util.Settings;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One-sided reads through NIXL. Each endpoint is one NIXL agent named after its session, with one backend
+ * (UCX unless configured otherwise); callers' native memory is registered in place as DRAM. The blob of
+ * {@link #localMetadata()} is exactly NIXL's {@code get_local_md}, what ModelExpress publishers put in a
+ * shard table's {@code agent_meta_b64}, so either side can be mx or ModelExpress.
+ *
+ * <p>The peer's published regions live inside that blob, in NIXL's own serialization, so they are checked
+ * with NIXL rather than parsed by mx: before anything is posted, every peer's source descriptors go through
+ * {@code check_remote_md} against the metadata the receiver loaded (a failure is narrowed down to the first
+ * descriptor at fault), and destinations are checked against this endpoint's registrations. Each peer's
+ * group then becomes one READ request ({@code prep_xfer_dlist} on both sides, {@code make_xfer_req}); requests
+ * are kept in a small cache keyed by the exact descriptors, so the next refit with the same plan re-posts
+ * them without rebuilding any list. All groups are posted, then polled with {@code get_xfer_status} until
+ * each is done or the call's timeout passes; failures name the peer and NIXL's status, and a late or failed
+ * request is released (aborted) so no byte lands after the call returned.
+ *
+ * <p>Every call into the agent is made under one lock (NIXL's own thread-sync setting is extra safety).
+ * Progress comes from NIXL's progress thread with a delay (default 1 ms) so it does not burn a core, or, with
+ * {@code nixl.progressThread=false}, from the waiting caller, which then also drives the other agents of this
+ * JVM (within one process a transfer needs both agents driven). Close order: cached requests (release, then
+ * destroy, then their prepared lists), remote metadata, registrations, the backend handle, the agent.
+ */
+public final class NixlTransport extends AbstractTransport {
+  private static final Logger LOG = LoggerFactory.getLogger(NixlTransport.class);
+  /** A failed source check is narrowed down this many descriptors at a time before one by one. */
+  private static final int CHECK_CHUNK = 1024;
+  /** How long a waiting caller spins before it starts to park between polls. */
+  private static final long SPIN_NANOS = 20_000;
+  /** Longest park between two polls. */
+  private static final long MAX_PARK_NANOS = 200_000;
+  /** Endpoints of this JVM, so a caller driving progress can drive its in-process peers too. */
+  private static final Set<NixlTransport> LIVE = ConcurrentHashMap.newKeySet();
+
+  private final NixlLibrary lib;
+  private final NixlOptions options;
+  /** Serializes every call into the agent; taken after {@link #registry}, never before it. */
+  private final ReentrantLock agentLock = new ReentrantLock();
+  private final MemorySegment agent;
+  private final MemorySegment backend;
+  /** For caller-driven progress ({@code get_notifs}); NULL when NIXL's progress thread runs. */
+  private final MemorySegment notifMap;
+
+  /** Guards {@link #registrations}. */
+  private final Object registry = new Object();
+  private final Map<Integer, Registration> registrations = new HashMap<>();
+  private int nextRegistrationId;
+  private volatile RegionTable localRegions = RegionTable.EMPTY;
+  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  private long nextGeneration;
+  /** Prepared requests by their exact descriptors, least recently used first (guarded by the agent lock). */
+  private final LinkedHashMap<Key, Prepared> cache = new LinkedHashMap<>(16, 0.75f, true);
+  /** Requests NIXL would not release (still active); retried at close (guarded by the agent lock). */
+  private final List<Prepared> unreleased = new ArrayList<>();
+
+  /** A connected peer: its session, the NIXL agent name its metadata declared, and a connection generation. */
+  private record Peer(String session, String agentName, long generation) {}
+
+  /** Creates an endpoint over the NIXL that {@link Nixl} found. */
+  public NixlTransport(TransportConfig config) {
+    this(Nixl.library(), config);
+  }
+
+  NixlTransport(NixlLibrary lib, TransportConfig config) {
+    super(config);
+    this.lib = Objects.requireNonNull(lib, "lib");
+    try {
+      this.options = NixlOptions.from(config, Settings.system());
+    } catch (IllegalArgumentException e) {
+      throw new TransportException(null, "nixl transport: bad configuration for endpoint '" + config.session() + "': "
+          + e.getMessage(), e);
+    }
+    MemorySegment a;
+    try {
+      a = lib.createConfiguredAgent(config.session(), options.progressThread(), options.threadSync(),
+          options.progressDelayUs());
+    } catch (NixlStatusException e) {
+      throw new TransportException(null, "nixl transport: could not create NIXL agent '" + config.session() + "' ("
+          + lib.origin() + "): " + e.getMessage(), e);
+    }
+    MemorySegment b;
+    MemorySegment map = MemorySegment.NULL;
+    try {
+      b = lib.createBackend(a, options.backend(), options.backendParams());
+      if (!options.progressThread()) {
+        map = lib.createNotifMap();
+      }
+    } catch (RuntimeException e) {
+      String plugins;
+      try {
+        plugins = lib.availablePlugins(a).toString();
+      } catch (RuntimeException listing) {
+        plugins = "unknown (" + listing.getMessage() + ")";
+      }
+      lib.destroyAgent(a);
+      throw new TransportException(null, "nixl transport: could not create the " + options.backend()
+          + " backend of agent '" + config.session() + "' with parameters " + options.backendParams() + ": "
+          + e.getMessage() + " (plugins NIXL can load: " + plugins + ")", e);
+    }
+    this.agent = a;
+    this.backend = b;
+    this.notifMap = map;
+    LIVE.add(this);
+  }
+
+  @Override
+  public String name() {
+    return "nixl";
+  }
+
+  /** The backend plugin this endpoint uses (e.g. {@code UCX}). */
+  public String backendName() {
+    return options.backend();
+  }
+
+  /** Whether NIXL's progress thread drives this agent (otherwise the waiting caller does). */
+  public boolean usesProgressThread() {
+    return options.progressThread();
+  }
+
+  // ---------------------------------------------------------------- registration
+
+  @Override
+  protected MemoryRegistration doRegister(MemorySegment region) {
+    synchronized (registry) {
+      int id = nextRegistrationId++;
+      List<RegionTable.Region> list = new ArrayList<>(registrations.size() + 1);
+      for (Registration r : registrations.values()) {
+        list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
+      }
+      list.add(new RegionTable.Region(region.address(), region.byteSize(), id));
+      RegionTable table;
+      try {
+        table = RegionTable.of(list);
+      } catch (IllegalArgumentException overlap) {
+        throw new TransportException(null, "nixl transport: region " + describe(region.address(), region.byteSize())
+            + " overlaps a region already registered", overlap);
+      }
+      agentLock.lock();
+      try {
+        ensureOpen();
+        MemorySegment dlist = lib.regDlist(region.address(), region.byteSize());
+        int st = lib.registerMem(agent, dlist);
+        if (st != NixlStatus.SUCCESS) {
+          lib.destroyRegDlist(dlist);
+          throw new TransportException(null, "nixl transport: registering " + describe(region.address(),
+              region.byteSize()) + " with agent '" + localSession() + "' failed: register_mem returned "
+              + NixlStatus.describe(st));
+        }
+        Registration r = new Registration(id, region, dlist);
+        registrations.put(id, r);
+        localRegions = table;
+        return r;
+      } catch (NixlStatusException e) {
+        throw new TransportException(null, "nixl transport: registering " + describe(region.address(),
+            region.byteSize()) + " failed: " + e.getMessage(), e);
+      } finally {
+        agentLock.unlock();
+      }
+    }
+  }
+
+  private final class Registration implements MemoryRegistration {
+    final int id;
+    final MemorySegment segment;
+    /** The registration list, kept for deregister_mem; destroyed with the registration. */
+    final MemorySegment dlist;
+    final AtomicBoolean closed = new AtomicBoolean();
+    /** Set once NIXL no longer holds the memory (guarded by the agent lock). */
+    boolean released;
+
+    Registration(int id, MemorySegment segment, MemorySegment dlist) {
+      this.id = id;
+      this.segment = segment;
+      this.dlist = dlist;
+    }
+
+    @Override
+    public MemorySegment segment() {
+      return segment;
+    }
+
+    @Override
+    public void close() {
+      if (!closed.compareAndSet(false, true)) {
+        return;
+      }
+      synchronized (registry) {
+        registrations.remove(id);
+        List<RegionTable.Region> list = new ArrayList<>(registrations.size());
+        for (Registration r : registrations.values()) {
+          list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
+        }
+        localRegions = RegionTable.of(list);
+        agentLock.lock();
+        try {
+          if (released) {
+            return; // the endpoint closed first and released it
+          }
+          // Prepared local lists may name this memory: drop them all (refits do not deregister midway).
+          evict(p -> true);
+          int st = release(this);
+          if (st != NixlStatus.SUCCESS) {
+            throw new TransportException(null, "nixl transport: deregistering " + describe(segment.address(),
+                segment.byteSize()) + " from agent '" + localSession() + "' failed: deregister_mem returned "
+                + NixlStatus.describe(st));
+          }
+        } finally {
+          agentLock.unlock();
+        }
+      }
+    }
+  }
+
+  /** Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock held. */
+  private int release(Registration r) {
+    r.released = true;
+    int st = lib.deregisterMem(agent, r.dlist);
+    lib.destroyRegDlist(r.dlist);
+    return st;
+  }
+
+  // ---------------------------------------------------------------- metadata
+
+  @Override
+  public byte[] localMetadata() {
+    ensureOpen();
+    agentLock.lock();
+    try {
+      ensureOpen();
+      return lib.getLocalMd(agent);
+    } catch (NixlStatusException e) {
+      throw new TransportException(null, "nixl transport: agent '" + localSession() + "' could not give its metadata: "
+          + e.getMessage(), e);
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  @Override
+  public void connect(String session, byte[] peerMetadata) {
+    ensureOpen();
+    Objects.requireNonNull(session, "session");
+    Objects.requireNonNull(peerMetadata, "peerMetadata");
+    if (session.equals(localSession())) {
+      return; // reads naming this endpoint are local; NIXL refuses to load an agent's own metadata
+    }
+    // A publisher serving several transports hands out a bundle: take NIXL's own blob out of it.
+    byte[] blob = TransportBundle.forTransport(session, name(), peerMetadata);
+    agentLock.lock();
+    try {
+      ensureOpen();
+      Peer old = peers.remove(session);
+      if (old != null) {
+        evict(p -> p.key.agentName.equals(old.agentName));
+        int st = lib.invalidateRemoteMd(agent, old.agentName);
+        if (st != NixlStatus.SUCCESS) {
+          LOG.debug("invalidating the metadata of peer '{}' (agent '{}') before reloading it: {}", session,
+              old.agentName, NixlStatus.describe(st));
+        }
+      }
+      String name;
+      try {
+        name = lib.loadRemoteMd(agent, blob);
+      } catch (NixlStatusException e) {
+        throw new TransportException(session, "nixl transport: the metadata for peer '" + session + "' ("
+            + blob.length + " bytes) is not NIXL agent metadata agent '" + localSession()
+            + "' can load: " + e.getMessage(), e);
+      }
+      if (!name.equals(session)) {
+        LOG.debug("peer '{}' is NIXL agent '{}'", session, name);
+      }
+      peers.put(session, new Peer(session, name, nextGeneration++));
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  @Override
+  public boolean isConnected(String session) {
+    return session.equals(localSession()) || peers.containsKey(session);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The exact descriptors of one peer's group: the cache key for its prepared request. */
+  private static final class Key {
+    final String agentName;
+    final long generation;
+    final long[] src;
+    final long[] dst;
+    final long[] len;
+    private final int hash;
+
+    Key(String agentName, long generation, long[] src, long[] dst, long[] len) {
+      this.agentName = agentName;
+      this.generation = generation;
+      this.src = src;
+      this.dst = dst;
+      this.len = len;
+      this.hash = Objects.hash(agentName, generation, Arrays.hashCode(src), Arrays.hashCode(dst), Arrays.hashCode(len));
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && k.hash == hash && k.generation == generation && k.agentName.equals(agentName)
+          && Arrays.equals(k.len, len) && Arrays.equals(k.src, src) && Arrays.equals(k.dst, dst);
+    }
+  }
+
+  /** A READ request and the prepared lists it was made from. Fields guarded by the agent lock. */
+  private static final class Prepared {
+    final Key key;
+    MemorySegment local;
+    MemorySegment remote;
+    MemorySegment req;
+    /** A batch is using it (posted or about to be). */
+    boolean inUse;
+    /** It sits in the cache; otherwise it is freed once its batch finished. */
+    boolean cached;
+
+    Prepared(Key key, MemorySegment local, MemorySegment remote, MemorySegment req) {
+      this.key = key;
+      this.local = local;
+      this.remote = remote;
+      this.req = req;
+    }
+  }
+
+  /** One peer's posted group. Mutable fields guarded by the agent lock. */
+  private static final class Batch implements PendingRead {
+    final String session;
+    final String agentName;
+    final Prepared prepared;
+    final int count;
+    final long bytes;
+    boolean done;
+    int status = NixlStatus.IN_PROG;
+    String failedCall;
+
+    Batch(String session, String agentName, Prepared prepared, int count, long bytes) {
+      this.session = session;
+      this.agentName = agentName;
+      this.prepared = prepared;
+      this.count = count;
+      this.bytes = bytes;
+    }
+
+    @Override
+    public String session() {
+      return session;
+    }
+
+    @Override
+    public int descriptorCount() {
+      return count;
+    }
+
+    @Override
+    public long bytes() {
+      return bytes;
+    }
+
+    String describeBatch() {
+      return count + " reads (" + bytes + " bytes) from peer '" + session + "' (NIXL agent '" + agentName + "')";
+    }
+  }
+
+  @Override
+  protected PendingRead prepare(String session, List<ReadDescriptor> group) {
+    boolean self = session.equals(localSession());
+    Peer peer = self ? null : peers.get(session);
+    if (!self && peer == null) {
+      throw unknownPeer(session);
+    }
+    String agentName = self ? localSession() : peer.agentName();
+    int n = group.size();
+    long[] src = new long[n];
+    long[] dst = new long[n];
+    long[] len = new long[n];
+    long total = 0;
+    RegionTable local = localRegions;
+    for (int i = 0; i < n; i++) {
+      ReadDescriptor d = group.get(i);
+      if (local.find(d.dstAddr(), d.nbytes()) < 0) {
+        throw destinationOutsideRegions(i, d, local);
+      }
+      if (self && local.find(d.srcAddr(), d.nbytes()) < 0) {
+        throw sourceOutsideRegions(i, d, local);
+      }
+      src[i] = d.srcAddr();
+      dst[i] = d.dstAddr();
+      len[i] = d.nbytes();
+      total += d.nbytes();
+    }
+    Key key = new Key(agentName, self ? -1 : peer.generation(), src, dst, len);
+    agentLock.lock();
+    try {
+      ensureOpen();
+      Prepared p = cache.get(key);
+      if (p != null && !p.inUse) {
+        p.inUse = true;
+      } else {
+        // Not cached, or another thread's batch is using the cached one: build another.
+        p = build(key, session, group, self);
+        p.inUse = true;
+        if (!cache.containsKey(key) && options.cachedRequests() > 0) {
+          p.cached = true;
+          cache.put(key, p);
+          trimCache();
+        }
+      }
+      return new Batch(session, agentName, p, n, total);
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  /** Checks the sources against the peer's metadata and makes the request. Agent lock held. */
+  private Prepared build(Key key, String session, List<ReadDescriptor> group, boolean self) {
+    int n = key.len.length;
+    MemorySegment remoteList = MemorySegment.NULL;
+    MemorySegment localList = MemorySegment.NULL;
+    MemorySegment lh = MemorySegment.NULL;
+    MemorySegment rh = MemorySegment.NULL;
+    try {
+      remoteList = lib.xferDlist(key.src, key.len, 0, n);
+      if (!self) {
+        int st = lib.checkRemoteMd(agent, key.agentName, remoteList);
+        if (st != NixlStatus.SUCCESS) {
+          throw outsidePublished(key, session, group, st);
+        }
+      }
+      localList = lib.xferDlist(key.dst, key.len, 0, n);
+      lh = lib.prepXferDlist(agent, "", localList); // "": this agent as initiator (NIXL_INIT_AGENT)
+      rh = lib.prepXferDlist(agent, key.agentName, remoteList);
+      MemorySegment req = lib.makeReadReq(agent, lh, rh, n);
+      return new Prepared(key, lh, rh, req);
+    } catch (NixlStatusException e) {
+      if (!rh.equals(MemorySegment.NULL)) {
+        lib.releaseXferDlistHandle(agent, rh);
+      }
+      if (!lh.equals(MemorySegment.NULL)) {
+        lib.releaseXferDlistHandle(agent, lh);
+      }
+      throw new TransportException(session, "nixl transport: preparing " + n + " reads from peer '" + session
+          + "' (NIXL agent '" + key.agentName + "') failed: " + e.getMessage() + "; nothing in this batch was read", e);
+    } finally {
+      if (!localList.equals(MemorySegment.NULL)) {
+        lib.destroyXferDlist(localList);
+      }
+      if (!remoteList.equals(MemorySegment.NULL)) {
+        lib.destroyXferDlist(remoteList);
+      }
+    }
+  }
+
+  /** The error for sources the peer's metadata does not cover, naming the first descriptor at fault. */
+  private TransportException outsidePublished(Key key, String session, List<ReadDescriptor> group, int status) {
+    int n = key.len.length;
+    int culprit = -1;
+    for (int from = 0; from < n && culprit < 0; from += CHECK_CHUNK) {
+      int to = Math.min(n, from + CHECK_CHUNK);
+      if (check(key, from, to) == NixlStatus.SUCCESS) {
+        continue;
+      }
+      for (int i = from; i < to && culprit < 0; i++) {
+        if (check(key, i, i + 1) != NixlStatus.SUCCESS) {
+          culprit = i;
+        }
+      }
+    }
+    String which = culprit < 0 ? "some descriptor of " + n : "descriptor #" + culprit + " " + group.get(culprit);
+    return new TransportException(session, "nixl transport: " + which + " reads outside every region peer '" + session
+        + "' published (check_remote_md against NIXL agent '" + key.agentName + "' returned "
+        + NixlStatus.describe(status) + "); nothing in this batch was read");
+  }
+
+  private int check(Key key, int from, int to) {
+    MemorySegment l = lib.xferDlist(key.src, key.len, from, to);
+    try {
+      return lib.checkRemoteMd(agent, key.agentName, l);
+    } finally {
+      lib.destroyXferDlist(l);
+    }
+  }
+
+  @Override
+  protected void start(PendingRead prepared) {
+    Batch b = (Batch) prepared;
+    int st;
+    agentLock.lock();
+    try {
+      ensureOpen();
+      st = lib.postXferReq(agent, b.prepared.req);
+      if (st == NixlStatus.SUCCESS) {
+        b.done = true;
+      }
+      if (st != NixlStatus.SUCCESS && st != NixlStatus.IN_PROG) {
+        b.status = st;
+        discard(b.prepared);
+      }
+    } finally {
+      agentLock.unlock();
+    }
+    if (st != NixlStatus.SUCCESS && st != NixlStatus.IN_PROG) {
+      throw new TransportException(b.session, "nixl transport: posting " + b.describeBatch()
+          + " failed: post_xfer_req returned " + NixlStatus.describe(st));
+    }
+  }
+
+  @Override
+  protected void await(List<PendingRead> started, Duration timeout) {
+    List<Batch> batches = new ArrayList<>(started.size());
+    for (PendingRead p : started) {
+      batches.add((Batch) p);
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long waitingSince = System.nanoTime();
+    long park = 1_000;
+    boolean closedMeanwhile = false;
+    try {
+      while (true) {
+        boolean pending = false;
+        agentLock.lock();
+        try {
+          if (isClosed()) {
+            closedMeanwhile = true;
+            break;
+          }
+          if (!options.progressThread()) {
+            driveProgress();
+          }
+          for (Batch b : batches) {
+            if (b.done || b.status != NixlStatus.IN_PROG) {
+              continue;
+            }
+            int st = lib.getXferStatus(agent, b.prepared.req);
+            if (st == NixlStatus.SUCCESS) {
+              b.done = true;
+            } else if (st == NixlStatus.IN_PROG) {
+              pending = true;
+            } else {
+              b.status = st;
+              b.failedCall = "get_xfer_status";
+            }
+          }
+        } finally {
+          agentLock.unlock();
+        }
+        long now = System.nanoTime();
+        if (!pending || now - deadline >= 0) {
+          break;
+        }
+        if (now - waitingSince < SPIN_NANOS) {
+          Thread.onSpinWait();
+        } else {
+          LockSupport.parkNanos(Math.min(park, deadline - now));
+          park = Math.min(park * 2, MAX_PARK_NANOS);
+        }
+      }
+    } finally {
+      finish(batches);
+    }
+    throwIfFailed(batches, timeout, closedMeanwhile);
+  }
+
+  /** Returns finished requests to the cache; releases (aborts) late and failed ones. */
+  private void finish(List<Batch> batches) {
+    agentLock.lock();
+    try {
+      for (Batch b : batches) {
+        Prepared p = b.prepared;
+        if (isClosed()) {
+          continue; // close released everything
+        }
+        if (b.done) {
+          p.inUse = false;
+          if (!p.cached) {
+            free(p);
+          }
+        } else {
+          discard(p);
+        }
+      }
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  private void throwIfFailed(List<Batch> batches, Duration timeout, boolean closedMeanwhile) {
+    List<Batch> late = new ArrayList<>();
+    List<Batch> failed = new ArrayList<>();
+    for (Batch b : batches) {
+      if (b.done) {
+        continue;
+      }
+      (b.status == NixlStatus.IN_PROG ? late : failed).add(b);
+    }
+    if (!late.isEmpty()) {
+      StringBuilder sb = new StringBuilder("nixl transport: reads did not complete within ").append(timeout)
+          .append(closedMeanwhile ? " (the endpoint was closed meanwhile)" : "").append("; outstanding: ");
+      for (int i = 0; i < late.size(); i++) {
+        sb.append(i == 0 ? "" : ", ").append(late.get(i).describeBatch()).append(", still ")
+            .append(NixlStatus.describe(NixlStatus.IN_PROG));
+      }
+      TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session,
+          sb.append("; their requests were released (aborted)").toString());
+      for (Batch b : failed) {
+        e.addSuppressed(failure(b));
+      }
+      throw e;
+    }
+    if (!failed.isEmpty()) {
+      TransportException e = failure(failed.getFirst());
+      for (Batch b : failed.subList(1, failed.size())) {
+        e.addSuppressed(failure(b));
+      }
+      throw e;
+    }
+  }
+
+  private static TransportException failure(Batch b) {
+    return new TransportException(b.session, "nixl transport: " + b.describeBatch() + " failed: "
+        + (b.failedCall == null ? "post_xfer_req" : b.failedCall) + " returned " + NixlStatus.describe(b.status));
+  }
+
+  /**
+   * Drives this agent's backend once when it has no progress thread (a no-op otherwise). A caller-driven
+   * publisher must be driven while receivers read from it (over TCP a read needs the target's progress).
+   */
+  public void progress() {
+    if (options.progressThread()) {
+      return;
+    }
+    agentLock.lock();
+    try {
+      ensureOpen();
+      lib.getNotifs(agent, notifMap);
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  /** One round of caller-driven progress: this agent, and the other caller-driven agents of this JVM. */
+  private void driveProgress() {
+    lib.getNotifs(agent, notifMap);
+    for (NixlTransport t : LIVE) {
+      if (t != this && !t.options.progressThread() && t.agentLock.tryLock()) {
+        try {
+          if (!t.isClosed()) {
+            t.lib.getNotifs(t.agent, t.notifMap);
+          }
+        } finally {
+          t.agentLock.unlock();
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- request cache
+
+  /** Drops cache entries beyond the configured size, least recently used first. Agent lock held. */
+  private void trimCache() {
+    Iterator<Prepared> it = cache.values().iterator();
+    while (cache.size() > options.cachedRequests() && it.hasNext()) {
+      Prepared p = it.next();
+      it.remove();
+      p.cached = false;
+      if (!p.inUse) {
+        free(p);
+      }
+    }
+  }
+
+  /** Drops the cache entries {@code which} selects; entries in use are freed when their batch ends. */
+  private void evict(java.util.function.Predicate<Prepared> which) {
+    Iterator<Prepared> it = cache.values().iterator();
+    while (it.hasNext()) {
+      Prepared p = it.next();
+      if (which.test(p)) {
+        it.remove();
+        p.cached = false;
+        if (!p.inUse) {
+          free(p);
+        }
+      }
+    }
+  }
+
+  /** Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown). */
+  private void discard(Prepared p) {
+    if (p.cached) {
+      cache.remove(p.key, p);
+      p.cached = false;
+    }
+    p.inUse = false;
+    free(p);
+  }
+
+  /**
+   * Releases (aborting it if active) and destroys the request, then its prepared lists, in that order. A
+   * request NIXL will not release yet is kept for a retry at close. Agent lock held.
+   */
+  private void free(Prepared p) {
+    if (p.req != null) {
+      int st = lib.releaseXferReq(agent, p.req);
+      if (st != NixlStatus.SUCCESS) {
+        LOG.warn("nixl transport: agent '{}' could not release a request to agent '{}' ({}); retrying at close",
+            localSession(), p.key.agentName, NixlStatus.describe(st));
+        if (!unreleased.contains(p)) {
+          unreleased.add(p);
+        }
+        return;
+      }
+      unreleased.remove(p);
+      st = lib.destroyXferReq(p.req);
+      if (st != NixlStatus.SUCCESS) {
+        LOG.warn("nixl transport: destroy_xfer_req after release returned {}", NixlStatus.describe(st));
+      }
+      p.req = null;
+    }
+    if (p.remote != null) {
+      lib.releaseXferDlistHandle(agent, p.remote);
+      p.remote = null;
+    }
+    if (p.local != null) {
+      lib.releaseXferDlistHandle(agent, p.local);
+      p.local = null;
+    }
+  }
+
+  // ---------------------------------------------------------------- close
+
+  @Override
+  protected void doClose() {
+    LIVE.remove(this);
+    List<String> failures = new ArrayList<>();
+    synchronized (registry) {
+      agentLock.lock();
+      try {
+        for (Prepared p : List.copyOf(cache.values())) {
+          p.cached = false;
+          free(p);
+        }
+        cache.clear();
+        for (Prepared p : List.copyOf(unreleased)) {
+          free(p);
+        }
+        if (!unreleased.isEmpty()) {
+          failures.add(unreleased.size() + " transfer request(s) could not be released");
+        }
+        for (Peer p : peers.values()) {
+          int st = lib.invalidateRemoteMd(agent, p.agentName());
+          if (st != NixlStatus.SUCCESS) {
+            failures.add("invalidate_remote_md('" + p.agentName() + "') returned " + NixlStatus.describe(st));
+          }
+        }
+        peers.clear();
+        for (Registration r : registrations.values()) {
+          int st = release(r);
+          if (st != NixlStatus.SUCCESS) {
+            failures.add("deregister_mem(" + describe(r.segment.address(), r.segment.byteSize()) + ") returned "
+                + NixlStatus.describe(st));
+          }
+        }
+        registrations.clear();
+        localRegions = RegionTable.EMPTY;
+        if (!notifMap.equals(MemorySegment.NULL)) {
+          lib.destroyNotifMap(notifMap);
+        }
+        int st = lib.destroyBackend(backend);
+        if (st != NixlStatus.SUCCESS) {
+          failures.add("destroy_backend returned " + NixlStatus.describe(st));
+        }
+        st = lib.destroyAgent(agent);
+        if (st != NixlStatus.SUCCESS) {
+          failures.add("destroy_agent returned " + NixlStatus.describe(st));
+        }
+      } finally {
+        agentLock.unlock();
+      }
+    }
+    if (!failures.isEmpty()) {
+      throw new TransportException(null, "nixl transport: closing agent '" + localSession() + "' met "
+          + failures.size() + " problem(s): " + String.join("; ", failures));
+    }
+  }
+
+  private static String describe(long base, long length) {
+    return "0x" + Long.toHexString(base) + "+" + length;
+  }
+
+  /** Prepared requests held for reuse (for tests and diagnostics). */
+  int cachedRequests() {
+    agentLock.lock();
+    try {
+      return cache.size();
+    } finally {
+      agentLock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "NixlTransport[session " + localSession() + ", backend " + options.backend() + ", "
+        + localRegions.size() + " regions, " + peers.size() + " peers" + (isClosed() ? ", closed]" : "]");
+  }
+}
