@@ -21,4 +21,10 @@ class NixlCallerDrivenConformanceTest extends AbstractTransportConformanceTest {
   protected Transport newTransport(String session) {
     return NixlDouble.transport(session, Map.of("nixl.progressThread", "false"));
   }
+
+  /** The peer process finds the double the way a user finds NIXL: through {@code mx.nixl.library}. */
+  @Override
+  protected java.util.List<String> peerJvmArguments() {
+    return java.util.List.of("-Dmx.nixl.library=" + NixlDouble.path("mx.nixl.test.double"));
+  }
 }

@@ -16,4 +16,10 @@ class NixlTransportConformanceTest extends AbstractTransportConformanceTest {
   protected Transport newTransport(String session) {
     return NixlDouble.transport(session);
   }
+
+  /** The peer process finds the double the way a user finds NIXL: through {@code mx.nixl.library}. */
+  @Override
+  protected java.util.List<String> peerJvmArguments() {
+    return java.util.List.of("-Dmx.nixl.library=" + NixlDouble.path("mx.nixl.test.double"));
+  }
 }

@@ -74,6 +74,14 @@ public abstract class AbstractTransportConformanceTest {
   }
 
   /**
+   * Extra JVM arguments for the {@link PeerProcess} (e.g. {@code -Dmx.nixl.library=...} when this suite runs
+   * against a library the provider would not find by itself); default none.
+   */
+  protected List<String> peerJvmArguments() {
+    return List.of();
+  }
+
+  /**
    * Device memory of {@code bytes} holding {@code content}, for {@link TransportBehavior#SUPPORTS_DEVICE_MEMORY};
    * {@link #copyFromDevice} reads it back. Default: none (null), as on a machine without a GPU.
    */
@@ -383,11 +391,13 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void peersInOtherProcesses() throws Exception {
     long bytes = 3 * MIB + 17;
-    List<String> command = List.of(
+    List<String> command = new ArrayList<>(List.of(
         java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED",
+        "--enable-native-access=ALL-UNNAMED"));
+    command.addAll(peerJvmArguments());
+    command.addAll(List.of(
         "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        PeerProcess.class.getName(), peerTransportName(), PEER, Long.toString(bytes), "77");
+        PeerProcess.class.getName(), peerTransportName(), PEER, Long.toString(bytes), "77"));
     Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     try {
       java.io.BufferedReader out = new java.io.BufferedReader(
