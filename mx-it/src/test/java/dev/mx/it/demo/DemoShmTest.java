@@ -36,7 +36,7 @@ class DemoShmTest extends AbstractDemoFaultTest {
    * The trainers' buffers come from the shm transport's allocate, so every byte a receiver read came from a
    * mapping of the trainers' shared memory, none through process_vm_readv (the slow path for registered memory).
    */
-  static void assertTrainerMemoryIsMapped(DemoRun r) {
+  static void assertTrainerMemoryIsMapped(DemoRun r) throws Exception {
     JsonNode steps = r.json().get("steps");
     assertTrue(steps.size() > 0, r.toString());
     for (JsonNode s : steps) {
