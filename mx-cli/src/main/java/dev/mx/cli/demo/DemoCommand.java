@@ -474,6 +474,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
       row.put("staged_shards", num(m.get("staged_shards")).longValue());
       row.put("coverage", num(m.get("coverage")).doubleValue());
+      for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
+        if (m.get(k) != null) {
+          row.put(k, num(m.get(k)).longValue());
+        }
+      }
       steps.add(row);
     }
 

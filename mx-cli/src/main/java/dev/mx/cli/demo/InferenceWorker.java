@@ -7,6 +7,7 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.digest.safetensors.SafetensorsTensor;
@@ -23,6 +24,7 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
+import dev.mx.transport.shm.ShmTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -129,7 +131,28 @@ final class InferenceWorker implements Worker {
     m.put("wire_s", wire);
     m.put("e2e_s", e2e);
     m.put("coverage", receiver.coverage().coverage());
+    ShmTransport shm = shmOf(transport);
+    if (shm != null) {
+      // Cumulative: which shm path the trainers' memory was read by (mapped = allocated, memory speed).
+      m.put("shm_mapped_bytes", shm.mappedBytesRead());
+      m.put("shm_attached_bytes", shm.attachedBytesRead());
+    }
     return m;
+  }
+
+  /** The shm transport this receiver reads through, alone or routed; null when it has none. */
+  private static ShmTransport shmOf(Transport t) {
+    if (t instanceof ShmTransport s) {
+      return s;
+    }
+    if (t instanceof RoutingTransport r) {
+      for (Transport inner : r.transports()) {
+        if (inner instanceof ShmTransport s) {
+          return s;
+        }
+      }
+    }
+    return null;
   }
 
   /**

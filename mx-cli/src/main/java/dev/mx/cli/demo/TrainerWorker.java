@@ -2,6 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelArchitecture;
@@ -19,8 +20,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One trainer rank: its Megatron (or FSDP) buffers in native memory, filled by the weight generator with
- * each step's values and published, with digests, through a {@link Publisher}.
+ * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport (shared memory
+ * over shm, so receivers copy from a mapping instead of reading this process), filled by the weight generator
+ * with each step's values and published, with digests, through a {@link Publisher}.
  */
 final class TrainerWorker implements Worker {
   private final WorkerSpec spec;
@@ -39,8 +41,8 @@ final class TrainerWorker implements Worker {
     ModelArchitecture model = ModelConfigs.load(spec.model());
     DType dtype = DType.parse(spec.trainerDtype());
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
-    buffers = TrainerBuffers.allocate(layout);
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
+    buffers = TrainerBuffers.allocate(layout, transport::allocate);
     store = MetadataStores.open(spec.metadata());
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
@@ -63,8 +65,9 @@ final class TrainerWorker implements Worker {
           .topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
           .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
           .step(step);
-      for (MemorySegment s : buffers.segments().values()) {
-        b.buffer(s);
+      // Already registered by the transport's allocate: the publisher serves them and leaves them to us.
+      for (MemoryRegistration r : buffers.registrations().values()) {
+        b.buffer(r);
       }
       for (AliasShard a : layout.published()) {
         MemorySegment buffer = buffers.segment(a.bufferName());
@@ -98,9 +101,10 @@ final class TrainerWorker implements Worker {
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
+    // The publisher stops serving, then the buffers are deregistered and freed, then their transport goes.
     order.add(publisher);
-    order.add(transport);
     order.add(buffers);
+    order.add(transport);
     order.add(store);
     Closeables.closeAll(order);
   }

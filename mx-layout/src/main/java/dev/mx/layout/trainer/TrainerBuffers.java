@@ -2,6 +2,8 @@ package dev.mx.layout.trainer;
 
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.util.Closeables;
 import dev.mx.layout.gen.BoxFill;
 import dev.mx.layout.gen.WeightGenerator;
 import java.lang.foreign.Arena;
@@ -12,24 +14,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongFunction;
 
 /**
  * The native memory of one trainer rank: one zeroed, 64-byte-aligned segment per {@link LocalBuffer}, filled
- * with the generator's values through the rank's aliases. Owns its arena; {@link #close()} is idempotent and
- * frees every buffer (deregister them from any transport first).
+ * with the generator's values through the rank's aliases. Owns its memory: an arena, or the registrations an
+ * allocator ({@link dev.mx.api.transport.Transport#allocate}) handed out; {@link #close()} is idempotent and
+ * frees every buffer (stop publishing them first; close the allocating transport after).
  */
 public final class TrainerBuffers implements AutoCloseable {
   private static final long ALIGNMENT = 64;
+  private static final long MIN_ALIGNMENT = 16;
 
   private final TrainerRankLayout layout;
   private final Arena arena;
   private final Map<String, MemorySegment> segments;
+  private final Map<String, MemoryRegistration> registrations;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TrainerBuffers(TrainerRankLayout layout, Arena arena, Map<String, MemorySegment> segments) {
+  private TrainerBuffers(TrainerRankLayout layout, Arena arena, Map<String, MemorySegment> segments,
+      Map<String, MemoryRegistration> registrations) {
     this.layout = layout;
     this.arena = arena;
     this.segments = segments;
+    this.registrations = registrations;
   }
 
   /** Allocates every buffer of {@code layout}, zeroed (so vocabulary padding is zero), in a shared arena. */
@@ -40,9 +48,49 @@ public final class TrainerBuffers implements AutoCloseable {
       for (LocalBuffer b : layout.buffers()) {
         m.put(b.name(), arena.allocate(Math.max(1, b.byteSize()), ALIGNMENT).asSlice(0, b.byteSize()));
       }
-      return new TrainerBuffers(layout, arena, Collections.unmodifiableMap(m));
+      return new TrainerBuffers(layout, arena, Collections.unmodifiableMap(m), Map.of());
     } catch (RuntimeException | Error e) {
       arena.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Allocates every buffer of {@code layout} from {@code allocator} (typically {@code transport::allocate}, so
+   * a shared-memory transport serves them from mapped memory instead of reading them out of this process),
+   * one registration per buffer, each zeroed. The registrations are already registered: hand them to the
+   * publisher as they are ({@link #registrations()}); closing these buffers closes them. On failure the ones
+   * allocated so far are closed.
+   */
+  public static TrainerBuffers allocate(TrainerRankLayout layout, LongFunction<MemoryRegistration> allocator) {
+    Map<String, MemoryRegistration> regs = new LinkedHashMap<>();
+    try {
+      Map<String, MemorySegment> m = new LinkedHashMap<>();
+      for (LocalBuffer b : layout.buffers()) {
+        MemoryRegistration r = allocator.apply(Math.max(1, b.byteSize()));
+        if (r == null) {
+          throw new IllegalStateException("the allocator returned no memory for buffer '" + b.name()
+              + "' of trainer rank " + layout.label());
+        }
+        regs.put(b.name(), r);
+        // Element alignment is needed for the generator's accesses; the arena's 64 bytes is only a nicety.
+        if (r.segment().byteSize() < b.byteSize() || r.segment().address() % MIN_ALIGNMENT != 0) {
+          throw new IllegalStateException("the allocator returned " + r.segment().byteSize() + " bytes at 0x"
+              + Long.toHexString(r.segment().address()) + " for buffer '" + b.name() + "' of trainer rank "
+              + layout.label() + ": it needs " + b.byteSize() + " bytes, " + MIN_ALIGNMENT + "-byte aligned");
+        }
+        // Zeroed like the arena's memory, whatever the allocator promises: vocabulary padding must be zero.
+        MemorySegment s = r.segment().asSlice(0, b.byteSize());
+        s.fill((byte) 0);
+        m.put(b.name(), s);
+      }
+      return new TrainerBuffers(layout, null, Collections.unmodifiableMap(m), Collections.unmodifiableMap(regs));
+    } catch (RuntimeException | Error e) {
+      try {
+        Closeables.closeAll(List.copyOf(regs.values()).reversed());
+      } catch (RuntimeException rollback) {
+        e.addSuppressed(rollback);
+      }
       throw e;
     }
   }
@@ -64,6 +112,15 @@ public final class TrainerBuffers implements AutoCloseable {
       throw new IllegalArgumentException("rank " + layout.label() + " has no buffer '" + bufferName + "'");
     }
     return s;
+  }
+
+  /**
+   * The allocator's registrations by buffer name, in layout order (each covers its buffer, possibly with a tail
+   * beyond it); empty for buffers from an arena. Owned by these buffers.
+   */
+  public Map<String, MemoryRegistration> registrations() {
+    requireOpen();
+    return registrations;
   }
 
   /** The part of its buffer an alias covers. */
@@ -119,7 +176,10 @@ public final class TrainerBuffers implements AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      arena.close();
+      if (arena != null) {
+        arena.close();
+      }
+      Closeables.closeAll(List.copyOf(registrations.values()).reversed());
     }
   }
 }

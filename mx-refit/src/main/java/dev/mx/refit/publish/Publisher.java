@@ -280,6 +280,8 @@ public final class Publisher implements AutoCloseable {
     private final MetadataStore store;
     private final List<PublishedRegion> regions = new ArrayList<>();
     private final List<MemorySegment> buffers = new ArrayList<>();
+    /** Buffers the caller registered (e.g. {@link Transport#allocate}d): served as they are, never closed here. */
+    private final List<MemorySegment> preRegistered = new ArrayList<>();
     private String identity;
     private String workerId = UUID.randomUUID().toString();
     private int rank;
@@ -386,6 +388,17 @@ public final class Publisher implements AutoCloseable {
     }
 
     /**
+     * A buffer that {@link #alias aliases} point into, already registered with this publisher's transport
+     * (typically memory from {@link Transport#allocate}, which a shared-memory transport serves at memory
+     * speed). The publisher does not register it again and does not deregister it: the caller closes
+     * {@code registration} after closing the publisher, and before the transport.
+     */
+    public Builder buffer(MemoryRegistration registration) {
+      preRegistered.add(Objects.requireNonNull(registration, "registration").segment());
+      return this;
+    }
+
+    /**
      * A shard held contiguously inside a {@link #buffer registered buffer}, starting {@code byteOffset}
      * bytes into it: zero-copy views such as the q, k and v rows of a fused QKV buffer.
      */
@@ -464,9 +477,11 @@ public final class Publisher implements AutoCloseable {
     }
 
     private boolean insideSomeBuffer(MemorySegment s) {
-      for (MemorySegment b : buffers) {
-        if (s.address() >= b.address() && s.address() + s.byteSize() <= b.address() + b.byteSize()) {
-          return true;
+      for (List<MemorySegment> list : List.of(buffers, preRegistered)) {
+        for (MemorySegment b : list) {
+          if (s.address() >= b.address() && s.address() + s.byteSize() <= b.address() + b.byteSize()) {
+            return true;
+          }
         }
       }
       return false;

@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,6 +84,9 @@ public final class ShmTransport extends AbstractTransport {
   private long nextFile;
   private volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  /** Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory by attach. */
+  private final LongAdder mappedBytesRead = new LongAdder();
+  private final LongAdder attachedBytesRead = new LongAdder();
 
   /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
   private record LocalRegions(RegionTable table, Map<Integer, ShmRegistration> byId) {
@@ -654,12 +658,16 @@ public final class ShmTransport extends AbstractTransport {
     long[] dstOff = b.dstOff;
     long[] len = b.len;
     long sinceCheck = 0;
+    long mapped = 0;
+    long attached = 0;
     try (Arena scratch = Arena.ofConfined()) {
       Attach attach = null;
       for (int i = 0; i < n; i++) {
         if (src[i] != null) {
           MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
+          mapped += len[i];
         } else {
+          attached += len[i];
           if (attach == null) {
             attach = new Attach(peer, scratch);
           }
@@ -680,6 +688,8 @@ public final class ShmTransport extends AbstractTransport {
       if (attach != null) {
         attach.flush();
       }
+      mappedBytesRead.add(mapped);
+      attachedBytesRead.add(attached);
     } catch (TransportException e) {
       if (!(e instanceof TransportTimeoutException)) {
         peer.reclaimOnceGone();
@@ -774,6 +784,19 @@ public final class ShmTransport extends AbstractTransport {
 
   private static String describe(long base, long length) {
     return "0x" + Long.toHexString(base) + "+" + length;
+  }
+
+  /**
+   * Bytes this endpoint has copied from peers' shared (allocated, mapped) memory since it was created: the
+   * memory-speed path. For diagnostics and tests, next to {@link #attachedBytesRead()}.
+   */
+  public long mappedBytesRead() {
+    return mappedBytesRead.sum();
+  }
+
+  /** Bytes this endpoint has read from peers' caller-registered memory with {@code process_vm_readv}. */
+  public long attachedBytesRead() {
+    return attachedBytesRead.sum();
   }
 
   /** The files of this endpoint start with this (for tests and diagnostics). */

@@ -79,4 +79,29 @@ class ShmTransportTest {
       assertTrue(f.getMessage().contains("not the one its metadata describes"), f.getMessage());
     }
   }
+
+  @Test
+  void countsBytesReadFromMappingsApartFromBytesReadByCrossMemoryAttach() {
+    try (Arena arena = Arena.ofShared();
+        ShmTransport pub = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
+        ShmTransport rec = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("rec"))) {
+      MemoryRegistration shared = pub.allocate(8192);
+      MemorySegment own = arena.allocate(4096, 4096);
+      shared.segment().fill((byte) 1);
+      own.fill((byte) 2);
+      pub.register(own);
+      MemorySegment dst = arena.allocate(8192 + 4096, 4096);
+      rec.register(dst);
+      rec.connect("pub", pub.localMetadata());
+      assertEquals(0, rec.mappedBytesRead());
+      assertEquals(0, rec.attachedBytesRead());
+      rec.read(List.of(new ReadDescriptor("pub", shared.address(), dst.address(), 8192),
+          new ReadDescriptor("pub", own.address(), dst.address() + 8192, 4096)));
+      assertEquals(8192, rec.mappedBytesRead(), "allocated memory is copied from its mapping");
+      assertEquals(4096, rec.attachedBytesRead(), "registered memory is read with process_vm_readv");
+      assertEquals(2, dst.get(ValueLayout.JAVA_BYTE, 8192 + 4095));
+      assertEquals(1, dst.get(ValueLayout.JAVA_BYTE, 8191));
+      assertEquals(0, pub.mappedBytesRead() + pub.attachedBytesRead(), "the publisher read nothing");
+    }
+  }
 }
