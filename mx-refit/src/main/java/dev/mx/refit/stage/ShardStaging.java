@@ -125,8 +125,15 @@ public final class ShardStaging {
       } else {
         // Tiles the reads hold whole stay on the wire (verified where they land); only the partly held
         // boundary tiles are pulled whole into staging.
+        List<Integer> partly = partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize());
+        if (partly.size() == tiles.digests().size()) {
+          // Every tile held in part (a dim-1 split reads part of every row): one whole-shard read and digest
+          // moves the same bytes with far fewer descriptors and checks.
+          partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
+          continue;
+        }
         Map<Integer, Builder> boundary = new LinkedHashMap<>();
-        for (int k : partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize())) {
+        for (int k : partly) {
           boundary.put(k, new Builder(ref, k, tiles.start(k), tiles.end(k, ref.shard().byteSize())));
         }
         tiled.put(ref, boundary);
@@ -179,7 +186,7 @@ public final class ShardStaging {
       runsOf.apply(whole).add(new Run(s.srcAddr() - ref.shard().addr(), s.dstByte(), s.nbytes()));
       return;
     }
-    if (boundary == null) {
+    if (boundary == null || boundary.isEmpty()) {
       wire.add(s);
       return;
     }
