@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.digest.TileDigests;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
@@ -32,7 +33,8 @@ import java.util.List;
  *
  * <p>Encoding writes exactly the keys of §1.4 in a fixed order: {@code schema, agent_name,
  * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype, elsize,
- * full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[, digest]}. A publisher
+ * full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[, digest][, tile_digests]}
+ * ({@link #TILE_DIGESTS}: digests over a fixed tiling of the shard, for verifying partial reads). A publisher
  * serving several transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob
  * as {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
  * BASE64, ...}}}; decoding puts the bundle back together. The
@@ -52,6 +54,8 @@ public final class ShardTableCodec {
       List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step");
   /** The optional key carrying the blobs of a publisher's further transports (see the class comment). */
   public static final String AGENT_META_EXTRA = "agent_meta_extra";
+  /** Optional per-shard key: digests over a fixed tiling of the shard's bytes ({@code tile_bytes, digests}). */
+  public static final String TILE_DIGESTS = "tile_digests";
   /** Keys of a tensor entry, in encoding order. */
   public static final List<String> TENSOR_KEYS = List.of("name", "dtype", "elsize", "full_shape", "shards");
   /** Keys of a shard, in encoding order ({@code digest} optional). */
@@ -257,6 +261,17 @@ public final class ShardTableCodec {
       if (s.digest() != null) {
         g.writeStringField("digest", s.digest());
       }
+      if (s.tiles() != null) {
+        // Optional and last, so tables without it keep their bytes and ModelExpress' decoder skips it.
+        g.writeObjectFieldStart(TILE_DIGESTS);
+        g.writeNumberField("tile_bytes", s.tiles().tileBytes());
+        g.writeArrayFieldStart("digests");
+        for (String d : s.tiles().digests()) {
+          g.writeString(d);
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+      }
       g.writeEndObject();
     }
     g.writeEndArray();
@@ -319,10 +334,57 @@ public final class ShardTableCodec {
         throw new ShardTableFormatException(at.field("digest").toString(), "tensor '" + t.name()
             + "': digest '" + s.digest() + "' is not 32 lowercase hex characters");
       }
+      if (s.tiles() != null) {
+        checkTiles(t, s, at.field(TILE_DIGESTS));
+        at.pop();
+      }
       at.pop();
       at.pop();
     }
     return dtype;
+  }
+
+  private static void checkTiles(PublishedTensor t, PublishedShard s, JsonPathCursor at) {
+    long bytes = s.shape().byteSize(t.elsize());
+    int expected = TileDigests.count(bytes, s.tiles().tileBytes());
+    if (s.tiles().digests().size() != expected) {
+      throw new ShardTableFormatException(at.field("digests").toString(), "tensor '" + t.name() + "': "
+          + s.tiles().digests().size() + " tile digests, but " + bytes + " bytes in tiles of "
+          + s.tiles().tileBytes() + " make " + expected);
+    }
+    for (int k = 0; k < expected; k++) {
+      if (!isDigest(s.tiles().digest(k))) {
+        throw new ShardTableFormatException(at.field("digests").index(k).toString(), "tensor '" + t.name()
+            + "': tile digest '" + s.tiles().digest(k) + "' is not 32 lowercase hex characters");
+      }
+    }
+  }
+
+  /** The optional {@code tile_digests} object: {@code tile_bytes}, {@code digests}. */
+  private TileDigests readTiles(JsonParser p, JsonPathCursor at) throws IOException {
+    if (p.currentToken() != JsonToken.START_OBJECT) {
+      throw wrongType(at, "an object", p.currentToken());
+    }
+    Long tileBytes = null;
+    List<String> list = null;
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String key = p.currentName();
+      p.nextToken();
+      at.field(key);
+      switch (key) {
+        case "tile_bytes" -> tileBytes = readLong(p, at);
+        case "digests" -> list = readArray(p, at, Integer.MAX_VALUE - 8, "tile digests", ShardTableCodec::readString);
+        default -> p.skipChildren();
+      }
+      at.pop();
+    }
+    requirePresent(tileBytes, at, "tile_bytes");
+    requirePresent(list, at, "digests");
+    if (tileBytes <= 0) {
+      throw new ShardTableFormatException(at.field("tile_bytes").toString(), "tile_bytes " + tileBytes
+          + " must be positive");
+    }
+    return new TileDigests(tileBytes, list);
   }
 
   private static boolean isDigest(String s) {
@@ -584,6 +646,7 @@ public final class ShardTableCodec {
     long[] offset = null;
     long[] shape = null;
     String digest = null;
+    TileDigests tiles = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
       JsonToken value = p.nextToken();
@@ -595,6 +658,7 @@ public final class ShardTableCodec {
         case "shard_offset" -> offset = readLongs(p, at);
         case "shape" -> shape = readLongs(p, at);
         case "digest" -> digest = value == JsonToken.VALUE_NULL ? null : readString(p, at);
+        case TILE_DIGESTS -> tiles = value == JsonToken.VALUE_NULL ? null : readTiles(p, at);
         default -> p.skipChildren();
       }
       at.pop();
@@ -604,7 +668,7 @@ public final class ShardTableCodec {
     requirePresent(addr, at, "addr");
     requirePresent(offset, at, "shard_offset");
     requirePresent(shape, at, "shape");
-    return new PublishedShard(agentName, deviceId, addr, offset, new Shape(shape), digest);
+    return new PublishedShard(agentName, deviceId, addr, offset, new Shape(shape), digest, tiles);
   }
 
   // ---------------------------------------------------------------- typed readers

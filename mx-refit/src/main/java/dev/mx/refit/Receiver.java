@@ -234,7 +234,7 @@ public final class Receiver implements AutoCloseable {
       for (StagedWork w : s.local.staged()) {
         if (w.verifies()) {
           ShardStaging.Staged st = w.staged();
-          String d = ShardVerifier.freshDigest(fresh.sources(), st.source(), st.shard());
+          String d = ShardVerifier.freshDigest(fresh.sources(), st.source(), st.shard(), st.tile());
           if (d == null) {
             throw new UnverifiableShardException(st.source(), st.shard().shardOffset(), st.shard().session(),
                 "the publisher no longer publishes this staged shard or its digest");
@@ -449,7 +449,7 @@ public final class Receiver implements AutoCloseable {
     }
     Map<String, Long> shardSizes = new LinkedHashMap<>();
     for (ShardStaging.Staged s : p.staging.staged()) {
-      shardSizes.put(s.key(), s.shard().byteSize());
+      shardSizes.put(s.key(), s.stagingBytes());
     }
     int setCount = config.doubleBuffer() ? 2 : 1;
     List<Map<String, MemorySegment>> receive = new ArrayList<>();

@@ -2,6 +2,7 @@ package dev.mx.api.plan;
 
 import dev.mx.api.Box;
 import dev.mx.api.Shape;
+import dev.mx.api.digest.TileDigests;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -11,7 +12,13 @@ import java.util.Objects;
  * the global tensor. {@code digest} is the publisher's shard digest, or null when it computed none
  * (absent means "unchecked", never "equal").
  */
-public record Shard(long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest) {
+public record Shard(long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest,
+    TileDigests tiles) {
+
+  /** A shard without tile digests. */
+  public Shard(long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest) {
+    this(shardOffset, shape, session, addr, elsize, digest, null);
+  }
 
   public Shard {
     Objects.requireNonNull(shardOffset, "shard_offset");
@@ -54,23 +61,35 @@ public record Shard(long[] shardOffset, Shape shape, String session, long addr, 
   }
 
   public Shard withDigest(String newDigest) {
-    return new Shard(shardOffset, shape, session, addr, elsize, newDigest);
+    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, tiles);
+  }
+
+  /** The same shard with fresh whole-shard and tile digests. */
+  public Shard withDigests(String newDigest, TileDigests newTiles) {
+    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, newTiles);
+  }
+
+  /** Tile digests usable for this shard's bytes, or null. */
+  public TileDigests usableTiles() {
+    return tiles != null && tiles.fits(byteSize()) ? tiles : null;
   }
 
   @Override
   public boolean equals(Object o) {
     return o instanceof Shard s && Arrays.equals(shardOffset, s.shardOffset) && shape.equals(s.shape)
-        && session.equals(s.session) && addr == s.addr && elsize == s.elsize && Objects.equals(digest, s.digest);
+        && session.equals(s.session) && addr == s.addr && elsize == s.elsize && Objects.equals(digest, s.digest)
+        && Objects.equals(tiles, s.tiles);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(Arrays.hashCode(shardOffset), shape, session, addr, elsize, digest);
+    return Objects.hash(Arrays.hashCode(shardOffset), shape, session, addr, elsize, digest, tiles);
   }
 
   @Override
   public String toString() {
     return "Shard[" + session + " @" + addr + " offset " + Arrays.toString(shardOffset) + " shape " + shape
-        + (digest == null ? "" : " digest " + digest) + "]";
+        + (digest == null ? "" : " digest " + digest)
+        + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes()) + "]";
   }
 }

@@ -1,6 +1,7 @@
 package dev.mx.it.layout;
 
 import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.digest.TileDigests;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.transport.Transport;
@@ -58,12 +59,24 @@ final class TrainerCluster implements AutoCloseable {
 
   /** The merged sources at the buffers' real addresses, each shard with its digest over its current bytes. */
   Map<String, SourceInfo> sources(DigestProvider digests) {
+    return sources(digests, 0);
+  }
+
+  /**
+   * As {@link #sources(DigestProvider)}, each shard larger than {@code tileBytes} also with digests over tiles
+   * of {@code tileBytes} (0: none), as a publisher with {@code mx.publish.tile-bytes} publishes them.
+   */
+  Map<String, SourceInfo> sources(DigestProvider digests, long tileBytes) {
     Map<Long, String> digestByAddress = new HashMap<>();
+    Map<Long, TileDigests> tilesByAddress = new HashMap<>();
     Map<TrainerRankLayout, TrainerBuffers> byRank = new HashMap<>();
     for (TrainerBuffers b : buffers) {
       byRank.put(b.layout(), b);
       for (AliasShard a : b.layout().published()) {
         digestByAddress.put(b.address(a), digests.digest(b.slice(a)));
+        if (tileBytes > 0 && b.slice(a).byteSize() > tileBytes) {
+          tilesByAddress.put(b.address(a), TileDigests.of(digests, b.slice(a), tileBytes));
+        }
       }
     }
     ShardAddressing real = new ShardAddressing() {
@@ -80,7 +93,7 @@ final class TrainerCluster implements AutoCloseable {
     Map<String, SourceInfo> out = new LinkedHashMap<>();
     PlanningInventory.sources(layout.ranks(), real).forEach((name, info) -> {
       List<Shard> shards = new ArrayList<>();
-      info.shards().forEach(s -> shards.add(s.withDigest(digestByAddress.get(s.addr()))));
+      info.shards().forEach(s -> shards.add(s.withDigests(digestByAddress.get(s.addr()), tilesByAddress.get(s.addr()))));
       out.put(name, new SourceInfo(info.globalShape(), info.dtype(), shards));
     });
     return out;

@@ -104,7 +104,7 @@ public final class ReplicaMerge {
         PublishedShard s = t.shards().get(i);
         String session = s.agentName();
         try {
-          shards.add(new Shard(s.shardOffset(), s.shape(), session, s.addr(), t.elsize(), s.digest()));
+          shards.add(new Shard(s.shardOffset(), s.shape(), session, s.addr(), t.elsize(), s.digest(), s.tiles()));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("tensor '" + t.name() + "' shard #" + i + " from publisher '"
               + session + "': " + e.getMessage(), e);

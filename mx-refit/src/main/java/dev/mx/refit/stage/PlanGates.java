@@ -88,7 +88,7 @@ public final class PlanGates {
       return;
     }
     for (ShardStaging.Staged s : staging.staged()) {
-      if (s.shard().digest() == null) {
+      if (s.expectedDigest() == null) {
         throw new UnverifiableShardException(s.source(), s.shard().shardOffset(), s.shard().session(),
             "the publisher did not publish a verification digest for it; the default verification"
                 + " (mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly"

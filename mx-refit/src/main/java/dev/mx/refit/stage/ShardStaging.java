@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.DType;
+import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.PullSegment;
@@ -26,7 +27,10 @@ import java.util.Map;
  * must be verified ({@code mx.receiver.verify=all}), every shard that the exact or convert segments read
  * only in part is staged here: its segments leave the wire and become local byte runs out of the staged,
  * verified shard (one descriptor instead of many, the shard's bytes instead of the parts). Shards the
- * segments read whole stay on the wire and are verified where they land.
+ * segments read whole stay on the wire and are verified where they land. A shard published with tile
+ * digests is not staged whole: the tiles its segments hold whole stay on the wire (verified tile by tile
+ * where they land), and only the partly held boundary tiles are staged, so the extra wire bytes stay under
+ * two tiles per partly read stretch of the shard.
  */
 public final class ShardStaging {
 
@@ -34,12 +38,30 @@ public final class ShardStaging {
   public record Run(long stagingByte, long dstByte, long nbytes) {}
 
   /**
-   * One shard staged whole. {@code segment} reads it into staging buffer {@code key} at byte 0;
+   * One shard staged whole, or one tile of it ({@code tile >= 0}, verified by its tile digest).
+   * {@code segment} reads the shard (or the tile) into staging buffer {@code key} at byte 0;
    * {@code paramRuns} (by parameter) and {@code convertRuns} (by convert index) are this receiver's
-   * re-routed segments; {@code copies} are the planner's shard-relative copies (empty for re-routed ones).
+   * re-routed segments, their staging bytes relative to the buffer; {@code copies} are the planner's
+   * shard-relative copies (empty for re-routed ones).
    */
   public record Staged(String key, String source, int shardIndex, Shard shard, DType dtype, PullSegment segment,
-      Map<String, List<Run>> paramRuns, Map<Integer, List<Run>> convertRuns, List<RecordedCopy> copies) {
+      Map<String, List<Run>> paramRuns, Map<Integer, List<Run>> convertRuns, List<RecordedCopy> copies, int tile) {
+
+    /** Bytes of the staging buffer: the shard's, or the tile's. */
+    public long stagingBytes() {
+      return segment.nbytes();
+    }
+
+    /** The digest the staged bytes must have: the shard's, or the tile's; null when unpublished. */
+    public String expectedDigest() {
+      return tile < 0 ? shard.digest() : shard.usableTiles() == null ? null : shard.usableTiles().digest(tile);
+    }
+
+    /** What a mismatch names beside the shard: null for the shard, else the tile and its bytes. */
+    public String region() {
+      return tile < 0 ? null : "tile " + tile + " (shard bytes [" + (segment.srcAddr() - shard.addr()) + ", "
+          + (segment.srcAddr() - shard.addr() + segment.nbytes()) + "))";
+    }
 
     /** Bytes this shard's copies and runs move out of staging (an estimate for planner copies: the shard). */
     public long runBytes() {
@@ -77,7 +99,7 @@ public final class ShardStaging {
     for (int i = 0; i < plan.stagedShards().size(); i++) {
       StagedShard s = plan.stagedShards().get(i);
       staged.add(new Staged(s.segment().paramName(), s.srcName(), s.shardIndex(), s.shard(), s.dtype(),
-          s.segment(), Map.of(), Map.of(), s.copies()));
+          s.segment(), Map.of(), Map.of(), s.copies(), -1));
     }
     if (!stagePartial) {
       return new Result(plan, staged, 0);
@@ -91,50 +113,138 @@ public final class ShardStaging {
       attribute(c.segments(), index, coveredBytes, ranges);
     }
     Map<ShardIndex.Ref, Builder> partial = new LinkedHashMap<>();
+    Map<ShardIndex.Ref, Map<Integer, Builder>> tiled = new LinkedHashMap<>();
     for (Map.Entry<ShardIndex.Ref, List<long[]>> e : ranges.entrySet()) {
-      if (!coversWhole(e.getValue(), e.getKey().shard().byteSize())) {
-        partial.put(e.getKey(), new Builder(e.getKey()));
+      ShardIndex.Ref ref = e.getKey();
+      if (coversWhole(e.getValue(), ref.shard().byteSize())) {
+        continue;
+      }
+      TileDigests tiles = ref.shard().usableTiles();
+      if (tiles == null) {
+        partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
+      } else {
+        // Tiles the reads hold whole stay on the wire (verified where they land); only the partly held
+        // boundary tiles are pulled whole into staging.
+        List<Integer> partly = partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize());
+        if (partly.size() == tiles.digests().size()) {
+          // Every tile held in part (a dim-1 split reads part of every row): one whole-shard read and digest
+          // moves the same bytes with far fewer descriptors and checks.
+          partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
+          continue;
+        }
+        Map<Integer, Builder> boundary = new LinkedHashMap<>();
+        for (int k : partly) {
+          boundary.put(k, new Builder(ref, k, tiles.start(k), tiles.end(k, ref.shard().byteSize())));
+        }
+        tiled.put(ref, boundary);
       }
     }
-    if (partial.isEmpty()) {
+    if (partial.isEmpty() && tiled.isEmpty()) {
       return new Result(plan, staged, 0);
     }
     List<PullSegment> exact = new ArrayList<>(plan.segments().size());
     for (PullSegment s : plan.segments()) {
-      Builder b = partial.get(index.find(s));
-      if (b == null) {
-        exact.add(s);
-      } else {
-        b.paramRuns.computeIfAbsent(s.paramName(), k -> new ArrayList<>())
-            .add(new Run(s.srcAddr() - b.ref.shard().addr(), s.dstByte(), s.nbytes()));
-      }
+      route(s, index, partial, tiled, exact, b -> b.paramRuns.computeIfAbsent(s.paramName(), k -> new ArrayList<>()));
     }
     List<ConvertSource> converts = new ArrayList<>(plan.converts().size());
     for (int i = 0; i < plan.converts().size(); i++) {
       ConvertSource c = plan.converts().get(i);
       List<PullSegment> kept = new ArrayList<>();
+      int ci = i;
       for (PullSegment s : c.segments()) {
-        Builder b = partial.get(index.find(s));
-        if (b == null) {
-          kept.add(s);
-        } else {
-          b.convertRuns.computeIfAbsent(i, k -> new ArrayList<>())
-              .add(new Run(s.srcAddr() - b.ref.shard().addr(), s.dstByte(), s.nbytes()));
-        }
+        route(s, index, partial, tiled, kept, b -> b.convertRuns.computeIfAbsent(ci, k -> new ArrayList<>()));
       }
       converts.add(new ConvertSource(c.paramName(), c.destShape(), c.srcDtype(), kept));
     }
     int n = staged.size();
-    for (Builder b : partial.values()) {
-      String key = "stage#" + (n++) + ":" + b.ref.source();
+    List<Builder> builders = new ArrayList<>(partial.values());
+    tiled.values().forEach(m -> builders.addAll(m.values()));
+    for (Builder b : builders) {
+      String key = "stage#" + (n++) + ":" + b.ref.source() + (b.tile < 0 ? "" : ":tile" + b.tile);
       Shard sh = b.ref.shard();
       staged.add(new Staged(key, b.ref.source(), b.ref.index(), sh, sources.get(b.ref.source()).dtype(),
-          new PullSegment(sh.session(), sh.addr(), key, 0, sh.byteSize()), Map.copyOf(b.paramRuns),
-          Map.copyOf(b.convertRuns), List.of()));
+          new PullSegment(sh.session(), sh.addr() + b.lo, key, 0, b.hi - b.lo), Map.copyOf(b.paramRuns),
+          Map.copyOf(b.convertRuns), List.of(), b.tile));
     }
     TransferPlan wire = new TransferPlan(exact, plan.fallback(), converts, plan.fullPulls(), plan.unboundedSources(),
         plan.exactDescriptorCount(), plan.exactBytes(), plan.fallbackReasons(), plan.stagedShards());
-    return new Result(wire, staged, partial.size());
+    return new Result(wire, staged, builders.size());
+  }
+
+  /**
+   * Sends {@code s} where it goes: unchanged to {@code wire} when its shard is read whole; as runs out of
+   * the staged shard when the shard is staged whole; split at tile edges when the shard is verified by tile,
+   * the parts inside boundary tiles becoming runs out of those tiles' staging and the rest staying on the wire.
+   */
+  private static void route(PullSegment s, ShardIndex index, Map<ShardIndex.Ref, Builder> partial,
+      Map<ShardIndex.Ref, Map<Integer, Builder>> tiled, List<PullSegment> wire,
+      java.util.function.Function<Builder, List<Run>> runsOf) {
+    ShardIndex.Ref ref = s.nbytes() == 0 ? null : index.find(s);
+    Builder whole = ref == null ? null : partial.get(ref);
+    Map<Integer, Builder> boundary = ref == null ? null : tiled.get(ref);
+    if (whole != null) {
+      runsOf.apply(whole).add(new Run(s.srcAddr() - ref.shard().addr(), s.dstByte(), s.nbytes()));
+      return;
+    }
+    if (boundary == null || boundary.isEmpty()) {
+      wire.add(s);
+      return;
+    }
+    TileDigests tiles = ref.shard().usableTiles();
+    long base = ref.shard().addr();
+    long lo = s.srcAddr() - base;
+    long hi = lo + s.nbytes();
+    long keptFrom = -1; // start (shard byte) of the wire part being gathered
+    for (long at = lo; at < hi; ) {
+      int k = (int) (at / tiles.tileBytes());
+      long end = Math.min(hi, tiles.end(k, ref.shard().byteSize()));
+      Builder b = boundary.get(k);
+      if (b == null) {
+        if (keptFrom < 0) {
+          keptFrom = at;
+        }
+      } else {
+        if (keptFrom >= 0) {
+          wire.add(part(s, lo, keptFrom, at));
+          keptFrom = -1;
+        }
+        runsOf.apply(b).add(new Run(at - b.lo, s.dstByte() + (at - lo), end - at));
+      }
+      at = end;
+    }
+    if (keptFrom >= 0) {
+      wire.add(keptFrom == lo ? s : part(s, lo, keptFrom, hi));
+    }
+  }
+
+  /** Shard bytes {@code [from, to)} of segment {@code s}, which starts at shard byte {@code lo}. */
+  private static PullSegment part(PullSegment s, long lo, long from, long to) {
+    return new PullSegment(s.session(), s.srcAddr() + (from - lo), s.paramName(), s.dstByte() + (from - lo), to - from);
+  }
+
+  /** Tiles some range touches but the ranges together do not cover whole (ranges sorted by start). */
+  private static List<Integer> partlyHeldTiles(List<long[]> sortedRanges, TileDigests tiles, long size) {
+    List<long[]> merged = new ArrayList<>();
+    for (long[] r : sortedRanges) {
+      long[] last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+      if (last != null && r[0] <= last[1]) {
+        last[1] = Math.max(last[1], r[1]);
+      } else {
+        merged.add(new long[] {r[0], r[1]});
+      }
+    }
+    java.util.TreeSet<Integer> out = new java.util.TreeSet<>();
+    for (long[] m : merged) {
+      int first = (int) (m[0] / tiles.tileBytes());
+      int last = (int) ((m[1] - 1) / tiles.tileBytes());
+      if (m[0] > tiles.start(first)) {
+        out.add(first);
+      }
+      if (m[1] < tiles.end(last, size)) {
+        out.add(last);
+      }
+    }
+    return new ArrayList<>(out);
   }
 
   private static void attribute(List<PullSegment> segments, ShardIndex index, Map<ShardIndex.Ref, long[]> covered,
@@ -166,13 +276,20 @@ public final class ShardStaging {
     return until >= size;
   }
 
+  /** One staging buffer being planned: a whole shard ({@code tile < 0}) or one tile, shard bytes [lo, hi). */
   private static final class Builder {
     final ShardIndex.Ref ref;
+    final int tile;
+    final long lo;
+    final long hi;
     final Map<String, List<Run>> paramRuns = new LinkedHashMap<>();
     final Map<Integer, List<Run>> convertRuns = new LinkedHashMap<>();
 
-    Builder(ShardIndex.Ref ref) {
+    Builder(ShardIndex.Ref ref, int tile, long lo, long hi) {
       this.ref = ref;
+      this.tile = tile;
+      this.lo = lo;
+      this.hi = hi;
     }
   }
 

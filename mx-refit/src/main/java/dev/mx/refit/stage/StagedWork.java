@@ -30,7 +30,7 @@ public final class StagedWork {
     this.copies = List.copyOf(copies);
     this.runs = List.copyOf(runs);
     this.verify = verify;
-    this.expected = staged.shard().digest();
+    this.expected = staged.expectedDigest();
   }
 
   public ShardStaging.Staged staged() {
@@ -73,7 +73,8 @@ public final class StagedWork {
       String actual = digests.digest(staging);
       if (!actual.equalsIgnoreCase(expected)) {
         Shard s = staged.shard();
-        throw new DigestMismatchException(staged.source(), s.shardOffset(), s.session(), expected, actual);
+        throw new DigestMismatchException(staged.source(), s.shardOffset(), s.session(), staged.region(), expected,
+            actual);
       }
     }
     for (ViewCopy c : copies) {
@@ -86,6 +87,7 @@ public final class StagedWork {
 
   @Override
   public String toString() {
-    return "staged shard " + staged.shardIndex() + " of '" + staged.source() + "' from " + session();
+    return "staged shard " + staged.shardIndex() + (staged.tile() < 0 ? "" : " " + staged.region()) + " of '"
+        + staged.source() + "' from " + session();
   }
 }

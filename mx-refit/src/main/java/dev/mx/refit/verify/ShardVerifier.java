@@ -1,6 +1,7 @@
 package dev.mx.refit.verify;
 
 import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.DigestMismatchException;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.plan.Shard;
@@ -35,6 +36,10 @@ import java.util.function.BiFunction;
  * scratch buffer first. This generalizes ModelExpress' "directly recoverable copy" to any plan whose reads
  * happen to cover whole shards, e.g. a coarser inference topology assembling whole trainer shards.
  *
+ * <p>In the default mode ({@code all}) a shard read only in part and published with tile digests is checked
+ * tile by tile: every tile the reads touch must be held whole (the shard staging pulled the partly held
+ * boundary tiles whole into staging, where they are checked before their bytes are copied out).
+ *
  * <p>The plan of checks is built once per set of receive buffers; {@link #verify} runs it every refit.
  */
 public final class ShardVerifier implements AutoCloseable {
@@ -42,10 +47,21 @@ public final class ShardVerifier implements AutoCloseable {
   /** Bytes {@code [shardByte, shardByte + bytes.byteSize())} of the shard sit in {@code bytes}. */
   record Piece(long shardByte, MemorySegment bytes) {}
 
-  /** One shard to check: its pieces cover the shard's bytes in order. */
-  record Check(String source, Shard shard, List<Piece> pieces) {
+  /**
+   * One shard, or one tile of it ({@code tile >= 0}), to check: its pieces cover the region's {@code size}
+   * bytes in order (piece offsets relative to the region).
+   */
+  record Check(String source, Shard shard, int tile, long size, String expected, List<Piece> pieces) {
     boolean inPlace() {
       return pieces.size() == 1 && pieces.get(0).shardByte() == 0;
+    }
+
+    String region() {
+      if (tile < 0) {
+        return null;
+      }
+      long a = shard.usableTiles().start(tile);
+      return "tile " + tile + " (shard bytes [" + a + ", " + (a + size) + "))";
     }
   }
 
@@ -69,11 +85,14 @@ public final class ShardVerifier implements AutoCloseable {
           }
         }
       }
-      if (match == null || match.digest() == null) {
+      String digest = match == null ? null : digestOf(match, c.tile());
+      if (digest == null) {
         throw new UnverifiableShardException(c.source(), c.shard().shardOffset(), c.shard().session(),
-            match == null ? "the publisher no longer publishes this shard" : "the publisher stopped publishing a digest for it");
+            match == null ? "the publisher no longer publishes this shard" : "the publisher stopped publishing a "
+                + (c.tile() < 0 ? "digest" : "tile digest for " + c.region()) + " of it");
       }
-      updated.add(new Check(c.source(), c.shard().withDigest(match.digest()), c.pieces()));
+      updated.add(new Check(c.source(), c.shard().withDigests(match.digest(), match.tiles()), c.tile(), c.size(),
+          digest, c.pieces()));
     }
     checks = List.copyOf(updated);
   }
@@ -160,6 +179,9 @@ public final class ShardVerifier implements AutoCloseable {
           }
         } else if (!touched) {
           continue; // not read by this receiver at all: nothing to verify, nothing at risk
+        } else if (!whole && mode == VerifyMode.ALL && shard.usableTiles() != null) {
+          maxGather = Math.max(maxGather, planTiles(name, shard, pieces, checks));
+          continue;
         } else if (!whole || shard.digest() == null) {
           if (mode == VerifyMode.ALL) {
             throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(), (shard.digest() == null
@@ -174,7 +196,7 @@ public final class ShardVerifier implements AutoCloseable {
           }
           continue;
         }
-        Check c = new Check(name, shard, trim(pieces, shard.byteSize()));
+        Check c = new Check(name, shard, -1, shard.byteSize(), shard.digest(), trim(pieces, shard.byteSize()));
         if (!c.inPlace()) {
           maxGather = Math.max(maxGather, shard.byteSize());
         }
@@ -182,6 +204,56 @@ public final class ShardVerifier implements AutoCloseable {
       }
     }
     return new ShardVerifier(checks, unverifiable, unverifiableBytes, maxGather, parallelism);
+  }
+
+  /**
+   * Plans one check per tile of a partly read shard that the pieces touch: each must be held whole (the
+   * shard staging pulled the partly held boundary tiles into staging buffers of their own).
+   *
+   * @return the largest gather a tile check needs
+   * @throws UnverifiableShardException naming the shard and tile when a touched tile is held only in part
+   */
+  private static long planTiles(String name, Shard shard, List<Piece> pieces, List<Check> checks) {
+    TileDigests tiles = shard.usableTiles();
+    long size = shard.byteSize();
+    java.util.TreeMap<Integer, List<Piece>> byTile = new java.util.TreeMap<>();
+    for (Piece p : pieces) {
+      long ps = p.shardByte();
+      long pe = ps + p.bytes().byteSize();
+      for (int k = (int) (ps / tiles.tileBytes()); k < tiles.digests().size() && tiles.start(k) < pe; k++) {
+        long a = Math.max(ps, tiles.start(k));
+        long b = Math.min(pe, tiles.end(k, size));
+        byTile.computeIfAbsent(k, x -> new ArrayList<>()).add(new Piece(a - tiles.start(k),
+            p.bytes().asSlice(a - ps, b - a)));
+      }
+    }
+    long maxGather = 0;
+    for (Map.Entry<Integer, List<Piece>> e : byTile.entrySet()) {
+      int k = e.getKey();
+      long n = tiles.end(k, size) - tiles.start(k);
+      List<Piece> tp = e.getValue();
+      tp.sort(Comparator.comparingLong(Piece::shardByte));
+      if (!coversWhole(tp, n)) {
+        throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(), "the plan reads only part"
+            + " of its tile " + k + " (shard bytes [" + tiles.start(k) + ", " + tiles.end(k, size) + ")) and that"
+            + " tile was not staged whole; the default verification (mx.receiver.verify=all) verifies every installed"
+            + " byte. Opt out explicitly with --verify whole-shards or --verify off");
+      }
+      Check c = new Check(name, shard, k, n, tiles.digest(k), trim(tp, n));
+      if (!c.inPlace()) {
+        maxGather = Math.max(maxGather, n);
+      }
+      checks.add(c);
+    }
+    return maxGather;
+  }
+
+  private static String digestOf(Shard s, int tile) {
+    if (tile < 0) {
+      return s.digest();
+    }
+    TileDigests t = s.usableTiles();
+    return t == null || tile >= t.digests().size() ? null : t.digest(tile);
   }
 
   /** The pieces of {@code shard} among the session's reads, sorted by shard byte; null when none. */
@@ -259,12 +331,17 @@ public final class ShardVerifier implements AutoCloseable {
    * null when that shard or its digest is gone.
    */
   public static String freshDigest(Map<String, SourceInfo> fresh, String source, Shard shard) {
+    return freshDigest(fresh, source, shard, -1);
+  }
+
+  /** As {@link #freshDigest(Map, String, Shard)}, for the shard's tile {@code tile} when it is not negative. */
+  public static String freshDigest(Map<String, SourceInfo> fresh, String source, Shard shard, int tile) {
     SourceInfo info = fresh.get(source);
     if (info != null) {
       for (Shard s : info.shards()) {
         if (s.session().equals(shard.session()) && s.shape().equals(shard.shape())
             && java.util.Arrays.equals(s.shardOffset(), shard.shardOffset())) {
-          return s.digest();
+          return digestOf(s, tile);
         }
       }
     }
@@ -316,11 +393,11 @@ public final class ShardVerifier implements AutoCloseable {
   private void check(Check c, DigestProvider digests) {
     String actual;
     if (c.inPlace()) {
-      actual = digests.digest(c.pieces().get(0).bytes().asSlice(0, c.shard().byteSize()));
+      actual = digests.digest(c.pieces().get(0).bytes().asSlice(0, c.size()));
     } else {
       MemorySegment buf = takeScratch();
       try {
-        MemorySegment whole = buf.asSlice(0, c.shard().byteSize());
+        MemorySegment whole = buf.asSlice(0, c.size());
         for (Piece p : c.pieces()) {
           MemorySegment.copy(p.bytes(), 0, whole, p.shardByte(),
               Math.min(p.bytes().byteSize(), whole.byteSize() - p.shardByte()));
@@ -330,9 +407,9 @@ public final class ShardVerifier implements AutoCloseable {
         scratch.add(buf);
       }
     }
-    if (!actual.equalsIgnoreCase(c.shard().digest())) {
-      throw new DigestMismatchException(c.source(), c.shard().shardOffset(), c.shard().session(),
-          c.shard().digest(), actual);
+    if (!actual.equalsIgnoreCase(c.expected())) {
+      throw new DigestMismatchException(c.source(), c.shard().shardOffset(), c.shard().session(), c.region(),
+          c.expected(), actual);
     }
   }
 

@@ -345,4 +345,26 @@ class PublisherTest {
       return java.util.HexFormat.of().formatHex(b);
     }
   }
+
+  @Test
+  void tileDigestsCoverEveryShardLargerThanOneTileEachTileDigestedAsARegionOfItsOwn() {
+    MemorySegment big = floats(16, 0); // 64 bytes in tiles of 24: 24 + 24 + 16
+    MemorySegment small = floats(4, 9); // 16 bytes: one tile, so no tile digests
+    Settings tiles = Settings.of(Map.of(Publisher.TILE_BYTES_PROPERTY, "24"), Map.of());
+    started(builder().settings(tiles).digestProviders(digests())
+        .tensor("w", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), big)
+        .tensor("norm", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), small));
+    ShardTable t = ShardTableCodec.standard().decode(store.listReady(IDENTITY, FRESH).get(0).blob());
+    PublishedShard w = t.tensors().get(0).shards().get(0);
+    assertEquals(digest.digest(big), w.digest());
+    assertEquals(24, w.tiles().tileBytes());
+    assertEquals(List.of(digest.digest(big.asSlice(0, 24)), digest.digest(big.asSlice(24, 24)),
+        digest.digest(big.asSlice(48, 16))), w.tiles().digests());
+    assertEquals(null, t.tensors().get(1).shards().get(0).tiles());
+
+    Settings bad = Settings.of(Map.of(Publisher.TILE_BYTES_PROPERTY, "-1"), Map.of());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> builder().settings(bad)
+        .digestProviders(digests()).tensor("w", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), big).start());
+    assertTrue(e.getMessage().contains(Publisher.TILE_BYTES_PROPERTY), e.getMessage());
+  }
 }
