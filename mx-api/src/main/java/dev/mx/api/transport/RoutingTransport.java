@@ -141,6 +141,49 @@ public final class RoutingTransport implements Transport {
     return registerWithRest(-1, null, region);
   }
 
+  /** Device memory: any of the routed transports that reads it. */
+  @Override
+  public boolean supportsMemory(MemoryKind kind) {
+    for (Transport t : transports) {
+      if (t.supportsMemory(kind)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Host memory as {@link #register(MemorySegment)}; device memory with every routed transport that reads that
+   * kind (the others could not move it, so peers routed to them fail naming the destination); none: the error
+   * names every routed transport and the kind.
+   */
+  @Override
+  public MemoryRegistration register(MemorySegment region, MemoryKind kind) {
+    ensureOpen();
+    if (!kind.isDevice()) {
+      return register(region);
+    }
+    List<MemoryRegistration> regs = new ArrayList<>(transports.size());
+    try {
+      for (Transport t : transports) {
+        if (t.supportsMemory(kind)) {
+          regs.add(t.register(region, kind));
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      try {
+        Closeables.closeAll(reversed(regs));
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    if (regs.isEmpty()) {
+      throw MemoryKinds.unsupported(name(), region, kind);
+    }
+    return new Composite(region, regs);
+  }
+
   /**
    * Memory from the preferred transport's allocator (shm hands out shared memory), registered with the rest.
    */

@@ -2,6 +2,7 @@ package dev.mx.refit.stage;
 
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.DigestMismatchException;
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.Shard;
 import dev.mx.refit.reslice.ViewCopy;
 import java.lang.foreign.MemorySegment;
@@ -18,13 +19,16 @@ public final class StagedWork {
   private final List<ViewCopy> copies;
   private final List<ByteRun> runs;
   private final boolean verify;
+  /** Null for host memory. */
+  private final MemoryOps device;
   private volatile String expected;
 
   /** {@code nbytes} from staging byte {@code from} to {@code dst} at byte {@code to}. */
   public record ByteRun(long from, MemorySegment dst, long to, long nbytes) {}
 
   StagedWork(ShardStaging.Staged staged, MemorySegment staging, List<ViewCopy> copies, List<ByteRun> runs,
-      boolean verify) {
+      boolean verify, MemoryOps device) {
+    this.device = device;
     this.staged = staged;
     this.staging = staging;
     this.copies = List.copyOf(copies);
@@ -81,7 +85,11 @@ public final class StagedWork {
       c.run();
     }
     for (ByteRun r : runs) {
-      MemorySegment.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
+      if (device == null) {
+        MemorySegment.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
+      } else {
+        device.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
+      }
     }
   }
 
