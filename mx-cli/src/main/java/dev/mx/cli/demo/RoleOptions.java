@@ -25,6 +25,6 @@ final class RoleOptions extends JobOptions {
     String chosen = transport.equalsIgnoreCase("auto") ? "auto" : TransportProvider.registry().select(transport).name();
     return new WorkerSpec(role, rank, model, t, i, chosen, metadata, identity != null ? identity : "mx-" + model,
         tDtype, inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype, wire, verify, timeoutSeconds,
-        heartbeatSeconds);
+        heartbeatSeconds).withDevice(DeviceCheck.kind(cmd, device));
   }
 }
