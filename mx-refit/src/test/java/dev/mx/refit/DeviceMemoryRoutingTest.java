@@ -26,7 +26,6 @@ import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -160,7 +159,7 @@ class DeviceMemoryRoutingTest {
       // mem transport is given the host memory the double really is).
       try (MemoryRegistration reg = t.register(device.segment());
           Publisher p = Publisher.builder(t, store).identity("dev").workerId("w0").rank(0)
-              .buffer(new KindedRegistration(reg, MemoryKind.device(0))).memoryOps(ops)
+              .buffer(MemoryRegistration.ofKind(reg, MemoryKind.device(0))).memoryOps(ops)
               .alias("w", DType.F32, Shape.of(1024), new long[] {0}, Shape.of(1024), device.segment(), 0).start()) {
         ShardTable table = p.table();
         String published = table.tensors().getFirst().shards().getFirst().digest();
@@ -169,28 +168,5 @@ class DeviceMemoryRoutingTest {
         assertTrue(ops.count("digest") > before, "digested through the device ops");
       }
     }
-  }
-
-  /** Test double: a host registration that reports the device kind its memory stands for. */
-  private record KindedRegistration(MemoryRegistration inner, MemoryKind kind) implements MemoryRegistration {
-    @Override
-    public MemorySegment segment() {
-      return inner.segment();
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return kind;
-    }
-
-    @Override
-    public void close() {
-      inner.close();
-    }
-  }
-
-  @SuppressWarnings("unused")
-  private static List<String> names(Map<String, ?> m) {
-    return List.copyOf(m.keySet());
   }
 }

@@ -62,22 +62,7 @@ final class HostBackedDeviceOps implements MemoryOps {
     MemoryRegistration r = host.allocate(bytes);
     allocations.add(new long[] {r.segment().address(), r.segment().address() + bytes});
     record("allocate");
-    return new MemoryRegistration() {
-      @Override
-      public MemorySegment segment() {
-        return r.segment();
-      }
-
-      @Override
-      public MemoryKind memoryKind() {
-        return kind;
-      }
-
-      @Override
-      public void close() {
-        r.close();
-      }
-    };
+    return MemoryRegistration.ofKind(r, kind);
   }
 
   @Override

@@ -164,10 +164,24 @@ public final class RoutingTransport implements Transport {
       return register(region);
     }
     List<MemoryRegistration> regs = new ArrayList<>(transports.size());
+    registerEach(regs, i -> transports.get(i).supportsMemory(kind) ? transports.get(i).register(region, kind) : null);
+    if (regs.isEmpty()) {
+      throw MemoryKinds.unsupported(name(), region, kind);
+    }
+    return new Composite(region, regs);
+  }
+
+  /**
+   * Adds {@code register.apply(i)} for every transport index (null: skipped) to {@code regs}; on a failure
+   * closes what {@code regs} holds, last first, and rethrows.
+   */
+  private void registerEach(List<MemoryRegistration> regs,
+      java.util.function.IntFunction<MemoryRegistration> register) {
     try {
-      for (Transport t : transports) {
-        if (t.supportsMemory(kind)) {
-          regs.add(t.register(region, kind));
+      for (int i = 0; i < transports.size(); i++) {
+        MemoryRegistration r = register.apply(i);
+        if (r != null) {
+          regs.add(r);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -178,10 +192,6 @@ public final class RoutingTransport implements Transport {
       }
       throw e;
     }
-    if (regs.isEmpty()) {
-      throw MemoryKinds.unsupported(name(), region, kind);
-    }
-    return new Composite(region, regs);
   }
 
   /**
@@ -200,20 +210,7 @@ public final class RoutingTransport implements Transport {
     if (done != null) {
       regs.add(done);
     }
-    try {
-      for (int i = 0; i < transports.size(); i++) {
-        if (i != skip) {
-          regs.add(transports.get(i).register(region));
-        }
-      }
-    } catch (RuntimeException | Error e) {
-      try {
-        Closeables.closeAll(reversed(regs));
-      } catch (RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
+    registerEach(regs, i -> i == skip ? null : transports.get(i).register(region));
     return new Composite(region, regs);
   }
 

@@ -37,7 +37,7 @@ final class DeviceBuffers implements AutoCloseable {
         MemoryRegistration reg = transport.register(memory.segment(), kind);
         owned.add(reg);
         device.put(e.getKey(), seg);
-        registrations.put(e.getKey(), new Kinded(reg, kind));
+        registrations.put(e.getKey(), MemoryRegistration.ofKind(reg, kind));
       }
     } catch (RuntimeException | Error e) {
       close();
@@ -73,23 +73,5 @@ final class DeviceBuffers implements AutoCloseable {
     List<AutoCloseable> order = new ArrayList<>(owned);
     owned.clear();
     Closeables.closeAll(order.reversed());
-  }
-
-  /** A registration that says which memory it covers (a transport's own may not). */
-  private record Kinded(MemoryRegistration inner, MemoryKind kind) implements MemoryRegistration {
-    @Override
-    public MemorySegment segment() {
-      return inner.segment();
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return kind;
-    }
-
-    @Override
-    public void close() {
-      inner.close();
-    }
   }
 }
