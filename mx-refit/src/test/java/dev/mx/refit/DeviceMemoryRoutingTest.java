@@ -26,6 +26,7 @@ import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -70,6 +71,91 @@ class DeviceMemoryRoutingTest {
         assertEquals(1, ops.count("cast"), "the convert on the device");
         assertEquals(3L, ((Number) m.get("verified_shards")).longValue());
         assertEquals(3, ops.count("digest"), "every verified shard digested by the device ops");
+      }
+    }
+  }
+
+  /**
+   * A planned refit through real publishers and the real planner: the column half of two row-split f32
+   * tensors, one as bf16 (convert staging, then a cast) and one as f32 (the planner stages or full-pulls the
+   * partly read shards, then copies out of staging). On device memory the digests, the copies out of staging
+   * and the cast all run on the device ops, and the result equals the host run.
+   */
+  @Test
+  void shardStagingAndCastsOfAPlannedRefitRunOnTheDeviceOps() {
+    Map<String, byte[]> host = plannedRefit(null, dev.mx.api.plan.BoundingMode.SHARD);
+    HostBackedDeviceOps ops = new HostBackedDeviceOps(MemoryKind.device(0));
+    Map<String, byte[]> device = plannedRefit(ops, dev.mx.api.plan.BoundingMode.SHARD);
+    assertEquals(host.keySet(), device.keySet());
+    host.forEach((k, v) -> assertArrayEquals(v, device.get(k), k));
+    assertEquals(64 * 48 * 2, host.get("w_cols").length);
+    assertEquals(64 * 48 * 4, host.get("v_cols").length);
+    assertEquals(4, ops.count("digest"), "all four shards digested on the device: " + ops.calls);
+    assertTrue(ops.count("copy") + ops.count("viewCopy") >= 1, "v's columns copied out of staging on the device: "
+        + ops.calls);
+    assertTrue(ops.count("cast") >= 1, "the f32 -> bf16 cast ran on the device: " + ops.calls);
+  }
+
+  /**
+   * ModelExpress bounding reads each shard's columns exactly, so verification stages the partly read shards
+   * whole: each staged shard is digested in device staging, then copied out by the device ops.
+   */
+  @Test
+  void stagedShardsAreDigestedAndCopiedOutOnTheDeviceOps() {
+    Map<String, byte[]> host = plannedRefit(null, dev.mx.api.plan.BoundingMode.MODELEXPRESS);
+    HostBackedDeviceOps ops = new HostBackedDeviceOps(MemoryKind.device(0));
+    Map<String, byte[]> device = plannedRefit(ops, dev.mx.api.plan.BoundingMode.MODELEXPRESS);
+    assertEquals(host.keySet(), device.keySet());
+    host.forEach((k, v) -> assertArrayEquals(v, device.get(k), k));
+    assertEquals(4, ops.count("digest"), "every staged shard digested in device staging: " + ops.calls);
+    assertTrue(ops.count("copy") + ops.count("viewCopy") >= 2, "both staged shards of v copied out on the device: "
+        + ops.calls);
+  }
+
+  private static Map<String, byte[]> plannedRefit(HostBackedDeviceOps ops, dev.mx.api.plan.BoundingMode bounding) {
+    Shape shape = Shape.of(64, 96);
+    try (Arena arena = Arena.ofShared();
+        MemoryMetadataStore store = new MemoryMetadataStore("planned-" + java.util.UUID.randomUUID());
+        Transport t0 = new MemTransportProvider().create(TransportConfig.of("t0"));
+        Transport t1 = new MemTransportProvider().create(TransportConfig.of("t1"));
+        RecordingTransport rt = new RecordingTransport(new MemTransportProvider().create(TransportConfig.of("r")))) {
+      rt.readsDevice = ops != null;
+      MemorySegment w = arena.allocate(shape.numel() * 4, 64);
+      MemorySegment v = arena.allocate(shape.numel() * 4, 64);
+      for (int i = 0; i < shape.numel(); i++) {
+        w.setAtIndex(ValueLayout.JAVA_FLOAT, i, (i % 977) / 8f - 60);
+        v.setAtIndex(ValueLayout.JAVA_FLOAT, i, (i % 613) / 4f - 70);
+      }
+      List<Publisher> publishers = new java.util.ArrayList<>();
+      try {
+        Transport[] ts = {t0, t1};
+        for (int rank = 0; rank < 2; rank++) {
+          MemorySegment shard = arena.allocate(w.byteSize() / 2, 64);
+          MemorySegment.copy(w, rank * shard.byteSize(), shard, 0, shard.byteSize());
+          MemorySegment vShard = arena.allocate(v.byteSize() / 2, 64);
+          MemorySegment.copy(v, rank * vShard.byteSize(), vShard, 0, vShard.byteSize());
+          publishers.add(Publisher.builder(ts[rank], store).identity("planned").workerId("t" + rank).rank(rank)
+              .tensor("w", DType.F32, shape, new long[] {rank * 32L, 0}, Shape.of(32, 96), shard)
+              .tensor("v", DType.F32, shape, new long[] {rank * 32L, 0}, Shape.of(32, 96), vShard).start());
+        }
+        RecordingInstaller installer = new RecordingInstaller(null);
+        Receiver.Builder b = Receiver.builder().transport(rt)
+            .config(ReceiverConfig.defaults().withBounding(bounding))
+            .discovery(dev.mx.refit.embed.StoreDiscovery.of(store, "planned", 2))
+            .geometry(dev.mx.refit.embed.TargetGeometry.builder()
+                .shard("w_cols", "w", dev.mx.refit.embed.TpShard.of(shape, 1, 0, 2), DType.BF16)
+                .shard("v_cols", "v", dev.mx.refit.embed.TpShard.of(shape, 1, 0, 2), DType.F32).build())
+            .installer(installer);
+        if (ops != null) {
+          b.memoryOps(ops);
+        }
+        try (Receiver r = b.build()) {
+          Map<String, Object> m = r.updateWeights(0);
+          assertEquals(4, ((Number) m.get("verified_shards")).intValue(), m.toString());
+        }
+        return installer.last;
+      } finally {
+        dev.mx.api.util.Closeables.closeAll(new java.util.ArrayList<>(publishers).reversed());
       }
     }
   }
