@@ -47,6 +47,21 @@ public final class CudaMemoryOps implements MemoryOps {
     device.synchronize();
   }
 
+  /** Every run on mx's stream, one wait at the end (a staged shard has one run per row). */
+  @Override
+  public void copyAll(MemorySegment src, long[] srcOffsets, MemorySegment[] dsts, long[] dstOffsets, long[] lengths) {
+    for (int i = 0; i < lengths.length; i++) {
+      check(src, srcOffsets[i], lengths[i], "source");
+      check(dsts[i], dstOffsets[i], lengths[i], "destination");
+    }
+    for (int i = 0; i < lengths.length; i++) {
+      if (lengths[i] > 0) {
+        CudaMemory.copyAsync(device, dsts[i].address() + dstOffsets[i], src.address() + srcOffsets[i], lengths[i]);
+      }
+    }
+    device.synchronize();
+  }
+
   @Override
   public void copyToHost(MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes) {
     check(src, srcOffset, bytes, "device source");

@@ -110,6 +110,7 @@ class DeviceMemoryRoutingTest {
     assertEquals(4, ops.count("digest"), "every staged shard digested in device staging: " + ops.calls);
     assertTrue(ops.count("copy") + ops.count("viewCopy") >= 2, "both staged shards of v copied out on the device: "
         + ops.calls);
+    assertEquals(4, ops.count("copyAll"), "each staged shard's runs in one batched device copy: " + ops.calls);
   }
 
   private static Map<String, byte[]> plannedRefit(HostBackedDeviceOps ops, dev.mx.api.plan.BoundingMode bounding) {

@@ -72,6 +72,14 @@ final class HostBackedDeviceOps implements MemoryOps {
   }
 
   @Override
+  public void copyAll(MemorySegment src, long[] srcOffsets, MemorySegment[] dsts, long[] dstOffsets, long[] lengths) {
+    record("copyAll", src);
+    for (int i = 0; i < lengths.length; i++) {
+      copy(src, srcOffsets[i], dsts[i], dstOffsets[i], lengths[i]);
+    }
+  }
+
+  @Override
   public void copyToHost(MemorySegment src, long srcOffset, MemorySegment h, long hostOffset, long bytes) {
     record("copyToHost", src);
     host.copyToHost(src, srcOffset, h, hostOffset, bytes);

@@ -26,6 +26,16 @@ public interface MemoryOps {
   /** Copies {@code bytes} from {@code src} at {@code srcOffset} to {@code dst} at {@code dstOffset}; waits. */
   void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes);
 
+  /**
+   * Copies {@code lengths[i]} bytes from {@code src} at {@code srcOffsets[i]} to {@code dsts[i]} at
+   * {@code dstOffsets[i]} for every {@code i}, in order, and waits once (a device issues them all first).
+   */
+  default void copyAll(MemorySegment src, long[] srcOffsets, MemorySegment[] dsts, long[] dstOffsets, long[] lengths) {
+    for (int i = 0; i < lengths.length; i++) {
+      copy(src, srcOffsets[i], dsts[i], dstOffsets[i], lengths[i]);
+    }
+  }
+
   /** Copies {@code bytes} of this kind's memory at {@code srcOffset} of {@code src} into host memory; waits. */
   void copyToHost(MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes);
 

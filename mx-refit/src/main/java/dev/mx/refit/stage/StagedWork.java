@@ -21,6 +21,11 @@ public final class StagedWork {
   private final boolean verify;
   /** Null for host memory. */
   private final MemoryOps device;
+  /** The runs as arrays, for one batched device copy. */
+  private final long[] runFrom;
+  private final MemorySegment[] runDst;
+  private final long[] runTo;
+  private final long[] runBytes;
   private volatile String expected;
 
   /** {@code nbytes} from staging byte {@code from} to {@code dst} at byte {@code to}. */
@@ -29,6 +34,18 @@ public final class StagedWork {
   StagedWork(ShardStaging.Staged staged, MemorySegment staging, List<ViewCopy> copies, List<ByteRun> runs,
       boolean verify, MemoryOps device) {
     this.device = device;
+    int n = runs.size();
+    this.runFrom = new long[n];
+    this.runDst = new MemorySegment[n];
+    this.runTo = new long[n];
+    this.runBytes = new long[n];
+    for (int i = 0; i < n; i++) {
+      ByteRun r = runs.get(i);
+      runFrom[i] = r.from();
+      runDst[i] = r.dst();
+      runTo[i] = r.to();
+      runBytes[i] = r.nbytes();
+    }
     this.staged = staged;
     this.staging = staging;
     this.copies = List.copyOf(copies);
@@ -84,12 +101,12 @@ public final class StagedWork {
     for (ViewCopy c : copies) {
       c.run();
     }
-    for (ByteRun r : runs) {
-      if (device == null) {
+    if (device == null) {
+      for (ByteRun r : runs) {
         MemorySegment.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
-      } else {
-        device.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
       }
+    } else if (!runs.isEmpty()) {
+      device.copyAll(staging, runFrom, runDst, runTo, runBytes);
     }
   }
 
