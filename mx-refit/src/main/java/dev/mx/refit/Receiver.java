@@ -78,6 +78,10 @@ import org.slf4j.LoggerFactory;
  * receive buffers, so the set the engine was last given is never written by a later refit until the next
  * successful install — an installer may then adopt the buffers without copying.
  *
+ * <p>Memory: receive buffers and staging are host memory unless {@link Builder#memory} names a device
+ * ({@code cuda:N}); then they are allocated, registered, re-sliced, cast, copied and digested through that
+ * kind's {@link MemoryOps} (a {@link MemoryOpsProvider}), and the installer is handed device memory.
+ *
  * <p>The receiver does not own the transport, discovery, geometry source or installer; it owns its
  * native memory, registrations and worker threads, released by {@link #close()} (idempotent).
  */
