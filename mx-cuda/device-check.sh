@@ -13,10 +13,12 @@
 #   bash mx-cuda/device-check.sh run   (the device machine: no Java, no Maven, no network needed)
 #       Probes CUDA; runs the mx-cuda tests (JUnit console launcher) with -Dmx.test.requireNative=true, so a
 #       skip is a failure there; runs `mx bench cuda --json` (device digest GB/s vs a device-to-device copy,
-#       goal >= 0.8; casts vs copy, goal >= 0.5; cuda-ipc from a child JVM vs copy). Everything lands under
-#       $OUT (junit XML reports, test log, bench JSON, summary.txt). Takes about 1-2 minutes on an
-#       H200. Without a driver (e.g. run here) it reports the missing driver, runs the tests in skip mode
-#       to show each skip's cause, and exits 3.
+#       goal >= 0.8; casts vs copy, goal >= 0.5; cuda-ipc from a child JVM vs copy); then the device-resident
+#       demo, `mx demo --device cuda --steps 2 --json` (4 trainer and 2 receiver JVMs, weights in GPU memory,
+#       cuda-ipc), which must report "ok": true. Everything lands under $OUT (junit XML reports, test log,
+#       bench JSON, demo JSON, summary.txt). Takes about 2-3 minutes on an H200 (at most 6.2 by the timeouts
+#       below). Without a driver (e.g. run here) it reports the missing driver, runs the tests in skip mode
+#       to show each skip's cause, checks that the device demo refuses in one line, and exits 3.
 #
 # From a session with the device tool (`status` says whether the task was lent a device):
 #   1. here:      mx-cuda/device-check.sh build
@@ -108,22 +110,32 @@ run() {
     require=false
   fi
   # requireNative=true makes every CUDA skip a failure on the device.
-  timeout 360 "$java" "${jvm[@]}" -Dmx.test.requireNative=$require -Dmx.cuda.sourceDir="$ROOT/mx-cuda/src/main/cuda" \
+  timeout 150 "$java" "${jvm[@]}" -Dmx.test.requireNative=$require -Dmx.cuda.sourceDir="$ROOT/mx-cuda/src/main/cuda" \
     -Dmx.cuda.testSourceDir="$ROOT/mx-cuda/src/test/cuda" -Dmx.test.scratch="${TMPDIR:-/tmp}/mx-cuda-scratch" \
     -cp "$cp" org.junit.platform.console.ConsoleLauncher execute --scan-classpath "$DIR/test/classes" \
     --reports-dir "$out/junit" --details=tree --disable-banner > "$out/tests.txt" 2>&1
   local tests=$?
   tail -15 "$out/tests.txt" | tee -a "$out/summary.txt"
   echo "tests exit status: $tests (requireNative=$require)" | tee -a "$out/summary.txt"
-  timeout 240 "$java" "${jvm[@]}" -XX:+UseParallelGC -cp "$DIR/lib/*" dev.mx.cli.Main bench cuda --repetitions 5 --json \
+  timeout 100 "$java" "${jvm[@]}" -XX:+UseParallelGC -cp "$DIR/lib/*" dev.mx.cli.Main bench cuda --repetitions 5 --json \
     > "$out/bench-cuda.json" 2> "$out/bench-cuda.err"
   local bench=$?
   cat "$out/bench-cuda.json" "$out/bench-cuda.err" | tee -a "$out/summary.txt"
   echo "bench exit status: $bench" | tee -a "$out/summary.txt"
+  # The device-resident demo: publishers and receivers with their weights on the GPU, end to end.
+  timeout 120 "$java" "${jvm[@]}" -cp "$DIR/lib/*" dev.mx.cli.Main demo --device cuda --steps 2 --json \
+    > "$out/demo-device.json" 2> "$out/demo-device.err"
+  local demo=$?
+  if [ $demo -eq 0 ] && ! grep -q '"ok" : true' "$out/demo-device.json"; then
+    demo=1
+  fi
+  grep -E '"(ok|error|device|transport)"|"gbps"|"verified_shards"' "$out/demo-device.json" | head -20 | tee -a "$out/summary.txt"
+  tail -3 "$out/demo-device.err" | tee -a "$out/summary.txt"
+  echo "device demo exit status: $demo" | tee -a "$out/summary.txt"
   if [ $probe -ne 0 ]; then
     exit 3
   fi
-  [ $tests -eq 0 ] && [ $bench -eq 0 ]
+  [ $tests -eq 0 ] && [ $bench -eq 0 ] && [ $demo -eq 0 ]
 }
 
 case "${1:-}" in

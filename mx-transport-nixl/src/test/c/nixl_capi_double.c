@@ -13,7 +13,8 @@
  *
  * Test-only knobs (not in NIXL): nixl_double_inject (make a function return a status), nixl_double_set
  * (transfer timing), nixl_double_live (handles alive, for leak checks), nixl_double_last_agent_config and
- * nixl_double_last_backend (what the binding passed). Compiled with -DNIXL_DOUBLE_STUB it claims to be
+ * nixl_double_last_backend (what the binding passed), nixl_double_last_registration and nixl_double_last_xfer
+ * (the memory type and device id of the last register_mem and prep_xfer_dlist lists). Compiled with -DNIXL_DOUBLE_STUB it claims to be
  * NIXL's stub build.
  */
 #include <pthread.h>
@@ -66,6 +67,9 @@ static long in_prog_polls = 1; /* get_xfer_status calls that answer IN_PROG befo
 static bool stuck;             /* every transfer stays IN_PROG */
 static char last_agent_config[256];
 static char last_backend[1200];
+static char last_registration[160]; /* "type=T dev=D addr=0x.. len=N" of the last register_mem */
+static char prev_xfer[200];         /* "agent=NAME type=T dev=D count=N" of the prep_xfer_dlist before the last */
+static char last_xfer[200];         /* ... and of the last one */
 
 /* An injected status for this call of fn, or 0. Lock held. */
 static int injected_status(const char *fn) {
@@ -142,6 +146,18 @@ long nixl_double_live(const char *kind) {
 void nixl_double_last_agent_config(char *buf, size_t cap) {
     pthread_mutex_lock(&lock);
     snprintf(buf, cap, "%s", last_agent_config);
+    pthread_mutex_unlock(&lock);
+}
+
+void nixl_double_last_registration(char *buf, size_t cap) {
+    pthread_mutex_lock(&lock);
+    snprintf(buf, cap, "%s", last_registration);
+    pthread_mutex_unlock(&lock);
+}
+
+void nixl_double_last_xfer(char *buf, size_t cap) {
+    pthread_mutex_lock(&lock);
+    snprintf(buf, cap, "%s; %s", prev_xfer, last_xfer);
     pthread_mutex_unlock(&lock);
 }
 
@@ -567,6 +583,11 @@ nixl_capi_status_t nixl_capi_register_mem(nixl_capi_agent_t agent, nixl_capi_reg
     if (agent->backends == 0) {
         RETURN(ST_BACKEND); /* no backend can register it */
     }
+    if (dlist->l.n > 0) {
+        snprintf(last_registration, sizeof last_registration, "type=%d dev=%llu addr=0x%llx len=%llu", dlist->l.type,
+                 (unsigned long long)dlist->l.d[0].dev, (unsigned long long)dlist->l.d[0].addr,
+                 (unsigned long long)dlist->l.d[0].len);
+    }
     for (size_t i = 0; i < dlist->l.n; i++) {
         desc_t *d = &dlist->l.d[i];
         if (d->len == 0 || dl_add(&agent->regs, d->addr, d->len, d->dev) != ST_SUCCESS) {
@@ -781,6 +802,13 @@ nixl_capi_status_t nixl_capi_prep_xfer_dlist(nixl_capi_agent_t agent, const char
     ENTER("prep_xfer_dlist");
     if (!agent || !agent_name || !descs || !handle) {
         RETURN(ST_INVALID_PARAM);
+    }
+    {
+        /* Keep the previous list and this one: a request is made of a local and a remote list. */
+        memcpy(prev_xfer, last_xfer, sizeof prev_xfer);
+        snprintf(last_xfer, sizeof last_xfer, "agent=%.100s type=%d dev=%llu count=%zu",
+                 agent_name[0] ? agent_name : "(local)", descs->l.type,
+                 descs->l.n ? (unsigned long long)descs->l.d[0].dev : 0ULL, descs->l.n);
     }
     const dlist_t *regs = known_regions(agent, agent_name);
     if (!regs) {

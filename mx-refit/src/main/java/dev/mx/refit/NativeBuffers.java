@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import java.lang.foreign.Arena;
@@ -13,7 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The receiver's native memory: a few large slabs from one arena, each carved into named buffers and
- * registered with the transport once. Closing deregisters (reverse order), then frees the arena.
+ * registered with the transport once. Closing deregisters (reverse order), then frees the arena. With device
+ * {@link MemoryOps} the slabs are that device's memory instead, registered with their memory kind.
  */
 final class NativeBuffers implements AutoCloseable {
   /** Alignment of every carved buffer (a cache line; slabs themselves are page-aligned). */
@@ -23,6 +25,19 @@ final class NativeBuffers implements AutoCloseable {
   private final List<MemorySegment> slabs = new ArrayList<>();
   private final List<MemoryRegistration> registrations = new ArrayList<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Null for host memory. */
+  private final MemoryOps device;
+  private final List<MemoryRegistration> deviceSlabs = new ArrayList<>();
+
+  /** Host memory. */
+  NativeBuffers() {
+    this(null);
+  }
+
+  /** Memory of {@code device}'s kind, or host memory when it is null. */
+  NativeBuffers(MemoryOps device) {
+    this.device = device;
+  }
 
   /**
    * Allocates one zeroed slab holding every named buffer of the given byte sizes, in order, each aligned
@@ -36,7 +51,14 @@ final class NativeBuffers implements AutoCloseable {
     for (long size : sizes.values()) {
       total = align(total) + size;
     }
-    MemorySegment slab = arena.allocate(Math.max(ALIGN, align(total)), 4096);
+    MemorySegment slab;
+    if (device == null) {
+      slab = arena.allocate(Math.max(ALIGN, align(total)), 4096);
+    } else {
+      MemoryRegistration m = device.allocate(Math.max(ALIGN, align(total)));
+      deviceSlabs.add(m);
+      slab = m.segment();
+    }
     slabs.add(slab);
     Map<K, MemorySegment> out = new LinkedHashMap<>();
     long at = 0;
@@ -51,7 +73,8 @@ final class NativeBuffers implements AutoCloseable {
   /** Registers every slab allocated so far and not yet registered. */
   void registerAll(Transport transport) {
     for (int i = registrations.size(); i < slabs.size(); i++) {
-      registrations.add(transport.register(slabs.get(i)));
+      registrations.add(device == null ? transport.register(slabs.get(i))
+          : transport.register(slabs.get(i), device.kind()));
     }
   }
 
@@ -91,6 +114,7 @@ final class NativeBuffers implements AutoCloseable {
     }
     List<AutoCloseable> order = new ArrayList<>(registrations);
     Collections.reverse(order);
+    order.addAll(deviceSlabs.reversed());
     order.add(arena);
     dev.mx.api.util.Closeables.closeAll(order);
   }

@@ -2,6 +2,8 @@ package dev.mx.refit;
 
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.memory.MemoryOpsProvider;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -17,6 +19,7 @@ import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
@@ -75,6 +78,10 @@ import org.slf4j.LoggerFactory;
  * receive buffers, so the set the engine was last given is never written by a later refit until the next
  * successful install — an installer may then adopt the buffers without copying.
  *
+ * <p>Memory: receive buffers and staging are host memory unless {@link Builder#memory} names a device
+ * ({@code cuda:N}); then they are allocated, registered, re-sliced, cast, copied and digested through that
+ * kind's {@link MemoryOps} (a {@link MemoryOpsProvider}), and the installer is handed device memory.
+ *
  * <p>The receiver does not own the transport, discovery, geometry source or installer; it owns its
  * native memory, registrations and worker threads, released by {@link #close()} (idempotent).
  */
@@ -96,6 +103,9 @@ public final class Receiver implements AutoCloseable {
   private final Supplier<DigestProvider> digests;
   private final boolean rediscoverEachStep;
   private final RefitRecords records;
+  private final MemoryKind memory;
+  /** Device operations for {@link #memory} (null for host memory), resolved at the first prepare. */
+  private MemoryOps device;
 
   private Prepared prepared;
   private DigestProvider digestProvider;
@@ -128,6 +138,17 @@ public final class Receiver implements AutoCloseable {
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
+    this.memory = Objects.requireNonNull(b.memory, "memory");
+    this.device = b.memoryOps != null && b.memoryOps.kind().isDevice() ? b.memoryOps : null;
+    if (device != null && !device.kind().equals(memory)) {
+      throw new IllegalArgumentException("receiver memory " + memory + " but its memory operations are for "
+          + device.kind());
+    }
+  }
+
+  /** Where the receive buffers and staging live ({@code host} unless {@link Builder#memory} said otherwise). */
+  public MemoryKind memory() {
+    return memory;
   }
 
   public static Builder builder() {
@@ -344,7 +365,8 @@ public final class Receiver implements AutoCloseable {
 
   private DigestProvider digestProvider() {
     if (digestProvider == null) {
-      digestProvider = digests.get();
+      // Device buffers are digested where they are: the CPU must not read them.
+      digestProvider = device != null ? new dev.mx.refit.memory.OpsDigest(device) : digests.get();
     }
     return digestProvider;
   }
@@ -405,7 +427,10 @@ public final class Receiver implements AutoCloseable {
     PlanGates.connectPeers(transport, plan, found.peerMetadata());
     stages.put("prepare_handshake_s", seconds(t));
 
-    Prepared p = new Prepared(found, capture, plan, staging, coverage, stages);
+    if (memory.isDevice() && device == null) {
+      device = MemoryOpsProvider.forKind(memory, MemoryOpsProvider.registry());
+    }
+    Prepared p = new Prepared(found, capture, plan, staging, coverage, stages, device);
     try {
       allocate(p, allParams);
     } catch (RuntimeException e) {
@@ -490,11 +515,12 @@ public final class Receiver implements AutoCloseable {
       BufferSet set = new BufferSet(params);
       set.local = LocalCopies.compile(p.staging, targets, layout,
           new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
-          s -> mode != VerifyMode.OFF && s.shard().digest() != null);
+          s -> mode != VerifyMode.OFF && s.shard().digest() != null, device);
       Descriptors d = buildDescriptors(p, set, true);
       set.descriptorCount = d.segments();
       set.bytes = d.bytes();
-      set.verifier = ShardVerifier.plan(mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads);
+      set.verifier = ShardVerifier.plan(mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads,
+          device);
       p.sets.add(set);
     }
   }
@@ -616,7 +642,7 @@ public final class Receiver implements AutoCloseable {
     final ShardStaging.Result staging;
     final Coverage coverage;
     final Map<String, Double> prepareStages;
-    final NativeBuffers buffers = new NativeBuffers();
+    final NativeBuffers buffers;
     Map<String, MemorySegment> fullStaging = Map.of();
     Map<Integer, MemorySegment> convertStaging = Map.of();
     Map<String, MemorySegment> shardStaging = Map.of();
@@ -628,7 +654,8 @@ public final class Receiver implements AutoCloseable {
     int sourcesFull;
 
     Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, ShardStaging.Result staging,
-        Coverage coverage, Map<String, Double> prepareStages) {
+        Coverage coverage, Map<String, Double> prepareStages, MemoryOps device) {
+      this.buffers = new NativeBuffers(device);
       this.found = found;
       this.capture = capture;
       this.plan = plan;
@@ -677,8 +704,29 @@ public final class Receiver implements AutoCloseable {
     private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
     private boolean rediscoverEachStep;
     private RefitRecords records = RefitRecords.logging();
+    private MemoryKind memory = MemoryKind.HOST;
+    private MemoryOps memoryOps;
 
     private Builder() {}
+
+    /**
+     * Where receive buffers and staging live (default host). Device memory ({@code cuda:N}) takes its
+     * allocation, re-slice, casts, staged copies and digests from the {@link MemoryOpsProvider} serving it, and
+     * is registered with the transport under that kind (a transport that cannot read it fails naming both).
+     */
+    public Builder memory(MemoryKind kind) {
+      this.memory = Objects.requireNonNull(kind, "memory");
+      return this;
+    }
+
+    /** Memory operations to use for {@link #memory} instead of a provider's (their kind must equal it). */
+    public Builder memoryOps(MemoryOps ops) {
+      this.memoryOps = ops;
+      if (ops != null) {
+        this.memory = ops.kind().isDevice() ? ops.kind() : this.memory;
+      }
+      return this;
+    }
 
     public Builder config(ReceiverConfig c) {
       this.config = c;

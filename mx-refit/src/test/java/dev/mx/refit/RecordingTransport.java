@@ -20,6 +20,9 @@ final class RecordingTransport implements Transport {
   final List<Integer> batchSizes = new ArrayList<>();
   final List<Integer> installedAfter = new ArrayList<>();
   private int failNextReads;
+  /** Whether this double accepts device-kind registrations (its memory is host memory underneath). */
+  boolean readsDevice;
+  final List<dev.mx.api.transport.MemoryKind> registeredKinds = new ArrayList<>();
 
   RecordingTransport(Transport delegate) {
     this.delegate = delegate;
@@ -57,7 +60,23 @@ final class RecordingTransport implements Transport {
 
   @Override
   public MemoryRegistration register(MemorySegment region) {
+    registeredKinds.add(dev.mx.api.transport.MemoryKind.HOST);
     return delegate.register(region);
+  }
+
+  @Override
+  public boolean supportsMemory(dev.mx.api.transport.MemoryKind kind) {
+    return readsDevice || delegate.supportsMemory(kind);
+  }
+
+  /** Device kinds (when {@link #readsDevice}) go to the mem transport as the host memory they really are. */
+  @Override
+  public MemoryRegistration register(MemorySegment region, dev.mx.api.transport.MemoryKind kind) {
+    if (kind.isDevice() && readsDevice) {
+      registeredKinds.add(kind);
+      return delegate.register(region);
+    }
+    return delegate.register(region, kind);
   }
 
   @Override

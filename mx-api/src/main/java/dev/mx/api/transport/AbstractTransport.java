@@ -61,6 +61,32 @@ public abstract class AbstractTransport implements Transport {
     return doRegister(region);
   }
 
+  /**
+   * Validates as {@link #register(MemorySegment)}, refuses a kind {@link #supportsMemory} does not accept
+   * (naming this transport and the kind), and hands device memory to {@link #doRegister(MemorySegment,
+   * MemoryKind)}.
+   */
+  @Override
+  public final MemoryRegistration register(MemorySegment region, MemoryKind kind) {
+    ensureOpen();
+    if (!supportsMemory(kind)) {
+      throw MemoryKinds.unsupported(name(), region, kind);
+    }
+    if (!kind.isDevice()) {
+      return register(region);
+    }
+    if (region.byteSize() == 0) {
+      throw new TransportException(null, name() + " transport cannot register an empty " + kind + " region at 0x"
+          + Long.toHexString(region.address()));
+    }
+    return doRegister(region, kind);
+  }
+
+  /** Registers non-empty device memory of {@code kind}; only backends whose {@link #supportsMemory} accepts it. */
+  protected MemoryRegistration doRegister(MemorySegment region, MemoryKind kind) {
+    throw MemoryKinds.unsupported(name(), region, kind);
+  }
+
   @Override
   public final void read(List<ReadDescriptor> batch, Duration timeout) {
     ensureOpen();

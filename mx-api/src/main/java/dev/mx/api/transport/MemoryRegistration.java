@@ -29,4 +29,34 @@ public interface MemoryRegistration extends AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * {@code registration} reporting {@code kind} as its {@link #memoryKind()} (for memory a caller knows to be
+   * a device's while the registration it got does not say so); closing closes {@code registration}.
+   */
+  static MemoryRegistration ofKind(MemoryRegistration registration, MemoryKind kind) {
+    java.util.Objects.requireNonNull(registration, "registration");
+    java.util.Objects.requireNonNull(kind, "kind");
+    return new MemoryRegistration() {
+      @Override
+      public MemorySegment segment() {
+        return registration.segment();
+      }
+
+      @Override
+      public MemoryKind memoryKind() {
+        return kind;
+      }
+
+      @Override
+      public void close() {
+        registration.close();
+      }
+
+      @Override
+      public String toString() {
+        return kind + " " + registration;
+      }
+    };
+  }
 }

@@ -141,6 +141,59 @@ public final class RoutingTransport implements Transport {
     return registerWithRest(-1, null, region);
   }
 
+  /** Device memory: any of the routed transports that reads it. */
+  @Override
+  public boolean supportsMemory(MemoryKind kind) {
+    for (Transport t : transports) {
+      if (t.supportsMemory(kind)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Host memory as {@link #register(MemorySegment)}; device memory with every routed transport that reads that
+   * kind (the others could not move it, so peers routed to them fail naming the destination); none: the error
+   * names every routed transport and the kind.
+   */
+  @Override
+  public MemoryRegistration register(MemorySegment region, MemoryKind kind) {
+    ensureOpen();
+    if (!kind.isDevice()) {
+      return register(region);
+    }
+    List<MemoryRegistration> regs = new ArrayList<>(transports.size());
+    registerEach(regs, i -> transports.get(i).supportsMemory(kind) ? transports.get(i).register(region, kind) : null);
+    if (regs.isEmpty()) {
+      throw MemoryKinds.unsupported(name(), region, kind);
+    }
+    return new Composite(region, regs);
+  }
+
+  /**
+   * Adds {@code register.apply(i)} for every transport index (null: skipped) to {@code regs}; on a failure
+   * closes what {@code regs} holds, last first, and rethrows.
+   */
+  private void registerEach(List<MemoryRegistration> regs,
+      java.util.function.IntFunction<MemoryRegistration> register) {
+    try {
+      for (int i = 0; i < transports.size(); i++) {
+        MemoryRegistration r = register.apply(i);
+        if (r != null) {
+          regs.add(r);
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      try {
+        Closeables.closeAll(reversed(regs));
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
   /**
    * Memory from the preferred transport's allocator (shm hands out shared memory), registered with the rest.
    */
@@ -157,20 +210,7 @@ public final class RoutingTransport implements Transport {
     if (done != null) {
       regs.add(done);
     }
-    try {
-      for (int i = 0; i < transports.size(); i++) {
-        if (i != skip) {
-          regs.add(transports.get(i).register(region));
-        }
-      }
-    } catch (RuntimeException | Error e) {
-      try {
-        Closeables.closeAll(reversed(regs));
-      } catch (RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
+    registerEach(regs, i -> i == skip ? null : transports.get(i).register(region));
     return new Composite(region, regs);
   }
 

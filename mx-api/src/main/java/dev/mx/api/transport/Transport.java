@@ -26,6 +26,28 @@ public interface Transport extends AutoCloseable {
   MemoryRegistration register(MemorySegment region);
 
   /**
+   * Whether this transport reads and writes memory of {@code kind}. Host memory only, unless a backend says
+   * otherwise ({@code cuda-ipc} and {@code nixl} read device memory).
+   */
+  default boolean supportsMemory(MemoryKind kind) {
+    return !kind.isDevice();
+  }
+
+  /**
+   * Registers memory of {@code kind}: device memory (a segment holding only an address and a length) goes to
+   * the backend as such, host memory as {@link #register(MemorySegment)}.
+   *
+   * @throws dev.mx.api.error.TransportException naming this transport and the kind when it cannot read memory
+   *     of that kind, before anything is registered
+   */
+  default MemoryRegistration register(MemorySegment region, MemoryKind kind) {
+    if (!supportsMemory(kind)) {
+      throw MemoryKinds.unsupported(name(), region, kind);
+    }
+    return register(region);
+  }
+
+  /**
    * Allocates {@code bytes} of native memory already registered with this transport, for buffers that do not
    * exist yet (ModelExpress takes registered buffers from a transport-aware allocator, MX §7.4). A backend may
    * serve such memory faster than memory it merely registers (ucx on one host maps its own allocations into

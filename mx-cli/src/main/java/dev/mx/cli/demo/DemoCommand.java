@@ -75,6 +75,22 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     validate();
+    dev.mx.api.transport.MemoryKind memory = DeviceCheck.kind(spec, device);
+    String noDevice = DeviceCheck.unavailable(memory);
+    if (noDevice != null) {
+      // Before any worker starts: the device's availability holder said why.
+      if (json) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("ok", false);
+        doc.put("error", noDevice);
+        doc.put("run", null);
+        doc.put("baseline_gbps", null);
+        doc.put("steps", List.of());
+        Json.print(spec.commandLine().getOut(), doc);
+      }
+      spec.commandLine().getErr().println("mx demo: error: " + noDevice);
+      return 1;
+    }
     if (!verbose) {
       // The per-step records are for operators' log pipelines; the report already carries their numbers.
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx", "warn");
@@ -82,7 +98,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
     PrintWriter out = spec.commandLine().getOut();
     Progress progress = new Progress(System.err, !json && System.console() != null);
-    DemoPlan plan = resolve(progress);
+    DemoPlan plan = resolve(progress, memory);
     DemoReport report = new DemoReport(plan.runFields());
     report.baselineGbps = memoryCopyGbps();
     progress.note(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
@@ -221,12 +237,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   /** The resolved choices of a run. */
   record DemoPlan(Map<String, Integer> trainer, Map<String, Integer> inference, String transport, boolean inProcess,
       int receivers, String model, String trainerDtype, String inferenceDtype, String wire, String verify,
-      int steps, double timeoutSeconds, boolean verbose) {
+      int steps, double timeoutSeconds, boolean verbose, dev.mx.api.transport.MemoryKind device) {
 
     WorkerSpec base(String metadataUri) {
       return new WorkerSpec("trainer", 0, model, trainer, inference, transport, metadataUri,
           "mx-demo-" + UUID.randomUUID().toString().substring(0, 8), trainerDtype, inferenceDtype, wire, verify,
-          timeoutSeconds, 1.0);
+          timeoutSeconds, 1.0).withDevice(device);
     }
 
     Map<String, Object> runFields() {
@@ -249,11 +265,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       run.put("transport", transport);
       run.put("wire", wire);
       run.put("verify", verify);
+      run.put("device", device.toString());
       return run;
     }
   }
 
-  private DemoPlan resolve(Progress progress) {
+  private DemoPlan resolve(Progress progress, dev.mx.api.transport.MemoryKind memory) {
     Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "fsdp");
     if (t.get("fsdp") > 1 && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1)) {
       throw new CommandLine.ParameterException(spec.commandLine(),
@@ -269,7 +286,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     String iDtype = inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype;
     boolean threads = inProcess;
     String chosen;
-    if (inProcess) {
+    if (memory.isDevice()) {
+      // Device weights move device to device: cuda-ipc on one host (also between threads of one process).
+      chosen = transport.equals("auto") ? TransportProvider.registry().select("cuda-ipc").name()
+          : TransportProvider.registry().select(transport).name();
+      if (chosen.equals("mem")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--device " + memory + ": the mem transport"
+            + " reads host memory only; use --transport auto or cuda-ipc");
+      }
+    } else if (inProcess) {
       chosen = "mem";
       if (!transport.equals("auto") && !transport.equals("mem")) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--in-process runs over the mem transport; drop --transport " + transport);
@@ -289,7 +314,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "--fault " + fault + " needs ranks in separate processes (a transport other than mem, without --in-process)");
     }
     return new DemoPlan(t, inf, chosen, threads, inf.get("tp"), resolvedModel, tDtype, iDtype, wire, verify, steps,
-        fault != null && fault.equals("stall-publisher") ? Math.min(timeoutSeconds, 10) : timeoutSeconds, verbose);
+        fault != null && fault.equals("stall-publisher") ? Math.min(timeoutSeconds, 10) : timeoutSeconds, verbose,
+        memory);
   }
 
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {

@@ -25,6 +25,7 @@ import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
 import dev.mx.transport.shm.ShmTransport;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +59,8 @@ final class InferenceWorker implements Worker {
         DType.parse(spec.inferenceDtype()));
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());
-    live = new LiveWeights(geometry.params());
+    dev.mx.api.transport.MemoryKind memory = spec.memoryKind();
+    live = new LiveWeights(geometry.params(), memory.isDevice() ? DeviceCheck.ops(memory) : null);
     staged = new StagedInstall();
     receiver = Receiver.builder()
         .config(ReceiverConfig.defaults()
@@ -74,6 +76,7 @@ final class InferenceWorker implements Worker {
         .discovery(this::discover)
         .geometry(geometry)
         .installer(staged)
+        .memory(memory)
         .rediscoverEachStep(true)
         .build();
     receiver.prepare();
@@ -189,9 +192,25 @@ final class InferenceWorker implements Worker {
   @Override
   public Map<String, Object> dump(Path dir) throws Exception {
     Files.createDirectories(dir);
+    // Device weights are copied to the host to be written.
+    java.lang.foreign.Arena dumpArena = java.lang.foreign.Arena.ofConfined();
+    try {
+      return dumpFrom(dir, dumpArena);
+    } finally {
+      dumpArena.close();
+    }
+  }
+
+  private Map<String, Object> dumpFrom(Path dir, java.lang.foreign.Arena dumpArena) throws Exception {
     List<SafetensorsTensor> tensors = new ArrayList<>();
     for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
-      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
+      MemorySegment bytes = live.parameter(e.getKey());
+      if (live.memory().isDevice()) {
+        MemorySegment host = dumpArena.allocate(Math.max(1, bytes.byteSize()), 64).asSlice(0, bytes.byteSize());
+        live.readInto(e.getKey(), host);
+        bytes = host;
+      }
+      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), bytes));
     }
     Path file = dir.resolve("receiver-" + spec.rank() + ".safetensors");
     SafetensorsWriter.write(file, tensors, Map.of("step", Long.toString(live.lastStep()), "rank",

@@ -37,6 +37,11 @@ abstract class JobOptions {
       description = "Dtype of the inference parameters: ${COMPLETION-CANDIDATES} (default: the trainer dtype).")
   String inferenceDtype;
 
+  @Option(names = "--device", defaultValue = "host", description = "Where the weights live: host, or cuda / cuda:N"
+      + " (publisher regions, receive buffers and staging in GPU memory, re-slice, casts and digests on the GPU;"
+      + " transport auto means cuda-ipc then) (default ${DEFAULT-VALUE}).")
+  String device;
+
   @Option(names = "--timeout", defaultValue = "60", description = "Seconds a wire call or discovery may take, at most 1000000 (default ${DEFAULT-VALUE}).")
   double timeoutSeconds;
 }

@@ -25,6 +25,19 @@ final class RoleOptions extends JobOptions {
     String chosen = transport.equalsIgnoreCase("auto") ? "auto" : TransportProvider.registry().select(transport).name();
     return new WorkerSpec(role, rank, model, t, i, chosen, metadata, identity != null ? identity : "mx-" + model,
         tDtype, inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype, wire, verify, timeoutSeconds,
-        heartbeatSeconds);
+        heartbeatSeconds).withDevice(deviceKind(cmd));
+  }
+
+  /** {@code --device}; weight versions ({@code --steps}, {@code --follow}) keep their buffers in host memory. */
+  private dev.mx.api.transport.MemoryKind deviceKind(CommandLine.Model.CommandSpec cmd) {
+    dev.mx.api.transport.MemoryKind kind = DeviceCheck.kind(cmd, device);
+    CommandLine.ParseResult parsed = cmd.commandLine().getParseResult();
+    for (String versioned : java.util.List.of("--steps", "--follow")) {
+      if (kind.isDevice() && parsed != null && parsed.hasMatchedOption(versioned)) {
+        throw new CommandLine.ParameterException(cmd.commandLine(), "--device " + kind + " cannot be combined with "
+            + versioned + ": weight versions keep their buffers in host memory");
+      }
+    }
+    return kind;
   }
 }

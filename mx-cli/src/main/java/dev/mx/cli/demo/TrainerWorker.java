@@ -31,6 +31,8 @@ final class TrainerWorker implements Worker {
   private Transport transport;
   private MetadataStore store;
   private Publisher publisher;
+  /** Set when the weights live on a device ({@code --device cuda}). */
+  private DeviceBuffers device;
 
   TrainerWorker(WorkerSpec spec) {
     this.spec = spec;
@@ -42,7 +44,13 @@ final class TrainerWorker implements Worker {
     DType dtype = DType.parse(spec.trainerDtype());
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
-    buffers = TrainerBuffers.allocate(layout, transport::allocate);
+    if (spec.memoryKind().isDevice()) {
+      // The generator writes host buffers; the device copies are what the transport serves.
+      buffers = TrainerBuffers.allocate(layout);
+      device = new DeviceBuffers(DeviceCheck.ops(spec.memoryKind()), buffers.segments(), transport);
+    } else {
+      buffers = TrainerBuffers.allocate(layout, transport::allocate);
+    }
     store = MetadataStores.open(spec.metadata());
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
@@ -56,6 +64,9 @@ final class TrainerWorker implements Worker {
   public Map<String, Object> step(long step) {
     long t0 = System.nanoTime();
     buffers.fill(step, Math.max(1, Runtime.getRuntime().availableProcessors()));
+    if (device != null) {
+      device.upload();
+    }
     double fillS = (System.nanoTime() - t0) / 1e9;
     if (publisher == null) {
       Publisher.Builder b = Publisher.builder(transport, store)
@@ -66,11 +77,14 @@ final class TrainerWorker implements Worker {
           .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
           .step(step);
       // Already registered by the transport's allocate: the publisher serves them and leaves them to us.
-      for (MemoryRegistration r : buffers.registrations().values()) {
+      for (MemoryRegistration r : (device != null ? device.registrations() : buffers.registrations()).values()) {
         b.buffer(r);
       }
+      if (device != null) {
+        b.deviceId(spec.memoryKind().ordinal());
+      }
       for (AliasShard a : layout.published()) {
-        MemorySegment buffer = buffers.segment(a.bufferName());
+        MemorySegment buffer = device != null ? device.segment(a.bufferName()) : buffers.segment(a.bufferName());
         b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffer,
             a.elementOffset() * layout.dtype().elementSize());
       }
@@ -92,6 +106,13 @@ final class TrainerWorker implements Worker {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
     }
     AliasShard victim = layout.published().get(0);
+    if (device != null) {
+      long bytes = victim.shape().byteSize(layout.dtype().elementSize());
+      MemorySegment slice = device.segment(victim.bufferName()).asSlice(victim.elementOffset()
+          * layout.dtype().elementSize(), bytes);
+      device.flip(slice, bytes / 2);
+      return Map.of("tensor", victim.hfName(), "byte", bytes / 2);
+    }
     MemorySegment slice = buffers.slice(victim);
     long at = slice.byteSize() / 2;
     slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
@@ -103,6 +124,7 @@ final class TrainerWorker implements Worker {
     List<AutoCloseable> order = new ArrayList<>();
     // The publisher stops serving, then the buffers are deregistered and freed, then their transport goes.
     order.add(publisher);
+    order.add(device);
     order.add(buffers);
     order.add(transport);
     order.add(store);

@@ -6,6 +6,7 @@ import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Closeables;
@@ -24,7 +25,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Reads between processes of one host through CUDA IPC. A publisher registers device allocations; its
@@ -50,10 +50,8 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   private final CudaDevice device;
   private final UUID token = UUID.randomUUID();
-  private final AtomicInteger nextRegionId = new AtomicInteger();
-  private final Map<Integer, Registration> registrations = new HashMap<>();
+  private final RegionBook<Registration> book = new RegionBook<>(NAME);
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
-  private volatile RegionTable regions = RegionTable.EMPTY;
 
   CudaIpcTransport(TransportConfig config) {
     super(config);
@@ -108,19 +106,36 @@ public final class CudaIpcTransport extends AbstractTransport {
     @Override
     public void close() {
       if (closed.compareAndSet(false, true)) {
-        synchronized (registrations) {
-          registrations.remove(id);
-          rebuildRegions();
-        }
+        book.remove(id);
       }
     }
   }
 
+  /** Host memory (read only within this process) and the memory of every device. */
+  @Override
+  public boolean supportsMemory(MemoryKind kind) {
+    return true;
+  }
+
+  /** Memory of unstated kind: the driver says whether the address is device memory. */
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
-    MemoryKind kind = CudaMemory.kindOf(region.address());
+    return add(region, CudaMemory.kindOf(region.address()), false);
+  }
+
+  @Override
+  protected MemoryRegistration doRegister(MemorySegment region, MemoryKind kind) {
+    return add(region, kind, true);
+  }
+
+  private MemoryRegistration add(MemorySegment region, MemoryKind kind, boolean stated) {
     CudaIpc.Export export = null;
     if (kind.isDevice()) {
+      MemoryKind actual = stated ? CudaMemory.kindOf(region.address()) : kind;
+      if (!actual.equals(kind)) {
+        throw new TransportException(null, "cuda-ipc transport: region 0x" + Long.toHexString(region.address()) + "+"
+            + region.byteSize() + " was registered as " + kind + " memory but the driver says it is " + actual);
+      }
       export = CudaIpc.export(CudaDevice.get(kind.ordinal()), region.address());
       if (region.address() + region.byteSize() > export.allocationBase() + export.allocationSize()) {
         throw new TransportException(null, "cuda-ipc transport: region 0x" + Long.toHexString(region.address()) + "+"
@@ -128,27 +143,8 @@ public final class CudaIpcTransport extends AbstractTransport {
             + Long.toHexString(export.allocationBase()) + "+" + export.allocationSize());
       }
     }
-    synchronized (registrations) {
-      int id = nextRegionId.getAndIncrement();
-      Registration r = new Registration(id, region, kind, export);
-      registrations.put(id, r);
-      try {
-        rebuildRegions();
-      } catch (IllegalArgumentException overlap) {
-        registrations.remove(id);
-        throw new TransportException(null, "cuda-ipc transport: region 0x" + Long.toHexString(region.address()) + "+"
-            + region.byteSize() + " overlaps a region already registered", overlap);
-      }
-      return r;
-    }
-  }
-
-  private void rebuildRegions() {
-    List<RegionTable.Region> list = new ArrayList<>(registrations.size());
-    for (Registration r : registrations.values()) {
-      list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-    }
-    regions = RegionTable.of(list);
+    CudaIpc.Export e = export;
+    return book.add(region, id -> new Registration(id, region, kind, e));
   }
 
   // ---- metadata ----
@@ -157,13 +153,11 @@ public final class CudaIpcTransport extends AbstractTransport {
   public byte[] localMetadata() {
     ensureOpen();
     List<CudaIpcMetadata.Region> out = new ArrayList<>();
-    synchronized (registrations) {
-      for (Registration r : registrations.values()) {
-        out.add(r.export == null
-            ? new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
-            : new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), r.kind.ordinal(),
-                r.segment.address() - r.export.allocationBase(), r.export.handle()));
-      }
+    for (Registration r : book.all()) {
+      out.add(r.export == null
+          ? new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
+          : new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), r.kind.ordinal(),
+              r.segment.address() - r.export.allocationBase(), r.export.handle()));
     }
     return new CudaIpcMetadata(PID, token, device.ordinal(), out).encode();
   }
@@ -305,7 +299,7 @@ public final class CudaIpcTransport extends AbstractTransport {
     RegionTable from;
     PeerRegion[] remote = null;
     if (session.equals(localSession())) {
-      from = regions;
+      from = book.table();
     } else {
       Peer p = peers.get(session);
       if (p == null) {
@@ -315,13 +309,13 @@ public final class CudaIpcTransport extends AbstractTransport {
         if (p.local.isClosed()) {
           throw new TransportException(session, "cuda-ipc transport: peer '" + session + "' was closed");
         }
-        from = p.local.regions;
+        from = p.local.book.table();
       } else {
         from = p.table;
         remote = p.regions;
       }
     }
-    RegionTable to = regions;
+    RegionTable to = book.table();
     int n = group.size();
     long[] src = new long[n];
     long[] dst = new long[n];
@@ -421,16 +415,13 @@ public final class CudaIpcTransport extends AbstractTransport {
     try {
       Closeables.closeAll(closing);
     } finally {
-      synchronized (registrations) {
-        registrations.clear();
-        regions = RegionTable.EMPTY;
-      }
+      book.clear();
     }
   }
 
   @Override
   public String toString() {
-    return "CudaIpcTransport[" + localSession() + ", cuda:" + device.ordinal() + ", regions " + regions + ", peers "
+    return "CudaIpcTransport[" + localSession() + ", cuda:" + device.ordinal() + ", regions " + book.table() + ", peers "
         + Arrays.toString(peers.keySet().toArray()) + "]";
   }
 }

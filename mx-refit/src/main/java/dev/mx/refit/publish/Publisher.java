@@ -309,6 +309,8 @@ public final class Publisher implements AutoCloseable {
     private Long step;
     private Settings settings = Settings.system();
     private Boolean digestsEnabled;
+    private dev.mx.api.transport.MemoryKind deviceMemory;
+    private dev.mx.api.memory.MemoryOps memoryOps;
     private ProviderRegistry<DigestProvider> digestProviders;
     private Duration heartbeatInterval;
 
@@ -422,6 +424,23 @@ public final class Publisher implements AutoCloseable {
      */
     public Builder buffer(MemoryRegistration registration) {
       preRegistered.add(Objects.requireNonNull(registration, "registration").segment());
+      if (registration.memoryKind().isDevice()) {
+        if (deviceMemory != null && !deviceMemory.equals(registration.memoryKind())) {
+          throw new IllegalArgumentException("a publisher serves the memory of one device; got " + deviceMemory
+              + " and " + registration.memoryKind());
+        }
+        deviceMemory = registration.memoryKind();
+      }
+      return this;
+    }
+
+    /**
+     * The memory operations that digest device buffers (default: the {@link
+     * dev.mx.api.memory.MemoryOpsProvider} serving the device of the registrations given to {@link
+     * #buffer(MemoryRegistration)}); shard digests of device memory are computed on the device.
+     */
+    public Builder memoryOps(dev.mx.api.memory.MemoryOps ops) {
+      this.memoryOps = ops;
       return this;
     }
 
@@ -519,6 +538,12 @@ public final class Publisher implements AutoCloseable {
       boolean on = digestsEnabled != null ? digestsEnabled : settings.bool(DIGEST_PROPERTY, DIGEST_ENV, true);
       if (!on) {
         return null;
+      }
+      if (deviceMemory != null) {
+        // The CPU must not read device memory: digest where the bytes are.
+        dev.mx.api.memory.MemoryOps ops = memoryOps != null ? memoryOps
+            : dev.mx.api.memory.MemoryOpsProvider.forKind(deviceMemory, dev.mx.api.memory.MemoryOpsProvider.registry());
+        return new dev.mx.refit.memory.OpsDigest(ops);
       }
       ProviderRegistry<DigestProvider> registry = digestProviders != null ? digestProviders : DigestProvider.registry();
       try {

@@ -1,6 +1,7 @@
 package dev.mx.refit.reslice;
 
 import dev.mx.api.DType;
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.refit.cast.Casts;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -13,7 +14,9 @@ import java.util.List;
  * them), leaving an inner run and an outer odometer. Same-type contiguous runs move a row of the innermost
  * outer dim at a time through {@link Casts#copyRuns} (four streams on the Vector API, else one bulk
  * {@link MemorySegment#copy} per run); differing types go through one cast loop per run. Extents are
- * validated once, when the copy is compiled, with an error naming {@code label}.
+ * validated once, when the copy is compiled, with an error naming {@code label}. A copy compiled with device
+ * {@link MemoryOps} (both segments device memory) runs as one strided kernel launch of those ops instead: one
+ * run, never split.
  */
 public final class ViewCopy {
   private final String label;
@@ -32,11 +35,16 @@ public final class ViewCopy {
   private final long srcInner;
   private final long dstInner;
   private final long outerCount;
+  /** Null for host memory. */
+  private final MemoryOps device;
+  private final AsStrided srcView;
 
   private ViewCopy(String label, MemorySegment src, DType from, MemorySegment dst, DType to, AsStrided dstView,
       long srcBase, long dstBase, long[] outerShape, long[] srcOuter, long[] dstOuter, long inner, long srcInner,
-      long dstInner) {
+      long dstInner, MemoryOps device, AsStrided srcView) {
     this.label = label;
+    this.device = device;
+    this.srcView = srcView;
     this.src = src;
     this.from = from;
     this.dst = dst;
@@ -66,12 +74,22 @@ public final class ViewCopy {
    */
   public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
       MemorySegment dst, DType to, AsStrided dstView) {
+    return compile(label, src, from, srcView, dst, to, dstView, null);
+  }
+
+  /**
+   * As {@link #compile(String, MemorySegment, DType, AsStrided, MemorySegment, DType, AsStrided)}, run by
+   * {@code device}'s strided copy when it is not null (both segments are then that device's memory).
+   */
+  public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
+      MemorySegment dst, DType to, AsStrided dstView, MemoryOps device) {
     if (!Arrays.equals(srcView.shape(), dstView.shape())) {
       throw new IllegalArgumentException(label + ": source view shape " + Arrays.toString(srcView.shape())
           + " differs from destination view shape " + Arrays.toString(dstView.shape()));
     }
-    if (!Casts.supports(from, to)) {
-      throw new IllegalArgumentException(label + ": cannot convert " + from + " to " + to);
+    if (device == null ? !Casts.supports(from, to) : !device.supportsCast(from, to)) {
+      throw new IllegalArgumentException(label + ": cannot convert " + from + " to " + to
+          + (device == null ? "" : " on " + device.kind()));
     }
     boolean empty = srcView.numel() == 0;
     if (!empty) {
@@ -116,7 +134,7 @@ public final class ViewCopy {
       dstOuter[i] = dims.get(i)[2] * ts;
     }
     return new ViewCopy(label, src, from, dst, to, dstView, srcView.offset() * fs, dstView.offset() * ts,
-        outerShape, srcOuter, dstOuter, inner, srcInner, dstInner);
+        outerShape, srcOuter, dstOuter, inner, srcInner, dstInner, device, srcView);
   }
 
   private static void checkInside(String label, String what, AsStrided view, DType type, MemorySegment seg) {
@@ -153,9 +171,14 @@ public final class ViewCopy {
     return to;
   }
 
-  /** Number of inner runs; {@link #run(long, long)} splits the copy along this index. */
+  /** Number of inner runs; {@link #run(long, long)} splits the copy along this index (one on a device). */
   public long runCount() {
-    return outerCount;
+    return device == null || outerCount == 0 ? outerCount : 1;
+  }
+
+  /** The device operations that run this copy, or null when it runs on the CPU. */
+  public MemoryOps device() {
+    return device;
   }
 
   /** Elements per inner run. */
@@ -175,6 +198,12 @@ public final class ViewCopy {
    */
   public void run(long first, long end) {
     if (first >= end) {
+      return;
+    }
+    if (device != null) {
+      // One launch covers every run; runCount() is 1, so a range is the whole copy.
+      device.viewCopy(src, srcView.offset(), from, srcView.strides(), dst, dstView.offset(), to, dstView.strides(),
+          srcView.shape());
       return;
     }
     boolean bulk = from == to && srcInner == from.elementSize() && dstInner == to.elementSize();
@@ -230,6 +259,7 @@ public final class ViewCopy {
 
   @Override
   public String toString() {
-    return label + " (" + outerCount + " run(s) of " + inner + " " + from + (from == to ? "" : " -> " + to) + ")";
+    return label + " (" + outerCount + " run(s) of " + inner + " " + from + (from == to ? "" : " -> " + to)
+        + (device == null ? "" : " on " + device.kind()) + ")";
   }
 }

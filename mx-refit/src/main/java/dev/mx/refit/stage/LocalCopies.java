@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.DType;
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.RecordedCopy;
@@ -25,8 +26,11 @@ public final class LocalCopies {
   private final List<ViewCopy> converts;
   private final boolean convertsDisjoint;
   private final List<StagedWork> staged;
+  /** Device copies are one kernel launch each, run in order: never split across CPU workers. */
+  private final boolean onDevice;
 
-  private LocalCopies(List<ViewCopy> reslice, List<ViewCopy> converts, List<StagedWork> staged) {
+  private LocalCopies(List<ViewCopy> reslice, List<ViewCopy> converts, List<StagedWork> staged, boolean onDevice) {
+    this.onDevice = onDevice;
     this.reslice = List.copyOf(reslice);
     this.resliceDisjoint = Reslicer.destinationsDisjoint(this.reslice);
     this.converts = List.copyOf(converts);
@@ -47,6 +51,17 @@ public final class LocalCopies {
    */
   public static LocalCopies compile(ShardStaging.Result staging, List<ConvertMatch.Target> convertTargets,
       Map<String, ParamSpec> layout, Buffers b, java.util.function.Predicate<ShardStaging.Staged> verifyStaged) {
+    return compile(staging, convertTargets, layout, b, verifyStaged, null);
+  }
+
+  /**
+   * As {@link #compile(ShardStaging.Result, List, Map, Buffers, java.util.function.Predicate)} over buffers in
+   * device memory when {@code device} is not null: every re-slice, cast and staged copy then runs on the device
+   * through {@code device}'s operations.
+   */
+  public static LocalCopies compile(ShardStaging.Result staging, List<ConvertMatch.Target> convertTargets,
+      Map<String, ParamSpec> layout, Buffers b, java.util.function.Predicate<ShardStaging.Staged> verifyStaged,
+      MemoryOps device) {
     List<ViewCopy> reslice = new ArrayList<>();
     for (FullPullSource f : staging.wirePlan().fullPulls()) {
       MemorySegment src = b.fullStaging().get(f.srcName());
@@ -54,7 +69,7 @@ public final class LocalCopies {
         reslice.add(ViewCopy.compile("full pull '" + f.srcName() + "' " + c.opChain() + " -> param '"
                 + c.paramName() + "'", src, f.dtype(), AsStrided.replay(f.globalShape(), c.opChain(), f.srcName()),
             b.params().get(c.paramName()), destinationType(layout, c.paramName(), c.destDtype()),
-            AsStrided.destinationOf(c)));
+            AsStrided.destinationOf(c), device));
       }
     }
     List<ViewCopy> converts = new ArrayList<>();
@@ -65,7 +80,7 @@ public final class LocalCopies {
       DType to = destinationType(layout, c.paramName(), t.dtype());
       converts.add(ViewCopy.compile("convert '" + c.paramName() + "' " + c.srcDtype() + " -> " + to,
           b.convertStaging().get(i), c.srcDtype(), AsStrided.contiguous(c.destShape()), b.params().get(c.paramName()),
-          to, t.view()));
+          to, t.view(), device));
     }
     List<StagedWork> works = new ArrayList<>();
     for (ShardStaging.Staged s : staging.staged()) {
@@ -75,7 +90,7 @@ public final class LocalCopies {
         copies.add(ViewCopy.compile("staged shard " + s.shardIndex() + " of '" + s.source() + "' " + c.opChain()
                 + " -> param '" + c.paramName() + "'", src, s.dtype(),
             AsStrided.replay(s.shard().shape(), c.opChain(), s.source()), b.params().get(c.paramName()),
-            destinationType(layout, c.paramName(), c.destDtype()), AsStrided.destinationOf(c)));
+            destinationType(layout, c.paramName(), c.destDtype()), AsStrided.destinationOf(c), device));
       }
       List<StagedWork.ByteRun> runs = new ArrayList<>();
       s.paramRuns().forEach((param, rs) -> {
@@ -90,9 +105,9 @@ public final class LocalCopies {
           runs.add(checked(s, src, dst, "convert staging #" + index, r));
         }
       });
-      works.add(new StagedWork(s, src, copies, runs, verifyStaged.test(s)));
+      works.add(new StagedWork(s, src, copies, runs, verifyStaged.test(s), device));
     }
-    return new LocalCopies(reslice, converts, works);
+    return new LocalCopies(reslice, converts, works, device != null);
   }
 
   private static StagedWork.ByteRun checked(ShardStaging.Staged s, MemorySegment src, MemorySegment dst, String what,
@@ -129,12 +144,12 @@ public final class LocalCopies {
 
   /** Re-slice of full pulls (batched across workers when destinations are disjoint and batching is on). */
   public void reslice(boolean batch, ExecutorService workers, int threads) {
-    run(reslice, batch && resliceDisjoint, workers, threads);
+    run(reslice, batch && resliceDisjoint && !onDevice, workers, threads);
   }
 
   /** Casts out of convert staging. */
   public void casts(boolean batch, ExecutorService workers, int threads) {
-    run(converts, batch && convertsDisjoint, workers, threads);
+    run(converts, batch && convertsDisjoint && !onDevice, workers, threads);
   }
 
   private static void run(List<ViewCopy> copies, boolean batched, ExecutorService workers, int threads) {

@@ -2,6 +2,7 @@ package dev.mx.refit.stage;
 
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.DigestMismatchException;
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.Shard;
 import dev.mx.refit.reslice.ViewCopy;
 import java.lang.foreign.MemorySegment;
@@ -18,13 +19,33 @@ public final class StagedWork {
   private final List<ViewCopy> copies;
   private final List<ByteRun> runs;
   private final boolean verify;
+  /** Null for host memory. */
+  private final MemoryOps device;
+  /** The runs as arrays, for one batched device copy. */
+  private final long[] runFrom;
+  private final MemorySegment[] runDst;
+  private final long[] runTo;
+  private final long[] runBytes;
   private volatile String expected;
 
   /** {@code nbytes} from staging byte {@code from} to {@code dst} at byte {@code to}. */
   public record ByteRun(long from, MemorySegment dst, long to, long nbytes) {}
 
   StagedWork(ShardStaging.Staged staged, MemorySegment staging, List<ViewCopy> copies, List<ByteRun> runs,
-      boolean verify) {
+      boolean verify, MemoryOps device) {
+    this.device = device;
+    int n = runs.size();
+    this.runFrom = new long[n];
+    this.runDst = new MemorySegment[n];
+    this.runTo = new long[n];
+    this.runBytes = new long[n];
+    for (int i = 0; i < n; i++) {
+      ByteRun r = runs.get(i);
+      runFrom[i] = r.from();
+      runDst[i] = r.dst();
+      runTo[i] = r.to();
+      runBytes[i] = r.nbytes();
+    }
     this.staged = staged;
     this.staging = staging;
     this.copies = List.copyOf(copies);
@@ -80,8 +101,12 @@ public final class StagedWork {
     for (ViewCopy c : copies) {
       c.run();
     }
-    for (ByteRun r : runs) {
-      MemorySegment.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
+    if (device == null) {
+      for (ByteRun r : runs) {
+        MemorySegment.copy(staging, r.from(), r.dst(), r.to(), r.nbytes());
+      }
+    } else if (!runs.isEmpty()) {
+      device.copyAll(staging, runFrom, runDst, runTo, runBytes);
     }
   }
 

@@ -4,6 +4,7 @@ import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.DigestMismatchException;
 import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.transport.ReadDescriptor;
@@ -104,17 +105,29 @@ public final class ShardVerifier implements AutoCloseable {
   private final int unverifiable;
   private final long unverifiableBytes;
   private final Arena scratchArena;
+  /** Null for host memory; else the device whose memory the pieces and the scratch buffers are. */
+  private final MemoryOps device;
+  private final List<AutoCloseable> deviceScratch = new ArrayList<>();
   private final BlockingQueue<MemorySegment> scratch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
   private ShardVerifier(List<Check> checks, int unverifiable, long unverifiableBytes, long maxGather,
-      int parallelism) {
+      int parallelism, MemoryOps device) {
+    this.device = device;
     this.checks = List.copyOf(checks);
     this.unverifiable = unverifiable;
     this.unverifiableBytes = unverifiableBytes;
     int gatherChecks = (int) checks.stream().filter(c -> !c.inPlace()).count();
     int buffers = Math.min(Math.max(1, parallelism), gatherChecks);
-    if (buffers > 0 && maxGather > 0) {
+    if (buffers > 0 && maxGather > 0 && device != null) {
+      scratchArena = null;
+      scratch = new ArrayBlockingQueue<>(buffers);
+      for (int i = 0; i < buffers; i++) {
+        dev.mx.api.transport.MemoryRegistration m = device.allocate(maxGather);
+        deviceScratch.add(m);
+        scratch.add(m.segment());
+      }
+    } else if (buffers > 0 && maxGather > 0) {
       scratchArena = Arena.ofShared();
       scratch = new ArrayBlockingQueue<>(buffers);
       for (int i = 0; i < buffers; i++) {
@@ -140,8 +153,19 @@ public final class ShardVerifier implements AutoCloseable {
    */
   public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
       List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism) {
+    return plan(mode, sources, usedSources, reads, destination, parallelism, null);
+  }
+
+  /**
+   * As {@link #plan(VerifyMode, Map, Collection, List, BiFunction, int)} for reads that land in device memory
+   * when {@code device} is not null: pieces are gathered into device scratch by {@code device}'s copies (the
+   * digest the caller passes to {@link #verify} must then read device memory).
+   */
+  public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
+      List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism,
+      MemoryOps device) {
     if (mode == VerifyMode.OFF) {
-      return new ShardVerifier(List.of(), 0, 0, 0, 0);
+      return new ShardVerifier(List.of(), 0, 0, 0, 0, device);
     }
     Map<String, List<ReadDescriptor>> bySession = new HashMap<>();
     for (ReadDescriptor d : reads) {
@@ -203,7 +227,7 @@ public final class ShardVerifier implements AutoCloseable {
         checks.add(c);
       }
     }
-    return new ShardVerifier(checks, unverifiable, unverifiableBytes, maxGather, parallelism);
+    return new ShardVerifier(checks, unverifiable, unverifiableBytes, maxGather, parallelism, device);
   }
 
   /**
@@ -399,8 +423,12 @@ public final class ShardVerifier implements AutoCloseable {
       try {
         MemorySegment whole = buf.asSlice(0, c.size());
         for (Piece p : c.pieces()) {
-          MemorySegment.copy(p.bytes(), 0, whole, p.shardByte(),
-              Math.min(p.bytes().byteSize(), whole.byteSize() - p.shardByte()));
+          long n = Math.min(p.bytes().byteSize(), whole.byteSize() - p.shardByte());
+          if (device == null) {
+            MemorySegment.copy(p.bytes(), 0, whole, p.shardByte(), n);
+          } else {
+            device.copy(p.bytes(), 0, whole, p.shardByte(), n);
+          }
         }
         actual = digests.digest(whole);
       } finally {
@@ -424,8 +452,11 @@ public final class ShardVerifier implements AutoCloseable {
 
   @Override
   public void close() {
-    if (closed.compareAndSet(false, true) && scratchArena != null) {
-      scratchArena.close();
+    if (closed.compareAndSet(false, true)) {
+      if (scratchArena != null) {
+        scratchArena.close();
+      }
+      dev.mx.api.util.Closeables.closeAll(deviceScratch.reversed());
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * In-process transport. A peer is another {@code MemTransport} of this JVM, found through the token in
@@ -30,14 +30,8 @@ public final class MemTransport extends AbstractTransport {
   private static final Map<UUID, MemTransport> LIVE = new ConcurrentHashMap<>();
 
   private final UUID token = UUID.randomUUID();
-  private final AtomicInteger nextRegionId = new AtomicInteger();
-  private final Map<Integer, Registration> registrations = new ConcurrentHashMap<>();
+  private final RegionBook<Registration> book = new RegionBook<>("mem");
   private final Map<String, UUID> peers = new ConcurrentHashMap<>();
-  private volatile Regions regions = new Regions(RegionTable.EMPTY, new MemorySegment[0]);
-
-  /** A snapshot of registered regions: the lookup table and the segment for each region id. */
-  private record Regions(RegionTable table, MemorySegment[] segments) {}
-
   MemTransport(TransportConfig config) {
     super(config);
     LIVE.put(token, this);
@@ -60,33 +54,7 @@ public final class MemTransport extends AbstractTransport {
 
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
-    int id = nextRegionId.getAndIncrement();
-    Registration r = new Registration(id, region);
-    synchronized (registrations) {
-      registrations.put(id, r);
-      try {
-        rebuildRegions();
-      } catch (IllegalArgumentException overlap) {
-        registrations.remove(id);
-        throw new TransportException(null, "mem transport: region 0x" + Long.toHexString(region.address()) + "+"
-            + region.byteSize() + " overlaps a region already registered", overlap);
-      }
-    }
-    return r;
-  }
-
-  private void rebuildRegions() {
-    List<RegionTable.Region> list = new ArrayList<>(registrations.size());
-    int maxId = -1;
-    for (Registration r : registrations.values()) {
-      list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-      maxId = Math.max(maxId, r.id);
-    }
-    MemorySegment[] segs = new MemorySegment[maxId + 1];
-    for (Registration r : registrations.values()) {
-      segs[r.id] = r.segment;
-    }
-    regions = new Regions(RegionTable.of(list), segs);
+    return book.add(region, id -> new Registration(id, region));
   }
 
   private final class Registration implements MemoryRegistration {
@@ -107,10 +75,7 @@ public final class MemTransport extends AbstractTransport {
     @Override
     public void close() {
       if (closed.compareAndSet(false, true)) {
-        synchronized (registrations) {
-          registrations.remove(id);
-          rebuildRegions();
-        }
+        book.remove(id);
       }
     }
   }
@@ -118,7 +83,7 @@ public final class MemTransport extends AbstractTransport {
   @Override
   public byte[] localMetadata() {
     ensureOpen();
-    RegionTable t = regions.table();
+    RegionTable t = book.table();
     ByteBuffer b = ByteBuffer.allocate(4 + 16 + 4).order(ByteOrder.LITTLE_ENDIAN);
     b.putInt(MAGIC).putLong(token.getMostSignificantBits()).putLong(token.getLeastSignificantBits()).putInt(t.size());
     return b.array();
@@ -170,17 +135,18 @@ public final class MemTransport extends AbstractTransport {
   private static final class MemBatch implements PendingRead {
     final String session;
     final List<ReadDescriptor> group;
-    final MemorySegment[] srcSegments;
-    final MemorySegment[] dstSegments;
+    final RegionBook.Snapshot<Registration> srcRegions;
+    final RegionBook.Snapshot<Registration> dstRegions;
     final int[] srcRegion;
     final int[] dstRegion;
     long total;
 
-    MemBatch(String session, List<ReadDescriptor> group, MemorySegment[] srcSegments, MemorySegment[] dstSegments) {
+    MemBatch(String session, List<ReadDescriptor> group, RegionBook.Snapshot<Registration> srcRegions,
+        RegionBook.Snapshot<Registration> dstRegions) {
       this.session = session;
       this.group = group;
-      this.srcSegments = srcSegments;
-      this.dstSegments = dstSegments;
+      this.srcRegions = srcRegions;
+      this.dstRegions = dstRegions;
       this.srcRegion = new int[group.size()];
       this.dstRegion = new int[group.size()];
     }
@@ -204,11 +170,11 @@ public final class MemTransport extends AbstractTransport {
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
     MemTransport peer = peer(session);
-    Regions from = peer.regions;
-    Regions to = regions;
+    RegionBook.Snapshot<Registration> from = peer.book.snapshot();
+    RegionBook.Snapshot<Registration> to = book.snapshot();
     RegionTable fromTable = from.table();
     RegionTable toTable = to.table();
-    MemBatch b = new MemBatch(session, group, from.segments(), to.segments());
+    MemBatch b = new MemBatch(session, group, from, to);
     long total = 0;
     for (int i = 0, n = group.size(); i < n; i++) {
       ReadDescriptor d = group.get(i);
@@ -231,13 +197,11 @@ public final class MemTransport extends AbstractTransport {
   @Override
   protected void start(PendingRead prepared) {
     MemBatch b = (MemBatch) prepared;
-    MemorySegment[] src = b.srcSegments;
-    MemorySegment[] dst = b.dstSegments;
     List<ReadDescriptor> group = b.group;
     for (int i = 0, n = b.srcRegion.length; i < n; i++) {
       ReadDescriptor d = group.get(i);
-      MemorySegment from = src[b.srcRegion[i]];
-      MemorySegment to = dst[b.dstRegion[i]];
+      MemorySegment from = b.srcRegions.get(b.srcRegion[i]).segment;
+      MemorySegment to = b.dstRegions.get(b.dstRegion[i]).segment;
       MemorySegment.copy(from, d.srcAddr() - from.address(), to, d.dstAddr() - to.address(), d.nbytes());
     }
   }
@@ -250,10 +214,7 @@ public final class MemTransport extends AbstractTransport {
   @Override
   protected void doClose() {
     LIVE.remove(token);
-    synchronized (registrations) {
-      registrations.clear();
-      regions = new Regions(RegionTable.EMPTY, new MemorySegment[0]);
-    }
+    book.clear();
     peers.clear();
   }
 }

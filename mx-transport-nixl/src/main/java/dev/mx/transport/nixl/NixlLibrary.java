@@ -30,6 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
 @SuppressWarnings("restricted") // calling native code is what this class is for
 final class NixlLibrary {
   static final int DRAM = 0;
+  /** {@code nixl_capi_mem_type_t} of GPU memory; its descriptors carry the CUDA device ordinal. */
+  static final int VRAM = 1;
   static final int READ = 0;
 
   /** {@code nixl_capi_agent_config_t}: 40 bytes, fields at 0, 1, 4, 8, 12, 16, 24, 32. */
@@ -404,11 +406,16 @@ final class NixlLibrary {
 
   /** A one-descriptor registration list of DRAM on device 0. */
   MemorySegment regDlist(long address, long length) {
+    return regDlist(DRAM, 0, address, length);
+  }
+
+  /** A one-descriptor registration list of {@code memType} ({@link #DRAM}, {@link #VRAM}) on device {@code devId}. */
+  MemorySegment regDlist(int memType, long devId, long address, long length) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment out = a.allocate(ADDRESS);
-      check((int) createRegDlist.invokeExact(DRAM, out), "create_reg_dlist");
+      check((int) createRegDlist.invokeExact(memType, out), "create_reg_dlist");
       MemorySegment l = out.get(ADDRESS, 0);
-      int st = (int) regDlistAddDesc.invokeExact(l, address, length, 0L, MemorySegment.NULL, 0L);
+      int st = (int) regDlistAddDesc.invokeExact(l, address, length, devId, MemorySegment.NULL, 0L);
       if (st != NixlStatus.SUCCESS) {
         int ignored = (int) destroyRegDlist.invokeExact(l);
         check(st, "reg_dlist_add_desc");
@@ -447,12 +454,17 @@ final class NixlLibrary {
 
   /** A DRAM transfer list of {@code addr[from..to)} / {@code len[from..to)}; the caller destroys it. */
   MemorySegment xferDlist(long[] addr, long[] len, int from, int to) {
+    return xferDlist(DRAM, 0, addr, len, from, to);
+  }
+
+  /** As {@link #xferDlist(long[], long[], int, int)}, of {@code memType} on device {@code devId}. */
+  MemorySegment xferDlist(int memType, long devId, long[] addr, long[] len, int from, int to) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment out = a.allocate(ADDRESS);
-      check((int) createXferDlist.invokeExact(DRAM, out), "create_xfer_dlist");
+      check((int) createXferDlist.invokeExact(memType, out), "create_xfer_dlist");
       MemorySegment l = out.get(ADDRESS, 0);
       for (int i = from; i < to; i++) {
-        int st = (int) xferDlistAddDesc.invokeExact(l, addr[i], len[i], 0L);
+        int st = (int) xferDlistAddDesc.invokeExact(l, addr[i], len[i], devId);
         if (st != NixlStatus.SUCCESS) {
           int ignored = (int) destroyXferDlist.invokeExact(l);
           check(st, "xfer_dlist_add_desc");

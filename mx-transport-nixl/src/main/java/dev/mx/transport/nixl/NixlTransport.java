@@ -3,6 +3,7 @@ package dev.mx.transport.nixl;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One-sided reads through NIXL. Each endpoint is one NIXL agent named after its session, with one backend
- * (UCX unless configured otherwise); callers' native memory is registered in place as DRAM. The blob of
+ * (UCX unless configured otherwise); callers' native memory is registered in place, as DRAM (device id 0), or
+ * as VRAM with the CUDA device ordinal when registered as {@code cuda:N} memory. The blob of
  * {@link #localMetadata()} is exactly NIXL's {@code get_local_md}, what ModelExpress publishers put in a
  * shard table's {@code agent_meta_b64}, so either side can be mx or ModelExpress.
  *
@@ -75,6 +77,8 @@ public final class NixlTransport extends AbstractTransport {
   private final Map<Integer, Registration> registrations = new HashMap<>();
   private int nextRegistrationId;
   private volatile RegionTable localRegions = RegionTable.EMPTY;
+  /** The memory kind of each live registration by id, published with {@link #localRegions}. */
+  private volatile Map<Integer, MemoryKind> localKinds = Map.of();
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
   /** Prepared requests by their exact descriptors, least recently used first (guarded by the agent lock). */
@@ -149,8 +153,24 @@ public final class NixlTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- registration
 
+  /** Host memory (DRAM) and CUDA device memory (VRAM). */
+  @Override
+  public boolean supportsMemory(MemoryKind kind) {
+    return true;
+  }
+
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
+    return register(region, MemoryKind.HOST, NixlLibrary.DRAM, 0);
+  }
+
+  /** Device memory is registered as VRAM with its device ordinal (NIXL's descriptor for GPU memory). */
+  @Override
+  protected MemoryRegistration doRegister(MemorySegment region, MemoryKind kind) {
+    return register(region, kind, NixlLibrary.VRAM, kind.ordinal());
+  }
+
+  private MemoryRegistration register(MemorySegment region, MemoryKind kind, int memType, long devId) {
     synchronized (registry) {
       int id = nextRegistrationId++;
       List<RegionTable.Region> list = new ArrayList<>(registrations.size() + 1);
@@ -168,17 +188,18 @@ public final class NixlTransport extends AbstractTransport {
       agentLock.lock();
       try {
         ensureOpen();
-        MemorySegment dlist = lib.regDlist(region.address(), region.byteSize());
+        MemorySegment dlist = lib.regDlist(memType, devId, region.address(), region.byteSize());
         int st = lib.registerMem(agent, dlist);
         if (st != NixlStatus.SUCCESS) {
           lib.destroyRegDlist(dlist);
-          throw new TransportException(null, "nixl transport: registering " + describe(region.address(),
-              region.byteSize()) + " with agent '" + localSession() + "' failed: register_mem returned "
-              + NixlStatus.describe(st));
+          throw new TransportException(null, "nixl transport: registering " + kind + " memory " + describe(
+              region.address(), region.byteSize()) + " with agent '" + localSession() + "' failed: register_mem"
+              + " returned " + NixlStatus.describe(st));
         }
-        Registration r = new Registration(id, region, dlist);
+        Registration r = new Registration(id, region, dlist, kind);
         registrations.put(id, r);
         localRegions = table;
+        publishKinds();
         return r;
       } catch (NixlStatusException e) {
         throw new TransportException(null, "nixl transport: registering " + describe(region.address(),
@@ -195,18 +216,25 @@ public final class NixlTransport extends AbstractTransport {
     /** The registration list, kept for deregister_mem; destroyed with the registration. */
     final MemorySegment dlist;
     final AtomicBoolean closed = new AtomicBoolean();
+    final MemoryKind kind;
     /** Set once NIXL no longer holds the memory (guarded by the agent lock). */
     boolean released;
 
-    Registration(int id, MemorySegment segment, MemorySegment dlist) {
+    Registration(int id, MemorySegment segment, MemorySegment dlist, MemoryKind kind) {
       this.id = id;
       this.segment = segment;
       this.dlist = dlist;
+      this.kind = kind;
     }
 
     @Override
     public MemorySegment segment() {
       return segment;
+    }
+
+    @Override
+    public MemoryKind memoryKind() {
+      return kind;
     }
 
     @Override
@@ -221,6 +249,7 @@ public final class NixlTransport extends AbstractTransport {
           list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
         }
         localRegions = RegionTable.of(list);
+        publishKinds();
         agentLock.lock();
         try {
           if (released) {
@@ -239,6 +268,13 @@ public final class NixlTransport extends AbstractTransport {
         }
       }
     }
+  }
+
+  /** Publishes the kind of every live registration. Registry lock held. */
+  private void publishKinds() {
+    Map<Integer, MemoryKind> kinds = new HashMap<>();
+    registrations.forEach((id, r) -> kinds.put(id, r.kind));
+    localKinds = Map.copyOf(kinds);
   }
 
   /** Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock held. */
@@ -319,15 +355,21 @@ public final class NixlTransport extends AbstractTransport {
     final long[] src;
     final long[] dst;
     final long[] len;
+    /** The memory both transfer lists name: DRAM on device 0, or VRAM of one device. */
+    final int memType;
+    final long devId;
     private final int hash;
 
-    Key(String agentName, long generation, long[] src, long[] dst, long[] len) {
+    Key(String agentName, long generation, long[] src, long[] dst, long[] len, int memType, long devId) {
       this.agentName = agentName;
       this.generation = generation;
       this.src = src;
       this.dst = dst;
       this.len = len;
-      this.hash = Objects.hash(agentName, generation, Arrays.hashCode(src), Arrays.hashCode(dst), Arrays.hashCode(len));
+      this.memType = memType;
+      this.devId = devId;
+      this.hash = Objects.hash(agentName, generation, Arrays.hashCode(src), Arrays.hashCode(dst), Arrays.hashCode(len),
+          memType, devId);
     }
 
     @Override
@@ -338,6 +380,7 @@ public final class NixlTransport extends AbstractTransport {
     @Override
     public boolean equals(Object o) {
       return o instanceof Key k && k.hash == hash && k.generation == generation && k.agentName.equals(agentName)
+          && k.memType == memType && k.devId == devId
           && Arrays.equals(k.len, len) && Arrays.equals(k.src, src) && Arrays.equals(k.dst, dst);
     }
   }
@@ -414,10 +457,22 @@ public final class NixlTransport extends AbstractTransport {
     long[] len = new long[n];
     long total = 0;
     RegionTable local = localRegions;
+    Map<Integer, MemoryKind> kinds = localKinds;
+    MemoryKind kind = null;
     for (int i = 0; i < n; i++) {
       ReadDescriptor d = group.get(i);
-      if (local.find(d.dstAddr(), d.nbytes()) < 0) {
+      int region = local.find(d.dstAddr(), d.nbytes());
+      if (region < 0) {
         throw destinationOutsideRegions(i, d, local);
+      }
+      // One NIXL transfer list has one memory type: a group lands in memory of one kind.
+      MemoryKind k = kinds.getOrDefault(region, MemoryKind.HOST);
+      if (kind == null) {
+        kind = k;
+      } else if (!kind.equals(k)) {
+        throw new TransportException(session, "nixl transport: descriptor #" + i + " " + d + " writes " + k
+            + " memory while earlier reads from peer '" + session + "' in this batch write " + kind + " memory; one"
+            + " NIXL request moves memory of one type; nothing in this batch was read");
       }
       if (self && local.find(d.srcAddr(), d.nbytes()) < 0) {
         throw sourceOutsideRegions(i, d, local);
@@ -427,7 +482,9 @@ public final class NixlTransport extends AbstractTransport {
       len[i] = d.nbytes();
       total += d.nbytes();
     }
-    Key key = new Key(agentName, self ? -1 : peer.generation(), src, dst, len);
+    boolean device = kind != null && kind.isDevice();
+    Key key = new Key(agentName, self ? -1 : peer.generation(), src, dst, len,
+        device ? NixlLibrary.VRAM : NixlLibrary.DRAM, device ? kind.ordinal() : 0);
     agentLock.lock();
     try {
       ensureOpen();
@@ -458,14 +515,16 @@ public final class NixlTransport extends AbstractTransport {
     MemorySegment lh = MemorySegment.NULL;
     MemorySegment rh = MemorySegment.NULL;
     try {
-      remoteList = lib.xferDlist(key.src, key.len, 0, n);
+      // The peer's memory is taken to be of the same type and device as ours (VRAM to VRAM, as ModelExpress
+      // refits run); check_remote_md refuses descriptors that do not match what the peer registered.
+      remoteList = lib.xferDlist(key.memType, key.devId, key.src, key.len, 0, n);
       if (!self) {
         int st = lib.checkRemoteMd(agent, key.agentName, remoteList);
         if (st != NixlStatus.SUCCESS) {
           throw outsidePublished(key, session, group, st);
         }
       }
-      localList = lib.xferDlist(key.dst, key.len, 0, n);
+      localList = lib.xferDlist(key.memType, key.devId, key.dst, key.len, 0, n);
       lh = lib.prepXferDlist(agent, "", localList); // "": this agent as initiator (NIXL_INIT_AGENT)
       rh = lib.prepXferDlist(agent, key.agentName, remoteList);
       MemorySegment req = lib.makeReadReq(agent, lh, rh, n);
@@ -511,7 +570,7 @@ public final class NixlTransport extends AbstractTransport {
   }
 
   private int check(Key key, int from, int to) {
-    MemorySegment l = lib.xferDlist(key.src, key.len, from, to);
+    MemorySegment l = lib.xferDlist(key.memType, key.devId, key.src, key.len, from, to);
     try {
       return lib.checkRemoteMd(agent, key.agentName, l);
     } finally {

@@ -31,6 +31,10 @@ final class NixlDouble {
       FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
   private static final MethodHandle LAST_BACKEND = knob("nixl_double_last_backend",
       FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LAST_REGISTRATION = knob("nixl_double_last_registration",
+      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LAST_XFER = knob("nixl_double_last_xfer",
+      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
 
   private NixlDouble() {}
 
@@ -94,6 +98,16 @@ final class NixlDouble {
 
   static String lastBackend() {
     return text(LAST_BACKEND);
+  }
+
+  /** {@code type=T dev=D addr=0x.. len=N}: memory type and device id of the last register_mem list. */
+  static String lastRegistration() {
+    return text(LAST_REGISTRATION);
+  }
+
+  /** The last two prep_xfer_dlist lists, {@code agent=NAME type=T dev=D count=N; ...} (local first, then remote). */
+  static String lastXfer() {
+    return text(LAST_XFER);
   }
 
   private static String text(MethodHandle h) {

@@ -1,0 +1,99 @@
+package dev.mx.api.transport;
+
+import dev.mx.api.annotation.Internal;
+import dev.mx.api.error.TransportException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * A backend's live registrations by id and the {@link RegionTable} over them, rebuilt on every change and
+ * published as one immutable {@link Snapshot}, so a batch validated against a snapshot keeps resolving ids to
+ * the registrations it was validated against even while others register or close concurrently.
+ *
+ * @param <R> the backend's registration type
+ */
+@Internal
+public final class RegionBook<R extends MemoryRegistration> {
+  private final String transport;
+  private final Map<Integer, R> byId = new LinkedHashMap<>();
+  private int nextId;
+  private volatile Snapshot<R> snapshot = new Snapshot<>(RegionTable.EMPTY, List.of());
+
+  /** The registrations of one moment: the table (region ids are registration ids) and each id's registration. */
+  public record Snapshot<R>(RegionTable table, List<R> byId) {
+    /** The registration with this id (an id the table returned). */
+    public R get(int id) {
+      return byId.get(id);
+    }
+  }
+
+  /** A book for the transport named {@code transport} (named in errors). */
+  public RegionBook(String transport) {
+    this.transport = transport;
+  }
+
+  /**
+   * Adds the registration {@code make} builds for the next id, covering {@code region}.
+   *
+   * @throws TransportException when the region overlaps one already registered; nothing is added then
+   */
+  public synchronized R add(MemorySegment region, IntFunction<R> make) {
+    int id = nextId++;
+    R r = make.apply(id);
+    byId.put(id, r);
+    try {
+      rebuild();
+    } catch (IllegalArgumentException overlap) {
+      byId.remove(id);
+      throw new TransportException(null, transport + " transport: region 0x" + Long.toHexString(region.address()) + "+"
+          + region.byteSize() + " overlaps a region already registered", overlap);
+    }
+    return r;
+  }
+
+  /** Forgets registration {@code id} (its close). */
+  public synchronized void remove(int id) {
+    if (byId.remove(id) != null) {
+      rebuild();
+    }
+  }
+
+  /** Forgets every registration (the endpoint's close). */
+  public synchronized void clear() {
+    byId.clear();
+    snapshot = new Snapshot<>(RegionTable.EMPTY, List.of());
+  }
+
+  /** The registrations now, in registration order. */
+  public synchronized List<R> all() {
+    return List.copyOf(byId.values());
+  }
+
+  public Snapshot<R> snapshot() {
+    return snapshot;
+  }
+
+  public RegionTable table() {
+    return snapshot.table();
+  }
+
+  private void rebuild() {
+    List<RegionTable.Region> list = new ArrayList<>(byId.size());
+    int maxId = -1;
+    for (Map.Entry<Integer, R> e : byId.entrySet()) {
+      MemorySegment s = e.getValue().segment();
+      list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
+      maxId = Math.max(maxId, e.getKey());
+    }
+    RegionTable table = RegionTable.of(list);
+    List<R> ids = new ArrayList<>(maxId + 1);
+    for (int i = 0; i <= maxId; i++) {
+      ids.add(byId.get(i));
+    }
+    snapshot = new Snapshot<>(table, java.util.Collections.unmodifiableList(ids));
+  }
+}
