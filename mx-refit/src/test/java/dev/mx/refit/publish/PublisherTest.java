@@ -263,12 +263,13 @@ class PublisherTest {
   void anUnhealthyTransportHeartbeatsStaleUntilItRecovers() {
     Publisher p = started(builder().tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), floats(4, 0)));
     // A real data-plane failure on the trainer's transport: a local read from memory whose arena is gone.
-    Arena doomed = Arena.ofShared();
-    MemorySegment gone = doomed.allocate(64);
-    trainer.register(gone);
+    MemorySegment gone;
+    try (Arena doomed = Arena.ofShared()) {
+      gone = doomed.allocate(64);
+      trainer.register(gone);
+    }
     MemorySegment scratch = arena.allocate(64);
     trainer.register(scratch);
-    doomed.close();
     assertThrows(RuntimeException.class, () -> trainer.read(List.of(
         new ReadDescriptor("trainer-0", gone.address(), scratch.address(), 64))));
     assertFalse(trainer.isHealthy());
