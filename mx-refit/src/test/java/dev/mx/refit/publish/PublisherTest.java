@@ -265,12 +265,14 @@ class PublisherTest {
     Publisher p = started(builder().tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), floats(4, 0)));
     // A real data-plane failure on the trainer's transport: a local read from memory whose arena is gone.
     MemorySegment gone;
+    MemorySegment scratch;
     try (Arena doomed = Arena.ofShared()) {
       gone = doomed.allocate(64);
       trainer.register(gone);
+      // Allocated while the doomed memory is still held, so it cannot reuse (and overlap) its address.
+      scratch = arena.allocate(64);
+      trainer.register(scratch);
     }
-    MemorySegment scratch = arena.allocate(64);
-    trainer.register(scratch);
     assertThrows(RuntimeException.class, () -> trainer.read(List.of(
         new ReadDescriptor("trainer-0", gone.address(), scratch.address(), 64))));
     assertFalse(trainer.isHealthy());
