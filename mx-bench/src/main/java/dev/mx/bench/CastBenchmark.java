@@ -50,6 +50,7 @@ public class CastBenchmark {
   private long elements;
 
   @Setup(Level.Trial)
+  @SuppressWarnings("MustBeClosedChecker") // closed in the @TearDown method
   public void allocate() {
     String[] p = pair.split(">");
     from = DType.parse(p[0]);

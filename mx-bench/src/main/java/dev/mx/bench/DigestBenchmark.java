@@ -47,6 +47,7 @@ public class DigestBenchmark {
   private int tasks;
 
   @Setup(Level.Trial)
+  @SuppressWarnings("MustBeClosedChecker") // closed in the @TearDown method
   public void allocate() {
     tasks = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
     arena = Arena.ofShared();

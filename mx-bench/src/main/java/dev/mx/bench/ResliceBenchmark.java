@@ -49,6 +49,7 @@ public class ResliceBenchmark {
   private ViewCopy narrow;
 
   @Setup(Level.Trial)
+  @SuppressWarnings("MustBeClosedChecker") // closed in the @TearDown method
   public void allocate() {
     arena = Arena.ofShared();
     src = arena.allocate(2 * SIZE, 4096);

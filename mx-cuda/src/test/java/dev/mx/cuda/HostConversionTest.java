@@ -8,6 +8,7 @@ import dev.mx.refit.cast.Casts;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -109,7 +110,7 @@ class HostConversionTest {
       pb.redirectErrorStream(true);
     }
     Process p = pb.start();
-    String text = stdout == null ? new String(p.getInputStream().readAllBytes()) : "";
+    String text = stdout == null ? new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) : "";
     if (!p.waitFor(120, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new AssertionError(command.getFirst() + " did not finish within 120 s");

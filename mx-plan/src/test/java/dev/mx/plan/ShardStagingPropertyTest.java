@@ -132,8 +132,8 @@ class ShardStagingPropertyTest {
       assertEquals(List.of(), plan.unboundedSources(), "shard mode leaves no source unbounded");
       Set<String> planned = new HashSet<>();
       for (RecordedCopy c : copies) {
-        if (!failing.contains(c.srcName()) && sources.get(c.srcName()).dtype() == c.destDtype()
-            || flats.stream().anyMatch(f -> f.copy == c) && !failing.contains(c.srcName())) {
+        if ((!failing.contains(c.srcName()) && sources.get(c.srcName()).dtype() == c.destDtype())
+            || (flats.stream().anyMatch(f -> f.copy == c) && !failing.contains(c.srcName()))) {
           planned.add(c.srcName());
         }
       }

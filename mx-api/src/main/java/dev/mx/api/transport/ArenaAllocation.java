@@ -16,6 +16,7 @@ final class ArenaAllocation implements MemoryRegistration {
     this.registration = registration;
   }
 
+  @SuppressWarnings("MustBeClosedChecker") // the returned allocation owns the arena and closes it
   static MemoryRegistration allocateAndRegister(Transport transport, long bytes) {
     if (bytes <= 0) {
       throw new TransportException(null, transport.name() + " transport cannot allocate " + bytes + " bytes");

@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -254,7 +255,7 @@ public final class PlanJson {
 
   private static void requireArray(JsonNode n, String path) {
     if (!n.isArray()) {
-      throw new IllegalArgumentException(path + ": expected an array, got " + n.getNodeType().name().toLowerCase());
+      throw new IllegalArgumentException(path + ": expected an array, got " + n.getNodeType().name().toLowerCase(Locale.ROOT));
     }
   }
 

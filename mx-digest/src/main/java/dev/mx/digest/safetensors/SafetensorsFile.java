@@ -87,6 +87,7 @@ public final class SafetensorsFile implements AutoCloseable {
    * @throws IOException when the file cannot be read, or shrinks while it is read (the message names it)
    * @throws SafetensorsException when it is not a valid safetensors file
    */
+  @SuppressWarnings("MustBeClosedChecker") // the returned file owns the arena; close() closes it
   public static SafetensorsFile open(Path path) throws IOException {
     Arena arena = Arena.ofShared();
     try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {

@@ -48,7 +48,7 @@ public final class SafetensorsWriter {
   public static void write(Path path, List<SafetensorsTensor> tensors, Map<String, String> metadata)
       throws IOException {
     byte[] header = header(tensors, metadata);
-    long total = Long.BYTES + header.length;
+    long total = Long.BYTES + (long) header.length;
     for (SafetensorsTensor t : tensors) {
       total = Math.addExact(total, t.byteSize());
     }
@@ -62,7 +62,7 @@ public final class SafetensorsWriter {
         MemorySegment out = channel.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
         out.set(U64, 0, header.length);
         MemorySegment.copy(MemorySegment.ofArray(header), 0, out, Long.BYTES, header.length);
-        long at = Long.BYTES + header.length;
+        long at = Long.BYTES + (long) header.length;
         for (SafetensorsTensor t : tensors) {
           MemorySegment.copy(t.data(), 0, out, at, t.byteSize());
           at += t.byteSize();

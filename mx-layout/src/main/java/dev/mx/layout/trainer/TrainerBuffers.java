@@ -41,6 +41,7 @@ public final class TrainerBuffers implements AutoCloseable {
   }
 
   /** Allocates every buffer of {@code layout}, zeroed (so vocabulary padding is zero), in a shared arena. */
+  @SuppressWarnings("MustBeClosedChecker") // the returned buffers own the arena; close() closes it
   public static TrainerBuffers allocate(TrainerRankLayout layout) {
     Arena arena = Arena.ofShared();
     try {

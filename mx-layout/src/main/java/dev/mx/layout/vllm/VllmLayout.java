@@ -247,7 +247,7 @@ public final class VllmLayout implements GeometrySource {
     declare(w2, Shape.of(local, h, il));
     for (int j = 0; j < local; j++) {
       String x = p + "mlp.experts." + (first + j) + ".";
-      long w13Base = j * 2 * il * h;
+      long w13Base = (long) j * 2 * il * h;
       rowsInto(x + "gate_proj.weight", w13, sliceStart, il, im, w13Base);
       rowsInto(x + "up_proj.weight", w13, sliceStart, il, im, w13Base + il * h);
       columnsInto(x + "down_proj.weight", w2, sliceStart, il, im, j * h * il);

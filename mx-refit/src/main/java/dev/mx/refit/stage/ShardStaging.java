@@ -106,11 +106,10 @@ public final class ShardStaging {
     }
     ShardIndex index = new ShardIndex(sources);
     // Every exact and convert segment, attributed to the shard it reads from.
-    Map<ShardIndex.Ref, long[]> coveredBytes = new HashMap<>();
     Map<ShardIndex.Ref, List<long[]>> ranges = new HashMap<>();
-    attribute(plan.segments(), index, coveredBytes, ranges);
+    attribute(plan.segments(), index, ranges);
     for (ConvertSource c : plan.converts()) {
-      attribute(c.segments(), index, coveredBytes, ranges);
+      attribute(c.segments(), index, ranges);
     }
     Map<ShardIndex.Ref, Builder> partial = new LinkedHashMap<>();
     Map<ShardIndex.Ref, Map<Integer, Builder>> tiled = new LinkedHashMap<>();
@@ -247,7 +246,7 @@ public final class ShardStaging {
     return new ArrayList<>(out);
   }
 
-  private static void attribute(List<PullSegment> segments, ShardIndex index, Map<ShardIndex.Ref, long[]> covered,
+  private static void attribute(List<PullSegment> segments, ShardIndex index,
       Map<ShardIndex.Ref, List<long[]>> ranges) {
     for (PullSegment s : segments) {
       if (s.nbytes() == 0) {

@@ -111,6 +111,7 @@ public final class ShardVerifier implements AutoCloseable {
   private final BlockingQueue<MemorySegment> scratch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
+  @SuppressWarnings("MustBeClosedChecker") // the scratch arena is a field, closed by close()
   private ShardVerifier(List<Check> checks, int unverifiable, long unverifiableBytes, long maxGather,
       int parallelism, MemoryOps device) {
     this.device = device;

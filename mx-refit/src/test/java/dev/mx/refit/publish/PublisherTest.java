@@ -31,6 +31,7 @@ import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -197,7 +198,7 @@ class PublisherTest {
         .tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), s));
     assertFalse(p.digestsEnabled());
     assertNull(p.table().tensors().get(0).shards().get(0).digest());
-    assertFalse(new String(store.get(IDENTITY, "w0").orElseThrow().blob()).contains("digest"), "key omitted");
+    assertFalse(new String(store.get(IDENTITY, "w0").orElseThrow().blob(), StandardCharsets.UTF_8).contains("digest"), "key omitted");
     p.close();
 
     Settings offByProperty = Settings.of(Map.of("mx.publish.digest", "false"), Map.of("MX_RESHARD_PUBLISH_DIGEST", "1"));
@@ -263,12 +264,15 @@ class PublisherTest {
   void anUnhealthyTransportHeartbeatsStaleUntilItRecovers() {
     Publisher p = started(builder().tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), floats(4, 0)));
     // A real data-plane failure on the trainer's transport: a local read from memory whose arena is gone.
-    Arena doomed = Arena.ofShared();
-    MemorySegment gone = doomed.allocate(64);
-    trainer.register(gone);
-    MemorySegment scratch = arena.allocate(64);
-    trainer.register(scratch);
-    doomed.close();
+    MemorySegment gone;
+    MemorySegment scratch;
+    try (Arena doomed = Arena.ofShared()) {
+      gone = doomed.allocate(64);
+      trainer.register(gone);
+      // Allocated while the doomed memory is still held, so it cannot reuse (and overlap) its address.
+      scratch = arena.allocate(64);
+      trainer.register(scratch);
+    }
     assertThrows(RuntimeException.class, () -> trainer.read(List.of(
         new ReadDescriptor("trainer-0", gone.address(), scratch.address(), 64))));
     assertFalse(trainer.isHealthy());

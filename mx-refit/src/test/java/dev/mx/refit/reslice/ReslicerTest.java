@@ -156,10 +156,10 @@ class ReslicerTest {
       MemorySegment a = arena.allocate(4L * rows * cols / 2);
       MemorySegment b = arena.allocate(4L * rows * cols / 2);
       List<ViewCopy> copies = new ArrayList<>();
-      for (MemorySegment[] pair : new MemorySegment[][] {{a}, {b}}) {
-        long start = pair[0] == a ? 0 : cols / 2;
+      for (int half = 0; half < 2; half++) {
+        long start = half == 0 ? 0 : cols / 2;
         AsStrided view = new AsStrided(start, new long[] {rows, cols / 2}, new long[] {cols, 1});
-        copies.add(ViewCopy.compile("half", src, DType.F32, view, pair[0], DType.F32,
+        copies.add(ViewCopy.compile("half", src, DType.F32, view, half == 0 ? a : b, DType.F32,
             AsStrided.contiguous(Shape.of(rows, cols / 2))));
       }
       assertTrue(Reslicer.destinationsDisjoint(copies));

@@ -22,7 +22,7 @@ public final class ShutdownChild {
   public static void main(String[] args) throws Exception {
     FileMetadataStore store = new FileMetadataStore(Path.of(args[0]));
     Transport transport = new MemTransportProvider().create(TransportConfig.of("child-" + ProcessHandle.current().pid()));
-    Arena arena = Arena.ofShared();
+    Arena arena = Arena.global(); // lives until the test signals this process
     MemorySegment[] sets = {arena.allocate(64, 64), arena.allocate(64, 64)};
     VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(args[1]).slot("0")
         .expectedSlots(List.of("0")).workerId("child-trainer");

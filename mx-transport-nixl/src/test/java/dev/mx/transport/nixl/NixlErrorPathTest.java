@@ -41,6 +41,7 @@ class NixlErrorPathTest {
   private MemorySegment dst;
 
   @BeforeEach
+  @SuppressWarnings("MustBeClosedChecker") // closed in @AfterEach
   void open() {
     NixlDouble.reset();
     arena = Arena.ofShared();

@@ -93,6 +93,7 @@ public final class ShmTransport extends AbstractTransport {
     static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
   }
 
+  @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   ShmTransport(TransportConfig config) {
     super(config);
     Shm.ensureAvailability();
@@ -182,6 +183,7 @@ public final class ShmTransport extends AbstractTransport {
    * still map it are refused by the directory.
    */
   @Override
+  @SuppressWarnings("MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
   public MemoryRegistration allocate(long bytes) {
     checkAllocation(bytes);
     Path path;

@@ -50,6 +50,7 @@ public abstract class AbstractCrossProcessTest {
   protected abstract Transport newReceiver(String session, Duration timeout);
 
   @BeforeAll
+  @SuppressWarnings("MustBeClosedChecker") // closed in @AfterAll
   void startPublisher() throws Exception {
     if (!isAvailable()) {
       return; // each test then skips (or fails under -Dmx.test.requireNative=true) with the cause

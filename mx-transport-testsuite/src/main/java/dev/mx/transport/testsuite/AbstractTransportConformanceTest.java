@@ -95,6 +95,7 @@ public abstract class AbstractTransportConformanceTest {
   }
 
   @BeforeEach
+  @SuppressWarnings("MustBeClosedChecker") // closed in @AfterEach
   void openEndpoints() {
     arena = Arena.ofShared();
     publisher = newTransport(PEER);

@@ -109,6 +109,7 @@ public final class UcxTransport extends AbstractTransport {
     static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
   }
 
+  @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   UcxTransport(TransportConfig config) {
     super(config);
     Ucx.ensureAvailability();
@@ -204,6 +205,7 @@ public final class UcxTransport extends AbstractTransport {
    * memory a few seconds later (see {@link #quarantine}).
    */
   @Override
+  @SuppressWarnings("MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
   public MemoryRegistration allocate(long bytes) {
     checkAllocation(bytes);
     UcpMemory memory;

@@ -2,6 +2,7 @@ package dev.mx.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -72,7 +73,7 @@ class UcxAvailabilityTest {
     } else {
       UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class,
           () -> new UcxTransportProvider().create(TransportConfig.of("x")));
-      assertTrue(e.getCause() == Ucx.unavailabilityCause(), "the original failure is the cause");
+      assertSame(Ucx.unavailabilityCause(), e.getCause(), "the original failure is the cause");
     }
   }
 }

@@ -34,6 +34,7 @@ class UcxPeerFailureTest {
   private MemorySegment dst;
 
   @BeforeEach
+  @SuppressWarnings("MustBeClosedChecker") // closed in @AfterEach
   void openReceiver() {
     UcxTestSupport.requireUcx();
     arena = Arena.ofShared();
@@ -44,8 +45,11 @@ class UcxPeerFailureTest {
 
   @AfterEach
   void closeReceiver() {
-    if (receiver != null) { // null when set-up skipped
+    // Null when set-up skipped; the arena also when the receiver failed to start.
+    if (receiver != null) {
       receiver.close();
+    }
+    if (arena != null) {
       arena.close();
     }
   }
