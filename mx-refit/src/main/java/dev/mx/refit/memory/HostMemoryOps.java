@@ -37,12 +37,19 @@ public final class HostMemoryOps implements MemoryOps {
   }
 
   @Override
+  @SuppressWarnings("MustBeClosedChecker") // the returned registration owns the arena; its close() closes it
   public MemoryRegistration allocate(long bytes) {
     if (bytes <= 0) {
       throw new IllegalArgumentException("host allocation of " + bytes + " bytes");
     }
     Arena arena = Arena.ofShared();
-    MemorySegment s = arena.allocate(bytes, 4096);
+    MemorySegment s;
+    try {
+      s = arena.allocate(bytes, 4096);
+    } catch (RuntimeException | Error e) {
+      arena.close(); // e.g. OutOfMemoryError for a huge size: the arena would leak
+      throw e;
+    }
     AtomicBoolean closed = new AtomicBoolean();
     return new MemoryRegistration() {
       @Override

@@ -29,6 +29,7 @@ class NixlVramRegistrationTest {
   private NixlTransport receiver;
 
   @BeforeEach
+  @SuppressWarnings("MustBeClosedChecker") // closed in @AfterEach
   void open() {
     NixlDouble.reset();
     arena = Arena.ofShared();
