@@ -2,7 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
-import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelArchitecture;
@@ -12,28 +12,41 @@ import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.publish.Publisher;
+import dev.mx.refit.version.VersionedPublisher;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
 
 /**
  * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport (shared memory
  * over shm, so receivers copy from a mapping instead of reading this process), filled by the weight generator
- * with each step's values and published, with digests, through a {@link Publisher}.
+ * with each step's values and published, with digests.
+ *
+ * <p>With weight versions ({@code mx demo}) the rank keeps two buffer sets behind a {@link VersionedPublisher}:
+ * each step is written into the set that does not hold the newest version (only once no receiver holds a
+ * lease on what it held) and lands as this rank's slot of the step's version (docs/VERSIONS.md). Without
+ * ({@code mx publish} of one step), one set is published through a plain {@link Publisher}.
  */
 final class TrainerWorker implements Worker {
   private final WorkerSpec spec;
+  private final boolean versions;
   private TrainerRankLayout layout;
-  private TrainerBuffers buffers;
+  private final List<TrainerBuffers> sets = new ArrayList<>();
+  /** The set holding the newest published step. */
+  private int newest;
   private Transport transport;
   private MetadataStore store;
   private Publisher publisher;
+  private VersionedPublisher versioned;
 
-  TrainerWorker(WorkerSpec spec) {
+  TrainerWorker(WorkerSpec spec, boolean versions) {
     this.spec = spec;
+    this.versions = versions;
   }
 
   @Override
@@ -42,8 +55,21 @@ final class TrainerWorker implements Worker {
     DType dtype = DType.parse(spec.trainerDtype());
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
-    buffers = TrainerBuffers.allocate(layout, transport::allocate);
     store = MetadataStores.open(spec.metadata());
+    for (int i = 0; i < (versions ? 2 : 1); i++) {
+      sets.add(TrainerBuffers.allocate(layout, transport::allocate));
+    }
+    if (versions) {
+      VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store)
+          .model(spec.identity())
+          .slot(Integer.toString(spec.rank()))
+          .expectedSlots(IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
+          .workerId(Workers.trainerSession(spec, spec.rank()))
+          .rank(spec.rank())
+          .configure(this::configure);
+      sets.forEach(s -> b.bufferSet(tensors(layout, s)));
+      versioned = b.start();
+    }
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
     out.put("label", layout.label());
@@ -52,47 +78,75 @@ final class TrainerWorker implements Worker {
     return out;
   }
 
+  /** What both kinds of publisher announce beside their tables: the trainer job, and how often they beat. */
+  private void configure(Publisher.Builder b) {
+    b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
+        .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()));
+  }
+
+  /**
+   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the allocator's
+   * registrations where it has them (served, left to the buffers), else the segments to register.
+   */
+  static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
+    return p -> {
+      if (buffers.registrations().isEmpty()) {
+        buffers.segments().values().forEach(p::buffer);
+      } else {
+        buffers.registrations().values().forEach(p::buffer);
+      }
+      for (AliasShard a : layout.published()) {
+        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
+            a.elementOffset() * layout.dtype().elementSize());
+      }
+    };
+  }
+
   @Override
   public Map<String, Object> step(long step) {
     long t0 = System.nanoTime();
-    buffers.fill(step, Math.max(1, Runtime.getRuntime().availableProcessors()));
-    double fillS = (System.nanoTime() - t0) / 1e9;
-    if (publisher == null) {
-      Publisher.Builder b = Publisher.builder(transport, store)
-          .identity(spec.identity())
-          .workerId(Workers.trainerSession(spec, spec.rank()))
-          .rank(spec.rank())
-          .topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
-          .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
-          .step(step);
-      // Already registered by the transport's allocate: the publisher serves them and leaves them to us.
-      for (MemoryRegistration r : buffers.registrations().values()) {
-        b.buffer(r);
-      }
-      for (AliasShard a : layout.published()) {
-        MemorySegment buffer = buffers.segment(a.bufferName());
-        b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffer,
-            a.elementOffset() * layout.dtype().elementSize());
-      }
-      publisher = b.start();
-    } else {
-      publisher.republish(step);
-    }
+    int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+    double[] fillS = new double[1];
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("step", step);
-    out.put("fill_s", fillS);
-    out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS);
+    if (versions) {
+      WeightVersion v = versioned.publish(step, set -> {
+        long f0 = System.nanoTime();
+        sets.get(set).fill(step, threads);
+        fillS[0] = (System.nanoTime() - f0) / 1e9;
+        newest = set;
+      });
+      out.put("version", v.id());
+      out.put("state", v.state().name());
+    } else {
+      sets.get(0).fill(step, threads);
+      fillS[0] = (System.nanoTime() - t0) / 1e9;
+      if (publisher == null) {
+        Publisher.Builder b = Publisher.builder(transport, store).identity(spec.identity()).step(step)
+            .workerId(Workers.trainerSession(spec, spec.rank())).rank(spec.rank());
+        configure(b);
+        tensors(layout, sets.get(0)).accept(b);
+        publisher = b.start();
+      } else {
+        publisher.republish(step);
+      }
+    }
+    out.put("fill_s", fillS[0]);
+    out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS[0]);
     return out;
   }
 
-  /** Flips one byte of the first published shard after its digest went out: receivers must refuse it. */
+  /**
+   * Flips one byte of the first published shard of the newest step after its digest went out: receivers must
+   * refuse it.
+   */
   @Override
   public Map<String, Object> fault(String kind) {
     if (!kind.equals("corrupt")) {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
     }
     AliasShard victim = layout.published().get(0);
-    MemorySegment slice = buffers.slice(victim);
+    MemorySegment slice = sets.get(newest).slice(victim);
     long at = slice.byteSize() / 2;
     slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
     return Map.of("tensor", victim.hfName(), "byte", at);
@@ -101,9 +155,11 @@ final class TrainerWorker implements Worker {
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
-    // The publisher stops serving, then the buffers are deregistered and freed, then their transport goes.
+    // The publishers stop serving (a versioned one marks its slots STALE first), then the buffers are
+    // deregistered and freed, then their transport goes.
+    order.add(versioned);
     order.add(publisher);
-    order.add(buffers);
+    order.addAll(sets.reversed());
     order.add(transport);
     order.add(store);
     Closeables.closeAll(order);

@@ -44,6 +44,7 @@ final class VersionedReceiver {
     MetadataStore store = MetadataStores.open(ws.metadata());
     LiveWeights live = new LiveWeights(geometry.params());
     VersionFollower follower = VersionFollower.builder(store, ws.identity()).holder("receiver-" + ws.rank())
+        .expect(new dev.mx.metadata.Discovery.Expectation(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
         .installer(live)
         .receivers((discovery, installer) -> Receiver.builder()
             .config(ReceiverConfig.defaults().withWire(ws.wire()).withVerify(VerifyMode.parse(ws.verify()))

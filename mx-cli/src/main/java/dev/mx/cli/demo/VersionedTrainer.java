@@ -6,18 +6,15 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelConfigs;
-import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
-import dev.mx.refit.publish.Publisher;
 import dev.mx.refit.version.VersionedPublisher;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
@@ -29,17 +26,6 @@ public final class VersionedTrainer {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
 
   private VersionedTrainer() {}
-
-  /** Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher. */
-  public static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
-    return p -> {
-      buffers.segments().values().forEach(p::buffer);
-      for (AliasShard a : layout.published()) {
-        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
-            a.elementOffset() * layout.dtype().elementSize());
-      }
-    };
-  }
 
   /** Publishes one step, retrying every second while the store is unreachable (a restarting Redis), up to {@code patience}. */
   static WeightVersion publishRetrying(VersionedPublisher publisher, long step, java.util.function.IntConsumer writer,
@@ -63,19 +49,22 @@ public final class VersionedTrainer {
         DType.parse(ws.trainerDtype())).ranks().get(ws.rank());
     List<AutoCloseable> owned = new ArrayList<>();
     try {
-      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout), TrainerBuffers.allocate(layout)};
-      owned.add(sets[0]);
-      owned.add(sets[1]);
       Transport transport = Workers.transport(ws, Workers.trainerSession(ws, ws.rank()));
       owned.add(transport);
       MetadataStore store = MetadataStores.open(ws.metadata());
       owned.add(store);
+      // From the transport (shared memory over shm, mapped by same-host receivers); closed before it.
+      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout, transport::allocate),
+          TrainerBuffers.allocate(layout, transport::allocate)};
+      owned.add(sets[0]);
+      owned.add(sets[1]);
       VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(ws.identity())
           .slot(Integer.toString(ws.rank()))
           .expectedSlots(IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
           .workerId(Workers.trainerSession(ws, ws.rank())).rank(ws.rank())
-          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds())));
-      b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
+          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
+              .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
+      b.bufferSet(TrainerWorker.tensors(layout, sets[0])).bufferSet(TrainerWorker.tensors(layout, sets[1]));
       VersionedPublisher publisher = b.start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
