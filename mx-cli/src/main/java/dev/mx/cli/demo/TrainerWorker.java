@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
@@ -67,7 +66,7 @@ final class TrainerWorker implements Worker {
           .workerId(Workers.trainerSession(spec, spec.rank()))
           .rank(spec.rank())
           .configure(this::configure);
-      sets.forEach(s -> b.bufferSet(tensors(layout, s)));
+      sets.forEach(s -> b.bufferSet(VersionedTrainer.tensors(layout, s)));
       versioned = b.start();
     }
     Map<String, Object> out = new LinkedHashMap<>();
@@ -82,24 +81,6 @@ final class TrainerWorker implements Worker {
   private void configure(Publisher.Builder b) {
     b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
         .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()));
-  }
-
-  /**
-   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the allocator's
-   * registrations where it has them (served, left to the buffers), else the segments to register.
-   */
-  static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
-    return p -> {
-      if (buffers.registrations().isEmpty()) {
-        buffers.segments().values().forEach(p::buffer);
-      } else {
-        buffers.registrations().values().forEach(p::buffer);
-      }
-      for (AliasShard a : layout.published()) {
-        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
-            a.elementOffset() * layout.dtype().elementSize());
-      }
-    };
   }
 
   @Override
@@ -125,7 +106,7 @@ final class TrainerWorker implements Worker {
         Publisher.Builder b = Publisher.builder(transport, store).identity(spec.identity()).step(step)
             .workerId(Workers.trainerSession(spec, spec.rank())).rank(spec.rank());
         configure(b);
-        tensors(layout, sets.get(0)).accept(b);
+        VersionedTrainer.tensors(layout, sets.get(0)).accept(b);
         publisher = b.start();
       } else {
         publisher.republish(step);

@@ -6,15 +6,18 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.publish.Publisher;
 import dev.mx.refit.version.VersionedPublisher;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
@@ -26,6 +29,24 @@ public final class VersionedTrainer {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
 
   private VersionedTrainer() {}
+
+  /**
+   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the allocator's
+   * registrations where it has them (served, left to the buffers), else the segments to register.
+   */
+  public static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
+    return p -> {
+      if (buffers.registrations().isEmpty()) {
+        buffers.segments().values().forEach(p::buffer);
+      } else {
+        buffers.registrations().values().forEach(p::buffer);
+      }
+      for (AliasShard a : layout.published()) {
+        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
+            a.elementOffset() * layout.dtype().elementSize());
+      }
+    };
+  }
 
   /** Publishes one step, retrying every second while the store is unreachable (a restarting Redis), up to {@code patience}. */
   static WeightVersion publishRetrying(VersionedPublisher publisher, long step, java.util.function.IntConsumer writer,
@@ -64,7 +85,7 @@ public final class VersionedTrainer {
           .workerId(Workers.trainerSession(ws, ws.rank())).rank(ws.rank())
           .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
               .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
-      b.bufferSet(TrainerWorker.tensors(layout, sets[0])).bufferSet(TrainerWorker.tensors(layout, sets[1]));
+      b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
       VersionedPublisher publisher = b.start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());

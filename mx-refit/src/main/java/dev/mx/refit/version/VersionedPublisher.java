@@ -197,7 +197,8 @@ public final class VersionedPublisher implements AutoCloseable {
         v = Optional.of(versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
         LOG.info("rank slot {} of '{}': the store had lost version '{}'; landed its slot again", slot, model, id);
       }
-      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()) {
+      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()
+          || othersMovedPast(steps[set])) {
         return;
       }
       if (System.nanoTime() - deadline > 0) {
@@ -216,7 +217,8 @@ public final class VersionedPublisher implements AutoCloseable {
   private void awaitOtherSlots(String id) {
     long deadline = System.nanoTime() + leaseWait.toNanos();
     Optional<WeightVersion> v = versions.version(model, id);
-    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()) {
+    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()
+        && !othersMovedPast(v.get().step())) {
       if (System.nanoTime() - deadline > 0) {
         LOG.warn("rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms", slot, model,
             v.get().describe(), leaseWait.toMillis());
@@ -225,6 +227,21 @@ public final class VersionedPublisher implements AutoCloseable {
       sleep(pollInterval);
       v = versions.version(model, id);
     }
+  }
+
+  /**
+   * Whether another rank landed a slot of a version newer than {@code step}. It passed that step, which ranks
+   * do only once every rank landed it (or after the lease wait), so a version of that step still STAGING (one
+   * re-landed after the store lost it, e.g. a Redis restarted just as a peer moved on) will not complete: it
+   * is not waited for.
+   */
+  private boolean othersMovedPast(long step) {
+    for (WeightVersion v : versions.versions(model)) {
+      if (v.step() > step && v.slots().keySet().stream().anyMatch(s -> !s.equals(slot))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void sleep(Duration d) {
