@@ -22,7 +22,7 @@ public final class LeaseHoldingReceiver {
     TransportProvider ucx = TransportProvider.registry().select("ucx");
     try (MetadataStore store = MetadataStores.open(args[0]);
         Transport t = ucx.create(new TransportConfig("receiver-held", Duration.ofSeconds(30), Map.of()))) {
-      VersionFollower f = VersionJvms.follower(store, args[1], t, 0, 1, (step, buffers) -> {
+      VersionFollower f = VersionJvms.follower(store, args[1], t, "receiver-0", 0, 1, (step, buffers) -> {
         System.out.println("@holding step-" + step);
         System.out.flush();
         try {

@@ -82,10 +82,10 @@ class VersionFaultsAcrossProcessesTest {
         InferenceTopology.tp(tp), rank), DType.F32, DType.F32);
   }
 
-  private VersionFollower follower(TransportProvider ucx, MetadataStore store, int rank, int tp,
+  private VersionFollower follower(TransportProvider transport, MetadataStore store, String name, int rank, int tp,
       LayoutRefitEndToEndTest.CheckingInstaller installer, Runnable beforeRead) {
-    Transport t = closeLater(ucx.create(new TransportConfig("receiver-" + rank, Duration.ofSeconds(30), Map.of())));
-    return closeLater(VersionJvms.follower(store, IDENTITY, t, rank, tp, installer, TTL, d -> timeout -> {
+    Transport t = closeLater(transport.create(new TransportConfig(name, Duration.ofSeconds(30), Map.of())));
+    return closeLater(VersionJvms.follower(store, IDENTITY, t, name, rank, tp, installer, TTL, d -> timeout -> {
       // Called by the receiver under the lease, with the version's tables fetched, before any byte is read.
       beforeRead.run();
       return d.discover(timeout);
@@ -133,7 +133,7 @@ class VersionFaultsAcrossProcessesTest {
     List<LayoutRefitEndToEndTest.CheckingInstaller> installers = new ArrayList<>();
     for (int r = 0; r < 2; r++) {
       installers.add(checking(r, 2));
-      followers.add(follower(ucx, store, r, 2, installers.get(r), () -> {}));
+      followers.add(follower(ucx, store, "receiver-" + r, r, 2, installers.get(r), () -> {}));
       // The first version waits for the trainer JVMs to start (slow on a loaded machine).
       followers.get(r).next(Duration.ofSeconds(120));
       assertInstalled(0, followers.get(r), installers.get(r));
@@ -216,7 +216,7 @@ class VersionFaultsAcrossProcessesTest {
     assertTrue(version(store, "step-0").isEmpty(), "step 0 reclaimed");
 
     LayoutRefitEndToEndTest.CheckingInstaller installer = checking(0, 1);
-    VersionFollower live = follower(ucx, store, 0, 1, installer, () -> {});
+    VersionFollower live = follower(ucx, store, "receiver-live", 0, 1, installer, () -> {});
     VersionFollower.Followed got = live.next(Duration.ofSeconds(60));
     assertEquals(1, got.step(), "the oldest readable version after step 0");
     assertInstalled(1, live, installer);
@@ -225,14 +225,26 @@ class VersionFaultsAcrossProcessesTest {
   }
 
   /**
-   * Trainer rank 1 is SIGKILLed once a receiver leased step 1 and fetched its tables, before the reads: the
-   * receiver fails naming the dead publisher, installs nothing and keeps step 0; so does the other receiver.
+   * Trainer rank 1 is SIGKILLed once a receiver leased step 1 and fetched its tables, before its reads: the
+   * receiver fails naming the dead publisher, installs nothing and keeps step 0; so does a second receiver.
+   * Both are inference tp=1 (two engines), so each reads from both trainer ranks. Over UCX.
    */
   @Test
-  void aPublisherKilledWhileAReceiverReadsItLeavesTheReceiverOnThePreviousVersion() throws Exception {
-    TransportProvider ucx = VersionJvms.requireUcx("aPublisherKilledWhileAReceiverReadsIt...");
-    processes.add(VersionJvms.publish(dir, store(), IDENTITY, 0, 2, "--steps", "2", "--interval", "1"));
-    processes.add(VersionJvms.publish(dir, store(), IDENTITY, 1, 2, "--steps", "2", "--interval", "1"));
+  void aPublisherKilledWhileAReceiverReadsItLeavesReceiversOnThePreviousVersionOverUcx() throws Exception {
+    killWhileReading(VersionJvms.requireUcx("aPublisherKilledWhileAReceiverReadsIt...OverUcx"));
+  }
+
+  /** As over UCX, over shm (one-sided copies from the trainers' mapped memory, checked against their liveness). */
+  @Test
+  void aPublisherKilledWhileAReceiverReadsItLeavesReceiversOnThePreviousVersionOverShm() throws Exception {
+    killWhileReading(VersionJvms.requireTransport("shm", "aPublisherKilledWhileAReceiverReadsIt...OverShm"));
+  }
+
+  private void killWhileReading(TransportProvider transport) throws Exception {
+    for (int r = 0; r < 2; r++) {
+      processes.add(VersionJvms.publish(dir, store(), IDENTITY, transport.name(), r, 2, "--steps", "2", "--interval",
+          "1"));
+    }
     MetadataStore store = closeLater(MetadataStores.open(store()));
     AtomicBoolean killNext = new AtomicBoolean();
     Process victim = processes.get(1);
@@ -247,22 +259,25 @@ class VersionFaultsAcrossProcessesTest {
     };
     List<VersionFollower> followers = new ArrayList<>();
     List<LayoutRefitEndToEndTest.CheckingInstaller> installers = new ArrayList<>();
-    for (int r = 0; r < 2; r++) {
-      installers.add(checking(r, 2));
-      followers.add(follower(ucx, store, r, 2, installers.get(r), kill));
-      followers.get(r).next(Duration.ofSeconds(120));
-      assertInstalled(0, followers.get(r), installers.get(r));
+    for (int e = 0; e < 2; e++) {
+      installers.add(checking(0, 1));
+      followers.add(follower(transport, store, "engine-" + e, 0, 1, installers.get(e), kill));
+      followers.get(e).next(Duration.ofSeconds(120));
+      assertInstalled(0, followers.get(e), installers.get(e));
     }
     await("step 1 is READY", Duration.ofSeconds(60),
         () -> version(store, "step-1").map(WeightVersion::isReadable).orElse(false));
     killNext.set(true);
-    for (int r = 0; r < 2; r++) {
-      VersionFollower f = followers.get(r);
-      NoReadableVersionException e = assertThrows(NoReadableVersionException.class, () -> f.next(Duration.ofSeconds(5)),
-          "receiver " + r + " installed a version of a dead publisher");
-      assertTrue(e.getMessage().contains("trainer-1"), "receiver " + r + " names the dead publisher: " + e.getMessage());
-      assertFalse(killNext.get(), "the publisher was killed under receiver 0's lease");
-      assertInstalled(0, f, installers.get(r));
+    for (int e = 0; e < 2; e++) {
+      VersionFollower f = followers.get(e);
+      NoReadableVersionException failure = assertThrows(NoReadableVersionException.class, () -> {
+        VersionFollower.Followed got = f.next(Duration.ofSeconds(5));
+        System.out.println("installed " + got.version().describe() + ": " + got.metrics());
+      }, "engine " + e + " installed a version whose publisher is dead");
+      assertTrue(failure.getMessage().contains("trainer-1"), "engine " + e + " names the dead publisher: "
+          + failure.getMessage());
+      assertFalse(killNext.get(), "the publisher was killed under engine 0's lease");
+      assertInstalled(0, f, installers.get(e));
     }
   }
 }

@@ -144,7 +144,7 @@ class VersionFollowAcrossProcessesTest {
         LayoutRefitEndToEndTest.CheckingInstaller installer = new LayoutRefitEndToEndTest.CheckingInstaller(
             new VllmReference(model, inference, r), DType.F32, DType.F32);
         installers.add(installer);
-        VersionFollower f = VersionJvms.follower(metadata, IDENTITY, t, r, inference.tp(), installer,
+        VersionFollower f = VersionJvms.follower(metadata, IDENTITY, t, "receiver-" + r, r, inference.tp(), installer,
             Duration.ofSeconds(5), d -> d);
         toClose.add(0, f);
         followers.add(f);

@@ -34,18 +34,24 @@ final class VersionJvms {
 
   /** UCX, or a skip printing why (a failure under {@code -Dmx.test.requireNative=true}). */
   static TransportProvider requireUcx(String test) {
-    TransportProvider ucx = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals("ucx")).findFirst().orElse(null);
-    String cause = ucx == null ? "no ucx transport on the class path"
-        : ucx.isAvailable() ? null : String.valueOf(ucx.unavailabilityCause());
+    return requireTransport("ucx", test);
+  }
+
+  /** The named cross-process transport, or a skip printing why (a failure under {@code -Dmx.test.requireNative=true}). */
+  static TransportProvider requireTransport(String name, String test) {
+    TransportProvider provider = TransportProvider.registry().providers().stream()
+        .filter(p -> p.name().equals(name)).findFirst().orElse(null);
+    String cause = provider == null ? "no " + name + " transport on the class path"
+        : provider.isAvailable() ? null : String.valueOf(provider.unavailabilityCause());
     if (cause != null && Boolean.getBoolean("mx.test.requireNative")) {
-      throw new AssertionError("UCX is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
+      throw new AssertionError(name + " is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
     }
     if (cause != null) {
-      System.err.println("SKIPPED " + test + ": trainer JVMs need a cross-process transport; UCX unavailable: " + cause);
+      System.err.println("SKIPPED " + test + ": trainer JVMs need a cross-process transport; " + name
+          + " unavailable: " + cause);
     }
-    assumeTrue(cause == null, "UCX unavailable: " + cause);
-    return ucx;
+    assumeTrue(cause == null, name + " unavailable: " + cause);
+    return provider;
   }
 
   /** The java binary and class path (with the test classes) of a child JVM. */
@@ -66,9 +72,15 @@ final class VersionJvms {
    * {@code dir/trainer-<rank>.log}.
    */
   static Process publish(Path dir, String store, String identity, int rank, int tp, String... args) throws IOException {
+    return publish(dir, store, identity, "ucx", rank, tp, args);
+  }
+
+  /** As {@link #publish(Path, String, String, int, int, String...)} over {@code transport}. */
+  static Process publish(Path dir, String store, String identity, String transport, int rank, int tp, String... args)
+      throws IOException {
     List<String> cmd = java(dev.mx.cli.Main.class.getName());
     cmd.addAll(List.of("publish", "--rank", Integer.toString(rank), "--model", MODEL, "--trainer", "tp=" + tp,
-        "--trainer-dtype", "f32", "--metadata", store, "--transport", "ucx", "--identity", identity));
+        "--trainer-dtype", "f32", "--metadata", store, "--transport", transport, "--identity", identity));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(
         dir.resolve("trainer-" + rank + ".log").toFile())).start();
@@ -86,14 +98,14 @@ final class VersionJvms {
   }
 
   /**
-   * A follower for inference rank {@code rank} of tp={@code tp} over {@code transport}, holder
-   * {@code receiver-<rank>}, verifying whole shards; {@code discovery} may wrap what the follower hands its
+   * A follower for inference rank {@code rank} of tp={@code tp} over {@code transport}, leasing as
+   * {@code holder}, verifying whole shards; {@code discovery} may wrap what the follower hands its
    * receivers (e.g. to act once a version is leased and its tables fetched).
    */
-  static VersionFollower follower(MetadataStore store, String identity, Transport transport, int rank, int tp,
-      Installer installer, Duration leaseTtl, UnaryOperator<SourceDiscovery> discovery) {
+  static VersionFollower follower(MetadataStore store, String identity, Transport transport, String holder, int rank,
+      int tp, Installer installer, Duration leaseTtl, UnaryOperator<SourceDiscovery> discovery) {
     VllmLayout geometry = new VllmLayout(ModelConfigs.load(MODEL), InferenceTopology.tp(tp), rank, DType.F32);
-    return VersionFollower.builder(store, identity).holder("receiver-" + rank)
+    return VersionFollower.builder(store, identity).holder(holder)
         .leaseTtl(leaseTtl).installer(installer)
         .receivers((d, guarded) -> Receiver.builder()
             .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS).withRank(rank).withThreads(1)
