@@ -120,11 +120,12 @@ class VersionFaultsAcrossProcessesTest {
 
   /**
    * Trainer rank 1 is SIGKILLed after its slot of step 0 landed and before its slot of step 1 does (it waits 60
-   * s between versions; rank 0 publishes step 1 after 1 s): step 1 never becomes READY, and the receivers stay
-   * on step 0 and then fail naming the missing slot.
+   * s between versions; rank 0 publishes step 1 after 1 s): step 1 does not become READY, and the receivers
+   * stay on step 0 and then fail naming the missing slot. Rank 1 restarted then completes step 1, and the
+   * receivers install it (connecting again to the restarted process).
    */
   @Test
-  void aPublisherKilledBeforeItsSlotLandsLeavesTheVersionStagingAndReceiversOnThePreviousOne() throws Exception {
+  void aPublisherKilledBeforeItsSlotLandsLeavesTheVersionStagingUntilARestartedOneCompletesIt() throws Exception {
     TransportProvider ucx = VersionJvms.requireUcx("aPublisherKilledBeforeItsSlotLands...");
     processes.add(VersionJvms.publish(dir, store(), IDENTITY, 0, 2, "--steps", "2", "--interval", "1"));
     processes.add(VersionJvms.publish(dir, store(), IDENTITY, 1, 2, "--steps", "2", "--interval", "60"));
@@ -152,6 +153,13 @@ class VersionFaultsAcrossProcessesTest {
     assertEquals(WeightVersionState.STAGING, v.state(), v.describe());
     assertEquals(List.of("1"), v.missingSlots(), v.describe());
     assertFalse(v.isReadable(), v.describe());
+
+    // Rank 1 restarted (same session name, another process) lands its slot of step 1: the receivers proceed.
+    processes.add(VersionJvms.publish(dir, store(), IDENTITY, 1, 2, "--step", "1", "--steps", "1"));
+    for (int r = 0; r < 2; r++) {
+      assertEquals(1, followers.get(r).next(Duration.ofSeconds(120)).step(), "receiver " + r);
+      assertInstalled(1, followers.get(r), installers.get(r));
+    }
   }
 
   /**

@@ -106,7 +106,7 @@ final class VersionJvms {
       int tp, Installer installer, Duration leaseTtl, UnaryOperator<SourceDiscovery> discovery) {
     VllmLayout geometry = new VllmLayout(ModelConfigs.load(MODEL), InferenceTopology.tp(tp), rank, DType.F32);
     return VersionFollower.builder(store, identity).holder(holder)
-        .leaseTtl(leaseTtl).installer(installer)
+        .leaseTtl(leaseTtl).installer(installer).transport(transport)
         .receivers((d, guarded) -> Receiver.builder()
             .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS).withRank(rank).withThreads(1)
                 .withTimeout(Duration.ofSeconds(30)))

@@ -10,6 +10,7 @@ import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.transport.Transport;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
@@ -21,6 +22,8 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.SourceDiscovery;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,6 +89,9 @@ public final class VersionFollower implements AutoCloseable {
   private final Installer installer;
   private final ReceiverFactory factory;
   private final Discovery.Expectation expectation;
+  private final Transport transport;
+  /** The endpoint blob each publisher session was last seen with, to notice a restarted publisher. */
+  private final Map<String, byte[]> peerBlobs = new HashMap<>();
   private final String storeUri;
   private final ShardTableCodec codec = ShardTableCodec.standard();
   /** Prepared receivers by geometry fingerprint, least recently used first. */
@@ -108,6 +114,7 @@ public final class VersionFollower implements AutoCloseable {
     this.installer = b.installer;
     this.factory = b.factory;
     this.expectation = b.expectation;
+    this.transport = b.transport;
     this.storeUri = b.store.uri();
     this.lastStep = b.afterStep;
   }
@@ -265,6 +272,7 @@ public final class VersionFollower implements AutoCloseable {
     try (LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl)) {
       currentLease = lease;
       DiscoveredSources sources = fetch(v);
+      reconnectRestarted(sources.peerMetadata());
       Receiver receiver = receiverFor(sources);
       current = sources;
       Map<String, Object> metrics = receiver.updateWeights(v.step());
@@ -320,6 +328,25 @@ public final class VersionFollower implements AutoCloseable {
       peers.put(t.agentName(), t.agentMetadata());
     }
     return new DiscoveredSources(merged.sources(), peers);
+  }
+
+  /**
+   * Connects again to each publisher session whose endpoint blob changed since an earlier version: a trainer
+   * rank restarted under the same session name is another process, and reads through the old connection
+   * would fail. Only with {@link Builder#transport}; a receiver connects a session it does not know itself.
+   */
+  private void reconnectRestarted(Map<String, byte[]> peers) {
+    if (transport == null) {
+      return;
+    }
+    for (Map.Entry<String, byte[]> e : peers.entrySet()) {
+      byte[] before = peerBlobs.put(e.getKey(), e.getValue());
+      if (before != null && !Arrays.equals(before, e.getValue()) && transport.isConnected(e.getKey())) {
+        LOG.info("{}: publisher session '{}' of '{}' has a new endpoint (restarted): connecting again", holder,
+            e.getKey(), model);
+        transport.connect(e.getKey(), e.getValue());
+      }
+    }
   }
 
   private Receiver receiverFor(DiscoveredSources sources) {
@@ -413,6 +440,7 @@ public final class VersionFollower implements AutoCloseable {
     private ReceiverFactory factory;
     private Long afterStep;
     private Discovery.Expectation expectation;
+    private Transport transport;
 
     private Builder(MetadataStore store, String model) {
       this.store = Objects.requireNonNull(store, "store");
@@ -472,6 +500,16 @@ public final class VersionFollower implements AutoCloseable {
      */
     public Builder expect(Discovery.Expectation e) {
       this.expectation = e;
+      return this;
+    }
+
+    /**
+     * The transport the receivers read through, so that a publisher restarted under the same session name
+     * (its endpoint blob changed between versions) is connected again before its version is read (default:
+     * none; connections then stay as the receivers made them).
+     */
+    public Builder transport(Transport t) {
+      this.transport = t;
       return this;
     }
 
