@@ -28,9 +28,10 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code mx demo}: a whole reshard refit job on this machine. Trainer ranks and inference ranks run as
- * child JVMs (or threads with {@code --in-process}); per step the trainers write the step's weights and
- * republish, the receivers refit, verify and install; the report compares the wire rate with a memory
- * copy measured at start.
+ * child JVMs (or threads with {@code --in-process}) and meet through weight versions (docs/VERSIONS.md): per
+ * step the trainers write the step's weights into a free buffer set and land their slots of the step's
+ * version, while the receivers wait for it to become READY, lease it, refit and verify; the orchestrator then
+ * commits the step on every receiver. The report compares the wire rate with a memory copy measured at start.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
     description = {
