@@ -47,11 +47,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SIGKILL faults of the version protocol across real JVMs, each leaving every receiver on its previous complete
- * version: a trainer JVM ({@code mx publish --steps}) killed before its slot of a version lands, a receiver JVM
- * killed while it holds a lease, and a trainer JVM killed while a receiver reads its version. Receivers verify
- * every element they install against the generator ({@link VllmReference}). Over a {@code file:} store with
- * lease TTLs of 1.5 s, so each case takes seconds. Skips, printing the cause, without UCX (unless
- * {@code -Dmx.test.requireNative=true}).
+ * version: a trainer JVM ({@code mx publish --steps}) killed before its slot of a version lands (then restarted),
+ * a receiver JVM killed while it holds a lease, and a trainer JVM killed while a receiver reads its version (over
+ * UCX and over shm). Receivers verify every element they install against the generator ({@link VllmReference}).
+ * Over a {@code file:} store with lease TTLs of 1.5 s, so each case takes seconds. Skips, printing the cause,
+ * without the transport (unless {@code -Dmx.test.requireNative=true}).
  */
 class VersionFaultsAcrossProcessesTest {
   private static final String IDENTITY = "version-faults/" + VersionJvms.MODEL;
@@ -126,7 +126,7 @@ class VersionFaultsAcrossProcessesTest {
    */
   @Test
   void aPublisherKilledBeforeItsSlotLandsLeavesTheVersionStagingUntilARestartedOneCompletesIt() throws Exception {
-    TransportProvider ucx = VersionJvms.requireUcx("aPublisherKilledBeforeItsSlotLands...");
+    TransportProvider ucx = VersionJvms.requireUcx();
     processes.add(VersionJvms.publish(dir, store(), IDENTITY, 0, 2, "--steps", "2", "--interval", "1"));
     processes.add(VersionJvms.publish(dir, store(), IDENTITY, 1, 2, "--steps", "2", "--interval", "60"));
     MetadataStore store = closeLater(MetadataStores.open(store()));
@@ -170,7 +170,7 @@ class VersionFaultsAcrossProcessesTest {
    */
   @Test
   void aReceiverKilledHoldingALeaseHoldsTheTrainerBackOnlyUntilTheTtl() throws Exception {
-    TransportProvider ucx = VersionJvms.requireUcx("aReceiverKilledHoldingALease...");
+    TransportProvider ucx = VersionJvms.requireUcx();
     MetadataStore store = closeLater(MetadataStores.open(store()));
     WeightVersionStore versions = store.versions();
     ModelArchitecture model = ModelConfigs.load(VersionJvms.MODEL);
@@ -239,13 +239,13 @@ class VersionFaultsAcrossProcessesTest {
    */
   @Test
   void aPublisherKilledWhileAReceiverReadsItLeavesReceiversOnThePreviousVersionOverUcx() throws Exception {
-    killWhileReading(VersionJvms.requireUcx("aPublisherKilledWhileAReceiverReadsIt...OverUcx"));
+    killWhileReading(VersionJvms.requireUcx());
   }
 
   /** As over UCX, over shm (one-sided copies from the trainers' mapped memory, checked against their liveness). */
   @Test
   void aPublisherKilledWhileAReceiverReadsItLeavesReceiversOnThePreviousVersionOverShm() throws Exception {
-    killWhileReading(VersionJvms.requireTransport("shm", "aPublisherKilledWhileAReceiverReadsIt...OverShm"));
+    killWhileReading(VersionJvms.requireTransport("shm"));
   }
 
   private void killWhileReading(TransportProvider transport) throws Exception {

@@ -51,7 +51,7 @@ class VersionFollowAcrossProcessesTest {
   @TempDir Path dir;
 
   private static TransportProvider ucx() {
-    return VersionJvms.requireUcx("VersionFollowAcrossProcessesTest");
+    return VersionJvms.requireUcx();
   }
 
   /** Over a {@code file:} store: two trainer JVMs, three versions. */

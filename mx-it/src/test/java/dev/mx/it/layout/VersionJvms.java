@@ -1,12 +1,11 @@
 package dev.mx.it.layout;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.it.demo.DemoMultiProcessTest;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
@@ -33,25 +32,14 @@ final class VersionJvms {
   private VersionJvms() {}
 
   /** UCX, or a skip printing why (a failure under {@code -Dmx.test.requireNative=true}). */
-  static TransportProvider requireUcx(String test) {
-    return requireTransport("ucx", test);
+  static TransportProvider requireUcx() {
+    return requireTransport("ucx");
   }
 
   /** The named cross-process transport, or a skip printing why (a failure under {@code -Dmx.test.requireNative=true}). */
-  static TransportProvider requireTransport(String name, String test) {
-    TransportProvider provider = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals(name)).findFirst().orElse(null);
-    String cause = provider == null ? "no " + name + " transport on the class path"
-        : provider.isAvailable() ? null : String.valueOf(provider.unavailabilityCause());
-    if (cause != null && Boolean.getBoolean("mx.test.requireNative")) {
-      throw new AssertionError(name + " is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
-    }
-    if (cause != null) {
-      System.err.println("SKIPPED " + test + ": trainer JVMs need a cross-process transport; " + name
-          + " unavailable: " + cause);
-    }
-    assumeTrue(cause == null, name + " unavailable: " + cause);
-    return provider;
+  static TransportProvider requireTransport(String name) {
+    DemoMultiProcessTest.requireTransport(name);
+    return TransportProvider.registry().select(name);
   }
 
   /** The java binary and class path (with the test classes) of a child JVM. */
