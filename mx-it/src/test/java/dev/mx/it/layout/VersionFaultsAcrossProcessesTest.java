@@ -164,9 +164,9 @@ class VersionFaultsAcrossProcessesTest {
 
   /**
    * A receiver JVM is SIGKILLed while it holds a lease on step 0 (inside its install). The trainer (this JVM,
-   * one rank over UCX) cannot get that buffer set back before the lease's TTL ran out, and does right after:
-   * its publish of step 2 writes into the set only once the dead receiver's lease expired. A live receiver
-   * then follows step 2 with exact values.
+   * one rank over UCX) cannot get that buffer set back while the lease lives (a reclaim is refused naming the
+   * holder) nor before its TTL ran out, and does right after: its publish of step 2 writes into the set only
+   * once the dead receiver's lease expired. A live receiver then follows steps 1 and 2 with exact values.
    */
   @Test
   void aReceiverKilledHoldingALeaseHoldsTheTrainerBackOnlyUntilTheTtl() throws Exception {
@@ -196,17 +196,18 @@ class VersionFaultsAcrossProcessesTest {
     }
     assertEquals("@holding step-0", line, "the receiver JVM reads step 0 under a lease");
     publisher.publish(1, set -> sets[set].fill(1, 2));
-    sigkill(receiver);
 
-    List<VersionLease> leases = versions.leases(IDENTITY, "step-0");
-    assertEquals(List.of("receiver-0"), leases.stream().map(VersionLease::holder).toList(), "the dead receiver's lease");
-    long expiry = leases.get(0).expiresAtMillis();
+    // While the receiver lives, a reclaim of step 0's memory is refused, naming the leaseholder.
     versions.release(IDENTITY, "step-0");
     Reclaim early = versions.reclaim(IDENTITY, "step-0", "0", "trainer-0");
-    long askedAt = System.currentTimeMillis();
-    assertTrue(askedAt < expiry, "asked before the TTL ran out");
     assertFalse(early.granted(), "reclaimed under a live lease: " + early);
     assertEquals(List.of("receiver-0"), early.holders());
+    long lastSeenExpiry = versions.leases(IDENTITY, "step-0").get(0).expiresAtMillis();
+    sigkill(receiver);
+    // Its last renewal's expiry (on a stalled machine the lease may have run out already: the last one seen).
+    List<VersionLease> leases = versions.leases(IDENTITY, "step-0");
+    assertTrue(leases.stream().allMatch(l -> l.holder().equals("receiver-0")), "the dead receiver's lease: " + leases);
+    long expiry = leases.isEmpty() ? lastSeenExpiry : leases.get(0).expiresAtMillis();
 
     AtomicLong writtenAt = new AtomicLong();
     publisher.publish(2, set -> {
@@ -219,7 +220,7 @@ class VersionFaultsAcrossProcessesTest {
         + (writtenAt.get() - expiry) + " ms), publish returned +" + (done - expiry) + " ms");
     assertTrue(writtenAt.get() >= expiry, "buffer set overwritten " + (expiry - writtenAt.get())
         + " ms before the lease expired");
-    assertTrue(writtenAt.get() - expiry < 5_000, "the trainer proceeded " + (writtenAt.get() - expiry)
+    assertTrue(writtenAt.get() - expiry < 10_000, "the trainer proceeded " + (writtenAt.get() - expiry)
         + " ms after the TTL");
     assertTrue(version(store, "step-0").isEmpty(), "step 0 reclaimed");
 
