@@ -183,6 +183,21 @@ public final class Discovery {
       requireExpected(worldSize);
     }
 
+    /**
+     * Fails when {@code table} declares another topology than this one (a table declaring none passes).
+     *
+     * @param who the table's publisher, as errors name it
+     * @param where the store it came from
+     * @throws InconsistentSourcesException naming both topologies
+     */
+    public void requireDeclaredBy(ShardTable table, String who, String where) {
+      if (table.topology() != null && (table.topology().worldSize() != worldSize
+          || (layout != null && !layout.equals(table.topology().layout())))) {
+        throw new InconsistentSourcesException("the receiver expects trainer topology " + this + " but " + who
+            + " declares " + table.topology() + " on " + where + "; start the receiver with the publishers' topology");
+      }
+    }
+
     @Override
     public String toString() {
       return (layout == null ? "a trainer job" : layout) + " (" + worldSize + " rank" + (worldSize == 1 ? "" : "s") + ")";
@@ -244,12 +259,7 @@ public final class Discovery {
             continue;
           }
           int rank = table.topology() != null ? table.topology().rank() : ref.rank();
-          if (table.topology() != null && (table.topology().worldSize() != expected.worldSize()
-              || (expected.layout() != null && !expected.layout().equals(table.topology().layout())))) {
-            throw new InconsistentSourcesException("the receiver expects trainer topology " + expected
-                + " but publisher '" + ref.workerId() + "' declares " + table.topology() + " on " + store.uri()
-                + "; start the receiver with the publishers' topology");
-          }
+          expected.requireDeclaredBy(table, "publisher '" + ref.workerId() + "'", store.uri());
           if (rank < 0 || rank >= expected.worldSize()) {
             throw new InconsistentSourcesException("publisher '" + ref.workerId() + "' claims rank " + rank
                 + " but the receiver expects trainer topology " + expected + " (ranks 0.." + (expected.worldSize() - 1)

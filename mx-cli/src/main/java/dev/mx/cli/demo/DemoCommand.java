@@ -28,9 +28,10 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code mx demo}: a whole reshard refit job on this machine. Trainer ranks and inference ranks run as
- * child JVMs (or threads with {@code --in-process}); per step the trainers write the step's weights and
- * republish, the receivers refit, verify and install; the report compares the wire rate with a memory
- * copy measured at start.
+ * child JVMs (or threads with {@code --in-process}) and meet through weight versions (docs/VERSIONS.md): per
+ * step the trainers write the step's weights into a free buffer set and land their slots of the step's
+ * version, while the receivers wait for it to become READY, lease it, refit and verify; the orchestrator then
+ * commits the step on every receiver. The report compares the wire rate with a memory copy measured at start.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
     description = {
@@ -146,26 +147,48 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         receivers.add(launch(plan, receiverBase.withRole("receiver", r), tmp));
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
+      onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
       for (int s = 0; s < steps; s++) {
         boolean last = s == steps - 1;
+        Map<String, Object> step = Map.of("cmd", "step", "step", s);
+        List<Map<String, Object>> results;
         progress.step(s, steps, "trainers write and publish step " + s);
-        onAll(pool, trainers, Map.of("cmd", "step", "step", s), callTimeout);
-        if (s == 0) {
-          progress.step(s, steps, "receivers discover, plan and register");
-          onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
-        }
         if (last && fault != null && !fault.equals("trainer-topology")) {
+          // The fault goes in once the version is READY and before any receiver reads it.
+          onAll(pool, trainers, step, callTimeout);
           injectFault(trainers.get(0), callTimeout);
           progress.note("fault '" + fault + "' injected into " + trainers.get(0).name());
+          progress.step(s, steps, "receivers refit step " + s);
+          results = onAll(pool, receivers, step, callTimeout);
+        } else {
+          // Both sides at once: no barrier between them. Each receiver waits until the step's version is READY
+          // (every trainer's slot landed) and leases it; a trainer writes only into a buffer set no lease holds.
+          Future<List<Map<String, Object>>> publishing = pool.submit(() -> onAll(pool, trainers, step, callTimeout));
+          progress.step(s, steps, s == 0 ? "receivers wait for version step-0, then discover, plan and register"
+              : "receivers refit step " + s);
+          try {
+            results = onAll(pool, receivers, step, callTimeout);
+          } catch (Exception receiversFailed) {
+            // A trainer's failure is the cause more often than not (the version never became READY): say it first.
+            Exception trainersFailed = failureOf(publishing, callTimeout);
+            if (trainersFailed != null) {
+              trainersFailed.addSuppressed(receiversFailed);
+              throw trainersFailed;
+            }
+            throw receiversFailed;
+          }
+          Exception trainersFailed = failureOf(publishing, callTimeout);
+          if (trainersFailed != null) {
+            throw trainersFailed;
+          }
         }
-        progress.step(s, steps, "receivers refit step " + s);
-        List<Map<String, Object>> results = onAll(pool, receivers, Map.of("cmd", "step", "step", s), callTimeout);
-        // Every rank staged and verified the step: only now does any of them make it live.
+        // Every rank staged and verified the step's version: only now does any of them make it live.
         List<Map<String, Object>> commits = onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
         for (int r = 0; r < results.size(); r++) {
           report.addStep(s, r, withInstallTime(results.get(r), commits.get(r)));
         }
-        installedStep = s;
+        // The step the installed version carries (each receiver installed exactly the version of step s).
+        installedStep = ((Number) commits.get(0).get("step")).longValue();
       }
       progress.step(steps, steps, "done");
       progress.done();
@@ -321,11 +344,24 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
     String name = spec.role() + " " + spec.rank();
     if (plan.inProcess()) {
-      return new InProcessWorker(name, Workers.create(spec));
+      return new InProcessWorker(name, Workers.create(spec, true));
     }
     String specJson = Json.mapper().writeValueAsString(spec);
-    return new ChildWorker(name, List.of("worker", "--spec", specJson),
+    return new ChildWorker(name, List.of("worker", "--versions", "--spec", specJson),
         tmp.resolve(spec.role() + "-" + spec.rank() + ".log"), Map.of(), plan.verbose());
+  }
+
+  /** The failure of a finished or finishing call on every worker, or null when it succeeded. */
+  private static Exception failureOf(Future<?> call, Duration timeout) throws InterruptedException {
+    try {
+      call.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      return null;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause() instanceof Exception ex ? ex : e;
+    } catch (java.util.concurrent.TimeoutException e) {
+      call.cancel(true);
+      return new dev.mx.api.error.MxException("the trainers did not publish within " + timeout.toSeconds() + " s");
+    }
   }
 
   private void injectFault(WorkerHandle victim, Duration timeout) throws Exception {

@@ -6,6 +6,7 @@ import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
+import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
@@ -24,6 +25,7 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
+import dev.mx.refit.version.VersionFollower;
 import dev.mx.transport.shm.ShmTransport;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -37,20 +39,28 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One vLLM inference rank: its parameters in vLLM's layout as live weights, a {@link Receiver} that pulls
- * each step from the trainers it discovers, verifies and installs into them.
+ * One vLLM inference rank: its parameters in vLLM's layout as live weights, and a {@link Receiver} that pulls
+ * each step from the trainers, verifies it and stages it until the orchestrator commits it.
+ *
+ * <p>With weight versions ({@code mx demo}) a {@link VersionFollower} drives the receiver: it waits until the
+ * step's version is READY (every trainer rank's slot landed), leases it so that no trainer reuses that memory
+ * while it is read, checks each table's SHA-256 and declared topology, and only then refits
+ * (docs/VERSIONS.md). Without ({@code mx receive}), the receiver discovers the publishers' current tables.
  */
 final class InferenceWorker implements Worker {
   private final WorkerSpec spec;
+  private final boolean versions;
   private Transport transport;
   private MetadataStore store;
   private LiveWeights live;
   private StagedInstall staged;
   private Receiver receiver;
+  private VersionFollower follower;
   private final Set<String> knownPublishers = new LinkedHashSet<>();
 
-  InferenceWorker(WorkerSpec spec) {
+  InferenceWorker(WorkerSpec spec, boolean versions) {
     this.spec = spec;
+    this.versions = versions;
   }
 
   @Override
@@ -62,30 +72,54 @@ final class InferenceWorker implements Worker {
     dev.mx.api.transport.MemoryKind memory = spec.memoryKind();
     live = new LiveWeights(geometry.params(), memory.isDevice() ? DeviceCheck.ops(memory) : null);
     staged = new StagedInstall();
-    receiver = Receiver.builder()
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("rank", spec.rank());
+    out.put("params", geometry.params().size());
+    if (versions) {
+      follower = VersionFollower.builder(store, spec.identity())
+          .holder("receiver-" + spec.rank())
+          // The publishers must be the trainer job this rank expects: ranks 0..N-1 declaring our topology.
+          .expect(expectation())
+          // A failed step fails the demo (fail closed): no second try of the same version.
+          .maxAttempts(1)
+          .pollInterval(Duration.ofMillis(20))
+          .installer(staged)
+          // One receiver per trainer buffer set, each used every other step: its receive buffers are free
+          // again (committed) by the time it runs next, so double buffers would only cost memory.
+          .receivers((discovery, installer) -> newReceiver(geometry, discovery, installer, false))
+          .build();
+      return out;
+    }
+    receiver = newReceiver(geometry, this::discover, staged, true);
+    receiver.prepare();
+    out.put("descriptors", receiver.plan().descriptorCount());
+    out.put("bytes_planned", receiver.plan().bytesPlanned());
+    return out;
+  }
+
+  private Receiver newReceiver(VllmLayout geometry, SourceDiscovery discovery, Installer installer,
+      boolean doubleBuffer) {
+    return Receiver.builder()
         .config(ReceiverConfig.defaults()
             .withWire(spec.wire())
             .withVerify(VerifyMode.parse(spec.verify()))
             .withRank(spec.rank())
             .withTimeout(Workers.seconds(spec.timeoutSeconds()))
-            .withDoubleBuffer(true)
+            .withDoubleBuffer(doubleBuffer)
             // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says modelexpress
             .withBounding(dev.mx.api.plan.BoundingMode.fromSettings(dev.mx.api.util.Settings.system(),
                 dev.mx.api.plan.BoundingMode.SHARD)))
         .transport(transport)
-        .discovery(this::discover)
+        .discovery(discovery)
         .geometry(geometry)
-        .installer(staged)
-        .memory(memory)
+        .installer(installer)
+        .memory(spec.memoryKind())
         .rediscoverEachStep(true)
         .build();
-    receiver.prepare();
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("rank", spec.rank());
-    out.put("params", geometry.params().size());
-    out.put("descriptors", receiver.plan().descriptorCount());
-    out.put("bytes_planned", receiver.plan().bytesPlanned());
-    return out;
+  }
+
+  private Discovery.Expectation expectation() {
+    return new Discovery.Expectation(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString());
   }
 
   /** Exactly the expected number of READY trainer tables, merged; a publisher that went quiet is named. */
@@ -95,8 +129,7 @@ final class InferenceWorker implements Worker {
     try {
       // One consistent job: the publishers' declared topology must be ours, ranks 0..N-1 once, one step.
       job = Discovery.on(store).withFreshness(freshness).withPollInterval(Duration.ofMillis(100))
-          .awaitConsistent(spec.identity(), new Discovery.Expectation(spec.trainerWorldSize(),
-              Workers.trainerTopology(spec).toString()), timeout);
+          .awaitConsistent(spec.identity(), expectation(), timeout);
     } catch (DiscoveryTimeoutException e) {
       Set<String> ready = new LinkedHashSet<>();
       for (SourceRecord r : store.listReady(spec.identity(), freshness)) {
@@ -120,11 +153,32 @@ final class InferenceWorker implements Worker {
     return new DiscoveredSources(merged.sources(), peers, job.step());
   }
 
+  /**
+   * Refits {@code step}. With versions: waits until its version is READY, then refits under a lease. The
+   * end-to-end time counts from when the version was picked (not the wait for the trainers to publish it),
+   * and, as without versions where {@link #start} prepares, leaves out the one-time preparation of a receiver
+   * (its {@code prepare_*} stages): the follower prepares one per trainer buffer set on that set's first step.
+   */
   @Override
   public Map<String, Object> step(long step) {
     long t0 = System.nanoTime();
-    Map<String, Object> m = new LinkedHashMap<>(receiver.updateWeights(step));
-    double e2e = (System.nanoTime() - t0) / 1e9;
+    Map<String, Object> m;
+    double notRefit = 0;
+    if (versions) {
+      VersionFollower.Followed f = follower.followStep(step, Workers.seconds(spec.timeoutSeconds()));
+      m = new LinkedHashMap<>(f.metrics());
+      notRefit = m.get("version_wait_s") instanceof Number n ? n.doubleValue() : 0;
+      for (Map.Entry<String, Object> e : f.metrics().entrySet()) {
+        if (e.getKey().startsWith("prepare_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+          notRefit += n.doubleValue();
+        }
+      }
+      m.put("version_step", f.step());
+    } else {
+      m = new LinkedHashMap<>(receiver.updateWeights(step));
+      m.put("coverage", receiver.coverage().coverage());
+    }
+    double e2e = (System.nanoTime() - t0) / 1e9 - notRefit;
     double wire = 0;
     for (Map.Entry<String, Object> e : m.entrySet()) {
       if (e.getKey().startsWith("wire_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
@@ -133,7 +187,6 @@ final class InferenceWorker implements Worker {
     }
     m.put("wire_s", wire);
     m.put("e2e_s", e2e);
-    m.put("coverage", receiver.coverage().coverage());
     ShmTransport shm = shmOf(transport);
     if (shm != null) {
       // Cumulative: which shm path the trainers' memory was read by (mapped = allocated, memory speed).
@@ -159,10 +212,11 @@ final class InferenceWorker implements Worker {
   }
 
   /**
-   * The receiver's installer: keeps a verified step's receive buffers (double-buffered, so the next
-   * step does not write them) until the orchestrator commits it into the live weights.
+   * The receiver's installer: keeps a verified step's receive buffers until the orchestrator commits them into
+   * the live weights, once every rank verified its step. They stay valid until then: a plain receiver double
+   * buffers; a follower runs its next refit only after the commit and keeps one receiver per trainer buffer set.
    */
-  private static final class StagedInstall implements dev.mx.api.refit.Installer {
+  private static final class StagedInstall implements Installer {
     private long step = -1;
     private Map<String, java.lang.foreign.MemorySegment> buffers;
 
@@ -221,6 +275,8 @@ final class InferenceWorker implements Worker {
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
+    // The follower closes the receivers it made; either way receivers go before the memory and transport.
+    order.add(follower);
     order.add(receiver);
     order.add(live);
     order.add(transport);

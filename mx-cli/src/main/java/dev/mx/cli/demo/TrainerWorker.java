@@ -2,7 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
-import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelArchitecture;
@@ -12,30 +12,43 @@ import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.publish.Publisher;
+import dev.mx.refit.version.VersionedPublisher;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
 
 /**
  * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport (shared memory
  * over shm, so receivers copy from a mapping instead of reading this process), filled by the weight generator
- * with each step's values and published, with digests, through a {@link Publisher}.
+ * with each step's values and published, with digests.
+ *
+ * <p>With weight versions ({@code mx demo}) the rank keeps two buffer sets behind a {@link VersionedPublisher}:
+ * each step is written into the set that does not hold the newest version (only once no receiver holds a
+ * lease on what it held) and lands as this rank's slot of the step's version (docs/VERSIONS.md). Without
+ * ({@code mx publish} of one step), one set is published through a plain {@link Publisher}.
  */
 final class TrainerWorker implements Worker {
   private final WorkerSpec spec;
+  private final boolean versions;
   private TrainerRankLayout layout;
-  private TrainerBuffers buffers;
+  private final List<TrainerBuffers> sets = new ArrayList<>();
+  /** The set holding the newest published step. */
+  private int newest;
   private Transport transport;
   private MetadataStore store;
   private Publisher publisher;
-  /** Set when the weights live on a device ({@code --device cuda}). */
-  private DeviceBuffers device;
+  private VersionedPublisher versioned;
+  /** Per set, its device copy when the weights live on a device ({@code --device cuda}); empty on the host. */
+  private final List<DeviceBuffers> devices = new ArrayList<>();
 
-  TrainerWorker(WorkerSpec spec) {
+  TrainerWorker(WorkerSpec spec, boolean versions) {
     this.spec = spec;
+    this.versions = versions;
   }
 
   @Override
@@ -44,14 +57,30 @@ final class TrainerWorker implements Worker {
     DType dtype = DType.parse(spec.trainerDtype());
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
-    if (spec.memoryKind().isDevice()) {
-      // The generator writes host buffers; the device copies are what the transport serves.
-      buffers = TrainerBuffers.allocate(layout);
-      device = new DeviceBuffers(DeviceCheck.ops(spec.memoryKind()), buffers.segments(), transport);
-    } else {
-      buffers = TrainerBuffers.allocate(layout, transport::allocate);
-    }
     store = MetadataStores.open(spec.metadata());
+    for (int i = 0; i < (versions ? 2 : 1); i++) {
+      if (spec.memoryKind().isDevice()) {
+        // The generator writes host buffers; the device copies are what the transport serves.
+        TrainerBuffers host = TrainerBuffers.allocate(layout);
+        sets.add(host);
+        devices.add(new DeviceBuffers(DeviceCheck.ops(spec.memoryKind()), host.segments(), transport));
+      } else {
+        sets.add(TrainerBuffers.allocate(layout, transport::allocate));
+      }
+    }
+    if (versions) {
+      VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store)
+          .model(spec.identity())
+          .slot(Integer.toString(spec.rank()))
+          .expectedSlots(IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
+          .workerId(Workers.trainerSession(spec, spec.rank()))
+          .rank(spec.rank())
+          .configure(this::configure);
+      for (int i = 0; i < sets.size(); i++) {
+        b.bufferSet(tensors(i));
+      }
+      versioned = b.start();
+    }
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
     out.put("label", layout.label());
@@ -60,60 +89,89 @@ final class TrainerWorker implements Worker {
     return out;
   }
 
+  /** What both kinds of publisher announce beside their tables: the trainer job, and how often they beat. */
+  private void configure(Publisher.Builder b) {
+    b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
+        .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()));
+  }
+
+  /** What buffer set {@code set} publishes: its host buffers, or their device copies. */
+  private Consumer<Publisher.Builder> tensors(int set) {
+    if (devices.isEmpty()) {
+      return VersionedTrainer.tensors(layout, sets.get(set));
+    }
+    DeviceBuffers device = devices.get(set);
+    return b -> {
+      // Already registered with the transport under the device kind: the publisher serves them, we free them.
+      device.registrations().values().forEach(b::buffer);
+      b.deviceId(spec.memoryKind().ordinal());
+      for (AliasShard a : layout.published()) {
+        b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), device.segment(a.bufferName()),
+            a.elementOffset() * layout.dtype().elementSize());
+      }
+    };
+  }
+
+  /** Writes {@code step} into set {@code set} and, on a device, uploads it. */
+  private void fill(int set, long step, int threads) {
+    sets.get(set).fill(step, threads);
+    if (!devices.isEmpty()) {
+      devices.get(set).upload();
+    }
+  }
+
   @Override
   public Map<String, Object> step(long step) {
     long t0 = System.nanoTime();
-    buffers.fill(step, Math.max(1, Runtime.getRuntime().availableProcessors()));
-    if (device != null) {
-      device.upload();
-    }
-    double fillS = (System.nanoTime() - t0) / 1e9;
-    if (publisher == null) {
-      Publisher.Builder b = Publisher.builder(transport, store)
-          .identity(spec.identity())
-          .workerId(Workers.trainerSession(spec, spec.rank()))
-          .rank(spec.rank())
-          .topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
-          .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
-          .step(step);
-      // Already registered by the transport's allocate: the publisher serves them and leaves them to us.
-      for (MemoryRegistration r : (device != null ? device.registrations() : buffers.registrations()).values()) {
-        b.buffer(r);
-      }
-      if (device != null) {
-        b.deviceId(spec.memoryKind().ordinal());
-      }
-      for (AliasShard a : layout.published()) {
-        MemorySegment buffer = device != null ? device.segment(a.bufferName()) : buffers.segment(a.bufferName());
-        b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffer,
-            a.elementOffset() * layout.dtype().elementSize());
-      }
-      publisher = b.start();
-    } else {
-      publisher.republish(step);
-    }
+    int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+    double[] fillS = new double[1];
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("step", step);
-    out.put("fill_s", fillS);
-    out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS);
+    if (versions) {
+      WeightVersion v = versioned.publish(step, set -> {
+        long f0 = System.nanoTime();
+        fill(set, step, threads);
+        fillS[0] = (System.nanoTime() - f0) / 1e9;
+        newest = set;
+      });
+      out.put("version", v.id());
+      out.put("state", v.state().name());
+    } else {
+      fill(0, step, threads);
+      fillS[0] = (System.nanoTime() - t0) / 1e9;
+      if (publisher == null) {
+        Publisher.Builder b = Publisher.builder(transport, store).identity(spec.identity()).step(step)
+            .workerId(Workers.trainerSession(spec, spec.rank())).rank(spec.rank());
+        configure(b);
+        tensors(0).accept(b);
+        publisher = b.start();
+      } else {
+        publisher.republish(step);
+      }
+    }
+    out.put("fill_s", fillS[0]);
+    out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS[0]);
     return out;
   }
 
-  /** Flips one byte of the first published shard after its digest went out: receivers must refuse it. */
+  /**
+   * Flips one byte of the first published shard of the newest step after its digest went out: receivers must
+   * refuse it.
+   */
   @Override
   public Map<String, Object> fault(String kind) {
     if (!kind.equals("corrupt")) {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
     }
     AliasShard victim = layout.published().get(0);
-    if (device != null) {
+    if (!devices.isEmpty()) {
       long bytes = victim.shape().byteSize(layout.dtype().elementSize());
-      MemorySegment slice = device.segment(victim.bufferName()).asSlice(victim.elementOffset()
-          * layout.dtype().elementSize(), bytes);
-      device.flip(slice, bytes / 2);
+      MemorySegment slice = devices.get(newest).segment(victim.bufferName())
+          .asSlice(victim.elementOffset() * layout.dtype().elementSize(), bytes);
+      devices.get(newest).flip(slice, bytes / 2);
       return Map.of("tensor", victim.hfName(), "byte", bytes / 2);
     }
-    MemorySegment slice = buffers.slice(victim);
+    MemorySegment slice = sets.get(newest).slice(victim);
     long at = slice.byteSize() / 2;
     slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
     return Map.of("tensor", victim.hfName(), "byte", at);
@@ -122,10 +180,12 @@ final class TrainerWorker implements Worker {
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
-    // The publisher stops serving, then the buffers are deregistered and freed, then their transport goes.
+    // The publishers stop serving (a versioned one marks its slots STALE first), then the buffers are
+    // deregistered and freed, then their transport goes.
+    order.add(versioned);
     order.add(publisher);
-    order.add(device);
-    order.add(buffers);
+    order.addAll(devices.reversed());
+    order.addAll(sets.reversed());
     order.add(transport);
     order.add(store);
     Closeables.closeAll(order);

@@ -44,7 +44,10 @@ final class VersionedReceiver {
     MetadataStore store = MetadataStores.open(ws.metadata());
     LiveWeights live = new LiveWeights(geometry.params());
     VersionFollower follower = VersionFollower.builder(store, ws.identity()).holder("receiver-" + ws.rank())
+        .expect(new dev.mx.metadata.Discovery.Expectation(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
         .installer(live)
+        // A trainer rank restarted under the same session is connected again before its version is read.
+        .transport(transport)
         .receivers((discovery, installer) -> Receiver.builder()
             .config(ReceiverConfig.defaults().withWire(ws.wire()).withVerify(VerifyMode.parse(ws.verify()))
                 .withRank(ws.rank()).withTimeout(Workers.seconds(ws.timeoutSeconds())).withDoubleBuffer(true))

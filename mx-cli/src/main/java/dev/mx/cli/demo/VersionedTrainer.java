@@ -30,10 +30,17 @@ public final class VersionedTrainer {
 
   private VersionedTrainer() {}
 
-  /** Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher. */
+  /**
+   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the allocator's
+   * registrations where it has them (served, left to the buffers), else the segments to register.
+   */
   public static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
     return p -> {
-      buffers.segments().values().forEach(p::buffer);
+      if (buffers.registrations().isEmpty()) {
+        buffers.segments().values().forEach(p::buffer);
+      } else {
+        buffers.registrations().values().forEach(p::buffer);
+      }
       for (AliasShard a : layout.published()) {
         p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
             a.elementOffset() * layout.dtype().elementSize());
@@ -63,18 +70,21 @@ public final class VersionedTrainer {
         DType.parse(ws.trainerDtype())).ranks().get(ws.rank());
     List<AutoCloseable> owned = new ArrayList<>();
     try {
-      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout), TrainerBuffers.allocate(layout)};
-      owned.add(sets[0]);
-      owned.add(sets[1]);
       Transport transport = Workers.transport(ws, Workers.trainerSession(ws, ws.rank()));
       owned.add(transport);
       MetadataStore store = MetadataStores.open(ws.metadata());
       owned.add(store);
+      // From the transport (shared memory over shm, mapped by same-host receivers); closed before it.
+      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout, transport::allocate),
+          TrainerBuffers.allocate(layout, transport::allocate)};
+      owned.add(sets[0]);
+      owned.add(sets[1]);
       VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(ws.identity())
           .slot(Integer.toString(ws.rank()))
           .expectedSlots(IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
           .workerId(Workers.trainerSession(ws, ws.rank())).rank(ws.rank())
-          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds())));
+          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
+              .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
       b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
       VersionedPublisher publisher = b.start();
       owned.add(publisher);

@@ -12,9 +12,12 @@ public final class WorkerCommand implements Callable<Integer> {
   @Option(names = "--spec", required = true, description = "The worker spec as JSON.")
   String spec;
 
+  @Option(names = "--versions", description = "Publish and follow weight versions (as mx demo runs its workers).")
+  boolean versions;
+
   @Override
   public Integer call() throws Exception {
     WorkerSpec s = Json.mapper().readValue(spec, WorkerSpec.class);
-    return WorkerHost.serve(Workers.create(s));
+    return WorkerHost.serve(Workers.create(s, versions));
   }
 }

@@ -15,11 +15,19 @@ import java.util.Map;
 public final class Workers {
   private Workers() {}
 
-  /** A trainer or receiver worker for the spec. */
+  /** A trainer or receiver worker for the spec publishing or refitting one step at a time ({@code mx publish}). */
   public static Worker create(WorkerSpec spec) {
+    return create(spec, false);
+  }
+
+  /**
+   * A trainer or receiver worker for the spec; with {@code versions} (as {@code mx demo} runs them) trainers
+   * publish every step as a weight version and receivers follow those versions (docs/VERSIONS.md).
+   */
+  public static Worker create(WorkerSpec spec, boolean versions) {
     return switch (spec.role()) {
-      case "trainer" -> new TrainerWorker(spec);
-      case "receiver" -> new InferenceWorker(spec);
+      case "trainer" -> new TrainerWorker(spec, versions);
+      case "receiver" -> new InferenceWorker(spec, versions);
       default -> throw new IllegalArgumentException("unknown worker role '" + spec.role() + "' (trainer or receiver)");
     };
   }

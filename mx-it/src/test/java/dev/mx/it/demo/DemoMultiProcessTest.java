@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link DemoUcxFaultTest}).
  * Skips, printing the cause, where UCX is unavailable (unless {@code -Dmx.test.requireNative=true}).
  */
-class DemoMultiProcessTest {
+public class DemoMultiProcessTest {
 
   @BeforeAll
   static void requireUcx() {
@@ -23,7 +23,7 @@ class DemoMultiProcessTest {
   }
 
   /** Skips (or fails under -Dmx.test.requireNative=true) when the named transport is unavailable, printing why. */
-  static void requireTransport(String name) {
+  public static void requireTransport(String name) {
     TransportProvider ucx = TransportProvider.registry().providers().stream()
         .filter(p -> p.name().equals(name)).findFirst().orElse(null);
     String cause = ucx == null ? "no " + name + " transport on the class path"

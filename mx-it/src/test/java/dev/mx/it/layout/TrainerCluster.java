@@ -21,8 +21,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every trainer rank of a layout as a real in-process publisher: its buffers in native memory, filled by the
- * generator, registered with its own {@code mem} transport (session {@code trainer-<rank>}). Builds the
+ * Every trainer rank of a layout as a real in-process publisher: its buffers in native memory allocated (and
+ * registered) by its own {@code mem} transport (session {@code trainer-<rank>}), filled by the generator. Builds the
  * sources a receiver discovers, with shard digests as a publisher computes them.
  */
 final class TrainerCluster implements AutoCloseable {
@@ -34,11 +34,10 @@ final class TrainerCluster implements AutoCloseable {
     this.layout = layout;
     try {
       for (TrainerRankLayout r : layout.ranks()) {
-        TrainerBuffers b = TrainerBuffers.allocate(r);
-        buffers.add(b);
         Transport t = new MemTransportProvider().create(TransportConfig.of(session(r)));
         transports.add(t);
-        b.segments().values().forEach(t::register);
+        // Through the transport, as trainers allocate (shareable memory where the transport has it).
+        buffers.add(TrainerBuffers.allocate(r, t::allocate));
       }
     } catch (RuntimeException e) {
       close();
@@ -121,10 +120,11 @@ final class TrainerCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    // Transports first (deregistering), then the memory they had registered; each in reverse creation order.
+    // The buffers first (their registrations deregister and free them), then the transports that allocated
+    // them; each in reverse creation order.
     List<AutoCloseable> all = new ArrayList<>();
-    all.addAll(transports.reversed());
     all.addAll(buffers.reversed());
+    all.addAll(transports.reversed());
     Closeables.closeAll(all);
   }
 }

@@ -14,12 +14,8 @@ import dev.mx.api.util.Closeables;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.InferenceTopology;
-import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.layout.vllm.VllmReference;
 import dev.mx.metadata.MetadataStores;
-import dev.mx.refit.Receiver;
-import dev.mx.refit.ReceiverConfig;
-import dev.mx.refit.VerifyMode;
 import dev.mx.refit.version.VersionFollower;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -50,24 +46,12 @@ import org.junit.jupiter.api.io.TempDir;
  * Skips, printing the cause, without UCX (unless {@code -Dmx.test.requireNative=true}) or redis-server.
  */
 class VersionFollowAcrossProcessesTest {
-  private static final String MODEL = "tiny-llama";
+  private static final String MODEL = VersionJvms.MODEL;
   private static final String IDENTITY = "versions-it/" + MODEL;
   @TempDir Path dir;
 
   private static TransportProvider ucx() {
-    TransportProvider ucx = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals("ucx")).findFirst().orElse(null);
-    String cause = ucx == null ? "no ucx transport on the class path"
-        : ucx.isAvailable() ? null : String.valueOf(ucx.unavailabilityCause());
-    if (cause != null && Boolean.getBoolean("mx.test.requireNative")) {
-      throw new AssertionError("UCX is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
-    }
-    if (cause != null) {
-      System.err.println("SKIPPED VersionFollowAcrossProcessesTest: trainer JVMs need a cross-process transport;"
-          + " UCX unavailable: " + cause);
-    }
-    assumeTrue(cause == null, "UCX unavailable: " + cause);
-    return ucx;
+    return VersionJvms.requireUcx();
   }
 
   /** Over a {@code file:} store: two trainer JVMs, three versions. */
@@ -142,18 +126,13 @@ class VersionFollowAcrossProcessesTest {
       java.util.function.Consumer<List<List<String>>> duringRun) throws Exception {
     ModelArchitecture model = ModelConfigs.load(MODEL);
     InferenceTopology inference = InferenceTopology.tp(2);
-    Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
     List<Process> trainers = new ArrayList<>();
     List<AutoCloseable> toClose = new ArrayList<>();
     try {
       for (int r = 0; r < trainerTp; r++) {
         // The real command: mx publish --steps N, one JVM per trainer rank.
-        trainers.add(new ProcessBuilder(javaBin.toString(), "--enable-native-access=ALL-UNNAMED",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-            dev.mx.cli.Main.class.getName(), "publish", "--rank", Integer.toString(r), "--model", MODEL,
-            "--trainer", "tp=" + trainerTp, "--trainer-dtype", "f32", "--metadata", store, "--transport", "ucx",
-            "--identity", IDENTITY, "--steps", Integer.toString(steps), "--interval", "1")
-            .redirectError(dir.resolve("trainer-" + r + ".log").toFile()).start());
+        trainers.add(VersionJvms.publish(dir, store, IDENTITY, r, trainerTp, "--steps", Integer.toString(steps),
+            "--interval", "1"));
       }
       MetadataStore metadata = MetadataStores.open(store);
       toClose.add(metadata);
@@ -162,19 +141,11 @@ class VersionFollowAcrossProcessesTest {
       for (int r = 0; r < inference.tp(); r++) {
         Transport t = ucx.create(new TransportConfig("receiver-" + r, Duration.ofSeconds(30), Map.of()));
         toClose.add(t);
-        VllmLayout geometry = new VllmLayout(model, inference, r, DType.F32);
         LayoutRefitEndToEndTest.CheckingInstaller installer = new LayoutRefitEndToEndTest.CheckingInstaller(
             new VllmReference(model, inference, r), DType.F32, DType.F32);
         installers.add(installer);
-        int rank = r;
-        VersionFollower f = VersionFollower.builder(metadata, IDENTITY).holder("receiver-" + r)
-            .leaseTtl(Duration.ofSeconds(5)).installer(installer)
-            .receivers((discovery, guarded) -> Receiver.builder()
-                .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS).withRank(rank).withThreads(1)
-                    .withTimeout(Duration.ofSeconds(30)))
-                .transport(t).discovery(discovery).geometry(geometry).installer(guarded).rediscoverEachStep(true)
-                .build())
-            .build();
+        VersionFollower f = VersionJvms.follower(metadata, IDENTITY, t, "receiver-" + r, r, inference.tp(), installer,
+            Duration.ofSeconds(5), d -> d);
         toClose.add(0, f);
         followers.add(f);
       }
@@ -207,13 +178,8 @@ class VersionFollowAcrossProcessesTest {
           f.get(300, TimeUnit.SECONDS);
         }
       } catch (ExecutionException e) {
-        StringBuilder logs = new StringBuilder();
-        for (int r = 0; r < trainerTp; r++) {
-          Path log = dir.resolve("trainer-" + r + ".log");
-          logs.append("\n--- trainer ").append(r).append(trainers.get(r).isAlive() ? " (alive)" : " (exited)")
-              .append(":\n").append(Files.readString(log));
-        }
-        throw new AssertionError("a follower failed after " + seen + ": " + e.getCause() + logs, e.getCause());
+        throw new AssertionError("a follower failed after " + seen + ": " + e.getCause()
+            + VersionJvms.logs(dir, trainers), e.getCause());
       } finally {
         pool.shutdownNow();
       }

@@ -6,9 +6,13 @@ import dev.mx.api.metadata.SlotStatus;
 import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
+import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.transport.Transport;
+import dev.mx.metadata.Discovery;
+import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.merge.MergedSources;
@@ -18,6 +22,8 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.SourceDiscovery;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,6 +88,11 @@ public final class VersionFollower implements AutoCloseable {
   private final int maxReceivers;
   private final Installer installer;
   private final ReceiverFactory factory;
+  private final Discovery.Expectation expectation;
+  private final Transport transport;
+  /** The endpoint blob each publisher session was last seen with, to notice a restarted publisher. */
+  private final Map<String, byte[]> peerBlobs = new HashMap<>();
+  private final String storeUri;
   private final ShardTableCodec codec = ShardTableCodec.standard();
   /** Prepared receivers by geometry fingerprint, least recently used first. */
   private final LinkedHashMap<String, Receiver> receivers = new LinkedHashMap<>(4, 0.75f, true);
@@ -102,6 +113,9 @@ public final class VersionFollower implements AutoCloseable {
     this.maxReceivers = b.maxReceivers;
     this.installer = b.installer;
     this.factory = b.factory;
+    this.expectation = b.expectation;
+    this.transport = b.transport;
+    this.storeUri = b.store.uri();
     this.lastStep = b.afterStep;
   }
 
@@ -130,17 +144,52 @@ public final class VersionFollower implements AutoCloseable {
    * @throws NoReadableVersionException when none was installed within {@code timeout}, naming what failed
    */
   public synchronized Followed next(Duration timeout) {
+    return follow(timeout, null);
+  }
+
+  /**
+   * Installs the version carrying exactly {@code step}, waiting at most {@code timeout} for it to become
+   * readable, and never another one: for a caller that knows which step comes next (a job publishing a fixed
+   * series, as {@code mx demo} does). Where {@link #next} would wait for a newer version, this fails at once
+   * when that version failed {@link Builder#maxAttempts} times, or once seen turned unreadable (a STALE slot)
+   * or vanished; a version still STAGING is waited for until the timeout, and the failure then names its
+   * missing slots.
+   *
+   * @throws NoReadableVersionException naming the version, what was tried and why
+   * @throws IllegalArgumentException when {@code step} is not above the last installed step
+   */
+  public synchronized Followed followStep(long step, Duration timeout) {
+    if (lastStep != null && step <= lastStep) {
+      throw new IllegalArgumentException(holder + ": step " + step + " of '" + model
+          + "' is not newer than the installed step " + lastStep);
+    }
+    return follow(timeout, step);
+  }
+
+  /** A version given up on in {@link #followStep}: ends the wait at once. */
+  private static final class GiveUp extends RuntimeException {
+    GiveUp(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  private Followed follow(Duration timeout, Long exactStep) {
     if (closed) {
       throw new IllegalStateException("version follower '" + holder + "' of '" + model + "' is closed");
     }
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long started = System.nanoTime();
+    long deadline = started + timeout.toNanos();
     Map<String, String> failures = new LinkedHashMap<>();
     Map<String, Integer> attempts = new TreeMap<>();
     RuntimeException lastFailure = null;
+    boolean[] seen = new boolean[1];
     while (true) {
       WeightVersion v;
       try {
-        v = pick(attempts);
+        v = exactStep == null ? pick(attempts) : pickStep(exactStep, attempts, seen);
+      } catch (GiveUp e) {
+        failures.put("step " + exactStep, e.getMessage());
+        throw noVersion(timeout, failures, lastFailure);
       } catch (MetadataStoreException e) {
         // The store is unreachable (a restarting Redis): keep asking until the timeout.
         if (lastFailure == null || !(lastFailure instanceof MetadataStoreException)) {
@@ -159,7 +208,10 @@ public final class VersionFollower implements AutoCloseable {
       }
       attempts.merge(v.id(), 1, Integer::sum);
       try {
-        return install(v);
+        return install(v, (System.nanoTime() - started) / 1e9);
+      } catch (InconsistentSourcesException e) {
+        // The publishers run another job than this receiver expects: no later version can fix that.
+        throw e;
       } catch (RuntimeException e) {
         lastFailure = e;
         failures.put(v.id() + " (step " + v.step() + ", attempt " + attempts.get(v.id()) + ")", e.getMessage());
@@ -185,10 +237,42 @@ public final class VersionFollower implements AutoCloseable {
     return best;
   }
 
-  private Followed install(WeightVersion v) {
+  /**
+   * The version of {@code step} when it is readable and has attempts left; null to wait (not there yet, or
+   * still STAGING without a STALE slot); {@link GiveUp} when it can no longer be installed.
+   */
+  private WeightVersion pickStep(long step, Map<String, Integer> attempts, boolean[] seen) {
+    WeightVersion found = null;
+    for (WeightVersion v : versions.versions(model)) {
+      if (v.step() == step) {
+        found = v;
+        break;
+      }
+    }
+    if (found == null) {
+      if (seen[0]) {
+        throw new GiveUp("the version of step " + step + " vanished (its publishers reclaimed it, or the store lost it)");
+      }
+      return null;
+    }
+    seen[0] = true;
+    if (attempts.getOrDefault(found.id(), 0) >= maxAttempts) {
+      throw new GiveUp(found.describe() + " failed " + maxAttempts + " time(s)");
+    }
+    if (found.isReadable()) {
+      return found;
+    }
+    if (!found.staleSlots().isEmpty() || found.state() == WeightVersionState.RELEASING) {
+      throw new GiveUp(found.describe() + " can no longer be read");
+    }
+    return null;
+  }
+
+  private Followed install(WeightVersion v, double waitedSeconds) {
     try (LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl)) {
       currentLease = lease;
       DiscoveredSources sources = fetch(v);
+      reconnectRestarted(sources.peerMetadata());
       Receiver receiver = receiverFor(sources);
       current = sources;
       Map<String, Object> metrics = receiver.updateWeights(v.step());
@@ -196,6 +280,8 @@ public final class VersionFollower implements AutoCloseable {
       lastVersion = v.id();
       Map<String, Object> m = new LinkedHashMap<>(metrics);
       m.put("version", v.id());
+      // Time from the call until this version was picked: waiting for publishers, not refitting.
+      m.put("version_wait_s", waitedSeconds);
       if (receiver.coverage() != null) {
         m.put("coverage", receiver.coverage().coverage());
       }
@@ -225,6 +311,10 @@ public final class VersionFollower implements AutoCloseable {
             + "' of version '" + v.id() + "' is STALE: its publisher (worker '" + s.workerId() + "') went away");
       }
       ShardTable t = codec.decode(s.verified(model).table());
+      if (expectation != null) {
+        expectation.requireDeclaredBy(t, "publisher '" + s.workerId() + "' (slot '" + expected + "' of version '"
+            + v.id() + "')", storeUri);
+      }
       if (t.publisherStep() == null || t.publisherStep() != v.step()) {
         throw new WeightVersionException(WeightVersionException.Reason.CONFLICT, "slot '" + expected + "' of version '"
             + v.id() + "' (worker '" + s.workerId() + "') carries a table of step " + t.publisherStep()
@@ -238,6 +328,25 @@ public final class VersionFollower implements AutoCloseable {
       peers.put(t.agentName(), t.agentMetadata());
     }
     return new DiscoveredSources(merged.sources(), peers);
+  }
+
+  /**
+   * Connects again to each publisher session whose endpoint blob changed since an earlier version: a trainer
+   * rank restarted under the same session name is another process, and reads through the old connection
+   * would fail. Only with {@link Builder#transport}; a receiver connects a session it does not know itself.
+   */
+  private void reconnectRestarted(Map<String, byte[]> peers) {
+    if (transport == null) {
+      return;
+    }
+    for (Map.Entry<String, byte[]> e : peers.entrySet()) {
+      byte[] before = peerBlobs.put(e.getKey(), e.getValue());
+      if (before != null && !Arrays.equals(before, e.getValue()) && transport.isConnected(e.getKey())) {
+        LOG.info("{}: publisher session '{}' of '{}' has a new endpoint (restarted): connecting again", holder,
+            e.getKey(), model);
+        transport.connect(e.getKey(), e.getValue());
+      }
+    }
   }
 
   private Receiver receiverFor(DiscoveredSources sources) {
@@ -330,6 +439,8 @@ public final class VersionFollower implements AutoCloseable {
     private Installer installer;
     private ReceiverFactory factory;
     private Long afterStep;
+    private Discovery.Expectation expectation;
+    private Transport transport;
 
     private Builder(MetadataStore store, String model) {
       this.store = Objects.requireNonNull(store, "store");
@@ -379,6 +490,26 @@ public final class VersionFollower implements AutoCloseable {
 
     public Builder receivers(ReceiverFactory f) {
       this.factory = Objects.requireNonNull(f, "factory");
+      return this;
+    }
+
+    /**
+     * The trainer job the publishers must declare in their tables (default: not checked). A version whose
+     * tables declare another topology fails the call at once with {@link InconsistentSourcesException}, naming
+     * both topologies.
+     */
+    public Builder expect(Discovery.Expectation e) {
+      this.expectation = e;
+      return this;
+    }
+
+    /**
+     * The transport the receivers read through, so that a publisher restarted under the same session name
+     * (its endpoint blob changed between versions) is connected again before its version is read (default:
+     * none; connections then stay as the receivers made them).
+     */
+    public Builder transport(Transport t) {
+      this.transport = t;
       return this;
     }
 

@@ -55,7 +55,10 @@ public final class VersionedPublisher implements AutoCloseable {
   private final Duration leaseWait;
   private final Duration pollInterval;
   private final LongFunction<String> versionIds;
-  private final List<Publisher> sets;
+  /** Each set's publisher, started when the set is first written (null before). */
+  private final Publisher[] sets = new Publisher[2];
+  /** Each set's publisher settings, until it starts. */
+  private final Publisher.Builder[] pending;
   private final String[] held = new String[2];
   /** The table and step each set's slot was landed with, to land it again if the store loses it. */
   private final byte[][] tables = new byte[2][];
@@ -66,7 +69,7 @@ public final class VersionedPublisher implements AutoCloseable {
   private int newest = -1;
   private volatile boolean stopping;
 
-  private VersionedPublisher(Builder b, List<Publisher> sets) {
+  private VersionedPublisher(Builder b, Publisher.Builder[] pending) {
     this.versions = b.store.versions();
     this.model = b.model;
     this.slot = b.slot;
@@ -75,7 +78,7 @@ public final class VersionedPublisher implements AutoCloseable {
     this.leaseWait = b.leaseWait;
     this.pollInterval = b.pollInterval;
     this.versionIds = b.versionIds;
-    this.sets = sets;
+    this.pending = pending;
     this.shutdownHook = b.shutdownHook ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot) : null;
   }
 
@@ -126,8 +129,15 @@ public final class VersionedPublisher implements AutoCloseable {
     writer.accept(set);
     String id = versionId(step);
     versions.createVersion(model, id, step, expectedSlots);
-    Publisher p = sets.get(set);
-    p.republish(step);
+    Publisher p = sets[set];
+    if (p == null) {
+      // First use of this set: its publisher starts now, digesting the step just written (not empty memory).
+      p = pending[set].step(step).start();
+      pending[set] = null;
+      sets[set] = p;
+    } else {
+      p.republish(step);
+    }
     byte[] table = codec.encode(p.table());
     WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
     tables[set] = table;
@@ -146,9 +156,9 @@ public final class VersionedPublisher implements AutoCloseable {
     return v;
   }
 
-  /** The publisher serving buffer set {@code set}, for its table and status. */
-  public Publisher publisher(int set) {
-    return sets.get(set);
+  /** The publisher serving buffer set {@code set}, for its table and status; null until the set was first written. */
+  public synchronized Publisher publisher(int set) {
+    return sets[set];
   }
 
   /** Releases the version set {@code set} holds and waits until its slot is reclaimed. */
@@ -197,7 +207,8 @@ public final class VersionedPublisher implements AutoCloseable {
         v = Optional.of(versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
         LOG.info("rank slot {} of '{}': the store had lost version '{}'; landed its slot again", slot, model, id);
       }
-      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()) {
+      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()
+          || othersMovedPast(steps[set])) {
         return;
       }
       if (System.nanoTime() - deadline > 0) {
@@ -216,7 +227,8 @@ public final class VersionedPublisher implements AutoCloseable {
   private void awaitOtherSlots(String id) {
     long deadline = System.nanoTime() + leaseWait.toNanos();
     Optional<WeightVersion> v = versions.version(model, id);
-    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()) {
+    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()
+        && !othersMovedPast(v.get().step())) {
       if (System.nanoTime() - deadline > 0) {
         LOG.warn("rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms", slot, model,
             v.get().describe(), leaseWait.toMillis());
@@ -225,6 +237,21 @@ public final class VersionedPublisher implements AutoCloseable {
       sleep(pollInterval);
       v = versions.version(model, id);
     }
+  }
+
+  /**
+   * Whether another rank landed a slot of a version newer than {@code step}. It passed that step, which ranks
+   * do only once every rank landed it (or after the lease wait), so a version of that step still STAGING (one
+   * re-landed after the store lost it, e.g. a Redis restarted just as a peer moved on) will not complete: it
+   * is not waited for.
+   */
+  private boolean othersMovedPast(long step) {
+    for (WeightVersion v : versions.versions(model)) {
+      if (v.step() > step && v.slots().keySet().stream().anyMatch(s -> !s.equals(slot))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void sleep(Duration d) {
@@ -292,7 +319,8 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     List<AutoCloseable> steps = new ArrayList<>();
     steps.add(this::markStale);
-    steps.addAll(sets.reversed());
+    steps.add(sets[1]);
+    steps.add(sets[0]);
     Closeables.closeAll(steps);
   }
 
@@ -385,7 +413,10 @@ public final class VersionedPublisher implements AutoCloseable {
       return this;
     }
 
-    /** Starts one publisher per buffer set and installs the shutdown hook. */
+    /**
+   * Makes the versioned publisher and installs the shutdown hook. Each buffer set's publisher starts (registers
+   * what it must, digests, announces) when the set is first written, in {@link #publish}.
+   */
     public VersionedPublisher start() {
       if (model == null || model.isEmpty() || slot == null || slot.isEmpty()) {
         throw new IllegalArgumentException("a versioned publisher needs a model and a slot");
@@ -402,27 +433,19 @@ public final class VersionedPublisher implements AutoCloseable {
       }
       WeightVersionStore checked = store.versions(); // fails now, naming the store, when it keeps no versions
       Objects.requireNonNull(checked, "versions");
-      List<Publisher> started = new ArrayList<>(2);
-      try {
-        for (int i = 0; i < 2; i++) {
-          // Each set announces itself under its own identity so plain discovery of the model never counts it.
-          Publisher.Builder b = Publisher.builder(transport, store)
-              .identity(model + "#buffer-set-" + i)
-              .workerId(workerId + "/set-" + i)
-              .rank(rank);
-          configure.accept(b);
-          bufferSets.get(i).accept(b);
-          started.add(b.start());
-        }
-      } catch (RuntimeException | Error e) {
-        try {
-          Closeables.closeAll(started.reversed());
-        } catch (RuntimeException rollback) {
-          e.addSuppressed(rollback);
-        }
-        throw e;
+      Publisher.Builder[] pending = new Publisher.Builder[2];
+      for (int i = 0; i < 2; i++) {
+        // Each set announces itself under its own identity so plain discovery of the model never counts it.
+        // It starts on the set's first write, so its first digests cover that step rather than empty memory.
+        Publisher.Builder b = Publisher.builder(transport, store)
+            .identity(model + "#buffer-set-" + i)
+            .workerId(workerId + "/set-" + i)
+            .rank(rank);
+        configure.accept(b);
+        bufferSets.get(i).accept(b);
+        pending[i] = b;
       }
-      VersionedPublisher p = new VersionedPublisher(this, List.copyOf(started));
+      VersionedPublisher p = new VersionedPublisher(this, pending);
       if (p.shutdownHook != null) {
         Runtime.getRuntime().addShutdownHook(p.shutdownHook);
       }
