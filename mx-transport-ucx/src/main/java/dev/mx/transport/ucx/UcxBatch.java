@@ -8,8 +8,9 @@ import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
 
 /**
- * GETs from one peer, in two phases: {@link UcxTransport#start} issues only the probe (a GET of the peer's directory
- * slots this batch depends on); {@link UcxTransport#await} checks the probe of every batch, then issues the data GETs.
+ * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link UcxServe}):
+ * {@link UcxTransport#start} issues only the probe (is each region this batch reads still registered?);
+ * {@link UcxTransport#await} checks the probe of every batch, then issues one data request per descriptor.
  */
 final class UcxBatch implements PendingRead {
   final UcxPeer peer;
@@ -22,8 +23,12 @@ final class UcxBatch implements PendingRead {
   final boolean[] regionUsed;
   final long bytes;
   UcxConnection connection;
-  /** Where the probe lands; freed by the GC (closing a shared arena per batch costs a thread handshake). */
-  MemorySegment directoryImage;
+  /** Names this batch in the peer's replies; registered with the transport while the batch waits for them. */
+  long token;
+  /** The request headers of the current phase; freed by the GC once no send references them. */
+  MemorySegment headers;
+  /** Position (in the peer's metadata) of the first region the probe found deregistered, or -1. */
+  volatile int deadRegion = -1;
   Flush probe;
   Flush data;
   /** Failure of the current phase (connection or flush), once settled. */
@@ -81,20 +86,44 @@ final class UcxBatch implements PendingRead {
     return bytes;
   }
 
-  /** Completion of one flush on an endpoint: everything issued on it before the flush has landed. */
+  /**
+   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one failed. It is
+   * also the callback of the phase's request sends, which only report failures (their replies count).
+   * Updated from progress, under the worker lock; read by waiting threads.
+   */
   static final class Flush extends UcxCallback {
     volatile boolean done;
     volatile String failure;
+    private volatile int outstanding;
 
-    @Override
-    public void onSuccess(UcpRequest request) {
+    Flush(int outstanding) {
+      this.outstanding = outstanding;
+      this.done = outstanding == 0;
+    }
+
+    /** One reply landed. Worker lock held. */
+    void landed() {
+      if (--outstanding == 0) {
+        done = true;
+      }
+    }
+
+    /** The phase failed. Worker lock held. */
+    void fail(String why) {
+      if (failure == null) {
+        failure = why;
+      }
       done = true;
     }
 
     @Override
+    public void onSuccess(UcpRequest request) {
+      // A request went out; its reply completes it.
+    }
+
+    @Override
     public void onError(int status, String message) {
-      failure = message + " (UCS status " + status + ")";
-      done = true;
+      fail("sending a read request failed: " + message + " (UCS status " + status + ")");
     }
   }
 }
