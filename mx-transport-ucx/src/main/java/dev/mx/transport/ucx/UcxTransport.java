@@ -179,8 +179,9 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * One-sided GETs: ~10 µs per descriptor and a few GB/s over TCP (62 k 4 KiB reads/s measured,
-   * docs/performance/mx-transport-ucx.md); RDMA NICs are faster, override with {@code mx.plan.cost.*}.
+   * Reads answered by the peer: ~10-20 µs per descriptor and one to a few GB/s over TCP (47 k 4 KiB reads/s
+   * and 1.2-1.3 GB/s in 1-64 MiB reads on a loaded 2-core machine, docs/performance/mx-transport-ucx.md); RDMA
+   * NICs are faster, override with {@code mx.plan.cost.*}.
    */
   @Override
   public dev.mx.api.transport.TransportCosts costs() {
