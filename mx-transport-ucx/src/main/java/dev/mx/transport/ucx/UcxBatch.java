@@ -3,9 +3,10 @@ package dev.mx.transport.ucx;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
-import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucs.UcsConstants;
 
 /**
  * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link UcxServe}):
@@ -31,6 +32,9 @@ final class UcxBatch implements PendingRead {
   volatile int deadRegion = -1;
   Flush probe;
   Flush data;
+  /** Rendezvous receives of the data phase still in progress, with their descriptor index (worker lock). */
+  private final List<UcpRequest> receives = new ArrayList<>();
+  private final List<Integer> receiveIndex = new ArrayList<>();
   /** Failure of the current phase (connection or flush), once settled. */
   String failure;
 
@@ -66,6 +70,37 @@ final class UcxBatch implements PendingRead {
     return false;
   }
 
+  /** Records a rendezvous receive of {@code phase}, completing it at once if UCX already has. Worker lock held. */
+  void receiving(Flush phase, int index, UcpRequest request) {
+    if (!settleReceive(phase, index, request)) {
+      receives.add(request);
+      receiveIndex.add(index);
+    }
+  }
+
+  /** Counts the receives that completed since the last call. Worker lock held. */
+  void pollReceives() {
+    Flush phase = data;
+    for (int i = receives.size() - 1; i >= 0; i--) {
+      if (settleReceive(phase, receiveIndex.get(i), receives.get(i))) {
+        receives.remove(i);
+        receiveIndex.remove(i);
+      }
+    }
+  }
+
+  private boolean settleReceive(Flush phase, int index, UcpRequest request) {
+    if (request != null && !request.isCompleted()) {
+      return false;
+    }
+    if (request == null || request.getStatus() == UcsConstants.STATUS.UCS_OK) {
+      phase.landed();
+    } else {
+      phase.fail("receiving descriptor #" + index + " failed (UCS status " + request.getStatus() + ")");
+    }
+    return true;
+  }
+
   /** What the batch was doing, for messages. */
   String phase() {
     return data != null ? "reading" : "checking the peer's regions, nothing issued yet";
@@ -87,11 +122,10 @@ final class UcxBatch implements PendingRead {
   }
 
   /**
-   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one failed. It is
-   * also the callback of the phase's request sends, which only report failures (their replies count).
+   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one failed.
    * Updated from progress, under the worker lock; read by waiting threads.
    */
-  static final class Flush extends UcxCallback {
+  static final class Flush {
     volatile boolean done;
     volatile String failure;
     private volatile int outstanding;
@@ -114,16 +148,6 @@ final class UcxBatch implements PendingRead {
         failure = why;
       }
       done = true;
-    }
-
-    @Override
-    public void onSuccess(UcpRequest request) {
-      // A request went out; its reply completes it.
-    }
-
-    @Override
-    public void onError(int status, String message) {
-      fail("sending a read request failed: " + message + " (UCS status " + status + ")");
     }
   }
 }

@@ -1,11 +1,11 @@
 package dev.mx.transport.ucx;
 
 import java.lang.foreign.Arena;
+import java.util.ArrayDeque;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Map;
-import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpConstants;
 import org.openucx.jucx.ucp.UcpEndpoint;
@@ -53,6 +53,14 @@ final class UcxServe {
   private final UcpWorker worker;
   /** Batches waiting for replies, by token. */
   private final Map<Long, UcxBatch> awaiting;
+  /**
+   * Replies UCX has not completed yet, with their headers, which must stay valid until then (UCX 1.13 cannot
+   * copy an active message header). Sent without a callback, so that replies to a receiver that went away fail
+   * quietly. Worker lock held.
+   */
+  private final ArrayDeque<InFlight> replies = new ArrayDeque<>();
+
+  private record InFlight(UcpRequest request, MemorySegment header) {}
 
   UcxServe(UcxTransport owner, UcpWorker worker, Map<Long, UcxBatch> awaiting) {
     this.owner = owner;
@@ -75,10 +83,14 @@ final class UcxServe {
     headers.set(LONG, at + 40, length);
   }
 
-  /** Sends request {@code i} of {@code headers} to the peer; failures land in {@code phase}. Worker lock held. */
-  static void send(UcpEndpoint ep, MemorySegment headers, int i, UcxBatch.Flush phase) {
+  /**
+   * Sends request {@code i} of {@code headers} to the peer. Worker lock held. No callback: its reply completes
+   * it, and a peer that fails is reported by the endpoint's error handler (jucx would log every failed request
+   * with a callback as an error). The headers stay reachable from the batch until its endpoint is closed.
+   */
+  static void send(UcpEndpoint ep, MemorySegment headers, int i) {
     ep.sendAmNonBlocking(READ, headers.address() + (long) i * REQUEST_BYTES, REQUEST_BYTES, 0, 0,
-        UcpConstants.UCP_AM_SEND_FLAG_REPLY, phase, HOST);
+        UcpConstants.UCP_AM_SEND_FLAG_REPLY, null, HOST);
   }
 
   // ---------------------------------------------------------------- publisher side
@@ -101,31 +113,30 @@ final class UcxServe {
       int id = length <= 0 ? -1 : regions.table().find(src, length);
       UcxRegistration r = id < 0 ? null : regions.byId().get(id);
       boolean live = r != null && r.slot == slot && r.cookie == cookie;
-      Reply reply = new Reply(token, index, live ? SERVED : NOT_REGISTERED);
+      MemorySegment reply = Arena.ofAuto().allocate(REPLY_BYTES, 8);
+      reply.set(LONG, 0, token);
+      reply.set(INT, 8, index);
+      reply.set(INT, 12, live ? SERVED : NOT_REGISTERED);
       boolean withData = live && index >= 0;
-      replyEp.sendAmNonBlocking(REPLY, reply.header.address(), REPLY_BYTES, withData ? src : 0, withData ? length : 0,
-          0, reply, HOST);
+      UcpRequest sent = replyEp.sendAmNonBlocking(REPLY, reply.address(), REPLY_BYTES, withData ? src : 0,
+          withData ? length : 0, 0, null, HOST);
+      forgetCompletedReplies();
+      if (sent != null && !sent.isCompleted()) {
+        replies.addLast(new InFlight(sent, reply));
+      }
     } catch (RuntimeException e) {
       LOG.debug("ucx endpoint '{}': answering a read request failed: {}", owner.localSession(), e.toString());
     }
     return UcsConstants.STATUS.UCS_OK;
   }
 
-  /** A reply in flight: its header stays reachable until UCX completes the send. */
-  private final class Reply extends UcxCallback {
-    final MemorySegment header = Arena.ofAuto().allocate(REPLY_BYTES, 8);
-
-    Reply(long token, int index, int status) {
-      header.set(LONG, 0, token);
-      header.set(INT, 8, index);
-      header.set(INT, 12, status);
+  /** Drops the oldest completed replies (all completed ones once many are held). Worker lock held. */
+  private void forgetCompletedReplies() {
+    while (!replies.isEmpty() && replies.peekFirst().request().isCompleted()) {
+      replies.pollFirst();
     }
-
-    @Override
-    public void onError(int status, String message) {
-      // The receiver went away or timed out and closed its endpoint: nothing to answer any more.
-      LOG.debug("ucx endpoint '{}': a read reply was not delivered: {} (UCS status {})", owner.localSession(), message,
-          status);
+    if (replies.size() > 4096) {
+      replies.removeIf(r -> r.request().isCompleted());
     }
   }
 
@@ -172,18 +183,10 @@ final class UcxServe {
           MemorySegment.ofAddress(b.dst[index]).reinterpret(length), 0, length);
       phase.landed();
     } else {
-      // Rendezvous: UCX moves the bytes straight into the destination.
-      worker.recvAmDataNonBlocking(data.getDataHandle(), b.dst[index], length, new UcxCallback() {
-        @Override
-        public void onSuccess(UcpRequest request) {
-          phase.landed();
-        }
-
-        @Override
-        public void onError(int ucsStatus, String message) {
-          phase.fail("receiving descriptor #" + index + " failed: " + message + " (UCS status " + ucsStatus + ")");
-        }
-      }, HOST);
+      // Rendezvous: UCX moves the bytes straight into the destination. Polled, not called back: jucx would log
+      // every receive a failing peer cancels as an error, on this process's stdout.
+      UcpRequest receive = worker.recvAmDataNonBlocking(data.getDataHandle(), b.dst[index], length, null, HOST);
+      b.receiving(phase, index, receive);
     }
     return UcsConstants.STATUS.UCS_OK;
   }

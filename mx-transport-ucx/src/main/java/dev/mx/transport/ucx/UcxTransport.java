@@ -445,7 +445,7 @@ public final class UcxTransport extends AbstractTransport {
             PeerMetadata.Region region = b.peer.meta.regions().get(r);
             UcxServe.writeRequest(b.headers, i, b.token, -1 - r, region.slot(), region.cookie(), region.base(),
                 region.length());
-            UcxServe.send(c.endpoint, b.headers, i++, b.probe);
+            UcxServe.send(c.endpoint, b.headers, i++);
           }
         }
       } catch (RuntimeException e) {
@@ -529,7 +529,7 @@ public final class UcxTransport extends AbstractTransport {
         for (int i = 0; i < b.len.length; i++) {
           int r = b.region[i];
           UcxServe.writeRequest(b.headers, i, b.token, i, b.peer.slots[r], b.peer.cookies[r], b.src[i], b.len[i]);
-          UcxServe.send(ep, b.headers, i, b.data);
+          UcxServe.send(ep, b.headers, i);
           sinceProgress += b.len[i];
           if ((i + 1) % PROGRESS_EVERY_REQUESTS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
             loop.progressLocked();
@@ -557,6 +557,14 @@ public final class UcxTransport extends AbstractTransport {
       long idleSince = -1;
       while (true) {
         boolean progressed = loop.progress(16);
+        workerLock.lock();
+        try {
+          for (UcxBatch b : batches) {
+            b.pollReceives();
+          }
+        } finally {
+          workerLock.unlock();
+        }
         boolean allDone = true;
         for (UcxBatch b : batches) {
           allDone &= b.settled();
