@@ -32,9 +32,10 @@ final class UcxBatch implements PendingRead {
   volatile int deadRegion = -1;
   Flush probe;
   Flush data;
-  /** Rendezvous receives of the data phase still in progress, with their descriptor index (worker lock). */
-  private final List<UcpRequest> receives = new ArrayList<>();
-  private final List<Integer> receiveIndex = new ArrayList<>();
+  /** Rendezvous receives of the data phase still in progress (worker lock). */
+  private final List<Receiving> receives = new ArrayList<>();
+
+  private record Receiving(int index, UcpRequest request) {}
   /** Failure of the current phase (connection or flush), once settled. */
   String failure;
 
@@ -73,20 +74,14 @@ final class UcxBatch implements PendingRead {
   /** Records a rendezvous receive of {@code phase}, completing it at once if UCX already has. Worker lock held. */
   void receiving(Flush phase, int index, UcpRequest request) {
     if (!settleReceive(phase, index, request)) {
-      receives.add(request);
-      receiveIndex.add(index);
+      receives.add(new Receiving(index, request));
     }
   }
 
   /** Counts the receives that completed since the last call. Worker lock held. */
   void pollReceives() {
     Flush phase = data;
-    for (int i = receives.size() - 1; i >= 0; i--) {
-      if (settleReceive(phase, receiveIndex.get(i), receives.get(i))) {
-        receives.remove(i);
-        receiveIndex.remove(i);
-      }
-    }
+    receives.removeIf(r -> settleReceive(phase, r.index(), r.request()));
   }
 
   private boolean settleReceive(Flush phase, int index, UcpRequest request) {
@@ -128,7 +123,7 @@ final class UcxBatch implements PendingRead {
   static final class Flush {
     volatile boolean done;
     volatile String failure;
-    private volatile int outstanding;
+    private int outstanding; // worker lock
 
     Flush(int outstanding) {
       this.outstanding = outstanding;

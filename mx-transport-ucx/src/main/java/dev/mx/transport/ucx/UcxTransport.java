@@ -106,8 +106,6 @@ public final class UcxTransport extends AbstractTransport {
   /** Batches waiting for their peer's replies, by token ({@link UcxServe}). */
   private final Map<Long, UcxBatch> awaiting = new ConcurrentHashMap<>();
   private final AtomicLong nextToken = new AtomicLong(1);
-  /** Answers peers' read requests and dispatches replies to ours. */
-  private final UcxServe serve;
 
   /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
   record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
@@ -150,8 +148,9 @@ public final class UcxTransport extends AbstractTransport {
       dir = new RegionDirectory(MemorySegment.ofAddress(dirMem.getAddress()).reinterpret(dirBytes, dirArena, null));
       this.directoryRkey = bytes(dirMem.getRemoteKeyBuffer());
       this.workerAddress = bytes(w.getAddress());
-      // Handlers before the progress thread starts, so no request finds the worker without them.
-      this.serve = new UcxServe(this, w, awaiting);
+      // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread starts, so
+      // no request finds the worker without them.
+      new UcxServe(this, w, awaiting);
       this.loop = new WorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
       // Reverse order: the directory's arena, its memory, the worker, the context.

@@ -43,38 +43,38 @@ public final class ReaderProcess {
       properties.put(args[i].substring(0, eq), args[i].substring(eq + 1));
     }
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    Arena arena = Arena.ofShared();
-    Transport t = new UcxTransportProvider().create(new TransportConfig("reader", timeout, properties));
-    MemorySegment dst = arena.allocate(length, 4096);
-    t.register(dst);
-    t.connect(peer, metadata);
-    ReadDescriptor whole = new ReadDescriptor(peer, base, dst.address(), length);
-    t.read(List.of(whole), Duration.ofSeconds(60));
-    System.out.println(PREFIX + "READY");
-    System.out.flush();
-    String result;
-    try {
-      t.read(Collections.nCopies(copies, whole), timeout);
-      result = "ok";
-    } catch (TransportTimeoutException e) {
-      result = "timeout";
-    } catch (RuntimeException e) {
-      result = "failed " + e;
-    }
-    System.out.println(PREFIX + "RESULT " + result);
-    System.out.flush();
-    for (String line; (line = in.readLine()) != null; ) {
-      switch (line.trim()) {
-        case "close" -> {
-          t.close();
-          arena.close();
-          System.out.println(PREFIX + "CLOSED");
-          System.out.flush();
-        }
-        case "exit" -> Runtime.getRuntime().halt(0);
-        default -> System.out.println(PREFIX + "unknown command '" + line + "'");
+    try (Arena arena = Arena.ofShared()) {
+      Transport t = new UcxTransportProvider().create(new TransportConfig("reader", timeout, properties));
+      MemorySegment dst = arena.allocate(length, 4096);
+      t.register(dst);
+      t.connect(peer, metadata);
+      ReadDescriptor whole = new ReadDescriptor(peer, base, dst.address(), length);
+      t.read(List.of(whole), Duration.ofSeconds(60));
+      System.out.println(PREFIX + "READY");
+      System.out.flush();
+      String result;
+      try {
+        t.read(Collections.nCopies(copies, whole), timeout);
+        result = "ok";
+      } catch (TransportTimeoutException e) {
+        result = "timeout";
+      } catch (RuntimeException e) {
+        result = "failed " + e;
       }
+      System.out.println(PREFIX + "RESULT " + result);
+      System.out.flush();
+      for (String line; (line = in.readLine()) != null; ) {
+        switch (line.trim()) {
+          case "close" -> {
+            t.close();
+            System.out.println(PREFIX + "CLOSED");
+            System.out.flush();
+          }
+          case "exit" -> Runtime.getRuntime().halt(0);
+          default -> System.out.println(PREFIX + "unknown command '" + line + "'");
+        }
+      }
+      t.close();
     }
-    t.close();
   }
 }
