@@ -10,18 +10,23 @@ import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.metadata.redis.RedisMetadataStore;
+import dev.mx.testing.RedisExtension;
+import dev.mx.testing.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Discovery through a real Redis, and what happens when Redis dies in the middle of it. */
 class RedisDiscoveryTest {
   private static final String IDENTITY = "model=redis-discovery;role=trainer";
+  // One server per test: the test kills it.
+  @RegisterExtension final RedisExtension redis = new RedisExtension();
 
   @Test
   void publishersAreFoundThenAKilledServerGivesRetriesAndTheTimeoutNamingTheStore() throws Exception {
-    try (RedisServer server = RedisServer.start();
-        ScriptedStore store = new ScriptedStore(new RedisMetadataStore(server.uri() + "?timeout=1s",
+    RedisServer server = redis.server();
+    try (ScriptedStore store = new ScriptedStore(new RedisMetadataStore(server.uri() + "?timeout=1s",
             Duration.ofSeconds(600)))) {
       for (String w : new String[] {"r0", "r1"}) {
         store.publish(new SourceRecord(IDENTITY, w, 0, TestTables.blob("agent-" + w, 2), SourceStatus.READY, 0));

@@ -9,35 +9,24 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.metadata.redis.RedisMetadataStore;
+import dev.mx.testing.RedisExtension;
+import dev.mx.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The store suite against a real redis-server, plus what only Redis has: TTLs, passwords, databases. */
 class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
   private static final Duration GC = Duration.ofSeconds(600);
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
 
   @Override
   protected MetadataStore openStore() {
-    return new RedisMetadataStore(server.uri(), GC);
+    return new RedisMetadataStore(REDIS.uri(), GC);
   }
 
   private static <T> T withRaw(String uri, java.util.function.Function<RedisCommands<String, String>, T> f) {
@@ -54,41 +43,41 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
     store.publish(new SourceRecord(identity, "w", 0, TestTables.blob("a", 1), SourceStatus.READY, 0));
     store.heartbeat(identity, "w", SourceStatus.READY);
     String tag = "mx:{" + StoreNames.encode(identity) + "}";
-    List<String> keys = withRaw(server.uri(), r -> r.keys(tag + "*")).stream().sorted().toList();
+    List<String> keys = withRaw(REDIS.uri(), r -> r.keys(tag + "*")).stream().sorted().toList();
     assertEquals(List.of(tag + ":source:w", tag + ":sources"), keys);
     for (String k : keys) {
-      long ttl = withRaw(server.uri(), r -> r.ttl(k));
+      long ttl = withRaw(REDIS.uri(), r -> r.ttl(k));
       assertTrue(ttl > GC.toSeconds() - 30 && ttl <= GC.toSeconds(), k + " ttl " + ttl);
     }
-    assertEquals("READY", withRaw(server.uri(), r -> r.hget(tag + ":source:w", "status")));
+    assertEquals("READY", withRaw(REDIS.uri(), r -> r.hget(tag + ":source:w", "status")));
   }
 
   @Test
   void aRecordThatExpiredIsNoLongerListedAndItsIndexEntryIsPruned() throws InterruptedException {
-    try (RedisMetadataStore shortLived = new RedisMetadataStore(server.uri(), Duration.ofSeconds(1))) {
+    try (RedisMetadataStore shortLived = new RedisMetadataStore(REDIS.uri(), Duration.ofSeconds(1))) {
       shortLived.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
       shortLived.heartbeat(identity, "w", SourceStatus.READY);
       store.publish(new SourceRecord(identity, "long", 0, new byte[] {2}, SourceStatus.READY, 0));
       store.heartbeat(identity, "long", SourceStatus.READY);
       String record = "mx:{" + StoreNames.encode(identity) + "}:source:w";
       long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (withRaw(server.uri(), r -> r.exists(record)) > 0 && System.nanoTime() < deadline) {
+      while (withRaw(REDIS.uri(), r -> r.exists(record)) > 0 && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
       assertEquals(List.of("long"), store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
-      assertEquals(List.of("long"), withRaw(server.uri(),
+      assertEquals(List.of("long"), withRaw(REDIS.uri(),
           r -> r.zrange("mx:{" + StoreNames.encode(identity) + "}:sources", 0, -1)));
     }
   }
 
   @Test
   void databasesAreSeparate() {
-    try (MetadataStore db3 = new RedisMetadataStore(server.uri() + "/3", GC)) {
+    try (MetadataStore db3 = new RedisMetadataStore(REDIS.uri() + "/3", GC)) {
       db3.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
       db3.heartbeat(identity, "w", SourceStatus.READY);
       assertEquals(1, db3.listReady(identity, FRESH).size());
       assertEquals(List.of(), store.listReady(identity, FRESH));
-      assertEquals("redis://127.0.0.1:" + server.port() + "/3", db3.uri());
+      assertEquals("redis://127.0.0.1:" + REDIS.port() + "/3", db3.uri());
     }
   }
 

@@ -5,34 +5,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.metadata.redis.RedisMetadataStore;
+import dev.mx.testing.RedisExtension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The version suite against a real redis-server, plus the key layout and GC TTL only Redis has. */
 class RedisWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
   private static final Duration GC = Duration.ofSeconds(600);
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
 
   @Override
   protected MetadataStore openStore() {
-    return new RedisMetadataStore(server.uri(), GC);
+    return new RedisMetadataStore(REDIS.uri(), GC);
   }
 
   @Test
@@ -41,7 +29,7 @@ class RedisWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
     versions.publishSlot(model, slot("v", "0", "w0", 1));
     versions.acquireLease(model, "v", "r", LONG_TTL);
     String tag = "mx:{" + StoreNames.encode(model) + "}";
-    RedisClient client = RedisClient.create(server.uri());
+    RedisClient client = RedisClient.create(REDIS.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       List<String> keys = c.sync().keys(tag + "*").stream().sorted().toList();
       String v = tag + ":version:v";

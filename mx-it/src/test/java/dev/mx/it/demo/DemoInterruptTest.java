@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.testing.Signals;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +45,7 @@ class DemoInterruptTest {
       assertEquals(4, workers.size(), "two trainer and two receiver JVMs run: " + workers);
       // A JVM started with SIGINT ignored (a background job of a non-interactive shell) passes that on to the
       // demo, which then cannot see Ctrl-C at all; SIGTERM, which the demo handles the same way, stands in.
-      String signal = sigintIgnored() ? "TERM" : "INT";
+      String signal = Signals.isIgnored(Signals.SIGINT) ? "TERM" : "INT";
       if (signal.equals("TERM")) {
         System.err.println("SIGINT is ignored by this test JVM (inherited): interrupting the demo with SIGTERM");
       }
@@ -61,15 +62,5 @@ class DemoInterruptTest {
     }
     assertEquals(List.of(), workers.stream().filter(ProcessHandle::isAlive).map(ProcessHandle::pid).toList(),
         "worker processes left behind after Ctrl-C");
-  }
-
-  /** Whether this process ignores SIGINT (bit 2 of the SigIgn mask in /proc/self/status). */
-  private static boolean sigintIgnored() throws java.io.IOException {
-    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
-      if (line.startsWith("SigIgn:")) {
-        return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & 0x2L) != 0;
-      }
-    }
-    return false;
   }
 }

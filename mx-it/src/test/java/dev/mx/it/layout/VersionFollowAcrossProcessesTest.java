@@ -17,6 +17,7 @@ import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmReference;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.version.VersionFollower;
+import dev.mx.testing.RedisServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -65,60 +66,22 @@ class VersionFollowAcrossProcessesTest {
   @Test
   void receiversFollowInOrderThroughARedisRestartedEmptyMidRun() throws Exception {
     TransportProvider ucx = ucx();
-    Path redis = Path.of("/usr/bin/redis-server");
-    if (!Files.isExecutable(redis)) {
-      System.err.println("SKIPPED receiversFollowInOrderThroughARedisRestartedEmptyMidRun: " + redis + " is not installed"
-          + " (apt-get install redis-server; .ci/run does this)");
-    }
-    assumeTrue(Files.isExecutable(redis), redis + " is not installed");
-    int port;
-    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = probe.getLocalPort();
-    }
-    java.util.concurrent.atomic.AtomicReference<Process> server = new java.util.concurrent.atomic.AtomicReference<>();
-    String uri = "redis://127.0.0.1:" + port;
-    try {
-      server.set(startRedis(redis, port, uri));
+    try (RedisServer server = RedisServer.start()) {
       // Mid-run, once every receiver installed two versions, Redis restarts empty: publishers carry on
       // creating versions, receivers resume with the next one.
-      follow(ucx, uri, 2, 5, seen -> {
+      follow(ucx, server.uri(), 2, 5, seen -> {
         try {
           long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
           while (seen.stream().anyMatch(s -> s.size() < 2)) {
             assertTrue(System.nanoTime() < deadline, "receivers installed two versions: " + seen);
             Thread.sleep(20);
           }
-          server.get().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-          server.set(startRedis(redis, port, uri));
+          server.restartEmpty();
           System.out.println("redis restarted empty after " + seen);
         } catch (Exception e) {
           throw new AssertionError("restarting redis", e);
         }
       });
-    } finally {
-      if (server.get() != null) {
-        server.get().destroyForcibly();
-        server.get().waitFor(10, TimeUnit.SECONDS);
-      }
-    }
-  }
-
-  private Process startRedis(Path redis, int port, String uri) throws Exception {
-    Process server = new ProcessBuilder(redis.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", "no").redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile())).start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-    while (true) {
-      try (MetadataStore probe = MetadataStores.open(uri + "?timeout=1s")) {
-        probe.versions().versions("probe");
-        return server;
-      } catch (RuntimeException notYet) {
-        if (System.nanoTime() > deadline || !server.isAlive()) {
-          throw new AssertionError("redis-server did not come up: " + Files.readString(dir.resolve("redis.log")),
-              notYet);
-        }
-        Thread.sleep(50);
-      }
     }
   }
 

@@ -7,6 +7,7 @@ import dev.mx.api.metadata.SlotStatus;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.metadata.file.FileMetadataStore;
+import dev.mx.testing.Signals;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +32,7 @@ class PublisherShutdownTest {
     // A JVM started with SIGINT ignored (a background job of a non-interactive shell, as under nohup) keeps
     // it ignored and installs no handler; children inherit that, so the SIGINT try only means something here
     // when this JVM does not ignore SIGINT.
-    boolean intIgnored = signalIgnored(2);
+    boolean intIgnored = Signals.isIgnored(Signals.SIGINT);
     if (intIgnored) {
       System.out.println("SIGINT is ignored by this test JVM (inherited), so its children cannot receive it:"
           + " sending SIGTERM in its place");
@@ -73,16 +74,5 @@ class PublisherShutdownTest {
     } finally {
       children.forEach(Process::destroyForcibly);
     }
-  }
-
-  /** Whether signal {@code signo} is ignored by this process (the SigIgn mask of /proc/self/status). */
-  static boolean signalIgnored(int signo) throws java.io.IOException {
-    for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
-      if (line.startsWith("SigIgn:")) {
-        long mask = Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
-        return (mask & (1L << (signo - 1))) != 0;
-      }
-    }
-    return false;
   }
 }

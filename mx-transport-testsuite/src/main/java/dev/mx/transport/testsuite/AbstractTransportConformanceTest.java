@@ -13,12 +13,14 @@ import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportStats;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -40,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * works, "no" asserts the specific failure documented on the flag (never a skip).
  * <ul>
  *   <li>{@link TransportBehavior#SUPPORTS_PEERS_IN_OTHER_PROCESSES} (default yes): a publisher in another JVM
- *       ({@link PeerProcess}, started with the test class path and {@link #peerTransportName()}) is read
+ *       ({@link PublisherProcess}, started with the test class path and {@link #peerTransportName()}) is read
  *       byte-exact; "no" must fail with a {@code TransportException} naming the peer.</li>
  *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate} gives
  *       registered memory a peer reads; "no" must throw naming the transport.</li>
@@ -68,13 +70,13 @@ public abstract class AbstractTransportConformanceTest {
     return behavior.defaultValue();
   }
 
-  /** The provider name a {@link PeerProcess} selects; default: the receiver endpoint's {@code name()}. */
+  /** The provider name the {@link PublisherProcess} of {@code peersInOtherProcesses} selects; default: the receiver endpoint's {@code name()}. */
   protected String peerTransportName() {
     return receiver.name();
   }
 
   /**
-   * Extra JVM arguments for the {@link PeerProcess} (e.g. {@code -Dmx.nixl.library=...} when this suite runs
+   * Extra JVM arguments for that {@link PublisherProcess} (e.g. {@code -Dmx.nixl.library=...} when this suite runs
    * against a library the provider would not find by itself); default none.
    */
   protected List<String> peerJvmArguments() {
@@ -123,7 +125,7 @@ public abstract class AbstractTransportConformanceTest {
     return s;
   }
 
-  /** Fills {@code s} with the pattern of {@code seed} (shared with {@link PeerProcess}). */
+  /** Fills {@code s} with the pattern of {@code seed}. */
   static void fill(MemorySegment s, long seed) {
     long size = s.byteSize();
     SplittableRandom r = new SplittableRandom(seed);
@@ -392,44 +394,22 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void peersInOtherProcesses() throws Exception {
     long bytes = 3 * MIB + 17;
-    List<String> command = new ArrayList<>(List.of(
-        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED"));
-    command.addAll(peerJvmArguments());
-    command.addAll(List.of(
-        "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        PeerProcess.class.getName(), peerTransportName(), PEER, Long.toString(bytes), "77"));
-    Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    try {
-      java.io.BufferedReader out = new java.io.BufferedReader(
-          new java.io.InputStreamReader(peer.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
-      String ready = out.readLine();
-      while (ready != null && !ready.startsWith("READY ")) {
-        ready = out.readLine(); // native libraries may print first
-      }
-      assertTrue(ready != null, "the peer process exited before it was ready");
-      String[] fields = ready.split(" ");
-      byte[] metadata = java.util.Base64.getDecoder().decode(fields[1]);
-      long address = Long.parseLong(fields[2]);
-      MemorySegment expected = patterned(bytes, 77);
+    try (PublisherProcess peer = PublisherProcess.start(peerTransportName(), PEER, 77, List.of(bytes), List.of(),
+        Map.of(), peerJvmArguments(), Map.of(), Duration.ofSeconds(60))) {
+      PublisherProcess.Region region = peer.regions().getFirst();
       MemorySegment dst = zeroed(bytes);
       registerOn(receiver, dst);
-      ReadDescriptor d = new ReadDescriptor(PEER, address, dst.address(), bytes);
+      ReadDescriptor d = new ReadDescriptor(PEER, region.base(), dst.address(), bytes);
       if (hasBehavior(TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES)) {
-        receiver.connect(PEER, metadata);
+        receiver.connect(PEER, peer.metadata());
         receiver.read(List.of(d), Duration.ofSeconds(60));
-        assertSameBytes(expected, 0, dst, 0, bytes, "read from another process");
+        assertEquals(-1, peer.pattern().mismatch(dst, 0, 0, 0, bytes), "read from another process: first wrong byte");
       } else {
         TransportException e = assertThrows(TransportException.class, () -> {
-          receiver.connect(PEER, metadata);
+          receiver.connect(PEER, peer.metadata());
           receiver.read(List.of(d), Duration.ofSeconds(10));
         });
         assertTrue(e.getMessage().contains(PEER), "the error should name peer '" + PEER + "': " + e.getMessage());
-      }
-    } finally {
-      peer.getOutputStream().close();
-      if (!peer.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-        peer.destroyForcibly();
       }
     }
   }

@@ -3,13 +3,15 @@ package dev.mx.transport.ucx;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
-import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * GETs from one peer, in two phases: {@link UcxTransport#start} issues only the probe (a GET of the peer's directory
- * slots this batch depends on); {@link UcxTransport#await} checks the probe of every batch, then issues the data GETs.
+ * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link UcxServe}):
+ * {@link UcxTransport#start} issues only the probe (is each region this batch reads still registered?);
+ * {@link UcxTransport#await} checks the probe of every batch, then issues one data request per descriptor.
  */
 final class UcxBatch implements PendingRead {
   final UcxPeer peer;
@@ -22,10 +24,18 @@ final class UcxBatch implements PendingRead {
   final boolean[] regionUsed;
   final long bytes;
   UcxConnection connection;
-  /** Where the probe lands; freed by the GC (closing a shared arena per batch costs a thread handshake). */
-  MemorySegment directoryImage;
+  /** Names this batch in the peer's replies; registered with the transport while the batch waits for them. */
+  long token;
+  /** The request headers of the current phase; freed by the GC once no send references them. */
+  MemorySegment headers;
+  /** Position (in the peer's metadata) of the first region the probe found deregistered, or -1. */
+  volatile int deadRegion = -1;
   Flush probe;
   Flush data;
+  /** Rendezvous receives of the data phase still in progress (worker lock). */
+  private final List<Receiving> receives = new ArrayList<>();
+
+  private record Receiving(int index, UcpRequest request) {}
   /** Failure of the current phase (connection or flush), once settled. */
   String failure;
 
@@ -61,6 +71,31 @@ final class UcxBatch implements PendingRead {
     return false;
   }
 
+  /** Records a rendezvous receive of {@code phase}, completing it at once if UCX already has. Worker lock held. */
+  void receiving(Flush phase, int index, UcpRequest request) {
+    if (!settleReceive(phase, index, request)) {
+      receives.add(new Receiving(index, request));
+    }
+  }
+
+  /** Counts the receives that completed since the last call. Worker lock held. */
+  void pollReceives() {
+    Flush phase = data;
+    receives.removeIf(r -> settleReceive(phase, r.index(), r.request()));
+  }
+
+  private boolean settleReceive(Flush phase, int index, UcpRequest request) {
+    if (request != null && !request.isCompleted()) {
+      return false;
+    }
+    if (request == null || request.getStatus() == UcsConstants.STATUS.UCS_OK) {
+      phase.landed();
+    } else {
+      phase.fail("receiving descriptor #" + index + " failed (UCS status " + request.getStatus() + ")");
+    }
+    return true;
+  }
+
   /** What the batch was doing, for messages. */
   String phase() {
     return data != null ? "reading" : "checking the peer's regions, nothing issued yet";
@@ -81,19 +116,32 @@ final class UcxBatch implements PendingRead {
     return bytes;
   }
 
-  /** Completion of one flush on an endpoint: everything issued on it before the flush has landed. */
-  static final class Flush extends UcxCallback {
+  /**
+   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one failed.
+   * Updated from progress, under the worker lock; read by waiting threads.
+   */
+  static final class Flush {
     volatile boolean done;
     volatile String failure;
+    private int outstanding; // worker lock
 
-    @Override
-    public void onSuccess(UcpRequest request) {
-      done = true;
+    Flush(int outstanding) {
+      this.outstanding = outstanding;
+      this.done = outstanding == 0;
     }
 
-    @Override
-    public void onError(int status, String message) {
-      failure = message + " (UCS status " + status + ")";
+    /** One reply landed. Worker lock held. */
+    void landed() {
+      if (--outstanding == 0) {
+        done = true;
+      }
+    }
+
+    /** The phase failed. Worker lock held. */
+    void fail(String why) {
+      if (failure == null) {
+        failure = why;
+      }
       done = true;
     }
   }

@@ -2,19 +2,16 @@ package dev.mx.transport.ucx;
 
 import java.util.List;
 import org.openucx.jucx.ucp.UcpEndpoint;
-import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One UCX endpoint to a peer with the peer's remote keys unpacked on it. Guarded by the worker lock. */
+/** One UCX endpoint to a peer. Guarded by the worker lock. */
 final class UcxConnection {
   private static final Logger LOG = LoggerFactory.getLogger(UcxConnection.class);
   private final UcxTransport owner;
   final UcxPeer peer;
-  final UcpRemoteKey[] keys;
   UcpEndpoint endpoint;
-  UcpRemoteKey directoryKey;
   /** UCX's description of the failure once the endpoint failed (set from the error callback). */
   volatile String failure;
   int inFlight;
@@ -24,7 +21,6 @@ final class UcxConnection {
   UcxConnection(UcxTransport owner, UcxPeer peer) {
     this.owner = owner;
     this.peer = peer;
-    this.keys = new UcpRemoteKey[peer.meta.regions().size()];
   }
 
   void fail(int status, String message) {
@@ -45,24 +41,17 @@ final class UcxConnection {
     }
   }
 
-  /** Destroys remote keys, then the endpoint (flushing unless forced or failed), and waits. Worker lock held. */
+  /** Closes the endpoint (flushing unless forced or failed) and waits. Worker lock held. */
   void close(boolean force) {
     owner.awaitClosed(List.of(this), beginClose(force));
   }
 
-  /**
-   * Destroys the remote keys (before the endpoint, as UCX requires) and starts closing the endpoint;
-   * returns the close request, or null when there is nothing to wait for. Worker lock held.
-   */
+  /** Starts closing the endpoint; returns the close request, or null when there is nothing to wait for. Worker lock held. */
   UcpRequest beginClose(boolean force) {
     if (closed) {
       return null;
     }
     closed = true;
-    for (UcpRemoteKey k : keys) {
-      closeKey(k);
-    }
-    closeKey(directoryKey);
     if (endpoint == null) {
       return null;
     }
@@ -71,16 +60,6 @@ final class UcxConnection {
     } catch (RuntimeException e) {
       LOG.debug("closing the ucx endpoint to peer '{}': {}", peer.session, e.toString());
       return null;
-    }
-  }
-
-  private void closeKey(UcpRemoteKey k) {
-    if (k != null) {
-      try {
-        k.close();
-      } catch (RuntimeException e) {
-        LOG.debug("destroying a remote key of peer '{}': {}", peer.session, e.toString());
-      }
     }
   }
 }

@@ -29,7 +29,7 @@ final class UcxPeer {
     }
   }
 
-  /** Creates the endpoint and unpacks every remote key; the caller holds the worker lock. */
+  /** Creates the endpoint; the caller holds the worker lock. */
   void open() {
     UcxConnection c = new UcxConnection(owner, this);
     UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(UcxTransport.direct(meta.workerAddress()))
@@ -38,11 +38,8 @@ final class UcxPeer {
       params.setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> c.fail(status, message));
     }
     try {
+      // Reads are requests the peer answers (UcxServe), so its remote keys are not unpacked.
       c.endpoint = owner.worker().newEndpoint(params);
-      c.directoryKey = c.endpoint.unpackRemoteKey(UcxTransport.direct(meta.directoryRkey()));
-      for (int i = 0; i < c.keys.length; i++) {
-        c.keys[i] = c.endpoint.unpackRemoteKey(UcxTransport.direct(meta.regions().get(i).rkey()));
-      }
     } catch (RuntimeException e) {
       c.close(true);
       throw new TransportException(session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);

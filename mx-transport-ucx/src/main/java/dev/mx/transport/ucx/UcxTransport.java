@@ -21,19 +21,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpParams;
-import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
-import org.openucx.jucx.ucs.UcsConstants;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,22 +39,24 @@ import org.slf4j.LoggerFactory;
  * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a
  * {@link WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or hands out
  * memory UCX allocates ({@link #allocate}), and publishes a {@link PeerMetadata} blob. A receiver
- * {@link #connect connects} a peer once (endpoint plus unpacked remote keys, cached).
+ * {@link #connect connects} a peer once (an endpoint, cached).
  *
- * <p>A read goes in two phases. {@link #prepare} checks every descriptor against the regions the peer
- * published and the local registrations; {@link #start} issues one small GET of the peer's
- * {@link RegionDirectory live-region directory}; {@link #await} waits for every peer's directory, rejects the
- * whole call when a region was deregistered meanwhile (so nothing moves), then issues the data: implicit
- * non-blocking GETs (no request object per descriptor) and one flush per endpoint, and waits, progressing the
- * worker, spinning briefly and then sleeping on its event fd when nothing moves, all within the call's
- * timeout.
+ * <p>A read goes in two phases, each a set of requests the peer answers with UCX active messages
+ * ({@link UcxServe}; one-sided GETs would let a vanished receiver abort the publisher, issue 14).
+ * {@link #prepare} checks every descriptor against the regions the peer published and the local
+ * registrations; {@link #start} asks the peer, per region the batch reads, whether it is still registered;
+ * {@link #await} waits for every peer's answers, rejects the whole call when a region was deregistered
+ * meanwhile (so nothing moves), then sends one request per descriptor, which the peer answers with the bytes
+ * (zero-copy rendezvous where the transport can), and waits, progressing the worker, spinning briefly and then
+ * sleeping on its event fd when nothing moves, all within the call's timeout. Every endpoint serves its own
+ * registered regions the same way, and only bytes inside them.
  *
  * <p>A peer that dies or cannot be reached fails the reads waiting on it with a {@link TransportException}
  * naming it; reads that outlive the call's timeout fail with a {@link TransportTimeoutException}. Either way
  * the peer's endpoint is force-closed, so no late byte lands after the call returned, and the next batch to
  * that peer reconnects from its metadata.
  *
- * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close remote keys and
+ * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close
  * endpoints, deregister memory, destroy the worker, then the context.
  *
  * <p>Split the way Netty splits a native transport: this class holds the endpoint and the read path;
@@ -67,8 +67,8 @@ import org.slf4j.LoggerFactory;
 @SuppressWarnings("restricted") // calling native code is what this class is for
 public final class UcxTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
-  /** While issuing, progress the worker once per this many GETs, so the peer starts serving early. */
-  private static final int PROGRESS_EVERY_GETS = 64;
+  /** While issuing, progress the worker once per this many requests, so the peer starts serving early. */
+  private static final int PROGRESS_EVERY_REQUESTS = 64;
   /** ... or once per this many bytes requested. */
   private static final long PROGRESS_EVERY_BYTES = 8L << 20;
   /** Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up). */
@@ -94,15 +94,18 @@ public final class UcxTransport extends AbstractTransport {
   final Object registry = new Object();
   final Map<Integer, UcxRegistration> registrations = new HashMap<>();
   /**
-   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). Over transports that
-   * emulate GETs the publisher's own progress copies the bytes out, so a GET a receiver checked just before
-   * the close may still arrive: freeing at once could crash this process. They are freed after a grace period
+   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}).  A reply to a read a
+   * receiver's probe passed just before the close may still be on its way out of it (or a rendezvous reading
+   * it): freeing at once could crash this process. They are freed after a grace period
    * (on a later registration change) or when the endpoint closes.
    */
   final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
   private int nextRegistrationId;
   volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
+  /** Batches waiting for their peer's replies, by token ({@link UcxServe}). */
+  private final Map<Long, UcxBatch> awaiting = new ConcurrentHashMap<>();
+  private final AtomicLong nextToken = new AtomicLong(1);
 
   /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
   record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
@@ -128,7 +131,7 @@ public final class UcxTransport extends AbstractTransport {
     UcpMemory dirMem = null;
     Arena dirArena = null;
     try {
-      UcpParams params = new UcpParams().requestRmaFeature().requestWakeupFeature();
+      UcpParams params = new UcpParams().requestRmaFeature().requestAmFeature().requestWakeupFeature();
       if (opts.tls() != null) {
         params.setConfig("TLS", opts.tls());
       }
@@ -146,6 +149,9 @@ public final class UcxTransport extends AbstractTransport {
       dir = new RegionDirectory(MemorySegment.ofAddress(dirMem.getAddress()).reinterpret(dirBytes, dirArena, null));
       this.directoryRkey = bytes(dirMem.getRemoteKeyBuffer());
       this.workerAddress = bytes(w.getAddress());
+      // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread starts, so
+      // no request finds the worker without them.
+      new UcxServe(this, w, awaiting);
       this.loop = new WorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
       // Reverse order: the directory's arena, its memory, the worker, the context.
@@ -173,8 +179,9 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * One-sided GETs: ~10 µs per descriptor and a few GB/s over TCP (62 k 4 KiB reads/s measured,
-   * docs/performance/mx-transport-ucx.md); RDMA NICs are faster, override with {@code mx.plan.cost.*}.
+   * Reads answered by the peer: ~10-20 µs per descriptor and one to a few GB/s over TCP (47 k 4 KiB reads/s
+   * and 1.2-1.3 GB/s in 1-64 MiB reads on a loaded 2-core machine, docs/performance/mx-transport-ucx.md); RDMA
+   * NICs are faster, override with {@code mx.plan.cost.*}.
    */
   @Override
   public dev.mx.api.transport.TransportCosts costs() {
@@ -407,19 +414,15 @@ public final class UcxTransport extends AbstractTransport {
     return new UcxBatch(peer, group, src, dst, len, region, used, total);
   }
 
-  /** Connects (if needed) and issues the batch's probe: one GET of the peer's directory, and a flush. */
+  /**
+   * Connects (if needed) and issues the batch's probe: one request per region the batch reads, which the peer
+   * answers saying whether the region is still registered.
+   */
   @Override
   protected void start(PendingRead prepared) {
     if (!(prepared instanceof UcxBatch b)) {
       return; // local copies happen in await(), once every peer of the call has been checked
     }
-    int maxSlot = 0;
-    for (int r = 0; r < b.regionUsed.length; r++) {
-      if (b.regionUsed[r]) {
-        maxSlot = Math.max(maxSlot, b.peer.slots[r]);
-      }
-    }
-    long imageBytes = (maxSlot + 1L) * Long.BYTES;
     workerLock.lock();
     try {
       ensureOpen();
@@ -429,11 +432,23 @@ public final class UcxTransport extends AbstractTransport {
         if (c.failure != null) {
           throw new IllegalStateException(c.failure);
         }
-        b.directoryImage = Arena.ofAuto().allocate(imageBytes, 64);
-        b.probe = new UcxBatch.Flush();
-        c.endpoint.getNonBlockingImplicit(b.peer.meta.directoryBase(), c.directoryKey, b.directoryImage.address(),
-            imageBytes);
-        completeInline(c.endpoint.flushNonBlocking(b.probe), b.probe);
+        int regions = 0;
+        for (boolean used : b.regionUsed) {
+          regions += used ? 1 : 0;
+        }
+        b.token = nextToken.getAndIncrement();
+        b.headers = Arena.ofAuto().allocate((long) regions * UcxServe.REQUEST_BYTES, 8);
+        b.probe = new UcxBatch.Flush(regions);
+        awaiting.put(b.token, b);
+        int i = 0;
+        for (int r = 0; r < b.regionUsed.length; r++) {
+          if (b.regionUsed[r]) {
+            PeerMetadata.Region region = b.peer.meta.regions().get(r);
+            UcxServe.writeRequest(b.headers, i, b.token, -1 - r, region.slot(), region.cookie(), region.base(),
+                region.length());
+            UcxServe.send(c.endpoint, b.headers, i++);
+          }
+        }
       } catch (RuntimeException e) {
         String why = "starting reads failed: " + e.getMessage();
         b.peer.breakConnection(c, why);
@@ -445,19 +460,9 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** Records a flush that UCX completed inline (nothing was outstanding). */
-  private static void completeInline(UcpRequest request, UcxBatch.Flush flush) {
-    if (request.isCompleted()) {
-      if (request.getStatus() != UcsConstants.STATUS.UCS_OK && flush.failure == null) {
-        flush.failure = "flush failed (UCS status " + request.getStatus() + ")";
-      }
-      flush.done = true;
-    }
-  }
-
   /**
    * Waits for every probe, rejects the whole call (before any data moves) when a peer failed or a region was
-   * deregistered, copies local batches, issues every peer's data GETs with one flush each, and waits for
+   * deregistered, copies local batches, sends every peer's data requests, and waits for
    * them; all within {@code timeout}.
    */
   @Override
@@ -495,7 +500,7 @@ public final class UcxTransport extends AbstractTransport {
   private void checkStillPublished(UcxBatch b) {
     UcxPeer peer = b.peer;
     for (int r = 0; r < b.regionUsed.length; r++) {
-      if (b.regionUsed[r] && !RegionDirectory.isLive(b.directoryImage, peer.slots[r], peer.cookies[r])) {
+      if (b.regionUsed[r] && b.deadRegion == r) {
         int first = 0;
         while (b.region[first] != r) {
           first++;
@@ -508,31 +513,32 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** Issues every data GET of the batch and one flush on the peer's endpoint. */
+  /** Issues one read request per descriptor of the batch; the peer answers each with its bytes. */
   private void issueData(UcxBatch b) {
     workerLock.lock();
     try {
       ensureOpen();
       UcxConnection c = b.connection;
-      b.data = new UcxBatch.Flush();
+      b.data = new UcxBatch.Flush(b.len.length);
       try {
         if (c.failure != null || c.closed) {
           throw new IllegalStateException(c.failure != null ? c.failure : "its endpoint was closed");
         }
         UcpEndpoint ep = c.endpoint;
+        b.headers = Arena.ofAuto().allocate((long) b.len.length * UcxServe.REQUEST_BYTES, 8);
         long sinceProgress = 0;
         for (int i = 0; i < b.len.length; i++) {
-          ep.getNonBlockingImplicit(b.src[i], c.keys[b.region[i]], b.dst[i], b.len[i]);
+          int r = b.region[i];
+          UcxServe.writeRequest(b.headers, i, b.token, i, b.peer.slots[r], b.peer.cookies[r], b.src[i], b.len[i]);
+          UcxServe.send(ep, b.headers, i);
           sinceProgress += b.len[i];
-          if ((i + 1) % PROGRESS_EVERY_GETS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
+          if ((i + 1) % PROGRESS_EVERY_REQUESTS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
             loop.progressLocked();
             sinceProgress = 0;
           }
         }
-        completeInline(ep.flushNonBlocking(b.data), b.data);
       } catch (RuntimeException e) {
-        b.data.failure = "issuing " + b.len.length + " reads failed: " + e.getMessage();
-        b.data.done = true;
+        b.data.fail("issuing " + b.len.length + " reads failed: " + e.getMessage());
       }
     } finally {
       workerLock.unlock();
@@ -552,6 +558,14 @@ public final class UcxTransport extends AbstractTransport {
       long idleSince = -1;
       while (true) {
         boolean progressed = loop.progress(16);
+        workerLock.lock();
+        try {
+          for (UcxBatch b : batches) {
+            b.pollReceives();
+          }
+        } finally {
+          workerLock.unlock();
+        }
         boolean allDone = true;
         for (UcxBatch b : batches) {
           allDone &= b.settled();
@@ -647,8 +661,9 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** Releases the batch's connection (its probe GET is complete or purged). Lock held. */
-  private static void finish(UcxBatch b) {
+  /** Stops dispatching replies to the batch and releases its connection. Lock held. */
+  private void finish(UcxBatch b) {
+    awaiting.remove(b.token);
     if (b.connection != null) {
       b.connection.release();
       b.connection = null;

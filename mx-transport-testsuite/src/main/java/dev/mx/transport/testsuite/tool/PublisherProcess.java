@@ -70,13 +70,26 @@ public final class PublisherProcess implements AutoCloseable {
   /** As {@link #start(String, long, List, List, Map, Duration)} over the transport named {@code transport}. */
   public static PublisherProcess start(String transport, String session, long seed, List<Long> sizes,
       List<Long> allocatedSizes, Map<String, String> properties, Duration startTimeout) throws IOException {
+    return start(transport, session, seed, sizes, allocatedSizes, properties, List.of(), Map.of(), startTimeout);
+  }
+
+  /**
+   * As {@link #start(String, String, long, List, List, Map, Duration)}, with extra JVM arguments for the child
+   * (e.g. {@code -Dmx.nixl.library=...}) and extra environment variables (e.g. {@code UCX_TCP_KEEPIDLE}, which
+   * UCX reads only from its environment).
+   */
+  public static PublisherProcess start(String transport, String session, long seed, List<Long> sizes,
+      List<Long> allocatedSizes, Map<String, String> properties, List<String> jvmArguments,
+      Map<String, String> environment, Duration startTimeout) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
     cmd.add("-Xmx128m");
     cmd.add("-XX:+UseSerialGC");
+    cmd.addAll(jvmArguments);
     cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
+    // Under surefire java.class.path may be its booter jar alone; the test class path is the real one.
+    cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
     cmd.add(PatternPublisher.class.getName());
     cmd.add("--transport");
     cmd.add(transport);
@@ -97,7 +110,9 @@ public final class PublisherProcess implements AutoCloseable {
       cmd.add(k + "=" + v);
     });
     Path log = Files.createTempFile("mx-publisher-" + session + "-", ".log");
-    Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(log.toFile());
+    builder.environment().putAll(environment);
+    Process p = builder.start();
     CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readUntilReady(p));
     try {
       List<String> got = lines.get(startTimeout.toMillis(), TimeUnit.MILLISECONDS);
