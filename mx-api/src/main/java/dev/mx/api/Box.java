@@ -18,8 +18,12 @@ public record Box(long[] lo, long[] hi) {
     for (int d = 0; d < lo.length; d++) {
       if (lo[d] < 0 || hi[d] < lo[d]) {
         throw new IllegalArgumentException(
-            "box has a negative extent or origin in dim " + d + ": lo " + Arrays.toString(lo)
-                + ", hi " + Arrays.toString(hi));
+            "box has a negative extent or origin in dim "
+                + d
+                + ": lo "
+                + Arrays.toString(lo)
+                + ", hi "
+                + Arrays.toString(hi));
       }
     }
   }
@@ -28,8 +32,14 @@ public record Box(long[] lo, long[] hi) {
   public static Box at(long[] offset, Shape shape) {
     if (offset.length != shape.rank()) {
       throw new IllegalArgumentException(
-          "offset " + Arrays.toString(offset) + " has rank " + offset.length + " but shape " + shape
-              + " has rank " + shape.rank());
+          "offset "
+              + Arrays.toString(offset)
+              + " has rank "
+              + offset.length
+              + " but shape "
+              + shape
+              + " has rank "
+              + shape.rank());
     }
     long[] hi = new long[offset.length];
     for (int d = 0; d < offset.length; d++) {

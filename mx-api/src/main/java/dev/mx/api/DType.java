@@ -5,8 +5,8 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * Element types a tensor may hold, with their size and every label spelling mx accepts
- * ({@code torch.bfloat16}, {@code bfloat16}, {@code bf16}, safetensors {@code BF16}).
+ * Element types a tensor may hold, with their size and every label spelling mx accepts ({@code
+ * torch.bfloat16}, {@code bfloat16}, {@code bf16}, safetensors {@code BF16}).
  */
 public enum DType {
   BOOL(1, "bool", "bool", "BOOL"),
@@ -28,7 +28,12 @@ public enum DType {
   private final String safetensorsName;
   private final String[] aliases;
 
-  DType(int elementSize, String torchName, String shortName, String safetensorsName, String... aliases) {
+  DType(
+      int elementSize,
+      String torchName,
+      String shortName,
+      String safetensorsName,
+      String... aliases) {
     this.elementSize = elementSize;
     this.torchName = torchName;
     this.shortName = shortName;

@@ -1,10 +1,10 @@
 package dev.mx.api;
 
 /**
- * The one definition of mx's 16-bit float rounding, shared by the weight generator (mx-layout) and the
- * receiver's casts (mx-refit): pure static bit functions, bit-exact with PyTorch's CPU casts. Round to
- * nearest, ties to even; NaN stays NaN (bf16 writes PyTorch 2.x's quiet NaN {@code 0x7fc0}); f16 overflow
- * becomes infinity; subnormals are kept.
+ * The one definition of mx's 16-bit float rounding, shared by the weight generator (mx-layout) and
+ * the receiver's casts (mx-refit): pure static bit functions, bit-exact with PyTorch's CPU casts.
+ * Round to nearest, ties to even; NaN stays NaN (bf16 writes PyTorch 2.x's quiet NaN {@code
+ * 0x7fc0}); f16 overflow becomes infinity; subnormals are kept.
  */
 public final class HalfFloats {
   /** The quiet NaN PyTorch 2.x writes for any bf16 NaN. */

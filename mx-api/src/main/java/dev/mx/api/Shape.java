@@ -3,8 +3,8 @@ package dev.mx.api;
 import java.util.Arrays;
 
 /**
- * An immutable tensor shape (extents per dimension, each {@code >= 0}). Element counts and byte sizes
- * are {@code long} and checked for overflow.
+ * An immutable tensor shape (extents per dimension, each {@code >= 0}). Element counts and byte
+ * sizes are {@code long} and checked for overflow.
  */
 public record Shape(long[] dims) {
 

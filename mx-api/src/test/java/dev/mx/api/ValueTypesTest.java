@@ -25,7 +25,8 @@ class ValueTypesTest {
 
   @Test
   void unknownDtypeNamesTheLabelAndListsTheKnownOnes() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DType.parse("torch.complex64"));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> DType.parse("torch.complex64"));
     assertTrue(e.getMessage().contains("'torch.complex64'"), e.getMessage());
     assertTrue(e.getMessage().contains("bf16"), e.getMessage());
   }
@@ -34,7 +35,9 @@ class ValueTypesTest {
   void shapesCountElementsAndCatchOverflow() {
     assertEquals(24, Shape.of(2, 3, 4).numel());
     assertEquals(1, Shape.of(new long[0]).numel());
-    assertEquals(List.of(12L, 4L, 1L), java.util.Arrays.stream(Shape.of(2, 3, 4).rowMajorStrides()).boxed().toList());
+    assertEquals(
+        List.of(12L, 4L, 1L),
+        java.util.Arrays.stream(Shape.of(2, 3, 4).rowMajorStrides()).boxed().toList());
     assertThrows(ArithmeticException.class, () -> Shape.of(1L << 40, 1L << 40).numel());
     assertThrows(IllegalArgumentException.class, () -> Shape.of(2, -1));
     assertEquals(Shape.of(2, 3), Shape.of(2L, 3L));
@@ -45,17 +48,25 @@ class ValueTypesTest {
     Box a = Box.at(new long[] {0, 0}, Shape.of(4, 8));
     Box b = Box.at(new long[] {2, 4}, Shape.of(4, 8));
     assertEquals(new Box(new long[] {2, 4}, new long[] {4, 8}), a.intersect(b));
-    assertNull(a.intersect(Box.at(new long[] {4, 0}, Shape.of(1, 1))), "touching boxes are disjoint");
+    assertNull(
+        a.intersect(Box.at(new long[] {4, 0}, Shape.of(1, 1))), "touching boxes are disjoint");
     assertThrows(IllegalArgumentException.class, () -> a.intersect(Box.whole(Shape.of(3))));
   }
 
   @Test
   void recordsValidateAndNameTheTensor() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> new Shard(new long[] {0}, Shape.of(2, 2), "trainer-3", 4096, 4, null));
-    assertTrue(e.getMessage().contains("trainer-3") && e.getMessage().contains("rank"), e.getMessage());
-    IllegalArgumentException c = assertThrows(IllegalArgumentException.class,
-        () -> new RecordedCopy("w", List.of(), "p", 0, Shape.of(2, 2), new long[] {1}, DType.F32));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new Shard(new long[] {0}, Shape.of(2, 2), "trainer-3", 4096, 4, null));
+    assertTrue(
+        e.getMessage().contains("trainer-3") && e.getMessage().contains("rank"), e.getMessage());
+    IllegalArgumentException c =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                new RecordedCopy(
+                    "w", List.of(), "p", 0, Shape.of(2, 2), new long[] {1}, DType.F32));
     assertTrue(c.getMessage().contains("'w'") && c.getMessage().contains("'p'"), c.getMessage());
   }
 }

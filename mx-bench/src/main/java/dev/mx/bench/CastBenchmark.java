@@ -23,21 +23,31 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The receiver's casts and their baselines, time per pass on a 64 MiB source: {@code cast} converts
- * {@code pair} ("from>to"); {@code copyDst} and {@code copyTraffic} copy the cast's destination bytes and
- * (source + destination) / 2 bytes, the copy with the same memory traffic. Ratio = baseline time / cast
- * time. The single-JVM sweep with interleaved baselines is
- * {@code ./mx bench kernels} (KernelBench).
+ * {@code pair} ("from>to"); {@code copyDst} and {@code copyTraffic} copy the cast's destination
+ * bytes and (source + destination) / 2 bytes, the copy with the same memory traffic. Ratio =
+ * baseline time / cast time. The single-JVM sweep with interleaved baselines is {@code ./mx bench
+ * kernels} (KernelBench).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class CastBenchmark {
   private static final long SIZE = 64L << 20;
 
-  @Param({"bf16>f32", "f32>bf16", "f16>f32", "f32>f16", "f32>f8_e4m3fn", "f8_e4m3fn>bf16", "bf16>f8_e4m3fn"})
+  @Param({
+    "bf16>f32",
+    "f32>bf16",
+    "f16>f32",
+    "f32>f16",
+    "f32>f8_e4m3fn",
+    "f8_e4m3fn>bf16",
+    "bf16>f8_e4m3fn"
+  })
   public String pair;
 
   private Arena arena;

@@ -23,16 +23,18 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The shard digest against its baseline, a plain int32 sum over the same off-heap buffer: time per pass,
- * so throughput is {@code mib / 1024 / score} GiB/s and the ratio is {@code int32Sum / digest}.
- * {@code threads = 0} means all cores. Target: ratio &ge; 1.0.
+ * The shard digest against its baseline, a plain int32 sum over the same off-heap buffer: time per
+ * pass, so throughput is {@code mib / 1024 / score} GiB/s and the ratio is {@code int32Sum /
+ * digest}. {@code threads = 0} means all cores. Target: ratio &ge; 1.0.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class DigestBenchmark {
 
   @Param({"1024"})

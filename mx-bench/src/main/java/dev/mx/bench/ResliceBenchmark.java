@@ -24,17 +24,19 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Re-slice against its baseline: {@code reslice} moves 64 MiB as a narrow of {@code runBytes} runs out of
- * a staged f32 source twice as wide into a contiguous parameter; {@code copySrc} copies 64 MiB with one
- * {@link MemorySegment#copy}. Ratio = copy time / re-slice time. The single-JVM sweep with interleaved baselines is
- * {@code ./mx bench kernels} (KernelBench).
+ * Re-slice against its baseline: {@code reslice} moves 64 MiB as a narrow of {@code runBytes} runs
+ * out of a staged f32 source twice as wide into a contiguous parameter; {@code copySrc} copies 64
+ * MiB with one {@link MemorySegment#copy}. Ratio = copy time / re-slice time. The single-JVM sweep
+ * with interleaved baselines is {@code ./mx bench kernels} (KernelBench).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class ResliceBenchmark {
   private static final long SIZE = 64L << 20;
 
@@ -65,9 +67,15 @@ public class ResliceBenchmark {
     copyTo.fill((byte) 3);
     long cols = runBytes / 4;
     long rows = SIZE / runBytes;
-    narrow = ViewCopy.compile("bench narrow", src, DType.F32,
-        new AsStrided(0, new long[] {rows, cols}, new long[] {2 * cols, 1}), dst, DType.F32,
-        AsStrided.contiguous(Shape.of(rows, cols)));
+    narrow =
+        ViewCopy.compile(
+            "bench narrow",
+            src,
+            DType.F32,
+            new AsStrided(0, new long[] {rows, cols}, new long[] {2 * cols, 1}),
+            dst,
+            DType.F32,
+            AsStrided.contiguous(Shape.of(rows, cols)));
   }
 
   @TearDown(Level.Trial)

@@ -26,17 +26,31 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code mx bench NAME}: one benchmark and its baseline, measured in the same process. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
-    description = {"Run one benchmark and its baseline in the same process and print the ratio",
-        "(value / baseline; higher is better)."})
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run one benchmark and its baseline in the same process and print the ratio",
+      "(value / baseline; higher is better)."
+    })
 final class BenchCommand implements Callable<Integer> {
 
   /** Every benchmark by name, in help order. */
   static Map<String, Benchmark> benchmarks() {
     Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b : List.<Benchmark>of(new MemBench(), new UcxBench(), new ShmBench(), new NixlBench(),
-        new DigestBench(), new PlanBench(), new Qwen3PlanBench(), new RefitBench(), new KernelBench(), new GenBench(),
-        new CudaBench())) {
+    for (Benchmark b :
+        List.<Benchmark>of(
+            new MemBench(),
+            new UcxBench(),
+            new ShmBench(),
+            new NixlBench(),
+            new DigestBench(),
+            new PlanBench(),
+            new Qwen3PlanBench(),
+            new RefitBench(),
+            new KernelBench(),
+            new GenBench(),
+            new CudaBench())) {
       m.put(b.name(), b);
     }
     return m;
@@ -50,17 +64,29 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Parameters(index = "0", completionCandidates = Names.class, paramLabel = "NAME",
+  @Parameters(
+      index = "0",
+      completionCandidates = Names.class,
+      paramLabel = "NAME",
       description = "Benchmark to run: ${COMPLETION-CANDIDATES}.")
   String name;
 
-  @Option(names = "--json", description = "Print a JSON list of {metric, value, unit, baseline_metric, baseline_value, ratio}.")
+  @Option(
+      names = "--json",
+      description =
+          "Print a JSON list of {metric, value, unit, baseline_metric, baseline_value, ratio}.")
   boolean json;
 
-  @Option(names = "--repetitions", defaultValue = "5", description = "Measured repetitions per metric (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--repetitions",
+      defaultValue = "5",
+      description = "Measured repetitions per metric (default ${DEFAULT-VALUE}).")
   int repetitions;
 
-  @Option(names = "--threads", defaultValue = "0", description = "Threads for multi-threaded variants (0 = all cores).")
+  @Option(
+      names = "--threads",
+      defaultValue = "0",
+      description = "Threads for multi-threaded variants (0 = all cores).")
   int threads;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -69,11 +95,13 @@ final class BenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Benchmark b = benchmarks().get(name);
     if (b == null) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
           "unknown benchmark '" + name + "'; known: " + String.join(", ", benchmarks().keySet()));
     }
     if (repetitions < 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--repetitions must be at least 1");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--repetitions must be at least 1");
     }
     List<BenchResult> results = b.run(new BenchOptions(repetitions, threads, System.err));
     if (json) {
@@ -92,7 +120,12 @@ final class BenchCommand implements Callable<Integer> {
     } else {
       Table t = new Table("METRIC", "VALUE", "UNIT", "BASELINE", "BASELINE VALUE", "RATIO");
       for (BenchResult r : results) {
-        t.row(r.metric(), fmt(r.value()), r.unit(), r.baselineMetric(), fmt(r.baselineValue()),
+        t.row(
+            r.metric(),
+            fmt(r.value()),
+            r.unit(),
+            r.baselineMetric(),
+            fmt(r.baselineValue()),
             String.format(Locale.ROOT, "%.3f", r.ratio()));
       }
       t.print(spec.commandLine().getOut());
@@ -101,6 +134,8 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private static String fmt(double v) {
-    return Math.abs(v) >= 1e5 ? String.format(Locale.ROOT, "%.4g", v) : String.format(Locale.ROOT, "%.3f", v);
+    return Math.abs(v) >= 1e5
+        ? String.format(Locale.ROOT, "%.4g", v)
+        : String.format(Locale.ROOT, "%.3f", v);
   }
 }

@@ -30,34 +30,46 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code mx digest FILE...}: the shard digest of each file's raw bytes, printed like {@code sha256sum}
- * (ARCHITECTURE §5.2); with {@code --safetensors}, one line per tensor in header order. Files are read in
- * chunks ({@link FileDigest}), never mapped: a mapped file that is truncated meanwhile would kill the JVM, a
- * read fails with an error naming the file. {@code -} is standard input; pipes, FIFOs and procfs files are
- * streamed to their end. A name holding a newline or backslash is printed escaped, with a leading
- * backslash, as {@code sha256sum} does. A file that cannot be digested is reported on stderr and the others
- * are still digested; the exit code is then 1.
+ * {@code mx digest FILE...}: the shard digest of each file's raw bytes, printed like {@code
+ * sha256sum} (ARCHITECTURE §5.2); with {@code --safetensors}, one line per tensor in header order.
+ * Files are read in chunks ({@link FileDigest}), never mapped: a mapped file that is truncated
+ * meanwhile would kill the JVM, a read fails with an error naming the file. {@code -} is standard
+ * input; pipes, FIFOs and procfs files are streamed to their end. A name holding a newline or
+ * backslash is printed escaped, with a leading backslash, as {@code sha256sum} does. A file that
+ * cannot be digested is reported on stderr and the others are still digested; the exit code is then
+ * 1.
  */
-@Command(name = "digest", mixinStandardHelpOptions = true,
-    description = {"Print the ModelExpress shard digest of each FILE's bytes, like sha256sum:",
-        "  <32-hex digest>  <FILE>",
-        "With --safetensors, print one line per tensor, in the file's header order:",
-        "  <32-hex digest>  <FILE>:<tensor name>",
-        "FILE '-' is standard input. A name holding a newline or backslash is escaped",
-        "(\\n, \\\\) and its line starts with a backslash, as in sha256sum."})
+@Command(
+    name = "digest",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Print the ModelExpress shard digest of each FILE's bytes, like sha256sum:",
+      "  <32-hex digest>  <FILE>",
+      "With --safetensors, print one line per tensor, in the file's header order:",
+      "  <32-hex digest>  <FILE>:<tensor name>",
+      "FILE '-' is standard input. A name holding a newline or backslash is escaped",
+      "(\\n, \\\\) and its line starts with a backslash, as in sha256sum."
+    })
 final class DigestCommand implements Callable<Integer> {
 
-  @Parameters(arity = "1..*", paramLabel = "FILE", description = "Files to digest ('-' for standard input).")
+  @Parameters(
+      arity = "1..*",
+      paramLabel = "FILE",
+      description = "Files to digest ('-' for standard input).")
   List<String> files;
 
   @Option(names = "--safetensors", description = "Digest each tensor of a safetensors file.")
   boolean safetensors;
 
-  @Option(names = "--threads", defaultValue = "0",
+  @Option(
+      names = "--threads",
+      defaultValue = "0",
       description = "Threads per digest (0 = all cores, default ${DEFAULT-VALUE}).")
   int threads;
 
-  @Option(names = "--json", description = "Print a JSON list of {file, tensor, dtype, shape, bytes, digest}.")
+  @Option(
+      names = "--json",
+      description = "Print a JSON list of {file, tensor, dtype, shape, bytes, digest}.")
   boolean json;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -65,7 +77,8 @@ final class DigestCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if (threads < 0) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be 0 (all cores) or positive");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--threads must be 0 (all cores) or positive");
     }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
@@ -86,8 +99,10 @@ final class DigestCommand implements Callable<Integer> {
       }
       for (Map<String, Object> r : fileRecords) {
         if (!json) {
-          out.println(line((String) r.get("digest"),
-              file + (r.get("tensor") == null ? "" : ":" + r.get("tensor"))));
+          out.println(
+              line(
+                  (String) r.get("digest"),
+                  file + (r.get("tensor") == null ? "" : ":" + r.get("tensor"))));
         }
       }
       out.flush();
@@ -111,7 +126,14 @@ final class DigestCommand implements Callable<Integer> {
       long size = channel.size();
       // procfs files are "regular" with size 0 but have content: stream those like pipes.
       if (Files.isRegularFile(path) && size > 0) {
-        records.add(record(file, null, null, null, size, FileDigest.digestRange(channel, file, 0, size, threads)));
+        records.add(
+            record(
+                file,
+                null,
+                null,
+                null,
+                size,
+                FileDigest.digestRange(channel, file, 0, size, threads)));
       } else {
         CountingChannel in = new CountingChannel(channel);
         String digest = FileDigest.digestStream(in, threads);
@@ -125,14 +147,21 @@ final class DigestCommand implements Callable<Integer> {
     if (path == null || !Files.isRegularFile(path) || Files.size(path) == 0) {
       // A stream has no random access: take it into memory, then digest each tensor there.
       try (Arena arena = Arena.ofShared();
-          ReadableByteChannel in = path == null ? Channels.newChannel(System.in) : FileChannel.open(path)) {
+          ReadableByteChannel in =
+              path == null ? Channels.newChannel(System.in) : FileChannel.open(path)) {
         byte[] all = Channels.newInputStream(in).readAllBytes();
         MemorySegment bytes = arena.allocate(Math.max(all.length, 1), 4096).asSlice(0, all.length);
         MemorySegment.copy(MemorySegment.ofArray(all), 0, bytes, 0, all.length);
         try (SafetensorsFile st = SafetensorsFile.parse(bytes, file)) {
           for (SafetensorsTensor t : st.tensors()) {
-            records.add(record(file, t.name(), t.dtype().safetensorsName(), t.shape().dims(), t.byteSize(),
-                ShardDigest.digest(t.data(), threads)));
+            records.add(
+                record(
+                    file,
+                    t.name(),
+                    t.dtype().safetensorsName(),
+                    t.shape().dims(),
+                    t.byteSize(),
+                    ShardDigest.digest(t.data(), threads)));
           }
         }
       }
@@ -141,15 +170,22 @@ final class DigestCommand implements Callable<Integer> {
     SafetensorsIndex index = SafetensorsFile.index(path);
     try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
       for (SafetensorsIndex.Entry t : index.entries()) {
-        records.add(record(file, t.name(), t.dtype().safetensorsName(), t.shape().dims(), t.byteSize(),
-            FileDigest.digestRange(channel, file, index.dataStart() + t.begin(), t.byteSize(), threads)));
+        records.add(
+            record(
+                file,
+                t.name(),
+                t.dtype().safetensorsName(),
+                t.shape().dims(),
+                t.byteSize(),
+                FileDigest.digestRange(
+                    channel, file, index.dataStart() + t.begin(), t.byteSize(), threads)));
       }
     }
   }
 
   /**
-   * {@code sha256sum}'s convention: a name holding a backslash or newline is printed with {@code \\} and
-   * {@code \n} and its line starts with a backslash, so every record stays on one line.
+   * {@code sha256sum}'s convention: a name holding a backslash or newline is printed with {@code
+   * \\} and {@code \n} and its line starts with a backslash, so every record stays on one line.
    */
   static String line(String digest, String name) {
     if (name.indexOf('\\') < 0 && name.indexOf('\n') < 0 && name.indexOf('\r') < 0) {

@@ -9,13 +9,16 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.util.Locale;
 
-/** Why a file operation failed, in words: the JDK's path-only messages ("/x/y") say where but not why. */
+/**
+ * Why a file operation failed, in words: the JDK's path-only messages ("/x/y") say where but not
+ * why.
+ */
 public final class IoErrors {
   private IoErrors() {}
 
   /**
-   * The reason, e.g. "is a file", "read-only file system", "permission denied", preceded by the file it
-   * concerns when that is not {@code subject} (the path the caller names itself).
+   * The reason, e.g. "is a file", "read-only file system", "permission denied", preceded by the
+   * file it concerns when that is not {@code subject} (the path the caller names itself).
    */
   public static String reason(IOException e, Object subject) {
     String file = e instanceof FileSystemException f ? f.getFile() : null;

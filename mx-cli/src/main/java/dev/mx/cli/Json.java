@@ -7,7 +7,8 @@ import java.io.UncheckedIOException;
 
 /** One JSON writer for every {@code --json} output. */
 public final class Json {
-  private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   private Json() {}
 

@@ -9,8 +9,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * Entry point of {@code mx}. Exit codes (ARCHITECTURE §5.1): 0 success, 1 failed operation (one-line
- * error naming what failed), 2 bad usage.
+ * Entry point of {@code mx}. Exit codes (ARCHITECTURE §5.1): 0 success, 1 failed operation
+ * (one-line error naming what failed), 2 bad usage.
  */
 @Command(
     name = "mx",
@@ -45,7 +45,8 @@ public final class Main implements Callable<Integer> {
 
   public static void main(String[] args) {
     if (Usage.wantsJson(args)) {
-      // Native libraries (UCX) write their logs to fd 1; keep the JSON document alone on the real stdout.
+      // Native libraries (UCX) write their logs to fd 1; keep the JSON document alone on the real
+      // stdout.
       NativeStdout.divertToStderr();
     }
     System.exit(execute(args));
@@ -55,17 +56,21 @@ public final class Main implements Callable<Integer> {
   public static int execute(String... args) {
     CommandLine cl = new CommandLine(new Main());
     Usage.install(cl, args);
-    cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-      // Expected failures get one line; anything else keeps its stack trace on stderr for debugging.
-      if (ex instanceof MxException || ex instanceof IllegalArgumentException || ex instanceof IOException
-          || ex instanceof java.io.UncheckedIOException) {
-        cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex.getMessage());
-      } else {
-        cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex);
-        ex.printStackTrace(cmd.getErr());
-      }
-      return 1;
-    });
+    cl.setExecutionExceptionHandler(
+        (ex, cmd, parsed) -> {
+          // Expected failures get one line; anything else keeps its stack trace on stderr for
+          // debugging.
+          if (ex instanceof MxException
+              || ex instanceof IllegalArgumentException
+              || ex instanceof IOException
+              || ex instanceof java.io.UncheckedIOException) {
+            cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex.getMessage());
+          } else {
+            cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex);
+            ex.printStackTrace(cmd.getErr());
+          }
+          return 1;
+        });
     return cl.execute(args);
   }
 

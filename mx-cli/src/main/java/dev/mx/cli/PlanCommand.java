@@ -2,11 +2,11 @@ package dev.mx.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.mx.api.plan.TransferPlan;
-import dev.mx.cli.plan.PlanJson;
 import dev.mx.api.plan.BoundingDecision;
 import dev.mx.api.plan.BoundingMode;
+import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.util.Settings;
+import dev.mx.cli.plan.PlanJson;
 import dev.mx.plan.BoundingSummary;
 import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
@@ -25,21 +25,31 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code mx plan FILE|-}: plans a transfer from a JSON request (ARCHITECTURE §5.3) and prints the plan. */
-@Command(name = "plan", mixinStandardHelpOptions = true,
-    description = {"Plan the byte reads for recorded copies from published shards (ModelExpress §3)",
-        "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
-        "The bounding threshold comes from --max-segments-per-copy, else the file's",
-        "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64.",
-        "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model",
-        "choose per source between exact reads, staging the touched shards whole and",
-        "a full pull. Costs: -Dmx.plan.cost.descriptor-us, -Dmx.plan.cost.wire-gbps,",
-        "-Dmx.plan.cost.copy-gbps (or MX_PLAN_COST_*); extra wire bytes per source are",
-        "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, 7)."})
+/**
+ * {@code mx plan FILE|-}: plans a transfer from a JSON request (ARCHITECTURE §5.3) and prints the
+ * plan.
+ */
+@Command(
+    name = "plan",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Plan the byte reads for recorded copies from published shards (ModelExpress §3)",
+      "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
+      "The bounding threshold comes from --max-segments-per-copy, else the file's",
+      "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64.",
+      "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model",
+      "choose per source between exact reads, staging the touched shards whole and",
+      "a full pull. Costs: -Dmx.plan.cost.descriptor-us, -Dmx.plan.cost.wire-gbps,",
+      "-Dmx.plan.cost.copy-gbps (or MX_PLAN_COST_*); extra wire bytes per source are",
+      "bounded by -Dmx.plan.max-extra-wire-ratio (MX_PLAN_MAX_EXTRA_WIRE_RATIO, 7)."
+    })
 final class PlanCommand implements Callable<Integer> {
   private static final int CAUSES_SHOWN = 3;
 
-  @Parameters(index = "0", paramLabel = "FILE", description = "The planning request, or - to read standard input.")
+  @Parameters(
+      index = "0",
+      paramLabel = "FILE",
+      description = "The planning request, or - to read standard input.")
   String input;
 
   @Option(names = "--summary", description = "Print a short human table instead of the JSON plan.")
@@ -48,20 +58,31 @@ final class PlanCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the JSON plan (the default).")
   boolean json;
 
-  @Option(names = "--max-segments-per-copy", paramLabel = "N",
+  @Option(
+      names = "--max-segments-per-copy",
+      paramLabel = "N",
       description = "Bound: a source with a copy needing more than N segments is pulled whole.")
   Integer maxSegmentsPerCopy;
 
-  @Option(names = "--bounding", paramLabel = "MODE",
-      description = "modelexpress (the default: ModelExpress-compatible output) or shard (the cost model).")
+  @Option(
+      names = "--bounding",
+      paramLabel = "MODE",
+      description =
+          "modelexpress (the default: ModelExpress-compatible output) or shard (the cost model).")
   String bounding;
 
-  @Option(names = "--max-descriptors", paramLabel = "N",
+  @Option(
+      names = "--max-descriptors",
+      paramLabel = "N",
       description = "Refuse a plan needing more than N descriptors (default ${DEFAULT-VALUE}).")
   long maxDescriptors = DEFAULT_MAX_DESCRIPTORS;
 
-  /** Printed as JSON, each segment costs a few hundred bytes of heap: bound what one request may ask for. */
+  /**
+   * Printed as JSON, each segment costs a few hundred bytes of heap: bound what one request may ask
+   * for.
+   */
   static final long DEFAULT_MAX_DESCRIPTORS = 2_000_000;
+
   private static final int DECISIONS_SHOWN = 10;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -69,14 +90,17 @@ final class PlanCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     if (summary && json) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--summary and --json exclude each other");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--summary and --json exclude each other");
     }
     if (maxSegmentsPerCopy != null && maxSegmentsPerCopy < 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
           "--max-segments-per-copy must be at least 1, got " + maxSegmentsPerCopy);
     }
     if (maxDescriptors < 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
           "--max-descriptors must be at least 1, got " + maxDescriptors + "; try --help");
     }
     BoundingMode mode = null;
@@ -84,7 +108,8 @@ final class PlanCommand implements Callable<Integer> {
       try {
         mode = BoundingMode.parse(bounding);
       } catch (IllegalArgumentException e) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--bounding: " + e.getMessage() + "; try --help");
+        throw new CommandLine.ParameterException(
+            spec.commandLine(), "--bounding: " + e.getMessage() + "; try --help");
       }
     }
     String what = input.equals("-") ? "<stdin>" : input;
@@ -98,13 +123,19 @@ final class PlanCommand implements Callable<Integer> {
     if (mode == null) {
       mode = request.bounding() != null ? request.bounding() : BoundingMode.MODELEXPRESS;
     }
-    int threshold = maxSegmentsPerCopy != null ? maxSegmentsPerCopy
-        : request.maxSegmentsPerCopy() != null ? request.maxSegmentsPerCopy() : planner.maxSegmentsPerCopy();
+    int threshold =
+        maxSegmentsPerCopy != null
+            ? maxSegmentsPerCopy
+            : request.maxSegmentsPerCopy() != null
+                ? request.maxSegmentsPerCopy()
+                : planner.maxSegmentsPerCopy();
     TransferPlan plan;
     PlanOptions options;
     try {
-      options = PlanOptions.fromSettings(mode, Settings.system()).withMaxSegmentsPerCopy(threshold)
-          .withMaxDescriptors(maxDescriptors);
+      options =
+          PlanOptions.fromSettings(mode, Settings.system())
+              .withMaxSegmentsPerCopy(threshold)
+              .withMaxDescriptors(maxDescriptors);
       plan = planner.plan(request.capture(), request.sources(), options);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
@@ -133,8 +164,13 @@ final class PlanCommand implements Callable<Integer> {
     } catch (JsonProcessingException e) {
       // Limits (nesting depth, number and string lengths) are reported without a location.
       var at = e.getLocation();
-      throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
-          + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"), e);
+      throw new IllegalArgumentException(
+          "not valid JSON: "
+              + e.getOriginalMessage()
+              + (at == null
+                  ? ""
+                  : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"),
+          e);
     }
   }
 
@@ -142,28 +178,44 @@ final class PlanCommand implements Callable<Integer> {
     long fullSegments = plan.fullPulls().stream().mapToLong(f -> f.segments().size()).sum();
     long convertSegments = plan.converts().stream().mapToLong(c -> c.segments().size()).sum();
     Table t = new Table("PLAN", "VALUE");
-    t.row("descriptors", plan.descriptorCount() + " (exact " + plan.segments().size() + ", full pull " + fullSegments
-        + ", convert " + convertSegments + (plan.bounding() == BoundingMode.SHARD
-            ? ", staged shards " + plan.stagedShards().size() : "") + ")");
+    t.row(
+        "descriptors",
+        plan.descriptorCount()
+            + " (exact "
+            + plan.segments().size()
+            + ", full pull "
+            + fullSegments
+            + ", convert "
+            + convertSegments
+            + (plan.bounding() == BoundingMode.SHARD
+                ? ", staged shards " + plan.stagedShards().size()
+                : "")
+            + ")");
     t.row("bytes planned", bytes(plan.bytesPlanned()));
-    t.row("exact baseline", plan.exactDescriptorCount() + " descriptors, " + bytes(plan.exactBytes()));
+    t.row(
+        "exact baseline",
+        plan.exactDescriptorCount() + " descriptors, " + bytes(plan.exactBytes()));
     t.row("descriptors saved", plan.descriptorSavings());
     t.row("extra wire bytes", bytes(plan.extraWireBytes()));
-    t.row("full pulls", plan.fullPulls().size() + " sources (threshold " + threshold + " segments per copy)");
+    t.row(
+        "full pulls",
+        plan.fullPulls().size() + " sources (threshold " + threshold + " segments per copy)");
     t.row("converts", plan.converts().size() + " params");
     t.row("unbounded sources", plan.unboundedSources().size());
     t.row("fallback", plan.fallback().size() + " sources");
     t.row("sessions", plan.sessions().size());
     t.print(out);
     if (!plan.fallback().isEmpty()) {
-      List<UnsupportedCause> all = ReshardPlanner.summarizeUnsupported(plan.fallbackReasons(), null);
+      List<UnsupportedCause> all =
+          ReshardPlanner.summarizeUnsupported(plan.fallbackReasons(), null);
       out.println();
       Table c = new Table("SOURCES", "FALLBACK CAUSE");
       for (UnsupportedCause cause : all.subList(0, Math.min(CAUSES_SHOWN, all.size()))) {
         c.row(cause.count(), cause.cause());
       }
       if (all.size() > CAUSES_SHOWN) {
-        int rest = all.subList(CAUSES_SHOWN, all.size()).stream().mapToInt(UnsupportedCause::count).sum();
+        int rest =
+            all.subList(CAUSES_SHOWN, all.size()).stream().mapToInt(UnsupportedCause::count).sum();
         c.row(rest, "(" + (all.size() - CAUSES_SHOWN) + " more causes)");
       }
       c.print(out);
@@ -171,7 +223,10 @@ final class PlanCommand implements Callable<Integer> {
     out.flush();
   }
 
-  /** Shard mode: the costs, what each source's decision was, and the most descriptor-saving ones with why. */
+  /**
+   * Shard mode: the costs, what each source's decision was, and the most descriptor-saving ones
+   * with why.
+   */
   static void printBounding(TransferPlan plan, PlanOptions options, PrintWriter out) {
     out.println();
     Table t = new Table("BOUNDING", "VALUE");

@@ -11,10 +11,14 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Lists every transport on the class path, whether it is usable here, and why not. */
-@Command(name = "transports", mixinStandardHelpOptions = true,
-    description = {"List the transports found on the class path, their priority and availability.",
-        "The one 'auto' picks is the available transport with the highest priority;",
-        "override with -Dmx.transport=NAME or MX_TRANSPORT=NAME."})
+@Command(
+    name = "transports",
+    mixinStandardHelpOptions = true,
+    description = {
+      "List the transports found on the class path, their priority and availability.",
+      "The one 'auto' picks is the available transport with the highest priority;",
+      "override with -Dmx.transport=NAME or MX_TRANSPORT=NAME."
+    })
 final class TransportsCommand implements Callable<Integer> {
 
   @Option(names = "--json", description = "Print a JSON list instead of a table.")
@@ -44,14 +48,22 @@ final class TransportsCommand implements Callable<Integer> {
     Table t = new Table("NAME", "AVAILABLE", "PRIORITY", "ARTIFACT", "CAUSE");
     for (TransportProvider p : all) {
       Throwable cause = p.isAvailable() ? null : p.unavailabilityCause();
-      t.row(p.name(), p.isAvailable() ? "yes" : "no", p.priority(), p.artifact(),
+      t.row(
+          p.name(),
+          p.isAvailable() ? "yes" : "no",
+          p.priority(),
+          p.artifact(),
           cause == null ? "" : cause.toString());
     }
     t.print(spec.commandLine().getOut());
     String requested = registry.requestedName();
     spec.commandLine().getOut().println();
-    spec.commandLine().getOut().println("auto selects: " + registry.select().name()
-        + (requested == null ? "" : " (override '" + requested + "')"));
+    spec.commandLine()
+        .getOut()
+        .println(
+            "auto selects: "
+                + registry.select().name()
+                + (requested == null ? "" : " (override '" + requested + "')"));
     return 0;
   }
 }

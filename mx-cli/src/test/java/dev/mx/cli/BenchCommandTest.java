@@ -9,7 +9,9 @@ class BenchCommandTest {
 
   @Test
   void ucxIsABenchmark() {
-    assertTrue(BenchCommand.benchmarks().containsKey("ucx"), BenchCommand.benchmarks().keySet().toString());
+    assertTrue(
+        BenchCommand.benchmarks().containsKey("ucx"),
+        BenchCommand.benchmarks().keySet().toString());
     assertTrue(BenchCommand.benchmarks().get("ucx").description().contains("ucx_perftest"));
   }
 }

@@ -19,42 +19,44 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The launcher contract of ARCHITECTURE §5.1 as the issue spells it out: every bad option value exits 2 with
- * one line naming the option and "try --help" (never the usage, never a stack trace), JSON documents stay
- * pure, errors go to stderr. Bad values run through the picocli entry point in this JVM; the rest run
- * {@code dev.mx.cli.Main} as a real process.
+ * The launcher contract of ARCHITECTURE §5.1 as the issue spells it out: every bad option value
+ * exits 2 with one line naming the option and "try --help" (never the usage, never a stack trace),
+ * JSON documents stay pure, errors go to stderr. Bad values run through the picocli entry point in
+ * this JVM; the rest run {@code dev.mx.cli.Main} as a real process.
  */
 class CliContractTest {
 
   @TempDir Path dir;
 
   @ParameterizedTest(name = "mx {0}")
-  @CsvSource(delimiter = '|', value = {
-      "publish --rank 7 --metadata file:/tmp/mx-none      | mx publish  | --rank 7 is out of range: must be from 0 to 3",
-      "publish --rank -1 --metadata file:/tmp/mx-none     | mx publish  | --rank -1 is out of range",
-      "publish --rank 0 --trainer tp=2,tp=4 --metadata file:/tmp/mx-none | mx publish | tp is given twice",
-      "receive --rank 2 --metadata file:/tmp/mx-none      | mx receive  | --rank 2 is out of range: must be from 0 to 1",
-      "receive --rank 0 --metadata file:/tmp/mx-none --heartbeat 0 | mx receive | --heartbeat 0.0 is out of range",
-      "demo --trainer=                                    | mx demo     | --trainer must not be empty",
-      "demo --trainer tp=x                                | mx demo     | tp must be a whole number",
-      "demo --trainer tp=4,fsdp=2                         | mx demo     | fsdp=N cannot be combined",
-      "demo --trainer tp=3                                | mx demo     | not divisible by tp 3",
-      "demo --trainer tp=64,pp=64,ep=2                    | mx demo     | exceed the limit of 4096",
-      "demo --inference tp=2,ep=3                         | mx demo     | ep must be 1 or equal to tp",
-      "demo --inference tp=2,tp=2                         | mx demo     | tp is given twice",
-      "demo --trainer-dtype int7                          | mx demo     | --trainer-dtype 'int7': must be one of bf16, f16, f32",
-      "demo --inference-dtype i32                         | mx demo     | --inference-dtype 'i32': must be one of bf16, f16, f32",
-      "demo --model no-such-model                         | mx demo     | --model 'no-such-model': unknown model",
-      "demo --timeout 1e300                               | mx demo     | --timeout 1.0E300 is out of range",
-      "demo --timeout -1                                  | mx demo     | --timeout -1.0 is out of range",
-      "demo --timeout NaN                                 | mx demo     | --timeout NaN is out of range",
-      "demo --steps 0                                     | mx demo     | --steps 0 is out of range",
-      "demo --steps 99999999999                           | mx demo     | --steps",
-      "demo --transport bogus                             | mx demo     | --transport 'bogus': must be auto or one of",
-      "demo --wire sideways                               | mx demo     | --wire must be fused or phased",
-      "demo --no-such-option                              | mx demo     | Unknown option: '--no-such-option'",
-      "nosuchcommand                                      | mx          | Unmatched argument",
-  })
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "publish --rank 7 --metadata file:/tmp/mx-none      | mx publish  | --rank 7 is out of range: must be from 0 to 3",
+        "publish --rank -1 --metadata file:/tmp/mx-none     | mx publish  | --rank -1 is out of range",
+        "publish --rank 0 --trainer tp=2,tp=4 --metadata file:/tmp/mx-none | mx publish | tp is given twice",
+        "receive --rank 2 --metadata file:/tmp/mx-none      | mx receive  | --rank 2 is out of range: must be from 0 to 1",
+        "receive --rank 0 --metadata file:/tmp/mx-none --heartbeat 0 | mx receive | --heartbeat 0.0 is out of range",
+        "demo --trainer=                                    | mx demo     | --trainer must not be empty",
+        "demo --trainer tp=x                                | mx demo     | tp must be a whole number",
+        "demo --trainer tp=4,fsdp=2                         | mx demo     | fsdp=N cannot be combined",
+        "demo --trainer tp=3                                | mx demo     | not divisible by tp 3",
+        "demo --trainer tp=64,pp=64,ep=2                    | mx demo     | exceed the limit of 4096",
+        "demo --inference tp=2,ep=3                         | mx demo     | ep must be 1 or equal to tp",
+        "demo --inference tp=2,tp=2                         | mx demo     | tp is given twice",
+        "demo --trainer-dtype int7                          | mx demo     | --trainer-dtype 'int7': must be one of bf16, f16, f32",
+        "demo --inference-dtype i32                         | mx demo     | --inference-dtype 'i32': must be one of bf16, f16, f32",
+        "demo --model no-such-model                         | mx demo     | --model 'no-such-model': unknown model",
+        "demo --timeout 1e300                               | mx demo     | --timeout 1.0E300 is out of range",
+        "demo --timeout -1                                  | mx demo     | --timeout -1.0 is out of range",
+        "demo --timeout NaN                                 | mx demo     | --timeout NaN is out of range",
+        "demo --steps 0                                     | mx demo     | --steps 0 is out of range",
+        "demo --steps 99999999999                           | mx demo     | --steps",
+        "demo --transport bogus                             | mx demo     | --transport 'bogus': must be auto or one of",
+        "demo --wire sideways                               | mx demo     | --wire must be fused or phased",
+        "demo --no-such-option                              | mx demo     | Unknown option: '--no-such-option'",
+        "nosuchcommand                                      | mx          | Unmatched argument",
+      })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {
     CliProcess.Run r = CliProcess.inProcess(args.split(" "));
     assertEquals(2, r.code(), r.err());
@@ -94,11 +96,18 @@ class CliContractTest {
 
   @Test
   void fileErrorsSayWhy() {
-    assertEquals("read-only file system",
-        IoErrors.reason(new FileSystemException("/ro/dump", null, "Read-only file system"), Path.of("/ro/dump")));
-    assertEquals("/ro/dump/x: read-only file system",
-        IoErrors.reason(new FileSystemException("/ro/dump/x", null, "Read-only file system"), Path.of("/ro/dump")));
-    assertEquals("exists and is a file",
+    assertEquals(
+        "read-only file system",
+        IoErrors.reason(
+            new FileSystemException("/ro/dump", null, "Read-only file system"),
+            Path.of("/ro/dump")));
+    assertEquals(
+        "/ro/dump/x: read-only file system",
+        IoErrors.reason(
+            new FileSystemException("/ro/dump/x", null, "Read-only file system"),
+            Path.of("/ro/dump")));
+    assertEquals(
+        "exists and is a file",
         IoErrors.reason(new java.nio.file.FileAlreadyExistsException("/d"), "/d"));
   }
 
@@ -119,25 +128,40 @@ class CliContractTest {
   @Test
   void jsonStaysPureWhenNativeCodeWritesToStdout() throws Exception {
     // The JVM's own class-load log is native code writing to file descriptor 1, like UCX's logs.
-    Process p = CliProcess.start(dir, List.of("-Xlog:class+load=info:stdout"), "transports", "--json");
+    Process p =
+        CliProcess.start(dir, List.of("-Xlog:class+load=info:stdout"), "transports", "--json");
     CliProcess.Run r = CliProcess.finish(dir, p, "transports", "--json");
     assertEquals(0, r.code(), r.err());
     // Classes loaded before main ran cannot be diverted; everything after is on stderr.
     assertFalse(r.out().contains("dev.mx.cli.TransportsCommand"), "native log on stdout");
     assertTrue(r.err().contains("dev.mx.cli.TransportsCommand"), "native log lost");
-    String json = r.out().lines().filter(l -> !l.matches("^\\[\\d+\\.\\d+s\\].*")).reduce("", (a, b) -> a + b + "\n");
+    String json =
+        r.out()
+            .lines()
+            .filter(l -> !l.matches("^\\[\\d+\\.\\d+s\\].*"))
+            .reduce("", (a, b) -> a + b + "\n");
     assertTrue(Json.mapper().readTree(json).isArray(), json);
   }
 
   @Test
   void receiveNamesItselfReportsErrorsOnStderrAndKeepsItsJsonKeyOrder() throws Exception {
     Files.createDirectories(dir.resolve("empty-store"));
-    String[] args = {"receive", "--rank", "0", "--metadata", "file:" + dir.resolve("empty-store"), "--timeout", "1",
-        "--model", "tiny-llama"};
+    String[] args = {
+      "receive",
+      "--rank",
+      "0",
+      "--metadata",
+      "file:" + dir.resolve("empty-store"),
+      "--timeout",
+      "1",
+      "--model",
+      "tiny-llama"
+    };
     CliProcess.Run text = CliProcess.run(dir, null, args);
     assertEquals(1, text.code(), text.err());
     assertTrue(text.out().startsWith("mx receive: tiny-llama"), text.out());
-    assertFalse(text.out().contains("memory-copy baseline"), "baseline measured unasked:\n" + text.out());
+    assertFalse(
+        text.out().contains("memory-copy baseline"), "baseline measured unasked:\n" + text.out());
     assertTrue(text.err().lines().anyMatch(l -> l.startsWith("mx receive: error: ")), text.err());
 
     List<String> withJson = new ArrayList<>(List.of(args));
@@ -145,15 +169,27 @@ class CliContractTest {
     CliProcess.Run json = CliProcess.run(dir, null, withJson.toArray(String[]::new));
     assertEquals(1, json.code(), json.err());
     JsonNode doc = Json.mapper().readTree(json.out());
-    assertEquals(List.of("ok", "error", "run", "baseline_gbps", "steps", "unverified_bytes"), names(doc));
-    assertEquals(List.of("model", "trainer", "inference", "trainer_dtype", "inference_dtype", "transport", "wire",
-        "verify", "last_step"), names(doc.get("run")));
+    assertEquals(
+        List.of("ok", "error", "run", "baseline_gbps", "steps", "unverified_bytes"), names(doc));
+    assertEquals(
+        List.of(
+            "model",
+            "trainer",
+            "inference",
+            "trainer_dtype",
+            "inference_dtype",
+            "transport",
+            "wire",
+            "verify",
+            "last_step"),
+        names(doc.get("run")));
     assertTrue(doc.get("baseline_gbps").isNull());
   }
 
   @Test
   void theDemoProgressBarReachesAHundredPercent() throws Exception {
-    CliProcess.Run r = CliProcess.run(dir, null, "demo", "--in-process", "--model", "tiny-llama", "--steps", "2");
+    CliProcess.Run r =
+        CliProcess.run(dir, null, "demo", "--in-process", "--model", "tiny-llama", "--steps", "2");
     assertEquals(0, r.code(), r.err());
     assertTrue(r.err().contains("[####################] step 2/2: done"), r.err());
   }
@@ -161,14 +197,26 @@ class CliContractTest {
   @Test
   void sigtermOnTheDemoCleansUpWithoutAStackTrace() throws Exception {
     Path tmp = Files.createDirectories(dir.resolve("tmp"));
-    Process p = CliProcess.start(dir, List.of("-Djava.io.tmpdir=" + tmp), "demo", "--model", "tiny-llama", "--steps", "100000");
+    Process p =
+        CliProcess.start(
+            dir,
+            List.of("-Djava.io.tmpdir=" + tmp),
+            "demo",
+            "--model",
+            "tiny-llama",
+            "--steps",
+            "100000");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (p.isAlive() && System.nanoTime() < deadline && !Files.readString(dir.resolve("stderr.txt")).contains("starting")) {
+    while (p.isAlive()
+        && System.nanoTime() < deadline
+        && !Files.readString(dir.resolve("stderr.txt")).contains("starting")) {
       Thread.sleep(50);
     }
     Thread.sleep(1500); // workers starting or running
     try (Stream<Path> during = Files.list(tmp)) {
-      assertTrue(during.anyMatch(f -> f.getFileName().toString().startsWith("mx-demo-")), "no temp folder to clean");
+      assertTrue(
+          during.anyMatch(f -> f.getFileName().toString().startsWith("mx-demo-")),
+          "no temp folder to clean");
     }
     // SIGTERM by pid (Process.destroy would also close the pipes we read).
     assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor());
@@ -177,7 +225,8 @@ class CliContractTest {
     assertTrue(r.err().contains("mx demo: stopped by a signal"), r.err());
     assertFalse(r.err().contains("Exception") || r.err().contains("\tat "), r.err());
     try (Stream<Path> after = Files.list(tmp)) {
-      assertEquals(List.of(), after.filter(f -> f.getFileName().toString().startsWith("mx-demo-")).toList());
+      assertEquals(
+          List.of(), after.filter(f -> f.getFileName().toString().startsWith("mx-demo-")).toList());
     }
   }
 

@@ -30,17 +30,29 @@ final class CliProcess {
     return start(dir, List.of(), args);
   }
 
-  /** Starts {@code mx args...} with extra JVM options in {@code dir}, stderr to {@code dir/stderr.txt}. */
+  /**
+   * Starts {@code mx args...} with extra JVM options in {@code dir}, stderr to {@code
+   * dir/stderr.txt}.
+   */
   static Process start(Path dir, List<String> jvmArgs, String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-modules",
+                "jdk.incubator.vector"));
     command.addAll(jvmArgs);
-    command.addAll(List.of("-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-        Main.class.getName()));
+    command.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+            Main.class.getName()));
     command.addAll(List.of(args));
-    return new ProcessBuilder(command).directory(dir.toFile())
-        .redirectError(dir.resolve("stderr.txt").toFile()).start();
+    return new ProcessBuilder(command)
+        .directory(dir.toFile())
+        .redirectError(dir.resolve("stderr.txt").toFile())
+        .start();
   }
 
   /** {@link Main#execute} in this JVM with stdout and stderr captured. */
@@ -53,7 +65,8 @@ final class CliProcess {
       System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
       System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
       int code = Main.execute(args);
-      return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+      return new Run(
+          code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     } finally {
       System.setOut(oldOut);
       System.setErr(oldErr);
@@ -74,9 +87,13 @@ final class CliProcess {
   /** Waits for a started process and collects what it printed. */
   static Run finish(Path dir, Process p, String... args) throws IOException, InterruptedException {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "mx " + String.join(" ", args) + " did not finish");
-    String err = Files.readString(dir.resolve("stderr.txt")).lines()
-        .filter(l -> !l.startsWith("WARNING:")).reduce("", (a, b) -> a + b + "\n");
+    assertTrue(
+        p.waitFor(120, TimeUnit.SECONDS), "mx " + String.join(" ", args) + " did not finish");
+    String err =
+        Files.readString(dir.resolve("stderr.txt"))
+            .lines()
+            .filter(l -> !l.startsWith("WARNING:"))
+            .reduce("", (a, b) -> a + b + "\n");
     return new Run(p.exitValue(), out, err);
   }
 }

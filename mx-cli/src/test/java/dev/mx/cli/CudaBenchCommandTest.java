@@ -9,19 +9,27 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-/** {@code mx bench cuda} is registered, and where CUDA is absent it fails in one line saying why. */
+/**
+ * {@code mx bench cuda} is registered, and where CUDA is absent it fails in one line saying why.
+ */
 class CudaBenchCommandTest {
 
   @Test
   void cudaIsABenchmark() {
-    assertTrue(BenchCommand.benchmarks().containsKey("cuda"), BenchCommand.benchmarks().keySet().toString());
-    assertTrue(BenchCommand.benchmarks().get("cuda").description().contains("device-to-device copy"));
+    assertTrue(
+        BenchCommand.benchmarks().containsKey("cuda"),
+        BenchCommand.benchmarks().keySet().toString());
+    assertTrue(
+        BenchCommand.benchmarks().get("cuda").description().contains("device-to-device copy"));
   }
 
   @Test
   void withoutCudaTheBenchSaysWhyAndExitsOne() {
     if (Cuda.isAvailable()) {
-      System.out.println("CUDA is available here (" + Cuda.describe() + "): the missing-backend path cannot occur");
+      System.out.println(
+          "CUDA is available here ("
+              + Cuda.describe()
+              + "): the missing-backend path cannot occur");
       return;
     }
     PrintStream err = System.err;

@@ -12,9 +12,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code mx demo --device}: a bad value is bad usage (exit 2) naming the option; where CUDA is unusable,
- * {@code --device cuda} fails in one line carrying the CUDA holder's cause (exit 1) before any worker starts.
- * With a GPU the device-resident demo itself runs in {@code mx-cuda/device-check.sh}.
+ * {@code mx demo --device}: a bad value is bad usage (exit 2) naming the option; where CUDA is
+ * unusable, {@code --device cuda} fails in one line carrying the CUDA holder's cause (exit 1)
+ * before any worker starts. With a GPU the device-resident demo itself runs in {@code
+ * mx-cuda/device-check.sh}.
  */
 class DemoDeviceOptionTest {
 
@@ -46,8 +47,12 @@ class DemoDeviceOptionTest {
 
   @Test
   void withoutCudaTheDeviceDemoFailsInOneLineWithTheCauseBeforeAnyWorker() {
-    Assumptions.assumeFalse(Cuda.isAvailable(), () -> "CUDA is available here (" + Cuda.describe()
-        + "): the device demo runs instead (mx-cuda/device-check.sh)");
+    Assumptions.assumeFalse(
+        Cuda.isAvailable(),
+        () ->
+            "CUDA is available here ("
+                + Cuda.describe()
+                + "): the device demo runs instead (mx-cuda/device-check.sh)");
     String cause = Cuda.unavailabilityCause().getMessage();
     Run r = run("demo", "--device", "cuda");
     assertEquals(1, r.rc(), r.err());
@@ -55,7 +60,9 @@ class DemoDeviceOptionTest {
     String line = lines[lines.length - 1];
     assertTrue(line.startsWith("mx demo: error: --device cuda:0: "), line);
     assertTrue(line.contains(cause), line + " should carry " + cause);
-    assertFalse(r.err().contains("memory-copy baseline") || r.err().contains("starting"), "no worker started: " + r.err());
+    assertFalse(
+        r.err().contains("memory-copy baseline") || r.err().contains("starting"),
+        "no worker started: " + r.err());
 
     Run json = run("demo", "--device", "cuda:0", "--json");
     assertEquals(1, json.rc(), json.err());

@@ -27,16 +27,20 @@ class DigestCommandTest {
 
   private record Run(int code, List<String> out, String err) {}
 
-  /** Runs {@code dev.mx.cli.Main} in a fresh JVM (like ./mx, but on the test class path) in {@link #dir}. */
+  /**
+   * Runs {@code dev.mx.cli.Main} in a fresh JVM (like ./mx, but on the test class path) in {@link
+   * #dir}.
+   */
   private Run mx(String... args) throws IOException, InterruptedException {
     CliProcess.Run r = CliProcess.run(dir, null, args);
     return new Run(r.code(), r.outLines(), r.err());
   }
 
-
   @Test
-  void printsTheGoldenDigestsForFilesHoldingTheGoldenInputsAndNamesFilesItCannotRead() throws Exception {
-    // One process for every golden file plus two that fail: the failures are named on stderr, every other
+  void printsTheGoldenDigestsForFilesHoldingTheGoldenInputsAndNamesFilesItCannotRead()
+      throws Exception {
+    // One process for every golden file plus two that fail: the failures are named on stderr, every
+    // other
     // file is still digested, and the exit code is 1.
     List<GoldenVectors.Vector> golden = GoldenVectors.all();
     List<String> args = new ArrayList<>(List.of("missing.bin"));
@@ -47,7 +51,8 @@ class DigestCommandTest {
     Files.createDirectory(dir.resolve("sub"));
     args.add("sub");
     Run r = mx(prepend("digest", args));
-    List<String> expected = golden.stream().map(v -> v.digest() + "  " + v.name() + ".bin").toList();
+    List<String> expected =
+        golden.stream().map(v -> v.digest() + "  " + v.name() + ".bin").toList();
     assertEquals(expected, r.out());
     assertEquals(1, r.code(), r.err());
     assertTrue(r.err().contains("mx digest: error: missing.bin: no such file"), r.err());
@@ -56,20 +61,32 @@ class DigestCommandTest {
 
   @Test
   void safetensorsPrintsOneLinePerTensorInHeaderOrderAndJsonCarriesTheFields() throws Exception {
-    List<SafetensorsTensor> tensors = List.of(
-        new SafetensorsTensor("z.rows", DType.I32, Shape.of(2, 1024),
-            MemorySegment.ofArray(GoldenVectors.input("i32-arange-2048"))),
-        new SafetensorsTensor("a.bytes", DType.U8, Shape.of(10),
-            MemorySegment.ofArray(GoldenVectors.input("bytes-0-9"))),
-        new SafetensorsTensor("m.ragged", DType.BF16, Shape.of(3),
-            MemorySegment.ofArray(GoldenVectors.input("bf16-zeros-3"))));
+    List<SafetensorsTensor> tensors =
+        List.of(
+            new SafetensorsTensor(
+                "z.rows",
+                DType.I32,
+                Shape.of(2, 1024),
+                MemorySegment.ofArray(GoldenVectors.input("i32-arange-2048"))),
+            new SafetensorsTensor(
+                "a.bytes",
+                DType.U8,
+                Shape.of(10),
+                MemorySegment.ofArray(GoldenVectors.input("bytes-0-9"))),
+            new SafetensorsTensor(
+                "m.ragged",
+                DType.BF16,
+                Shape.of(3),
+                MemorySegment.ofArray(GoldenVectors.input("bf16-zeros-3"))));
     SafetensorsWriter.write(dir.resolve("w.safetensors"), tensors, Map.of("format", "pt"));
     Run r = mx("digest", "--safetensors", "w.safetensors");
     assertEquals(0, r.code(), r.err());
-    assertEquals(List.of(
-        "b9cde3b2b8f19d696752d9c2d6e9d54d  w.safetensors:z.rows",
-        "1ad7cf339325676cba44326a8fe0a055  w.safetensors:a.bytes",
-        "91628a11eb0d46f352c30ba0363ca460  w.safetensors:m.ragged"), r.out());
+    assertEquals(
+        List.of(
+            "b9cde3b2b8f19d696752d9c2d6e9d54d  w.safetensors:z.rows",
+            "1ad7cf339325676cba44326a8fe0a055  w.safetensors:a.bytes",
+            "91628a11eb0d46f352c30ba0363ca460  w.safetensors:m.ragged"),
+        r.out());
 
     Run json = mx("digest", "--json", "--safetensors", "w.safetensors");
     assertEquals(0, json.code(), json.err());
@@ -93,7 +110,8 @@ class DigestCommandTest {
     Run r = mx("digest", "--safetensors", "short.safetensors");
     assertEquals(1, r.code(), r.err());
     assertEquals(List.of(), r.out());
-    assertTrue(r.err().contains("mx digest: error: short.safetensors: tensor 'w': data_offsets [0, 16]"),
+    assertTrue(
+        r.err().contains("mx digest: error: short.safetensors: tensor 'w': data_offsets [0, 16]"),
         r.err());
   }
 

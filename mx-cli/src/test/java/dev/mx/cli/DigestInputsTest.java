@@ -26,15 +26,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code mx digest} on inputs that are not plain files (standard input, a FIFO, procfs), names that hold a
- * newline, and a file truncated while it is being digested: real processes, exit codes asserted.
+ * {@code mx digest} on inputs that are not plain files (standard input, a FIFO, procfs), names that
+ * hold a newline, and a file truncated while it is being digested: real processes, exit codes
+ * asserted.
  */
 class DigestInputsTest {
 
   @TempDir Path dir;
 
-  private static final GoldenVectors.Vector ROWS = GoldenVectors.all().stream()
-      .filter(v -> v.input().length > 1024).findFirst().orElseThrow();
+  private static final GoldenVectors.Vector ROWS =
+      GoldenVectors.all().stream().filter(v -> v.input().length > 1024).findFirst().orElseThrow();
 
   @Test
   void dashReadsStandardInput() throws Exception {
@@ -48,13 +49,16 @@ class DigestInputsTest {
     Path fifo = dir.resolve("pipe");
     Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
     assertEquals(0, mkfifo.waitFor());
-    Thread writer = Thread.ofPlatform().start(() -> {
-      try (OutputStream out = Files.newOutputStream(fifo)) {
-        out.write(ROWS.input());
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    });
+    Thread writer =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try (OutputStream out = Files.newOutputStream(fifo)) {
+                    out.write(ROWS.input());
+                  } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                  }
+                });
     CliProcess.Run r = CliProcess.run(dir, null, "digest", "pipe");
     writer.join(10_000);
     assertEquals(0, r.code(), r.err());
@@ -64,7 +68,8 @@ class DigestInputsTest {
   @Test
   void aProcfsFileOfSizeZeroIsDigestedOverItsContent() throws Exception {
     Path version = Path.of("/proc/version");
-    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(version), "no /proc/version on this OS");
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        Files.isReadable(version), "no /proc/version on this OS");
     byte[] content = Files.readAllBytes(version);
     String expected = ShardDigest.digest(MemorySegment.ofArray(content));
     assertNotEquals(ShardDigest.digest(MemorySegment.ofArray(new byte[0])), expected);
@@ -76,15 +81,24 @@ class DigestInputsTest {
   @Test
   void aTensorNameWithANewlineStaysOnOneEscapedLine() throws Exception {
     byte[] bytes = GoldenVectors.input("bytes-0-9");
-    SafetensorsWriter.write(dir.resolve("w.safetensors"), List.of(
-        new SafetensorsTensor("two\nlines", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
-        new SafetensorsTensor("back\\slash", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
-        new SafetensorsTensor("plain", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes))), Map.of());
+    SafetensorsWriter.write(
+        dir.resolve("w.safetensors"),
+        List.of(
+            new SafetensorsTensor(
+                "two\nlines", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
+            new SafetensorsTensor(
+                "back\\slash", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes)),
+            new SafetensorsTensor("plain", DType.U8, Shape.of(10), MemorySegment.ofArray(bytes))),
+        Map.of());
     String d = ShardDigest.digest(MemorySegment.ofArray(bytes));
     CliProcess.Run r = CliProcess.run(dir, null, "digest", "--safetensors", "w.safetensors");
     assertEquals(0, r.code(), r.err());
-    assertEquals(List.of("\\" + d + "  w.safetensors:two\\nlines", "\\" + d + "  w.safetensors:back\\\\slash",
-        d + "  w.safetensors:plain"), r.outLines());
+    assertEquals(
+        List.of(
+            "\\" + d + "  w.safetensors:two\\nlines",
+            "\\" + d + "  w.safetensors:back\\\\slash",
+            d + "  w.safetensors:plain"),
+        r.outLines());
   }
 
   @Test
@@ -100,8 +114,9 @@ class DigestInputsTest {
   void aSafetensorsFileTruncatedWhileBeingDigestedIsAnErrorNamingIt() throws Exception {
     Path big = dir.resolve("big.safetensors");
     long size = 8L << 30;
-    byte[] header = ("{\"w\":{\"dtype\":\"U8\",\"shape\":[" + size + "],\"data_offsets\":[0," + size + "]}}")
-        .getBytes(StandardCharsets.UTF_8);
+    byte[] header =
+        ("{\"w\":{\"dtype\":\"U8\",\"shape\":[" + size + "],\"data_offsets\":[0," + size + "]}}")
+            .getBytes(StandardCharsets.UTF_8);
     try (RandomAccessFile f = new RandomAccessFile(big.toFile(), "rw")) {
       f.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(header.length).array());
       f.write(header);
@@ -110,7 +125,10 @@ class DigestInputsTest {
     assertTruncationIsNamed(big, "digest", "--threads", "1", "--safetensors", "big.safetensors");
   }
 
-  /** Truncates {@code file} once the process has it open and is reading, then expects exit 1 naming it. */
+  /**
+   * Truncates {@code file} once the process has it open and is reading, then expects exit 1 naming
+   * it.
+   */
   private void assertTruncationIsNamed(Path file, String... args) throws Exception {
     Process p = CliProcess.start(dir, args);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -124,20 +142,23 @@ class DigestInputsTest {
     }
     CliProcess.Run r = CliProcess.finish(dir, p, args);
     assertEquals(1, r.code(), "exit " + r.code() + ", stderr: " + r.err());
-    assertTrue(r.err().contains("mx digest: error: " + file.getFileName() + ": file shrank while being read"),
+    assertTrue(
+        r.err()
+            .contains("mx digest: error: " + file.getFileName() + ": file shrank while being read"),
         r.err());
     assertTrue(!r.err().contains("Exception") && !r.err().contains("Internal Error"), r.err());
   }
 
   private static boolean hasOpen(long pid, Path file) {
     try (var fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
-      return fds.anyMatch(fd -> {
-        try {
-          return Files.readSymbolicLink(fd).equals(file.toAbsolutePath());
-        } catch (IOException e) {
-          return false;
-        }
-      });
+      return fds.anyMatch(
+          fd -> {
+            try {
+              return Files.readSymbolicLink(fd).equals(file.toAbsolutePath());
+            } catch (IOException e) {
+              return false;
+            }
+          });
     } catch (IOException e) {
       return false;
     }

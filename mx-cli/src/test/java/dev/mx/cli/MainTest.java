@@ -15,7 +15,6 @@ class MainTest {
     return new Run(r.code(), r.out(), r.err());
   }
 
-
   @Test
   void transportsListsMemAsAvailable() {
     Run r = run("transports");

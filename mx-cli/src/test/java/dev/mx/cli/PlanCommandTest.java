@@ -32,7 +32,8 @@ class PlanCommandTest {
         System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
       }
       int code = Main.execute(args);
-      return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+      return new Run(
+          code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     } finally {
       System.setOut(oldOut);
       System.setErr(oldErr);
@@ -41,7 +42,8 @@ class PlanCommandTest {
   }
 
   /** The example of ARCHITECTURE §5.3 plus a second, unpublished source and a capture failure. */
-  private static final String REQUEST = """
+  private static final String REQUEST =
+      """
       { "max_segments_per_copy": 64,
         "sources": { "w": { "dtype": "torch.float32", "global_shape": [4, 8],
             "shards": [ { "session": "a", "addr": 2000, "offset": [0, 0], "shape": [4, 8] } ] } },
@@ -118,16 +120,21 @@ class PlanCommandTest {
   void summaryPrintsATableWithGroupedCauses() {
     Run r = run(REQUEST, "plan", "--summary", "-");
     assertEquals(0, r.code(), r.err());
-    assertTrue(r.out().lines().anyMatch(l -> l.startsWith("descriptors") && l.contains("20")), r.out());
-    assertTrue(r.out().lines().anyMatch(l -> l.startsWith("fallback") && l.contains("2 sources")), r.out());
+    assertTrue(
+        r.out().lines().anyMatch(l -> l.startsWith("descriptors") && l.contains("20")), r.out());
+    assertTrue(
+        r.out().lines().anyMatch(l -> l.startsWith("fallback") && l.contains("2 sources")),
+        r.out());
     assertTrue(r.out().contains("unsupported op 'index_select'"), r.out());
     assertTrue(!r.out().contains("on lazy"), r.out());
   }
 
   @Test
   void convertsAppearWithTheirWireDtype() throws Exception {
-    String req = REQUEST.replace("\"dest_stride\": [4, 1], \"dest_dtype\": \"torch.float32\"",
-        "\"dest_stride\": [4, 1], \"dest_dtype\": \"torch.bfloat16\"");
+    String req =
+        REQUEST.replace(
+            "\"dest_stride\": [4, 1], \"dest_dtype\": \"torch.float32\"",
+            "\"dest_stride\": [4, 1], \"dest_dtype\": \"torch.bfloat16\"");
     Run r = run(req, "plan", "-");
     assertEquals(0, r.code(), r.err());
     JsonNode conv = Json.mapper().readTree(r.out()).get("converts").get(0);
@@ -141,10 +148,16 @@ class PlanCommandTest {
   void badInputExitsOneNamingTheJsonPath() {
     Run r = run(REQUEST.replace("\"offset\": [0, 0]", "\"offset\": [0, \"x\"]"), "plan", "-");
     assertEquals(1, r.code());
-    assertTrue(r.err().contains("<stdin>: sources.w.shards[0].offset[1]: expected an integer"), r.err());
+    assertTrue(
+        r.err().contains("<stdin>: sources.w.shards[0].offset[1]: expected an integer"), r.err());
     assertEquals(1, r.err().lines().count(), r.err());
 
-    r = run(REQUEST.replace("torch.float32\", \"global_shape\"", "torch.complex64\", \"global_shape\""), "plan", "-");
+    r =
+        run(
+            REQUEST.replace(
+                "torch.float32\", \"global_shape\"", "torch.complex64\", \"global_shape\""),
+            "plan",
+            "-");
     assertEquals(1, r.code());
     assertTrue(r.err().contains("sources.w.dtype: unknown dtype 'torch.complex64'"), r.err());
 

@@ -4,10 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Whether CUDA can be used in this process, decided once: the kill switch {@code -Dmx.transport.noNative=true},
- * then the driver library {@code libcuda.so.1} through the foreign-function API (before any JCuda class is
- * touched: JCuda's driver class dies on first use without a driver), {@code cuInit}, at least one device, and
- * finally JCuda's own native library. The real failure is kept for {@link #unavailabilityCause()}.
+ * Whether CUDA can be used in this process, decided once: the kill switch {@code
+ * -Dmx.transport.noNative=true}, then the driver library {@code libcuda.so.1} through the
+ * foreign-function API (before any JCuda class is touched: JCuda's driver class dies on first use
+ * without a driver), {@code cuInit}, at least one device, and finally JCuda's own native library.
+ * The real failure is kept for {@link #unavailabilityCause()}.
  */
 public final class Cuda {
   /** The system property that disables every native backend of mx. */
@@ -35,19 +36,23 @@ public final class Cuda {
     List<Integer> sms = new ArrayList<>();
     try {
       if (Boolean.getBoolean(NO_NATIVE_PROPERTY)) {
-        throw new UnsupportedOperationException("native backends are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
+        throw new UnsupportedOperationException(
+            "native backends are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
       }
       driver = CudaDriverLibrary.load();
       driver.init();
       version = driver.driverVersion();
       int count = driver.deviceCount();
       if (count == 0) {
-        throw new CudaException("the CUDA driver (version " + versionString(version) + ") sees no device");
+        throw new CudaException(
+            "the CUDA driver (version " + versionString(version) + ") sees no device");
       }
       for (int d = 0; d < count; d++) {
-        devices.add(new ComputeCapability(
-            driver.attribute(d, CudaDriverLibrary.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-            driver.attribute(d, CudaDriverLibrary.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)));
+        devices.add(
+            new ComputeCapability(
+                driver.attribute(d, CudaDriverLibrary.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                driver.attribute(
+                    d, CudaDriverLibrary.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)));
         sms.add(driver.attribute(d, CudaDriverLibrary.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
       }
       // Only now touch JCuda: its driver class loads a JNI library that links against libcuda.
@@ -80,7 +85,8 @@ public final class Cuda {
   /** Throws an error carrying {@link #unavailabilityCause()} when CUDA is unavailable. */
   public static void ensureAvailability() {
     if (CAUSE != null) {
-      throw (UnsatisfiedLinkError) new UnsatisfiedLinkError("CUDA is unavailable: " + CAUSE).initCause(CAUSE);
+      throw (UnsatisfiedLinkError)
+          new UnsatisfiedLinkError("CUDA is unavailable: " + CAUSE).initCause(CAUSE);
     }
   }
 
@@ -113,10 +119,16 @@ public final class Cuda {
     if (CAUSE != null) {
       return "CUDA unavailable: " + CAUSE;
     }
-    StringBuilder sb = new StringBuilder("CUDA driver " + driverVersion() + ", " + DEVICES.size() + " device(s):");
+    StringBuilder sb =
+        new StringBuilder("CUDA driver " + driverVersion() + ", " + DEVICES.size() + " device(s):");
     for (int d = 0; d < DEVICES.size(); d++) {
-      sb.append(" cuda:").append(d).append(" (sm ").append(DEVICES.get(d)).append(", ")
-          .append(MULTIPROCESSORS.get(d)).append(" SMs)");
+      sb.append(" cuda:")
+          .append(d)
+          .append(" (sm ")
+          .append(DEVICES.get(d))
+          .append(", ")
+          .append(MULTIPROCESSORS.get(d))
+          .append(" SMs)");
     }
     return sb.toString();
   }
@@ -128,7 +140,8 @@ public final class Cuda {
 
   static void checkOrdinal(int ordinal) {
     if (ordinal < 0 || ordinal >= DEVICES.size()) {
-      throw new IllegalArgumentException("no CUDA device cuda:" + ordinal + " (this process sees " + DEVICES.size() + ")");
+      throw new IllegalArgumentException(
+          "no CUDA device cuda:" + ordinal + " (this process sees " + DEVICES.size() + ")");
     }
   }
 

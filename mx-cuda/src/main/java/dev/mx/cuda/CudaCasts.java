@@ -6,13 +6,14 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Dtype casts and the strided re-slice copy on the device ({@code mx_copy.cu}), bit-identical with mx-refit's
- * CPU casts and view copies: f32, bf16, f16, f8_e4m3fn and f8_e5m2 in any pair (round to nearest even, NaN
- * and overflow as PyTorch's CPU {@code copy_}), or a plain element copy when the types are equal.
+ * Dtype casts and the strided re-slice copy on the device ({@code mx_copy.cu}), bit-identical with
+ * mx-refit's CPU casts and view copies: f32, bf16, f16, f8_e4m3fn and f8_e5m2 in any pair (round to
+ * nearest even, NaN and overflow as PyTorch's CPU {@code copy_}), or a plain element copy when the
+ * types are equal.
  *
- * <p>Views are given as in {@code torch.as_strided}: a shape and strides in elements from the address of
- * element 0. Size-1 dims are dropped and dims merged where both layouts allow; up to four dims go to one
- * launch, more are split into launches over the outermost ones.
+ * <p>Views are given as in {@code torch.as_strided}: a shape and strides in elements from the
+ * address of element 0. Size-1 dims are dropped and dims merged where both layouts allow; up to
+ * four dims go to one launch, more are split into launches over the outermost ones.
  */
 public final class CudaCasts {
   private static final int THREADS = 256;
@@ -25,7 +26,10 @@ public final class CudaCasts {
     return code(from) >= 0 && code(to) >= 0;
   }
 
-  /** The type code of {@code mx_float.cuh} ({@code MX_F32} ...), or -1 when the device does not convert it. */
+  /**
+   * The type code of {@code mx_float.cuh} ({@code MX_F32} ...), or -1 when the device does not
+   * convert it.
+   */
   static int code(DType t) {
     return switch (t) {
       case F32 -> 0;
@@ -38,38 +42,72 @@ public final class CudaCasts {
   }
 
   /**
-   * Converts {@code count} elements of type {@code from} at device address {@code src} (consecutive elements
-   * {@code srcStride} bytes apart) into type {@code to} at {@code dst} ({@code dstStride} bytes apart), on
-   * device {@code ordinal}, and waits.
+   * Converts {@code count} elements of type {@code from} at device address {@code src} (consecutive
+   * elements {@code srcStride} bytes apart) into type {@code to} at {@code dst} ({@code dstStride}
+   * bytes apart), on device {@code ordinal}, and waits.
    */
-  public static void convert(int ordinal, long src, long srcStride, DType from, long dst, long dstStride, DType to,
+  public static void convert(
+      int ordinal,
+      long src,
+      long srcStride,
+      DType from,
+      long dst,
+      long dstStride,
+      DType to,
       long count) {
     check(from, to, "convert");
     if (count <= 0) {
       return;
     }
     CudaDevice device = CudaDevice.get(ordinal);
-    launch(device, src, dst, from, to, count, srcStride, dstStride, new long[] {1, 1, 1}, new long[3], new long[3]);
+    launch(
+        device,
+        src,
+        dst,
+        from,
+        to,
+        count,
+        srcStride,
+        dstStride,
+        new long[] {1, 1, 1},
+        new long[3],
+        new long[3]);
     device.synchronize();
   }
 
   /**
-   * {@code dst[dstStrides] = src[srcStrides]} over {@code shape} (strides in elements of each side's type),
-   * converting {@code from} to {@code to}, on device {@code ordinal}; waits. The caller has checked that both
-   * views lie inside their allocations (as mx-refit's re-slice checks against the plan).
+   * {@code dst[dstStrides] = src[srcStrides]} over {@code shape} (strides in elements of each
+   * side's type), converting {@code from} to {@code to}, on device {@code ordinal}; waits. The
+   * caller has checked that both views lie inside their allocations (as mx-refit's re-slice checks
+   * against the plan).
    */
-  public static void viewCopy(int ordinal, long src, DType from, long[] srcStrides, long dst, DType to,
-      long[] dstStrides, long[] shape) {
+  public static void viewCopy(
+      int ordinal,
+      long src,
+      DType from,
+      long[] srcStrides,
+      long dst,
+      DType to,
+      long[] dstStrides,
+      long[] shape) {
     check(from, to, "view copy");
     if (shape.length != srcStrides.length || shape.length != dstStrides.length) {
-      throw new IllegalArgumentException("view copy: shape " + Arrays.toString(shape) + ", source strides "
-          + Arrays.toString(srcStrides) + " and destination strides " + Arrays.toString(dstStrides) + " differ in rank");
+      throw new IllegalArgumentException(
+          "view copy: shape "
+              + Arrays.toString(shape)
+              + ", source strides "
+              + Arrays.toString(srcStrides)
+              + " and destination strides "
+              + Arrays.toString(dstStrides)
+              + " differ in rank");
     }
-    // {extent, srcStrideBytes, dstStrideBytes}, outermost first, size-1 dims dropped, mergeable dims merged.
+    // {extent, srcStrideBytes, dstStrideBytes}, outermost first, size-1 dims dropped, mergeable
+    // dims merged.
     List<long[]> dims = new ArrayList<>();
     for (int d = 0; d < shape.length; d++) {
       if (shape[d] < 0) {
-        throw new IllegalArgumentException("view copy: negative extent in shape " + Arrays.toString(shape));
+        throw new IllegalArgumentException(
+            "view copy: negative extent in shape " + Arrays.toString(shape));
       }
       if (shape[d] == 0) {
         return;
@@ -95,7 +133,8 @@ public final class CudaCasts {
     device.synchronize();
   }
 
-  private static void launchDims(CudaDevice device, long src, long dst, DType from, DType to, List<long[]> dims) {
+  private static void launchDims(
+      CudaDevice device, long src, long dst, DType from, DType to, List<long[]> dims) {
     if (dims.size() > KERNEL_DIMS) {
       long[] outer = dims.getFirst();
       List<long[]> rest = dims.subList(1, dims.size());
@@ -118,18 +157,55 @@ public final class CudaCasts {
     launch(device, src, dst, from, to, inner[0], inner[1], inner[2], n, s, d);
   }
 
-  private static void launch(CudaDevice device, long src, long dst, DType from, DType to, long inner, long srcInner,
-      long dstInner, long[] n, long[] s, long[] d) {
+  private static void launch(
+      CudaDevice device,
+      long src,
+      long dst,
+      DType from,
+      DType to,
+      long inner,
+      long srcInner,
+      long dstInner,
+      long[] n,
+      long[] s,
+      long[] d) {
     long total = inner * n[0] * n[1] * n[2];
-    int blocks = (int) Math.min((total + THREADS - 1) / THREADS, device.fullGrid(CudaKernels.VIEW_COPY, THREADS));
-    device.launch(CudaKernels.VIEW_COPY, Math.max(1, blocks), THREADS, src, dst, code(from), code(to),
-        inner, srcInner, dstInner, n[0], n[1], n[2], s[0], s[1], s[2], d[0], d[1], d[2]);
+    int blocks =
+        (int)
+            Math.min(
+                (total + THREADS - 1) / THREADS, device.fullGrid(CudaKernels.VIEW_COPY, THREADS));
+    device.launch(
+        CudaKernels.VIEW_COPY,
+        Math.max(1, blocks),
+        THREADS,
+        src,
+        dst,
+        code(from),
+        code(to),
+        inner,
+        srcInner,
+        dstInner,
+        n[0],
+        n[1],
+        n[2],
+        s[0],
+        s[1],
+        s[2],
+        d[0],
+        d[1],
+        d[2]);
   }
 
   private static void check(DType from, DType to, String what) {
     if (!supports(from, to)) {
-      throw new IllegalArgumentException("device " + what + " from " + from + " to " + to
-          + " is not supported (the device converts between f32, bf16, f16, f8_e4m3fn and f8_e5m2)");
+      throw new IllegalArgumentException(
+          "device "
+              + what
+              + " from "
+              + from
+              + " to "
+              + to
+              + " is not supported (the device converts between f32, bf16, f16, f8_e4m3fn and f8_e5m2)");
     }
   }
 }

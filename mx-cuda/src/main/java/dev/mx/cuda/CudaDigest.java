@@ -8,9 +8,10 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * The shard digest of device memory, bit-identical with {@link ShardDigest#digest(MemorySegment)}: the
- * kernels of {@code mx_digest.cu} reduce the bytes to the reference's scalars on the device, the scalars (at
- * most 40 bytes) come to the host, and {@link ShardDigest#hashScalars} finishes exactly as the CPU digest does.
+ * The shard digest of device memory, bit-identical with {@link ShardDigest#digest(MemorySegment)}:
+ * the kernels of {@code mx_digest.cu} reduce the bytes to the reference's scalars on the device,
+ * the scalars (at most 40 bytes) come to the host, and {@link ShardDigest#hashScalars} finishes
+ * exactly as the CPU digest does.
  */
 public final class CudaDigest {
   private static final int THREADS = 256;
@@ -19,14 +20,17 @@ public final class CudaDigest {
   private CudaDigest() {}
 
   /**
-   * The digest of {@code length} bytes at device address {@code address} on device {@code ordinal} (any
-   * alignment, any length including zero).
+   * The digest of {@code length} bytes at device address {@code address} on device {@code ordinal}
+   * (any alignment, any length including zero).
    */
   public static String digest(int ordinal, long address, long length) {
     return ShardDigest.hashScalars(scalars(ordinal, address, length));
   }
 
-  /** The digest of a device segment (one whose memory kind is {@code cuda:N}, as from {@link DeviceAllocation}). */
+  /**
+   * The digest of a device segment (one whose memory kind is {@code cuda:N}, as from {@link
+   * DeviceAllocation}).
+   */
   public static String digest(int ordinal, MemorySegment deviceBytes) {
     return digest(ordinal, deviceBytes.address(), deviceBytes.byteSize());
   }
@@ -36,7 +40,12 @@ public final class CudaDigest {
    *
    * @throws DigestMismatchException naming the source, shard offset and publisher when they differ
    */
-  public static void verify(String source, long[] shardOffset, String publisher, String expected, int ordinal,
+  public static void verify(
+      String source,
+      long[] shardOffset,
+      String publisher,
+      String expected,
+      int ordinal,
       MemorySegment deviceBytes) {
     String actual = digest(ordinal, deviceBytes);
     if (!actual.equals(expected)) {
@@ -68,11 +77,21 @@ public final class CudaDigest {
       if (rows > 0) {
         // One warp per row, at most one resident wave (the kernel strides over the remaining rows).
         long blocksNeeded = (rows * 32 + THREADS - 1) / THREADS;
-        int blocks = (int) Math.min(Math.max(1, blocksNeeded), device.fullGrid(CudaKernels.DIGEST_ROWS, THREADS));
+        int blocks =
+            (int)
+                Math.min(
+                    Math.max(1, blocksNeeded), device.fullGrid(CudaKernels.DIGEST_ROWS, THREADS));
         device.launch(CudaKernels.DIGEST_ROWS, blocks, THREADS, address, rows, r);
       }
       if (tailBytes > 0) {
-        device.launch(CudaKernels.DIGEST_TAIL, 1, THREADS, address + rows * ROW_BYTES, tailWords, ragged, r + 2 * Long.BYTES);
+        device.launch(
+            CudaKernels.DIGEST_TAIL,
+            1,
+            THREADS,
+            address + rows * ROW_BYTES,
+            tailWords,
+            ragged,
+            r + 2 * Long.BYTES);
       }
       device.synchronize();
       MemorySegment host = arena.allocate(5 * Long.BYTES, 8);

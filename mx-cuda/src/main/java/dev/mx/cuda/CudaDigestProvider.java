@@ -6,9 +6,10 @@ import dev.mx.digest.ShardDigest;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The shard digest wherever the bytes are: device memory (the driver knows the address) is digested on its
- * device by {@link CudaDigest}, host memory by the CPU digest. Registered as {@code cuda}, above {@code cpu},
- * and available only where CUDA is, so a host without a GPU keeps the CPU provider.
+ * The shard digest wherever the bytes are: device memory (the driver knows the address) is digested
+ * on its device by {@link CudaDigest}, host memory by the CPU digest. Registered as {@code cuda},
+ * above {@code cpu}, and available only where CUDA is, so a host without a GPU keeps the CPU
+ * provider.
  */
 public final class CudaDigestProvider extends DigestProvider {
 

@@ -2,7 +2,9 @@ package dev.mx.cuda;
 
 import dev.mx.api.error.MxException;
 
-/** A CUDA driver call failed: names the call and the driver's result code (and its name when known). */
+/**
+ * A CUDA driver call failed: names the call and the driver's result code (and its name when known).
+ */
 public class CudaException extends MxException {
   private static final long serialVersionUID = 1L;
   private final int result;

@@ -5,12 +5,13 @@ import jcuda.driver.CUevent;
 import jcuda.driver.JCudaDriver;
 
 /**
- * The driver operations the {@code cuda-ipc} transport needs: exporting and mapping allocations across
- * processes, and completion events on mx's stream.
+ * The driver operations the {@code cuda-ipc} transport needs: exporting and mapping allocations
+ * across processes, and completion events on mx's stream.
  */
 public final class CudaIpc {
   /** Bytes of an IPC handle. */
   public static final int HANDLE_BYTES = CudaDriverLibrary.IPC_HANDLE_BYTES;
+
   private static final int CUDA_ERROR_NOT_READY = 600;
   private static final int CU_EVENT_DISABLE_TIMING = 2;
 
@@ -29,7 +30,10 @@ public final class CudaIpc {
     }
   }
 
-  /** Exports the device allocation holding {@code address} (which must be device memory of {@code device}). */
+  /**
+   * Exports the device allocation holding {@code address} (which must be device memory of {@code
+   * device}).
+   */
   public static Export export(CudaDevice device, long address) {
     device.makeCurrent();
     CudaDriverLibrary driver = Cuda.driver();

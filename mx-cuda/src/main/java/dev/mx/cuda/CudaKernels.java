@@ -3,10 +3,11 @@ package dev.mx.cuda;
 import java.util.List;
 
 /**
- * The kernels of {@code src/main/cuda} as the Java launch code calls them: for each, the PTX module, the
- * entry point and the parameter list in order. {@link CudaDevice#launch} refuses arguments that do not fit
- * the declaration, and a build-time test checks every declaration against the PTX nvcc produced, so the two
- * sides cannot drift apart silently (a wrong parameter list would read garbage on the device).
+ * The kernels of {@code src/main/cuda} as the Java launch code calls them: for each, the PTX
+ * module, the entry point and the parameter list in order. {@link CudaDevice#launch} refuses
+ * arguments that do not fit the declaration, and a build-time test checks every declaration against
+ * the PTX nvcc produced, so the two sides cannot drift apart silently (a wrong parameter list would
+ * read garbage on the device).
  */
 public final class CudaKernels {
 
@@ -51,16 +52,22 @@ public final class CudaKernels {
      */
     public void checkArguments(Object... args) {
       if (args.length != params.size()) {
-        throw new IllegalArgumentException(name + " takes " + params.size() + " arguments " + params + ", got "
-            + args.length);
+        throw new IllegalArgumentException(
+            name + " takes " + params.size() + " arguments " + params + ", got " + args.length);
       }
       for (int i = 0; i < args.length; i++) {
         Param p = params.get(i);
         Object a = args[i];
         boolean fits = p == Param.INT ? a instanceof Integer : a instanceof Long;
         if (!fits) {
-          throw new IllegalArgumentException(name + " argument #" + i + " is declared " + p + ", got "
-              + (a == null ? "null" : a.getClass().getSimpleName() + " " + a));
+          throw new IllegalArgumentException(
+              name
+                  + " argument #"
+                  + i
+                  + " is declared "
+                  + p
+                  + ", got "
+                  + (a == null ? "null" : a.getClass().getSimpleName() + " " + a));
         }
       }
     }
@@ -74,24 +81,47 @@ public final class CudaKernels {
   /** Where the build puts the PTX, on the class path. */
   public static final String PTX_DIRECTORY = "/dev/mx/cuda/ptx/";
 
-  /** {@code mx_digest_rows(const uint8_t* src, unsigned long long rows, unsigned long long* out)}. */
-  public static final Kernel DIGEST_ROWS = new Kernel("mx_digest", "mx_digest_rows",
-      List.of(Param.POINTER, Param.LONG, Param.POINTER));
-
-  /** {@code mx_digest_tail(const uint8_t* src, unsigned int words, unsigned int ragged, unsigned long long* out)}. */
-  public static final Kernel DIGEST_TAIL = new Kernel("mx_digest", "mx_digest_tail",
-      List.of(Param.POINTER, Param.INT, Param.INT, Param.POINTER));
+  /**
+   * {@code mx_digest_rows(const uint8_t* src, unsigned long long rows, unsigned long long* out)}.
+   */
+  public static final Kernel DIGEST_ROWS =
+      new Kernel("mx_digest", "mx_digest_rows", List.of(Param.POINTER, Param.LONG, Param.POINTER));
 
   /**
-   * {@code mx_view_copy(src, dst, int from, int to, inner, srcInner, dstInner, n0, n1, n2, src0, src1, src2,
-   * dst0, dst1, dst2)}: strides in bytes, type codes of {@link CudaCasts}.
+   * {@code mx_digest_tail(const uint8_t* src, unsigned int words, unsigned int ragged, unsigned
+   * long long* out)}.
    */
-  public static final Kernel VIEW_COPY = new Kernel("mx_copy", "mx_view_copy",
-      List.of(Param.POINTER, Param.POINTER, Param.INT, Param.INT,
-          Param.LONG, Param.LONG, Param.LONG,
-          Param.LONG, Param.LONG, Param.LONG,
-          Param.LONG, Param.LONG, Param.LONG,
-          Param.LONG, Param.LONG, Param.LONG));
+  public static final Kernel DIGEST_TAIL =
+      new Kernel(
+          "mx_digest",
+          "mx_digest_tail",
+          List.of(Param.POINTER, Param.INT, Param.INT, Param.POINTER));
+
+  /**
+   * {@code mx_view_copy(src, dst, int from, int to, inner, srcInner, dstInner, n0, n1, n2, src0,
+   * src1, src2, dst0, dst1, dst2)}: strides in bytes, type codes of {@link CudaCasts}.
+   */
+  public static final Kernel VIEW_COPY =
+      new Kernel(
+          "mx_copy",
+          "mx_view_copy",
+          List.of(
+              Param.POINTER,
+              Param.POINTER,
+              Param.INT,
+              Param.INT,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG));
 
   /** Every kernel the Java code launches. */
   public static final List<Kernel> ALL = List.of(DIGEST_ROWS, DIGEST_TAIL, VIEW_COPY);

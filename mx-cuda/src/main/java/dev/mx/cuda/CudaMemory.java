@@ -6,9 +6,9 @@ import jcuda.Pointer;
 import jcuda.driver.JCudaDriver;
 
 /**
- * Copies between host and device memory, and the question "is this address device memory?" that lets a
- * provider take a plain {@link MemorySegment} and pick the device path (unified virtual addressing gives
- * every device allocation an address no host allocation has).
+ * Copies between host and device memory, and the question "is this address device memory?" that
+ * lets a provider take a plain {@link MemorySegment} and pick the device path (unified virtual
+ * addressing gives every device allocation an address no host allocation has).
  */
 public final class CudaMemory {
   private static final int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
@@ -18,8 +18,9 @@ public final class CudaMemory {
   private CudaMemory() {}
 
   /**
-   * Where {@code address} lives: {@code cuda:N} for device memory of any context in this process (our own
-   * allocations and mapped IPC allocations), host otherwise, and host whenever CUDA is unavailable.
+   * Where {@code address} lives: {@code cuda:N} for device memory of any context in this process
+   * (our own allocations and mapped IPC allocations), host otherwise, and host whenever CUDA is
+   * unavailable.
    */
   public static MemoryKind kindOf(long address) {
     if (!Cuda.isAvailable() || address == 0) {
@@ -27,13 +28,18 @@ public final class CudaMemory {
     }
     CudaDevice.get(0).makeCurrent(); // the driver answers pointer queries in a context
     int[] type = new int[1];
-    int rc = JCudaDriver.cuPointerGetAttribute(Pointer.to(type), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CudaDevice.pointer(address));
+    int rc =
+        JCudaDriver.cuPointerGetAttribute(
+            Pointer.to(type), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CudaDevice.pointer(address));
     if (rc != 0 || type[0] != CU_MEMORYTYPE_DEVICE) {
-      return MemoryKind.HOST; // pageable host memory is unknown to the driver: CUDA_ERROR_INVALID_VALUE
+      return MemoryKind
+          .HOST; // pageable host memory is unknown to the driver: CUDA_ERROR_INVALID_VALUE
     }
     int[] ordinal = new int[1];
-    CudaDevice.check(JCudaDriver.cuPointerGetAttribute(Pointer.to(ordinal), CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-        CudaDevice.pointer(address)), "cuPointerGetAttribute(DEVICE_ORDINAL, 0x" + Long.toHexString(address) + ")");
+    CudaDevice.check(
+        JCudaDriver.cuPointerGetAttribute(
+            Pointer.to(ordinal), CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CudaDevice.pointer(address)),
+        "cuPointerGetAttribute(DEVICE_ORDINAL, 0x" + Long.toHexString(address) + ")");
     return MemoryKind.device(ordinal[0]);
   }
 
@@ -58,27 +64,37 @@ public final class CudaMemory {
   }
 
   /**
-   * Copies {@code bytes} between any two addresses the driver knows (device, or registered host memory) on
-   * mx's stream of {@code device} without waiting; the driver picks the direction from the addresses.
+   * Copies {@code bytes} between any two addresses the driver knows (device, or registered host
+   * memory) on mx's stream of {@code device} without waiting; the driver picks the direction from
+   * the addresses.
    */
   public static void copyAsync(CudaDevice device, long dstAddress, long srcAddress, long bytes) {
     device.makeCurrent();
-    CudaDevice.check(JCudaDriver.cuMemcpyAsync(CudaDevice.pointer(dstAddress), CudaDevice.pointer(srcAddress), bytes,
-        device.stream()), "cuMemcpyAsync(" + bytes + " bytes 0x" + Long.toHexString(srcAddress) + " -> 0x"
-            + Long.toHexString(dstAddress) + ")");
+    CudaDevice.check(
+        JCudaDriver.cuMemcpyAsync(
+            CudaDevice.pointer(dstAddress), CudaDevice.pointer(srcAddress), bytes, device.stream()),
+        "cuMemcpyAsync("
+            + bytes
+            + " bytes 0x"
+            + Long.toHexString(srcAddress)
+            + " -> 0x"
+            + Long.toHexString(dstAddress)
+            + ")");
   }
 
   /** Sets {@code bytes} bytes at a device address to {@code value} and waits. */
   public static void fill(CudaDevice device, long address, long bytes, byte value) {
     device.makeCurrent();
-    CudaDevice.check(JCudaDriver.cuMemsetD8Async(CudaDevice.pointer(address), value, bytes, device.stream()),
+    CudaDevice.check(
+        JCudaDriver.cuMemsetD8Async(CudaDevice.pointer(address), value, bytes, device.stream()),
         "cuMemsetD8(" + bytes + " bytes at 0x" + Long.toHexString(address) + ")");
     device.synchronize();
   }
 
   private static void requireNative(MemorySegment host) {
     if (!host.isNative()) {
-      throw new IllegalArgumentException("host side of a device copy must be native memory, got a heap segment");
+      throw new IllegalArgumentException(
+          "host side of a device copy must be native memory, got a heap segment");
     }
   }
 }

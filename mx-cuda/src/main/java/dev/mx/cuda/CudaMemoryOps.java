@@ -7,9 +7,10 @@ import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.MemorySegment;
 
 /**
- * mx's memory operations on the memory of one CUDA device: zeroed {@link DeviceAllocation}s, device copies on
- * mx's stream, the strided re-slice and casts of {@link CudaCasts}, and the device digest of {@link CudaDigest}
- * (bit-identical with the CPU's). What a receiver or publisher with {@code cuda:N} buffers runs.
+ * mx's memory operations on the memory of one CUDA device: zeroed {@link DeviceAllocation}s, device
+ * copies on mx's stream, the strided re-slice and casts of {@link CudaCasts}, and the device digest
+ * of {@link CudaDigest} (bit-identical with the CPU's). What a receiver or publisher with {@code
+ * cuda:N} buffers runs.
  */
 public final class CudaMemoryOps implements MemoryOps {
   private final CudaDevice device;
@@ -37,7 +38,8 @@ public final class CudaMemoryOps implements MemoryOps {
   }
 
   @Override
-  public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copy(
+      MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
     check(src, srcOffset, bytes, "source");
     check(dst, dstOffset, bytes, "destination");
     if (bytes == 0) {
@@ -49,32 +51,42 @@ public final class CudaMemoryOps implements MemoryOps {
 
   /** Every run on mx's stream, one wait at the end (a staged shard has one run per row). */
   @Override
-  public void copyAll(MemorySegment src, long[] srcOffsets, MemorySegment[] dsts, long[] dstOffsets, long[] lengths) {
+  public void copyAll(
+      MemorySegment src,
+      long[] srcOffsets,
+      MemorySegment[] dsts,
+      long[] dstOffsets,
+      long[] lengths) {
     for (int i = 0; i < lengths.length; i++) {
       check(src, srcOffsets[i], lengths[i], "source");
       check(dsts[i], dstOffsets[i], lengths[i], "destination");
     }
     for (int i = 0; i < lengths.length; i++) {
       if (lengths[i] > 0) {
-        CudaMemory.copyAsync(device, dsts[i].address() + dstOffsets[i], src.address() + srcOffsets[i], lengths[i]);
+        CudaMemory.copyAsync(
+            device, dsts[i].address() + dstOffsets[i], src.address() + srcOffsets[i], lengths[i]);
       }
     }
     device.synchronize();
   }
 
   @Override
-  public void copyToHost(MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes) {
+  public void copyToHost(
+      MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes) {
     check(src, srcOffset, bytes, "device source");
     if (bytes > 0) {
-      CudaMemory.copyDeviceToHost(device, src.address() + srcOffset, host.asSlice(hostOffset, bytes));
+      CudaMemory.copyDeviceToHost(
+          device, src.address() + srcOffset, host.asSlice(hostOffset, bytes));
     }
   }
 
   @Override
-  public void copyFromHost(MemorySegment host, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copyFromHost(
+      MemorySegment host, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
     check(dst, dstOffset, bytes, "device destination");
     if (bytes > 0) {
-      CudaMemory.copyHostToDevice(device, host.asSlice(hostOffset, bytes), dst.address() + dstOffset);
+      CudaMemory.copyHostToDevice(
+          device, host.asSlice(hostOffset, bytes), dst.address() + dstOffset);
     }
   }
 
@@ -84,10 +96,25 @@ public final class CudaMemoryOps implements MemoryOps {
   }
 
   @Override
-  public void viewCopy(MemorySegment src, long srcOffset, DType from, long[] srcStrides, MemorySegment dst,
-      long dstOffset, DType to, long[] dstStrides, long[] shape) {
-    CudaCasts.viewCopy(device.ordinal(), src.address() + srcOffset * from.elementSize(), from, srcStrides,
-        dst.address() + dstOffset * to.elementSize(), to, dstStrides, shape);
+  public void viewCopy(
+      MemorySegment src,
+      long srcOffset,
+      DType from,
+      long[] srcStrides,
+      MemorySegment dst,
+      long dstOffset,
+      DType to,
+      long[] dstStrides,
+      long[] shape) {
+    CudaCasts.viewCopy(
+        device.ordinal(),
+        src.address() + srcOffset * from.elementSize(),
+        from,
+        srcStrides,
+        dst.address() + dstOffset * to.elementSize(),
+        to,
+        dstStrides,
+        shape);
   }
 
   @Override
@@ -97,8 +124,18 @@ public final class CudaMemoryOps implements MemoryOps {
 
   private void check(MemorySegment s, long offset, long bytes, String what) {
     if (offset < 0 || bytes < 0 || offset + bytes > s.byteSize()) {
-      throw new IndexOutOfBoundsException("cuda:" + device.ordinal() + " copy: " + what + " bytes [" + offset + ", "
-          + (offset + bytes) + ") outside a segment of " + s.byteSize() + " bytes");
+      throw new IndexOutOfBoundsException(
+          "cuda:"
+              + device.ordinal()
+              + " copy: "
+              + what
+              + " bytes ["
+              + offset
+              + ", "
+              + (offset + bytes)
+              + ") outside a segment of "
+              + s.byteSize()
+              + " bytes");
     }
   }
 

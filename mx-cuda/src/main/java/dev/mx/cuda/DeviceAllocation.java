@@ -6,9 +6,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Device memory from {@code cuMemAlloc}, freed exactly once by {@link #close()}. Its {@link #segment()} carries
- * the device address and length, so it goes wherever mx takes a region (publisher regions, receiver buffers,
- * staging), and {@link #memoryKind()} says {@code cuda:N}: the CPU must never dereference that segment.
+ * Device memory from {@code cuMemAlloc}, freed exactly once by {@link #close()}. Its {@link
+ * #segment()} carries the device address and length, so it goes wherever mx takes a region
+ * (publisher regions, receiver buffers, staging), and {@link #memoryKind()} says {@code cuda:N}:
+ * the CPU must never dereference that segment.
  */
 public final class DeviceAllocation implements MemoryRegistration {
   private final CudaDevice device;
@@ -27,7 +28,8 @@ public final class DeviceAllocation implements MemoryRegistration {
    */
   public static DeviceAllocation allocate(int ordinal, long bytes) {
     if (bytes <= 0) {
-      throw new IllegalArgumentException("device allocation of " + bytes + " bytes on cuda:" + ordinal);
+      throw new IllegalArgumentException(
+          "device allocation of " + bytes + " bytes on cuda:" + ordinal);
     }
     CudaDevice device = CudaDevice.get(ordinal);
     device.makeCurrent();
@@ -37,8 +39,12 @@ public final class DeviceAllocation implements MemoryRegistration {
   @Override
   public MemorySegment segment() {
     if (closed.get()) {
-      throw new IllegalStateException("device allocation 0x" + Long.toHexString(segment.address()) + " on cuda:"
-          + device.ordinal() + " was freed");
+      throw new IllegalStateException(
+          "device allocation 0x"
+              + Long.toHexString(segment.address())
+              + " on cuda:"
+              + device.ordinal()
+              + " was freed");
     }
     return segment;
   }
@@ -58,7 +64,10 @@ public final class DeviceAllocation implements MemoryRegistration {
     CudaMemory.copyHostToDevice(device, host, segment.address() + offset);
   }
 
-  /** Copies {@code host.byteSize()} bytes from byte {@code offset} of this allocation into {@code host} and waits. */
+  /**
+   * Copies {@code host.byteSize()} bytes from byte {@code offset} of this allocation into {@code
+   * host} and waits.
+   */
   public void copyTo(long offset, MemorySegment host) {
     checkRange(offset, host.byteSize());
     CudaMemory.copyDeviceToHost(device, segment.address() + offset, host);
@@ -66,8 +75,15 @@ public final class DeviceAllocation implements MemoryRegistration {
 
   private void checkRange(long offset, long n) {
     if (offset < 0 || n < 0 || offset + n > segment.byteSize()) {
-      throw new IndexOutOfBoundsException("bytes [" + offset + ", " + (offset + n) + ") are outside the device allocation of "
-          + segment.byteSize() + " bytes on cuda:" + device.ordinal());
+      throw new IndexOutOfBoundsException(
+          "bytes ["
+              + offset
+              + ", "
+              + (offset + n)
+              + ") are outside the device allocation of "
+              + segment.byteSize()
+              + " bytes on cuda:"
+              + device.ordinal());
     }
   }
 
@@ -81,7 +97,12 @@ public final class DeviceAllocation implements MemoryRegistration {
 
   @Override
   public String toString() {
-    return "DeviceAllocation[cuda:" + device.ordinal() + ", 0x" + Long.toHexString(segment.address()) + "+"
-        + segment.byteSize() + "]";
+    return "DeviceAllocation[cuda:"
+        + device.ordinal()
+        + ", 0x"
+        + Long.toHexString(segment.address())
+        + "+"
+        + segment.byteSize()
+        + "]";
   }
 }

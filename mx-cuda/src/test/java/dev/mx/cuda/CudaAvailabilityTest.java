@@ -18,7 +18,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import org.junit.jupiter.api.Test;
 
-/** The availability holder, on machines with and without a driver: each branch asserts what it must. */
+/**
+ * The availability holder, on machines with and without a driver: each branch asserts what it must.
+ */
 class CudaAvailabilityTest {
 
   private static boolean driverInstalled() {
@@ -33,7 +35,9 @@ class CudaAvailabilityTest {
   @Test
   void aMissingDriverIsTheCauseNamingLibcuda() {
     if (driverInstalled()) {
-      System.out.println("libcuda.so.1 is installed here: the missing-driver cause cannot occur; " + Cuda.describe());
+      System.out.println(
+          "libcuda.so.1 is installed here: the missing-driver cause cannot occur; "
+              + Cuda.describe());
       return;
     }
     assertFalse(Cuda.isAvailable());
@@ -63,16 +67,20 @@ class CudaAvailabilityTest {
     assertSame(Cuda.unavailabilityCause(), digest.unavailabilityCause());
     assertTrue(digest.priority() > 5, "ranks above the CPU digest where available");
     if (!Cuda.isAvailable()) {
-      UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, () -> transport.create(TransportConfig.of("x")));
+      UnsatisfiedLinkError e =
+          assertThrows(UnsatisfiedLinkError.class, () -> transport.create(TransportConfig.of("x")));
       assertSame(Cuda.unavailabilityCause(), e.getCause());
     }
   }
 
   @Test
   void theServiceFilesListBothProviders() {
-    assertTrue(TransportProvider.registry().providers().stream().anyMatch(p -> p.name().equals("cuda-ipc")),
+    assertTrue(
+        TransportProvider.registry().providers().stream()
+            .anyMatch(p -> p.name().equals("cuda-ipc")),
         "cuda-ipc is found through ServiceLoader");
-    assertTrue(DigestProvider.registry().providers().stream().anyMatch(p -> p.name().equals("cuda")),
+    assertTrue(
+        DigestProvider.registry().providers().stream().anyMatch(p -> p.name().equals("cuda")),
         "the cuda digest is found through ServiceLoader");
   }
 

@@ -35,12 +35,13 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * A device-resident refit: two trainer publishers whose shards live in GPU memory (digested on the GPU) and a
- * receiver whose buffers and staging live on the GPU, over cuda-ipc. The receiver wants the column half of a
- * row-split f32 tensor as bf16 (partial reads of each shard: shard staging, then a device cast) and a bf16
- * tensor whole (an exact read). The installed bytes must equal those of the same refit in host memory (mem
- * transport, CPU re-slice, casts and digest); a byte corrupted in a publisher's device memory after its digest
- * went out must fail verification naming the tensor and the publisher. Skips without CUDA.
+ * A device-resident refit: two trainer publishers whose shards live in GPU memory (digested on the
+ * GPU) and a receiver whose buffers and staging live on the GPU, over cuda-ipc. The receiver wants
+ * the column half of a row-split f32 tensor as bf16 (partial reads of each shard: shard staging,
+ * then a device cast) and a bf16 tensor whole (an exact read). The installed bytes must equal those
+ * of the same refit in host memory (mem transport, CPU re-slice, casts and digest); a byte
+ * corrupted in a publisher's device memory after its digest went out must fail verification naming
+ * the tensor and the publisher. Skips without CUDA.
  */
 class CudaDeviceRefitTest {
   private static final Shape W = Shape.of(64, 96);
@@ -60,7 +61,9 @@ class CudaDeviceRefitTest {
     long n = shape.numel();
     MemorySegment s = arena.allocate(n * dtype.elementSize(), 64);
     for (long i = 0; i < n; i++) {
-      long bits = Casts.convertBits(Float.floatToRawIntBits(value(name, i)) & 0xFFFF_FFFFL, DType.F32, dtype);
+      long bits =
+          Casts.convertBits(
+              Float.floatToRawIntBits(value(name, i)) & 0xFFFF_FFFFL, DType.F32, dtype);
       if (dtype.elementSize() == 4) {
         s.setAtIndex(ValueLayout.JAVA_INT, i, (int) bits);
       } else {
@@ -76,8 +79,8 @@ class CudaDeviceRefitTest {
   }
 
   /**
-   * Runs the refit with every region in device memory ({@code device}) or in host memory; {@code corrupt}
-   * flips one byte of publisher t1's shard of {@code w} after it published.
+   * Runs the refit with every region in device memory ({@code device}) or in host memory; {@code
+   * corrupt} flips one byte of publisher t1's shard of {@code w} after it published.
    */
   private static Outcome refit(boolean device, boolean corrupt) {
     List<AutoCloseable> open = new ArrayList<>();
@@ -93,8 +96,12 @@ class CudaDeviceRefitTest {
       for (int rank = 0; rank < 2; rank++) {
         Transport t = transport(device, "t" + rank);
         open.add(t);
-        Publisher.Builder b = Publisher.builder(t, store).identity(identity).workerId("t" + rank).rank(rank)
-            .topology(2, "tp=2");
+        Publisher.Builder b =
+            Publisher.builder(t, store)
+                .identity(identity)
+                .workerId("t" + rank)
+                .rank(rank)
+                .topology(2, "tp=2");
         MemorySegment hostShard = w.asSlice(rank * half, half);
         MemorySegment shard;
         MemorySegment uShard = null;
@@ -136,25 +143,36 @@ class CudaDeviceRefitTest {
         one.set(ValueLayout.JAVA_BYTE, 0, (byte) (one.get(ValueLayout.JAVA_BYTE, 0) ^ 0x40));
         ops.copyFromHost(one, 0, t1Shard, 777, 1);
       }
-      TargetGeometry geometry = TargetGeometry.builder()
-          .shard("w_cols", "w", TpShard.of(W, 1, 0, 2), DType.BF16)
-          .whole("u", "u", U, DType.BF16)
-          .build();
+      TargetGeometry geometry =
+          TargetGeometry.builder()
+              .shard("w_cols", "w", TpShard.of(W, 1, 0, 2), DType.BF16)
+              .whole("u", "u", U, DType.BF16)
+              .build();
       Map<String, byte[]> installed = new LinkedHashMap<>();
-      Installer snapshot = (step, buffers) -> buffers.forEach((name, seg) -> {
-        MemorySegment host = arena.allocate(Math.max(1, seg.byteSize()));
-        if (device) {
-          ops.copyToHost(seg, 0, host, 0, seg.byteSize());
-        } else {
-          MemorySegment.copy(seg, 0, host, 0, seg.byteSize());
-        }
-        installed.put(name, host.asSlice(0, seg.byteSize()).toArray(ValueLayout.JAVA_BYTE));
-      });
+      Installer snapshot =
+          (step, buffers) ->
+              buffers.forEach(
+                  (name, seg) -> {
+                    MemorySegment host = arena.allocate(Math.max(1, seg.byteSize()));
+                    if (device) {
+                      ops.copyToHost(seg, 0, host, 0, seg.byteSize());
+                    } else {
+                      MemorySegment.copy(seg, 0, host, 0, seg.byteSize());
+                    }
+                    installed.put(
+                        name, host.asSlice(0, seg.byteSize()).toArray(ValueLayout.JAVA_BYTE));
+                  });
       Transport rt = transport(device, "receiver");
       open.add(rt);
-      try (Receiver r = Receiver.builder().config(ReceiverConfig.defaults()).transport(rt)
-          .discovery(StoreDiscovery.of(store, identity, 2)).geometry(geometry).installer(snapshot)
-          .memory(device ? CUDA0 : MemoryKind.HOST).build()) {
+      try (Receiver r =
+          Receiver.builder()
+              .config(ReceiverConfig.defaults())
+              .transport(rt)
+              .discovery(StoreDiscovery.of(store, identity, 2))
+              .geometry(geometry)
+              .installer(snapshot)
+              .memory(device ? CUDA0 : MemoryKind.HOST)
+              .build()) {
         Map<String, Object> m = r.updateWeights(0);
         return new Outcome(installed, m);
       }
@@ -168,35 +186,55 @@ class CudaDeviceRefitTest {
     CudaTestSupport.assumeCuda();
     Outcome host = refit(false, false);
     Outcome dev = refit(true, false);
-    assertEquals(Map.of("w_cols", 64L * 48 * 2, "u", U.numel() * 2), Map.of("w_cols",
-        (long) host.installed().get("w_cols").length, "u", (long) host.installed().get("u").length));
+    assertEquals(
+        Map.of("w_cols", 64L * 48 * 2, "u", U.numel() * 2),
+        Map.of(
+            "w_cols",
+            (long) host.installed().get("w_cols").length,
+            "u",
+            (long) host.installed().get("u").length));
     assertEquals(host.installed().keySet(), dev.installed().keySet());
-    host.installed().forEach((k, v) -> assertArrayEquals(v, dev.installed().get(k), "parameter " + k));
+    host.installed()
+        .forEach((k, v) -> assertArrayEquals(v, dev.installed().get(k), "parameter " + k));
     assertEquals(host.metrics().get("verified_shards"), dev.metrics().get("verified_shards"));
-    assertTrue(((Number) dev.metrics().get("verified_shards")).intValue() >= 3, dev.metrics().toString());
+    assertTrue(
+        ((Number) dev.metrics().get("verified_shards")).intValue() >= 3, dev.metrics().toString());
     // Spot-check the host reference itself: w_cols[5][7] is w[5][7] rounded to bf16.
-    long expected = Casts.convertBits(Float.floatToRawIntBits(value("w", 5 * 96 + 7)) & 0xFFFF_FFFFL, DType.F32,
-        DType.BF16);
-    short got = MemorySegment.ofArray(host.installed().get("w_cols")).getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED,
-        5 * 48 + 7);
+    long expected =
+        Casts.convertBits(
+            Float.floatToRawIntBits(value("w", 5 * 96 + 7)) & 0xFFFF_FFFFL, DType.F32, DType.BF16);
+    short got =
+        MemorySegment.ofArray(host.installed().get("w_cols"))
+            .getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, 5 * 48 + 7);
     assertEquals((short) expected, got);
   }
 
   @Test
   void aCorruptedDeviceByteFailsVerificationNamingTheShard() {
     CudaTestSupport.assumeCuda();
-    DigestMismatchException e = assertThrows(DigestMismatchException.class, () -> refit(true, true));
-    assertTrue(e.getMessage().contains("source 'w' at offset [32, 0] published by 't1'"), e.getMessage());
+    DigestMismatchException e =
+        assertThrows(DigestMismatchException.class, () -> refit(true, true));
+    assertTrue(
+        e.getMessage().contains("source 'w' at offset [32, 0] published by 't1'"), e.getMessage());
   }
 
-  /** The reference half runs anywhere: the scenario itself plans, stages, casts and verifies on the CPU. */
+  /**
+   * The reference half runs anywhere: the scenario itself plans, stages, casts and verifies on the
+   * CPU.
+   */
   @Test
   void theHostReferenceRefitVerifiesEveryShardItReads() {
     Outcome host = refit(false, false);
     assertEquals(64L * 48 * 2, host.installed().get("w_cols").length);
-    assertEquals(3, ((Number) host.metrics().get("verified_shards")).intValue(), host.metrics().toString());
-    short got = MemorySegment.ofArray(host.installed().get("u")).getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, 100);
-    assertEquals((short) Casts.convertBits(Float.floatToRawIntBits(value("u", 100)) & 0xFFFF_FFFFL, DType.F32,
-        DType.BF16), got);
+    assertEquals(
+        3, ((Number) host.metrics().get("verified_shards")).intValue(), host.metrics().toString());
+    short got =
+        MemorySegment.ofArray(host.installed().get("u"))
+            .getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, 100);
+    assertEquals(
+        (short)
+            Casts.convertBits(
+                Float.floatToRawIntBits(value("u", 100)) & 0xFFFF_FFFFL, DType.F32, DType.BF16),
+        got);
   }
 }

@@ -9,7 +9,10 @@ import java.util.SplittableRandom;
 final class DeviceBuffers {
   private DeviceBuffers() {}
 
-  /** A device allocation of {@code bytes.length + offset + slack} holding {@code bytes} at {@code offset}. */
+  /**
+   * A device allocation of {@code bytes.length + offset + slack} holding {@code bytes} at {@code
+   * offset}.
+   */
   static DeviceAllocation upload(byte[] bytes, long offset) {
     DeviceAllocation a = DeviceAllocation.allocate(0, bytes.length + offset + 64);
     if (bytes.length > 0) {

@@ -18,13 +18,16 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * The device conversions without a device: {@code mx_float.cuh} (which the kernels include) is compiled for
- * the host with the machine's C++ compiler and run over every 8- and 16-bit code and 458,752 f32 patterns
- * (every exponent, sign and high mantissa, with low halves that probe rounding ties and sticky bits), and
- * each result must equal mx-refit's CPU cast bit for bit. Skips, printing why, when no compiler is present.
+ * The device conversions without a device: {@code mx_float.cuh} (which the kernels include) is
+ * compiled for the host with the machine's C++ compiler and run over every 8- and 16-bit code and
+ * 458,752 f32 patterns (every exponent, sign and high mantissa, with low halves that probe rounding
+ * ties and sticky bits), and each result must equal mx-refit's CPU cast bit for bit. Skips,
+ * printing why, when no compiler is present.
  */
 class HostConversionTest {
-  private static final DType[] TYPES = {DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F8_E5M2};
+  private static final DType[] TYPES = {
+    DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F8_E5M2
+  };
   private static final int[] LOW = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0x1000, 0xFFFF};
 
   private static Path compiler() {
@@ -43,14 +46,27 @@ class HostConversionTest {
   void everyDeviceConversionEqualsTheCpuCast() throws Exception {
     Path cxx = compiler();
     if (cxx == null) {
-      System.out.println("SKIPPED: no C++ compiler (g++, c++, clang++) on PATH to build the conversion harness");
+      System.out.println(
+          "SKIPPED: no C++ compiler (g++, c++, clang++) on PATH to build the conversion harness");
       Assumptions.abort("no C++ compiler on PATH");
     }
-    Path scratch = Files.createDirectories(Path.of(System.getProperty("mx.test.scratch", "target/test-scratch")));
+    Path scratch =
+        Files.createDirectories(
+            Path.of(System.getProperty("mx.test.scratch", "target/test-scratch")));
     Path exe = scratch.resolve("convert_harness");
     String src = System.getProperty("mx.cuda.sourceDir", "src/main/cuda");
     String testSrc = System.getProperty("mx.cuda.testSourceDir", "src/test/cuda");
-    run(List.of(cxx.toString(), "-O2", "-std=c++17", "-I", src, "-o", exe.toString(), testSrc + "/convert_harness.cpp"), null);
+    run(
+        List.of(
+            cxx.toString(),
+            "-O2",
+            "-std=c++17",
+            "-I",
+            src,
+            "-o",
+            exe.toString(),
+            testSrc + "/convert_harness.cpp"),
+        null);
     Path out = scratch.resolve("convert_harness.out");
     run(List.of(exe.toString()), out);
     ByteBuffer results = ByteBuffer.wrap(Files.readAllBytes(out)).order(ByteOrder.LITTLE_ENDIAN);
@@ -66,7 +82,8 @@ class HostConversionTest {
         if (from == DType.F32) {
           for (int hi = 0; hi < 65536; hi++) {
             for (int lo : LOW) {
-              pairMismatches += compare(from, to, ((long) hi << 16) | lo, results.getInt(), mismatches);
+              pairMismatches +=
+                  compare(from, to, ((long) hi << 16) | lo, results.getInt(), mismatches);
               compared++;
             }
           }
@@ -84,24 +101,29 @@ class HostConversionTest {
     }
     assertEquals(0, results.remaining(), "the harness wrote exactly one result per input");
     assertTrue(compared > 2_000_000, "compared " + compared);
-    assertTrue(mismatches.isEmpty(), "device conversions differ from the CPU casts:\n"
-        + String.join("\n", mismatches.subList(0, Math.min(40, mismatches.size()))));
+    assertTrue(
+        mismatches.isEmpty(),
+        "device conversions differ from the CPU casts:\n"
+            + String.join("\n", mismatches.subList(0, Math.min(40, mismatches.size()))));
   }
 
-  private static int compare(DType from, DType to, long input, int device, List<String> mismatches) {
+  private static int compare(
+      DType from, DType to, long input, int device, List<String> mismatches) {
     long mask = to.elementSize() == 4 ? 0xFFFF_FFFFL : (1L << (8 * to.elementSize())) - 1;
     long cpu = Casts.convertBits(input, from, to) & mask;
     long dev = device & 0xFFFF_FFFFL;
     if (cpu != dev) {
       if (mismatches.size() < 20) {
-        mismatches.add(String.format("%s 0x%x -> %s: cpu 0x%x, device code 0x%x", from, input, to, cpu, dev));
+        mismatches.add(
+            String.format("%s 0x%x -> %s: cpu 0x%x, device code 0x%x", from, input, to, cpu, dev));
       }
       return 1;
     }
     return 0;
   }
 
-  private static void run(List<String> command, Path stdout) throws IOException, InterruptedException {
+  private static void run(List<String> command, Path stdout)
+      throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(command);
     if (stdout != null) {
       pb.redirectOutput(stdout.toFile());
@@ -110,7 +132,8 @@ class HostConversionTest {
       pb.redirectErrorStream(true);
     }
     Process p = pb.start();
-    String text = stdout == null ? new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) : "";
+    String text =
+        stdout == null ? new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) : "";
     if (!p.waitFor(120, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new AssertionError(command.getFirst() + " did not finish within 120 s");

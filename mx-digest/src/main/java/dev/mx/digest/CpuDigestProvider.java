@@ -4,8 +4,8 @@ import dev.mx.api.digest.DigestProvider;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The shard digest on the CPU ({@link ShardDigest}), registered for {@link java.util.ServiceLoader} as
- * {@code cpu}. Always available; a device digest may rank above it.
+ * The shard digest on the CPU ({@link ShardDigest}), registered for {@link java.util.ServiceLoader}
+ * as {@code cpu}. Always available; a device digest may rank above it.
  */
 public final class CpuDigestProvider extends DigestProvider {
 

@@ -15,27 +15,31 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The shard digest of a file's bytes, read with plain reads into one reused off-heap chunk rather than
- * mapped. A mapping of a file that another process truncates kills the JVM with SIGBUS on the next access;
- * a read just comes back short, which becomes an {@link IOException} naming the file. Reading also works for
- * what cannot be mapped or has no size: pipes, FIFOs, {@code /dev/stdin}, procfs files.
+ * The shard digest of a file's bytes, read with plain reads into one reused off-heap chunk rather
+ * than mapped. A mapping of a file that another process truncates kills the JVM with SIGBUS on the
+ * next access; a read just comes back short, which becomes an {@link IOException} naming the file.
+ * Reading also works for what cannot be mapped or has no size: pipes, FIFOs, {@code /dev/stdin},
+ * procfs files.
  *
- * <p>Each chunk is digested on up to {@code threads} threads like {@link ShardDigest#digest(MemorySegment,
- * int)}; the result equals {@link ShardDigest#digest(MemorySegment)} of the whole content.
+ * <p>Each chunk is digested on up to {@code threads} threads like {@link
+ * ShardDigest#digest(MemorySegment, int)}; the result equals {@link
+ * ShardDigest#digest(MemorySegment)} of the whole content.
  */
 public final class FileDigest {
 
   /**
-   * Bytes read per chunk: small enough that the digest reads a chunk from cache right after the read wrote
-   * it (so the file's bytes cross memory once), large enough that a read call costs little.
+   * Bytes read per chunk: small enough that the digest reads a chunk from cache right after the
+   * read wrote it (so the file's bytes cross memory once), large enough that a read call costs
+   * little.
    */
   public static final int CHUNK_BYTES = 1 << 20;
 
   private FileDigest() {}
 
   /**
-   * The digest of the file at {@code path}: a regular file by positional reads of the size it has when
-   * opened, anything else (and a "regular" file of size 0, as procfs reports) streamed to its end.
+   * The digest of the file at {@code path}: a regular file by positional reads of the size it has
+   * when opened, anything else (and a "regular" file of size 0, as procfs reports) streamed to its
+   * end.
    *
    * @throws IOException naming the file when it cannot be read, or shrinks while it is read
    */
@@ -54,30 +58,42 @@ public final class FileDigest {
    * The digest of {@code length} bytes of {@code channel} from {@code offset}.
    *
    * @param name the file name for messages
-   * @throws EOFException naming the file when it ends before {@code offset + length} (it was truncated)
+   * @throws EOFException naming the file when it ends before {@code offset + length} (it was
+   *     truncated)
    */
-  public static String digestRange(FileChannel channel, String name, long offset, long length, int threads)
-      throws IOException {
+  public static String digestRange(
+      FileChannel channel, String name, long offset, long length, int threads) throws IOException {
     if (offset < 0 || length < 0) {
-      throw new IllegalArgumentException(name + ": negative offset " + offset + " or length " + length);
+      throw new IllegalArgumentException(
+          name + ": negative offset " + offset + " or length " + length);
     }
     StreamingDigest digest = new StreamingDigest();
     long chunkBytes = Math.min(CHUNK_BYTES, Math.max(length, 1));
     // Two chunks: the next one is read on another thread while this one is digested.
     try (Arena arena = Arena.ofShared()) {
       MemorySegment[] chunks = {arena.allocate(chunkBytes, 4096), arena.allocate(chunkBytes, 4096)};
-      CompletableFuture<Integer> pending = length == 0 ? null
-          : readAsync(channel, name, chunks[0], offset, (int) Math.min(chunkBytes, length), length, 0);
+      CompletableFuture<Integer> pending =
+          length == 0
+              ? null
+              : readAsync(
+                  channel, name, chunks[0], offset, (int) Math.min(chunkBytes, length), length, 0);
       try {
         long done = 0;
         int current = 0;
         while (done < length) {
           int n = join(pending);
           long next = done + n;
-          pending = next < length
-              ? readAsync(channel, name, chunks[1 - current], offset + next, (int) Math.min(chunkBytes, length - next),
-                  length, next)
-              : null;
+          pending =
+              next < length
+                  ? readAsync(
+                      channel,
+                      name,
+                      chunks[1 - current],
+                      offset + next,
+                      (int) Math.min(chunkBytes, length - next),
+                      length,
+                      next)
+                  : null;
           update(digest, chunks[current].asSlice(0, n), threads);
           done = next;
           current = 1 - current;
@@ -92,22 +108,36 @@ public final class FileDigest {
     return digest.digest();
   }
 
-  private static CompletableFuture<Integer> readAsync(FileChannel channel, String name, MemorySegment chunk,
-      long position, int want, long length, long done) {
-    return CompletableFuture.supplyAsync(() -> {
-      ByteBuffer buffer = chunk.asByteBuffer().limit(want);
-      try {
-        while (buffer.hasRemaining()) {
-          if (channel.read(buffer, position + buffer.position()) < 0) {
-            throw new EOFException(name + ": file shrank while being read: expected " + length + " bytes but it "
-                + "ends after " + (done + buffer.position()) + " of them");
+  private static CompletableFuture<Integer> readAsync(
+      FileChannel channel,
+      String name,
+      MemorySegment chunk,
+      long position,
+      int want,
+      long length,
+      long done) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          ByteBuffer buffer = chunk.asByteBuffer().limit(want);
+          try {
+            while (buffer.hasRemaining()) {
+              if (channel.read(buffer, position + buffer.position()) < 0) {
+                throw new EOFException(
+                    name
+                        + ": file shrank while being read: expected "
+                        + length
+                        + " bytes but it "
+                        + "ends after "
+                        + (done + buffer.position())
+                        + " of them");
+              }
+            }
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
           }
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      return want;
-    }, ParallelRows.pool());
+          return want;
+        },
+        ParallelRows.pool());
   }
 
   private static int join(CompletableFuture<Integer> read) throws IOException {
@@ -121,7 +151,9 @@ public final class FileDigest {
     }
   }
 
-  /** The digest of everything {@code in} delivers until its end (a pipe, a FIFO, standard input). */
+  /**
+   * The digest of everything {@code in} delivers until its end (a pipe, a FIFO, standard input).
+   */
   public static String digestStream(ReadableByteChannel in, int threads) throws IOException {
     StreamingDigest digest = new StreamingDigest();
     try (Arena arena = Arena.ofShared()) {
@@ -146,7 +178,8 @@ public final class FileDigest {
 
   private static void update(StreamingDigest digest, MemorySegment bytes, int threads) {
     if (threads < 0) {
-      throw new IllegalArgumentException("threads must be 0 (all processors) or positive, got " + threads);
+      throw new IllegalArgumentException(
+          "threads must be 0 (all processors) or positive, got " + threads);
     }
     int wanted = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
     long rows = bytes.byteSize() / ShardDigest.ROW_BYTES;

@@ -5,28 +5,29 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Splits whole rows into contiguous row ranges, sums each range on its own thread and combines the results
- * in order with {@link RowSums#followedBy}, which is exact.
+ * Splits whole rows into contiguous row ranges, sums each range on its own thread and combines the
+ * results in order with {@link RowSums#followedBy}, which is exact.
  */
 final class ParallelRows {
 
   /** An unstarted thread: a segment accessible by it is accessible by any thread of an executor. */
-  private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+  private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
 
   private ParallelRows() {}
 
   /**
-   * The row sums of {@code rows} whole rows at {@code offset}, in {@code tasks} ranges of near-equal size
-   * (at most one per row). Runs on the calling thread when {@code executor} is null, there is one task, or
-   * the segment is confined to its owner thread.
+   * The row sums of {@code rows} whole rows at {@code offset}, in {@code tasks} ranges of
+   * near-equal size (at most one per row). Runs on the calling thread when {@code executor} is
+   * null, there is one task, or the segment is confined to its owner thread.
    */
-  static RowSums sumRows(MemorySegment bytes, long offset, long rows, Executor executor, int tasks) {
+  static RowSums sumRows(
+      MemorySegment bytes, long offset, long rows, Executor executor, int tasks) {
     RowKernel kernel = RowKernels.forBytes(rows * RowKernel.ROW_BYTES);
     int ranges = (int) Math.min(Math.max(tasks, 1), rows);
     if (ranges <= 1 || executor == null || !bytes.isAccessibleBy(ANY_OTHER_THREAD)) {
@@ -67,10 +68,12 @@ final class ParallelRows {
 
   private static final class Pool {
     private static final AtomicInteger COUNT = new AtomicInteger();
-    static final ExecutorService EXECUTOR = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "mx-digest-" + COUNT.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    static final ExecutorService EXECUTOR =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "mx-digest-" + COUNT.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
   }
 }

@@ -7,9 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * The baseline the digest's speed is judged against (target: digest throughput / this &ge; 1.0): a plain
- * loop summing the same little-endian int32 words into a long, with nothing else to do. Used by
- * {@code mx bench digest} and the JMH benchmark; not part of the digest.
+ * The baseline the digest's speed is judged against (target: digest throughput / this &ge; 1.0): a
+ * plain loop summing the same little-endian int32 words into a long, with nothing else to do. Used
+ * by {@code mx bench digest} and the JMH benchmark; not part of the digest.
  */
 public final class PlainInt32Sum {
 
@@ -22,7 +22,9 @@ public final class PlainInt32Sum {
 
   private static long sum(MemorySegment bytes, long fromWord, long toWord) {
     long total = 0;
-    for (long at = fromWord * Integer.BYTES, end = toWord * Integer.BYTES; at < end; at += Integer.BYTES) {
+    for (long at = fromWord * Integer.BYTES, end = toWord * Integer.BYTES;
+        at < end;
+        at += Integer.BYTES) {
       total += bytes.get(RowKernel.WORD, at);
     }
     return total;
@@ -35,7 +37,9 @@ public final class PlainInt32Sum {
     List<CompletableFuture<Long>> parts = new ArrayList<>();
     for (long from = per; from < words; from += per) {
       long start = from;
-      parts.add(CompletableFuture.supplyAsync(() -> sum(bytes, start, Math.min(words, start + per)), executor));
+      parts.add(
+          CompletableFuture.supplyAsync(
+              () -> sum(bytes, start, Math.min(words, start + per)), executor));
     }
     long total = sum(bytes, 0, Math.min(words, per));
     for (CompletableFuture<Long> part : parts) {

@@ -14,7 +14,8 @@ abstract class RowKernel {
   static final int ROW_BYTES = ROW_WORDS * Integer.BYTES;
 
   /** A little-endian int32 at any byte address. */
-  static final ValueLayout.OfInt WORD = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  static final ValueLayout.OfInt WORD =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   /** Short name for reports, e.g. {@code vector-512} or {@code scalar}. */
   abstract String name();

@@ -5,15 +5,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Chooses the row kernel. The Vector API kernel is available when {@code jdk.incubator.vector} is resolved
- * (run with {@code --add-modules jdk.incubator.vector}) and not switched off with
- * {@code -Dmx.digest.vector=false} / {@code MX_DIGEST_VECTOR=0}; why it is not is kept as a
- * {@link Throwable}, never swallowed.
+ * Chooses the row kernel. The Vector API kernel is available when {@code jdk.incubator.vector} is
+ * resolved (run with {@code --add-modules jdk.incubator.vector}) and not switched off with {@code
+ * -Dmx.digest.vector=false} / {@code MX_DIGEST_VECTOR=0}; why it is not is kept as a {@link
+ * Throwable}, never swallowed.
  *
- * <p>Even when it is available it only takes inputs up to {@link #VECTOR_MAX_BYTES}. Measured on the
- * project's machine (docs/performance/mx-digest.md): on data in cache the vector kernel sums 1.2&ndash;1.7
- * times faster than the scalar one, but on data streamed from memory the scalar loop, which has the shape
- * of the plain int32 sum, keeps up with that sum and the vector kernel falls 10&ndash;20% behind it.
+ * <p>Even when it is available it only takes inputs up to {@link #VECTOR_MAX_BYTES}. Measured on
+ * the project's machine (docs/performance/mx-digest.md): on data in cache the vector kernel sums
+ * 1.2&ndash;1.7 times faster than the scalar one, but on data streamed from memory the scalar loop,
+ * which has the shape of the plain int32 sum, keeps up with that sum and the vector kernel falls
+ * 10&ndash;20% behind it.
  */
 final class RowKernels {
   private static final Logger LOG = LoggerFactory.getLogger(RowKernels.class);
@@ -32,17 +33,24 @@ final class RowKernels {
     RowKernel kernel = null;
     Throwable cause = null;
     if (!Settings.system().bool(VECTOR_PROPERTY, VECTOR_ENV, true)) {
-      cause = new UnsupportedOperationException(
-          "switched off by -D" + VECTOR_PROPERTY + " or " + VECTOR_ENV);
+      cause =
+          new UnsupportedOperationException(
+              "switched off by -D" + VECTOR_PROPERTY + " or " + VECTOR_ENV);
     } else if (ModuleLayer.boot().findModule(VECTOR_MODULE).isEmpty()) {
-      cause = new UnsupportedOperationException(
-          "module " + VECTOR_MODULE + " is not resolved; run the JVM with --add-modules " + VECTOR_MODULE);
+      cause =
+          new UnsupportedOperationException(
+              "module "
+                  + VECTOR_MODULE
+                  + " is not resolved; run the JVM with --add-modules "
+                  + VECTOR_MODULE);
     } else {
       try {
         if (VectorRowKernel.supported()) {
           kernel = new VectorRowKernel();
         } else {
-          cause = new UnsupportedOperationException("the preferred int vector shape does not tile a row");
+          cause =
+              new UnsupportedOperationException(
+                  "the preferred int vector shape does not tile a row");
         }
       } catch (LinkageError e) {
         cause = e;
@@ -57,7 +65,10 @@ final class RowKernels {
 
   private RowKernels() {}
 
-  /** The kernel for an input of {@code byteCount} bytes (vector loads accept native and heap segments). */
+  /**
+   * The kernel for an input of {@code byteCount} bytes (vector loads accept native and heap
+   * segments).
+   */
   static RowKernel forBytes(long byteCount) {
     return VECTOR != null && byteCount <= VECTOR_MAX_BYTES ? VECTOR : ScalarRowKernel.INSTANCE;
   }

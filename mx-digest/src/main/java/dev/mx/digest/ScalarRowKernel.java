@@ -3,8 +3,8 @@ package dev.mx.digest;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The row kernel without the Vector API: a plain loop that C2 turns into SIMD code by itself (it has the
- * shape of the plain int32 sum the digest is measured against).
+ * The row kernel without the Vector API: a plain loop that C2 turns into SIMD code by itself (it
+ * has the shape of the plain int32 sum the digest is measured against).
  */
 final class ScalarRowKernel extends RowKernel {
 

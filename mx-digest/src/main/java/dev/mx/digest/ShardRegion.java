@@ -9,13 +9,14 @@ import java.util.function.Consumer;
 
 /**
  * The box one publisher owns, recovered from a receiver's assembled full tensor (ModelExpress
- * {@code shard_region}): the inverse of what the publisher digested, so
- * {@code digest(shardRegion(full, ...))} equals the publisher's digest of its own contiguous shard.
+ * {@code shard_region}): the inverse of what the publisher digested, so {@code
+ * digest(shardRegion(full, ...))} equals the publisher's digest of its own contiguous shard.
  *
- * <p>{@code full} holds the whole logical tensor row-major with {@code elementSize} bytes per element. The
- * box is {@code [shardOffset, shardOffset + shape)} per dimension. The three ranks must agree: a short
- * offset would otherwise select a larger region than the publisher digested and report a mismatch on a
- * shard that transferred correctly. A box reaching outside the global shape is an error as well.
+ * <p>{@code full} holds the whole logical tensor row-major with {@code elementSize} bytes per
+ * element. The box is {@code [shardOffset, shardOffset + shape)} per dimension. The three ranks
+ * must agree: a short offset would otherwise select a larger region than the publisher digested and
+ * report a mismatch on a shard that transferred correctly. A box reaching outside the global shape
+ * is an error as well.
  */
 public final class ShardRegion {
 
@@ -24,8 +25,8 @@ public final class ShardRegion {
   /**
    * A contiguous copy of the box in memory the garbage collector frees ({@link Arena#ofAuto()}).
    *
-   * @throws IllegalArgumentException on a rank mismatch (naming the three shapes), a box outside the global
-   *     shape, or a {@code full} whose size does not match the global shape
+   * @throws IllegalArgumentException on a rank mismatch (naming the three shapes), a box outside
+   *     the global shape, or a {@code full} whose size does not match the global shape
    */
   public static MemorySegment shardRegion(
       MemorySegment full, Shape globalShape, long[] shardOffset, Shape shape, int elementSize) {
@@ -33,8 +34,13 @@ public final class ShardRegion {
   }
 
   /** A contiguous copy of the box in memory from {@code allocator} (e.g. the caller's arena). */
-  public static MemorySegment shardRegion(MemorySegment full, Shape globalShape, long[] shardOffset,
-      Shape shape, int elementSize, SegmentAllocator allocator) {
+  public static MemorySegment shardRegion(
+      MemorySegment full,
+      Shape globalShape,
+      long[] shardOffset,
+      Shape shape,
+      int elementSize,
+      SegmentAllocator allocator) {
     Region region = Region.of(full, globalShape, shardOffset, shape, elementSize);
     MemorySegment copy = allocator.allocate(region.byteSize(), 64);
     region.copyInto(copy);
@@ -42,19 +48,30 @@ public final class ShardRegion {
   }
 
   /**
-   * Copies the box into the start of {@code destination}, allocating nothing (for receivers that reuse a
-   * staging buffer), and returns the slice written.
+   * Copies the box into the start of {@code destination}, allocating nothing (for receivers that
+   * reuse a staging buffer), and returns the slice written.
    *
-   * @throws IllegalArgumentException as {@link #shardRegion(MemorySegment, Shape, long[], Shape, int)}, or
-   *     when {@code destination} is smaller than the box
+   * @throws IllegalArgumentException as {@link #shardRegion(MemorySegment, Shape, long[], Shape,
+   *     int)}, or when {@code destination} is smaller than the box
    */
-  public static MemorySegment shardRegionInto(MemorySegment full, Shape globalShape, long[] shardOffset,
-      Shape shape, int elementSize, MemorySegment destination) {
+  public static MemorySegment shardRegionInto(
+      MemorySegment full,
+      Shape globalShape,
+      long[] shardOffset,
+      Shape shape,
+      int elementSize,
+      MemorySegment destination) {
     Region region = Region.of(full, globalShape, shardOffset, shape, elementSize);
     if (destination.byteSize() < region.byteSize()) {
-      throw new IllegalArgumentException("destination holds " + destination.byteSize()
-          + " bytes but the shard box at offset " + Arrays.toString(shardOffset) + " with shape " + shape
-          + " needs " + region.byteSize());
+      throw new IllegalArgumentException(
+          "destination holds "
+              + destination.byteSize()
+              + " bytes but the shard box at offset "
+              + Arrays.toString(shardOffset)
+              + " with shape "
+              + shape
+              + " needs "
+              + region.byteSize());
     }
     MemorySegment written = destination.asSlice(0, region.byteSize());
     region.copyInto(written);
@@ -73,35 +90,62 @@ public final class ShardRegion {
   }
 
   /**
-   * Visits the box as maximal contiguous runs of {@code full}, in row-major order: a run spans the innermost
-   * dimension the box does not cover completely, together with every dimension inside it.
+   * Visits the box as maximal contiguous runs of {@code full}, in row-major order: a run spans the
+   * innermost dimension the box does not cover completely, together with every dimension inside it.
    */
-  public static void forEachRun(MemorySegment full, Shape globalShape, long[] shardOffset, Shape shape,
-      int elementSize, Consumer<MemorySegment> run) {
+  public static void forEachRun(
+      MemorySegment full,
+      Shape globalShape,
+      long[] shardOffset,
+      Shape shape,
+      int elementSize,
+      Consumer<MemorySegment> run) {
     Region.of(full, globalShape, shardOffset, shape, elementSize).forEachRun(run);
   }
 
   /** A validated box inside a full tensor. */
-  private record Region(MemorySegment full, long[] global, long[] offset, long[] extent, int elementSize) {
+  private record Region(
+      MemorySegment full, long[] global, long[] offset, long[] extent, int elementSize) {
 
-    static Region of(MemorySegment full, Shape globalShape, long[] shardOffset, Shape shape, int elementSize) {
+    static Region of(
+        MemorySegment full, Shape globalShape, long[] shardOffset, Shape shape, int elementSize) {
       if (globalShape.rank() != shardOffset.length || shape.rank() != shardOffset.length) {
-        throw new IllegalArgumentException("rank mismatch: global shape " + globalShape + ", shard offset "
-            + Arrays.toString(shardOffset) + " and shape " + shape + " must have equal rank");
+        throw new IllegalArgumentException(
+            "rank mismatch: global shape "
+                + globalShape
+                + ", shard offset "
+                + Arrays.toString(shardOffset)
+                + " and shape "
+                + shape
+                + " must have equal rank");
       }
       if (elementSize <= 0) {
         throw new IllegalArgumentException("element size must be positive, got " + elementSize);
       }
       for (int d = 0; d < shardOffset.length; d++) {
         if (shardOffset[d] < 0 || shardOffset[d] > globalShape.dim(d) - shape.dim(d)) {
-          throw new IllegalArgumentException("shard box at offset " + Arrays.toString(shardOffset)
-              + " with shape " + shape + " lies outside global shape " + globalShape + " in dim " + d);
+          throw new IllegalArgumentException(
+              "shard box at offset "
+                  + Arrays.toString(shardOffset)
+                  + " with shape "
+                  + shape
+                  + " lies outside global shape "
+                  + globalShape
+                  + " in dim "
+                  + d);
         }
       }
       long needed = globalShape.byteSize(elementSize);
       if (full.byteSize() != needed) {
-        throw new IllegalArgumentException("full tensor holds " + full.byteSize() + " bytes but global shape "
-            + globalShape + " at " + elementSize + " bytes per element needs " + needed);
+        throw new IllegalArgumentException(
+            "full tensor holds "
+                + full.byteSize()
+                + " bytes but global shape "
+                + globalShape
+                + " at "
+                + elementSize
+                + " bytes per element needs "
+                + needed);
       }
       return new Region(full, globalShape.dims(), shardOffset.clone(), shape.dims(), elementSize);
     }
@@ -116,10 +160,11 @@ public final class ShardRegion {
 
     void copyInto(MemorySegment destination) {
       long[] at = {0};
-      forEachRun(run -> {
-        MemorySegment.copy(run, 0, destination, at[0], run.byteSize());
-        at[0] += run.byteSize();
-      });
+      forEachRun(
+          run -> {
+            MemorySegment.copy(run, 0, destination, at[0], run.byteSize());
+            at[0] += run.byteSize();
+          });
     }
 
     void forEachRun(Consumer<MemorySegment> action) {

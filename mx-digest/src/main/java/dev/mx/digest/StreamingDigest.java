@@ -6,23 +6,31 @@ import java.util.concurrent.Executor;
 
 /**
  * The shard digest of bytes fed in order, in pieces of any size and alignment: the result equals
- * {@link ShardDigest#digest(MemorySegment)} of the concatenation. This is how a strided region is digested
- * without copying it ({@link ShardRegion#digestShardRegion}), one contiguous run at a time.
+ * {@link ShardDigest#digest(MemorySegment)} of the concatenation. This is how a strided region is
+ * digested without copying it ({@link ShardRegion#digestShardRegion}), one contiguous run at a
+ * time.
  *
- * <p>Whole rows inside a piece go through the fast row kernel; only a row that straddles two pieces, the
- * last partial row and up to three bytes of a split word are handled word by word. Not thread-safe; one
- * instance digests one byte stream.
+ * <p>Whole rows inside a piece go through the fast row kernel; only a row that straddles two
+ * pieces, the last partial row and up to three bytes of a split word are handled word by word. Not
+ * thread-safe; one instance digests one byte stream.
  */
 public final class StreamingDigest {
 
   private long byteCount;
   private RowSums rows = RowSums.EMPTY;
-  /** Words of the row that is not yet complete: their sum and their sum weighted by position (1-based). */
+
+  /**
+   * Words of the row that is not yet complete: their sum and their sum weighted by position
+   * (1-based).
+   */
   private int partialWords;
+
   private long partialSum;
   private long partialWeightedSum;
+
   /** Up to three bytes of a word that is not yet complete, little-endian. */
   private int pendingBytes;
+
   private int pendingWord;
 
   /** Feeds {@code bytes}, digesting whole rows on the calling thread. */
@@ -32,8 +40,8 @@ public final class StreamingDigest {
 
   /**
    * Feeds {@code bytes}, splitting its whole rows into {@code tasks} contiguous row ranges run on
-   * {@code executor} (one of them on the calling thread). The result does not depend on the split. A segment
-   * that only its owner thread may access is digested on the calling thread.
+   * {@code executor} (one of them on the calling thread). The result does not depend on the split.
+   * A segment that only its owner thread may access is digested on the calling thread.
    */
   public StreamingDigest update(MemorySegment bytes, Executor executor, int tasks) {
     long length = bytes.byteSize();
@@ -91,9 +99,9 @@ public final class StreamingDigest {
   }
 
   /**
-   * The scalars hashed by the reference, in its order: {@code n}; the row sum and weighted row sum if there
-   * is a whole row; the tail-word sum and weighted sum if there are tail words; the sum of the ragged
-   * trailing bytes (unsigned) and {@code n mod 4} if {@code n} is not a multiple of 4.
+   * The scalars hashed by the reference, in its order: {@code n}; the row sum and weighted row sum
+   * if there is a whole row; the tail-word sum and weighted sum if there are tail words; the sum of
+   * the ragged trailing bytes (unsigned) and {@code n mod 4} if {@code n} is not a multiple of 4.
    */
   public long[] scalars() {
     long[] out = new long[7];
@@ -118,7 +126,10 @@ public final class StreamingDigest {
     return java.util.Arrays.copyOf(out, count);
   }
 
-  /** The digest of everything fed so far (32 lowercase hex characters); feeding may continue afterwards. */
+  /**
+   * The digest of everything fed so far (32 lowercase hex characters); feeding may continue
+   * afterwards.
+   */
   public String digest() {
     return ShardDigest.hashScalars(scalars());
   }

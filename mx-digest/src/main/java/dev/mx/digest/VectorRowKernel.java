@@ -7,21 +7,25 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The row kernel on the incubating Vector API. Only {@link RowKernels} touches this class, and only after it
- * has checked that {@code jdk.incubator.vector} is resolved, so the rest of the module works without it.
+ * The row kernel on the incubating Vector API. Only {@link RowKernels} touches this class, and only
+ * after it has checked that {@code jdk.incubator.vector} is resolved, so the rest of the module
+ * works without it.
  *
- * <p>Each row is summed in int lanes, which stay at full SIMD width, instead of widening every word to
- * long: one accumulator adds the words (wrapping mod 2^32) and one adds {@code word >> 16} (the signed high
- * halves; 1024 of them fit easily in an int). The exact row sum is then
- * {@code (high << 16) + lowHalves}, where {@code lowHalves}, the sum of the unsigned low 16 bits, lies in
- * {@code [0, 2^26)} and therefore equals {@code (wrappedSum - (high << 16)) mod 2^32}.
+ * <p>Each row is summed in int lanes, which stay at full SIMD width, instead of widening every word
+ * to long: one accumulator adds the words (wrapping mod 2^32) and one adds {@code word >> 16} (the
+ * signed high halves; 1024 of them fit easily in an int). The exact row sum is then {@code (high <<
+ * 16) + lowHalves}, where {@code lowHalves}, the sum of the unsigned low 16 bits, lies in {@code
+ * [0, 2^26)} and therefore equals {@code (wrappedSum - (high << 16)) mod 2^32}.
  */
 final class VectorRowKernel extends RowKernel {
 
   private static final VectorSpecies<Integer> SPECIES = IntVector.SPECIES_PREFERRED;
   private static final int STEP = SPECIES.vectorByteSize();
 
-  /** Whether the preferred shape divides a row in pairs of vectors (true for every SIMD width in use). */
+  /**
+   * Whether the preferred shape divides a row in pairs of vectors (true for every SIMD width in
+   * use).
+   */
   static boolean supported() {
     return SPECIES.length() >= 4 && ROW_BYTES % (2 * STEP) == 0;
   }
@@ -38,8 +42,11 @@ final class VectorRowKernel extends RowKernel {
     IntVector high0 = words0;
     IntVector high1 = words0;
     for (int at = 0; at < ROW_BYTES; at += 2 * STEP) {
-      IntVector a = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at, ByteOrder.LITTLE_ENDIAN);
-      IntVector b = IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
+      IntVector a =
+          IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at, ByteOrder.LITTLE_ENDIAN);
+      IntVector b =
+          IntVector.fromMemorySegment(
+              SPECIES, bytes, rowStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
       words0 = words0.add(a);
       high0 = high0.add(a.lanewise(VectorOperators.ASHR, 16));
       words1 = words1.add(b);

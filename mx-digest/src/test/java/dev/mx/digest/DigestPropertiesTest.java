@@ -68,10 +68,14 @@ class DigestPropertiesTest {
         String expected = digest(input);
         byte[] padded = new byte[length + 8];
         for (int offset = 0; offset < 8; offset++) {
-          assertEquals(expected, ShardDigest.digest(TestBytes.nativeCopy(arena, input, offset)),
+          assertEquals(
+              expected,
+              ShardDigest.digest(TestBytes.nativeCopy(arena, input, offset)),
               "native, length " + length + " at +" + offset);
           System.arraycopy(input, 0, padded, offset, length);
-          assertEquals(expected, ShardDigest.digest(MemorySegment.ofArray(padded).asSlice(offset, length)),
+          assertEquals(
+              expected,
+              ShardDigest.digest(MemorySegment.ofArray(padded).asSlice(offset, length)),
               "heap, length " + length + " at +" + offset);
         }
       }
@@ -86,8 +90,8 @@ class DigestPropertiesTest {
       RowSums a = new RowSums(random.nextLong(1L << 40), pick(random, edge), pick(random, edge));
       RowSums b = new RowSums(random.nextInt(1 << 20), pick(random, edge), pick(random, edge));
       RowSums c = a.followedBy(b);
-      BigInteger weighted = big(a.weightedSum()).add(big(b.weightedSum()))
-          .add(big(a.rows()).multiply(big(b.sum())));
+      BigInteger weighted =
+          big(a.weightedSum()).add(big(b.weightedSum())).add(big(a.rows()).multiply(big(b.sum())));
       assertEquals(a.rows() + b.rows(), c.rows());
       assertEquals(big(a.sum()).add(big(b.sum())).longValue(), c.sum());
       assertEquals(weighted.longValue(), c.weightedSum(), "weighted sum of " + a + " then " + b);
@@ -96,14 +100,16 @@ class DigestPropertiesTest {
 
   @Test
   void syntheticRowSumsWhoseWeightedSumOverflowsCombineLikeTheReference() {
-    // Row sums at the extremes a real row can reach (1024 words of +-2^31): the weighted sum passes 2^63.
+    // Row sums at the extremes a real row can reach (1024 words of +-2^31): the weighted sum passes
+    // 2^63.
     Random random = new Random(6);
     int rows = 100_000;
     RowSums acc = RowSums.EMPTY;
     BigInteger sum = BigInteger.ZERO;
     BigInteger weighted = BigInteger.ZERO;
     for (int r = 0; r < rows; r++) {
-      long rowSum = random.nextBoolean() ? 1024L * Integer.MAX_VALUE : 1024L * Integer.MIN_VALUE + r;
+      long rowSum =
+          random.nextBoolean() ? 1024L * Integer.MAX_VALUE : 1024L * Integer.MIN_VALUE + r;
       acc = acc.followedBy(RowSums.ofRow(rowSum));
       sum = sum.add(big(rowSum));
       weighted = weighted.add(big(rowSum).multiply(big(r + 1)));
@@ -115,8 +121,10 @@ class DigestPropertiesTest {
 
   @Test
   void aLargeBufferWhoseWeightedRowSumOverflowsMatchesTheReference() {
-    // 4100 rows of INT32_MAX: each row sums to 1024 * (2^31 - 1) and sum(r * rowSum) exceeds 2^63. Above
-    // the vector kernel's limit, so the scalar kernel sums it (the 3-thread run splits it below the limit).
+    // 4100 rows of INT32_MAX: each row sums to 1024 * (2^31 - 1) and sum(r * rowSum) exceeds 2^63.
+    // Above
+    // the vector kernel's limit, so the scalar kernel sums it (the 3-thread run splits it below the
+    // limit).
     int rows = 4100;
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment s = arena.allocate((long) rows * ROW + 2, 64);
@@ -128,8 +136,9 @@ class DigestPropertiesTest {
       BigInteger rowSum = big(1024).multiply(big(Integer.MAX_VALUE));
       BigInteger weighted = rowSum.multiply(big((long) rows * (rows + 1) / 2));
       assertTrue(weighted.bitLength() > 63, "the case must overflow int64: " + weighted);
-      long[] expected = {s.byteSize(), rowSum.multiply(big(rows)).longValue(), weighted.longValue(),
-          0xAB + 0xCD, 2};
+      long[] expected = {
+        s.byteSize(), rowSum.multiply(big(rows)).longValue(), weighted.longValue(), 0xAB + 0xCD, 2
+      };
       assertArrayEquals(expected, ShardDigest.scalars(s));
       byte[] copy = s.toArray(ValueLayout.JAVA_BYTE);
       assertEquals(ReferenceDigest.digest(copy), ShardDigest.digest(s));

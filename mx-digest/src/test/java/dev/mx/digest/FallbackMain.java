@@ -4,8 +4,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Run by {@link RowKernelTest} in a JVM without the Vector API module: prints the kernel in use, why, and
- * the digest of every golden input (in native memory, misaligned, on three threads).
+ * Run by {@link RowKernelTest} in a JVM without the Vector API module: prints the kernel in use,
+ * why, and the digest of every golden input (in native memory, misaligned, on three threads).
  */
 public final class FallbackMain {
   private FallbackMain() {}

@@ -15,7 +15,10 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Chunked reads give the digest of the whole content, and a file that shrinks is an error naming it. */
+/**
+ * Chunked reads give the digest of the whole content, and a file that shrinks is an error naming
+ * it.
+ */
 class FileDigestTest {
 
   @TempDir Path dir;
@@ -29,10 +32,12 @@ class FileDigestTest {
     String expected = ShardDigest.digest(MemorySegment.ofArray(bytes));
     assertEquals(expected, FileDigest.digest(file, 1));
     assertEquals(expected, FileDigest.digest(file, 2));
-    assertEquals(expected, FileDigest.digestStream(Channels.newChannel(Files.newInputStream(file)), 1));
+    assertEquals(
+        expected, FileDigest.digestStream(Channels.newChannel(Files.newInputStream(file)), 1));
     try (FileChannel ch = FileChannel.open(file)) {
       byte[] middle = java.util.Arrays.copyOfRange(bytes, 5, 5 + FileDigest.CHUNK_BYTES + 17);
-      assertEquals(ShardDigest.digest(MemorySegment.ofArray(middle)),
+      assertEquals(
+          ShardDigest.digest(MemorySegment.ofArray(middle)),
           FileDigest.digestRange(ch, "f.bin", 5, middle.length, 0));
     }
   }
@@ -46,8 +51,11 @@ class FileDigestTest {
       try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
         f.setLength(1000);
       }
-      EOFException e = assertThrows(EOFException.class, () -> FileDigest.digestRange(ch, "shrinks.bin", 0, size, 1));
-      assertTrue(e.getMessage().startsWith("shrinks.bin: file shrank while being read"), e.getMessage());
+      EOFException e =
+          assertThrows(
+              EOFException.class, () -> FileDigest.digestRange(ch, "shrinks.bin", 0, size, 1));
+      assertTrue(
+          e.getMessage().startsWith("shrinks.bin: file shrank while being read"), e.getMessage());
     }
   }
 }

@@ -13,9 +13,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The golden digest vectors computed by ModelExpress ({@code golden/digest-vectors.tsv}, copied from the
- * project's shared golden files) and the inputs their rules describe. Shared with mx-cli's tests through
- * this module's test jar.
+ * The golden digest vectors computed by ModelExpress ({@code golden/digest-vectors.tsv}, copied
+ * from the project's shared golden files) and the inputs their rules describe. Shared with mx-cli's
+ * tests through this module's test jar.
  */
 public final class GoldenVectors {
 
@@ -26,8 +26,13 @@ public final class GoldenVectors {
     public byte[] input() {
       byte[] bytes = GoldenVectors.input(name);
       if (bytes.length != byteCount) {
-        throw new IllegalStateException("golden input '" + name + "' has " + bytes.length
-            + " bytes but the table says " + byteCount);
+        throw new IllegalStateException(
+            "golden input '"
+                + name
+                + "' has "
+                + bytes.length
+                + " bytes but the table says "
+                + byteCount);
       }
       return bytes;
     }
@@ -40,7 +45,8 @@ public final class GoldenVectors {
     List<Vector> out = new ArrayList<>();
     try (InputStream in = GoldenVectors.class.getResourceAsStream("/golden/digest-vectors.tsv")) {
       if (in == null) {
-        throw new IllegalStateException("golden/digest-vectors.tsv is missing from the test class path");
+        throw new IllegalStateException(
+            "golden/digest-vectors.tsv is missing from the test class path");
       }
       BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
       for (String line = reader.readLine(); line != null; line = reader.readLine()) {
@@ -82,7 +88,8 @@ public final class GoldenVectors {
         yield b;
       }
       case "i32-negative-ramp-5001" -> ints(5001, i -> -i * 7919);
-      default -> throw new IllegalArgumentException("no input rule for golden vector '" + name + "'");
+      default ->
+          throw new IllegalArgumentException("no input rule for golden vector '" + name + "'");
     };
   }
 

@@ -34,10 +34,12 @@ class GoldenVectorsTest {
     byte[] input = v.input();
     assertEquals(v.digest(), ReferenceDigest.digest(input), "slow reference, " + v.name());
     assertEquals(v.digest(), ShardDigest.digest(MemorySegment.ofArray(input)), "heap, " + v.name());
-    try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(3)) {
+    try (Arena arena = Arena.ofShared();
+        ExecutorService pool = Executors.newFixedThreadPool(3)) {
       for (int misalignment = 0; misalignment < 8; misalignment += 3) {
         MemorySegment off = TestBytes.nativeCopy(arena, input, misalignment);
-        assertEquals(v.digest(), ShardDigest.digest(off), "native at +" + misalignment + ", " + v.name());
+        assertEquals(
+            v.digest(), ShardDigest.digest(off), "native at +" + misalignment + ", " + v.name());
         assertEquals(v.digest(), ShardDigest.digest(off, 4), "4 threads, " + v.name());
         assertEquals(v.digest(), ShardDigest.digest(off, pool, 5), "5 tasks, " + v.name());
       }

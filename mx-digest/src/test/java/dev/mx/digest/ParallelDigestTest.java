@@ -37,13 +37,16 @@ class ParallelDigestTest {
 
   @Test
   void everyTaskCountOnAnExecutorEqualsOneThread() {
-    try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(4)) {
+    try (Arena arena = Arena.ofShared();
+        ExecutorService pool = Executors.newFixedThreadPool(4)) {
       MemorySegment s = TestBytes.randomNative(arena, 13L * ROW + 7, 8).asSlice(0);
-      MemorySegment misaligned = TestBytes.nativeCopy(arena, s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), 5);
+      MemorySegment misaligned =
+          TestBytes.nativeCopy(arena, s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), 5);
       String expected = ShardDigest.digest(s);
       for (int tasks = 1; tasks <= 16; tasks++) {
         assertEquals(expected, ShardDigest.digest(s, pool, tasks), tasks + " tasks");
-        assertEquals(expected, ShardDigest.digest(misaligned, pool, tasks), tasks + " tasks, misaligned");
+        assertEquals(
+            expected, ShardDigest.digest(misaligned, pool, tasks), tasks + " tasks, misaligned");
       }
     }
   }
@@ -62,7 +65,8 @@ class ParallelDigestTest {
 
   @Test
   void aConfinedSegmentIsDigestedOnTheCallingThread() {
-    try (Arena arena = Arena.ofConfined(); ExecutorService pool = Executors.newFixedThreadPool(2)) {
+    try (Arena arena = Arena.ofConfined();
+        ExecutorService pool = Executors.newFixedThreadPool(2)) {
       MemorySegment s = TestBytes.randomNative(arena, 40L * ROW + 1, 10);
       assertEquals(ShardDigest.digest(s), ShardDigest.digest(s, pool, 8));
       assertEquals(ShardDigest.digest(s), ShardDigest.digest(s, 4));
@@ -71,7 +75,8 @@ class ParallelDigestTest {
 
   @Test
   void streamingPiecesWithAnExecutorEqualTheWhole() {
-    try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(3)) {
+    try (Arena arena = Arena.ofShared();
+        ExecutorService pool = Executors.newFixedThreadPool(3)) {
       MemorySegment s = TestBytes.randomNative(arena, 50L * ROW + 9, 11);
       StreamingDigest pieces = new StreamingDigest();
       long[] cuts = {0, 3, 4097, 4100, 9 * ROW + 1, 30 * ROW, s.byteSize()};

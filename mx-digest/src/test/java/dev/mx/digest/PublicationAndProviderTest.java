@@ -19,7 +19,8 @@ class PublicationAndProviderTest {
 
   @Test
   void publicationIsOnByDefaultInMx() {
-    assertEquals(TEN_BYTES_DIGEST, ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of())));
+    assertEquals(
+        TEN_BYTES_DIGEST, ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of())));
   }
 
   @Test
@@ -28,12 +29,17 @@ class PublicationAndProviderTest {
     String prop = ShardDigest.PUBLISH_PROPERTY;
     assertNull(ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "0"))));
     assertNull(ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "False"))));
-    assertEquals(TEN_BYTES_DIGEST, ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "1"))));
-    assertNull(ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(prop, "off"), Map.of(env, "1"))));
-    assertEquals(TEN_BYTES_DIGEST,
+    assertEquals(
+        TEN_BYTES_DIGEST,
+        ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "1"))));
+    assertNull(
+        ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(prop, "off"), Map.of(env, "1"))));
+    assertEquals(
+        TEN_BYTES_DIGEST,
         ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(prop, "yes"), Map.of(env, "0"))));
     // Not a boolean: the default (on) applies, with a warning.
-    assertEquals(TEN_BYTES_DIGEST,
+    assertEquals(
+        TEN_BYTES_DIGEST,
         ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "maybe"))));
   }
 

@@ -20,12 +20,13 @@ class ReferenceComparisonTest {
     TestBytes.Pattern[] patterns = TestBytes.Pattern.values();
     try (Arena arena = Arena.ofConfined()) {
       for (int i = 0; i < 2000; i++) {
-        int length = switch (i % 4) {
-          case 0 -> random.nextInt(MAX_LENGTH + 1);
-          case 1 -> random.nextInt(4) * ShardDigest.ROW_BYTES + random.nextInt(8);
-          case 2 -> random.nextInt(64);
-          default -> MAX_LENGTH - random.nextInt(8);
-        };
+        int length =
+            switch (i % 4) {
+              case 0 -> random.nextInt(MAX_LENGTH + 1);
+              case 1 -> random.nextInt(4) * ShardDigest.ROW_BYTES + random.nextInt(8);
+              case 2 -> random.nextInt(64);
+              default -> MAX_LENGTH - random.nextInt(8);
+            };
         TestBytes.Pattern pattern = patterns[i % patterns.length];
         byte[] input = pattern.fill(length, random);
         String expected = ReferenceDigest.digest(input);

@@ -7,9 +7,9 @@ import java.util.List;
 import org.bouncycastle.crypto.digests.Blake2bDigest;
 
 /**
- * A slow, obviously-correct transcription of ModelExpress's {@code tensor_digest} with arbitrary-precision
- * arithmetic (reduced mod 2^64 only when hashed), to check the fast implementation against. Shares no code
- * with it.
+ * A slow, obviously-correct transcription of ModelExpress's {@code tensor_digest} with
+ * arbitrary-precision arithmetic (reduced mod 2^64 only when hashed), to check the fast
+ * implementation against. Shares no code with it.
  */
 final class ReferenceDigest {
   static final BigInteger TWO_64 = BigInteger.ONE.shiftLeft(64);

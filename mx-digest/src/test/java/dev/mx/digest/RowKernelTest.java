@@ -22,7 +22,8 @@ class RowKernelTest {
 
   @Test
   void theVectorKernelTakesInputsThatFitInCacheWhenTheModuleIsResolved() {
-    // This module's surefire configuration adds jdk.incubator.vector, so the vector kernel must be available.
+    // This module's surefire configuration adds jdk.incubator.vector, so the vector kernel must be
+    // available.
     assertTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent());
     assertNull(ShardDigest.vectorKernelUnavailabilityCause());
     assertTrue(ShardDigest.kernelName(ROW).startsWith("vector-"), ShardDigest.kernelName(ROW));
@@ -41,11 +42,12 @@ class RowKernelTest {
         int rows = 1 + random.nextInt(6);
         int[] words = new int[rows * ShardDigest.ROW_WORDS + 2];
         for (int w = 0; w < words.length; w++) {
-          words[w] = switch (i % 3) {
-            case 0 -> random.nextInt();
-            case 1 -> random.nextBoolean() ? Integer.MIN_VALUE : Integer.MAX_VALUE;
-            default -> -random.nextInt(70000);
-          };
+          words[w] =
+              switch (i % 3) {
+                case 0 -> random.nextInt();
+                case 1 -> random.nextBoolean() ? Integer.MIN_VALUE : Integer.MAX_VALUE;
+                default -> -random.nextInt(70000);
+              };
         }
         MemorySegment ints = MemorySegment.ofArray(words);
         byte[] bytes = ints.toArray(ValueLayout.JAVA_BYTE);
@@ -56,28 +58,37 @@ class RowKernelTest {
         kinds.add(TestBytes.nativeCopy(arena, bytes, i % 8));
         RowSums expected = scalar.sumRows(MemorySegment.ofArray(bytes), 0, rows);
         for (MemorySegment s : kinds) {
-          assertEquals(expected, vector.sumRows(s.asSlice(0, (long) rows * ROW), 0, rows), "vector, " + s);
+          assertEquals(
+              expected, vector.sumRows(s.asSlice(0, (long) rows * ROW), 0, rows), "vector, " + s);
           assertEquals(expected, scalar.sumRows(s, 0, rows), "scalar, " + s);
         }
-        assertEquals(ReferenceDigest.digest(bytes), ShardDigest.digest(kinds.get(0)), "int[] heap segment");
+        assertEquals(
+            ReferenceDigest.digest(bytes), ShardDigest.digest(kinds.get(0)), "int[] heap segment");
       }
     }
   }
 
   @Test
-  void withoutTheVectorModuleTheDigestFallsBackAndStaysExact() throws IOException, InterruptedException {
+  void withoutTheVectorModuleTheDigestFallsBackAndStaysExact()
+      throws IOException, InterruptedException {
     // A real JVM without --add-modules jdk.incubator.vector, digesting every golden input.
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    Process p = new ProcessBuilder(java, "-cp", classPath, FallbackMain.class.getName())
-        .redirectErrorStream(true)
-        .start();
+    String classPath =
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    Process p =
+        new ProcessBuilder(java, "-cp", classPath, FallbackMain.class.getName())
+            .redirectErrorStream(true)
+            .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish: " + out);
     assertEquals(0, p.exitValue(), out);
     List<String> lines = out.lines().filter(l -> !l.startsWith("WARNING")).toList();
     assertEquals("kernel scalar", lines.get(0), out);
-    assertTrue(lines.get(1).startsWith("cause java.lang.UnsupportedOperationException: module jdk.incubator.vector"),
+    assertTrue(
+        lines
+            .get(1)
+            .startsWith(
+                "cause java.lang.UnsupportedOperationException: module jdk.incubator.vector"),
         out);
     List<GoldenVectors.Vector> golden = GoldenVectors.all();
     assertEquals(golden.size() + 2, lines.size(), out);

@@ -31,7 +31,8 @@ class ShardRegionTest {
           global[d] = 1 + random.nextInt(rank == 1 ? 20000 : rank == 2 ? 160 : 24);
         }
         Shape globalShape = new Shape(global);
-        MemorySegment full = TestBytes.randomNative(arena, globalShape.byteSize(elementSize), tensor);
+        MemorySegment full =
+            TestBytes.randomNative(arena, globalShape.byteSize(elementSize), tensor);
         List<long[]> cuts = new ArrayList<>();
         for (int d = 0; d < rank; d++) {
           cuts.add(randomCuts(random, global[d]));
@@ -41,12 +42,22 @@ class ShardRegionTest {
           Shape shape = new Shape(box[1]);
           byte[] own = ownBuffer(full, global, offset, box[1], elementSize);
           String expected = ShardDigest.digest(MemorySegment.ofArray(own));
-          MemorySegment copy = ShardRegion.shardRegion(full, globalShape, offset, shape, elementSize);
-          String where = "global " + globalShape + " offset " + java.util.Arrays.toString(offset) + " shape "
-              + shape + " element size " + elementSize;
+          MemorySegment copy =
+              ShardRegion.shardRegion(full, globalShape, offset, shape, elementSize);
+          String where =
+              "global "
+                  + globalShape
+                  + " offset "
+                  + java.util.Arrays.toString(offset)
+                  + " shape "
+                  + shape
+                  + " element size "
+                  + elementSize;
           assertArrayEquals(own, copy.toArray(ValueLayout.JAVA_BYTE), where);
           assertEquals(expected, ShardDigest.digest(copy), where);
-          assertEquals(expected, ShardRegion.digestShardRegion(full, globalShape, offset, shape, elementSize),
+          assertEquals(
+              expected,
+              ShardRegion.digestShardRegion(full, globalShape, offset, shape, elementSize),
               where + " (zero-copy)");
           MemorySegment staging = arena.allocate(own.length + 16L);
           MemorySegment written =
@@ -66,17 +77,29 @@ class ShardRegionTest {
       MemorySegment full = arena.allocate(4 * 6 * 8 * 2);
       Shape global = Shape.of(4, 6, 8);
       List<Long> runs = new ArrayList<>();
-      ShardRegion.forEachRun(full, global, new long[] {1, 2, 0}, Shape.of(2, 3, 8), 2,
+      ShardRegion.forEachRun(
+          full,
+          global,
+          new long[] {1, 2, 0},
+          Shape.of(2, 3, 8),
+          2,
           run -> runs.add(run.byteSize()));
       assertEquals(List.of(48L, 48L), runs, "inner dims covered: one run per outer index");
       runs.clear();
-      ShardRegion.forEachRun(full, global, new long[] {0, 0, 0}, global, 2, run -> runs.add(run.byteSize()));
+      ShardRegion.forEachRun(
+          full, global, new long[] {0, 0, 0}, global, 2, run -> runs.add(run.byteSize()));
       assertEquals(List.of(4L * 6 * 8 * 2), runs, "the whole tensor is one run");
       runs.clear();
-      ShardRegion.forEachRun(full, global, new long[] {0, 0, 3}, Shape.of(4, 6, 0), 2,
+      ShardRegion.forEachRun(
+          full,
+          global,
+          new long[] {0, 0, 3},
+          Shape.of(4, 6, 0),
+          2,
           run -> runs.add(run.byteSize()));
       assertEquals(List.of(), runs, "an empty box has no runs");
-      assertEquals(ShardDigest.digest(MemorySegment.NULL),
+      assertEquals(
+          ShardDigest.digest(MemorySegment.NULL),
           ShardRegion.digestShardRegion(full, global, new long[] {0, 0, 3}, Shape.of(4, 6, 0), 2));
     }
   }
@@ -84,30 +107,41 @@ class ShardRegionTest {
   @Test
   void aScalarTensorIsItsOwnRegion() {
     MemorySegment full = MemorySegment.ofArray(new byte[] {1, 2, 3, 4});
-    MemorySegment copy = ShardRegion.shardRegion(full, Shape.of(new long[0]), new long[0], Shape.of(new long[0]), 4);
+    MemorySegment copy =
+        ShardRegion.shardRegion(full, Shape.of(new long[0]), new long[0], Shape.of(new long[0]), 4);
     assertArrayEquals(new byte[] {1, 2, 3, 4}, copy.toArray(ValueLayout.JAVA_BYTE));
   }
 
   @Test
   void ranksMustAgreeAndTheErrorNamesTheThreeShapes() {
     MemorySegment full = MemorySegment.ofArray(new byte[4 * 8 * 4]);
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ShardRegion.shardRegion(full, Shape.of(4, 8), new long[] {2}, Shape.of(2, 8), 4));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ShardRegion.shardRegion(full, Shape.of(4, 8), new long[] {2}, Shape.of(2, 8), 4));
     assertTrue(e.getMessage().contains("rank mismatch"), e.getMessage());
-    assertTrue(e.getMessage().contains("[4, 8]") && e.getMessage().contains("[2]")
-        && e.getMessage().contains("[2, 8]"), e.getMessage());
-    assertThrows(IllegalArgumentException.class,
-        () -> ShardRegion.digestShardRegion(full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(4, 8, 1), 4));
+    assertTrue(
+        e.getMessage().contains("[4, 8]")
+            && e.getMessage().contains("[2]")
+            && e.getMessage().contains("[2, 8]"),
+        e.getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            ShardRegion.digestShardRegion(
+                full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(4, 8, 1), 4));
   }
 
   @Test
   void aBoxOutsideTheGlobalShapeIsAnError() {
     MemorySegment full = MemorySegment.ofArray(new byte[4 * 8 * 4]);
     Shape global = Shape.of(4, 8);
-    for (long[][] bad : new long[][][] {
-        {{3, 0}, {2, 8}}, {{0, 1}, {4, 8}}, {{-1, 0}, {1, 8}}, {{0, 0}, {5, 1}}}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> ShardRegion.shardRegion(full, global, bad[0], new Shape(bad[1]), 4));
+    for (long[][] bad :
+        new long[][][] {{{3, 0}, {2, 8}}, {{0, 1}, {4, 8}}, {{-1, 0}, {1, 8}}, {{0, 0}, {5, 1}}}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> ShardRegion.shardRegion(full, global, bad[0], new Shape(bad[1]), 4));
       assertTrue(e.getMessage().contains("outside global shape [4, 8]"), e.getMessage());
     }
   }
@@ -115,19 +149,34 @@ class ShardRegionTest {
   @Test
   void sizesAreChecked() {
     MemorySegment full = MemorySegment.ofArray(new byte[4 * 8 * 4]);
-    IllegalArgumentException wrongFull = assertThrows(IllegalArgumentException.class,
-        () -> ShardRegion.shardRegion(full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(2, 2), 2));
-    assertTrue(wrongFull.getMessage().contains("full tensor holds 128 bytes"), wrongFull.getMessage());
-    IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
-        () -> ShardRegion.shardRegionInto(full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(2, 2), 4,
-            MemorySegment.ofArray(new byte[15])));
+    IllegalArgumentException wrongFull =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ShardRegion.shardRegion(
+                    full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(2, 2), 2));
+    assertTrue(
+        wrongFull.getMessage().contains("full tensor holds 128 bytes"), wrongFull.getMessage());
+    IllegalArgumentException small =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ShardRegion.shardRegionInto(
+                    full,
+                    Shape.of(4, 8),
+                    new long[] {0, 0},
+                    Shape.of(2, 2),
+                    4,
+                    MemorySegment.ofArray(new byte[15])));
     assertTrue(small.getMessage().contains("needs 16"), small.getMessage());
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> ShardRegion.shardRegion(full, Shape.of(4, 8), new long[] {0, 0}, Shape.of(2, 2), 0));
   }
 
   /** The shard's bytes gathered element by element from global row-major indices. */
-  private static byte[] ownBuffer(MemorySegment full, long[] global, long[] offset, long[] extent, int size) {
+  private static byte[] ownBuffer(
+      MemorySegment full, long[] global, long[] offset, long[] extent, int size) {
     int rank = global.length;
     long count = 1;
     for (long e : extent) {

@@ -9,7 +9,10 @@ import java.util.Random;
 final class TestBytes {
   private TestBytes() {}
 
-  /** {@code bytes} copied into native memory starting {@code misalignment} bytes past a 64-byte boundary. */
+  /**
+   * {@code bytes} copied into native memory starting {@code misalignment} bytes past a 64-byte
+   * boundary.
+   */
   static MemorySegment nativeCopy(Arena arena, byte[] bytes, int misalignment) {
     MemorySegment block = arena.allocate(bytes.length + misalignment + 1L, 64);
     MemorySegment slice = block.asSlice(misalignment, bytes.length);
@@ -19,7 +22,12 @@ final class TestBytes {
 
   /** The content patterns the comparison tests cycle through. */
   enum Pattern {
-    RANDOM, ALL_FF, ALTERNATING_SIGN, EXTREMES, ZEROS, SMALL_NEGATIVE;
+    RANDOM,
+    ALL_FF,
+    ALTERNATING_SIGN,
+    EXTREMES,
+    ZEROS,
+    SMALL_NEGATIVE;
 
     byte[] fill(int length, Random random) {
       byte[] b = new byte[length];
@@ -38,7 +46,7 @@ final class TestBytes {
             putWord(b, w, random.nextBoolean() ? Integer.MIN_VALUE : Integer.MAX_VALUE);
           }
         }
-        case ZEROS -> { }
+        case ZEROS -> {}
         case SMALL_NEGATIVE -> {
           for (int w = 0; w * 4 < length; w++) {
             putWord(b, w, -1 - random.nextInt(256));

@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Trainers in a child JVM, receivers in this one, meeting in a {@code file:} metadata store and reading over
- * the best transport both have ({@code ucx} here; {@code mem} cannot cross processes). With
- * {@code trainers DIR TRANSPORT} as arguments it is the trainer process itself.
+ * Trainers in a child JVM, receivers in this one, meeting in a {@code file:} metadata store and
+ * reading over the best transport both have ({@code ucx} here; {@code mem} cannot cross processes).
+ * With {@code trainers DIR TRANSPORT} as arguments it is the trainer process itself.
  */
 public final class CrossProcessExample {
   private CrossProcessExample() {}
@@ -26,19 +26,32 @@ public final class CrossProcessExample {
     return TransportProvider.registry().select();
   }
 
-  /** Runs trainers in a child JVM and every inference rank here; returns what each rank installed. */
+  /**
+   * Runs trainers in a child JVM and every inference rank here; returns what each rank installed.
+   */
   public static List<Map<String, float[]>> run(Path storeDir) throws Exception {
     TransportProvider best = bestTransport();
     if (best.name().equals("mem")) {
-      throw new IllegalStateException("no transport reaches another process here (only mem is available)");
+      throw new IllegalStateException(
+          "no transport reaches another process here (only mem is available)");
     }
     String identity = "example-cross";
-    Process trainers = new ProcessBuilder(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",
-        "-cp", System.getProperty("java.class.path"), CrossProcessExample.class.getName(),
-        "trainers", storeDir.toString(), best.name()))
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(trainers.getInputStream(), StandardCharsets.UTF_8));
+    Process trainers =
+        new ProcessBuilder(
+                List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--enable-native-access=ALL-UNNAMED",
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    CrossProcessExample.class.getName(),
+                    "trainers",
+                    storeDir.toString(),
+                    best.name()))
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    try (BufferedReader out =
+            new BufferedReader(
+                new InputStreamReader(trainers.getInputStream(), StandardCharsets.UTF_8));
         MetadataStore store = MetadataStores.open("file:" + storeDir)) {
       String line;
       while ((line = out.readLine()) != null && !line.equals("PUBLISHED")) {

@@ -11,15 +11,23 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 /**
- * The tensors both examples move: an attention block's q, k, v and o projections in f32. Trainers hold them
- * Megatron-style at TP=2; receivers want them vLLM-style at TP=4, with q, k and v fused into {@code qkv_proj}.
+ * The tensors both examples move: an attention block's q, k, v and o projections in f32. Trainers
+ * hold them Megatron-style at TP=2; receivers want them vLLM-style at TP=4, with q, k and v fused
+ * into {@code qkv_proj}.
  */
 public final class ExampleModel {
   public static final int TRAINER_TP = 2;
   public static final int INFERENCE_TP = 4;
-  public static final Map<String, Shape> GLOBALS = Map.of(
-      "q_proj.weight", Shape.of(8, 16), "k_proj.weight", Shape.of(4, 16), "v_proj.weight", Shape.of(4, 16),
-      "o_proj.weight", Shape.of(16, 8));
+  public static final Map<String, Shape> GLOBALS =
+      Map.of(
+          "q_proj.weight",
+          Shape.of(8, 16),
+          "k_proj.weight",
+          Shape.of(4, 16),
+          "v_proj.weight",
+          Shape.of(4, 16),
+          "o_proj.weight",
+          Shape.of(16, 8));
 
   private ExampleModel() {}
 
@@ -38,7 +46,10 @@ public final class ExampleModel {
     return m;
   }
 
-  /** How trainer rank {@code t} shards {@code name}: q, k, v column-parallel (dim 0), o row-parallel (dim 1). */
+  /**
+   * How trainer rank {@code t} shards {@code name}: q, k, v column-parallel (dim 0), o row-parallel
+   * (dim 1).
+   */
   public static TpShard trainerShard(String name, int t) {
     return TpShard.of(GLOBALS.get(name), name.startsWith("o") ? 1 : 0, t, TRAINER_TP);
   }
@@ -49,9 +60,17 @@ public final class ExampleModel {
     TpShard k = TpShard.of(GLOBALS.get("k_proj.weight"), 0, r, INFERENCE_TP);
     TpShard v = TpShard.of(GLOBALS.get("v_proj.weight"), 0, r, INFERENCE_TP);
     return TargetGeometry.builder()
-        .fused("qkv_proj.weight", DType.F32,
-            Part.of("q_proj.weight", q), Part.of("k_proj.weight", k), Part.of("v_proj.weight", v))
-        .shard("o_proj.weight", "o_proj.weight", TpShard.of(GLOBALS.get("o_proj.weight"), 1, r, INFERENCE_TP), DType.F32)
+        .fused(
+            "qkv_proj.weight",
+            DType.F32,
+            Part.of("q_proj.weight", q),
+            Part.of("k_proj.weight", k),
+            Part.of("v_proj.weight", v))
+        .shard(
+            "o_proj.weight",
+            "o_proj.weight",
+            TpShard.of(GLOBALS.get("o_proj.weight"), 1, r, INFERENCE_TP),
+            DType.F32)
         .build();
   }
 }

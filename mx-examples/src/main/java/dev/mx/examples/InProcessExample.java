@@ -33,8 +33,15 @@ public final class InProcessExample {
     List<Map<String, float[]>> ranks = run();
     for (int r = 0; r < ranks.size(); r++) {
       for (Map.Entry<String, float[]> p : ranks.get(r).entrySet()) {
-        System.out.println("inference rank " + r + ": " + p.getKey() + " = " + p.getValue().length + " floats, first "
-            + p.getValue()[0]);
+        System.out.println(
+            "inference rank "
+                + r
+                + ": "
+                + p.getKey()
+                + " = "
+                + p.getValue().length
+                + " floats, first "
+                + p.getValue()[0]);
       }
     }
   }

@@ -28,15 +28,27 @@ class BomVersionsTest {
     Path root = Path.of("..").toAbsolutePath().normalize();
     Map<String, String> tested = versions(root.resolve("pom.xml"));
     Map<String, String> bom = versions(root.resolve("mx-bom/pom.xml"));
-    for (String lib : new String[] {"slf4j.version", "guice.version", "guava.version", "jackson.version",
-        "bouncycastle.version", "jucx.version", "lettuce.version"}) {
+    for (String lib :
+        new String[] {
+          "slf4j.version",
+          "guice.version",
+          "guava.version",
+          "jackson.version",
+          "bouncycastle.version",
+          "jucx.version",
+          "lettuce.version"
+        }) {
       assertTrue(bom.containsKey(lib), "mx-bom does not pin " + lib);
       assertEquals(tested.get(lib), bom.get(lib), lib + " in mx-bom differs from the root pom");
     }
     String bomText = Files.readString(root.resolve("mx-bom/pom.xml"));
-    for (String artifact : new String[] {"guava", "jackson-bom", "lettuce-core", "jucx", "bcprov-jdk18on", "guice",
-        "slf4j-api"}) {
-      assertTrue(bomText.contains("<artifactId>" + artifact + "</artifactId>"), "mx-bom lacks " + artifact);
+    for (String artifact :
+        new String[] {
+          "guava", "jackson-bom", "lettuce-core", "jucx", "bcprov-jdk18on", "guice", "slf4j-api"
+        }) {
+      assertTrue(
+          bomText.contains("<artifactId>" + artifact + "</artifactId>"),
+          "mx-bom lacks " + artifact);
     }
   }
 }

@@ -48,7 +48,8 @@ class ExamplesTest {
     assertEquals(ExampleModel.INFERENCE_TP, ranks.size());
     for (int r = 0; r < ranks.size(); r++) {
       assertEquals(java.util.Set.of("qkv_proj.weight", "o_proj.weight"), ranks.get(r).keySet());
-      assertArrayEquals(expectedQkv(r), ranks.get(r).get("qkv_proj.weight"), "qkv_proj of rank " + r);
+      assertArrayEquals(
+          expectedQkv(r), ranks.get(r).get("qkv_proj.weight"), "qkv_proj of rank " + r);
       assertArrayEquals(expectedO(r), ranks.get(r).get("o_proj.weight"), "o_proj of rank " + r);
     }
   }
@@ -63,8 +64,10 @@ class ExamplesTest {
     boolean require = Boolean.getBoolean("mx.test.requireNative");
     String best = CrossProcessExample.bestTransport().name();
     if (!require) {
-      Assumptions.assumeTrue(!best.equals("mem"), "only the mem transport is available here: "
-          + dev.mx.api.transport.TransportProvider.registry().describeAll());
+      Assumptions.assumeTrue(
+          !best.equals("mem"),
+          "only the mem transport is available here: "
+              + dev.mx.api.transport.TransportProvider.registry().describeAll());
     }
     assertResharded(CrossProcessExample.run(store));
   }

@@ -18,17 +18,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Everything a planner needs for one receiver rank: its capture (copies and parameter layout) and the sources
- * every trainer rank publishes. {@link #qwen3MoeEp8ToTp8(int)} is the real Qwen3-30B-A3B inventory of the
- * planner benchmark (P4).
+ * Everything a planner needs for one receiver rank: its capture (copies and parameter layout) and
+ * the sources every trainer rank publishes. {@link #qwen3MoeEp8ToTp8(int)} is the real
+ * Qwen3-30B-A3B inventory of the planner benchmark (P4).
  */
 public record PlanningInventory(Capture capture, Map<String, SourceInfo> sources) {
 
   /**
-   * The sources every trainer rank publishes, merged per Hugging Face name (rank order, then alias order),
-   * at the addresses {@code addressing} gives.
+   * The sources every trainer rank publishes, merged per Hugging Face name (rank order, then alias
+   * order), at the addresses {@code addressing} gives.
    */
-  public static Map<String, SourceInfo> sources(List<TrainerRankLayout> ranks, ShardAddressing addressing) {
+  public static Map<String, SourceInfo> sources(
+      List<TrainerRankLayout> ranks, ShardAddressing addressing) {
     Map<String, List<Shard>> shards = new LinkedHashMap<>();
     Map<String, AliasShard> first = new LinkedHashMap<>();
     DType dtype = null;
@@ -38,8 +39,11 @@ public record PlanningInventory(Capture capture, Map<String, SourceInfo> sources
       int elsize = r.dtype().elementSize();
       for (AliasShard a : r.published()) {
         first.putIfAbsent(a.hfName(), a);
-        shards.computeIfAbsent(a.hfName(), k -> new ArrayList<>())
-            .add(new Shard(a.shardOffset(), a.shape(), session, addressing.address(r, a), elsize, null));
+        shards
+            .computeIfAbsent(a.hfName(), k -> new ArrayList<>())
+            .add(
+                new Shard(
+                    a.shardOffset(), a.shape(), session, addressing.address(r, a), elsize, null));
       }
     }
     Map<String, SourceInfo> out = new LinkedHashMap<>();
@@ -49,26 +53,41 @@ public record PlanningInventory(Capture capture, Map<String, SourceInfo> sources
     return out;
   }
 
-  /** Receiver {@code receiver}'s capture of the full manifest against every trainer rank at synthetic addresses. */
+  /**
+   * Receiver {@code receiver}'s capture of the full manifest against every trainer rank at
+   * synthetic addresses.
+   */
   public static PlanningInventory build(TrainerLayout trainer, VllmLayout receiver) {
     Map<String, SourceInfo> sources = sources(trainer.ranks(), ShardAddressing.synthetic());
     Capture capture = receiver.capture(VllmLayout.manifest(trainer.model(), trainer.dtype()));
     return new PlanningInventory(capture, sources);
   }
 
-  /** The inventory for a bundled or on-disk model, trainer and inference topology, both in {@code dtype}. */
+  /**
+   * The inventory for a bundled or on-disk model, trainer and inference topology, both in {@code
+   * dtype}.
+   */
   public static PlanningInventory build(
-      String model, TrainerTopology trainer, InferenceTopology inference, int receiverRank, DType dtype) {
+      String model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      int receiverRank,
+      DType dtype) {
     ModelArchitecture arch = ModelConfigs.load(model);
     return build(trainer.layout(arch, dtype), new VllmLayout(arch, inference, receiverRank, dtype));
   }
 
   /**
-   * P4: Qwen3-30B-A3B (48 layers, 128 experts), trainer Megatron EP=8 (TP=1, PP=1) → vLLM TP=8 (ep=1, experts
-   * sliced by intermediate), bf16 on both sides, for one receiver rank.
+   * P4: Qwen3-30B-A3B (48 layers, 128 experts), trainer Megatron EP=8 (TP=1, PP=1) → vLLM TP=8
+   * (ep=1, experts sliced by intermediate), bf16 on both sides, for one receiver rank.
    */
   public static PlanningInventory qwen3MoeEp8ToTp8(int receiverRank) {
-    return build("qwen3-30b-a3b", new TrainerTopology.Megatron(1, 1, 8), InferenceTopology.tp(8), receiverRank, DType.BF16);
+    return build(
+        "qwen3-30b-a3b",
+        new TrainerTopology.Megatron(1, 1, 8),
+        InferenceTopology.tp(8),
+        receiverRank,
+        DType.BF16);
   }
 
   public int copyCount() {

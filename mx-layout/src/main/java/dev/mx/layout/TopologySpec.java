@@ -4,13 +4,17 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-/** The {@code key=int,...} syntax of topology options such as {@code --trainer tp=4,pp=2} and {@code --inference tp=2}. */
+/**
+ * The {@code key=int,...} syntax of topology options such as {@code --trainer tp=4,pp=2} and {@code
+ * --inference tp=2}.
+ */
 public final class TopologySpec {
 
   private TopologySpec() {}
 
   /**
-   * Parses {@code key=int} pairs separated by commas, e.g. {@code tp=4,pp=1,ep=1}, keys lower-cased, in order.
+   * Parses {@code key=int} pairs separated by commas, e.g. {@code tp=4,pp=1,ep=1}, keys
+   * lower-cased, in order.
    *
    * @param what the side ({@code trainer} or {@code inference}), named in errors
    * @throws LayoutException naming the malformed part
@@ -23,14 +27,23 @@ public final class TopologySpec {
     for (String part : spec.split(",")) {
       String[] kv = part.trim().split("=", 2);
       if (kv.length != 2) {
-        throw new LayoutException(what + " topology '" + spec + "': '" + part.trim() + "' is not key=value");
+        throw new LayoutException(
+            what + " topology '" + spec + "': '" + part.trim() + "' is not key=value");
       }
       String key = kv[0].trim().toLowerCase(Locale.ROOT);
       int value;
       try {
         value = Integer.parseInt(kv[1].trim());
       } catch (NumberFormatException e) {
-        throw new LayoutException(what + " topology '" + spec + "': " + key + " is not an integer: '" + kv[1].trim() + "'");
+        throw new LayoutException(
+            what
+                + " topology '"
+                + spec
+                + "': "
+                + key
+                + " is not an integer: '"
+                + kv[1].trim()
+                + "'");
       }
       if (out.put(key, value) != null) {
         throw new LayoutException(what + " topology '" + spec + "': " + key + " is given twice");

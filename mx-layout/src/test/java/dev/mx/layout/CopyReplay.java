@@ -7,8 +7,9 @@ import dev.mx.api.plan.OpSpec;
 import dev.mx.api.plan.RecordedCopy;
 
 /**
- * A test double of the planner's view algebra for the copies mx-layout emits: replays a copy whose op chain
- * is made of {@code narrow} ops element by element, in row-major order of the destination shape.
+ * A test double of the planner's view algebra for the copies mx-layout emits: replays a copy whose
+ * op chain is made of {@code narrow} ops element by element, in row-major order of the destination
+ * shape.
  */
 public final class CopyReplay {
 

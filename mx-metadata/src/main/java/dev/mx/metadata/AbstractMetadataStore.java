@@ -9,13 +9,16 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * What every store of this module shares: the URI for messages, argument checks, an idempotent close that
- * makes later calls fail, and the READY/freshness rule and listing order of ModelExpress §8.2.
+ * What every store of this module shares: the URI for messages, argument checks, an idempotent
+ * close that makes later calls fail, and the READY/freshness rule and listing order of ModelExpress
+ * §8.2.
  */
 public abstract class AbstractMetadataStore implements MetadataStore {
   /** Newest heartbeat first; ties by worker id so listings are stable. */
   protected static final Comparator<SourceRecord> NEWEST_FIRST =
-      Comparator.comparingLong(SourceRecord::updatedAtMillis).reversed().thenComparing(SourceRecord::workerId);
+      Comparator.comparingLong(SourceRecord::updatedAtMillis)
+          .reversed()
+          .thenComparing(SourceRecord::workerId);
 
   private final String uri;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -35,17 +38,19 @@ public abstract class AbstractMetadataStore implements MetadataStore {
   }
 
   /**
-   * Whether a record counts as a live READY source at {@code nowMillis}: status READY, heartbeated at least
-   * once, and no older than {@code freshness}.
+   * Whether a record counts as a live READY source at {@code nowMillis}: status READY, heartbeated
+   * at least once, and no older than {@code freshness}.
    */
   protected static boolean isFreshReady(SourceRecord r, long nowMillis, Duration freshness) {
-    return r.status() == SourceStatus.READY && r.updatedAtMillis() > 0
+    return r.status() == SourceStatus.READY
+        && r.updatedAtMillis() > 0
         && nowMillis - r.updatedAtMillis() <= freshness.toMillis();
   }
 
   /** The record with another blob (an empty one for blob-less listings). */
   protected static SourceRecord withBlob(SourceRecord r, byte[] blob) {
-    return new SourceRecord(r.identity(), r.workerId(), r.rank(), blob, r.status(), r.updatedAtMillis());
+    return new SourceRecord(
+        r.identity(), r.workerId(), r.rank(), blob, r.status(), r.updatedAtMillis());
   }
 
   /** Fails when the store was closed. */
@@ -71,8 +76,13 @@ public abstract class AbstractMetadataStore implements MetadataStore {
 
   /** The error for a heartbeat of a worker that never published (or was removed or expired). */
   protected final MetadataStoreException unknownSource(String identity, String workerId) {
-    return new MetadataStoreException(uri, "no record of worker '" + workerId + "' under identity '" + identity
-        + "' (publish before heartbeating; the record may have been removed or expired)");
+    return new MetadataStoreException(
+        uri,
+        "no record of worker '"
+            + workerId
+            + "' under identity '"
+            + identity
+            + "' (publish before heartbeating; the record may have been removed or expired)");
   }
 
   @Override

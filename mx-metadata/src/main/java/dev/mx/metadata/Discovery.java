@@ -10,30 +10,33 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The discovery quorum of ModelExpress §8.1: wait until exactly {@code expected} publishers of an identity
- * are READY, fresh and have a non-empty shard table, and return their tables.
+ * The discovery quorum of ModelExpress §8.1: wait until exactly {@code expected} publishers of an
+ * identity are READY, fresh and have a non-empty shard table, and return their tables.
  *
- * <p>Each poll lists the READY sources (newest heartbeat first), then fetches and decodes their tables one
- * at a time in list order (serial on purpose: ModelExpress measured concurrent fetches slower against one
- * store). A source whose table cannot be fetched or decoded counts as unreadable and the sweep goes on; a
- * source removed since the listing is skipped; a READY source with an empty table counts as empty and never
- * satisfies the quorum. The sweep stops at exactly {@code expected} tables. A poll whose listing fails (a
- * dead store) is retried at the next poll. Past the deadline the last sweep's counts are reported in a
- * {@link DiscoveryTimeoutException} naming the store.
+ * <p>Each poll lists the READY sources (newest heartbeat first), then fetches and decodes their
+ * tables one at a time in list order (serial on purpose: ModelExpress measured concurrent fetches
+ * slower against one store). A source whose table cannot be fetched or decoded counts as unreadable
+ * and the sweep goes on; a source removed since the listing is skipped; a READY source with an
+ * empty table counts as empty and never satisfies the quorum. The sweep stops at exactly {@code
+ * expected} tables. A poll whose listing fails (a dead store) is retried at the next poll. Past the
+ * deadline the last sweep's counts are reported in a {@link DiscoveryTimeoutException} naming the
+ * store.
  *
  * <p>Instances are immutable; the {@code with*} methods return adjusted copies.
  */
 public final class Discovery {
   private static final Logger LOG = LoggerFactory.getLogger(Discovery.class);
+
   /** ModelExpress' default wait for a quorum. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1200);
+
   /** Pause between polls. */
   public static final Duration DEFAULT_POLL = Duration.ofSeconds(1);
 
@@ -43,7 +46,12 @@ public final class Discovery {
   private final ShardTableCodec codec;
   private final Ticker ticker;
 
-  private Discovery(MetadataStore store, Duration freshness, Duration poll, ShardTableCodec codec, Ticker ticker) {
+  private Discovery(
+      MetadataStore store,
+      Duration freshness,
+      Duration poll,
+      ShardTableCodec codec,
+      Ticker ticker) {
     this.store = Objects.requireNonNull(store, "store");
     this.freshness = requirePositive(freshness, "freshness");
     this.poll = requirePositive(poll, "poll interval");
@@ -52,12 +60,16 @@ public final class Discovery {
   }
 
   /**
-   * Discovery on {@code store} with the heartbeat timeout of the settings ({@code MX_HEARTBEAT_TIMEOUT_SECS},
-   * 90 s) as freshness, a 1 s poll and the standard codec.
+   * Discovery on {@code store} with the heartbeat timeout of the settings ({@code
+   * MX_HEARTBEAT_TIMEOUT_SECS}, 90 s) as freshness, a 1 s poll and the standard codec.
    */
   public static Discovery on(MetadataStore store) {
-    return new Discovery(store, Liveness.heartbeatTimeout(Settings.system()), DEFAULT_POLL,
-        ShardTableCodec.standard(), Ticker.system());
+    return new Discovery(
+        store,
+        Liveness.heartbeatTimeout(Settings.system()),
+        DEFAULT_POLL,
+        ShardTableCodec.standard(),
+        Ticker.system());
   }
 
   public Discovery withFreshness(Duration newFreshness) {
@@ -86,7 +98,12 @@ public final class Discovery {
    * @param unreadable READY sources whose table could not be fetched or decoded
    * @param lastFailure the last of those failures, or null
    */
-  public record Sweep(List<ShardTable> tables, int ready, int nonEmpty, int empty, int unreadable,
+  public record Sweep(
+      List<ShardTable> tables,
+      int ready,
+      int nonEmpty,
+      int empty,
+      int unreadable,
       Throwable lastFailure) {
     public Sweep {
       tables = List.copyOf(tables);
@@ -94,7 +111,8 @@ public final class Discovery {
   }
 
   /**
-   * One pass: list, then fetch and decode in list order until {@code expected} non-empty tables are in hand.
+   * One pass: list, then fetch and decode in list order until {@code expected} non-empty tables are
+   * in hand.
    *
    * @throws RuntimeException when listing fails (the store is unreachable)
    */
@@ -118,8 +136,17 @@ public final class Discovery {
         table = codec.decode(full.get().blob());
       } catch (RuntimeException e) {
         unreadable++;
-        lastFailure = new MxException("table of worker '" + ref.workerId() + "' (rank " + ref.rank() + ") on "
-            + store.uri() + " is unreadable: " + e.getMessage(), e);
+        lastFailure =
+            new MxException(
+                "table of worker '"
+                    + ref.workerId()
+                    + "' (rank "
+                    + ref.rank()
+                    + ") on "
+                    + store.uri()
+                    + " is unreadable: "
+                    + e.getMessage(),
+                e);
         LOG.warn("{}", lastFailure.getMessage());
         continue;
       }
@@ -136,7 +163,8 @@ public final class Discovery {
    * Polls until exactly {@code expected} non-empty READY tables are found.
    *
    * @return the tables in list order (newest heartbeat first)
-   * @throws DiscoveryTimeoutException past {@code timeout}, with the last sweep's counts and last failure
+   * @throws DiscoveryTimeoutException past {@code timeout}, with the last sweep's counts and last
+   *     failure
    */
   public List<ShardTable> await(String identity, int expected, Duration timeout) {
     requireExpected(expected);
@@ -162,8 +190,15 @@ public final class Discovery {
       }
       long now = ticker.nanoTime();
       if (now - deadline >= 0) {
-        throw new DiscoveryTimeoutException(store.uri(), expected, last.ready(), last.nonEmpty(), last.empty(),
-            last.unreadable(), timeout.toMillis() / 1000.0, lastFailure);
+        throw new DiscoveryTimeoutException(
+            store.uri(),
+            expected,
+            last.ready(),
+            last.nonEmpty(),
+            last.empty(),
+            last.unreadable(),
+            timeout.toMillis() / 1000.0,
+            lastFailure);
       }
       try {
         ticker.sleep(Duration.ofNanos(Math.min(poll.toNanos(), deadline - now)));
@@ -175,8 +210,8 @@ public final class Discovery {
   }
 
   /**
-   * The trainer job a receiver expects: {@code worldSize} publishers with ranks {@code 0 … worldSize-1},
-   * and, when not null, the layout they must declare.
+   * The trainer job a receiver expects: {@code worldSize} publishers with ranks {@code 0 …
+   * worldSize-1}, and, when not null, the layout they must declare.
    */
   public record Expectation(int worldSize, String layout) {
     public Expectation {
@@ -184,27 +219,45 @@ public final class Discovery {
     }
 
     /**
-     * Fails when {@code table} declares another topology than this one (a table declaring none passes).
+     * Fails when {@code table} declares another topology than this one (a table declaring none
+     * passes).
      *
      * @param who the table's publisher, as errors name it
      * @param where the store it came from
      * @throws InconsistentSourcesException naming both topologies
      */
     public void requireDeclaredBy(ShardTable table, String who, String where) {
-      if (table.topology() != null && (table.topology().worldSize() != worldSize
-          || (layout != null && !layout.equals(table.topology().layout())))) {
-        throw new InconsistentSourcesException("the receiver expects trainer topology " + this + " but " + who
-            + " declares " + table.topology() + " on " + where + "; start the receiver with the publishers' topology");
+      if (table.topology() != null
+          && (table.topology().worldSize() != worldSize
+              || (layout != null && !layout.equals(table.topology().layout())))) {
+        throw new InconsistentSourcesException(
+            "the receiver expects trainer topology "
+                + this
+                + " but "
+                + who
+                + " declares "
+                + table.topology()
+                + " on "
+                + where
+                + "; start the receiver with the publishers' topology");
       }
     }
 
     @Override
     public String toString() {
-      return (layout == null ? "a trainer job" : layout) + " (" + worldSize + " rank" + (worldSize == 1 ? "" : "s") + ")";
+      return (layout == null ? "a trainer job" : layout)
+          + " ("
+          + worldSize
+          + " rank"
+          + (worldSize == 1 ? "" : "s")
+          + ")";
     }
   }
 
-  /** A consistent job: one table per rank, in rank order, all of one step (null when the tables carry none). */
+  /**
+   * A consistent job: one table per rank, in rank order, all of one step (null when the tables
+   * carry none).
+   */
   public record Consistent(List<ShardTable> tables, Long step) {
     public Consistent {
       tables = List.copyOf(tables);
@@ -212,11 +265,11 @@ public final class Discovery {
   }
 
   /**
-   * Polls until the READY publishers form exactly the expected job (issue 12): ranks {@code 0 … N-1} each
-   * once, every table of one step. A publisher declaring another topology, or a rank outside the job, fails
-   * at once naming both topologies; duplicate ranks and mixed steps are waited out (a republish in flight, a
-   * restarted publisher whose predecessor has not expired) until {@code timeout}, then fail naming the
-   * publishers and steps seen.
+   * Polls until the READY publishers form exactly the expected job (issue 12): ranks {@code 0 …
+   * N-1} each once, every table of one step. A publisher declaring another topology, or a rank
+   * outside the job, fails at once naming both topologies; duplicate ranks and mixed steps are
+   * waited out (a republish in flight, a restarted publisher whose predecessor has not expired)
+   * until {@code timeout}, then fail naming the publishers and steps seen.
    *
    * @throws InconsistentSourcesException for a mismatched topology, a duplicate rank or mixed steps
    * @throws DiscoveryTimeoutException when ranks are still missing at the deadline
@@ -250,8 +303,17 @@ public final class Discovery {
             table = codec.decode(full.get().blob());
           } catch (RuntimeException e) {
             unreadable++;
-            lastFailure = new MxException("table of worker '" + ref.workerId() + "' (rank " + ref.rank() + ") on "
-                + store.uri() + " is unreadable: " + e.getMessage(), e);
+            lastFailure =
+                new MxException(
+                    "table of worker '"
+                        + ref.workerId()
+                        + "' (rank "
+                        + ref.rank()
+                        + ") on "
+                        + store.uri()
+                        + " is unreadable: "
+                        + e.getMessage(),
+                    e);
             continue;
           }
           if (table.entryCount() == 0) {
@@ -261,11 +323,21 @@ public final class Discovery {
           int rank = table.topology() != null ? table.topology().rank() : ref.rank();
           expected.requireDeclaredBy(table, "publisher '" + ref.workerId() + "'", store.uri());
           if (rank < 0 || rank >= expected.worldSize()) {
-            throw new InconsistentSourcesException("publisher '" + ref.workerId() + "' claims rank " + rank
-                + " but the receiver expects trainer topology " + expected + " (ranks 0.." + (expected.worldSize() - 1)
-                + ") on " + store.uri());
+            throw new InconsistentSourcesException(
+                "publisher '"
+                    + ref.workerId()
+                    + "' claims rank "
+                    + rank
+                    + " but the receiver expects trainer topology "
+                    + expected
+                    + " (ranks 0.."
+                    + (expected.worldSize() - 1)
+                    + ") on "
+                    + store.uri());
           }
-          byRank.computeIfAbsent(rank, k -> new ArrayList<>()).add(new Entry(ref.workerId(), table));
+          byRank
+              .computeIfAbsent(rank, k -> new ArrayList<>())
+              .add(new Entry(ref.workerId(), table));
         }
         found = byRank.size();
         lastProblem = problem(byRank, expected);
@@ -283,12 +355,27 @@ public final class Discovery {
       long now = ticker.nanoTime();
       if (now - deadline >= 0) {
         if (lastProblem != null && !lastProblem.startsWith("missing")) {
-          throw new InconsistentSourcesException("publishers of '" + identity + "' on " + store.uri()
-              + " stayed inconsistent for " + timeout.toMillis() / 1000.0 + " s: " + lastProblem);
+          throw new InconsistentSourcesException(
+              "publishers of '"
+                  + identity
+                  + "' on "
+                  + store.uri()
+                  + " stayed inconsistent for "
+                  + timeout.toMillis() / 1000.0
+                  + " s: "
+                  + lastProblem);
         }
-        throw new DiscoveryTimeoutException(store.uri(), expected.worldSize(), ready, found, empty, unreadable,
-            timeout.toMillis() / 1000.0, lastFailure == null && lastProblem != null
-                ? new MxException(lastProblem) : lastFailure);
+        throw new DiscoveryTimeoutException(
+            store.uri(),
+            expected.worldSize(),
+            ready,
+            found,
+            empty,
+            unreadable,
+            timeout.toMillis() / 1000.0,
+            lastFailure == null && lastProblem != null
+                ? new MxException(lastProblem)
+                : lastFailure);
       }
       try {
         ticker.sleep(Duration.ofNanos(Math.min(poll.toNanos(), deadline - now)));
@@ -301,7 +388,10 @@ public final class Discovery {
 
   private record Entry(String workerId, ShardTable table) {}
 
-  /** Logs a failed listing once per distinct message (it is retried at the next poll) and keeps it as the cause. */
+  /**
+   * Logs a failed listing once per distinct message (it is retried at the next poll) and keeps it
+   * as the cause.
+   */
   private Throwable listingFailed(Throwable last, RuntimeException failure) {
     if (last == null || !Objects.equals(last.getMessage(), failure.getMessage())) {
       LOG.warn("discovery on {}: listing failed, retrying: {}", store.uri(), failure.toString());
@@ -309,13 +399,21 @@ public final class Discovery {
     return failure;
   }
 
-  /** Null when the ranks form the job exactly once at one step; otherwise what is wrong, naming publishers. */
+  /**
+   * Null when the ranks form the job exactly once at one step; otherwise what is wrong, naming
+   * publishers.
+   */
   private static String problem(Map<Integer, List<Entry>> byRank, Expectation expected) {
     for (Map.Entry<Integer, List<Entry>> e : byRank.entrySet()) {
       if (e.getValue().size() > 1) {
-        StringBuilder sb = new StringBuilder("rank " + e.getKey() + " is claimed by more than one publisher:");
+        StringBuilder sb =
+            new StringBuilder("rank " + e.getKey() + " is claimed by more than one publisher:");
         for (Entry x : e.getValue()) {
-          sb.append(" '").append(x.workerId()).append("' (step ").append(x.table().publisherStep()).append(')');
+          sb.append(" '")
+              .append(x.workerId())
+              .append("' (step ")
+              .append(x.table().publisherStep())
+              .append(')');
         }
         return sb.toString();
       }
@@ -329,12 +427,17 @@ public final class Discovery {
       }
       return "missing rank(s) " + missing + " of " + expected;
     }
-    Map<Long, List<String>> steps = new TreeMap<>(java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder()));
-    byRank.forEach((rank, l) -> steps.computeIfAbsent(l.get(0).table().publisherStep(), k -> new ArrayList<>())
-        .add(l.get(0).workerId()));
+    Map<Long, List<String>> steps =
+        new TreeMap<>(java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder()));
+    byRank.forEach(
+        (rank, l) ->
+            steps
+                .computeIfAbsent(l.get(0).table().publisherStep(), k -> new ArrayList<>())
+                .add(l.get(0).workerId()));
     if (steps.size() > 1) {
       StringBuilder sb = new StringBuilder("the tables carry mixed steps:");
-      steps.forEach((step, workers) -> sb.append(" step ").append(step).append(" from ").append(workers));
+      steps.forEach(
+          (step, workers) -> sb.append(" step ").append(step).append(" from ").append(workers));
       return sb.toString();
     }
     return null;
@@ -343,15 +446,18 @@ public final class Discovery {
   private void logCost(String identity, List<ShardTable> tables, int polls, long elapsedNanos) {
     if (LOG.isInfoEnabled()) {
       long tensors = tables.stream().mapToLong(ShardTable::entryCount).sum();
-      LOG.info("MX_DISCOVER_COST {}", costRecord(store.uri(), identity, tables.size(), tensors, polls, elapsedNanos));
+      LOG.info(
+          "MX_DISCOVER_COST {}",
+          costRecord(store.uri(), identity, tables.size(), tensors, polls, elapsedNanos));
     }
   }
 
   /**
-   * The {@code mx-discover-cost-v1} record as compact JSON, written by Jackson: store URIs and identities may
-   * hold quotes, and no default locale decides the decimal point.
+   * The {@code mx-discover-cost-v1} record as compact JSON, written by Jackson: store URIs and
+   * identities may hold quotes, and no default locale decides the decimal point.
    */
-  static String costRecord(String storeUri, String identity, int sources, long tensors, int polls, long elapsedNanos) {
+  static String costRecord(
+      String storeUri, String identity, int sources, long tensors, int polls, long elapsedNanos) {
     java.io.StringWriter out = new java.io.StringWriter();
     try (com.fasterxml.jackson.core.JsonGenerator g = RECORDS.createGenerator(out)) {
       g.writeStartObject();
@@ -361,8 +467,10 @@ public final class Discovery {
       g.writeNumberField("sources", sources);
       g.writeNumberField("tensors", tensors);
       g.writeNumberField("polls", polls);
-      g.writeNumberField("elapsed_s", java.math.BigDecimal.valueOf(elapsedNanos / 1e9)
-          .setScale(6, java.math.RoundingMode.HALF_EVEN));
+      g.writeNumberField(
+          "elapsed_s",
+          java.math.BigDecimal.valueOf(elapsedNanos / 1e9)
+              .setScale(6, java.math.RoundingMode.HALF_EVEN));
       g.writeEndObject();
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("could not write the discovery cost record", e);
@@ -371,11 +479,13 @@ public final class Discovery {
   }
 
   /** Writes the structured records this class logs. */
-  private static final com.fasterxml.jackson.core.JsonFactory RECORDS = new com.fasterxml.jackson.core.JsonFactory();
+  private static final com.fasterxml.jackson.core.JsonFactory RECORDS =
+      new com.fasterxml.jackson.core.JsonFactory();
 
   private static void requireExpected(int expected) {
     if (expected < 1) {
-      throw new IllegalArgumentException("discovery needs at least one expected publisher, got " + expected);
+      throw new IllegalArgumentException(
+          "discovery needs at least one expected publisher, got " + expected);
     }
   }
 

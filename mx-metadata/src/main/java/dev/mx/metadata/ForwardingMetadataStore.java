@@ -9,8 +9,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A store that forwards every call to another one; subclasses override what they want to observe or change
- * (metrics, tracing, fault injection in tests).
+ * A store that forwards every call to another one; subclasses override what they want to observe or
+ * change (metrics, tracing, fault injection in tests).
  */
 public abstract class ForwardingMetadataStore implements MetadataStore {
   private final MetadataStore delegate;

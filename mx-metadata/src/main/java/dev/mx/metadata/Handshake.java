@@ -18,14 +18,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bounded, retrying peer handshake of ModelExpress §4.6, independent of the transport: a
- * {@link Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
+ * The bounded, retrying peer handshake of ModelExpress §4.6, independent of the transport: a {@link
+ * Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
  *
- * <p>Peers wait in a FIFO queue. Each attempt gets {@code min(attempt bound, time left)}, with no floor. A
- * failing peer goes to the back of the queue; when a whole round of the queue failed in a row the
- * handshake sleeps {@code min(backoff, time left)}. A peer that answered is never dialed again. A malformed
- * endpoint fails only its own peer. When the total budget is spent, {@link HandshakeIncompleteException}
- * lists every outstanding peer with its attempts and last error. No peers: nothing happens.
+ * <p>Peers wait in a FIFO queue. Each attempt gets {@code min(attempt bound, time left)}, with no
+ * floor. A failing peer goes to the back of the queue; when a whole round of the queue failed in a
+ * row the handshake sleeps {@code min(backoff, time left)}. A peer that answered is never dialed
+ * again. A malformed endpoint fails only its own peer. When the total budget is spent, {@link
+ * HandshakeIncompleteException} lists every outstanding peer with its attempts and last error. No
+ * peers: nothing happens.
  */
 public final class Handshake {
   private static final Logger LOG = LoggerFactory.getLogger(Handshake.class);
@@ -37,7 +38,9 @@ public final class Handshake {
   public static final String BACKOFF_PROPERTY = "mx.handshake.backoff";
   public static final String BACKOFF_ENV = "MX_RESHARD_HANDSHAKE_BACKOFF_S";
 
-  /** Exchanges metadata with one peer, within {@code timeout}; throws when the peer did not answer. */
+  /**
+   * Exchanges metadata with one peer, within {@code timeout}; throws when the peer did not answer.
+   */
   @FunctionalInterface
   public interface Dialer {
     void dial(String agent, String host, int port, Duration timeout) throws Exception;
@@ -52,28 +55,37 @@ public final class Handshake {
    */
   public record Bounds(Duration total, Duration attempt, Duration backoff) {
     /** 900 s total, 20 s per attempt, 2 s backoff (ModelExpress' defaults). */
-    public static final Bounds DEFAULT = new Bounds(Duration.ofSeconds(900), Duration.ofSeconds(20),
-        Duration.ofSeconds(2));
+    public static final Bounds DEFAULT =
+        new Bounds(Duration.ofSeconds(900), Duration.ofSeconds(20), Duration.ofSeconds(2));
 
     public Bounds {
       for (Duration d : new Duration[] {total, attempt, backoff}) {
         if (d == null || d.isNegative() || d.isZero()) {
-          throw new IllegalArgumentException("handshake bounds must be positive: total " + total + ", attempt "
-              + attempt + ", backoff " + backoff);
+          throw new IllegalArgumentException(
+              "handshake bounds must be positive: total "
+                  + total
+                  + ", attempt "
+                  + attempt
+                  + ", backoff "
+                  + backoff);
         }
       }
     }
 
     /**
-     * The bounds from {@code MX_RESHARD_HANDSHAKE_TIMEOUT_S / _ATTEMPT_S / _BACKOFF_S} (or
-     * {@code -Dmx.handshake.timeout / attempt / backoff}); each must be a positive finite number of seconds,
-     * anything else (0, negative, inf, NaN, garbage) gives its default with a warning.
+     * The bounds from {@code MX_RESHARD_HANDSHAKE_TIMEOUT_S / _ATTEMPT_S / _BACKOFF_S} (or {@code
+     * -Dmx.handshake.timeout / attempt / backoff}); each must be a positive finite number of
+     * seconds, anything else (0, negative, inf, NaN, garbage) gives its default with a warning.
      */
     public static Bounds fromSettings(Settings s) {
       return new Bounds(
-          Liveness.seconds(s.positiveFinite(TIMEOUT_PROPERTY, TIMEOUT_ENV, DEFAULT.total.toMillis() / 1000.0)),
-          Liveness.seconds(s.positiveFinite(ATTEMPT_PROPERTY, ATTEMPT_ENV, DEFAULT.attempt.toMillis() / 1000.0)),
-          Liveness.seconds(s.positiveFinite(BACKOFF_PROPERTY, BACKOFF_ENV, DEFAULT.backoff.toMillis() / 1000.0)));
+          Liveness.seconds(
+              s.positiveFinite(TIMEOUT_PROPERTY, TIMEOUT_ENV, DEFAULT.total.toMillis() / 1000.0)),
+          Liveness.seconds(
+              s.positiveFinite(ATTEMPT_PROPERTY, ATTEMPT_ENV, DEFAULT.attempt.toMillis() / 1000.0)),
+          Liveness.seconds(
+              s.positiveFinite(
+                  BACKOFF_PROPERTY, BACKOFF_ENV, DEFAULT.backoff.toMillis() / 1000.0)));
     }
   }
 
@@ -117,8 +129,8 @@ public final class Handshake {
   /**
    * The endpoints of exactly the peers {@code plan} reads from, in the plan's session order.
    *
-   * @param tables the discovered shard tables: each table's agent name is a session, its
-   *     {@code metadata_endpoint} that peer's endpoint
+   * @param tables the discovered shard tables: each table's agent name is a session, its {@code
+   *     metadata_endpoint} that peer's endpoint
    * @throws MxException naming (up to 10) planned peers without an endpoint
    */
   public static Map<String, String> endpointsForPlan(TransferPlan plan, List<ShardTable> tables) {
@@ -136,8 +148,10 @@ public final class Handshake {
    * @param agentEndpoints {@code host:port} of each agent
    * @throws MxException naming (up to 10) planned agents without an endpoint
    */
-  public static Map<String, String> endpointsFor(Collection<String> plannedSessions,
-      Map<String, String> sessionToAgent, Map<String, String> agentEndpoints) {
+  public static Map<String, String> endpointsFor(
+      Collection<String> plannedSessions,
+      Map<String, String> sessionToAgent,
+      Map<String, String> agentEndpoints) {
     Map<String, String> endpoints = new LinkedHashMap<>();
     List<String> missing = new ArrayList<>();
     for (String session : plannedSessions) {
@@ -153,9 +167,11 @@ public final class Handshake {
       }
     }
     if (!missing.isEmpty()) {
-      throw new MxException(missing.size() + " planned peer(s) published no metadata endpoint: "
-          + String.join(", ", missing.subList(0, Math.min(10, missing.size())))
-          + (missing.size() > 10 ? ", ..." : ""));
+      throw new MxException(
+          missing.size()
+              + " planned peer(s) published no metadata endpoint: "
+              + String.join(", ", missing.subList(0, Math.min(10, missing.size())))
+              + (missing.size() > 10 ? ", ..." : ""));
     }
     return endpoints;
   }
@@ -163,8 +179,8 @@ public final class Handshake {
   /**
    * Dials every peer until each answered once or the budget is spent.
    *
-   * @param endpoints agent → {@code host:port} (IPv6 hosts may be bare or in brackets; the port follows the
-   *     last colon)
+   * @param endpoints agent → {@code host:port} (IPv6 hosts may be bare or in brackets; the port
+   *     follows the last colon)
    * @throws HandshakeIncompleteException when time ran out first
    */
   public Report run(Map<String, String> endpoints, Dialer dialer) {
@@ -195,15 +211,22 @@ public final class Handshake {
         stalled = 0;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new MxException("P2P handshake with " + agent + "@" + endpoint + " was interrupted", e);
+        throw new MxException(
+            "P2P handshake with " + agent + "@" + endpoint + " was interrupted", e);
       } catch (Exception e) {
         lastError.put(agent, e);
         queue.addLast(agent);
         stalled++;
-        LOG.debug("handshake with {}@{} failed (attempt {}): {}", agent, endpoint, attempts.get(agent), e.toString());
+        LOG.debug(
+            "handshake with {}@{} failed (attempt {}): {}",
+            agent,
+            endpoint,
+            attempts.get(agent),
+            e.toString());
         if (stalled >= queue.size()) {
           // A full round without progress: give the peers a moment before dialing them again.
-          long pause = Math.min(bounds.backoff.toNanos(), Math.max(0, deadline - ticker.nanoTime()));
+          long pause =
+              Math.min(bounds.backoff.toNanos(), Math.max(0, deadline - ticker.nanoTime()));
           sleep(Duration.ofNanos(pause));
           stalled = 0;
         }
@@ -212,15 +235,20 @@ public final class Handshake {
     return new Report(attempts, Duration.ofNanos(ticker.nanoTime() - start));
   }
 
-  private HandshakeIncompleteException incomplete(Map<String, String> endpoints, Deque<String> queue,
-      Map<String, Integer> attempts, Map<String, Throwable> lastError, int answered) {
+  private HandshakeIncompleteException incomplete(
+      Map<String, String> endpoints,
+      Deque<String> queue,
+      Map<String, Integer> attempts,
+      Map<String, Throwable> lastError,
+      int answered) {
     List<HandshakeIncompleteException.Outstanding> outstanding = new ArrayList<>(queue.size());
     for (String agent : queue) {
-      outstanding.add(new HandshakeIncompleteException.Outstanding(agent, endpoints.get(agent),
-          attempts.get(agent), lastError.get(agent)));
+      outstanding.add(
+          new HandshakeIncompleteException.Outstanding(
+              agent, endpoints.get(agent), attempts.get(agent), lastError.get(agent)));
     }
-    return new HandshakeIncompleteException(bounds.total.toMillis() / 1000.0, endpoints.size(), answered,
-        outstanding);
+    return new HandshakeIncompleteException(
+        bounds.total.toMillis() / 1000.0, endpoints.size(), answered, outstanding);
   }
 
   private void sleep(Duration d) {
@@ -237,7 +265,8 @@ public final class Handshake {
     static HostPort parse(String endpoint) {
       int colon = endpoint == null ? -1 : endpoint.lastIndexOf(':');
       if (colon <= 0 || colon == endpoint.length() - 1) {
-        throw new IllegalArgumentException("malformed endpoint '" + endpoint + "': expected host:port");
+        throw new IllegalArgumentException(
+            "malformed endpoint '" + endpoint + "': expected host:port");
       }
       String host = endpoint.substring(0, colon);
       if (host.startsWith("[") && host.endsWith("]")) {
@@ -247,11 +276,15 @@ public final class Handshake {
       try {
         port = Integer.parseInt(endpoint.substring(colon + 1));
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("malformed endpoint '" + endpoint + "': port is not a number", e);
+        throw new IllegalArgumentException(
+            "malformed endpoint '" + endpoint + "': port is not a number", e);
       }
       if (host.isEmpty() || port < 0 || port > 65535) {
-        throw new IllegalArgumentException("malformed endpoint '" + endpoint + "': expected host:port with a port"
-            + " in 0..65535");
+        throw new IllegalArgumentException(
+            "malformed endpoint '"
+                + endpoint
+                + "': expected host:port with a port"
+                + " in 0..65535");
       }
       return new HostPort(host, port);
     }

@@ -4,18 +4,29 @@ import dev.mx.api.error.MxException;
 import java.util.List;
 
 /**
- * The handshake budget ran out before every planned peer answered (ModelExpress §4.6). The message lists
- * every outstanding peer as {@code agent@endpoint (attempts, last error)}.
+ * The handshake budget ran out before every planned peer answered (ModelExpress §4.6). The message
+ * lists every outstanding peer as {@code agent@endpoint (attempts, last error)}.
  */
 public class HandshakeIncompleteException extends MxException {
   private static final long serialVersionUID = 1L;
 
-  /** A peer that never answered: how often it was dialed and the last failure (null if never dialed). */
+  /**
+   * A peer that never answered: how often it was dialed and the last failure (null if never
+   * dialed).
+   */
   public record Outstanding(String agent, String endpoint, int attempts, Throwable lastError) {
     @Override
     public String toString() {
-      return agent + "@" + endpoint + " (" + attempts + " attempt(s), last error: "
-          + (lastError == null ? "none" : lastError.getClass().getSimpleName() + ": " + lastError.getMessage()) + ")";
+      return agent
+          + "@"
+          + endpoint
+          + " ("
+          + attempts
+          + " attempt(s), last error: "
+          + (lastError == null
+              ? "none"
+              : lastError.getClass().getSimpleName() + ": " + lastError.getMessage())
+          + ")";
     }
   }
 
@@ -23,9 +34,17 @@ public class HandshakeIncompleteException extends MxException {
   private final int answered;
   private final transient List<Outstanding> outstanding;
 
-  public HandshakeIncompleteException(double seconds, int peers, int answered, List<Outstanding> outstanding) {
-    super("P2P handshake incomplete after " + seconds + " s: " + answered + " of " + peers
-        + " peer(s) answered. Outstanding: " + String.join("; ", outstanding.stream().map(Outstanding::toString).toList()));
+  public HandshakeIncompleteException(
+      double seconds, int peers, int answered, List<Outstanding> outstanding) {
+    super(
+        "P2P handshake incomplete after "
+            + seconds
+            + " s: "
+            + answered
+            + " of "
+            + peers
+            + " peer(s) answered. Outstanding: "
+            + String.join("; ", outstanding.stream().map(Outstanding::toString).toList()));
     this.peers = peers;
     this.answered = answered;
     this.outstanding = List.copyOf(outstanding);

@@ -1,8 +1,9 @@
 package dev.mx.metadata;
 
 /**
- * The position of a streaming parser in a document as a JSON path ({@code tensors[3].shards[1].shape}).
- * Pushing and popping costs two array stores; the string is built only when an error needs it.
+ * The position of a streaming parser in a document as a JSON path ({@code
+ * tensors[3].shards[1].shape}). Pushing and popping costs two array stores; the string is built
+ * only when an error needs it.
  */
 final class JsonPathCursor {
   private static final int INDEX_MARK = -1;

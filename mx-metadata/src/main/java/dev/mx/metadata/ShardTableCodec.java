@@ -29,35 +29,55 @@ import java.util.Base64;
 import java.util.List;
 
 /**
- * Encodes and decodes shard tables ({@code mx.reshard.shard_table.v1}, ModelExpress §1.4) as UTF-8 JSON.
+ * Encodes and decodes shard tables ({@code mx.reshard.shard_table.v1}, ModelExpress §1.4) as UTF-8
+ * JSON.
  *
  * <p>Encoding writes exactly the keys of §1.4 in a fixed order: {@code schema, agent_name,
- * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype, elsize,
- * full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[, digest][, tile_digests]}
- * ({@link #TILE_DIGESTS}: digests over a fixed tiling of the shard, for verifying partial reads). A publisher
- * serving several transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob
- * as {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
- * BASE64, ...}}}; decoding puts the bundle back together. The
- * optional keys are omitted when absent, never written as null, so adding them leaves every other byte as it
- * was. Dtypes are written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
+ * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype,
+ * elsize, full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[,
+ * digest][, tile_digests]} ({@link #TILE_DIGESTS}: digests over a fixed tiling of the shard, for
+ * verifying partial reads). A publisher serving several transports (its agent metadata a {@link
+ * TransportBundle}) writes the primary transport's blob as {@code agent_meta_b64} and, last, {@link
+ * #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME: BASE64, ...}}}; decoding puts the
+ * bundle back together. The optional keys are omitted when absent, never written as null, so adding
+ * them leaves every other byte as it was. Dtypes are written as {@code torch.<name>} labels and
+ * addresses as unsigned 64-bit integers.
  *
- * <p>Decoding streams the document through Jackson's parser and builds the records directly. It rejects a
- * wrong schema, a missing key, a value of the wrong type or out of range, a shard outside its tensor and a
- * document larger than the {@link Limits}, naming the JSON path of the field at fault; it stops reading
- * oversized input at the limit. Unknown keys are skipped (tables may grow optional keys); {@code null} for an
- * optional key reads as absent. Instances are immutable and thread-safe.
+ * <p>Decoding streams the document through Jackson's parser and builds the records directly. It
+ * rejects a wrong schema, a missing key, a value of the wrong type or out of range, a shard outside
+ * its tensor and a document larger than the {@link Limits}, naming the JSON path of the field at
+ * fault; it stops reading oversized input at the limit. Unknown keys are skipped (tables may grow
+ * optional keys); {@code null} for an optional key reads as absent. Instances are immutable and
+ * thread-safe.
  */
 public final class ShardTableCodec {
 
   /** Keys of the top-level object, in encoding order. */
   public static final List<String> TABLE_KEYS =
-      List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step");
-  /** The optional key carrying the blobs of a publisher's further transports (see the class comment). */
+      List.of(
+          "schema",
+          "agent_name",
+          "metadata_endpoint",
+          "agent_meta_b64",
+          "tensors",
+          "publisher_step");
+
+  /**
+   * The optional key carrying the blobs of a publisher's further transports (see the class
+   * comment).
+   */
   public static final String AGENT_META_EXTRA = "agent_meta_extra";
-  /** Optional per-shard key: digests over a fixed tiling of the shard's bytes ({@code tile_bytes, digests}). */
+
+  /**
+   * Optional per-shard key: digests over a fixed tiling of the shard's bytes ({@code tile_bytes,
+   * digests}).
+   */
   public static final String TILE_DIGESTS = "tile_digests";
+
   /** Keys of a tensor entry, in encoding order. */
-  public static final List<String> TENSOR_KEYS = List.of("name", "dtype", "elsize", "full_shape", "shards");
+  public static final List<String> TENSOR_KEYS =
+      List.of("name", "dtype", "elsize", "full_shape", "shards");
+
   /** Keys of a shard, in encoding order ({@code digest} optional). */
   public static final List<String> SHARD_KEYS =
       List.of("agent_name", "device_id", "addr", "shard_offset", "shape", "digest");
@@ -80,8 +100,15 @@ public final class ShardTableCodec {
 
     public Limits {
       if (maxBytes <= 0 || maxTensors <= 0 || maxShardsPerTensor <= 0 || maxRank <= 0) {
-        throw new IllegalArgumentException("shard-table limits must be positive: " + maxBytes + " bytes, "
-            + maxTensors + " tensors, " + maxShardsPerTensor + " shards per tensor, rank " + maxRank);
+        throw new IllegalArgumentException(
+            "shard-table limits must be positive: "
+                + maxBytes
+                + " bytes, "
+                + maxTensors
+                + " tensors, "
+                + maxShardsPerTensor
+                + " shards per tensor, rank "
+                + maxRank);
       }
     }
 
@@ -107,14 +134,16 @@ public final class ShardTableCodec {
 
   public ShardTableCodec(Limits limits) {
     this.limits = limits;
-    this.factory = JsonFactory.builder()
-        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-        .streamReadConstraints(StreamReadConstraints.builder()
-            // Agent metadata is one long base64 string; the byte limit bounds it already.
-            .maxStringLength((int) Math.min(Integer.MAX_VALUE, limits.maxBytes))
-            .maxNestingDepth(MAX_NESTING)
-            .build())
-        .build();
+    this.factory =
+        JsonFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .streamReadConstraints(
+                StreamReadConstraints.builder()
+                    // Agent metadata is one long base64 string; the byte limit bounds it already.
+                    .maxStringLength((int) Math.min(Integer.MAX_VALUE, limits.maxBytes))
+                    .maxNestingDepth(MAX_NESTING)
+                    .build())
+            .build();
   }
 
   /** A codec with {@link Limits#DEFAULT}. */
@@ -131,8 +160,9 @@ public final class ShardTableCodec {
   /**
    * Encodes a table.
    *
-   * @throws ShardTableFormatException when the table could not be decoded again (unknown dtype, element size
-   *     not matching the dtype, a shard of another rank or outside its tensor, a malformed digest)
+   * @throws ShardTableFormatException when the table could not be decoded again (unknown dtype,
+   *     element size not matching the dtype, a shard of another rank or outside its tensor, a
+   *     malformed digest)
    */
   public byte[] encode(ShardTable table) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(256 + 160 * table.entryCount());
@@ -149,10 +179,12 @@ public final class ShardTableCodec {
       g.writeStringField("agent_name", table.agentName());
       g.writeStringField("metadata_endpoint", table.metadataEndpoint());
       byte[] agentMetadata = table.agentMetadata();
-      List<TransportBundle.Entry> bundle = TransportBundle.isBundle(agentMetadata)
-          ? TransportBundle.decode(agentMetadata) : null;
-      g.writeStringField("agent_meta_b64", Base64.getEncoder().encodeToString(
-          bundle == null ? agentMetadata : bundle.getFirst().metadata()));
+      List<TransportBundle.Entry> bundle =
+          TransportBundle.isBundle(agentMetadata) ? TransportBundle.decode(agentMetadata) : null;
+      g.writeStringField(
+          "agent_meta_b64",
+          Base64.getEncoder()
+              .encodeToString(bundle == null ? agentMetadata : bundle.getFirst().metadata()));
       g.writeArrayFieldStart("tensors");
       List<PublishedTensor> tensors = table.tensors();
       for (int i = 0; i < tensors.size(); i++) {
@@ -175,11 +207,13 @@ public final class ShardTableCodec {
       }
       g.writeEndObject();
     } catch (IOException e) {
-      throw new UncheckedIOException("could not write shard table of agent '" + table.agentName() + "'", e);
+      throw new UncheckedIOException(
+          "could not write shard table of agent '" + table.agentName() + "'", e);
     }
   }
 
-  private static void writeExtraTransports(JsonGenerator g, List<TransportBundle.Entry> bundle) throws IOException {
+  private static void writeExtraTransports(JsonGenerator g, List<TransportBundle.Entry> bundle)
+      throws IOException {
     g.writeObjectFieldStart(AGENT_META_EXTRA);
     g.writeStringField("primary", bundle.getFirst().transport());
     g.writeObjectFieldStart("others");
@@ -191,7 +225,8 @@ public final class ShardTableCodec {
   }
 
   /** Reads {@link #AGENT_META_EXTRA}: the primary's name, then the others' blobs, in order. */
-  private static List<TransportBundle.Entry> readExtraTransports(JsonParser p, JsonPathCursor at) throws IOException {
+  private static List<TransportBundle.Entry> readExtraTransports(JsonParser p, JsonPathCursor at)
+      throws IOException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw wrongType(at, "an object", p.currentToken());
     }
@@ -224,7 +259,10 @@ public final class ShardTableCodec {
     return out;
   }
 
-  /** The agent metadata: the bundle {@code extra} describes around {@code primaryBlob}, or the blob alone. */
+  /**
+   * The agent metadata: the bundle {@code extra} describes around {@code primaryBlob}, or the blob
+   * alone.
+   */
   private static byte[] agentMetadata(byte[] primaryBlob, List<TransportBundle.Entry> extra) {
     if (extra == null || primaryBlob == null) {
       return primaryBlob;
@@ -234,7 +272,8 @@ public final class ShardTableCodec {
     return TransportBundle.encode(entries);
   }
 
-  private static void writeTensor(JsonGenerator g, PublishedTensor t, int index) throws IOException {
+  private static void writeTensor(JsonGenerator g, PublishedTensor t, int index)
+      throws IOException {
     JsonPathCursor at = new JsonPathCursor().field("tensors").index(index);
     DType dtype = checkTensor(t, at);
     g.writeStartObject();
@@ -262,7 +301,8 @@ public final class ShardTableCodec {
         g.writeStringField("digest", s.digest());
       }
       if (s.tiles() != null) {
-        // Optional and last, so tables without it keep their bytes and ModelExpress' decoder skips it.
+        // Optional and last, so tables without it keep their bytes and ModelExpress' decoder skips
+        // it.
         g.writeObjectFieldStart(TILE_DIGESTS);
         g.writeNumberField("tile_bytes", s.tiles().tileBytes());
         g.writeArrayFieldStart("digests");
@@ -289,20 +329,29 @@ public final class ShardTableCodec {
   // ------------------------------------------------------ semantic checks (both directions)
 
   /**
-   * Checks what the JSON types cannot: the dtype is known and matches {@code elsize}, every shard has the
-   * tensor's rank, lies inside it, and carries a well-formed digest or none.
+   * Checks what the JSON types cannot: the dtype is known and matches {@code elsize}, every shard
+   * has the tensor's rank, lies inside it, and carries a well-formed digest or none.
    */
   private static DType checkTensor(PublishedTensor t, JsonPathCursor at) {
     DType dtype;
     try {
       dtype = DType.parse(t.dtype());
     } catch (IllegalArgumentException e) {
-      throw new ShardTableFormatException(at.field("dtype").toString(), "tensor '" + t.name() + "': "
-          + e.getMessage());
+      throw new ShardTableFormatException(
+          at.field("dtype").toString(), "tensor '" + t.name() + "': " + e.getMessage());
     }
     if (t.elsize() != dtype.elementSize()) {
-      throw new ShardTableFormatException(at.field("elsize").toString(), "tensor '" + t.name() + "': elsize "
-          + t.elsize() + " does not match dtype " + t.dtype() + " (" + dtype.elementSize() + " bytes)");
+      throw new ShardTableFormatException(
+          at.field("elsize").toString(),
+          "tensor '"
+              + t.name()
+              + "': elsize "
+              + t.elsize()
+              + " does not match dtype "
+              + t.dtype()
+              + " ("
+              + dtype.elementSize()
+              + " bytes)");
     }
     long[] full = t.fullShape().dims();
     List<PublishedShard> shards = t.shards();
@@ -312,27 +361,53 @@ public final class ShardTableCodec {
       long[] shape = s.shape().dims();
       at.field("shards").index(j);
       if (offset.length != full.length) {
-        throw new ShardTableFormatException(at.field("shard_offset").toString(), "tensor '" + t.name()
-            + "': rank " + offset.length + " does not match full_shape " + Arrays.toString(full));
+        throw new ShardTableFormatException(
+            at.field("shard_offset").toString(),
+            "tensor '"
+                + t.name()
+                + "': rank "
+                + offset.length
+                + " does not match full_shape "
+                + Arrays.toString(full));
       }
       if (shape.length != full.length) {
-        throw new ShardTableFormatException(at.field("shape").toString(), "tensor '" + t.name() + "': rank "
-            + shape.length + " does not match full_shape " + Arrays.toString(full));
+        throw new ShardTableFormatException(
+            at.field("shape").toString(),
+            "tensor '"
+                + t.name()
+                + "': rank "
+                + shape.length
+                + " does not match full_shape "
+                + Arrays.toString(full));
       }
       for (int d = 0; d < full.length; d++) {
         if (offset[d] < 0 || offset[d] > full[d] || shape[d] > full[d] - offset[d]) {
-          throw new ShardTableFormatException(at.field("shard_offset").toString(), "tensor '" + t.name()
-              + "': box at " + Arrays.toString(offset) + " of shape " + Arrays.toString(shape)
-              + " leaves full_shape " + Arrays.toString(full) + " in dim " + d);
+          throw new ShardTableFormatException(
+              at.field("shard_offset").toString(),
+              "tensor '"
+                  + t.name()
+                  + "': box at "
+                  + Arrays.toString(offset)
+                  + " of shape "
+                  + Arrays.toString(shape)
+                  + " leaves full_shape "
+                  + Arrays.toString(full)
+                  + " in dim "
+                  + d);
         }
       }
       if (s.deviceId() < 0) {
-        throw new ShardTableFormatException(at.field("device_id").toString(), "negative device id "
-            + s.deviceId());
+        throw new ShardTableFormatException(
+            at.field("device_id").toString(), "negative device id " + s.deviceId());
       }
       if (s.digest() != null && !isDigest(s.digest())) {
-        throw new ShardTableFormatException(at.field("digest").toString(), "tensor '" + t.name()
-            + "': digest '" + s.digest() + "' is not 32 lowercase hex characters");
+        throw new ShardTableFormatException(
+            at.field("digest").toString(),
+            "tensor '"
+                + t.name()
+                + "': digest '"
+                + s.digest()
+                + "' is not 32 lowercase hex characters");
       }
       if (s.tiles() != null) {
         checkTiles(t, s, at.field(TILE_DIGESTS));
@@ -348,14 +423,28 @@ public final class ShardTableCodec {
     long bytes = s.shape().byteSize(t.elsize());
     int expected = TileDigests.count(bytes, s.tiles().tileBytes());
     if (s.tiles().digests().size() != expected) {
-      throw new ShardTableFormatException(at.field("digests").toString(), "tensor '" + t.name() + "': "
-          + s.tiles().digests().size() + " tile digests, but " + bytes + " bytes in tiles of "
-          + s.tiles().tileBytes() + " make " + expected);
+      throw new ShardTableFormatException(
+          at.field("digests").toString(),
+          "tensor '"
+              + t.name()
+              + "': "
+              + s.tiles().digests().size()
+              + " tile digests, but "
+              + bytes
+              + " bytes in tiles of "
+              + s.tiles().tileBytes()
+              + " make "
+              + expected);
     }
     for (int k = 0; k < expected; k++) {
       if (!isDigest(s.tiles().digest(k))) {
-        throw new ShardTableFormatException(at.field("digests").index(k).toString(), "tensor '" + t.name()
-            + "': tile digest '" + s.tiles().digest(k) + "' is not 32 lowercase hex characters");
+        throw new ShardTableFormatException(
+            at.field("digests").index(k).toString(),
+            "tensor '"
+                + t.name()
+                + "': tile digest '"
+                + s.tiles().digest(k)
+                + "' is not 32 lowercase hex characters");
       }
     }
   }
@@ -373,7 +462,10 @@ public final class ShardTableCodec {
       at.field(key);
       switch (key) {
         case "tile_bytes" -> tileBytes = readLong(p, at);
-        case "digests" -> list = readArray(p, at, Integer.MAX_VALUE - 8, "tile digests", ShardTableCodec::readString);
+        case "digests" ->
+            list =
+                readArray(
+                    p, at, Integer.MAX_VALUE - 8, "tile digests", ShardTableCodec::readString);
         default -> p.skipChildren();
       }
       at.pop();
@@ -381,8 +473,8 @@ public final class ShardTableCodec {
     requirePresent(tileBytes, at, "tile_bytes");
     requirePresent(list, at, "digests");
     if (tileBytes <= 0) {
-      throw new ShardTableFormatException(at.field("tile_bytes").toString(), "tile_bytes " + tileBytes
-          + " must be positive");
+      throw new ShardTableFormatException(
+          at.field("tile_bytes").toString(), "tile_bytes " + tileBytes + " must be positive");
     }
     return new TileDigests(tileBytes, list);
   }
@@ -419,7 +511,10 @@ public final class ShardTableCodec {
     }
   }
 
-  /** Decodes a whole table from a stream (not closed), reading at most {@link Limits#maxBytes()} bytes. */
+  /**
+   * Decodes a whole table from a stream (not closed), reading at most {@link Limits#maxBytes()}
+   * bytes.
+   */
   public ShardTable decode(InputStream in) {
     try (JsonParser p = factory.createParser(new LimitedInputStream(in, limits.maxBytes))) {
       return (ShardTable) readTable(p, true);
@@ -440,8 +535,8 @@ public final class ShardTableCodec {
 
   private void checkSize(long length) {
     if (length > limits.maxBytes) {
-      throw new ShardTableFormatException("$", length + " bytes exceed the limit of " + limits.maxBytes
-          + " bytes");
+      throw new ShardTableFormatException(
+          "$", length + " bytes exceed the limit of " + limits.maxBytes + " bytes");
     }
   }
 
@@ -450,8 +545,16 @@ public final class ShardTableCodec {
     try {
       return readTable(p, at, withTensors);
     } catch (JsonProcessingException e) {
-      throw new ShardTableFormatException(pathOf(p.getParsingContext()), "not valid JSON: " + e.getOriginalMessage()
-          + " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")", e);
+      throw new ShardTableFormatException(
+          pathOf(p.getParsingContext()),
+          "not valid JSON: "
+              + e.getOriginalMessage()
+              + " (line "
+              + e.getLocation().getLineNr()
+              + ", column "
+              + e.getLocation().getColumnNr()
+              + ")",
+          e);
     }
   }
 
@@ -472,7 +575,8 @@ public final class ShardTableCodec {
     return at.toString();
   }
 
-  private Object readTable(JsonParser p, JsonPathCursor at, boolean withTensors) throws IOException {
+  private Object readTable(JsonParser p, JsonPathCursor at, boolean withTensors)
+      throws IOException {
     if (p.nextToken() != JsonToken.START_OBJECT) {
       throw wrongType(at, "an object", p.currentToken());
     }
@@ -493,12 +597,13 @@ public final class ShardTableCodec {
         case "schema" -> {
           schema = readString(p, at);
           if (!schema.equals(ShardTable.SCHEMA)) {
-            throw new ShardTableFormatException(at.toString(), "expected '" + ShardTable.SCHEMA + "', got '"
-                + schema + "'");
+            throw new ShardTableFormatException(
+                at.toString(), "expected '" + ShardTable.SCHEMA + "', got '" + schema + "'");
           }
         }
         case "agent_name" -> agentName = readString(p, at);
-        case "metadata_endpoint" -> endpoint = value == JsonToken.VALUE_NULL ? "" : readString(p, at);
+        case "metadata_endpoint" ->
+            endpoint = value == JsonToken.VALUE_NULL ? "" : readString(p, at);
         case "agent_meta_b64" -> agentMetadata = readBase64(p, at);
         case "tensors" -> {
           if (withTensors) {
@@ -508,16 +613,20 @@ public final class ShardTableCodec {
             entryCount = countTensors(p, at);
           }
         }
-        case "publisher_step" -> step = value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), "publisher_step");
-        case "publisher_topology" -> topology = value == JsonToken.VALUE_NULL ? null : readTopology(p, at);
-        case AGENT_META_EXTRA -> extra = value == JsonToken.VALUE_NULL ? null : readExtraTransports(p, at);
+        case "publisher_step" ->
+            step =
+                value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), "publisher_step");
+        case "publisher_topology" ->
+            topology = value == JsonToken.VALUE_NULL ? null : readTopology(p, at);
+        case AGENT_META_EXTRA ->
+            extra = value == JsonToken.VALUE_NULL ? null : readExtraTransports(p, at);
         default -> p.skipChildren();
       }
       at.pop();
     }
     if (p.nextToken() != null) {
-      throw new ShardTableFormatException("$", "unexpected content after the table object: "
-          + describe(p.currentToken()));
+      throw new ShardTableFormatException(
+          "$", "unexpected content after the table object: " + describe(p.currentToken()));
     }
     requirePresent(schema, "schema");
     requirePresent(agentName, "agent_name");
@@ -537,13 +646,15 @@ public final class ShardTableCodec {
   }
 
   /** Reads an array of at most {@code limit} elements, naming each element's index in errors. */
-  private static <T> List<T> readArray(JsonParser p, JsonPathCursor at, int limit, String what,
-      ElementReader<T> element) throws IOException {
+  private static <T> List<T> readArray(
+      JsonParser p, JsonPathCursor at, int limit, String what, ElementReader<T> element)
+      throws IOException {
     expectArray(p, at);
     List<T> items = new ArrayList<>();
     while (p.nextToken() != JsonToken.END_ARRAY) {
       if (items.size() == limit) {
-        throw new ShardTableFormatException(at.toString(), "more than " + limit + " " + what + " (limit)");
+        throw new ShardTableFormatException(
+            at.toString(), "more than " + limit + " " + what + " (limit)");
       }
       at.index(items.size());
       items.add(element.read(p, at));
@@ -552,7 +663,10 @@ public final class ShardTableCodec {
     return items;
   }
 
-  /** The optional {@code publisher_topology} object: {@code rank}, {@code world_size}, {@code layout}. */
+  /**
+   * The optional {@code publisher_topology} object: {@code rank}, {@code world_size}, {@code
+   * layout}.
+   */
   private PublisherTopology readTopology(JsonParser p, JsonPathCursor at) throws IOException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw wrongType(at, "an object", p.currentToken());
@@ -576,29 +690,40 @@ public final class ShardTableCodec {
     requirePresent(world, at, "world_size");
     requirePresent(layout, at, "layout");
     if (rank >= world) {
-      throw new ShardTableFormatException(at.field("rank").toString(), "rank " + rank + " is not below world_size "
-          + world);
+      throw new ShardTableFormatException(
+          at.field("rank").toString(), "rank " + rank + " is not below world_size " + world);
     }
     return new PublisherTopology(rank, world, layout);
   }
 
   private List<PublishedTensor> readTensors(JsonParser p, JsonPathCursor at) throws IOException {
-    return readArray(p, at, limits.maxTensors, "tensor entries", (parser, here) -> {
-      PublishedTensor t = readTensor(parser, here);
-      checkTensor(t, here);
-      return t;
-    });
+    return readArray(
+        p,
+        at,
+        limits.maxTensors,
+        "tensor entries",
+        (parser, here) -> {
+          PublishedTensor t = readTensor(parser, here);
+          checkTensor(t, here);
+          return t;
+        });
   }
 
   /** Counts the tensor entries, checking only that each is an object. */
   private int countTensors(JsonParser p, JsonPathCursor at) throws IOException {
-    return readArray(p, at, limits.maxTensors, "tensor entries", (parser, here) -> {
-      if (parser.currentToken() != JsonToken.START_OBJECT) {
-        throw wrongType(here, "an object", parser.currentToken());
-      }
-      parser.skipChildren();
-      return Boolean.TRUE;
-    }).size();
+    return readArray(
+            p,
+            at,
+            limits.maxTensors,
+            "tensor entries",
+            (parser, here) -> {
+              if (parser.currentToken() != JsonToken.START_OBJECT) {
+                throw wrongType(here, "an object", parser.currentToken());
+              }
+              parser.skipChildren();
+              return Boolean.TRUE;
+            })
+        .size();
   }
 
   private PublishedTensor readTensor(JsonParser p, JsonPathCursor at) throws IOException {
@@ -702,8 +827,8 @@ public final class ShardTableCodec {
   private static int readInt(JsonParser p, JsonPathCursor at, int min) throws IOException {
     long v = readLong(p, at);
     if (v < min || v > Integer.MAX_VALUE) {
-      throw new ShardTableFormatException(at.toString(), v + " is out of range [" + min + ", "
-          + Integer.MAX_VALUE + "]");
+      throw new ShardTableFormatException(
+          at.toString(), v + " is out of range [" + min + ", " + Integer.MAX_VALUE + "]");
     }
     return (int) v;
   }
@@ -716,7 +841,8 @@ public final class ShardTableCodec {
     if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
       BigInteger v = p.getBigIntegerValue();
       if (v.signum() < 0 || v.compareTo(TWO_TO_64) >= 0) {
-        throw new ShardTableFormatException(at.toString(), v + " is not an unsigned 64-bit address");
+        throw new ShardTableFormatException(
+            at.toString(), v + " is not an unsigned 64-bit address");
       }
       return v.longValue();
     }
@@ -733,8 +859,8 @@ public final class ShardTableCodec {
     int n = 0;
     while (p.nextToken() != JsonToken.END_ARRAY) {
       if (n == limits.maxRank) {
-        throw new ShardTableFormatException(at.toString(), "more than " + limits.maxRank
-            + " dimensions (limit)");
+        throw new ShardTableFormatException(
+            at.toString(), "more than " + limits.maxRank + " dimensions (limit)");
       }
       at.index(n);
       long v = readLong(p, at);
@@ -770,8 +896,10 @@ public final class ShardTableCodec {
     }
   }
 
-  private static ShardTableFormatException wrongType(JsonPathCursor at, String expected, JsonToken got) {
-    return new ShardTableFormatException(at.toString(), "expected " + expected + ", got " + describe(got));
+  private static ShardTableFormatException wrongType(
+      JsonPathCursor at, String expected, JsonToken got) {
+    return new ShardTableFormatException(
+        at.toString(), "expected " + expected + ", got " + describe(got));
   }
 
   private static String describe(JsonToken t) {

@@ -4,9 +4,9 @@ import dev.mx.api.error.MxException;
 
 /**
  * A shard table that is not a valid {@code mx.reshard.shard_table.v1} document: not JSON, the wrong
- * schema, a missing key, a value of the wrong type or out of range, or larger than the configured limits.
- * {@link #path()} names the field at fault, e.g. {@code tensors[3].shards[1].shape} ({@code $} for the
- * document itself).
+ * schema, a missing key, a value of the wrong type or out of range, or larger than the configured
+ * limits. {@link #path()} names the field at fault, e.g. {@code tensors[3].shards[1].shape} ({@code
+ * $} for the document itself).
  */
 public class ShardTableFormatException extends MxException {
   private static final long serialVersionUID = 1L;

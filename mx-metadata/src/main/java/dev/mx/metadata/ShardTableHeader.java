@@ -13,7 +13,11 @@ import java.util.Objects;
  * @param entryCount the number of tensor entries; a table with none never counts toward a quorum
  */
 public record ShardTableHeader(
-    String agentName, String metadataEndpoint, byte[] agentMetadata, Long publisherStep, int entryCount) {
+    String agentName,
+    String metadataEndpoint,
+    byte[] agentMetadata,
+    Long publisherStep,
+    int entryCount) {
 
   public ShardTableHeader {
     Objects.requireNonNull(agentName, "agent_name");
@@ -28,20 +32,36 @@ public record ShardTableHeader(
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof ShardTableHeader h && agentName.equals(h.agentName)
-        && metadataEndpoint.equals(h.metadataEndpoint) && java.util.Arrays.equals(agentMetadata, h.agentMetadata)
-        && Objects.equals(publisherStep, h.publisherStep) && entryCount == h.entryCount;
+    return o instanceof ShardTableHeader h
+        && agentName.equals(h.agentName)
+        && metadataEndpoint.equals(h.metadataEndpoint)
+        && java.util.Arrays.equals(agentMetadata, h.agentMetadata)
+        && Objects.equals(publisherStep, h.publisherStep)
+        && entryCount == h.entryCount;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(agentName, metadataEndpoint, java.util.Arrays.hashCode(agentMetadata), publisherStep,
+    return Objects.hash(
+        agentName,
+        metadataEndpoint,
+        java.util.Arrays.hashCode(agentMetadata),
+        publisherStep,
         entryCount);
   }
 
   @Override
   public String toString() {
-    return "ShardTableHeader[" + agentName + ", endpoint '" + metadataEndpoint + "', " + agentMetadata.length
-        + " metadata bytes, step " + publisherStep + ", " + entryCount + " entries]";
+    return "ShardTableHeader["
+        + agentName
+        + ", endpoint '"
+        + metadataEndpoint
+        + "', "
+        + agentMetadata.length
+        + " metadata bytes, step "
+        + publisherStep
+        + ", "
+        + entryCount
+        + " entries]";
   }
 }

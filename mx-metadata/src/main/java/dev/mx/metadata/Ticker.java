@@ -2,7 +2,9 @@ package dev.mx.metadata;
 
 import java.time.Duration;
 
-/** Monotonic time and sleeping, replaceable so that deadline logic can be tested without waiting. */
+/**
+ * Monotonic time and sleeping, replaceable so that deadline logic can be tested without waiting.
+ */
 public interface Ticker {
 
   /** Monotonic nanoseconds, as {@link System#nanoTime()}. */

@@ -11,10 +11,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Everything a store without server-side scripts keeps about one version except the tables themselves: the
- * version's fields, its landed slots (worker, table digest, status) and its leases (holder → expiry). The
- * {@code memory:} and {@code file:} stores load one, change it under their lock and store it back, so both
- * follow the same rules ({@link AbstractWeightVersionStore}).
+ * Everything a store without server-side scripts keeps about one version except the tables
+ * themselves: the version's fields, its landed slots (worker, table digest, status) and its leases
+ * (holder → expiry). The {@code memory:} and {@code file:} stores load one, change it under their
+ * lock and store it back, so both follow the same rules ({@link AbstractWeightVersionStore}).
  */
 public final class VersionDoc {
   /** One landed slot without its table. */
@@ -29,7 +29,12 @@ public final class VersionDoc {
   public final TreeMap<String, Slot> slots = new TreeMap<>();
   public final TreeMap<String, Long> leases = new TreeMap<>();
 
-  public VersionDoc(String id, String model, long step, List<String> expectedSlots, WeightVersionState state,
+  public VersionDoc(
+      String id,
+      String model,
+      long step,
+      List<String> expectedSlots,
+      WeightVersionState state,
       long createdAtMillis) {
     this.id = id;
     this.model = model;

@@ -25,15 +25,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The behaviour every {@link MetadataStore} shares (ModelExpress §8.1–8.2), run once per backend. Each test
- * uses its own identity, so backends may share one server across tests.
+ * The behaviour every {@link MetadataStore} shares (ModelExpress §8.1–8.2), run once per backend.
+ * Each test uses its own identity, so backends may share one server across tests.
  */
 abstract class AbstractMetadataStoreTest {
   static final Duration FRESH = Duration.ofSeconds(90);
 
   /**
-   * A store; within one test every call returns a store on the same underlying directory (same name, same
-   * folder, same server) so that two instances can be checked to share state.
+   * A store; within one test every call returns a store on the same underlying directory (same
+   * name, same folder, same server) so that two instances can be checked to share state.
    */
   protected abstract MetadataStore openStore();
 
@@ -69,7 +69,8 @@ abstract class AbstractMetadataStoreTest {
   @Test
   void aPublishedSourceIsListedOnlyAfterItsFirstHeartbeat() {
     store.publish(record("w0", 0, TestTables.blob("a0", 2)));
-    assertEquals(List.of(), store.listReady(identity, FRESH), "updated_at is 0 until the first heartbeat");
+    assertEquals(
+        List.of(), store.listReady(identity, FRESH), "updated_at is 0 until the first heartbeat");
     store.heartbeat(identity, "w0", SourceStatus.READY);
     List<SourceRecord> ready = store.listReady(identity, FRESH);
     assertEquals(List.of("w0"), workers(ready));
@@ -115,7 +116,10 @@ abstract class AbstractMetadataStoreTest {
     store.heartbeat(identity, "v", SourceStatus.READY);
     store.heartbeat(identity, "w", SourceStatus.STALE);
     assertEquals(List.of("v"), workers(store.listReady(identity, FRESH)));
-    assertEquals(SourceStatus.STALE, store.get(identity, "w").orElseThrow().status(), "still readable by get");
+    assertEquals(
+        SourceStatus.STALE,
+        store.get(identity, "w").orElseThrow().status(),
+        "still readable by get");
     store.heartbeat(identity, "w", SourceStatus.READY);
     assertEquals(Set.of("v", "w"), Set.copyOf(workers(store.listReady(identity, FRESH))));
   }
@@ -130,7 +134,8 @@ abstract class AbstractMetadataStoreTest {
     assertEquals(List.of(), store.listReady(identity, freshness), "no heartbeat within 400 ms");
     assertEquals(List.of("w"), workers(store.listReady(identity, FRESH)), "fresh within 90 s");
     store.heartbeat(identity, "w", SourceStatus.READY);
-    assertEquals(List.of("w"), workers(store.listReady(identity, freshness)), "a heartbeat revives it");
+    assertEquals(
+        List.of("w"), workers(store.listReady(identity, freshness)), "a heartbeat revives it");
   }
 
   @Test
@@ -174,8 +179,10 @@ abstract class AbstractMetadataStoreTest {
 
   @Test
   void heartbeatOfAnUnknownWorkerFailsNamingIt() {
-    MetadataStoreException e = assertThrows(MetadataStoreException.class,
-        () -> store.heartbeat(identity, "ghost", SourceStatus.READY));
+    MetadataStoreException e =
+        assertThrows(
+            MetadataStoreException.class,
+            () -> store.heartbeat(identity, "ghost", SourceStatus.READY));
     assertTrue(e.getMessage().contains("ghost"), e.getMessage());
     assertEquals(store.uri(), e.store());
   }
@@ -184,7 +191,8 @@ abstract class AbstractMetadataStoreTest {
   void identitiesAreSeparateEvenForTheSameWorkerId() {
     String other = identity + "-inference";
     store.publish(record("w", 0, TestTables.blob("trainer", 1)));
-    store.publish(new SourceRecord(other, "w", 9, TestTables.blob("receiver", 1), SourceStatus.READY, 0));
+    store.publish(
+        new SourceRecord(other, "w", 9, TestTables.blob("receiver", 1), SourceStatus.READY, 0));
     store.heartbeat(identity, "w", SourceStatus.READY);
     assertEquals(List.of(), store.listReady(other, FRESH));
     assertEquals(9, store.get(other, "w").orElseThrow().rank());
@@ -228,8 +236,10 @@ abstract class AbstractMetadataStoreTest {
     MetadataStore s = open();
     s.close();
     s.close();
-    MetadataStoreException e = assertThrows(MetadataStoreException.class, () -> s.listReady(identity, FRESH));
-    assertTrue(e.getMessage().contains(s.uri()) && e.getMessage().contains("closed"), e.getMessage());
+    MetadataStoreException e =
+        assertThrows(MetadataStoreException.class, () -> s.listReady(identity, FRESH));
+    assertTrue(
+        e.getMessage().contains(s.uri()) && e.getMessage().contains("closed"), e.getMessage());
     assertThrows(MetadataStoreException.class, () -> s.publish(record("w", 0, new byte[1])));
   }
 
@@ -253,39 +263,54 @@ abstract class AbstractMetadataStoreTest {
       int id = w;
       // Writers 0 and 1 fight over the same worker id; writer 2 has its own.
       String worker = id < 2 ? "shared" : "own";
-      threads.add(Thread.ofPlatform().start(() -> {
-        try {
-          start.await();
-          for (int r = 0; r < rounds; r++) {
-            store.publish(record(worker, id, codec.encode(TestTables.table("writer-" + id, 1 + (r % 5) * 20, (long) r, true))));
-            store.heartbeat(identity, worker, SourceStatus.READY);
-          }
-        } catch (Throwable t) {
-          failures.add(t);
-        }
-      }));
+      threads.add(
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      start.await();
+                      for (int r = 0; r < rounds; r++) {
+                        store.publish(
+                            record(
+                                worker,
+                                id,
+                                codec.encode(
+                                    TestTables.table(
+                                        "writer-" + id, 1 + (r % 5) * 20, (long) r, true))));
+                        store.heartbeat(identity, worker, SourceStatus.READY);
+                      }
+                    } catch (Throwable t) {
+                      failures.add(t);
+                    }
+                  }));
     }
     List<Thread> readers = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
       MetadataStore readerStore = open();
-      readers.add(Thread.ofPlatform().start(() -> {
-        try {
-          start.await();
-          while (writing.get()) {
-            for (SourceRecord r : readerStore.listReady(identity, FRESH)) {
-              ShardTable t = codec.decode(r.blob());
-              assertTrue(t.agentName().startsWith("writer-"), t.agentName());
-              tablesRead.incrementAndGet();
-            }
-            readerStore.get(identity, "shared").ifPresent(r -> {
-              codec.decode(r.blob());
-              tablesRead.incrementAndGet();
-            });
-          }
-        } catch (Throwable t) {
-          failures.add(t);
-        }
-      }));
+      readers.add(
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      start.await();
+                      while (writing.get()) {
+                        for (SourceRecord r : readerStore.listReady(identity, FRESH)) {
+                          ShardTable t = codec.decode(r.blob());
+                          assertTrue(t.agentName().startsWith("writer-"), t.agentName());
+                          tablesRead.incrementAndGet();
+                        }
+                        readerStore
+                            .get(identity, "shared")
+                            .ifPresent(
+                                r -> {
+                                  codec.decode(r.blob());
+                                  tablesRead.incrementAndGet();
+                                });
+                      }
+                    } catch (Throwable t) {
+                      failures.add(t);
+                    }
+                  }));
     }
     start.countDown();
     for (Thread t : threads) {

@@ -32,15 +32,18 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The semantics every {@link WeightVersionStore} shares (docs/VERSIONS.md), run once per backend against the
- * real thing: a JVM-wide directory, a folder, a redis-server started by the test. Each test uses its own
- * model, so backends may share one server across tests.
+ * The semantics every {@link WeightVersionStore} shares (docs/VERSIONS.md), run once per backend
+ * against the real thing: a JVM-wide directory, a folder, a redis-server started by the test. Each
+ * test uses its own model, so backends may share one server across tests.
  */
 abstract class AbstractWeightVersionStoreTest {
   static final Duration SHORT_TTL = Duration.ofMillis(400);
   static final Duration LONG_TTL = Duration.ofSeconds(60);
 
-  /** A store; every call within one test opens one on the same underlying directory, folder or server. */
+  /**
+   * A store; every call within one test opens one on the same underlying directory, folder or
+   * server.
+   */
   protected abstract MetadataStore openStore();
 
   protected MetadataStore store;
@@ -88,7 +91,8 @@ abstract class AbstractWeightVersionStoreTest {
     return v;
   }
 
-  private static WeightVersionException refused(Reason reason, org.junit.jupiter.api.function.Executable call) {
+  private static WeightVersionException refused(
+      Reason reason, org.junit.jupiter.api.function.Executable call) {
     WeightVersionException e = assertThrows(WeightVersionException.class, call);
     assertEquals(reason, e.reason(), e.getMessage());
     return e;
@@ -147,10 +151,12 @@ abstract class AbstractWeightVersionStoreTest {
           String s = Integer.toString(i);
           WeightVersionStore own = stores.get(i).versions();
           long step = round;
-          results.add(pool.submit(() -> {
-            go.await();
-            return own.publishSlot(model, slot(id, s, "w" + s, step));
-          }));
+          results.add(
+              pool.submit(
+                  () -> {
+                    go.await();
+                    return own.publishSlot(model, slot(id, s, "w" + s, step));
+                  }));
         }
         go.countDown();
         int readyAnswers = 0;
@@ -176,25 +182,30 @@ abstract class AbstractWeightVersionStoreTest {
   void twoPublishersClaimingOneSlotConflictAndAnIdenticalRepublishIsANoOp() {
     versions.createVersion(model, "v", 1, slots(2));
     versions.publishSlot(model, slot("v", "0", "trainer-a", 1));
-    WeightVersionException other = refused(Reason.CONFLICT,
-        () -> versions.publishSlot(model, slot("v", "0", "trainer-b", 1)));
-    assertTrue(other.getMessage().contains("'trainer-a'") && other.getMessage().contains("'trainer-b'"),
+    WeightVersionException other =
+        refused(Reason.CONFLICT, () -> versions.publishSlot(model, slot("v", "0", "trainer-b", 1)));
+    assertTrue(
+        other.getMessage().contains("'trainer-a'") && other.getMessage().contains("'trainer-b'"),
         other.getMessage());
     refused(Reason.CONFLICT, () -> versions.publishSlot(model, slot("v", "0", "trainer-a", 2)));
     WeightVersion again = versions.publishSlot(model, slot("v", "0", "trainer-a", 1));
     assertEquals(WeightVersionState.STAGING, again.state());
     assertEquals(1, versions.slots(model, "v").size());
     assertEquals("trainer-a", versions.slots(model, "v").get(0).workerId());
-    assertArrayEquals(table("0", 1), versions.slots(model, "v").get(0).table(), "the first claim's table stays");
+    assertArrayEquals(
+        table("0", 1), versions.slots(model, "v").get(0).table(), "the first claim's table stays");
   }
 
   @Test
   void aTableDigestMismatchIsRejectedOnPublishAndOnRead() {
     versions.createVersion(model, "v", 1, slots(1));
     byte[] t = table("0", 1);
-    VersionSlot lying = new VersionSlot("v", "0", "w0", t, VersionSlot.sha256Hex(table("0", 2)), SlotStatus.READY);
-    WeightVersionException e = refused(Reason.DIGEST_MISMATCH, () -> versions.publishSlot(model, lying));
-    assertTrue(e.getMessage().contains("slot '0'") && e.getMessage().contains("'w0'"), e.getMessage());
+    VersionSlot lying =
+        new VersionSlot("v", "0", "w0", t, VersionSlot.sha256Hex(table("0", 2)), SlotStatus.READY);
+    WeightVersionException e =
+        refused(Reason.DIGEST_MISMATCH, () -> versions.publishSlot(model, lying));
+    assertTrue(
+        e.getMessage().contains("slot '0'") && e.getMessage().contains("'w0'"), e.getMessage());
     assertEquals(List.of(), versions.slots(model, "v"), "nothing of a refused slot is stored");
     assertEquals(WeightVersionState.STAGING, versions.version(model, "v").orElseThrow().state());
 
@@ -202,9 +213,12 @@ abstract class AbstractWeightVersionStoreTest {
     VersionSlot fetched = versions.slots(model, "v").get(0);
     byte[] tampered = fetched.table();
     tampered[tampered.length / 2] ^= 0x20;
-    VersionSlot onTheWire = new VersionSlot("v", "0", "w0", tampered, fetched.tableDigest(), SlotStatus.READY);
+    VersionSlot onTheWire =
+        new VersionSlot("v", "0", "w0", tampered, fetched.tableDigest(), SlotStatus.READY);
     WeightVersionException read = refused(Reason.DIGEST_MISMATCH, () -> onTheWire.verified(model));
-    assertTrue(read.getMessage().contains("version 'v'") && read.getMessage().contains(fetched.tableDigest()),
+    assertTrue(
+        read.getMessage().contains("version 'v'")
+            && read.getMessage().contains(fetched.tableDigest()),
         read.getMessage());
   }
 
@@ -230,12 +244,16 @@ abstract class AbstractWeightVersionStoreTest {
     assertTrue(r.granted(), "reclaim granted once the lease expired");
     assertEquals(List.of(), versions.leases(model, "v"));
     refused(Reason.LEASE_LOST, () -> versions.renewLease(model, "v", "receiver-dead", SHORT_TTL));
-    assertEquals(List.of("1"), versions.slots(model, "v").stream().map(VersionSlot::slot).toList(),
+    assertEquals(
+        List.of("1"),
+        versions.slots(model, "v").stream().map(VersionSlot::slot).toList(),
         "slot 0 was reclaimed, slot 1 still held");
     assertTrue(versions.reclaim(model, "v", "1", "w1").granted());
-    assertEquals(Optional.empty(), versions.version(model, "v"), "the last reclaim deletes the version");
+    assertEquals(
+        Optional.empty(), versions.version(model, "v"), "the last reclaim deletes the version");
     assertEquals(List.of(), versions.versions(model));
-    assertTrue(versions.reclaim(model, "v", "1", "w1").granted(), "reclaiming a gone version is granted");
+    assertTrue(
+        versions.reclaim(model, "v", "1", "w1").granted(), "reclaiming a gone version is granted");
   }
 
   @Test
@@ -248,11 +266,15 @@ abstract class AbstractWeightVersionStoreTest {
     versions.acquireLease(model, "v", "receiver-0", LONG_TTL);
     WeightVersion releasing = versions.release(model, "v");
     assertEquals(WeightVersionState.RELEASING, releasing.state());
-    assertEquals(WeightVersionState.RELEASING, versions.release(model, "v").state(), "release is idempotent");
+    assertEquals(
+        WeightVersionState.RELEASING,
+        versions.release(model, "v").state(),
+        "release is idempotent");
     refused(Reason.WRONG_STATE, () -> versions.acquireLease(model, "v", "receiver-1", LONG_TTL));
     VersionLease renewed = versions.renewLease(model, "v", "receiver-0", LONG_TTL);
     assertEquals("receiver-0", renewed.holder());
-    versions.acquireLease(model, "v", "receiver-0", LONG_TTL); // the holder may renew through acquire too
+    versions.acquireLease(
+        model, "v", "receiver-0", LONG_TTL); // the holder may renew through acquire too
     refused(Reason.WRONG_STATE, () -> versions.publishSlot(model, slot("v", "0", "w0", 4)));
 
     for (int i = 0; i < 3; i++) {
@@ -264,7 +286,8 @@ abstract class AbstractWeightVersionStoreTest {
     assertTrue(versions.dropLease(model, "v", "receiver-0"));
     assertFalse(versions.dropLease(model, "v", "receiver-0"));
     assertTrue(versions.reclaim(model, "v", "0", "w0").granted());
-    WeightVersionException notOwner = refused(Reason.CONFLICT, () -> versions.reclaim(model, "v", "1", "w0"));
+    WeightVersionException notOwner =
+        refused(Reason.CONFLICT, () -> versions.reclaim(model, "v", "1", "w0"));
     assertTrue(notOwner.getMessage().contains("'w1'"), notOwner.getMessage());
   }
 
@@ -279,10 +302,14 @@ abstract class AbstractWeightVersionStoreTest {
     assertEquals(WeightVersionState.READY, v2.state());
     assertEquals(List.of("1"), v2.staleSlots());
     assertFalse(v2.isReadable());
-    assertEquals("v1", versions.latestReadable(model).orElseThrow().id(), "the newest readable version is v1");
+    assertEquals(
+        "v1",
+        versions.latestReadable(model).orElseThrow().id(),
+        "the newest readable version is v1");
     versions.markSlotStale(model, "gone", "1", "w1"); // a vanished version: nothing to do
 
-    // Once released, the live publisher's reclaim deletes the version: a STALE slot keeps nothing alive.
+    // Once released, the live publisher's reclaim deletes the version: a STALE slot keeps nothing
+    // alive.
     versions.release(model, "v2");
     assertTrue(versions.reclaim(model, "v2", "0", "w0").granted());
     assertEquals(Optional.empty(), versions.version(model, "v2"));
@@ -295,15 +322,20 @@ abstract class AbstractWeightVersionStoreTest {
     assertEquals(a, b, "every publisher of a step may create its version");
     refused(Reason.CONFLICT, () -> versions.createVersion(model, "v", 6, List.of("0", "1")));
     refused(Reason.CONFLICT, () -> versions.createVersion(model, "v", 5, List.of("0", "1", "2")));
-    WeightVersionException unknown = refused(Reason.UNKNOWN_SLOT,
-        () -> versions.publishSlot(model, slot("v", "7", "w7", 5)));
+    WeightVersionException unknown =
+        refused(Reason.UNKNOWN_SLOT, () -> versions.publishSlot(model, slot("v", "7", "w7", 5)));
     assertTrue(unknown.getMessage().contains("'7'"), unknown.getMessage());
     refused(Reason.NOT_FOUND, () -> versions.publishSlot(model, slot("nope", "0", "w0", 5)));
     refused(Reason.NOT_FOUND, () -> versions.acquireLease(model, "nope", "r", LONG_TTL));
     refused(Reason.NOT_FOUND, () -> versions.release(model, "nope"));
-    assertThrows(IllegalArgumentException.class, () -> versions.createVersion(model, "w", 1, List.of()));
-    assertThrows(IllegalArgumentException.class, () -> versions.createVersion(model, "w", 1, List.of("0", "0")));
-    assertThrows(IllegalArgumentException.class, () -> versions.acquireLease(model, "v", "r", Duration.ZERO));
+    assertThrows(
+        IllegalArgumentException.class, () -> versions.createVersion(model, "w", 1, List.of()));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> versions.createVersion(model, "w", 1, List.of("0", "0")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> versions.acquireLease(model, "v", "r", Duration.ZERO));
     assertEquals(Optional.empty(), versions.version(model, "nope"));
     assertEquals(List.of(), versions.slots(model, "nope"));
   }
@@ -314,8 +346,10 @@ abstract class AbstractWeightVersionStoreTest {
     versions.createVersion(model, "a", 1, slots(1));
     readyVersion("c", 10, 1);
     WeightVersionStore other = open().versions();
-    assertEquals(List.of("a", "b", "c"), other.versions(model).stream().map(WeightVersion::id).toList());
-    assertEquals(List.of(1L, 2L, 10L), other.versions(model).stream().map(WeightVersion::step).toList());
+    assertEquals(
+        List.of("a", "b", "c"), other.versions(model).stream().map(WeightVersion::id).toList());
+    assertEquals(
+        List.of(1L, 2L, 10L), other.versions(model).stream().map(WeightVersion::step).toList());
     assertEquals(WeightVersionState.STAGING, other.version(model, "a").orElseThrow().state());
     other.acquireLease(model, "c", "r", LONG_TTL);
     assertEquals(List.of("r"), holders(versions.leases(model, "c")));

@@ -4,11 +4,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Test double of {@link Ticker}: time moves only when a test or a sleep moves it; sleeps are recorded. */
+/**
+ * Test double of {@link Ticker}: time moves only when a test or a sleep moves it; sleeps are
+ * recorded.
+ */
 final class FakeTicker implements Ticker {
   long now = 1_000_000_000L;
   final List<Duration> sleeps = new ArrayList<>();
-  Runnable onSleep = () -> { };
+  Runnable onSleep = () -> {};
 
   @Override
   public long nanoTime() {

@@ -35,7 +35,9 @@ class FileMetadataStoreTest extends AbstractMetadataStoreTest {
     store.publish(new SourceRecord(identity, "w:1", 4, blob, SourceStatus.READY, 0));
     store.heartbeat(identity, "w:1", SourceStatus.READY);
     try (Stream<Path> files = Files.list(identityDir())) {
-      assertEquals(List.of("w%3A1.blob", "w%3A1.state"), files.map(p -> p.getFileName().toString()).sorted().toList());
+      assertEquals(
+          List.of("w%3A1.blob", "w%3A1.state"),
+          files.map(p -> p.getFileName().toString()).sorted().toList());
     }
     assertArrayEquals(blob, Files.readAllBytes(identityDir().resolve("w%3A1.blob")));
     String state = Files.readString(identityDir().resolve("w%3A1.state"));
@@ -44,14 +46,20 @@ class FileMetadataStoreTest extends AbstractMetadataStoreTest {
 
   @Test
   void aDamagedStateFileIsSkippedByListingAndNamedByGet() throws IOException {
-    store.publish(new SourceRecord(identity, "good", 0, TestTables.blob("g", 1), SourceStatus.READY, 0));
+    store.publish(
+        new SourceRecord(identity, "good", 0, TestTables.blob("g", 1), SourceStatus.READY, 0));
     store.heartbeat(identity, "good", SourceStatus.READY);
-    store.publish(new SourceRecord(identity, "bad", 1, TestTables.blob("b", 1), SourceStatus.READY, 0));
+    store.publish(
+        new SourceRecord(identity, "bad", 1, TestTables.blob("b", 1), SourceStatus.READY, 0));
     store.heartbeat(identity, "bad", SourceStatus.READY);
     Files.writeString(identityDir().resolve("bad.state"), "{\"identity\": tru");
-    assertEquals(List.of("good"), store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
-    MetadataStoreException e = assertThrows(MetadataStoreException.class, () -> store.get(identity, "bad"));
-    assertTrue(e.getMessage().contains("bad.state") && e.getMessage().contains("damaged"), e.getMessage());
+    assertEquals(
+        List.of("good"),
+        store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
+    MetadataStoreException e =
+        assertThrows(MetadataStoreException.class, () -> store.get(identity, "bad"));
+    assertTrue(
+        e.getMessage().contains("bad.state") && e.getMessage().contains("damaged"), e.getMessage());
   }
 
   @Test

@@ -13,9 +13,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The child process of {@link FileStoreTwoProcessTest}: publishes a table into {@code file:DIR}, heartbeats,
- * discovers both publishers, prints {@code FOUND <agents>} and, once the parent has found it too (the file
- * {@code DIR/done} appears), marks itself STALE and exits.
+ * The child process of {@link FileStoreTwoProcessTest}: publishes a table into {@code file:DIR},
+ * heartbeats, discovers both publishers, prints {@code FOUND <agents>} and, once the parent has
+ * found it too (the file {@code DIR/done} appears), marks itself STALE and exits.
  */
 public final class FileStorePeer {
   private FileStorePeer() {}
@@ -26,13 +26,26 @@ public final class FileStorePeer {
     String agent = "child-" + ProcessHandle.current().pid();
     ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor();
     try (MetadataStore store = MetadataStores.open("file:" + dir)) {
-      store.publish(new SourceRecord(identity, agent, 1,
-          ShardTableCodec.standard().encode(TestTables.table(agent, 3, 5L, true)), SourceStatus.READY, 0));
-      heartbeats.scheduleWithFixedDelay(() -> store.heartbeat(identity, agent, SourceStatus.READY), 0, 200,
+      store.publish(
+          new SourceRecord(
+              identity,
+              agent,
+              1,
+              ShardTableCodec.standard().encode(TestTables.table(agent, 3, 5L, true)),
+              SourceStatus.READY,
+              0));
+      heartbeats.scheduleWithFixedDelay(
+          () -> store.heartbeat(identity, agent, SourceStatus.READY),
+          0,
+          200,
           TimeUnit.MILLISECONDS);
-      List<ShardTable> tables = Discovery.on(store).withPollInterval(Duration.ofMillis(100))
-          .await(identity, 2, Duration.ofSeconds(60));
-      System.out.println("FOUND " + String.join(",", tables.stream().map(ShardTable::agentName).sorted().toList()));
+      List<ShardTable> tables =
+          Discovery.on(store)
+              .withPollInterval(Duration.ofMillis(100))
+              .await(identity, 2, Duration.ofSeconds(60));
+      System.out.println(
+          "FOUND "
+              + String.join(",", tables.stream().map(ShardTable::agentName).sorted().toList()));
       System.out.flush();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (!Files.exists(dir.resolve("done")) && System.nanoTime() < deadline) {

@@ -26,22 +26,43 @@ class FileStoreTwoProcessTest {
   void aChildJvmAndThisOneDiscoverEachOther() throws Exception {
     String identity = "model=two-process;role=trainer";
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process child = new ProcessBuilder(java.toString(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-cp", System.getProperty("java.class.path"),
-        FileStorePeer.class.getName(), dir.toString(), identity)
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process child =
+        new ProcessBuilder(
+                java.toString(),
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp",
+                System.getProperty("java.class.path"),
+                FileStorePeer.class.getName(),
+                dir.toString(),
+                identity)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
     ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor();
     try (MetadataStore store = MetadataStores.open("file:" + dir)) {
-      store.publish(new SourceRecord(identity, "parent", 0,
-          ShardTableCodec.standard().encode(TestTables.table("parent", 2, 5L, true)), SourceStatus.READY, 0));
-      heartbeats.scheduleWithFixedDelay(() -> store.heartbeat(identity, "parent", SourceStatus.READY), 0, 200,
+      store.publish(
+          new SourceRecord(
+              identity,
+              "parent",
+              0,
+              ShardTableCodec.standard().encode(TestTables.table("parent", 2, 5L, true)),
+              SourceStatus.READY,
+              0));
+      heartbeats.scheduleWithFixedDelay(
+          () -> store.heartbeat(identity, "parent", SourceStatus.READY),
+          0,
+          200,
           TimeUnit.MILLISECONDS);
 
-      List<ShardTable> tables = Discovery.on(store).withPollInterval(Duration.ofMillis(100))
-          .await(identity, 2, Duration.ofSeconds(60));
+      List<ShardTable> tables =
+          Discovery.on(store)
+              .withPollInterval(Duration.ofMillis(100))
+              .await(identity, 2, Duration.ofSeconds(60));
       String childAgent = "child-" + child.pid();
-      assertEquals(List.of(childAgent, "parent"), tables.stream().map(ShardTable::agentName).sorted().toList());
-      ShardTable fromChild = tables.stream().filter(t -> t.agentName().equals(childAgent)).findFirst().orElseThrow();
+      assertEquals(
+          List.of(childAgent, "parent"),
+          tables.stream().map(ShardTable::agentName).sorted().toList());
+      ShardTable fromChild =
+          tables.stream().filter(t -> t.agentName().equals(childAgent)).findFirst().orElseThrow();
       assertEquals(3, fromChild.entryCount());
       assertEquals(TestTables.table(childAgent, 3, 5L, true).tensors(), fromChild.tensors());
 
@@ -50,9 +71,15 @@ class FileStoreTwoProcessTest {
       String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
       assertEquals(0, child.exitValue(), out);
       assertEquals("FOUND " + childAgent + ",parent", out, "the child found this JVM too");
-      assertEquals(SourceStatus.STALE, store.get(identity, childAgent).orElseThrow().status(), "closed child is STALE");
-      assertEquals(List.of("parent"), store.listReady(identity, Duration.ofSeconds(90)).stream()
-          .map(SourceRecord::workerId).toList());
+      assertEquals(
+          SourceStatus.STALE,
+          store.get(identity, childAgent).orElseThrow().status(),
+          "closed child is STALE");
+      assertEquals(
+          List.of("parent"),
+          store.listReady(identity, Duration.ofSeconds(90)).stream()
+              .map(SourceRecord::workerId)
+              .toList());
     } finally {
       heartbeats.shutdownNow();
       child.destroyForcibly();

@@ -8,8 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The child JVM of {@link FileWeightVersionStoreTest}: waits for the start file, publishes its slots of
- * one version and prints how many of its publications saw the version turn READY.
+ * The child JVM of {@link FileWeightVersionStoreTest}: waits for the start file, publishes its
+ * slots of one version and prints how many of its publications saw the version turn READY.
  * Arguments: store dir, model, version id, step, comma-separated slots, start file.
  */
 public final class FileVersionPeer {
@@ -29,7 +29,8 @@ public final class FileVersionPeer {
       }
       int ready = 0;
       for (String s : args[4].split(",")) {
-        WeightVersion v = versions.publishSlot(model, AbstractWeightVersionStoreTest.slot(id, s, "w" + s, step));
+        WeightVersion v =
+            versions.publishSlot(model, AbstractWeightVersionStoreTest.slot(id, s, "w" + s, step));
         ready += v.state() == WeightVersionState.READY ? 1 : 0;
       }
       System.out.println("READY_ANSWERS " + ready);

@@ -36,9 +36,20 @@ class FileWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
     List<String> theirs = all.stream().filter(s -> Integer.parseInt(s) % 2 == 1).toList();
     Path go = dir.resolve("go");
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process child = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-        FileVersionPeer.class.getName(), dir.toString(), model, "v", "9", String.join(",", theirs), go.toString())
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process child =
+        new ProcessBuilder(
+                java.toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                FileVersionPeer.class.getName(),
+                dir.toString(),
+                model,
+                "v",
+                "9",
+                String.join(",", theirs),
+                go.toString())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
     try {
       String ready = new String(child.getInputStream().readNBytes(6), StandardCharsets.UTF_8);
       assertEquals("READY\n", ready, "the child is waiting for the start signal");
@@ -53,7 +64,8 @@ class FileWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
       assertEquals(0, child.exitValue(), out);
       assertTrue(out.startsWith("READY_ANSWERS "), out);
       readyAnswers += Integer.parseInt(out.substring("READY_ANSWERS ".length()));
-      assertEquals(1, readyAnswers, "exactly one publication, in one of the two processes, saw READY");
+      assertEquals(
+          1, readyAnswers, "exactly one publication, in one of the two processes, saw READY");
       List<String> landed = new ArrayList<>();
       for (VersionSlot s : versions.slots(model, "v")) {
         landed.add(s.verified(model).slot());

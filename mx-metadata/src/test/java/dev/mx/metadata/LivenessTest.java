@@ -25,19 +25,30 @@ class LivenessTest {
 
   @Test
   void theHeartbeatIntervalMustBePositiveAndFinite() {
-    assertEquals(Duration.ofMillis(500), Liveness.heartbeatInterval(env("MX_HEARTBEAT_INTERVAL_SECS", "0.5")));
+    assertEquals(
+        Duration.ofMillis(500),
+        Liveness.heartbeatInterval(env("MX_HEARTBEAT_INTERVAL_SECS", "0.5")));
     for (String bad : new String[] {"0", "-1", "inf", "NaN", "often"}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> Liveness.heartbeatInterval(env("MX_HEARTBEAT_INTERVAL_SECS", bad)), bad);
-      assertTrue(e.getMessage().contains("MX_HEARTBEAT_INTERVAL_SECS") && e.getMessage().contains(bad), e.getMessage());
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> Liveness.heartbeatInterval(env("MX_HEARTBEAT_INTERVAL_SECS", bad)),
+              bad);
+      assertTrue(
+          e.getMessage().contains("MX_HEARTBEAT_INTERVAL_SECS") && e.getMessage().contains(bad),
+          e.getMessage());
     }
   }
 
   @Test
   void invalidTimeoutsFallBackToTheDefault() {
-    assertEquals(Duration.ofSeconds(12), Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", "12")));
+    assertEquals(
+        Duration.ofSeconds(12), Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", "12")));
     for (String bad : new String[] {"0", "-5", "inf", "x"}) {
-      assertEquals(Duration.ofSeconds(90), Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", bad)), bad);
+      assertEquals(
+          Duration.ofSeconds(90),
+          Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", bad)),
+          bad);
     }
     assertEquals(Duration.ofSeconds(60), Liveness.gcTimeout(env("MX_GC_TIMEOUT_SECS", "60")));
   }

@@ -28,8 +28,12 @@ class MetadataStoresTest {
 
   @Test
   void everySchemeIsFoundThroughServiceLoader() {
-    assertEquals(List.of("file", "memory", "redis"),
-        MetadataStores.registry().providers().stream().map(MetadataStoreProvider::scheme).sorted().toList());
+    assertEquals(
+        List.of("file", "memory", "redis"),
+        MetadataStores.registry().providers().stream()
+            .map(MetadataStoreProvider::scheme)
+            .sorted()
+            .toList());
     MetadataStores.registry().providers().forEach(p -> assertTrue(p.isAvailable(), p.toString()));
   }
 
@@ -46,28 +50,41 @@ class MetadataStoresTest {
 
   @Test
   void fileUrisNameADirectoryInEverySpelling() {
-    for (String uri : new String[] {"file:" + dir.resolve("a"), "file://" + dir.resolve("b"),
-        "file:" + dir.resolve("with space")}) {
+    for (String uri :
+        new String[] {
+          "file:" + dir.resolve("a"),
+          "file://" + dir.resolve("b"),
+          "file:" + dir.resolve("with space")
+        }) {
       try (MetadataStore s = MetadataStores.open(uri)) {
         assertInstanceOf(FileMetadataStore.class, s);
         s.publish(new SourceRecord("id", "w", 0, new byte[] {1}, SourceStatus.READY, 0));
       }
     }
-    assertTrue(Files.isDirectory(dir.resolve("a")) && Files.isDirectory(dir.resolve("b"))
-        && Files.isDirectory(dir.resolve("with space")));
-    IllegalArgumentException remote = assertThrows(IllegalArgumentException.class,
-        () -> MetadataStores.open("file://otherhost/tmp/x"));
+    assertTrue(
+        Files.isDirectory(dir.resolve("a"))
+            && Files.isDirectory(dir.resolve("b"))
+            && Files.isDirectory(dir.resolve("with space")));
+    IllegalArgumentException remote =
+        assertThrows(
+            IllegalArgumentException.class, () -> MetadataStores.open("file://otherhost/tmp/x"));
     assertTrue(remote.getMessage().contains("local to one host"), remote.getMessage());
   }
 
   @Test
   void anUnknownSchemeFailsListingTheKnownOnes() {
-    NoProviderException e = assertThrows(NoProviderException.class, () -> MetadataStores.open("etcd://h:2379"));
-    assertTrue(e.getMessage().startsWith("no metadata store for scheme 'etcd' (in 'etcd://h:2379'); known"
-        + " schemes: file, memory, redis."), e.getMessage());
-    IllegalArgumentException noScheme = assertThrows(IllegalArgumentException.class,
-        () -> MetadataStores.open("/tmp/dir"));
-    assertTrue(noScheme.getMessage().contains("has no scheme; known schemes: file, memory, redis"),
+    NoProviderException e =
+        assertThrows(NoProviderException.class, () -> MetadataStores.open("etcd://h:2379"));
+    assertTrue(
+        e.getMessage()
+            .startsWith(
+                "no metadata store for scheme 'etcd' (in 'etcd://h:2379'); known"
+                    + " schemes: file, memory, redis."),
+        e.getMessage());
+    IllegalArgumentException noScheme =
+        assertThrows(IllegalArgumentException.class, () -> MetadataStores.open("/tmp/dir"));
+    assertTrue(
+        noScheme.getMessage().contains("has no scheme; known schemes: file, memory, redis"),
         noScheme.getMessage());
   }
 
@@ -75,8 +92,9 @@ class MetadataStoresTest {
   void passwordsAreRedactedFromMessages() {
     assertEquals("redis://:***@h:6379/2", MetadataStores.redact("redis://:hunter2@h:6379/2"));
     assertEquals("redis://user:***@h:6379", MetadataStores.redact("redis://user:hunter2@h:6379"));
-    NoProviderException e = assertThrows(NoProviderException.class,
-        () -> MetadataStores.open("rediz://:hunter2@h:6379"));
+    NoProviderException e =
+        assertThrows(
+            NoProviderException.class, () -> MetadataStores.open("rediz://:hunter2@h:6379"));
     assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
   }
 
@@ -114,16 +132,29 @@ class MetadataStoresTest {
   @Test
   void aProviderAddedToTheRegistryServesItsScheme() {
     EchoProvider echo = new EchoProvider(true);
-    ProviderRegistry<MetadataStoreProvider> registry = ProviderRegistry.of(MetadataStoreProvider.class,
-        "metadata store", "mx.metadata", "MX_METADATA", Settings.of(Map.of(), Map.of()), List.of(echo));
+    ProviderRegistry<MetadataStoreProvider> registry =
+        ProviderRegistry.of(
+            MetadataStoreProvider.class,
+            "metadata store",
+            "mx.metadata",
+            "MX_METADATA",
+            Settings.of(Map.of(), Map.of()),
+            List.of(echo));
     try (MetadataStore s = MetadataStores.open("ECHO:hello/world", registry)) {
       assertEquals(URI.create("ECHO:hello/world"), echo.opened);
       assertEquals("memory:echo", s.uri());
     }
     EchoProvider off = new EchoProvider(false);
-    ProviderRegistry<MetadataStoreProvider> offRegistry = ProviderRegistry.of(MetadataStoreProvider.class,
-        "metadata store", "mx.metadata", "MX_METADATA", Settings.of(Map.of(), Map.of()), List.of(off));
-    NoProviderException e = assertThrows(NoProviderException.class, () -> MetadataStores.open("echo:x", offRegistry));
+    ProviderRegistry<MetadataStoreProvider> offRegistry =
+        ProviderRegistry.of(
+            MetadataStoreProvider.class,
+            "metadata store",
+            "mx.metadata",
+            "MX_METADATA",
+            Settings.of(Map.of(), Map.of()),
+            List.of(off));
+    NoProviderException e =
+        assertThrows(NoProviderException.class, () -> MetadataStores.open("echo:x", offRegistry));
     assertInstanceOf(UnsupportedOperationException.class, e.getCause());
     assertTrue(e.getMessage().contains("echo is switched off"), e.getMessage());
   }

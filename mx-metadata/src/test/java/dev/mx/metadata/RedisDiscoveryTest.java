@@ -24,27 +24,40 @@ class RedisDiscoveryTest {
   @RegisterExtension final RedisExtension redis = new RedisExtension();
 
   @Test
-  void publishersAreFoundThenAKilledServerGivesRetriesAndTheTimeoutNamingTheStore() throws Exception {
+  void publishersAreFoundThenAKilledServerGivesRetriesAndTheTimeoutNamingTheStore()
+      throws Exception {
     RedisServer server = redis.server();
-    try (ScriptedStore store = new ScriptedStore(new RedisMetadataStore(server.uri() + "?timeout=1s",
-            Duration.ofSeconds(600)))) {
+    try (ScriptedStore store =
+        new ScriptedStore(
+            new RedisMetadataStore(server.uri() + "?timeout=1s", Duration.ofSeconds(600)))) {
       for (String w : new String[] {"r0", "r1"}) {
-        store.publish(new SourceRecord(IDENTITY, w, 0, TestTables.blob("agent-" + w, 2), SourceStatus.READY, 0));
+        store.publish(
+            new SourceRecord(
+                IDENTITY, w, 0, TestTables.blob("agent-" + w, 2), SourceStatus.READY, 0));
         store.heartbeat(IDENTITY, w, SourceStatus.READY);
       }
       Discovery discovery = Discovery.on(store).withPollInterval(Duration.ofMillis(100));
       List<ShardTable> found = discovery.await(IDENTITY, 2, Duration.ofSeconds(10));
-      assertEquals(List.of("agent-r0", "agent-r1"), found.stream().map(ShardTable::agentName).sorted().toList());
+      assertEquals(
+          List.of("agent-r0", "agent-r1"),
+          found.stream().map(ShardTable::agentName).sorted().toList());
 
       server.kill();
       int listingsBefore = store.listings;
-      DiscoveryTimeoutException e = assertThrows(DiscoveryTimeoutException.class,
-          () -> discovery.await(IDENTITY, 3, Duration.ofSeconds(2)));
+      DiscoveryTimeoutException e =
+          assertThrows(
+              DiscoveryTimeoutException.class,
+              () -> discovery.await(IDENTITY, 3, Duration.ofSeconds(2)));
       assertEquals("redis://127.0.0.1:" + server.port(), e.store());
-      assertTrue(e.getMessage().startsWith("discovery on redis://127.0.0.1:" + server.port() + " timed out after 2.0 s"),
+      assertTrue(
+          e.getMessage()
+              .startsWith(
+                  "discovery on redis://127.0.0.1:" + server.port() + " timed out after 2.0 s"),
           e.getMessage());
       assertInstanceOf(MetadataStoreException.class, e.getCause(), "the dead store is the cause");
-      assertTrue(store.listings - listingsBefore >= 3, "retried " + (store.listings - listingsBefore) + " times");
+      assertTrue(
+          store.listings - listingsBefore >= 3,
+          "retried " + (store.listings - listingsBefore) + " times");
     }
   }
 }

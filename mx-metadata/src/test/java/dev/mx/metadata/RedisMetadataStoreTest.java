@@ -19,7 +19,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The store suite against a real redis-server, plus what only Redis has: TTLs, passwords, databases. */
+/**
+ * The store suite against a real redis-server, plus what only Redis has: TTLs, passwords,
+ * databases.
+ */
 class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
   private static final Duration GC = Duration.ofSeconds(600);
   @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
@@ -29,7 +32,8 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
     return new RedisMetadataStore(REDIS.uri(), GC);
   }
 
-  private static <T> T withRaw(String uri, java.util.function.Function<RedisCommands<String, String>, T> f) {
+  private static <T> T withRaw(
+      String uri, java.util.function.Function<RedisCommands<String, String>, T> f) {
     RedisClient client = RedisClient.create(uri);
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       return f.apply(c.sync());
@@ -40,7 +44,8 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
 
   @Test
   void keysLiveUnderMxWithTheGcTtlRenewedByHeartbeats() {
-    store.publish(new SourceRecord(identity, "w", 0, TestTables.blob("a", 1), SourceStatus.READY, 0));
+    store.publish(
+        new SourceRecord(identity, "w", 0, TestTables.blob("a", 1), SourceStatus.READY, 0));
     store.heartbeat(identity, "w", SourceStatus.READY);
     String tag = "mx:{" + StoreNames.encode(identity) + "}";
     List<String> keys = withRaw(REDIS.uri(), r -> r.keys(tag + "*")).stream().sorted().toList();
@@ -54,7 +59,8 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
 
   @Test
   void aRecordThatExpiredIsNoLongerListedAndItsIndexEntryIsPruned() throws InterruptedException {
-    try (RedisMetadataStore shortLived = new RedisMetadataStore(REDIS.uri(), Duration.ofSeconds(1))) {
+    try (RedisMetadataStore shortLived =
+        new RedisMetadataStore(REDIS.uri(), Duration.ofSeconds(1))) {
       shortLived.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
       shortLived.heartbeat(identity, "w", SourceStatus.READY);
       store.publish(new SourceRecord(identity, "long", 0, new byte[] {2}, SourceStatus.READY, 0));
@@ -64,9 +70,14 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
       while (withRaw(REDIS.uri(), r -> r.exists(record)) > 0 && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
-      assertEquals(List.of("long"), store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
-      assertEquals(List.of("long"), withRaw(REDIS.uri(),
-          r -> r.zrange("mx:{" + StoreNames.encode(identity) + "}:sources", 0, -1)));
+      assertEquals(
+          List.of("long"),
+          store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());
+      assertEquals(
+          List.of("long"),
+          withRaw(
+              REDIS.uri(),
+              r -> r.zrange("mx:{" + StoreNames.encode(identity) + "}:sources", 0, -1)));
     }
   }
 
@@ -90,12 +101,15 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
         assertEquals(7, s.get(identity, "w").orElseThrow().blob()[0]);
         assertEquals("redis://***@127.0.0.1:" + secured.port(), s.uri());
       }
-      MetadataStoreException wrong = assertThrows(MetadataStoreException.class,
-          () -> MetadataStores.open("redis://:wrong-pw@127.0.0.1:" + secured.port()));
+      MetadataStoreException wrong =
+          assertThrows(
+              MetadataStoreException.class,
+              () -> MetadataStores.open("redis://:wrong-pw@127.0.0.1:" + secured.port()));
       assertFalse(wrong.getMessage().contains("wrong-pw"), wrong.getMessage());
       assertTrue(wrong.getMessage().contains("127.0.0.1:" + secured.port()), wrong.getMessage());
-      MetadataStoreException none = assertThrows(MetadataStoreException.class,
-          () -> new RedisMetadataStore(secured.uri(), GC));
+      MetadataStoreException none =
+          assertThrows(
+              MetadataStoreException.class, () -> new RedisMetadataStore(secured.uri(), GC));
       assertTrue(none.getMessage().contains("NOAUTH"), none.getMessage());
     }
   }
@@ -107,7 +121,10 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
       deadPort = s.getLocalPort();
     }
     String uri = "redis://127.0.0.1:" + deadPort + "?timeout=2s";
-    MetadataStoreException e = assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
-    assertTrue(e.getMessage().startsWith("redis://127.0.0.1:" + deadPort + ": cannot connect"), e.getMessage());
+    MetadataStoreException e =
+        assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
+    assertTrue(
+        e.getMessage().startsWith("redis://127.0.0.1:" + deadPort + ": cannot connect"),
+        e.getMessage());
   }
 }

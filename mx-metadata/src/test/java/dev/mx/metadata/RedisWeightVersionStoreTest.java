@@ -33,8 +33,17 @@ class RedisWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       List<String> keys = c.sync().keys(tag + "*").stream().sorted().toList();
       String v = tag + ":version:v";
-      assertEquals(List.of(v, v + ":digests", v + ":expected", v + ":leases", v + ":slots", v + ":tables",
-          v + ":workers", tag + ":versions"), keys);
+      assertEquals(
+          List.of(
+              v,
+              v + ":digests",
+              v + ":expected",
+              v + ":leases",
+              v + ":slots",
+              v + ":tables",
+              v + ":workers",
+              tag + ":versions"),
+          keys);
       for (String k : keys) {
         long ttl = c.sync().ttl(k);
         assertTrue(ttl > GC.toSeconds() - 30 && ttl <= GC.toSeconds(), k + " ttl " + ttl);

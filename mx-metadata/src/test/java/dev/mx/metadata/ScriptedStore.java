@@ -11,8 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Test double around a real store: records the order of {@code get} calls, detects overlapping fetches, and
- * can make listings or the fetch of chosen workers fail, or pretend a worker vanished after the listing.
+ * Test double around a real store: records the order of {@code get} calls, detects overlapping
+ * fetches, and can make listings or the fetch of chosen workers fail, or pretend a worker vanished
+ * after the listing.
  */
 final class ScriptedStore extends ForwardingMetadataStore {
   final List<String> fetched = new ArrayList<>();

@@ -43,7 +43,9 @@ class ShardTableCodecTest {
       everyByte[i] = (byte) i;
     }
     ShardTable t = TestTables.table("trainer-ü-0", 5, 41L, true);
-    t = new ShardTable(t.agentName(), t.metadataEndpoint(), everyByte, t.tensors(), t.publisherStep());
+    t =
+        new ShardTable(
+            t.agentName(), t.metadataEndpoint(), everyByte, t.tensors(), t.publisherStep());
     ShardTable back = codec.decode(codec.encode(t));
     assertEquals(t.agentName(), back.agentName());
     assertEquals(t.metadataEndpoint(), back.metadataEndpoint());
@@ -58,7 +60,11 @@ class ShardTableCodecTest {
     ShardTable t = TestTables.table("t", 3, null, false);
     ShardTable back = codec.decode(codec.encode(t));
     assertNull(back.publisherStep());
-    back.tensors().forEach(x -> x.shards().forEach(s -> assertNull(s.digest(), "absent digest must read as unchecked")));
+    back.tensors()
+        .forEach(
+            x ->
+                x.shards()
+                    .forEach(s -> assertNull(s.digest(), "absent digest must read as unchecked")));
     assertEquals(t.tensors(), back.tensors());
   }
 
@@ -72,21 +78,33 @@ class ShardTableCodecTest {
   @Test
   void keySetsAreExactlyThoseOfTheSpecInOrder() throws IOException {
     JsonNode full = JSON.readTree(codec.encode(TestTables.table("t", 2, 3L, true)));
-    assertEquals(List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step"),
+    assertEquals(
+        List.of(
+            "schema",
+            "agent_name",
+            "metadata_endpoint",
+            "agent_meta_b64",
+            "tensors",
+            "publisher_step"),
         keys(full));
     assertEquals(ShardTableCodec.TABLE_KEYS, keys(full));
     JsonNode tensor = full.get("tensors").get(0);
     assertEquals(List.of("name", "dtype", "elsize", "full_shape", "shards"), keys(tensor));
-    assertEquals(List.of("agent_name", "device_id", "addr", "shard_offset", "shape", "digest"),
+    assertEquals(
+        List.of("agent_name", "device_id", "addr", "shard_offset", "shape", "digest"),
         keys(tensor.get("shards").get(0)));
     assertEquals("mx.reshard.shard_table.v1", full.get("schema").asText());
     assertEquals("torch.bfloat16", tensor.get("dtype").asText());
 
     JsonNode bare = JSON.readTree(codec.encode(TestTables.table("t", 2, null, false)));
-    assertEquals(List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors"), keys(bare));
-    assertEquals(List.of("agent_name", "device_id", "addr", "shard_offset", "shape"),
+    assertEquals(
+        List.of("schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors"),
+        keys(bare));
+    assertEquals(
+        List.of("agent_name", "device_id", "addr", "shard_offset", "shape"),
         keys(bare.get("tensors").get(0).get("shards").get(0)));
-    assertFalse(text(codec.encode(TestTables.table("t", 2, null, false))).contains("null"),
+    assertFalse(
+        text(codec.encode(TestTables.table("t", 2, null, false))).contains("null"),
         "optional keys are omitted, never null");
   }
 
@@ -105,9 +123,15 @@ class ShardTableCodecTest {
   @Test
   void dtypeLabelsAreWrittenAsTorchNamesWhateverSpellingWasGiven() throws IOException {
     for (String label : new String[] {"bf16", "BF16", "bfloat16", "torch.bfloat16"}) {
-      PublishedTensor t = new PublishedTensor("w", label, 2, Shape.of(2),
-          List.of(new PublishedShard("a", 0, 64, new long[] {0}, Shape.of(2), null)));
-      JsonNode n = JSON.readTree(codec.encode(new ShardTable("a", "", new byte[0], List.of(t), null)));
+      PublishedTensor t =
+          new PublishedTensor(
+              "w",
+              label,
+              2,
+              Shape.of(2),
+              List.of(new PublishedShard("a", 0, 64, new long[] {0}, Shape.of(2), null)));
+      JsonNode n =
+          JSON.readTree(codec.encode(new ShardTable("a", "", new byte[0], List.of(t), null)));
       assertEquals("torch.bfloat16", n.get("tensors").get(0).get("dtype").asText(), label);
     }
   }
@@ -115,11 +139,24 @@ class ShardTableCodecTest {
   @Test
   void addressesUseAllSixtyFourBitsUnsigned() throws IOException {
     long high = 0xffff_8000_0000_1000L; // negative as a signed long
-    PublishedTensor t = new PublishedTensor("w", "torch.float32", 4, Shape.of(1),
-        List.of(new PublishedShard("a", 0, high, new long[] {0}, Shape.of(1), null)));
+    PublishedTensor t =
+        new PublishedTensor(
+            "w",
+            "torch.float32",
+            4,
+            Shape.of(1),
+            List.of(new PublishedShard("a", 0, high, new long[] {0}, Shape.of(1), null)));
     byte[] json = codec.encode(new ShardTable("a", "", new byte[0], List.of(t), null));
-    assertEquals(Long.toUnsignedString(high), JSON.readTree(json).get("tensors").get(0).get("shards").get(0)
-        .get("addr").bigIntegerValue().toString());
+    assertEquals(
+        Long.toUnsignedString(high),
+        JSON.readTree(json)
+            .get("tensors")
+            .get(0)
+            .get("shards")
+            .get(0)
+            .get("addr")
+            .bigIntegerValue()
+            .toString());
     assertEquals(high, codec.decode(json).tensors().get(0).shards().get(0).addr());
   }
 
@@ -131,7 +168,8 @@ class ShardTableCodecTest {
     }
     assertEquals("trainer-0", t.agentName());
     assertEquals("10.0.0.5:5555", t.metadataEndpoint());
-    assertArrayEquals("nixl-agent-metadata\0\1\u00ff".getBytes(StandardCharsets.ISO_8859_1), t.agentMetadata());
+    assertArrayEquals(
+        "nixl-agent-metadata\0\1\u00ff".getBytes(StandardCharsets.ISO_8859_1), t.agentMetadata());
     assertNull(t.publisherStep());
     assertEquals(2, t.entryCount());
     PublishedTensor down = t.tensors().get(1);
@@ -155,7 +193,8 @@ class ShardTableCodecTest {
 
   @Test
   void unknownKeysAndNullOptionalsAreTolerated() {
-    String json = """
+    String json =
+        """
         {"schema":"mx.reshard.shard_table.v1","agent_name":"a","agent_meta_b64":"","future":{"x":[1,2,{"y":null}]},
          "publisher_step":null,"tensors":[{"name":"w","dtype":"torch.float16","elsize":2,"full_shape":[2],
          "extra":true,"shards":[{"agent_name":"a","device_id":0,"addr":8,"shard_offset":[0],"shape":[2],
@@ -172,26 +211,49 @@ class ShardTableCodecTest {
     byte[] json = codec.encode(t);
     ShardTableHeader h = codec.decodeHeader(json);
     ShardTable full = codec.decode(json);
-    assertEquals(new ShardTableHeader(full.agentName(), full.metadataEndpoint(), full.agentMetadata(),
-        full.publisherStep(), full.entryCount()), h);
+    assertEquals(
+        new ShardTableHeader(
+            full.agentName(),
+            full.metadataEndpoint(),
+            full.agentMetadata(),
+            full.publisherStep(),
+            full.entryCount()),
+        h);
     assertEquals(17, h.entryCount());
-    assertEquals(0, codec.decodeHeader(codec.encode(TestTables.table("e", 0, null, false))).entryCount());
+    assertEquals(
+        0, codec.decodeHeader(codec.encode(TestTables.table("e", 0, null, false))).entryCount());
   }
 
   @Test
   void encodeRefusesTablesItCouldNotDecode() {
-    PublishedTensor badDtype = new PublishedTensor("w", "torch.complex64", 8, Shape.of(1),
-        List.of(new PublishedShard("a", 0, 8, new long[] {0}, Shape.of(1), null)));
-    ShardTableFormatException e = assertThrows(ShardTableFormatException.class,
-        () -> codec.encode(new ShardTable("a", "", new byte[0], List.of(badDtype), null)));
+    PublishedTensor badDtype =
+        new PublishedTensor(
+            "w",
+            "torch.complex64",
+            8,
+            Shape.of(1),
+            List.of(new PublishedShard("a", 0, 8, new long[] {0}, Shape.of(1), null)));
+    ShardTableFormatException e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () -> codec.encode(new ShardTable("a", "", new byte[0], List.of(badDtype), null)));
     assertEquals("tensors[0].dtype", e.path());
-    PublishedTensor outside = new PublishedTensor("w", "torch.float32", 4, Shape.of(4),
-        List.of(new PublishedShard("a", 0, 8, new long[] {0}, Shape.of(4), null),
-            new PublishedShard("a", 0, 8, new long[] {2}, Shape.of(4), null)));
-    e = assertThrows(ShardTableFormatException.class,
-        () -> codec.encode(new ShardTable("a", "", new byte[0], List.of(outside), null)));
+    PublishedTensor outside =
+        new PublishedTensor(
+            "w",
+            "torch.float32",
+            4,
+            Shape.of(4),
+            List.of(
+                new PublishedShard("a", 0, 8, new long[] {0}, Shape.of(4), null),
+                new PublishedShard("a", 0, 8, new long[] {2}, Shape.of(4), null)));
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () -> codec.encode(new ShardTable("a", "", new byte[0], List.of(outside), null)));
     assertEquals("tensors[0].shards[1].shard_offset", e.path());
-    assertThrows(ShardTableFormatException.class,
+    assertThrows(
+        ShardTableFormatException.class,
         () -> codec.encode(new ShardTable("a", "", new byte[0], List.of(), -1L)));
   }
 
@@ -200,29 +262,46 @@ class ShardTableCodecTest {
     long limit = 64 * 1024;
     ShardTableCodec small = new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxBytes(limit));
     // An endless document: a valid prefix, then agent metadata that never ends.
-    CountingEndlessStream endless = new CountingEndlessStream(
-        "{\"schema\":\"mx.reshard.shard_table.v1\",\"agent_meta_b64\":\"".getBytes(StandardCharsets.UTF_8));
-    ShardTableFormatException e = assertThrows(ShardTableFormatException.class, () -> small.decode(endless));
+    CountingEndlessStream endless =
+        new CountingEndlessStream(
+            "{\"schema\":\"mx.reshard.shard_table.v1\",\"agent_meta_b64\":\""
+                .getBytes(StandardCharsets.UTF_8));
+    ShardTableFormatException e =
+        assertThrows(ShardTableFormatException.class, () -> small.decode(endless));
     assertTrue(e.getMessage().contains("exceeds the limit of " + limit), e.getMessage());
-    assertTrue(endless.served <= limit + 1, "read " + endless.served + " bytes for a limit of " + limit);
+    assertTrue(
+        endless.served <= limit + 1, "read " + endless.served + " bytes for a limit of " + limit);
 
     byte[] big = codec.encode(TestTables.table("a", 2000, null, true));
-    ShardTableFormatException tooBig = assertThrows(ShardTableFormatException.class, () -> small.decode(big));
+    ShardTableFormatException tooBig =
+        assertThrows(ShardTableFormatException.class, () -> small.decode(big));
     assertEquals("$", tooBig.path());
-    assertThrows(ShardTableFormatException.class, () -> small.decode(new ByteArrayInputStream(big)));
-    assertEquals(2000, codec.decode(new ByteArrayInputStream(big)).entryCount(), "within the default limit");
+    assertThrows(
+        ShardTableFormatException.class, () -> small.decode(new ByteArrayInputStream(big)));
+    assertEquals(
+        2000, codec.decode(new ByteArrayInputStream(big)).entryCount(), "within the default limit");
   }
 
   @Test
   void entryAndShardAndRankLimitsAreEnforcedWithThePath() {
     byte[] json = codec.encode(TestTables.table("a", 5, null, false));
-    ShardTableCodec fewTensors = new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxTensors(4));
-    assertEquals("tensors", assertThrows(ShardTableFormatException.class, () -> fewTensors.decode(json)).path());
-    assertEquals("tensors", assertThrows(ShardTableFormatException.class, () -> fewTensors.decodeHeader(json)).path());
-    ShardTableCodec oneShard = new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxShardsPerTensor(1));
-    assertEquals("tensors[0].shards", assertThrows(ShardTableFormatException.class, () -> oneShard.decode(json)).path());
+    ShardTableCodec fewTensors =
+        new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxTensors(4));
+    assertEquals(
+        "tensors",
+        assertThrows(ShardTableFormatException.class, () -> fewTensors.decode(json)).path());
+    assertEquals(
+        "tensors",
+        assertThrows(ShardTableFormatException.class, () -> fewTensors.decodeHeader(json)).path());
+    ShardTableCodec oneShard =
+        new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxShardsPerTensor(1));
+    assertEquals(
+        "tensors[0].shards",
+        assertThrows(ShardTableFormatException.class, () -> oneShard.decode(json)).path());
     ShardTableCodec rankOne = new ShardTableCodec(ShardTableCodec.Limits.DEFAULT.withMaxRank(1));
-    assertEquals("tensors[0].full_shape", assertThrows(ShardTableFormatException.class, () -> rankOne.decode(json)).path());
+    assertEquals(
+        "tensors[0].full_shape",
+        assertThrows(ShardTableFormatException.class, () -> rankOne.decode(json)).path());
   }
 
   @Test

@@ -8,7 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Shard tables for tests: a publisher of {@code tensors} column-sharded tensors, digests optional. */
+/**
+ * Shard tables for tests: a publisher of {@code tensors} column-sharded tensors, digests optional.
+ */
 final class TestTables {
   private TestTables() {}
 
@@ -18,14 +20,29 @@ final class TestTables {
       List<PublishedShard> shards = new ArrayList<>();
       for (int j = 0; j < 2; j++) {
         String digest = digests ? String.format("%032x", (long) i * 31 + j) : null;
-        shards.add(new PublishedShard(agent, j, 0x7f00_0000_0000L + i * 4096L + j * 2048L,
-            new long[] {0, j * 4L}, Shape.of(8, 4), digest));
+        shards.add(
+            new PublishedShard(
+                agent,
+                j,
+                0x7f00_0000_0000L + i * 4096L + j * 2048L,
+                new long[] {0, j * 4L},
+                Shape.of(8, 4),
+                digest));
       }
-      list.add(new PublishedTensor("model.layers." + i + ".mlp.up_proj.weight", "torch.bfloat16", 2,
-          Shape.of(8, 8), shards));
+      list.add(
+          new PublishedTensor(
+              "model.layers." + i + ".mlp.up_proj.weight",
+              "torch.bfloat16",
+              2,
+              Shape.of(8, 8),
+              shards));
     }
-    return new ShardTable(agent, "127.0.0.1:" + (5555 + tensors),
-        ("agent-metadata-of-" + agent).getBytes(StandardCharsets.UTF_8), list, step);
+    return new ShardTable(
+        agent,
+        "127.0.0.1:" + (5555 + tensors),
+        ("agent-metadata-of-" + agent).getBytes(StandardCharsets.UTF_8),
+        list,
+        step);
   }
 
   static byte[] blob(String agent, int tensors) {

@@ -19,7 +19,9 @@ import org.junit.jupiter.api.Test;
 class TileDigestsCodecTest {
   private final ShardTableCodec codec = ShardTableCodec.standard();
 
-  /** Each 8x4 bf16 shard (64 bytes) of the test table with digests over tiles of {@code tileBytes}. */
+  /**
+   * Each 8x4 bf16 shard (64 bytes) of the test table with digests over tiles of {@code tileBytes}.
+   */
   private static ShardTable withTiles(ShardTable t, long tileBytes, int count) {
     List<PublishedTensor> tensors = new ArrayList<>();
     for (PublishedTensor x : t.tensors()) {
@@ -29,12 +31,20 @@ class TileDigestsCodecTest {
         for (int k = 0; k < count; k++) {
           d.add(String.format("%032x", s.addr() + k));
         }
-        shards.add(new PublishedShard(s.agentName(), s.deviceId(), s.addr(), s.shardOffset(), s.shape(), s.digest(),
-            new TileDigests(tileBytes, d)));
+        shards.add(
+            new PublishedShard(
+                s.agentName(),
+                s.deviceId(),
+                s.addr(),
+                s.shardOffset(),
+                s.shape(),
+                s.digest(),
+                new TileDigests(tileBytes, d)));
       }
       tensors.add(new PublishedTensor(x.name(), x.dtype(), x.elsize(), x.fullShape(), shards));
     }
-    return new ShardTable(t.agentName(), t.metadataEndpoint(), t.agentMetadata(), tensors, t.publisherStep());
+    return new ShardTable(
+        t.agentName(), t.metadataEndpoint(), t.agentMetadata(), tensors, t.publisherStep());
   }
 
   private static String text(byte[] b) {
@@ -48,8 +58,12 @@ class TileDigestsCodecTest {
     assertEquals(t.tensors(), back.tensors());
     PublishedShard s = back.tensors().get(1).shards().get(1);
     assertEquals(24, s.tiles().tileBytes());
-    assertEquals(List.of(String.format("%032x", s.addr()), String.format("%032x", s.addr() + 1),
-        String.format("%032x", s.addr() + 2)), s.tiles().digests());
+    assertEquals(
+        List.of(
+            String.format("%032x", s.addr()),
+            String.format("%032x", s.addr() + 1),
+            String.format("%032x", s.addr() + 2)),
+        s.tiles().digests());
   }
 
   @Test
@@ -60,9 +74,13 @@ class TileDigestsCodecTest {
       assertFalse(plain.contains("tile_digests"), plain);
       String tiled = text(codec.encode(withTiles(bare, 16, 4)));
       // Removing the key restores the table byte for byte: nothing else moved.
-      String stripped = tiled.replaceAll(",\"tile_digests\":\\{\"tile_bytes\":16,\"digests\":\\[[^\\]]*\\]\\}", "");
+      String stripped =
+          tiled.replaceAll(
+              ",\"tile_digests\":\\{\"tile_bytes\":16,\"digests\":\\[[^\\]]*\\]\\}", "");
       assertEquals(plain, stripped);
-      assertTrue(tiled.contains((digests ? "\"" : "]") + ",\"tile_digests\":{\"tile_bytes\":16,\"digests\":[\""),
+      assertTrue(
+          tiled.contains(
+              (digests ? "\"" : "]") + ",\"tile_digests\":{\"tile_bytes\":16,\"digests\":[\""),
           "written after the shard's existing keys: " + tiled);
       for (PublishedTensor x : codec.decode(plain.getBytes(StandardCharsets.UTF_8)).tensors()) {
         x.shards().forEach(s -> assertNull(s.tiles(), "absent key reads as no tile digests"));
@@ -73,21 +91,36 @@ class TileDigestsCodecTest {
   @Test
   void aWrongTileCountOrMalformedDigestIsRejectedWithItsPath() {
     // Encoding refuses a wrong count too, so drop a digest from a correct encoding.
-    assertThrows(ShardTableFormatException.class, () -> codec.encode(withTiles(TestTables.table("t", 1, null, true), 16, 3)));
-    byte[] short1 = text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 16, 4)))
-        .replaceFirst(",\"[0-9a-f]{32}\"\\]", "]").getBytes(StandardCharsets.UTF_8);
-    ShardTableFormatException e = assertThrows(ShardTableFormatException.class, () -> codec.decode(short1));
+    assertThrows(
+        ShardTableFormatException.class,
+        () -> codec.encode(withTiles(TestTables.table("t", 1, null, true), 16, 3)));
+    byte[] short1 =
+        text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 16, 4)))
+            .replaceFirst(",\"[0-9a-f]{32}\"\\]", "]")
+            .getBytes(StandardCharsets.UTF_8);
+    ShardTableFormatException e =
+        assertThrows(ShardTableFormatException.class, () -> codec.decode(short1));
     assertEquals("tensors[0].shards[0].tile_digests.digests", e.path());
-    assertTrue(e.getMessage().contains("3 tile digests") && e.getMessage().contains("make 4"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("3 tile digests") && e.getMessage().contains("make 4"),
+        e.getMessage());
 
-    String bad = text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 32, 2)))
-        .replaceFirst("\"digests\":\\[\"[0-9a-f]{32}\"", "\"digests\":[\"XYZ\"");
-    e = assertThrows(ShardTableFormatException.class, () -> codec.decode(bad.getBytes(StandardCharsets.UTF_8)));
+    String bad =
+        text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 32, 2)))
+            .replaceFirst("\"digests\":\\[\"[0-9a-f]{32}\"", "\"digests\":[\"XYZ\"");
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () -> codec.decode(bad.getBytes(StandardCharsets.UTF_8)));
     assertEquals("tensors[0].shards[0].tile_digests.digests[0]", e.path());
 
-    String zero = text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 32, 2)))
-        .replaceFirst("\"tile_bytes\":32", "\"tile_bytes\":0");
-    e = assertThrows(ShardTableFormatException.class, () -> codec.decode(zero.getBytes(StandardCharsets.UTF_8)));
+    String zero =
+        text(codec.encode(withTiles(TestTables.table("t", 1, null, true), 32, 2)))
+            .replaceFirst("\"tile_bytes\":32", "\"tile_bytes\":0");
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () -> codec.decode(zero.getBytes(StandardCharsets.UTF_8)));
     assertTrue(e.path().endsWith("tile_digests.tile_bytes"), e.path());
   }
 }

@@ -3,10 +3,11 @@ package dev.mx.plan;
 import dev.mx.api.plan.SegmentList;
 
 /**
- * {@code paired_runs} of MX §3.4: decomposes the overlap of a needed box and a shard into runs that are
- * contiguous in both the shard buffer and the destination. A trailing dim joins the run only while its
- * stride equals the running run length in <em>both</em> layouts; the leading dims are enumerated in
- * row-major order (dim 0 outermost). Descriptor counts and order are part of the contract.
+ * {@code paired_runs} of MX §3.4: decomposes the overlap of a needed box and a shard into runs that
+ * are contiguous in both the shard buffer and the destination. A trailing dim joins the run only
+ * while its stride equals the running run length in <em>both</em> layouts; the leading dims are
+ * enumerated in row-major order (dim 0 outermost). Descriptor counts and order are part of the
+ * contract.
  *
  * <p>One instance is reused across overlaps (no allocation per run beyond the emitted segments).
  */
@@ -28,10 +29,15 @@ final class ContiguousRuns {
   }
 
   /**
-   * Sets up the overlap of {@code [needLo, needHi)} and {@code [shardLo, shardHi)}; returns false when
-   * they are disjoint (some dim with lo >= hi).
+   * Sets up the overlap of {@code [needLo, needHi)} and {@code [shardLo, shardHi)}; returns false
+   * when they are disjoint (some dim with lo >= hi).
    */
-  boolean overlap(long[] needLo, long[] needHi, long[] shardLo, long[] shardHi, long[] srcStride,
+  boolean overlap(
+      long[] needLo,
+      long[] needHi,
+      long[] shardLo,
+      long[] shardHi,
+      long[] srcStride,
       long[] dstStride) {
     long sb = 0;
     long db = 0;
@@ -75,15 +81,22 @@ final class ContiguousRuns {
   }
 
   /**
-   * Appends one segment per run of the current overlap: source bytes at {@code srcAddr + srcElem·elsize},
-   * destination byte {@code (destOffset + dstElem)·elsize}.
+   * Appends one segment per run of the current overlap: source bytes at {@code srcAddr +
+   * srcElem·elsize}, destination byte {@code (destOffset + dstElem)·elsize}.
    */
-  void emit(SegmentList.Builder out, String session, long srcAddr, int srcElsize, String param, long destOffset,
+  void emit(
+      SegmentList.Builder out,
+      String session,
+      long srcAddr,
+      int srcElsize,
+      String param,
+      long destOffset,
       int elsize) {
     long nbytes = runLength * elsize;
     int p = leading;
     if (p == 0) {
-      out.add(session, srcAddr + srcBase * srcElsize, param, (destOffset + dstBase) * elsize, nbytes);
+      out.add(
+          session, srcAddr + srcBase * srcElsize, param, (destOffset + dstBase) * elsize, nbytes);
       return;
     }
     if (p == 1) {

@@ -5,9 +5,9 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * What one copy needs from its source (MX §3.2): the box in source coordinates, the destination strides
- * re-indexed into source-dim order, and the permutation that maps view dim {@code d} to source dim
- * {@code perm[d]}.
+ * What one copy needs from its source (MX §3.2): the box in source coordinates, the destination
+ * strides re-indexed into source-dim order, and the permutation that maps view dim {@code d} to
+ * source dim {@code perm[d]}.
  */
 public record NeededSlice(Box box, long[] destStrideSrc, int[] perm) {
 
@@ -29,7 +29,9 @@ public record NeededSlice(Box box, long[] destStrideSrc, int[] perm) {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof NeededSlice s && box.equals(s.box) && Arrays.equals(destStrideSrc, s.destStrideSrc)
+    return o instanceof NeededSlice s
+        && box.equals(s.box)
+        && Arrays.equals(destStrideSrc, s.destStrideSrc)
         && Arrays.equals(perm, s.perm);
   }
 
@@ -40,7 +42,12 @@ public record NeededSlice(Box box, long[] destStrideSrc, int[] perm) {
 
   @Override
   public String toString() {
-    return "NeededSlice[" + box + " dest strides " + Arrays.toString(destStrideSrc) + " perm " + Arrays.toString(perm)
+    return "NeededSlice["
+        + box
+        + " dest strides "
+        + Arrays.toString(destStrideSrc)
+        + " perm "
+        + Arrays.toString(perm)
         + "]";
   }
 }

@@ -9,15 +9,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Rejects planning inputs that cannot describe a real transfer, before any planning (issue 12): byte counts of
- * a source, shard or destination that overflow a {@code long}; negative shard addresses or a shard whose last
- * byte lies past {@code 2^63 - 1}; shards that leave holes or overlap ({@link ShardTiling}) unless the source
- * is declared partial; destination views whose strides make two elements of one copy land on one byte; negative
- * destination strides. Each error is a {@link PlanInputException} whose message starts with the JSON path at
- * fault in the {@code mx plan} request format.
+ * Rejects planning inputs that cannot describe a real transfer, before any planning (issue 12):
+ * byte counts of a source, shard or destination that overflow a {@code long}; negative shard
+ * addresses or a shard whose last byte lies past {@code 2^63 - 1}; shards that leave holes or
+ * overlap ({@link ShardTiling}) unless the source is declared partial; destination views whose
+ * strides make two elements of one copy land on one byte; negative destination strides. Each error
+ * is a {@link PlanInputException} whose message starts with the JSON path at fault in the {@code mx
+ * plan} request format.
  */
 public final class PlanInputCheck {
-  /** Destinations up to this many elements whose strides interleave are checked element by element. */
+  /**
+   * Destinations up to this many elements whose strides interleave are checked element by element.
+   */
   private static final long MAX_ENUMERATED = 1L << 22;
 
   private PlanInputCheck() {}
@@ -47,18 +50,32 @@ public final class PlanInputCheck {
       String sp = path + ".shards[" + i + "]";
       long n = bytes(s.shape().dims(), s.elsize(), sp + ".shape");
       if (s.addr() < 0) {
-        throw new PlanInputException(sp + ".addr", "address " + s.addr() + " of the shard of session '"
-            + s.session() + "' is negative");
+        throw new PlanInputException(
+            sp + ".addr",
+            "address " + s.addr() + " of the shard of session '" + s.session() + "' is negative");
       }
       if (n > 0 && s.addr() > Long.MAX_VALUE - (n - 1)) {
-        throw new PlanInputException(sp + ".addr", "the shard of session '" + s.session() + "' at address "
-            + s.addr() + " with " + n + " bytes ends past the largest address 2^63-1");
+        throw new PlanInputException(
+            sp + ".addr",
+            "the shard of session '"
+                + s.session()
+                + "' at address "
+                + s.addr()
+                + " with "
+                + n
+                + " bytes ends past the largest address 2^63-1");
       }
       long[] off = s.shardOffset();
       for (int d = 0; d < off.length && d < s.shape().rank(); d++) {
         if (off[d] > Long.MAX_VALUE - s.shape().dim(d)) {
-          throw new PlanInputException(sp + ".offset", "offset " + Arrays.toString(off) + " plus shape "
-              + s.shape() + " overflows in dim " + d);
+          throw new PlanInputException(
+              sp + ".offset",
+              "offset "
+                  + Arrays.toString(off)
+                  + " plus shape "
+                  + s.shape()
+                  + " overflows in dim "
+                  + d);
         }
       }
     }
@@ -67,7 +84,10 @@ public final class PlanInputCheck {
     }
   }
 
-  /** One copy: destination byte counts, the last destination byte, and that no two elements share a byte. */
+  /**
+   * One copy: destination byte counts, the last destination byte, and that no two elements share a
+   * byte.
+   */
   public static void checkCopy(RecordedCopy c, String path) {
     long[] shape = c.destShape().dims();
     long[] stride = c.destStride();
@@ -79,8 +99,13 @@ public final class PlanInputCheck {
       }
       Math.multiplyExact(numel, (long) elsize);
     } catch (ArithmeticException e) {
-      throw new PlanInputException(path + ".dest_shape", "destination shape " + c.destShape() + " of "
-          + c.destDtype().torchLabel() + " holds more than 2^63-1 bytes");
+      throw new PlanInputException(
+          path + ".dest_shape",
+          "destination shape "
+              + c.destShape()
+              + " of "
+              + c.destDtype().torchLabel()
+              + " holds more than 2^63-1 bytes");
     }
     if (numel == 0) {
       return;
@@ -88,31 +113,61 @@ public final class PlanInputCheck {
     long last = c.destOffset();
     for (int d = 0; d < shape.length; d++) {
       if (stride[d] < 0) {
-        throw new PlanInputException(path + ".dest_stride", "stride " + stride[d] + " of dim " + d
-            + " is negative (" + Arrays.toString(stride) + ")");
+        throw new PlanInputException(
+            path + ".dest_stride",
+            "stride "
+                + stride[d]
+                + " of dim "
+                + d
+                + " is negative ("
+                + Arrays.toString(stride)
+                + ")");
       }
       try {
         last = Math.addExact(last, Math.multiplyExact(shape[d] - 1, stride[d]));
       } catch (ArithmeticException e) {
-        throw new PlanInputException(path + ".dest_stride", "the last element of the destination (offset "
-            + c.destOffset() + ", shape " + c.destShape() + ", strides " + Arrays.toString(stride) + ") lies past 2^63-1");
+        throw new PlanInputException(
+            path + ".dest_stride",
+            "the last element of the destination (offset "
+                + c.destOffset()
+                + ", shape "
+                + c.destShape()
+                + ", strides "
+                + Arrays.toString(stride)
+                + ") lies past 2^63-1");
       }
     }
     if (last > (Long.MAX_VALUE - elsize) / elsize) {
-      throw new PlanInputException(path + ".dest_offset", "the last destination byte of '" + c.paramName()
-          + "' (element " + last + " of " + elsize + " bytes) lies past 2^63-1");
+      throw new PlanInputException(
+          path + ".dest_offset",
+          "the last destination byte of '"
+              + c.paramName()
+              + "' (element "
+              + last
+              + " of "
+              + elsize
+              + " bytes) lies past 2^63-1");
     }
     String alias = aliasing(shape, stride);
     if (alias != null) {
-      throw new PlanInputException(path + ".dest_stride", "strides " + Arrays.toString(stride) + " over shape "
-          + c.destShape() + " write two elements of the copy into '" + c.paramName() + "' at one place: " + alias);
+      throw new PlanInputException(
+          path + ".dest_stride",
+          "strides "
+              + Arrays.toString(stride)
+              + " over shape "
+              + c.destShape()
+              + " write two elements of the copy into '"
+              + c.paramName()
+              + "' at one place: "
+              + alias);
     }
   }
 
   /**
-   * Null when the strided layout maps distinct indices to distinct offsets, else a description of two indices
-   * that collide. Layouts whose dims nest (sorted by stride, each stride beyond the span of the smaller ones)
-   * pass at once; others are enumerated when small enough, refused otherwise.
+   * Null when the strided layout maps distinct indices to distinct offsets, else a description of
+   * two indices that collide. Layouts whose dims nest (sorted by stride, each stride beyond the
+   * span of the smaller ones) pass at once; others are enumerated when small enough, refused
+   * otherwise.
    */
   static String aliasing(long[] shape, long[] stride) {
     int n = shape.length;
@@ -144,7 +199,8 @@ public final class PlanInputCheck {
     for (int d : live) {
       numel *= shape[d];
       if (numel > MAX_ENUMERATED) {
-        return "the dims interleave and the view is too large (over " + MAX_ENUMERATED
+        return "the dims interleave and the view is too large (over "
+            + MAX_ENUMERATED
             + " elements) to prove that they never collide";
       }
     }
@@ -182,8 +238,13 @@ public final class PlanInputCheck {
       }
       return n;
     } catch (ArithmeticException e) {
-      throw new PlanInputException(path, "shape " + Arrays.toString(dims) + " of " + elsize
-          + "-byte elements holds more than 2^63-1 bytes");
+      throw new PlanInputException(
+          path,
+          "shape "
+              + Arrays.toString(dims)
+              + " of "
+              + elsize
+              + "-byte elements holds more than 2^63-1 bytes");
     }
   }
 }

@@ -10,17 +10,22 @@ import java.util.Objects;
  * How {@link ReshardPlanner#plan(dev.mx.api.plan.CaptureResult, java.util.Map, PlanOptions)} plans.
  *
  * @param bounding ModelExpress's threshold bounding, or the cost-model shard bounding
- * @param maxSegmentsPerCopy the ModelExpress threshold (used in {@link BoundingMode#MODELEXPRESS} only; the
- *     cost model replaces it in {@link BoundingMode#SHARD})
+ * @param maxSegmentsPerCopy the ModelExpress threshold (used in {@link BoundingMode#MODELEXPRESS}
+ *     only; the cost model replaces it in {@link BoundingMode#SHARD})
  * @param costs what descriptors, wire bytes and local re-slice bytes cost (shard mode)
- * @param maxExtraWireRatio shard mode: an option that reads more than {@code (1 + ratio) ×} a source's exact
- *     bytes is not taken ({@code mx.plan.max-extra-wire-ratio}, {@code MX_PLAN_MAX_EXTRA_WIRE_RATIO}; default 7,
- *     so at most 8 times the exact bytes: enough for an inference rank that needs 1/8 of each trainer shard, as
- *     a TP=1 → TP=8 reshard does; ModelExpress's full pull has no such bound)
+ * @param maxExtraWireRatio shard mode: an option that reads more than {@code (1 + ratio) ×} a
+ *     source's exact bytes is not taken ({@code mx.plan.max-extra-wire-ratio}, {@code
+ *     MX_PLAN_MAX_EXTRA_WIRE_RATIO}; default 7, so at most 8 times the exact bytes: enough for an
+ *     inference rank that needs 1/8 of each trainer shard, as a TP=1 → TP=8 reshard does;
+ *     ModelExpress's full pull has no such bound)
  * @param maxDescriptors a plan needing more descriptors than this is refused before any is built
  *     ({@code mx.plan.max-descriptors}, {@code MX_PLAN_MAX_DESCRIPTORS}; default 2^26)
  */
-public record PlanOptions(BoundingMode bounding, int maxSegmentsPerCopy, TransportCosts costs, double maxExtraWireRatio,
+public record PlanOptions(
+    BoundingMode bounding,
+    int maxSegmentsPerCopy,
+    TransportCosts costs,
+    double maxExtraWireRatio,
     long maxDescriptors) {
   public static final String MAX_EXTRA_WIRE_RATIO_PROPERTY = "mx.plan.max-extra-wire-ratio";
   public static final String MAX_EXTRA_WIRE_RATIO_ENV = "MX_PLAN_MAX_EXTRA_WIRE_RATIO";
@@ -33,35 +38,48 @@ public record PlanOptions(BoundingMode bounding, int maxSegmentsPerCopy, Transpo
     Objects.requireNonNull(bounding, "bounding");
     Objects.requireNonNull(costs, "costs");
     if (maxSegmentsPerCopy < 1) {
-      throw new IllegalArgumentException("max_segments_per_copy " + maxSegmentsPerCopy + " must be at least 1");
+      throw new IllegalArgumentException(
+          "max_segments_per_copy " + maxSegmentsPerCopy + " must be at least 1");
     }
     if (!(maxExtraWireRatio >= 0)) {
-      throw new IllegalArgumentException("max extra wire ratio " + maxExtraWireRatio + " must be 0 or more");
+      throw new IllegalArgumentException(
+          "max extra wire ratio " + maxExtraWireRatio + " must be 0 or more");
     }
     if (maxDescriptors < 1) {
-      throw new IllegalArgumentException("max descriptors " + maxDescriptors + " must be at least 1");
+      throw new IllegalArgumentException(
+          "max descriptors " + maxDescriptors + " must be at least 1");
     }
   }
 
   /**
-   * Options from settings: the threshold of {@link ReshardPlanner#maxSegmentsPerCopy()}, the default
-   * {@link TransportCosts} with {@code mx.plan.cost.*} applied, the extra-wire ratio and the descriptor limit.
+   * Options from settings: the threshold of {@link ReshardPlanner#maxSegmentsPerCopy()}, the
+   * default {@link TransportCosts} with {@code mx.plan.cost.*} applied, the extra-wire ratio and
+   * the descriptor limit.
    */
   public static PlanOptions fromSettings(BoundingMode bounding, Settings settings) {
     return fromSettings(bounding, settings, TransportCosts.DEFAULT);
   }
 
   /** As {@link #fromSettings(BoundingMode, Settings)} with the costs {@code transport} declares. */
-  public static PlanOptions forTransport(BoundingMode bounding, Settings settings, Transport transport) {
+  public static PlanOptions forTransport(
+      BoundingMode bounding, Settings settings, Transport transport) {
     return fromSettings(bounding, settings, transport.costs());
   }
 
-  private static PlanOptions fromSettings(BoundingMode bounding, Settings settings, TransportCosts declared) {
+  private static PlanOptions fromSettings(
+      BoundingMode bounding, Settings settings, TransportCosts declared) {
     int max = new ReshardPlanner(settings).maxSegmentsPerCopy();
-    double ratio = settings.number(MAX_EXTRA_WIRE_RATIO_PROPERTY, MAX_EXTRA_WIRE_RATIO_ENV, DEFAULT_MAX_EXTRA_WIRE_RATIO);
+    double ratio =
+        settings.number(
+            MAX_EXTRA_WIRE_RATIO_PROPERTY, MAX_EXTRA_WIRE_RATIO_ENV, DEFAULT_MAX_EXTRA_WIRE_RATIO);
     if (!(ratio >= 0) || Double.isNaN(ratio)) {
-      throw new IllegalArgumentException(MAX_EXTRA_WIRE_RATIO_PROPERTY + " / " + MAX_EXTRA_WIRE_RATIO_ENV + " = "
-          + ratio + ": must be 0 or more");
+      throw new IllegalArgumentException(
+          MAX_EXTRA_WIRE_RATIO_PROPERTY
+              + " / "
+              + MAX_EXTRA_WIRE_RATIO_ENV
+              + " = "
+              + ratio
+              + ": must be 0 or more");
     }
     String limit = settings.get(MAX_DESCRIPTORS_PROPERTY, MAX_DESCRIPTORS_ENV);
     long maxDesc = DEFAULT_MAX_DESCRIPTORS;
@@ -69,8 +87,14 @@ public record PlanOptions(BoundingMode bounding, int maxSegmentsPerCopy, Transpo
       try {
         maxDesc = Long.parseLong(limit.trim());
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(MAX_DESCRIPTORS_PROPERTY + " / " + MAX_DESCRIPTORS_ENV + " = '" + limit
-            + "': not an integer", e);
+        throw new IllegalArgumentException(
+            MAX_DESCRIPTORS_PROPERTY
+                + " / "
+                + MAX_DESCRIPTORS_ENV
+                + " = '"
+                + limit
+                + "': not an integer",
+            e);
       }
     }
     return new PlanOptions(bounding, max, declared.withOverrides(settings), ratio, maxDesc);

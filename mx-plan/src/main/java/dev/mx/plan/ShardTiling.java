@@ -7,22 +7,27 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Checks that a source's shards tile its global shape exactly: every element held by some shard, none held by
- * two shards of different geometry. Shards with identical boxes are replicas of one another (data-parallel
- * copies, MX §8.1) and count once; empty shards are ignored. Receivers call it during discovery, the planner
- * before planning (unless the source is declared {@link SourceInfo#partial() partial}).
+ * Checks that a source's shards tile its global shape exactly: every element held by some shard,
+ * none held by two shards of different geometry. Shards with identical boxes are replicas of one
+ * another (data-parallel copies, MX §8.1) and count once; empty shards are ignored. Receivers call
+ * it during discovery, the planner before planning (unless the source is declared {@link
+ * SourceInfo#partial() partial}).
  */
 public final class ShardTiling {
-  /** Above this many cells of the shards' boundary grid a hole is reported by volume only, without its box. */
+  /**
+   * Above this many cells of the shards' boundary grid a hole is reported by volume only, without
+   * its box.
+   */
   private static final long MAX_GRID_CELLS = 1L << 22;
 
   private ShardTiling() {}
 
   /**
-   * Throws when the shards of {@code name} leave a hole or overlap. A shard outside the global shape, or of
-   * another rank, is an overlap-free error too (its box is named).
+   * Throws when the shards of {@code name} leave a hole or overlap. A shard outside the global
+   * shape, or of another rank, is an overlap-free error too (its box is named).
    *
-   * @throws ShardTilingException naming the source, the first hole or overlap box, and the shards involved
+   * @throws ShardTilingException naming the source, the first hole or overlap box, and the shards
+   *     involved
    */
   public static void check(String name, SourceInfo info) {
     ShardTilingException e = find(name, info);
@@ -31,7 +36,10 @@ public final class ShardTiling {
     }
   }
 
-  /** As {@link #check} but returns the error (or null when the shards tile the source) instead of throwing. */
+  /**
+   * As {@link #check} but returns the error (or null when the shards tile the source) instead of
+   * throwing.
+   */
   public static ShardTilingException find(String name, SourceInfo info) {
     String path = "sources." + name + ".shards";
     long[] g = info.globalShape().dims();
@@ -46,18 +54,49 @@ public final class ShardTiling {
       lo[i] = s.shardOffset();
       long[] dims = s.shape().dims();
       if (lo[i].length != n) {
-        return new ShardTilingException(path + "[" + i + "]", name, ShardTilingException.Kind.OVERLAP, null,
-            "source '" + name + "' shard #" + i + " (session '" + s.session() + "') has rank " + lo[i].length
-                + " but the global shape " + info.globalShape() + " has rank " + n);
+        return new ShardTilingException(
+            path + "[" + i + "]",
+            name,
+            ShardTilingException.Kind.OVERLAP,
+            null,
+            "source '"
+                + name
+                + "' shard #"
+                + i
+                + " (session '"
+                + s.session()
+                + "') has rank "
+                + lo[i].length
+                + " but the global shape "
+                + info.globalShape()
+                + " has rank "
+                + n);
       }
       hi[i] = new long[n];
       for (int d = 0; d < n; d++) {
         hi[i][d] = lo[i][d] + dims[d];
         if (hi[i][d] < 0 || hi[i][d] > g[d]) {
-          return new ShardTilingException(path + "[" + i + "]", name, ShardTilingException.Kind.OVERLAP, null,
-              "source '" + name + "' shard #" + i + " (session '" + s.session() + "') (offset "
-                  + Arrays.toString(lo[i]) + ", shape " + s.shape() + ") extends to " + hi[i][d] + " in dim " + d
-                  + ", outside the global shape " + info.globalShape());
+          return new ShardTilingException(
+              path + "[" + i + "]",
+              name,
+              ShardTilingException.Kind.OVERLAP,
+              null,
+              "source '"
+                  + name
+                  + "' shard #"
+                  + i
+                  + " (session '"
+                  + s.session()
+                  + "') (offset "
+                  + Arrays.toString(lo[i])
+                  + ", shape "
+                  + s.shape()
+                  + ") extends to "
+                  + hi[i][d]
+                  + " in dim "
+                  + d
+                  + ", outside the global shape "
+                  + info.globalShape());
         }
         if (dims[d] == 0) {
           skip[i] = true;
@@ -105,10 +144,28 @@ public final class ShardTiling {
           int a = Math.min(i, j);
           int b = Math.max(i, j);
           Box box = new Box(olo, ohi);
-          return new ShardTilingException(path + "[" + b + "]", name, ShardTilingException.Kind.OVERLAP, box,
-              "shards #" + a + " (session '" + shards.get(a).session() + "', box " + box(lo[a], hi[a]) + ") and #" + b
-                  + " (session '" + shards.get(b).session() + "', box " + box(lo[b], hi[b]) + ") of source '" + name
-                  + "' overlap in " + box + " with different geometry");
+          return new ShardTilingException(
+              path + "[" + b + "]",
+              name,
+              ShardTilingException.Kind.OVERLAP,
+              box,
+              "shards #"
+                  + a
+                  + " (session '"
+                  + shards.get(a).session()
+                  + "', box "
+                  + box(lo[a], hi[a])
+                  + ") and #"
+                  + b
+                  + " (session '"
+                  + shards.get(b).session()
+                  + "', box "
+                  + box(lo[b], hi[b])
+                  + ") of source '"
+                  + name
+                  + "' overlap in "
+                  + box
+                  + " with different geometry");
         }
       }
     }
@@ -117,13 +174,26 @@ public final class ShardTiling {
       return null;
     }
     Box hole = firstHole(g, lo, hi, skip);
-    return new ShardTilingException(path, name, ShardTilingException.Kind.HOLE, hole,
-        "the shards of source '" + name + "' hold " + volume + " of its " + need + " elements: "
+    return new ShardTilingException(
+        path,
+        name,
+        ShardTilingException.Kind.HOLE,
+        hole,
+        "the shards of source '"
+            + name
+            + "' hold "
+            + volume
+            + " of its "
+            + need
+            + " elements: "
             + (hole != null ? "no shard holds " + hole : "they leave holes")
             + " (declare the source \"partial\": true if that is intended)");
   }
 
-  /** The first grid cell (row-major over the shards' boundary grid) no shard covers, or null if too many cells. */
+  /**
+   * The first grid cell (row-major over the shards' boundary grid) no shard covers, or null if too
+   * many cells.
+   */
   private static Box firstHole(long[] g, long[][] lo, long[][] hi, boolean[] skip) {
     int n = g.length;
     long[][] cuts = new long[n][];

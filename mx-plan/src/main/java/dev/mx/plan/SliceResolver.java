@@ -8,8 +8,9 @@ import dev.mx.plan.view.StridedView;
 import java.util.Arrays;
 
 /**
- * {@code resolve_slice} of MX §3.2: replays a copy's op chain and accepts it only when the result is a
- * rank-preserving, axis-permuted box of the source, with the exact guards ModelExpress applies.
+ * {@code resolve_slice} of MX §3.2: replays a copy's op chain and accepts it only when the result
+ * is a rank-preserving, axis-permuted box of the source, with the exact guards ModelExpress
+ * applies.
  */
 public final class SliceResolver {
   private SliceResolver() {}
@@ -17,8 +18,8 @@ public final class SliceResolver {
   /**
    * Resolves {@code copy} against a source of shape {@code global}.
    *
-   * @throws UnsupportedReshardException naming the source when the chain copies, changes rank, is no
-   *     permuted box, or its shape differs from the copy's destination shape
+   * @throws UnsupportedReshardException naming the source when the chain copies, changes rank, is
+   *     no permuted box, or its shape differs from the copy's destination shape
    */
   public static NeededSlice resolve(RecordedCopy copy, Shape global) {
     long[] g = global.dims();
@@ -35,11 +36,11 @@ public final class SliceResolver {
   }
 
   /**
-   * The common chains — empty or only in-range, non-empty {@code narrow}s with plain arguments — resolve
-   * without a replay: the view is the box itself, unpermuted. With every extent at least 1 the general
-   * rules give exactly this (the offset decomposes into unique mixed-radix digits, and only size-1 dims can
-   * share a stride). Anything else, including empty extents, takes the general path, which also produces
-   * the error messages.
+   * The common chains — empty or only in-range, non-empty {@code narrow}s with plain arguments —
+   * resolve without a replay: the view is the box itself, unpermuted. With every extent at least 1
+   * the general rules give exactly this (the offset decomposes into unique mixed-radix digits, and
+   * only size-1 dims can share a stride). Anything else, including empty extents, takes the general
+   * path, which also produces the error messages.
    */
   static RawSlice narrowsOnly(RecordedCopy copy, long[] g) {
     int n = g.length;
@@ -51,10 +52,17 @@ public final class SliceResolver {
       }
     }
     for (dev.mx.api.plan.OpSpec op : copy.opChain()) {
-      if (!op.name().equals("narrow") || op.args().size() != 3 || !op.kwargs().isEmpty()
-          || !(op.args().get(0) instanceof Long dim) || !(op.args().get(1) instanceof Long start)
+      if (!op.name().equals("narrow")
+          || op.args().size() != 3
+          || !op.kwargs().isEmpty()
+          || !(op.args().get(0) instanceof Long dim)
+          || !(op.args().get(1) instanceof Long start)
           || !(op.args().get(2) instanceof Long length)
-          || dim < 0 || dim >= n || start < 0 || length < 1 || start + length > hi[dim.intValue()] - lo[dim.intValue()]) {
+          || dim < 0
+          || dim >= n
+          || start < 0
+          || length < 1
+          || start + length > hi[dim.intValue()] - lo[dim.intValue()]) {
         return null;
       }
       int d = dim.intValue();
@@ -82,14 +90,23 @@ public final class SliceResolver {
     Shape global = Shape.of(g);
     StridedView v = StridedView.replay(global, copy.opChain(), src);
     if (v.materialized()) {
-      throw new UnsupportedReshardException(src, "op-chain includes a copy (" + v.materializedBy() + " in "
-          + copy.opChain() + ")");
+      throw new UnsupportedReshardException(
+          src, "op-chain includes a copy (" + v.materializedBy() + " in " + copy.opChain() + ")");
     }
     int n = global.rank();
     long[] vShape = v.shape();
     if (vShape.length != n) {
-      throw new UnsupportedReshardException(src, "op-chain " + copy.opChain() + " changes the rank from " + n
-          + " to " + vShape.length + " (shape " + Arrays.toString(vShape) + ")");
+      throw new UnsupportedReshardException(
+          src,
+          "op-chain "
+              + copy.opChain()
+              + " changes the rank from "
+              + n
+              + " to "
+              + vShape.length
+              + " (shape "
+              + Arrays.toString(vShape)
+              + ")");
     }
     long[] vStride = v.strides();
     long vOffset = v.offset();
@@ -104,9 +121,17 @@ public final class SliceResolver {
       }
       int s = firstDimWithStride(gs, vStride[d]);
       if (s < 0) {
-        throw new UnsupportedReshardException(src, "op-chain " + copy.opChain() + " yields stride " + vStride[d]
-            + " in dim " + d + ", which is no source-dim stride " + Arrays.toString(gs)
-            + " (non-permutation stride, e.g. a dim-merging reshape or a stepped slice)");
+        throw new UnsupportedReshardException(
+            src,
+            "op-chain "
+                + copy.opChain()
+                + " yields stride "
+                + vStride[d]
+                + " in dim "
+                + d
+                + ", which is no source-dim stride "
+                + Arrays.toString(gs)
+                + " (non-permutation stride, e.g. a dim-merging reshape or a stepped slice)");
       }
       if (used[s]) {
         throw notAPermutation(copy, vShape, vStride);
@@ -147,18 +172,39 @@ public final class SliceResolver {
     }
     for (int s = 0; s < n; s++) {
       if (boxHi[s] > g[s]) {
-        throw new UnsupportedReshardException(src, "op-chain " + copy.opChain() + " resolves to a box ending at "
-            + boxHi[s] + " in source dim " + s + " of extent " + g[s]);
+        throw new UnsupportedReshardException(
+            src,
+            "op-chain "
+                + copy.opChain()
+                + " resolves to a box ending at "
+                + boxHi[s]
+                + " in source dim "
+                + s
+                + " of extent "
+                + g[s]);
       }
     }
     if (check != vOffset) {
-      throw new UnsupportedReshardException(src, "op-chain " + copy.opChain() + " has view offset " + vOffset
-          + " that does not decompose into per-dim starts " + Arrays.toString(lo));
+      throw new UnsupportedReshardException(
+          src,
+          "op-chain "
+              + copy.opChain()
+              + " has view offset "
+              + vOffset
+              + " that does not decompose into per-dim starts "
+              + Arrays.toString(lo));
     }
     if (!Arrays.equals(vShape, copy.destShape().dims())) {
-      throw new UnsupportedReshardException(src, "op-chain " + copy.opChain() + " yields shape "
-          + Arrays.toString(vShape) + " but the destination in '" + copy.paramName() + "' has shape "
-          + copy.destShape());
+      throw new UnsupportedReshardException(
+          src,
+          "op-chain "
+              + copy.opChain()
+              + " yields shape "
+              + Arrays.toString(vShape)
+              + " but the destination in '"
+              + copy.paramName()
+              + "' has shape "
+              + copy.destShape());
     }
     return new RawSlice(boxLo, boxHi, destStrideSrc, perm);
   }
@@ -172,9 +218,17 @@ public final class SliceResolver {
     return -1;
   }
 
-  private static UnsupportedReshardException notAPermutation(RecordedCopy copy, long[] vShape, long[] vStride) {
-    return new UnsupportedReshardException(copy.srcName(), "op-chain " + copy.opChain() + " yields shape "
-        + Arrays.toString(vShape) + " strides " + Arrays.toString(vStride) + ", which is no permutation of the"
-        + " source dims");
+  private static UnsupportedReshardException notAPermutation(
+      RecordedCopy copy, long[] vShape, long[] vStride) {
+    return new UnsupportedReshardException(
+        copy.srcName(),
+        "op-chain "
+            + copy.opChain()
+            + " yields shape "
+            + Arrays.toString(vShape)
+            + " strides "
+            + Arrays.toString(vStride)
+            + ", which is no permutation of the"
+            + " source dims");
   }
 }

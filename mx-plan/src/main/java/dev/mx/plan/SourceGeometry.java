@@ -6,8 +6,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A source's shards, validated once and unpacked into arrays for the planning loops: box corners and
- * row-major strides of each shard's local buffer.
+ * A source's shards, validated once and unpacked into arrays for the planning loops: box corners
+ * and row-major strides of each shard's local buffer.
  */
 final class SourceGeometry {
   final String name;
@@ -44,9 +44,9 @@ final class SourceGeometry {
   /**
    * Validates and unpacks {@code info}.
    *
-   * @throws IllegalArgumentException naming the source and shard index: rank mismatch, a shard outside the
-   *     global shape, an element size that differs from the source's, or two overlapping shards of
-   *     different geometry
+   * @throws IllegalArgumentException naming the source and shard index: rank mismatch, a shard
+   *     outside the global shape, an element size that differs from the source's, or two
+   *     overlapping shards of different geometry
    */
   static SourceGeometry of(String name, SourceInfo info) {
     SourceGeometry g = new SourceGeometry(name, info);
@@ -58,20 +58,44 @@ final class SourceGeometry {
     for (int i = 0; i < shards.length; i++) {
       Shard s = shards[i];
       if (lo[i].length != rank) {
-        throw new IllegalArgumentException(where(i) + " has rank " + lo[i].length + " (offset "
-            + Arrays.toString(lo[i]) + ", shape " + s.shape() + ") but the global shape "
-            + info.globalShape() + " has rank " + rank);
+        throw new IllegalArgumentException(
+            where(i)
+                + " has rank "
+                + lo[i].length
+                + " (offset "
+                + Arrays.toString(lo[i])
+                + ", shape "
+                + s.shape()
+                + ") but the global shape "
+                + info.globalShape()
+                + " has rank "
+                + rank);
       }
       for (int d = 0; d < rank; d++) {
         if (hi[i][d] > global[d]) {
-          throw new IllegalArgumentException(where(i) + " (offset " + Arrays.toString(lo[i]) + ", shape "
-              + s.shape() + ") extends to " + hi[i][d] + " in dim " + d + ", outside the global shape "
-              + info.globalShape());
+          throw new IllegalArgumentException(
+              where(i)
+                  + " (offset "
+                  + Arrays.toString(lo[i])
+                  + ", shape "
+                  + s.shape()
+                  + ") extends to "
+                  + hi[i][d]
+                  + " in dim "
+                  + d
+                  + ", outside the global shape "
+                  + info.globalShape());
         }
       }
       if (s.elsize() != info.elsize()) {
-        throw new IllegalArgumentException(where(i) + " has element size " + s.elsize() + " but the source's "
-            + info.dtype() + " elements have " + info.elsize());
+        throw new IllegalArgumentException(
+            where(i)
+                + " has element size "
+                + s.elsize()
+                + " but the source's "
+                + info.dtype()
+                + " elements have "
+                + info.elsize());
       }
     }
     checkOverlaps();
@@ -100,17 +124,30 @@ final class SourceGeometry {
         if (!Arrays.equals(lo[i], lo[j]) || !Arrays.equals(hi[i], hi[j])) {
           int a = Math.min(i, j);
           int b = Math.max(i, j);
-          throw new IllegalArgumentException("source '" + name + "': shards #" + a + " (session '"
-              + shards[a].session() + "', box " + box(a) + ") and #" + b + " (session '" + shards[b].session()
-              + "', box " + box(b) + ") overlap with different geometry");
+          throw new IllegalArgumentException(
+              "source '"
+                  + name
+                  + "': shards #"
+                  + a
+                  + " (session '"
+                  + shards[a].session()
+                  + "', box "
+                  + box(a)
+                  + ") and #"
+                  + b
+                  + " (session '"
+                  + shards[b].session()
+                  + "', box "
+                  + box(b)
+                  + ") overlap with different geometry");
         }
       }
     }
   }
 
   /**
-   * Elements held by the shards, each distinct box counted once. Validation guarantees that boxes which
-   * overlap are identical, so this is the covered volume.
+   * Elements held by the shards, each distinct box counted once. Validation guarantees that boxes
+   * which overlap are identical, so this is the covered volume.
    */
   long distinctVolume() {
     long total = 0;

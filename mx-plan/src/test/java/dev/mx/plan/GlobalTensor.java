@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A test tensor whose every element has a recomputable value: {@code value(i)} of row-major flat index
- * {@code i}, small enough to be exact in every supported dtype, distinct per tensor through a salt.
+ * A test tensor whose every element has a recomputable value: {@code value(i)} of row-major flat
+ * index {@code i}, small enough to be exact in every supported dtype, distinct per tensor through a
+ * salt.
  */
 record GlobalTensor(String name, Shape shape, DType dtype, long salt) {
 
@@ -17,7 +18,9 @@ record GlobalTensor(String name, Shape shape, DType dtype, long salt) {
   static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
   static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED;
 
-  /** The value of flat element {@code i}: 1..120 for bytes, 1..30000 otherwise (never 0, the fill). */
+  /**
+   * The value of flat element {@code i}: 1..120 for bytes, 1..30000 otherwise (never 0, the fill).
+   */
   long value(long i) {
     long h = (i + 1) * 0x9E3779B97F4A7C15L ^ salt;
     h ^= h >>> 29;
@@ -29,7 +32,10 @@ record GlobalTensor(String name, Shape shape, DType dtype, long salt) {
     return dtype.elementSize();
   }
 
-  /** Writes the box {@code [offset, offset + box)} as a contiguous row-major buffer into {@code out}. */
+  /**
+   * Writes the box {@code [offset, offset + box)} as a contiguous row-major buffer into {@code
+   * out}.
+   */
   void writeBox(long[] offset, long[] box, MemorySegment out) {
     long[] strides = shape.rowMajorStrides();
     long n = Shape.of(box).numel();

@@ -23,10 +23,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Executes plans for real: publishers and the receiver are {@code mem} transports over native memory; the
- * receiver reads exact, full-pull, convert and staged-shard segments, replays full pulls and staged shards with
- * {@link StridedView} and
- * casts converts, exactly as a receiver would. Element values come from {@link GlobalTensor}s.
+ * Executes plans for real: publishers and the receiver are {@code mem} transports over native
+ * memory; the receiver reads exact, full-pull, convert and staged-shard segments, replays full
+ * pulls and staged shards with {@link StridedView} and casts converts, exactly as a receiver would.
+ * Element values come from {@link GlobalTensor}s.
  */
 final class MemExecution implements AutoCloseable {
   static final byte FILL = (byte) 0;
@@ -39,18 +39,25 @@ final class MemExecution implements AutoCloseable {
   private final Map<String, DType> paramTypes = new HashMap<>();
   private final List<ReadDescriptor> lastReads = new ArrayList<>();
 
-  /** Publishes the box {@code [offset, offset + shape)} of {@code t} from {@code session}; returns its shard. */
+  /**
+   * Publishes the box {@code [offset, offset + shape)} of {@code t} from {@code session}; returns
+   * its shard.
+   */
   Shard publish(GlobalTensor t, String session, long[] offset, long[] shape) {
     long bytes = Math.max(1, Shape.of(shape).byteSize(t.elsize()));
     MemorySegment seg = arena.allocate(bytes, 8);
     t.writeBox(offset, shape, seg);
-    Transport pub = publishers.computeIfAbsent(session, s -> provider.create(TransportConfig.of(s)));
+    Transport pub =
+        publishers.computeIfAbsent(session, s -> provider.create(TransportConfig.of(s)));
     pub.register(seg);
     receiver.connect(session, pub.localMetadata());
     return new Shard(offset, Shape.of(shape), session, seg.address(), t.elsize(), null);
   }
 
-  /** A source whose shards are the given boxes ({@code [offset..., shape...]} pairs), each from its session. */
+  /**
+   * A source whose shards are the given boxes ({@code [offset..., shape...]} pairs), each from its
+   * session.
+   */
   SourceInfo source(GlobalTensor t, List<String> sessions, List<long[][]> boxes) {
     List<Shard> shards = new ArrayList<>();
     for (int i = 0; i < boxes.size(); i++) {
@@ -92,7 +99,8 @@ final class MemExecution implements AutoCloseable {
     }
     Map<String, MemorySegment> staging = new HashMap<>();
     for (ConvertSource c : plan.converts()) {
-      MemorySegment s = arena.allocate(Math.max(1, c.destShape().byteSize(c.srcDtype().elementSize())), 8);
+      MemorySegment s =
+          arena.allocate(Math.max(1, c.destShape().byteSize(c.srcDtype().elementSize())), 8);
       receiver.register(s);
       staging.put(c.paramName(), s);
     }
@@ -101,7 +109,8 @@ final class MemExecution implements AutoCloseable {
       MemorySegment s = arena.allocate(Math.max(1, st.shard().byteSize()), 8);
       receiver.register(s);
       if (stagedShards.put(st.segment().paramName(), s) != null) {
-        throw new AssertionError("two staged shards share the buffer name " + st.segment().paramName());
+        throw new AssertionError(
+            "two staged shards share the buffer name " + st.segment().paramName());
       }
     }
     lastReads.clear();
@@ -113,7 +122,8 @@ final class MemExecution implements AutoCloseable {
       lastReads.addAll(ReshardPlanner.descriptors(c.segments(), n -> staging.get(n).address()));
     }
     for (StagedShard st : plan.stagedShards()) {
-      lastReads.addAll(ReshardPlanner.descriptors(List.of(st.segment()), n -> stagedShards.get(n).address()));
+      lastReads.addAll(
+          ReshardPlanner.descriptors(List.of(st.segment()), n -> stagedShards.get(n).address()));
     }
     receiver.read(lastReads);
     for (StagedShard st : plan.stagedShards()) {
@@ -132,7 +142,10 @@ final class MemExecution implements AutoCloseable {
       DType toType = paramTypes.get(c.paramName());
       long n = c.destShape().numel();
       for (long i = 0; i < n; i++) {
-        GlobalTensor.write(to, i * toType.elementSize(), toType,
+        GlobalTensor.write(
+            to,
+            i * toType.elementSize(),
+            toType,
             GlobalTensor.read(from, i * c.srcDtype().elementSize(), c.srcDtype()));
       }
     }
@@ -155,7 +168,10 @@ final class MemExecution implements AutoCloseable {
         s += idx[d] * vs[d];
         t += idx[d] * ds[d];
       }
-      GlobalTensor.write(to, t * toType.elementSize(), toType,
+      GlobalTensor.write(
+          to,
+          t * toType.elementSize(),
+          toType,
           GlobalTensor.read(staging, s * srcType.elementSize(), srcType));
       for (int d = shape.length - 1; d >= 0; d--) {
         if (++idx[d] < shape[d]) {

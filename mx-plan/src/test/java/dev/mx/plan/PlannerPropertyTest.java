@@ -29,18 +29,21 @@ import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
 
 /**
- * Random plans executed for real: random global tensors (rank 1–4, several dtypes), uneven grid shardings
- * over 1–8 publishers with duplicate replicas (raw or replica-merged), random receiver views (narrow, slices,
- * chunk, unbind, permutations) written into fused parameters at offsets with permuted strides, converts,
- * a few unplannable copies, and random thresholds. Each plan — normal and strict staged — runs through the
- * {@code mem} transport into native buffers, full pulls are replayed with the view algebra, and every
- * element is compared with a naive gather from the global tensor. A failure names the case seed.
+ * Random plans executed for real: random global tensors (rank 1–4, several dtypes), uneven grid
+ * shardings over 1–8 publishers with duplicate replicas (raw or replica-merged), random receiver
+ * views (narrow, slices, chunk, unbind, permutations) written into fused parameters at offsets with
+ * permuted strides, converts, a few unplannable copies, and random thresholds. Each plan — normal
+ * and strict staged — runs through the {@code mem} transport into native buffers, full pulls are
+ * replayed with the view algebra, and every element is compared with a naive gather from the global
+ * tensor. A failure names the case seed.
  */
 class PlannerPropertyTest {
   private static final long SEED = 0x6d78_706c_616eL; // "mxplan"
   private static final int CASES = 2000;
+
   /** Runs just one case: {@code -Dmx.test.planCaseSeed=<seed printed by a failure>}. */
   private static final String CASE_SEED_PROPERTY = "mx.test.planCaseSeed";
+
   static final DType[] TYPES = {DType.U8, DType.I16, DType.I32, DType.I64, DType.F32, DType.F64};
   static final DType[] CONVERT_TARGETS = {DType.I32, DType.I64, DType.F32, DType.F64};
   private static final int[] THRESHOLDS = {1, 2, 3, 4, 8, 64, Integer.MAX_VALUE};
@@ -60,8 +63,20 @@ class PlannerPropertyTest {
       try {
         runCase(caseSeed);
       } catch (Throwable t) {
-        throw new AssertionFailedError("planner property case seed " + caseSeed + " (master seed " + SEED
-            + ", case " + c + "; rerun alone with -D" + CASE_SEED_PROPERTY + "=" + caseSeed + "): " + t, t);
+        throw new AssertionFailedError(
+            "planner property case seed "
+                + caseSeed
+                + " (master seed "
+                + SEED
+                + ", case "
+                + c
+                + "; rerun alone with -D"
+                + CASE_SEED_PROPERTY
+                + "="
+                + caseSeed
+                + "): "
+                + t,
+            t);
       }
       if (only != null) {
         return;
@@ -69,9 +84,18 @@ class PlannerPropertyTest {
     }
     System.out.println("planner property cases: " + new java.util.TreeMap<>(tally));
     // The generator must reach every planner path, or passing proves little.
-    for (String path : List.of("full_pull", "unbounded", "convert", "fallback", "merged", "staged_full_pull",
-        "exact_segments")) {
-      assertTrue(tally.getOrDefault(path, 0) > 20, "path " + path + " reached only " + tally.get(path) + " times");
+    for (String path :
+        List.of(
+            "full_pull",
+            "unbounded",
+            "convert",
+            "fallback",
+            "merged",
+            "staged_full_pull",
+            "exact_segments")) {
+      assertTrue(
+          tally.getOrDefault(path, 0) > 20,
+          "path " + path + " reached only " + tally.get(path) + " times");
     }
   }
 
@@ -141,8 +165,12 @@ class PlannerPropertyTest {
     }
   }
 
-  /** 1–3 random global tensors {@code src0..}, each published as {@link #publishSharded} by 1–8 publishers. */
-  static Map<String, SourceInfo> randomSources(MemExecution x, Map<String, GlobalTensor> tensors, SplittableRandom r) {
+  /**
+   * 1–3 random global tensors {@code src0..}, each published as {@link #publishSharded} by 1–8
+   * publishers.
+   */
+  static Map<String, SourceInfo> randomSources(
+      MemExecution x, Map<String, GlobalTensor> tensors, SplittableRandom r) {
     int publishers = 1 + r.nextInt(8);
     int nSources = 1 + r.nextInt(3);
     Map<String, SourceInfo> raw = new LinkedHashMap<>();
@@ -153,7 +181,8 @@ class PlannerPropertyTest {
       for (int d = 0; d < rank; d++) {
         g[d] = 1 + r.nextInt(rank <= 2 ? 9 : 5);
       }
-      GlobalTensor t = new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
+      GlobalTensor t =
+          new GlobalTensor(name, Shape.of(g), TYPES[r.nextInt(TYPES.length)], r.nextLong());
       tensors.put(name, t);
       raw.put(name, publishSharded(x, t, publishers, r));
     }
@@ -161,17 +190,22 @@ class PlannerPropertyTest {
   }
 
   /**
-   * Copy {@code i} of {@code t}: one in eight a convert into its own parameter, else appended to a fused
-   * parameter of the source's dtype; records the parameter's size and dtype.
+   * Copy {@code i} of {@code t}: one in eight a convert into its own parameter, else appended to a
+   * fused parameter of the source's dtype; records the parameter's size and dtype.
    */
-  static Case randomCopy(GlobalTensor t, int i, Map<String, Long> paramSize, Map<String, DType> paramType,
+  static Case randomCopy(
+      GlobalTensor t,
+      int i,
+      Map<String, Long> paramSize,
+      Map<String, DType> paramType,
       SplittableRandom r) {
     boolean convert = r.nextInt(8) == 0;
     String param;
     long destOffset;
     DType destType;
     if (convert) {
-      // converts land whole in their own parameter (the convert path casts the whole staging buffer)
+      // converts land whole in their own parameter (the convert path casts the whole staging
+      // buffer)
       param = "conv" + i;
       destOffset = 0;
       DType to = CONVERT_TARGETS[r.nextInt(CONVERT_TARGETS.length)];
@@ -189,7 +223,8 @@ class PlannerPropertyTest {
   }
 
   /** An uneven grid over 1–3 dims, each box published by a random publisher, some boxes twice. */
-  static SourceInfo publishSharded(MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
+  static SourceInfo publishSharded(
+      MemExecution x, GlobalTensor t, int publishers, SplittableRandom r) {
     long[] g = t.shape().dims();
     List<long[]> cuts = new ArrayList<>();
     for (long extent : g) {
@@ -251,11 +286,21 @@ class PlannerPropertyTest {
       SourceInfo info = e.getValue();
       Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
       for (Shard s : info.shards()) {
-        shards.computeIfAbsent(s.session(), k -> new ArrayList<>())
+        shards
+            .computeIfAbsent(s.session(), k -> new ArrayList<>())
             .add(new PublishedShard(s.session(), 0, s.addr(), s.shardOffset(), s.shape(), null));
       }
-      shards.forEach((session, list) -> bySession.computeIfAbsent(session, k -> new ArrayList<>())
-          .add(new PublishedTensor(e.getKey(), info.dtype().torchLabel(), info.elsize(), info.globalShape(), list)));
+      shards.forEach(
+          (session, list) ->
+              bySession
+                  .computeIfAbsent(session, k -> new ArrayList<>())
+                  .add(
+                      new PublishedTensor(
+                          e.getKey(),
+                          info.dtype().torchLabel(),
+                          info.elsize(),
+                          info.globalShape(),
+                          list)));
     }
     List<ShardTable> tables = new ArrayList<>();
     bySession.forEach((session, list) -> tables.add(new ShardTable(session, "", null, list, null)));
@@ -263,7 +308,12 @@ class PlannerPropertyTest {
   }
 
   /** A view of a random permuted box of {@code t}, built from a random mix of view ops. */
-  static Case generateCopy(GlobalTensor t, String param, long destOffset, DType destType, boolean convert,
+  static Case generateCopy(
+      GlobalTensor t,
+      String param,
+      long destOffset,
+      DType destType,
+      boolean convert,
       SplittableRandom r) {
     long[] g = t.shape().dims();
     int n = g.length;
@@ -332,12 +382,18 @@ class PlannerPropertyTest {
     }
     boolean plannable = true;
     if (!convert && r.nextInt(25) == 0) {
-      // a copy the planner must refuse (and strict staged planning cannot replay): an op outside the allow-list
+      // a copy the planner must refuse (and strict staged planning cannot replay): an op outside
+      // the allow-list
       chain.add(OpSpec.of("index_select", 0L, 0L));
       plannable = false;
     }
-    long[] destStride = convert ? Shape.of(viewShape).rowMajorStrides() : permutedStrides(viewShape, shuffled(n, r));
-    RecordedCopy copy = new RecordedCopy(t.name(), chain, param, destOffset, Shape.of(viewShape), destStride, destType);
+    long[] destStride =
+        convert
+            ? Shape.of(viewShape).rowMajorStrides()
+            : permutedStrides(viewShape, shuffled(n, r));
+    RecordedCopy copy =
+        new RecordedCopy(
+            t.name(), chain, param, destOffset, Shape.of(viewShape), destStride, destType);
     return new Case(copy, perm, lo, hi, plannable);
   }
 
@@ -364,7 +420,10 @@ class PlannerPropertyTest {
     return true;
   }
 
-  /** Strides that lay the view out contiguously with dims ordered by {@code order} (outermost first). */
+  /**
+   * Strides that lay the view out contiguously with dims ordered by {@code order} (outermost
+   * first).
+   */
   private static long[] permutedStrides(long[] shape, int[] order) {
     long[] strides = new long[shape.length];
     long acc = 1;
@@ -386,8 +445,12 @@ class PlannerPropertyTest {
     return out;
   }
 
-  /** Σ over plannable copies and shards of |needed box ∩ shard| · elsize, computed from the generator's boxes. */
-  static long expectedExactBytes(List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
+  /**
+   * Σ over plannable copies and shards of |needed box ∩ shard| · elsize, computed from the
+   * generator's boxes.
+   */
+  static long expectedExactBytes(
+      List<Case> cases, Set<String> failing, Map<String, SourceInfo> sources) {
     long total = 0;
     for (Case k : cases) {
       if (failing.contains(k.copy.srcName())) {
@@ -407,9 +470,16 @@ class PlannerPropertyTest {
     return total;
   }
 
-  /** Every element of every parameter equals the naive gather (or the fill where nothing writes). */
-  static void verify(MemExecution x, List<Case> cases, Set<String> failing, Map<String, GlobalTensor> tensors,
-      Map<String, Long> paramSize, String what) {
+  /**
+   * Every element of every parameter equals the naive gather (or the fill where nothing writes).
+   */
+  static void verify(
+      MemExecution x,
+      List<Case> cases,
+      Set<String> failing,
+      Map<String, GlobalTensor> tensors,
+      Map<String, Long> paramSize,
+      String what) {
     Map<String, long[]> expected = new HashMap<>();
     paramSize.forEach((p, n) -> expected.put(p, new long[n.intValue()]));
     for (Case k : cases) {
@@ -443,8 +513,16 @@ class PlannerPropertyTest {
       for (int i = 0; i < want.length; i++) {
         long got = x.get(e.getKey(), i);
         if (got != want[i]) {
-          throw new AssertionFailedError(what + ": parameter '" + e.getKey() + "' element " + i + " is " + got
-              + ", the naive gather says " + want[i]);
+          throw new AssertionFailedError(
+              what
+                  + ": parameter '"
+                  + e.getKey()
+                  + "' element "
+                  + i
+                  + " is "
+                  + got
+                  + ", the naive gather says "
+                  + want[i]);
         }
       }
     }

@@ -29,12 +29,13 @@ import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
 
 /**
- * Shard bounding on random layouts, executed for real: the generator of {@link PlannerPropertyTest} (random
- * uneven grids over any axes, replicas raw or merged, random view chains into fused parameters, dtype changes,
- * unplannable copies) plus copies that are no box of their source ({@code flatten}), planned in {@code shard}
- * mode with random costs and extra-wire bounds so that every option wins sometimes. Each plan runs through the
- * {@code mem} transport (staged shards replayed locally) and every element is compared with a naive gather; the
- * staged copies never write one element twice. A failure names the case seed.
+ * Shard bounding on random layouts, executed for real: the generator of {@link PlannerPropertyTest}
+ * (random uneven grids over any axes, replicas raw or merged, random view chains into fused
+ * parameters, dtype changes, unplannable copies) plus copies that are no box of their source
+ * ({@code flatten}), planned in {@code shard} mode with random costs and extra-wire bounds so that
+ * every option wins sometimes. Each plan runs through the {@code mem} transport (staged shards
+ * replayed locally) and every element is compared with a naive gather; the staged copies never
+ * write one element twice. A failure names the case seed.
  */
 class ShardStagingPropertyTest {
   private static final long SEED = 0x6d78_7368_6172L; // "mxshar"
@@ -57,17 +58,40 @@ class ShardStagingPropertyTest {
       try {
         runCase(caseSeed);
       } catch (Throwable t) {
-        throw new AssertionFailedError("shard staging property case seed " + caseSeed + " (master seed " + SEED
-            + ", case " + c + "; rerun alone with -D" + CASE_SEED_PROPERTY + "=" + caseSeed + "): " + t, t);
+        throw new AssertionFailedError(
+            "shard staging property case seed "
+                + caseSeed
+                + " (master seed "
+                + SEED
+                + ", case "
+                + c
+                + "; rerun alone with -D"
+                + CASE_SEED_PROPERTY
+                + "="
+                + caseSeed
+                + "): "
+                + t,
+            t);
       }
       if (only != null) {
         return;
       }
     }
     System.out.println("shard staging property cases: " + new java.util.TreeMap<>(tally));
-    for (String path : List.of("exact", "shard_staging", "full_pull", "replay_only", "convert", "fallback", "merged",
-        "multi_shard_staging", "bound_rejected")) {
-      assertTrue(tally.getOrDefault(path, 0) > 20, "path " + path + " reached only " + tally.get(path) + " times");
+    for (String path :
+        List.of(
+            "exact",
+            "shard_staging",
+            "full_pull",
+            "replay_only",
+            "convert",
+            "fallback",
+            "merged",
+            "multi_shard_staging",
+            "bound_rejected")) {
+      assertTrue(
+          tally.getOrDefault(path, 0) > 20,
+          "path " + path + " reached only " + tally.get(path) + " times");
     }
   }
 
@@ -97,11 +121,15 @@ class ShardStagingPropertyTest {
         String src = "src" + r.nextInt(nSources);
         GlobalTensor t = tensors.get(src);
         if (t.shape().rank() >= 2 && r.nextInt(8) == 0) {
-          // a dim-merging view: no box of the source, so no per-shard cut; replayed from a whole-source pull
-          DType to = r.nextInt(3) == 0 ? (t.dtype() == DType.F64 ? DType.I64 : DType.F64) : t.dtype();
+          // a dim-merging view: no box of the source, so no per-shard cut; replayed from a
+          // whole-source pull
+          DType to =
+              r.nextInt(3) == 0 ? (t.dtype() == DType.F64 ? DType.I64 : DType.F64) : t.dtype();
           String param = "flat" + i;
           long n = t.shape().numel();
-          RecordedCopy c = RecordedCopy.contiguous(src, List.of(OpSpec.of("flatten")), param, 0, Shape.of(n), to);
+          RecordedCopy c =
+              RecordedCopy.contiguous(
+                  src, List.of(OpSpec.of("flatten")), param, 0, Shape.of(n), to);
           flats.add(new Flat(c, t));
           copies.add(c);
           paramSize.put(param, n);
@@ -118,17 +146,28 @@ class ShardStagingPropertyTest {
           failing.add(k.copy().srcName());
         }
       }
-      TransportCosts costs = new TransportCosts(DESCRIPTOR_US[r.nextInt(DESCRIPTOR_US.length)] * 1e-6,
-          (1 + r.nextInt(40)) * 1e9, (1 + r.nextInt(20)) * 1e9);
+      TransportCosts costs =
+          new TransportCosts(
+              DESCRIPTOR_US[r.nextInt(DESCRIPTOR_US.length)] * 1e-6,
+              (1 + r.nextInt(40)) * 1e9,
+              (1 + r.nextInt(20)) * 1e9);
       double ratio = RATIOS[r.nextInt(RATIOS.length)];
-      PlanOptions options = PlanOptions.fromSettings(BoundingMode.SHARD, Settings.of(Map.of(), Map.of()))
-          .withCosts(costs).withMaxExtraWireRatio(ratio);
+      PlanOptions options =
+          PlanOptions.fromSettings(BoundingMode.SHARD, Settings.of(Map.of(), Map.of()))
+              .withCosts(costs)
+              .withMaxExtraWireRatio(ratio);
       CaptureResult capture = CaptureResult.of(copies);
       TransferPlan plan = planner.plan(capture, sources, options);
 
       assertEquals(BoundingMode.SHARD, plan.bounding());
-      assertEquals(List.copyOf(PlannerPropertyTest.orderedFailing(cases, failing)), plan.fallback(), "fallback");
-      assertEquals(PlannerPropertyTest.expectedExactBytes(cases, failing, sources), plan.exactBytes(), "exact bytes");
+      assertEquals(
+          List.copyOf(PlannerPropertyTest.orderedFailing(cases, failing)),
+          plan.fallback(),
+          "fallback");
+      assertEquals(
+          PlannerPropertyTest.expectedExactBytes(cases, failing, sources),
+          plan.exactBytes(),
+          "exact bytes");
       assertEquals(List.of(), plan.unboundedSources(), "shard mode leaves no source unbounded");
       Set<String> planned = new HashSet<>();
       for (RecordedCopy c : copies) {
@@ -146,23 +185,39 @@ class ShardStagingPropertyTest {
           if (o.feasible()) {
             assertTrue(won.seconds() <= o.seconds() * (1 + 1e-9), "the cheapest option wins: " + d);
           }
-          if (o.option() != BoundingDecision.Option.EXACT && o.feasible() && o.wireBytes() > 0 && won.option() != o.option()
+          if (o.option() != BoundingDecision.Option.EXACT
+              && o.feasible()
+              && o.wireBytes() > 0
+              && won.option() != o.option()
               && d.cost(BoundingDecision.Option.EXACT).feasible()) {
-            assertTrue(o.wireBytes() <= (1 + ratio) * d.cost(BoundingDecision.Option.EXACT).wireBytes() + 1,
+            assertTrue(
+                o.wireBytes()
+                    <= (1 + ratio) * d.cost(BoundingDecision.Option.EXACT).wireBytes() + 1,
                 "bounded: " + d);
           }
         }
         count(d.chosen().label(), true);
-        count("bound_rejected", d.options().stream().anyMatch(o -> o.rejected() != null && o.rejected().contains("bound")));
+        count(
+            "bound_rejected",
+            d.options().stream()
+                .anyMatch(o -> o.rejected() != null && o.rejected().contains("bound")));
       }
       count("replay_only", flats.stream().anyMatch(f -> !failing.contains(f.copy.srcName())));
       count("convert", !plan.converts().isEmpty());
       count("fallback", !plan.fallback().isEmpty());
-      count("multi_shard_staging", plan.stagedShards().stream().map(StagedShard::srcName).distinct()
-          .anyMatch(s -> plan.stagedShards().stream().filter(z -> z.srcName().equals(s)).count() > 1));
-      long expectedDescriptors = plan.segments().size() + plan.stagedShards().size()
-          + plan.fullPulls().stream().mapToLong(f -> f.segments().size()).sum()
-          + plan.converts().stream().mapToLong(c -> c.segments().size()).sum();
+      count(
+          "multi_shard_staging",
+          plan.stagedShards().stream()
+              .map(StagedShard::srcName)
+              .distinct()
+              .anyMatch(
+                  s ->
+                      plan.stagedShards().stream().filter(z -> z.srcName().equals(s)).count() > 1));
+      long expectedDescriptors =
+          plan.segments().size()
+              + plan.stagedShards().size()
+              + plan.fullPulls().stream().mapToLong(f -> f.segments().size()).sum()
+              + plan.converts().stream().mapToLong(c -> c.segments().size()).sum();
       assertEquals(expectedDescriptors, plan.descriptorCount());
 
       paramSize.forEach((p, n) -> x.param(p, n, paramType.get(p)));
@@ -177,8 +232,15 @@ class ShardStagingPropertyTest {
         for (long j = 0; j < f.tensor.shape().numel(); j++) {
           long got = x.get(f.copy.paramName(), j);
           if (got != f.tensor.value(j)) {
-            throw new AssertionFailedError("flattened '" + f.copy.srcName() + "' element " + j + " is " + got
-                + ", the naive gather says " + f.tensor.value(j));
+            throw new AssertionFailedError(
+                "flattened '"
+                    + f.copy.srcName()
+                    + "' element "
+                    + j
+                    + " is "
+                    + got
+                    + ", the naive gather says "
+                    + f.tensor.value(j));
           }
         }
       }
@@ -186,11 +248,15 @@ class ShardStagingPropertyTest {
     }
   }
 
-  /** No destination element is written by two staged copies; every staged copy stays inside its shard. */
+  /**
+   * No destination element is written by two staged copies; every staged copy stays inside its
+   * shard.
+   */
   private static void checkStagedWritesOnce(TransferPlan plan, Map<String, Long> paramSize) {
     Map<String, int[]> hits = new HashMap<>();
     for (StagedShard st : plan.stagedShards()) {
-      assertEquals(StagedShard.stagingName(st.srcName(), st.shardIndex()), st.segment().paramName());
+      assertEquals(
+          StagedShard.stagingName(st.srcName(), st.shardIndex()), st.segment().paramName());
       assertEquals(0, st.segment().dstByte());
       for (RecordedCopy c : st.copies()) {
         long[] shape = c.destShape().dims();
@@ -204,7 +270,8 @@ class ShardStagingPropertyTest {
             off += idx[d] * stride[d];
           }
           if (++h[(int) off] > 1) {
-            throw new AssertionFailedError("staged copies write element " + off + " of '" + c.paramName() + "' twice");
+            throw new AssertionFailedError(
+                "staged copies write element " + off + " of '" + c.paramName() + "' twice");
           }
           for (int d = shape.length - 1; d >= 0; d--) {
             if (++idx[d] < shape[d]) {
@@ -216,7 +283,8 @@ class ShardStagingPropertyTest {
       }
     }
     for (FullPullSource f : plan.fullPulls()) {
-      assertTrue(plan.decision(f.srcName()) != null, "full pull of " + f.srcName() + " has a decision");
+      assertTrue(
+          plan.decision(f.srcName()) != null, "full pull of " + f.srcName() + " has a decision");
     }
   }
 }

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The narrow-only fast path of {@link SliceResolver} agrees with the general replay wherever it answers. */
+/**
+ * The narrow-only fast path of {@link SliceResolver} agrees with the general replay wherever it
+ * answers.
+ */
 class SliceResolverFastPathTest {
 
   @Test

@@ -28,7 +28,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §11 {@code test_reshard_refit_transfer.py}: {@code plan_transfer}, bounding, converts, fallback. */
+/**
+ * MX §11 {@code test_reshard_refit_transfer.py}: {@code plan_transfer}, bounding, converts,
+ * fallback.
+ */
 class TransferPlanTest {
   private static final Shape G = Shape.of(4, 8);
   private final ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
@@ -42,21 +45,35 @@ class TransferPlanTest {
   }
 
   private static RecordedCopy col(String src, String param, long start) {
-    return RecordedCopy.contiguous(src, List.of(OpSpec.narrow(1, start, 4)), param, 0, Shape.of(4, 4), DType.F32);
+    return RecordedCopy.contiguous(
+        src, List.of(OpSpec.narrow(1, start, 4)), param, 0, Shape.of(4, 4), DType.F32);
   }
 
   @Test
   void capturePlanPullEqualsTheLoaderGroundTruth() {
-    // a column-parallel and a row-parallel parameter of a TP=2 receiver, rank 1, from two publishers
+    // a column-parallel and a row-parallel parameter of a TP=2 receiver, rank 1, from two
+    // publishers
     try (MemExecution x = new MemExecution()) {
       GlobalTensor qw = new GlobalTensor("q.weight", G, DType.F32, 1);
       GlobalTensor ow = new GlobalTensor("o.weight", G, DType.F32, 2);
-      Map<String, SourceInfo> sources = Map.of(
-          "q.weight", x.source(qw, List.of("t0", "t1"), List.of(new long[][] {{0, 0}, {2, 8}}, new long[][] {{2, 0}, {2, 8}})),
-          "o.weight", x.source(ow, List.of("t0", "t1"), List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}})));
-      List<RecordedCopy> copies = List.of(
-          RecordedCopy.contiguous("q.weight", List.of(OpSpec.narrow(0, 2, 2)), "q", 0, Shape.of(2, 8), DType.F32),
-          RecordedCopy.contiguous("o.weight", List.of(OpSpec.narrow(1, 4, 4)), "o", 0, Shape.of(4, 4), DType.F32));
+      Map<String, SourceInfo> sources =
+          Map.of(
+              "q.weight",
+                  x.source(
+                      qw,
+                      List.of("t0", "t1"),
+                      List.of(new long[][] {{0, 0}, {2, 8}}, new long[][] {{2, 0}, {2, 8}})),
+              "o.weight",
+                  x.source(
+                      ow,
+                      List.of("t0", "t1"),
+                      List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}})));
+      List<RecordedCopy> copies =
+          List.of(
+              RecordedCopy.contiguous(
+                  "q.weight", List.of(OpSpec.narrow(0, 2, 2)), "q", 0, Shape.of(2, 8), DType.F32),
+              RecordedCopy.contiguous(
+                  "o.weight", List.of(OpSpec.narrow(1, 4, 4)), "o", 0, Shape.of(4, 4), DType.F32));
       x.param("q", 16, DType.F32);
       x.param("o", 16, DType.F32);
       TransferPlan plan = planner.plan(CaptureResult.of(copies), sources, 64);
@@ -78,7 +95,8 @@ class TransferPlanTest {
     try (MemExecution x = new MemExecution()) {
       GlobalTensor w = new GlobalTensor("w", Shape.of(2, 3), DType.I32, 3);
       SourceInfo src = x.source(w, List.of("a"), List.<long[][]>of(new long[][] {{0, 0}, {2, 3}}));
-      RecordedCopy c = new RecordedCopy("w", List.of(), "p", 1, Shape.of(2, 3), new long[] {1, 2}, DType.I32);
+      RecordedCopy c =
+          new RecordedCopy("w", List.of(), "p", 1, Shape.of(2, 3), new long[] {1, 2}, DType.I32);
       x.param("p", 7, DType.I32);
       TransferPlan plan = planner.plan(CaptureResult.of(List.of(c)), Map.of("w", src), 64);
       assertEquals(6, plan.segments().size());
@@ -94,7 +112,8 @@ class TransferPlanTest {
 
   @Test
   void descriptorHeavyCopyBecomesOneFullPull() {
-    TransferPlan plan = planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", whole(1000)), 3);
+    TransferPlan plan =
+        planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", whole(1000)), 3);
     assertEquals(List.of(), plan.segments());
     assertEquals(1, plan.fullPulls().size());
     FullPullSource f = plan.fullPulls().get(0);
@@ -111,27 +130,39 @@ class TransferPlanTest {
 
   @Test
   void thresholdIsStrictlyGreater() {
-    TransferPlan plan = planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", whole(1000)), 4);
+    TransferPlan plan =
+        planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", whole(1000)), 4);
     assertEquals(4, plan.segments().size());
     assertEquals(List.of(), plan.fullPulls());
   }
 
   @Test
   void fullPullPartitionSortsShardsByRow() {
-    SourceInfo src = new SourceInfo(G, DType.F32, List.of(
-        shard(new long[] {3, 0}, Shape.of(1, 8), "c", 9000),
-        shard(new long[] {0, 0}, Shape.of(3, 8), "a", 1000)));
-    TransferPlan plan = planner.plan(CaptureResult.of(List.of(col("w", "p", 4))), Map.of("w", src), 1);
-    assertEquals(List.of(new PullSegment("a", 1000, "w", 0, 96), new PullSegment("c", 9000, "w", 96, 32)),
+    SourceInfo src =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                shard(new long[] {3, 0}, Shape.of(1, 8), "c", 9000),
+                shard(new long[] {0, 0}, Shape.of(3, 8), "a", 1000)));
+    TransferPlan plan =
+        planner.plan(CaptureResult.of(List.of(col("w", "p", 4))), Map.of("w", src), 1);
+    assertEquals(
+        List.of(new PullSegment("a", 1000, "w", 0, 96), new PullSegment("c", 9000, "w", 96, 32)),
         plan.fullPulls().get(0).segments());
   }
 
   @Test
   void nonDim0ShardsStayExactAndUnbounded() {
-    SourceInfo src = new SourceInfo(G, DType.F32, List.of(
-        shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000),
-        shard(new long[] {0, 4}, Shape.of(4, 4), "b", 5000)));
-    RecordedCopy c = RecordedCopy.contiguous("w", List.of(OpSpec.narrow(0, 0, 4)), "p", 0, G, DType.F32);
+    SourceInfo src =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000),
+                shard(new long[] {0, 4}, Shape.of(4, 4), "b", 5000)));
+    RecordedCopy c =
+        RecordedCopy.contiguous("w", List.of(OpSpec.narrow(0, 0, 4)), "p", 0, G, DType.F32);
     TransferPlan plan = planner.plan(CaptureResult.of(List.of(c)), Map.of("w", src), 2);
     assertEquals(List.of("w"), plan.unboundedSources());
     assertEquals(List.of(), plan.fullPulls());
@@ -143,9 +174,12 @@ class TransferPlanTest {
 
   @Test
   void oneHeavyCopyPullsTheWholeSourceWithAllItsCopies() {
-    RecordedCopy light = RecordedCopy.contiguous("w", List.of(OpSpec.narrow(0, 0, 1)), "p0", 0, Shape.of(1, 8), DType.F32);
+    RecordedCopy light =
+        RecordedCopy.contiguous(
+            "w", List.of(OpSpec.narrow(0, 0, 1)), "p0", 0, Shape.of(1, 8), DType.F32);
     RecordedCopy heavy = col("w", "p1", 4);
-    TransferPlan plan = planner.plan(CaptureResult.of(List.of(light, heavy)), Map.of("w", whole(1000)), 2);
+    TransferPlan plan =
+        planner.plan(CaptureResult.of(List.of(light, heavy)), Map.of("w", whole(1000)), 2);
     assertEquals(List.of(), plan.segments());
     assertEquals(List.of(light, heavy), plan.fullPulls().get(0).copies());
     assertEquals(5, plan.exactDescriptorCount());
@@ -154,7 +188,9 @@ class TransferPlanTest {
 
   @Test
   void dtypeMismatchPlansIntoConvertStaging() {
-    RecordedCopy c = RecordedCopy.contiguous("w", List.of(OpSpec.narrow(1, 4, 4)), "p", 16, Shape.of(4, 4), DType.F64);
+    RecordedCopy c =
+        RecordedCopy.contiguous(
+            "w", List.of(OpSpec.narrow(1, 4, 4)), "p", 16, Shape.of(4, 4), DType.F64);
     TransferPlan plan = planner.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000)), 1);
     assertEquals(List.of(), plan.segments());
     assertEquals(List.of(), plan.fullPulls(), "converts are never bounded");
@@ -163,12 +199,15 @@ class TransferPlanTest {
     assertEquals("p", cs.paramName());
     assertEquals(Shape.of(4, 4), cs.destShape());
     assertEquals(DType.F32, cs.srcDtype());
-    // staging is contiguous (4, 4) at the wire dtype, offset 0 (the copy's dest offset does not apply)
-    assertEquals(List.of(
-        new PullSegment("a", 1000 + 16, "p", 0, 16),
-        new PullSegment("a", 1000 + 48, "p", 16, 16),
-        new PullSegment("a", 1000 + 80, "p", 32, 16),
-        new PullSegment("a", 1000 + 112, "p", 48, 16)), cs.segments());
+    // staging is contiguous (4, 4) at the wire dtype, offset 0 (the copy's dest offset does not
+    // apply)
+    assertEquals(
+        List.of(
+            new PullSegment("a", 1000 + 16, "p", 0, 16),
+            new PullSegment("a", 1000 + 48, "p", 16, 16),
+            new PullSegment("a", 1000 + 80, "p", 32, 16),
+            new PullSegment("a", 1000 + 112, "p", 48, 16)),
+        cs.segments());
     assertEquals(4, plan.exactDescriptorCount());
     assertEquals(64, plan.exactBytes());
   }
@@ -193,21 +232,33 @@ class TransferPlanTest {
     sources.put("good", whole(1000));
     sources.put("bad_op", whole(2000));
     sources.put("captured_bad", whole(3000));
-    List<RecordedCopy> copies = List.of(
-        RecordedCopy.contiguous("captured_bad", List.of(), "p0", 0, G, DType.F32),
-        col("bad_op", "p1", 0),
-        RecordedCopy.contiguous("missing", List.of(), "p2", 0, G, DType.F32),
-        RecordedCopy.contiguous("bad_op", List.of(OpSpec.of("expand", 4L, 8L)), "p1", 0, G, DType.F32),
-        col("good", "p3", 0),
-        RecordedCopy.contiguous("missing", List.of(), "p4", 0, G, DType.F32));
-    CaptureResult capture = new CaptureResult(copies, List.of("captured_bad", "no_reason"), 0,
-        Map.of("captured_bad", "unsupported op 'foo' on lazy 'captured_bad' (chain=[])"));
+    List<RecordedCopy> copies =
+        List.of(
+            RecordedCopy.contiguous("captured_bad", List.of(), "p0", 0, G, DType.F32),
+            col("bad_op", "p1", 0),
+            RecordedCopy.contiguous("missing", List.of(), "p2", 0, G, DType.F32),
+            RecordedCopy.contiguous(
+                "bad_op", List.of(OpSpec.of("expand", 4L, 8L)), "p1", 0, G, DType.F32),
+            col("good", "p3", 0),
+            RecordedCopy.contiguous("missing", List.of(), "p4", 0, G, DType.F32));
+    CaptureResult capture =
+        new CaptureResult(
+            copies,
+            List.of("captured_bad", "no_reason"),
+            0,
+            Map.of("captured_bad", "unsupported op 'foo' on lazy 'captured_bad' (chain=[])"));
     TransferPlan plan = planner.plan(capture, sources, 64);
     assertEquals(List.of("captured_bad", "no_reason", "missing", "bad_op"), plan.fallback());
-    assertEquals("unsupported op 'foo' on lazy 'captured_bad' (chain=[])", plan.fallbackReasons().get("captured_bad"));
+    assertEquals(
+        "unsupported op 'foo' on lazy 'captured_bad' (chain=[])",
+        plan.fallbackReasons().get("captured_bad"));
     assertEquals(ReshardPlanner.CAUSE_NOT_RECORDED, plan.fallbackReasons().get("no_reason"));
-    assertTrue(plan.fallbackReasons().get("missing").contains("not published"), plan.fallbackReasons().toString());
-    assertTrue(plan.fallbackReasons().get("bad_op").contains("'expand'"), plan.fallbackReasons().toString());
+    assertTrue(
+        plan.fallbackReasons().get("missing").contains("not published"),
+        plan.fallbackReasons().toString());
+    assertTrue(
+        plan.fallbackReasons().get("bad_op").contains("'expand'"),
+        plan.fallbackReasons().toString());
     // only the good source is read; bad_op's first (plannable) copy is dropped with it
     for (PullSegment s : plan.allSegments()) {
       assertTrue(s.srcAddr() >= 1000 && s.srcAddr() + s.nbytes() <= 1128, s.toString());
@@ -221,17 +272,27 @@ class TransferPlanTest {
   void exactDescriptorsAreWhatExecutionReads() {
     try (MemExecution x = new MemExecution()) {
       GlobalTensor w = new GlobalTensor("w", G, DType.F32, 4);
-      SourceInfo src = x.source(w, List.of("a", "b"), List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}}));
+      SourceInfo src =
+          x.source(
+              w,
+              List.of("a", "b"),
+              List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}}));
       x.param("p", 32, DType.F32);
-      TransferPlan plan = planner.plan(CaptureResult.of(List.of(
-          RecordedCopy.contiguous("w", List.of(), "p", 0, G, DType.F32))), Map.of("w", src), 64);
+      TransferPlan plan =
+          planner.plan(
+              CaptureResult.of(
+                  List.of(RecordedCopy.contiguous("w", List.of(), "p", 0, G, DType.F32))),
+              Map.of("w", src),
+              64);
       List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, x::base);
       x.execute(plan);
       assertEquals(exact, x.lastReads());
       assertEquals(8, exact.size());
       for (int i = 0; i < 8; i++) {
         PullSegment s = plan.segments().get(i);
-        assertEquals(new ReadDescriptor(s.session(), s.srcAddr(), x.base("p") + s.dstByte(), s.nbytes()), exact.get(i));
+        assertEquals(
+            new ReadDescriptor(s.session(), s.srcAddr(), x.base("p") + s.dstByte(), s.nbytes()),
+            exact.get(i));
       }
     }
   }
@@ -239,54 +300,93 @@ class TransferPlanTest {
   @Test
   void thresholdComesFromTheEnvironmentAtCallTime() {
     RecordedCopy c = col("w", "p", 0);
-    ReshardPlanner fromEnv = new ReshardPlanner(Settings.of(Map.of(), Map.of(ReshardPlanner.MAX_SEGMENTS_ENV, "3")));
+    ReshardPlanner fromEnv =
+        new ReshardPlanner(Settings.of(Map.of(), Map.of(ReshardPlanner.MAX_SEGMENTS_ENV, "3")));
     assertEquals(3, fromEnv.maxSegmentsPerCopy());
-    assertEquals(1, fromEnv.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000))).fullPulls().size());
+    assertEquals(
+        1, fromEnv.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000))).fullPulls().size());
     assertEquals(64, planner.maxSegmentsPerCopy());
-    ReshardPlanner zero = new ReshardPlanner(Settings.of(Map.of(), Map.of(ReshardPlanner.MAX_SEGMENTS_ENV, "0")));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> zero.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000))));
+    ReshardPlanner zero =
+        new ReshardPlanner(Settings.of(Map.of(), Map.of(ReshardPlanner.MAX_SEGMENTS_ENV, "0")));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> zero.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000))));
     assertTrue(e.getMessage().contains(ReshardPlanner.MAX_SEGMENTS_ENV), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> planner.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000)), 0));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> planner.plan(CaptureResult.of(List.of(c)), Map.of("w", whole(1000)), 0));
   }
 
   @Test
   void malformedShardsAreErrorsNamingSourceAndShard() {
-    SourceInfo outside = new SourceInfo(G, DType.F32, List.of(shard(new long[] {2, 0}, Shape.of(3, 8), "a", 1000)));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", outside), 64));
+    SourceInfo outside =
+        new SourceInfo(G, DType.F32, List.of(shard(new long[] {2, 0}, Shape.of(3, 8), "a", 1000)));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                planner.plan(
+                    CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", outside), 64));
     assertTrue(e.getMessage().contains("source 'w' shard #0 (session 'a')"), e.getMessage());
     assertTrue(e.getMessage().contains("outside the global shape"), e.getMessage());
 
-    SourceInfo overlapping = new SourceInfo(G, DType.F32, List.of(
-        shard(new long[] {0, 0}, Shape.of(2, 8), "a", 1000),
-        shard(new long[] {1, 0}, Shape.of(3, 8), "b", 5000)));
-    e = assertThrows(IllegalArgumentException.class,
-        () -> planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", overlapping), 64));
+    SourceInfo overlapping =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                shard(new long[] {0, 0}, Shape.of(2, 8), "a", 1000),
+                shard(new long[] {1, 0}, Shape.of(3, 8), "b", 5000)));
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                planner.plan(
+                    CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", overlapping), 64));
     assertTrue(e.getMessage().contains("shards #0 (session 'a'"), e.getMessage());
     assertTrue(e.getMessage().contains("#1 (session 'b'"), e.getMessage());
 
-    SourceInfo wrongElsize = new SourceInfo(G, DType.F32, List.of(new Shard(new long[] {0, 0}, G, "a", 1000, 2, null)));
-    e = assertThrows(IllegalArgumentException.class,
-        () -> planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", wrongElsize), 64));
+    SourceInfo wrongElsize =
+        new SourceInfo(G, DType.F32, List.of(new Shard(new long[] {0, 0}, G, "a", 1000, 2, null)));
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                planner.plan(
+                    CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", wrongElsize), 64));
     assertTrue(e.getMessage().contains("element size 2"), e.getMessage());
 
     // identical replicas overlap legally
-    SourceInfo replicas = new SourceInfo(G, DType.F32, List.of(
-        shard(new long[] {0, 0}, G, "a", 1000), shard(new long[] {0, 0}, G, "b", 5000)));
-    assertEquals(8, planner.plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", replicas), 64)
-        .segments().size());
+    SourceInfo replicas =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                shard(new long[] {0, 0}, G, "a", 1000), shard(new long[] {0, 0}, G, "b", 5000)));
+    assertEquals(
+        8,
+        planner
+            .plan(CaptureResult.of(List.of(col("w", "p", 0))), Map.of("w", replicas), 64)
+            .segments()
+            .size());
   }
 
   @Test
   void stagedPlanningPullsSourcesWithoutARecoverableCopyWhole() {
-    SourceInfo cols = new SourceInfo(G, DType.F32, List.of(
-        shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000),
-        shard(new long[] {0, 4}, Shape.of(4, 4), "b", 5000)));
+    SourceInfo cols =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000),
+                shard(new long[] {0, 4}, Shape.of(4, 4), "b", 5000)));
     RecordedCopy sliced = col("sliced", "p0", 4);
     RecordedCopy direct = RecordedCopy.contiguous("direct", List.of(), "p1", 0, G, DType.F32);
-    TransferPlan plan = planner.planStaged(CaptureResult.of(List.of(sliced, direct)),
-        Map.of("sliced", cols, "direct", whole(9000)));
+    TransferPlan plan =
+        planner.planStaged(
+            CaptureResult.of(List.of(sliced, direct)),
+            Map.of("sliced", cols, "direct", whole(9000)));
     assertEquals(List.of(new PullSegment("a", 9000, "p1", 0, 128)), plan.segments());
     assertEquals(1, plan.fullPulls().size());
     FullPullSource f = plan.fullPulls().get(0);
@@ -295,13 +395,17 @@ class TransferPlanTest {
     // an identity copy over column shards: four rows of 16 bytes from each
     assertEquals(8, f.segments().size());
     assertEquals(new PullSegment("b", 5000, "sliced", 16, 16), f.segments().get(4));
-    // exact baseline: the direct copy (1 run) plus what the slice would have cost (shard b whole, 1 run)
+    // exact baseline: the direct copy (1 run) plus what the slice would have cost (shard b whole, 1
+    // run)
     assertEquals(1 + 1, plan.exactDescriptorCount());
     assertEquals(128 + 64, plan.exactBytes());
 
-    SourceInfo holes = new SourceInfo(G, DType.F32, List.of(shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000)));
-    UnsupportedReshardException e = assertThrows(UnsupportedReshardException.class,
-        () -> planner.planStaged(CaptureResult.of(List.of(sliced)), Map.of("sliced", holes)));
+    SourceInfo holes =
+        new SourceInfo(G, DType.F32, List.of(shard(new long[] {0, 0}, Shape.of(4, 4), "a", 1000)));
+    UnsupportedReshardException e =
+        assertThrows(
+            UnsupportedReshardException.class,
+            () -> planner.planStaged(CaptureResult.of(List.of(sliced)), Map.of("sliced", holes)));
     assertTrue(e.getMessage().startsWith(ReshardPlanner.STAGED_UNRECOVERABLE), e.getMessage());
   }
 
@@ -309,10 +413,20 @@ class TransferPlanTest {
   void stagedPlanningReconstructsThroughTheMemTransport() {
     try (MemExecution x = new MemExecution()) {
       GlobalTensor w = new GlobalTensor("w", G, DType.F32, 11);
-      SourceInfo src = x.source(w, List.of("a", "b"), List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}}));
+      SourceInfo src =
+          x.source(
+              w,
+              List.of("a", "b"),
+              List.of(new long[][] {{0, 0}, {4, 4}}, new long[][] {{0, 4}, {4, 4}}));
       // a transposed copy of a column slice: replayable locally, and cast to f64 while replaying
-      RecordedCopy c = RecordedCopy.contiguous("w", List.of(OpSpec.narrow(1, 2, 4), OpSpec.of("t")), "p", 0,
-          Shape.of(4, 4), DType.F64);
+      RecordedCopy c =
+          RecordedCopy.contiguous(
+              "w",
+              List.of(OpSpec.narrow(1, 2, 4), OpSpec.of("t")),
+              "p",
+              0,
+              Shape.of(4, 4),
+              DType.F64);
       x.param("p", 16, DType.F64);
       TransferPlan plan = planner.planStaged(CaptureResult.of(List.of(c)), Map.of("w", src));
       assertEquals(List.of(), plan.converts());
@@ -344,8 +458,12 @@ class TransferPlanTest {
     reasons.add("  b cause on lazy 'x'");
     reasons.add("a cause");
     List<UnsupportedCause> top = ReshardPlanner.summarizeUnsupported(reasons, 3);
-    assertEquals(List.of(new UnsupportedCause("unsupported op 'index_select'", 5),
-        new UnsupportedCause("a cause", 1), new UnsupportedCause("b cause", 1)), top);
+    assertEquals(
+        List.of(
+            new UnsupportedCause("unsupported op 'index_select'", 5),
+            new UnsupportedCause("a cause", 1),
+            new UnsupportedCause("b cause", 1)),
+        top);
     assertEquals(4, ReshardPlanner.summarizeUnsupported(reasons, null).size());
     assertEquals("5 x unsupported op 'index_select'", top.get(0).toString());
   }

@@ -18,23 +18,30 @@ import java.util.TreeSet;
 
 /**
  * The coverage record and gate (ModelExpress §4.5), computed from engine parameter bytes before any
- * fallback rejection. A parameter counts as covered when at least one copy writes it (per parameter, not
- * per element).
+ * fallback rejection. A parameter counts as covered when at least one copy writes it (per
+ * parameter, not per element).
  *
  * @param record the {@code refit-coverage-v1} fields, in order
  * @param coverage destination bytes / engine bytes (0 when the engine has no bytes)
  * @param complete no parameter missed, nothing unsupported, no fallback
  * @param missing parameters of the engine layout no copy writes, sorted
  */
-public record Coverage(Map<String, Object> record, double coverage, boolean complete, List<String> missing,
-    long destBytes, long engineBytes) {
+public record Coverage(
+    Map<String, Object> record,
+    double coverage,
+    boolean complete,
+    List<String> missing,
+    long destBytes,
+    long engineBytes) {
   /** Tag of the log line. */
   public static final String TAG = "MX_REFIT_COVERAGE";
+
   public static final String SCHEMA = "refit-coverage-v1";
   private static final int SAMPLE = 10;
 
   /** Computes the record for a capture and its plan. */
-  public static Coverage of(int rank, CaptureResult capture, Map<String, ParamSpec> paramLayout, TransferPlan plan) {
+  public static Coverage of(
+      int rank, CaptureResult capture, Map<String, ParamSpec> paramLayout, TransferPlan plan) {
     Set<String> installed = new TreeSet<>();
     for (RecordedCopy c : capture.copies()) {
       installed.add(c.paramName());
@@ -54,11 +61,13 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
     missed.sort(null);
     double coverage = engineBytes == 0 ? 0.0 : (double) destBytes / engineBytes;
     List<String> unsupportedSample = new ArrayList<>();
-    for (String name : capture.unsupported().subList(0, Math.min(SAMPLE, capture.unsupported().size()))) {
+    for (String name :
+        capture.unsupported().subList(0, Math.min(SAMPLE, capture.unsupported().size()))) {
       unsupportedSample.add(truncate(name, 120));
     }
     List<Map<String, Object>> causes = new ArrayList<>();
-    for (UnsupportedCause c : ReshardPlanner.summarizeUnsupported(capture.unsupportedReasons(), SAMPLE)) {
+    for (UnsupportedCause c :
+        ReshardPlanner.summarizeUnsupported(capture.unsupportedReasons(), SAMPLE)) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("cause", truncate(c.cause(), 200));
       m.put("sources", c.count());
@@ -73,7 +82,9 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
     r.put("engine_bytes", engineBytes);
     r.put("coverage_pct", Rounding.round(100.0 * coverage, 4));
     r.put("params_never_written", missed.size());
-    r.put("params_never_written_sample", List.copyOf(missed.subList(0, Math.min(SAMPLE, missed.size()))));
+    r.put(
+        "params_never_written_sample",
+        List.copyOf(missed.subList(0, Math.min(SAMPLE, missed.size()))));
     r.put("copies_captured", capture.copies().size());
     r.put("unsupported", capture.unsupported().size());
     r.put("unsupported_sample", unsupportedSample);
@@ -86,9 +97,15 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
     r.put("unbounded_sources", plan.unboundedSources().size());
     r.put("converts", plan.converts().size());
     r.put("fallback", plan.fallback().size());
-    boolean complete = missed.isEmpty() && capture.unsupported().isEmpty() && plan.fallback().isEmpty();
-    return new Coverage(java.util.Collections.unmodifiableMap(r), coverage, complete, List.copyOf(missed),
-        destBytes, engineBytes);
+    boolean complete =
+        missed.isEmpty() && capture.unsupported().isEmpty() && plan.fallback().isEmpty();
+    return new Coverage(
+        java.util.Collections.unmodifiableMap(r),
+        coverage,
+        complete,
+        List.copyOf(missed),
+        destBytes,
+        engineBytes);
   }
 
   /** Emits the record: INFO when complete, WARNING otherwise. */
@@ -97,8 +114,8 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
   }
 
   /**
-   * The gate: off unless {@code MX_RESHARD_REQUIRE_FULL_COVERAGE}; then the floor
-   * ({@code MX_RESHARD_COVERAGE_FLOOR}, default 0.995) must lie in [0, 1] and coverage must reach it.
+   * The gate: off unless {@code MX_RESHARD_REQUIRE_FULL_COVERAGE}; then the floor ({@code
+   * MX_RESHARD_COVERAGE_FLOOR}, default 0.995) must lie in [0, 1] and coverage must reach it.
    *
    * @throws IllegalArgumentException when the gate is on and the floor is out of range
    * @throws IncompleteRefitException naming the byte shortfall and up to five missing parameters
@@ -109,15 +126,24 @@ public record Coverage(Map<String, Object> record, double coverage, boolean comp
     }
     double floor = RefitFlag.COVERAGE_FLOOR.number(settings);
     if (!(floor >= 0 && floor <= 1)) {
-      throw new IllegalArgumentException(RefitFlag.COVERAGE_FLOOR.env() + "=" + floor + " must lie in [0, 1]");
+      throw new IllegalArgumentException(
+          RefitFlag.COVERAGE_FLOOR.env() + "=" + floor + " must lie in [0, 1]");
     }
     if (coverage < floor) {
       List<String> sample = missing.subList(0, Math.min(5, missing.size()));
-      throw new IncompleteRefitException(String.format(Locale.ROOT,
-          "refit would write %.4f%% of the engine's parameter bytes, below the floor of %.4f%% (%s): %d of %d bytes"
-              + " never written; %d parameter(s) never written, e.g. %s",
-          100 * coverage, 100 * floor, RefitFlag.COVERAGE_FLOOR.env(), engineBytes - destBytes, engineBytes,
-          missing.size(), sample), sample);
+      throw new IncompleteRefitException(
+          String.format(
+              Locale.ROOT,
+              "refit would write %.4f%% of the engine's parameter bytes, below the floor of %.4f%% (%s): %d of %d bytes"
+                  + " never written; %d parameter(s) never written, e.g. %s",
+              100 * coverage,
+              100 * floor,
+              RefitFlag.COVERAGE_FLOOR.env(),
+              engineBytes - destBytes,
+              engineBytes,
+              missing.size(),
+              sample),
+          sample);
     }
   }
 

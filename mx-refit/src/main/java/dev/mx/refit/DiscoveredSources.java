@@ -6,10 +6,11 @@ import java.util.Map;
 
 /**
  * What discovery found: the merged source tensors (name to shape, dtype and shards), per transport
- * session the peer metadata blob the receiver passes to {@code Transport.connect} for sessions its plan
- * reads from, and the one training step every table carried (null when the tables carry none).
+ * session the peer metadata blob the receiver passes to {@code Transport.connect} for sessions its
+ * plan reads from, and the one training step every table carried (null when the tables carry none).
  */
-public record DiscoveredSources(Map<String, SourceInfo> sources, Map<String, byte[]> peerMetadata, Long step) {
+public record DiscoveredSources(
+    Map<String, SourceInfo> sources, Map<String, byte[]> peerMetadata, Long step) {
 
   public DiscoveredSources {
     sources = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(sources));

@@ -2,8 +2,8 @@ package dev.mx.refit;
 
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.refit.Installer;
-import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Collections;
@@ -13,10 +13,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An engine's live weights in native memory, installed by copying: {@link #install} copies every
- * receive buffer into the live parameter of the same name. Because the receiver calls it only after a
- * refit fully succeeded, a failed refit never touches these bytes. Useful as the installer of a simple
- * engine, of {@code mx demo}, and of tests. With device {@link MemoryOps} the live parameters are device
- * memory and installs copy device to device.
+ * receive buffer into the live parameter of the same name. Because the receiver calls it only after
+ * a refit fully succeeded, a failed refit never touches these bytes. Useful as the installer of a
+ * simple engine, of {@code mx demo}, and of tests. With device {@link MemoryOps} the live
+ * parameters are device memory and installs copy device to device.
  */
 public final class LiveWeights implements Installer, AutoCloseable {
   private final Arena arena = Arena.ofShared();
@@ -25,8 +25,10 @@ public final class LiveWeights implements Installer, AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile long installs;
   private volatile long lastStep = -1;
+
   /** Null for host memory. */
   private final MemoryOps device;
+
   private final java.util.List<MemoryRegistration> deviceMemory = new java.util.ArrayList<>();
 
   /** Allocates zeroed live parameters for the given layout. */
@@ -34,7 +36,10 @@ public final class LiveWeights implements Installer, AutoCloseable {
     this(layout, null);
   }
 
-  /** As {@link #LiveWeights(Map)}, in the memory of {@code device} (host memory when null or of host kind). */
+  /**
+   * As {@link #LiveWeights(Map)}, in the memory of {@code device} (host memory when null or of host
+   * kind).
+   */
   public LiveWeights(Map<String, ParamSpec> layout, MemoryOps device) {
     this.device = device != null && device.kind().isDevice() ? device : null;
     this.layout = Collections.unmodifiableMap(new LinkedHashMap<>(layout));
@@ -60,7 +65,10 @@ public final class LiveWeights implements Installer, AutoCloseable {
     return device == null ? dev.mx.api.transport.MemoryKind.HOST : device.kind();
   }
 
-  /** Copies live parameter {@code name} into host memory {@code host} (its size), from wherever it lives. */
+  /**
+   * Copies live parameter {@code name} into host memory {@code host} (its size), from wherever it
+   * lives.
+   */
   public void readInto(String name, MemorySegment host) {
     MemorySegment s = parameter(name);
     if (device == null) {
@@ -73,7 +81,8 @@ public final class LiveWeights implements Installer, AutoCloseable {
   /**
    * Copies each buffer into its live parameter.
    *
-   * @throws IllegalArgumentException naming a parameter that is unknown or of another size (before any copy)
+   * @throws IllegalArgumentException naming a parameter that is unknown or of another size (before
+   *     any copy)
    */
   @Override
   public synchronized void install(long step, Map<String, MemorySegment> receiveBuffers) {
@@ -83,9 +92,13 @@ public final class LiveWeights implements Installer, AutoCloseable {
     for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
       MemorySegment target = live.get(e.getKey());
       if (target == null || target.byteSize() != e.getValue().byteSize()) {
-        throw new IllegalArgumentException("cannot install parameter '" + e.getKey() + "' of "
-            + e.getValue().byteSize() + " bytes: live parameter "
-            + (target == null ? "does not exist" : "has " + target.byteSize() + " bytes"));
+        throw new IllegalArgumentException(
+            "cannot install parameter '"
+                + e.getKey()
+                + "' of "
+                + e.getValue().byteSize()
+                + " bytes: live parameter "
+                + (target == null ? "does not exist" : "has " + target.byteSize() + " bytes"));
       }
     }
     for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
@@ -100,13 +113,14 @@ public final class LiveWeights implements Installer, AutoCloseable {
   }
 
   /**
-   * The live parameter (read it; it changes only inside {@link #install}); device memory when {@link #memory()}
-   * is a device: read it with {@link #readInto} then.
+   * The live parameter (read it; it changes only inside {@link #install}); device memory when
+   * {@link #memory()} is a device: read it with {@link #readInto} then.
    */
   public MemorySegment parameter(String name) {
     MemorySegment s = live.get(name);
     if (s == null) {
-      throw new IllegalArgumentException("no live parameter '" + name + "'; known: " + live.keySet());
+      throw new IllegalArgumentException(
+          "no live parameter '" + name + "'; known: " + live.keySet());
     }
     return s;
   }

@@ -13,9 +13,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The receiver's native memory: a few large slabs from one arena, each carved into named buffers and
- * registered with the transport once. Closing deregisters (reverse order), then frees the arena. With device
- * {@link MemoryOps} the slabs are that device's memory instead, registered with their memory kind.
+ * The receiver's native memory: a few large slabs from one arena, each carved into named buffers
+ * and registered with the transport once. Closing deregisters (reverse order), then frees the
+ * arena. With device {@link MemoryOps} the slabs are that device's memory instead, registered with
+ * their memory kind.
  */
 final class NativeBuffers implements AutoCloseable {
   /** Alignment of every carved buffer (a cache line; slabs themselves are page-aligned). */
@@ -25,8 +26,10 @@ final class NativeBuffers implements AutoCloseable {
   private final List<MemorySegment> slabs = new ArrayList<>();
   private final List<MemoryRegistration> registrations = new ArrayList<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+
   /** Null for host memory. */
   private final MemoryOps device;
+
   private final List<MemoryRegistration> deviceSlabs = new ArrayList<>();
 
   /** Host memory. */
@@ -40,8 +43,8 @@ final class NativeBuffers implements AutoCloseable {
   }
 
   /**
-   * Allocates one zeroed slab holding every named buffer of the given byte sizes, in order, each aligned
-   * to {@link #ALIGN}; returns the buffers by name. An empty map allocates nothing.
+   * Allocates one zeroed slab holding every named buffer of the given byte sizes, in order, each
+   * aligned to {@link #ALIGN}; returns the buffers by name. An empty map allocates nothing.
    */
   <K> Map<K, MemorySegment> carve(Map<K, Long> sizes) {
     if (sizes.isEmpty()) {
@@ -73,8 +76,10 @@ final class NativeBuffers implements AutoCloseable {
   /** Registers every slab allocated so far and not yet registered. */
   void registerAll(Transport transport) {
     for (int i = registrations.size(); i < slabs.size(); i++) {
-      registrations.add(device == null ? transport.register(slabs.get(i))
-          : transport.register(slabs.get(i), device.kind()));
+      registrations.add(
+          device == null
+              ? transport.register(slabs.get(i))
+              : transport.register(slabs.get(i), device.kind()));
     }
   }
 
@@ -99,8 +104,8 @@ final class NativeBuffers implements AutoCloseable {
         return s.asSlice(off, n);
       }
     }
-    throw new IllegalArgumentException("address 0x" + Long.toHexString(addr) + "+" + n
-        + " lies outside the receiver's buffers");
+    throw new IllegalArgumentException(
+        "address 0x" + Long.toHexString(addr) + "+" + n + " lies outside the receiver's buffers");
   }
 
   private static long align(long v) {

@@ -30,8 +30,8 @@ import dev.mx.refit.stage.ConvertMatch;
 import dev.mx.refit.stage.Descriptors;
 import dev.mx.refit.stage.ElementCoverage;
 import dev.mx.refit.stage.LocalCopies;
-import dev.mx.refit.stage.PlanGates;
 import dev.mx.refit.stage.PipelinedWire;
+import dev.mx.refit.stage.PlanGates;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.ShardStaging;
 import dev.mx.refit.stage.SourceChecks;
@@ -61,34 +61,39 @@ import org.slf4j.LoggerFactory;
  * The receiver side of a refit (ModelExpress §4), a short composition of named stages (package
  * {@code dev.mx.refit.stage}).
  *
- * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every source's
- * shards tile its shape) → capture the engine's geometry → plan → coverage record and the
- * {@link ElementCoverage} gate (every parameter element written exactly once) → {@link ShardStaging} (which
- * shards land whole in staging to be verified) → connect peers → allocate and register buffers once →
- * compile {@link LocalCopies} and the {@link ShardVerifier} per set of receive buffers.
+ * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every
+ * source's shards tile its shape) → capture the engine's geometry → plan → coverage record and the
+ * {@link ElementCoverage} gate (every parameter element written exactly once) → {@link
+ * ShardStaging} (which shards land whole in staging to be verified) → connect peers → allocate and
+ * register buffers once → compile {@link LocalCopies} and the {@link ShardVerifier} per set of
+ * receive buffers.
  *
- * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each peer's work —
- * staged shards verified then copied, digests of shards that landed whole — starting on the workers as soon
- * as that peer's reads landed) → {@link ThroughputCeiling} → re-slice of full pulls → casts → install →
- * {@link RefitReport}.
+ * <p>Every refit: {@link Descriptors} (cached) → {@link PipelinedWire} (the wire, with each peer's
+ * work — staged shards verified then copied, digests of shards that landed whole — starting on the
+ * workers as soon as that peer's reads landed) → {@link ThroughputCeiling} → re-slice of full pulls
+ * → casts → install → {@link RefitReport}.
  *
- * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed refit
- * installs nothing, leaves the engine's live weights untouched, and leaves the receiver usable for the
- * next step. With {@link ReceiverConfig#doubleBuffer()} the receiver alternates between two sets of
- * receive buffers, so the set the engine was last given is never written by a later refit until the next
- * successful install — an installer may then adopt the buffers without copying.
+ * <p>Atomicity: the {@link Installer} is called only after every step above succeeded. A failed
+ * refit installs nothing, leaves the engine's live weights untouched, and leaves the receiver
+ * usable for the next step. With {@link ReceiverConfig#doubleBuffer()} the receiver alternates
+ * between two sets of receive buffers, so the set the engine was last given is never written by a
+ * later refit until the next successful install — an installer may then adopt the buffers without
+ * copying.
  *
- * <p>Memory: receive buffers and staging are host memory unless {@link Builder#memory} names a device
- * ({@code cuda:N}); then they are allocated, registered, re-sliced, cast, copied and digested through that
- * kind's {@link MemoryOps} (a {@link MemoryOpsProvider}), and the installer is handed device memory.
+ * <p>Memory: receive buffers and staging are host memory unless {@link Builder#memory} names a
+ * device ({@code cuda:N}); then they are allocated, registered, re-sliced, cast, copied and
+ * digested through that kind's {@link MemoryOps} (a {@link MemoryOpsProvider}), and the installer
+ * is handed device memory.
  *
  * <p>The receiver does not own the transport, discovery, geometry source or installer; it owns its
  * native memory, registrations and worker threads, released by {@link #close()} (idempotent).
  */
 public final class Receiver implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
+
   /** Tag of the per-refit stage record. */
   public static final String STAGE_TAG = RefitReport.STAGE_TAG;
+
   public static final String STAGE_SCHEMA = RefitReport.STAGE_SCHEMA;
 
   private final ReceiverConfig config;
@@ -104,7 +109,10 @@ public final class Receiver implements AutoCloseable {
   private final boolean rediscoverEachStep;
   private final RefitRecords records;
   private final MemoryKind memory;
-  /** Device operations for {@link #memory} (null for host memory), resolved at the first prepare. */
+
+  /**
+   * Device operations for {@link #memory} (null for host memory), resolved at the first prepare.
+   */
   private MemoryOps device;
 
   private Prepared prepared;
@@ -141,12 +149,15 @@ public final class Receiver implements AutoCloseable {
     this.memory = Objects.requireNonNull(b.memory, "memory");
     this.device = b.memoryOps != null && b.memoryOps.kind().isDevice() ? b.memoryOps : null;
     if (device != null && !device.kind().equals(memory)) {
-      throw new IllegalArgumentException("receiver memory " + memory + " but its memory operations are for "
-          + device.kind());
+      throw new IllegalArgumentException(
+          "receiver memory " + memory + " but its memory operations are for " + device.kind());
     }
   }
 
-  /** Where the receive buffers and staging live ({@code host} unless {@link Builder#memory} said otherwise). */
+  /**
+   * Where the receive buffers and staging live ({@code host} unless {@link Builder#memory} said
+   * otherwise).
+   */
   public MemoryKind memory() {
     return memory;
   }
@@ -180,9 +191,10 @@ public final class Receiver implements AutoCloseable {
   }
 
   /**
-   * Drops the plan and everything built for it (descriptor cache, buffers, registrations): the next refit
-   * prepares again from discovery. Call it when publishers restarted or resharded; buffers the installer
-   * was given before are released, so an installer must not hold them across this call.
+   * Drops the plan and everything built for it (descriptor cache, buffers, registrations): the next
+   * refit prepares again from discovery. Call it when publishers restarted or resharded; buffers
+   * the installer was given before are released, so an installer must not hold them across this
+   * call.
    */
   public synchronized void invalidate() {
     ensureOpen();
@@ -195,8 +207,8 @@ public final class Receiver implements AutoCloseable {
   }
 
   /**
-   * Prepares now instead of on the first refit (discovery, capture, plan, gates, peers, buffers). Does
-   * nothing when already prepared.
+   * Prepares now instead of on the first refit (discovery, capture, plan, gates, peers, buffers).
+   * Does nothing when already prepared.
    */
   public synchronized void prepare() {
     ensureOpen();
@@ -207,9 +219,9 @@ public final class Receiver implements AutoCloseable {
 
   /**
    * Runs one refit and returns its metrics: {@code step, bytes_received, segments, converts,
-   * full_pull_sources, exact_descriptors, descriptor_savings, extra_wire_bytes, unbounded_sources, fallback,
-   * verified_shards, unverifiable_shards} and every stage time in seconds (6 decimals; the
-   * {@code prepare_*} stages only on the step that prepared).
+   * full_pull_sources, exact_descriptors, descriptor_savings, extra_wire_bytes, unbounded_sources,
+   * fallback, verified_shards, unverifiable_shards} and every stage time in seconds (6 decimals;
+   * the {@code prepare_*} stages only on the step that prepared).
    *
    * @throws dev.mx.api.error.MxException subclasses naming what failed; nothing was installed then
    */
@@ -228,15 +240,19 @@ public final class Receiver implements AutoCloseable {
     try {
       return refit(step, p, set, stages);
     } catch (RuntimeException e) {
-      LOG.warn("rank {} step {}: refit failed, nothing was installed: {}", config.rank(), step, e.toString());
+      LOG.warn(
+          "rank {} step {}: refit failed, nothing was installed: {}",
+          config.rank(),
+          step,
+          e.toString());
       throw e;
     }
   }
 
   /**
-   * Re-reads the publishers' tables before a warm step. Unchanged geometry keeps the plan and takes the
-   * fresh digests (publishers write new weights in place and republish); changed geometry (a restart or
-   * reshard) drops the plan so this step prepares again.
+   * Re-reads the publishers' tables before a warm step. Unchanged geometry keeps the plan and takes
+   * the fresh digests (publishers write new weights in place and republish); changed geometry (a
+   * restart or reshard) drops the plan so this step prepares again.
    */
   private void rediscover(Map<String, Double> stages) {
     long t = System.nanoTime();
@@ -257,7 +273,10 @@ public final class Receiver implements AutoCloseable {
           ShardStaging.Staged st = w.staged();
           String d = ShardVerifier.freshDigest(fresh.sources(), st.source(), st.shard(), st.tile());
           if (d == null) {
-            throw new UnverifiableShardException(st.source(), st.shard().shardOffset(), st.shard().session(),
+            throw new UnverifiableShardException(
+                st.source(),
+                st.shard().shardOffset(),
+                st.shard().session(),
                 "the publisher no longer publishes this staged shard or its digest");
           }
           w.refreshDigest(d);
@@ -272,7 +291,8 @@ public final class Receiver implements AutoCloseable {
     return SourceChecks.sameGeometry(a, b);
   }
 
-  private Map<String, Object> refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
+  private Map<String, Object> refit(
+      long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
@@ -288,8 +308,15 @@ public final class Receiver implements AutoCloseable {
     // Wire, with each peer's verification and staged copies starting as soon as that peer landed.
     AtomicInteger verified = new AtomicInteger();
     Map<String, List<Runnable>> work = perPeerWork(set, verified);
-    Map<String, Double> wire = PipelinedWire.run(policy, transport, d, work, p.workers, config.timeout(),
-        RefitFlag.PIPELINE.bool(settings));
+    Map<String, Double> wire =
+        PipelinedWire.run(
+            policy,
+            transport,
+            d,
+            work,
+            p.workers,
+            config.timeout(),
+            RefitFlag.PIPELINE.bool(settings));
     stages.putAll(wire);
     ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes(), wire);
 
@@ -305,8 +332,10 @@ public final class Receiver implements AutoCloseable {
       set.local.casts(batch, p.workers, p.threads);
       stages.put("convert_s", seconds(t));
     }
-    ShardVerifier.Outcome outcome = new ShardVerifier.Outcome(verified.get(),
-        config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
+    ShardVerifier.Outcome outcome =
+        new ShardVerifier.Outcome(
+            verified.get(),
+            config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
     // Install: only now does the engine see anything.
     t = System.nanoTime();
     installer.install(step, set.params);
@@ -322,15 +351,28 @@ public final class Receiver implements AutoCloseable {
         stagedUnverifiedBytes += w.installedBytes();
       }
     }
-    long unverifiedBytes = switch (config.verify()) {
-      case OFF -> d.bytes();
-      case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
-      case ALL, STRICT -> 0L;
-    };
-    RefitReport report = new RefitReport(step, d.bytes(), d.segments(), p.plan, set.local.staged().size(),
-        p.sourcesExact, p.sourcesStaged, p.sourcesFull, outcome.verified(),
-        config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified, unverifiedBytes,
-        config.verify().label(), sourceStep == null ? -1 : sourceStep, stages);
+    long unverifiedBytes =
+        switch (config.verify()) {
+          case OFF -> d.bytes();
+          case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
+          case ALL, STRICT -> 0L;
+        };
+    RefitReport report =
+        new RefitReport(
+            step,
+            d.bytes(),
+            d.segments(),
+            p.plan,
+            set.local.staged().size(),
+            p.sourcesExact,
+            p.sourcesStaged,
+            p.sourcesFull,
+            outcome.verified(),
+            config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified,
+            unverifiedBytes,
+            config.verify().label(),
+            sourceStep == null ? -1 : sourceStep,
+            stages);
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
       report.emit(records, config.rank(), policy.fused(), batch);
     }
@@ -349,16 +391,19 @@ public final class Receiver implements AutoCloseable {
     }
     DigestProvider dp = digesting ? digestProvider() : null;
     for (StagedWork w : set.local.staged()) {
-      work.computeIfAbsent(w.session(), k -> new ArrayList<>()).add(() -> {
-        w.run(dp);
-        if (w.verifies()) {
-          verified.incrementAndGet();
-        }
-      });
+      work.computeIfAbsent(w.session(), k -> new ArrayList<>())
+          .add(
+              () -> {
+                w.run(dp);
+                if (w.verifies()) {
+                  verified.incrementAndGet();
+                }
+              });
     }
     if (config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0) {
-      set.verifier.tasksBySession(dp, verified).forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>())
-          .addAll(l));
+      set.verifier
+          .tasksBySession(dp, verified)
+          .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
     }
     return work;
   }
@@ -383,7 +428,11 @@ public final class Receiver implements AutoCloseable {
 
     t = System.nanoTime();
     List<ManifestEntry> manifest = new ArrayList<>();
-    found.sources().forEach((name, info) -> manifest.add(new ManifestEntry(name, info.dtype(), info.globalShape())));
+    found
+        .sources()
+        .forEach(
+            (name, info) ->
+                manifest.add(new ManifestEntry(name, info.dtype(), info.globalShape())));
     Capture capture = geometry.capture(manifest);
     stages.put("prepare_capture_s", seconds(t));
 
@@ -392,16 +441,24 @@ public final class Receiver implements AutoCloseable {
     PlanBuilder builder = planner;
     if (config.verify() == VerifyMode.STRICT) {
       if (strictPlanner == null) {
-        throw new IllegalStateException("mx.receiver.verify=strict needs a strict staged planner (MX §3.7); "
-            + "none was configured");
+        throw new IllegalStateException(
+            "mx.receiver.verify=strict needs a strict staged planner (MX §3.7); "
+                + "none was configured");
       }
       builder = strictPlanner;
     }
     TransferPlan plan;
-    if (builder == planner && planner instanceof ReshardPlanner rp && config.bounding() == BoundingMode.SHARD) {
-      // Shard bounding: a cost model (with this transport's declared costs) picks exact, staged or full pull.
-      plan = rp.plan(capture.result(), found.sources(),
-          PlanOptions.forTransport(BoundingMode.SHARD, settings, transport).withMaxSegmentsPerCopy(maxSegments));
+    if (builder == planner
+        && planner instanceof ReshardPlanner rp
+        && config.bounding() == BoundingMode.SHARD) {
+      // Shard bounding: a cost model (with this transport's declared costs) picks exact, staged or
+      // full pull.
+      plan =
+          rp.plan(
+              capture.result(),
+              found.sources(),
+              PlanOptions.forTransport(BoundingMode.SHARD, settings, transport)
+                  .withMaxSegmentsPerCopy(maxSegments));
     } else {
       plan = builder.plan(capture.result(), found.sources(), maxSegments);
     }
@@ -418,10 +475,13 @@ public final class Receiver implements AutoCloseable {
     ElementCoverage.check(capture, found.sources(), plan);
     stages.put("prepare_coverage_s", seconds(t));
 
-    ShardStaging.Result staging = ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
+    ShardStaging.Result staging =
+        ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
     PlanGates.requireStagedDigests(config.verify(), staging);
-    List<String> allParams = new ArrayList<>(new TreeSet<>(capture.result().copies().stream()
-        .map(RecordedCopy::paramName).toList()));
+    List<String> allParams =
+        new ArrayList<>(
+            new TreeSet<>(
+                capture.result().copies().stream().map(RecordedCopy::paramName).toList()));
 
     t = System.nanoTime();
     PlanGates.connectPeers(transport, plan, found.peerMetadata());
@@ -441,17 +501,31 @@ public final class Receiver implements AutoCloseable {
       }
       throw e;
     }
-    LOG.info(String.format(Locale.ROOT,
-        "rank %d prepared: %d descriptor(s) (%d exact before bounding), sources %d exact / %d shard-staged"
-            + " (%d shard(s), %d staged here for verification) / %d full-pulled, %d convert(s), %.1f MB per pull,"
-            + " %.1f MB extra wire, %d unbounded, %d fallback; verify %s: %d shard check(s), %d unverifiable,"
-            + " %s wire, %.1f MB native",
-        config.rank(), p.sets.get(0).descriptorCount, plan.exactDescriptorCount(), p.sourcesExact, p.sourcesStaged,
-        staging.staged().size(), staging.restaged(), p.sourcesFull, plan.converts().size(),
-        p.sets.get(0).bytes / 1e6, Math.max(0, p.sets.get(0).bytes - plan.exactBytes()) / 1e6,
-        plan.unboundedSources().size(), plan.fallback().size(), config.verify().label(),
-        p.sets.get(0).verifier.checkCount(), p.sets.get(0).verifier.unverifiableCount(), wirePolicy.get().name(),
-        p.buffers.bytes() / 1e6));
+    LOG.info(
+        String.format(
+            Locale.ROOT,
+            "rank %d prepared: %d descriptor(s) (%d exact before bounding), sources %d exact / %d shard-staged"
+                + " (%d shard(s), %d staged here for verification) / %d full-pulled, %d convert(s), %.1f MB per pull,"
+                + " %.1f MB extra wire, %d unbounded, %d fallback; verify %s: %d shard check(s), %d unverifiable,"
+                + " %s wire, %.1f MB native",
+            config.rank(),
+            p.sets.get(0).descriptorCount,
+            plan.exactDescriptorCount(),
+            p.sourcesExact,
+            p.sourcesStaged,
+            staging.staged().size(),
+            staging.restaged(),
+            p.sourcesFull,
+            plan.converts().size(),
+            p.sets.get(0).bytes / 1e6,
+            Math.max(0, p.sets.get(0).bytes - plan.exactBytes()) / 1e6,
+            plan.unboundedSources().size(),
+            plan.fallback().size(),
+            config.verify().label(),
+            p.sets.get(0).verifier.checkCount(),
+            p.sets.get(0).verifier.unverifiableCount(),
+            wirePolicy.get().name(),
+            p.buffers.bytes() / 1e6));
     return p;
   }
 
@@ -506,21 +580,29 @@ public final class Receiver implements AutoCloseable {
     wirePlan.fullPulls().forEach(f -> full.add(f.srcName()));
     p.sourcesStaged = staged.size();
     p.sourcesFull = full.size();
-    used.stream().filter(s -> !staged.contains(s) && !full.contains(s)).forEach(s -> p.sourcesExact++);
+    used.stream()
+        .filter(s -> !staged.contains(s) && !full.contains(s))
+        .forEach(s -> p.sourcesExact++);
 
     List<ConvertMatch.Target> targets = ConvertMatch.match(p.capture, p.found.sources(), p.plan);
     VerifyMode mode = config.verify();
     for (Map<String, MemorySegment> params : receive) {
       validateDestinations(p, params);
       BufferSet set = new BufferSet(params);
-      set.local = LocalCopies.compile(p.staging, targets, layout,
-          new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
-          s -> mode != VerifyMode.OFF && s.shard().digest() != null, device);
+      set.local =
+          LocalCopies.compile(
+              p.staging,
+              targets,
+              layout,
+              new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
+              s -> mode != VerifyMode.OFF && s.shard().digest() != null,
+              device);
       Descriptors d = buildDescriptors(p, set, true);
       set.descriptorCount = d.segments();
       set.bytes = d.bytes();
-      set.verifier = ShardVerifier.plan(mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads,
-          device);
+      set.verifier =
+          ShardVerifier.plan(
+              mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads, device);
       p.sets.add(set);
     }
   }
@@ -534,13 +616,18 @@ public final class Receiver implements AutoCloseable {
     };
   }
 
-  /** The descriptor stage: every read of one refit into the given buffer set (destinations validated at prepare). */
+  /**
+   * The descriptor stage: every read of one refit into the given buffer set (destinations validated
+   * at prepare).
+   */
   private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
     TransferPlan plan = p.staging.wirePlan();
-    List<ReadDescriptor> exact = ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
+    List<ReadDescriptor> exact =
+        ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
     List<ReadDescriptor> full = new ArrayList<>();
     for (FullPullSource f : plan.fullPulls()) {
-      full.addAll(ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
+      full.addAll(
+          ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
     }
     List<ReadDescriptor> convert = new ArrayList<>();
     for (int i = 0; i < plan.converts().size(); i++) {
@@ -557,12 +644,20 @@ public final class Receiver implements AutoCloseable {
     List<ReadDescriptor> fullAndStaged = new ArrayList<>(full);
     for (ShardStaging.Staged s : p.staging.staged()) {
       PullSegment seg = s.segment();
-      fullAndStaged.add(new ReadDescriptor(seg.session(), seg.srcAddr(), p.shardStaging.get(s.key()).address()
-          + seg.dstByte(), seg.nbytes()));
+      fullAndStaged.add(
+          new ReadDescriptor(
+              seg.session(),
+              seg.srcAddr(),
+              p.shardStaging.get(s.key()).address() + seg.dstByte(),
+              seg.nbytes()));
       bytes += seg.nbytes();
     }
-    return new Descriptors(fused, new WireGroups(exact, fullAndStaged, convert), verifiable,
-        exact.size() + fullAndStaged.size() + convert.size(), bytes);
+    return new Descriptors(
+        fused,
+        new WireGroups(exact, fullAndStaged, convert),
+        verifiable,
+        exact.size() + fullAndStaged.size() + convert.size(),
+        bytes);
   }
 
   /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
@@ -588,9 +683,20 @@ public final class Receiver implements AutoCloseable {
 
   private static void requireInside(PullSegment s, MemorySegment dst, String what) {
     if (dst == null || s.dstByte() + s.nbytes() > dst.byteSize()) {
-      throw new IllegalArgumentException("segment from session '" + s.session() + "' writes bytes [" + s.dstByte()
-          + ", " + (s.dstByte() + s.nbytes()) + ") of " + what + " '" + s.paramName() + "' of "
-          + (dst == null ? "unknown" : Long.toString(dst.byteSize())) + " bytes");
+      throw new IllegalArgumentException(
+          "segment from session '"
+              + s.session()
+              + "' writes bytes ["
+              + s.dstByte()
+              + ", "
+              + (s.dstByte() + s.nbytes())
+              + ") of "
+              + what
+              + " '"
+              + s.paramName()
+              + "' of "
+              + (dst == null ? "unknown" : Long.toString(dst.byteSize()))
+              + " bytes");
     }
   }
 
@@ -653,8 +759,14 @@ public final class Receiver implements AutoCloseable {
     int sourcesStaged;
     int sourcesFull;
 
-    Prepared(DiscoveredSources found, Capture capture, TransferPlan plan, ShardStaging.Result staging,
-        Coverage coverage, Map<String, Double> prepareStages, MemoryOps device) {
+    Prepared(
+        DiscoveredSources found,
+        Capture capture,
+        TransferPlan plan,
+        ShardStaging.Result staging,
+        Coverage coverage,
+        Map<String, Double> prepareStages,
+        MemoryOps device) {
       this.buffers = new NativeBuffers(device);
       this.found = found;
       this.capture = capture;
@@ -676,12 +788,13 @@ public final class Receiver implements AutoCloseable {
       }
       if (workers != null) {
         ExecutorService w = workers;
-        order.add(() -> {
-          w.shutdown();
-          if (!w.awaitTermination(30, TimeUnit.SECONDS)) {
-            w.shutdownNow();
-          }
-        });
+        order.add(
+            () -> {
+              w.shutdown();
+              if (!w.awaitTermination(30, TimeUnit.SECONDS)) {
+                w.shutdownNow();
+              }
+            });
       }
       order.add(buffers);
       Closeables.closeAll(order);
@@ -690,7 +803,10 @@ public final class Receiver implements AutoCloseable {
 
   // ---------------------------------------------------------------- builder
 
-  /** Assembles a receiver; transport, discovery, geometry and installer are required, the rest has defaults. */
+  /**
+   * Assembles a receiver; transport, discovery, geometry and installer are required, the rest has
+   * defaults.
+   */
   public static final class Builder {
     private ReceiverConfig config = ReceiverConfig.defaults();
     private Settings settings = Settings.system();
@@ -710,16 +826,20 @@ public final class Receiver implements AutoCloseable {
     private Builder() {}
 
     /**
-     * Where receive buffers and staging live (default host). Device memory ({@code cuda:N}) takes its
-     * allocation, re-slice, casts, staged copies and digests from the {@link MemoryOpsProvider} serving it, and
-     * is registered with the transport under that kind (a transport that cannot read it fails naming both).
+     * Where receive buffers and staging live (default host). Device memory ({@code cuda:N}) takes
+     * its allocation, re-slice, casts, staged copies and digests from the {@link MemoryOpsProvider}
+     * serving it, and is registered with the transport under that kind (a transport that cannot
+     * read it fails naming both).
      */
     public Builder memory(MemoryKind kind) {
       this.memory = Objects.requireNonNull(kind, "memory");
       return this;
     }
 
-    /** Memory operations to use for {@link #memory} instead of a provider's (their kind must equal it). */
+    /**
+     * Memory operations to use for {@link #memory} instead of a provider's (their kind must equal
+     * it).
+     */
     public Builder memoryOps(MemoryOps ops) {
       this.memoryOps = ops;
       if (ops != null) {
@@ -733,13 +853,19 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** Where live flags ({@link RefitFlag}) are read at call time; default the system properties and environment. */
+    /**
+     * Where live flags ({@link RefitFlag}) are read at call time; default the system properties and
+     * environment.
+     */
     public Builder settings(Settings s) {
       this.settings = s;
       return this;
     }
 
-    /** The transport reads go through; the receiver registers its buffers with it but does not close it. */
+    /**
+     * The transport reads go through; the receiver registers its buffers with it but does not close
+     * it.
+     */
     public Builder transport(Transport t) {
       this.transport = t;
       return this;
@@ -761,8 +887,9 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * The planner for {@code whole-shards} and {@code off} verification; default a {@link ReshardPlanner}
-     * reading the receiver's settings. A {@link ReshardPlanner} also provides strict staged planning.
+     * The planner for {@code whole-shards} and {@code off} verification; default a {@link
+     * ReshardPlanner} reading the receiver's settings. A {@link ReshardPlanner} also provides
+     * strict staged planning.
      */
     public Builder planner(PlanBuilder p) {
       this.planner = p;
@@ -770,8 +897,8 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default
-     * {@link ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
+     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default {@link
+     * ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
      */
     public Builder strictPlanner(PlanBuilder p) {
       this.strictPlanner = p;
@@ -791,10 +918,13 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** The digest used for verification; default the best {@link DigestProvider} on the class path, resolved at the first verification. */
     /**
-     * Re-read the publishers' tables before every warm step (default off, as in ModelExpress's legacy
-     * receiver): takes each step's fresh digests, and re-plans when the geometry changed.
+     * The digest used for verification; default the best {@link DigestProvider} on the class path,
+     * resolved at the first verification.
+     */
+    /**
+     * Re-read the publishers' tables before every warm step (default off, as in ModelExpress's
+     * legacy receiver): takes each step's fresh digests, and re-plans when the geometry changed.
      */
     public Builder rediscoverEachStep(boolean on) {
       this.rediscoverEachStep = on;
@@ -812,7 +942,10 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** Where coverage, stage and ceiling records go; default the {@code dev.mx.refit.records} logger. */
+    /**
+     * Where coverage, stage and ceiling records go; default the {@code dev.mx.refit.records}
+     * logger.
+     */
     public Builder records(RefitRecords r) {
       this.records = r;
       return this;

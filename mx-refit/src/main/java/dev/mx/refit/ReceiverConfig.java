@@ -10,9 +10,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Typed receiver configuration, keyed {@code mx.receiver.*}. Build it from defaults with the withers, or
- * from a property map with {@link #fromProperties}, where an unknown key is an error that suggests the
- * closest known one.
+ * Typed receiver configuration, keyed {@code mx.receiver.*}. Build it from defaults with the
+ * withers, or from a property map with {@link #fromProperties}, where an unknown key is an error
+ * that suggests the closest known one.
  *
  * @param wire the wire policy: {@code fused}, {@code phased}, or the fully qualified name of a
  *     {@link dev.mx.api.refit.WirePolicy} class with a public no-argument constructor
@@ -22,12 +22,17 @@ import java.util.Objects;
  * @param doubleBuffer two sets of receive buffers used alternately, so that buffers handed to the
  *     installer are never written by the next refit (the installer may then keep them zero-copy)
  * @param threads workers for batched re-slice, casts and digests (0 = one per available core)
- * @param bounding how the planner bounds descriptor-heavy sources: {@code shard} (default: shard staging
- *     chosen by cost per source) or {@code modelexpress} (ModelExpress §3.6 exactly); when unset it follows
- *     {@code MX_RESHARD_BOUNDING}
+ * @param bounding how the planner bounds descriptor-heavy sources: {@code shard} (default: shard
+ *     staging chosen by cost per source) or {@code modelexpress} (ModelExpress §3.6 exactly); when
+ *     unset it follows {@code MX_RESHARD_BOUNDING}
  */
 public record ReceiverConfig(
-    String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads,
+    String wire,
+    VerifyMode verify,
+    int rank,
+    Duration timeout,
+    boolean doubleBuffer,
+    int threads,
     BoundingMode bounding) {
 
   public static final String WIRE = "mx.receiver.wire";
@@ -39,8 +44,8 @@ public record ReceiverConfig(
   public static final String BOUNDING = BoundingMode.PROPERTY;
 
   /** Every key, in documentation order. */
-  public static final List<String> KEYS = List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS,
-      BOUNDING);
+  public static final List<String> KEYS =
+      List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS, BOUNDING);
 
   public static final String FUSED = "fused";
   public static final String PHASED = "phased";
@@ -55,7 +60,8 @@ public record ReceiverConfig(
     Objects.requireNonNull(bounding, BOUNDING);
     wire = wire.trim();
     if (wire.isEmpty()) {
-      throw new IllegalArgumentException(WIRE + " is empty; use fused, phased or a WirePolicy class name");
+      throw new IllegalArgumentException(
+          WIRE + " is empty; use fused, phased or a WirePolicy class name");
     }
     if (wire.equalsIgnoreCase(FUSED) || wire.equalsIgnoreCase(PHASED)) {
       wire = wire.toLowerCase(Locale.ROOT);
@@ -67,34 +73,48 @@ public record ReceiverConfig(
       throw new IllegalArgumentException(TIMEOUT_SECONDS + " must be positive, got " + timeout);
     }
     if (threads < 0) {
-      throw new IllegalArgumentException(THREADS + "=" + threads + " must be >= 0 (0 = one per core)");
+      throw new IllegalArgumentException(
+          THREADS + "=" + threads + " must be >= 0 (0 = one per core)");
     }
   }
 
   /** A configuration with the default (shard) bounding. */
-  public ReceiverConfig(String wire, VerifyMode verify, int rank, Duration timeout, boolean doubleBuffer, int threads) {
+  public ReceiverConfig(
+      String wire,
+      VerifyMode verify,
+      int rank,
+      Duration timeout,
+      boolean doubleBuffer,
+      int threads) {
     this(wire, verify, rank, timeout, doubleBuffer, threads, BoundingMode.SHARD);
   }
 
   /**
-   * Fused wire, every installed byte verified, rank 0, 1200 s timeout, single buffers, one worker per core,
-   * shard bounding.
+   * Fused wire, every installed byte verified, rank 0, 1200 s timeout, single buffers, one worker
+   * per core, shard bounding.
    */
   public static ReceiverConfig defaults() {
-    return new ReceiverConfig(FUSED, VerifyMode.ALL, 0, DEFAULT_TIMEOUT, false, 0, BoundingMode.SHARD);
+    return new ReceiverConfig(
+        FUSED, VerifyMode.ALL, 0, DEFAULT_TIMEOUT, false, 0, BoundingMode.SHARD);
   }
 
   /**
-   * Parses a property map. Keys must be known {@code mx.receiver.*} keys; when {@code mx.receiver.wire} is
-   * absent the policy follows {@code MX_RESHARD_FUSED_WIRE} (default fused) as read from {@code settings}.
+   * Parses a property map. Keys must be known {@code mx.receiver.*} keys; when {@code
+   * mx.receiver.wire} is absent the policy follows {@code MX_RESHARD_FUSED_WIRE} (default fused) as
+   * read from {@code settings}.
    *
    * @throws IllegalArgumentException naming a bad key (with the closest known key) or value
    */
   public static ReceiverConfig fromProperties(Map<String, String> properties, Settings settings) {
     for (String key : properties.keySet()) {
       if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException("unknown receiver configuration key '" + key + "'"
-            + suggestion(key) + "; known keys: " + String.join(", ", KEYS));
+        throw new IllegalArgumentException(
+            "unknown receiver configuration key '"
+                + key
+                + "'"
+                + suggestion(key)
+                + "; known keys: "
+                + String.join(", ", KEYS));
       }
     }
     ReceiverConfig d = defaults();
@@ -106,14 +126,22 @@ public record ReceiverConfig(
         wire,
         properties.containsKey(VERIFY) ? VerifyMode.parse(properties.get(VERIFY)) : d.verify,
         properties.containsKey(RANK) ? parseInt(RANK, properties.get(RANK)) : d.rank,
-        properties.containsKey(TIMEOUT_SECONDS) ? parseSeconds(properties.get(TIMEOUT_SECONDS)) : d.timeout,
-        properties.containsKey(DOUBLE_BUFFER) ? parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER)) : d.doubleBuffer,
+        properties.containsKey(TIMEOUT_SECONDS)
+            ? parseSeconds(properties.get(TIMEOUT_SECONDS))
+            : d.timeout,
+        properties.containsKey(DOUBLE_BUFFER)
+            ? parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER))
+            : d.doubleBuffer,
         properties.containsKey(THREADS) ? parseInt(THREADS, properties.get(THREADS)) : d.threads,
-        properties.containsKey(BOUNDING) ? parseBounding(properties.get(BOUNDING))
+        properties.containsKey(BOUNDING)
+            ? parseBounding(properties.get(BOUNDING))
             : BoundingMode.fromSettings(settings, d.bounding));
   }
 
-  /** {@link #fromProperties} over the {@code mx.receiver.*} system properties visible to {@code settings}. */
+  /**
+   * {@link #fromProperties} over the {@code mx.receiver.*} system properties visible to {@code
+   * settings}.
+   */
   public static ReceiverConfig fromSettings(Settings settings) {
     Map<String, String> props = new LinkedHashMap<>();
     for (String key : KEYS) {
@@ -125,14 +153,20 @@ public record ReceiverConfig(
     return fromProperties(props, settings);
   }
 
-  /** This configuration as a property map that {@link #fromProperties} reads back to an equal config. */
+  /**
+   * This configuration as a property map that {@link #fromProperties} reads back to an equal
+   * config.
+   */
   public Map<String, String> toProperties() {
     Map<String, String> m = new LinkedHashMap<>();
     m.put(WIRE, wire);
     m.put(VERIFY, verify.label());
     m.put(RANK, Integer.toString(rank));
-    m.put(TIMEOUT_SECONDS, timeout.toMillis() % 1000 == 0
-        ? Long.toString(timeout.toSeconds()) : Double.toString(timeout.toMillis() / 1000.0));
+    m.put(
+        TIMEOUT_SECONDS,
+        timeout.toMillis() % 1000 == 0
+            ? Long.toString(timeout.toSeconds())
+            : Double.toString(timeout.toMillis() / 1000.0));
     m.put(DOUBLE_BUFFER, Boolean.toString(doubleBuffer));
     m.put(THREADS, Integer.toString(threads));
     m.put(BOUNDING, bounding.label());
@@ -192,7 +226,8 @@ public record ReceiverConfig(
     return switch (v.trim().toLowerCase(Locale.ROOT)) {
       case "1", "true", "yes", "on" -> true;
       case "0", "false", "no", "off" -> false;
-      default -> throw new IllegalArgumentException(key + "='" + v + "' is not a boolean (true/false)");
+      default ->
+          throw new IllegalArgumentException(key + "='" + v + "' is not a boolean (true/false)");
     };
   }
 
@@ -201,10 +236,12 @@ public record ReceiverConfig(
     try {
       s = Double.parseDouble(v.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(TIMEOUT_SECONDS + "='" + v + "' is not a number of seconds", e);
+      throw new IllegalArgumentException(
+          TIMEOUT_SECONDS + "='" + v + "' is not a number of seconds", e);
     }
     if (!(s > 0) || Double.isInfinite(s)) {
-      throw new IllegalArgumentException(TIMEOUT_SECONDS + "='" + v + "' must be a positive finite number of seconds");
+      throw new IllegalArgumentException(
+          TIMEOUT_SECONDS + "='" + v + "' must be a positive finite number of seconds");
     }
     return Duration.ofNanos(Math.round(s * 1e9));
   }

@@ -3,25 +3,35 @@ package dev.mx.refit;
 import dev.mx.api.util.Settings;
 
 /**
- * The ModelExpress environment flags the receiver honours (MX §9), each also settable as a system property.
- * All are read at call time, so a running process can toggle them between refits.
+ * The ModelExpress environment flags the receiver honours (MX §9), each also settable as a system
+ * property. All are read at call time, so a running process can toggle them between refits.
  */
 public enum RefitFlag {
-  /** Bounding threshold for descriptors per copy (strictly greater pulls the source whole); read at plan time. */
-  MAX_SEGMENTS_PER_COPY("MX_RESHARD_MAX_SEGMENTS_PER_COPY", "mx.reshard.max-segments-per-copy", "64"),
-  /** Default wire policy when {@code mx.receiver.wire} is not set: one batch (true) or three phases. */
+  /**
+   * Bounding threshold for descriptors per copy (strictly greater pulls the source whole); read at
+   * plan time.
+   */
+  MAX_SEGMENTS_PER_COPY(
+      "MX_RESHARD_MAX_SEGMENTS_PER_COPY", "mx.reshard.max-segments-per-copy", "64"),
+  /**
+   * Default wire policy when {@code mx.receiver.wire} is not set: one batch (true) or three phases.
+   */
   FUSED_WIRE("MX_RESHARD_FUSED_WIRE", "mx.reshard.fused-wire", "true"),
   /** Batched (parallel) re-slice copies when destinations are provably disjoint. */
   BATCH_INSTALL("MX_RESHARD_BATCH_INSTALL", "mx.reshard.batch-install", "true"),
   /** Reuse descriptor lists across steps (keyed by the wire policy's fused flag). */
   CACHE_DESCRIPTORS("MX_RESHARD_CACHE_DESCRIPTORS", "mx.reshard.cache-descriptors", "true"),
   /** Enable the coverage gate. */
-  REQUIRE_FULL_COVERAGE("MX_RESHARD_REQUIRE_FULL_COVERAGE", "mx.reshard.require-full-coverage", "false"),
+  REQUIRE_FULL_COVERAGE(
+      "MX_RESHARD_REQUIRE_FULL_COVERAGE", "mx.reshard.require-full-coverage", "false"),
   /** Coverage gate floor, a fraction in [0, 1]. */
   COVERAGE_FLOOR("MX_RESHARD_COVERAGE_FLOOR", "mx.reshard.coverage-floor", "0.995"),
   /** Emit the {@code refit-stage-v2} record after every refit. */
   STAGE_RECORD("MX_REFIT_STAGE_RECORD", "mx.refit.stage-record", "true"),
-  /** Overlap staged-shard verification and copies with the rest of the wire (fused policy, worker threads). */
+  /**
+   * Overlap staged-shard verification and copies with the rest of the wire (fused policy, worker
+   * threads).
+   */
   PIPELINE("MX_REFIT_PIPELINE", "mx.refit.pipeline", "true"),
   /** Per-rank throughput ceiling in Gbps; 0 (default) turns the check off. */
   MAX_GBPS("MX_RESHARD_MAX_GBPS", "mx.reshard.max-gbps", "0");

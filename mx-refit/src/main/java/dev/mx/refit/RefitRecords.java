@@ -15,7 +15,10 @@ import org.slf4j.LoggerFactory;
 public interface RefitRecords {
 
   /** Severity of a record, mapped to the logger level by {@link #logging()}. */
-  enum Level { INFO, WARNING }
+  enum Level {
+    INFO,
+    WARNING
+  }
 
   /** Receives one record; field order is the map's iteration order. */
   void emit(Level level, String tag, Map<String, Object> record);
@@ -42,7 +45,8 @@ public interface RefitRecords {
     try {
       return Json.MAPPER.writeValueAsString(record);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("record is not serializable as JSON: " + e.getOriginalMessage(), e);
+      throw new IllegalArgumentException(
+          "record is not serializable as JSON: " + e.getOriginalMessage(), e);
     }
   }
 

@@ -8,6 +8,8 @@ public final class Rounding {
     if (!Double.isFinite(v)) {
       return v;
     }
-    return java.math.BigDecimal.valueOf(v).setScale(decimals, java.math.RoundingMode.HALF_EVEN).doubleValue();
+    return java.math.BigDecimal.valueOf(v)
+        .setScale(decimals, java.math.RoundingMode.HALF_EVEN)
+        .doubleValue();
   }
 }

@@ -3,13 +3,15 @@ package dev.mx.refit;
 import java.time.Duration;
 
 /**
- * Finds the publishers' sources for a receiver (ModelExpress §8.1: READY tables, merged replicas). The
- * metadata stores provide real ones; tests and embedders pass {@link #fixed fixed} sources.
+ * Finds the publishers' sources for a receiver (ModelExpress §8.1: READY tables, merged replicas).
+ * The metadata stores provide real ones; tests and embedders pass {@link #fixed fixed} sources.
  */
 @FunctionalInterface
 public interface SourceDiscovery {
 
-  /** Blocks until the expected publishers are discovered or {@code timeout} passes (then throws). */
+  /**
+   * Blocks until the expected publishers are discovered or {@code timeout} passes (then throws).
+   */
   DiscoveredSources discover(Duration timeout);
 
   /** Discovery that returns the given sources. */

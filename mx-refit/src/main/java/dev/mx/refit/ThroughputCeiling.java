@@ -9,14 +9,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The throughput-ceiling gate (ModelExpress §4.3 step 3): a wire that reports more bits per second than
- * the adapters can carry delivered nothing, however fast it looks. {@code MX_RESHARD_MAX_GBPS} is off by
- * default (0); NaN, infinity and unparseable values turn it off with a warning; equality passes.
+ * The throughput-ceiling gate (ModelExpress §4.3 step 3): a wire that reports more bits per second
+ * than the adapters can carry delivered nothing, however fast it looks. {@code MX_RESHARD_MAX_GBPS}
+ * is off by default (0); NaN, infinity and unparseable values turn it off with a warning; equality
+ * passes.
  */
 public final class ThroughputCeiling {
   private static final Logger LOG = LoggerFactory.getLogger(ThroughputCeiling.class);
+
   /** Tag of the record logged before the gate throws. */
   public static final String TAG = "MX_REFIT_IMPOSSIBLE_THROUGHPUT";
+
   public static final String SCHEMA = "refit-impossible-throughput-v1";
 
   private ThroughputCeiling() {}
@@ -25,7 +28,10 @@ public final class ThroughputCeiling {
   public static double ceilingGbps(Settings settings) {
     double c = RefitFlag.MAX_GBPS.number(settings);
     if (!Double.isFinite(c)) {
-      LOG.warn("ignoring {}={}: not a finite number; the throughput ceiling is off", RefitFlag.MAX_GBPS.env(), c);
+      LOG.warn(
+          "ignoring {}={}: not a finite number; the throughput ceiling is off",
+          RefitFlag.MAX_GBPS.env(),
+          c);
       return 0;
     }
     return Math.max(0, c);
@@ -33,12 +39,17 @@ public final class ThroughputCeiling {
 
   /**
    * Checks one refit's wire. Skipped when the ceiling is off, no bytes moved, or no wire time was
-   * recorded. Otherwise, when {@code bytes·8 / wire_s / 1e9} exceeds the ceiling, emits the
-   * {@value #TAG} record (WARNING) and throws.
+   * recorded. Otherwise, when {@code bytes·8 / wire_s / 1e9} exceeds the ceiling, emits the {@value
+   * #TAG} record (WARNING) and throws.
    *
    * @throws ImpossibleThroughputException naming rank, step, bytes, time and both rates
    */
-  public static void check(Settings settings, RefitRecords records, int rank, long step, long bytes,
+  public static void check(
+      Settings settings,
+      RefitRecords records,
+      int rank,
+      long step,
+      long bytes,
       Map<String, Double> wireStages) {
     double ceiling = ceilingGbps(settings);
     if (ceiling <= 0 || bytes <= 0) {

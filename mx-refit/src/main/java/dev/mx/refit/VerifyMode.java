@@ -2,25 +2,28 @@ package dev.mx.refit;
 
 import java.util.Locale;
 
-/** How much of a refit the receiver verifies against publisher digests before installing ({@code mx.receiver.verify}). */
+/**
+ * How much of a refit the receiver verifies against publisher digests before installing ({@code
+ * mx.receiver.verify}).
+ */
 public enum VerifyMode {
   /**
-   * The default: every installed byte is verified before install. Shards read whole are checked by their
-   * digest; a shard read only in part is pulled whole into staging (one descriptor), checked by its digest
-   * before any copy reads it, and the parts are copied locally out of the verified bytes. A shard without a
-   * digest fails the refit at prepare, with a message naming the opt-outs.
+   * The default: every installed byte is verified before install. Shards read whole are checked by
+   * their digest; a shard read only in part is pulled whole into staging (one descriptor), checked
+   * by its digest before any copy reads it, and the parts are copied locally out of the verified
+   * bytes. A shard without a digest fails the refit at prepare, with a message naming the opt-outs.
    */
   ALL("all"),
   /**
-   * ModelExpress §3.7: every source without a directly recoverable copy is pulled whole, so every published
-   * shard of every source read is verified; a shard without a digest fails the refit.
+   * ModelExpress §3.7: every source without a directly recoverable copy is pulled whole, so every
+   * published shard of every source read is verified; a shard without a digest fails the refit.
    */
   STRICT("strict"),
   /**
-   * Opt-out: verify every published shard whose whole box the receiver holds after the wire (a full-pull
-   * staging buffer, or reads that cover the whole shard); shards read only in part, or published without
-   * a digest, are counted as unverifiable, and the bytes installed from them are reported as
-   * {@code unverified_bytes}.
+   * Opt-out: verify every published shard whose whole box the receiver holds after the wire (a
+   * full-pull staging buffer, or reads that cover the whole shard); shards read only in part, or
+   * published without a digest, are counted as unverifiable, and the bytes installed from them are
+   * reported as {@code unverified_bytes}.
    */
   WHOLE_SHARDS("whole-shards"),
   /** Opt-out: no verification; every installed byte is reported as {@code unverified_bytes}. */
@@ -38,7 +41,8 @@ public enum VerifyMode {
   }
 
   /**
-   * Parses {@code all}, {@code strict}, {@code whole-shards} (also {@code whole_shards}) or {@code off}, ignoring case.
+   * Parses {@code all}, {@code strict}, {@code whole-shards} (also {@code whole_shards}) or {@code
+   * off}, ignoring case.
    *
    * @throws IllegalArgumentException naming the value and the accepted ones
    */
@@ -49,7 +53,8 @@ public enum VerifyMode {
         return m;
       }
     }
-    throw new IllegalArgumentException("mx.receiver.verify='" + value + "' is not one of all, strict, whole-shards, off");
+    throw new IllegalArgumentException(
+        "mx.receiver.verify='" + value + "' is not one of all, strict, whole-shards, off");
   }
 
   @Override

@@ -32,7 +32,9 @@ class CoverageTest {
   private static Map<String, ParamSpec> layout(Object... nameShapeDtype) {
     Map<String, ParamSpec> m = new LinkedHashMap<>();
     for (int i = 0; i < nameShapeDtype.length; i += 3) {
-      m.put((String) nameShapeDtype[i], new ParamSpec((Shape) nameShapeDtype[i + 1], (DType) nameShapeDtype[i + 2]));
+      m.put(
+          (String) nameShapeDtype[i],
+          new ParamSpec((Shape) nameShapeDtype[i + 1], (DType) nameShapeDtype[i + 2]));
     }
     return m;
   }
@@ -40,12 +42,38 @@ class CoverageTest {
   @Test
   void fullCoverageIsCompleteAndLoggedAtInfoWithExactlyTheRecordFields() {
     var layout = layout("a", Shape.of(4), DType.F32, "b", Shape.of(2, 2), DType.F32);
-    Coverage c = Coverage.of(1, CaptureResult.of(List.of(copyInto("a", Shape.of(4), DType.F32),
-        copyInto("b", Shape.of(2, 2), DType.F32))), layout, EMPTY_PLAN);
-    assertEquals(List.of("schema", "rank", "params_installed", "engine_params", "dest_bytes", "engine_bytes",
-        "coverage_pct", "params_never_written", "params_never_written_sample", "copies_captured", "unsupported",
-        "unsupported_sample", "unsupported_causes", "planned_wire_bytes", "extra_wire_bytes", "descriptors",
-        "descriptor_savings", "full_pull_sources", "unbounded_sources", "converts", "fallback"),
+    Coverage c =
+        Coverage.of(
+            1,
+            CaptureResult.of(
+                List.of(
+                    copyInto("a", Shape.of(4), DType.F32),
+                    copyInto("b", Shape.of(2, 2), DType.F32))),
+            layout,
+            EMPTY_PLAN);
+    assertEquals(
+        List.of(
+            "schema",
+            "rank",
+            "params_installed",
+            "engine_params",
+            "dest_bytes",
+            "engine_bytes",
+            "coverage_pct",
+            "params_never_written",
+            "params_never_written_sample",
+            "copies_captured",
+            "unsupported",
+            "unsupported_sample",
+            "unsupported_causes",
+            "planned_wire_bytes",
+            "extra_wire_bytes",
+            "descriptors",
+            "descriptor_savings",
+            "full_pull_sources",
+            "unbounded_sources",
+            "converts",
+            "fallback"),
         new ArrayList<>(c.record().keySet()));
     assertEquals("refit-coverage-v1", c.record().get("schema"));
     assertEquals(100.0, c.record().get("coverage_pct"));
@@ -61,7 +89,12 @@ class CoverageTest {
   void coverageCountsBytesNotParamsAndHonoursDtypeWidths() {
     // One big f32 param written, one small bf16 param missed: 1 of 2 params but 64 of 72 bytes.
     var layout = layout("big", Shape.of(16), DType.F32, "small", Shape.of(4), DType.BF16);
-    Coverage c = Coverage.of(0, CaptureResult.of(List.of(copyInto("big", Shape.of(16), DType.F32))), layout, EMPTY_PLAN);
+    Coverage c =
+        Coverage.of(
+            0,
+            CaptureResult.of(List.of(copyInto("big", Shape.of(16), DType.F32))),
+            layout,
+            EMPTY_PLAN);
     assertEquals(64L, c.record().get("dest_bytes"));
     assertEquals(72L, c.record().get("engine_bytes"));
     assertEquals(88.8889, c.record().get("coverage_pct"));
@@ -88,28 +121,53 @@ class CoverageTest {
         reasons.put("src.p" + i, "unsupported op 'mul' on lazy 'src.p" + i + "' (chain=[mul(2)])");
       }
     }
-    Coverage c = Coverage.of(0, new CaptureResult(copies, unsupported, 0, reasons), layout, EMPTY_PLAN);
+    Coverage c =
+        Coverage.of(0, new CaptureResult(copies, unsupported, 0, reasons), layout, EMPTY_PLAN);
     assertEquals(50.0, c.record().get("coverage_pct"));
     assertEquals(12, c.record().get("unsupported"));
     assertEquals(10, ((List<?>) c.record().get("unsupported_sample")).size());
-    assertEquals(List.of(Map.of("cause", "unsupported op 'mul'", "sources", 12)), c.record().get("unsupported_causes"));
+    assertEquals(
+        List.of(Map.of("cause", "unsupported op 'mul'", "sources", 12)),
+        c.record().get("unsupported_causes"));
   }
 
   @Test
   void gateIsOffByDefaultAndRaisesIncompleteRefitBelowTheFloor() {
     var layout = layout("a", Shape.of(4), DType.F32, "b", Shape.of(4), DType.F32);
-    Coverage half = Coverage.of(0, CaptureResult.of(List.of(copyInto("a", Shape.of(4), DType.F32))), layout, EMPTY_PLAN);
+    Coverage half =
+        Coverage.of(
+            0,
+            CaptureResult.of(List.of(copyInto("a", Shape.of(4), DType.F32))),
+            layout,
+            EMPTY_PLAN);
     half.gate(Settings.of(Map.of(), Map.of()));
-    IncompleteRefitException e = assertThrows(IncompleteRefitException.class,
-        () -> half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "1"))));
-    assertFalse(UnsupportedReshardException.class.isAssignableFrom(e.getClass()), "not an unsupported reshard");
+    IncompleteRefitException e =
+        assertThrows(
+            IncompleteRefitException.class,
+            () ->
+                half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "1"))));
+    assertFalse(
+        UnsupportedReshardException.class.isAssignableFrom(e.getClass()),
+        "not an unsupported reshard");
     assertEquals(List.of("b"), e.missing());
     assertTrue(e.getMessage().contains("16 of 32 bytes"), e.getMessage());
     // At the floor passes; the floor must lie in [0, 1] only when the gate is on.
-    half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "yes", "MX_RESHARD_COVERAGE_FLOOR", "0.5")));
+    half.gate(
+        Settings.of(
+            Map.of(),
+            Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "yes", "MX_RESHARD_COVERAGE_FLOOR", "0.5")));
     half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_COVERAGE_FLOOR", "7")));
-    assertThrows(IllegalArgumentException.class, () -> half.gate(
-        Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "on", "MX_RESHARD_COVERAGE_FLOOR", "1.5"))));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            half.gate(
+                Settings.of(
+                    Map.of(),
+                    Map.of(
+                        "MX_RESHARD_REQUIRE_FULL_COVERAGE",
+                        "on",
+                        "MX_RESHARD_COVERAGE_FLOOR",
+                        "1.5"))));
   }
 
   @Test
@@ -117,14 +175,16 @@ class CoverageTest {
     Coverage c = Coverage.of(0, CaptureResult.of(List.of()), Map.of(), EMPTY_PLAN);
     assertEquals(0.0, c.coverage());
     assertEquals(0.0, c.record().get("coverage_pct"));
-    assertThrows(IncompleteRefitException.class,
+    assertThrows(
+        IncompleteRefitException.class,
         () -> c.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "true"))));
   }
 
   @Test
   void planEconomicsAreInTheRecord() {
     try (Harness h = new Harness()) {
-      Coverage c = Coverage.of(0, h.seed.capture.result(), h.seed.capture.paramLayout(), h.seed.plan);
+      Coverage c =
+          Coverage.of(0, h.seed.capture.result(), h.seed.capture.paramLayout(), h.seed.plan);
       assertEquals(104L, c.record().get("planned_wire_bytes"));
       assertEquals(72L, c.record().get("extra_wire_bytes"));
       assertEquals(3L, c.record().get("descriptors"));

@@ -29,7 +29,8 @@ class EmbedGeometryTest {
     assertArrayEquals(new long[] {0, 4}, s.offset());
     assertEquals(Shape.of(8, 2), s.shape());
     assertEquals(OpSpec.narrow(1, 4, 2), s.narrow());
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TpShard.of(Shape.of(8, 6), 1, 0, 4));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> TpShard.of(Shape.of(8, 6), 1, 0, 4));
     assertTrue(e.getMessage().contains("TP 4 does not divide dim 1 (6)"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> TpShard.of(Shape.of(8), 0, 2, 2));
   }
@@ -44,19 +45,29 @@ class EmbedGeometryTest {
       TpShard s = TpShard.of(Shape.of(4, 6), 1, 1, 3);
       MemorySegment shard = arena.allocate(4 * 2 * 4);
       s.copy(global, shard, 4);
-      assertArrayEquals(new int[] {2, 3, 8, 9, 14, 15, 20, 21}, shard.toArray(ValueLayout.JAVA_INT));
+      assertArrayEquals(
+          new int[] {2, 3, 8, 9, 14, 15, 20, 21}, shard.toArray(ValueLayout.JAVA_INT));
     }
   }
 
   @Test
   void fusedQkvRecordsOneCopyPerPartAtConsecutiveOffsets() {
-    TargetGeometry g = TargetGeometry.builder()
-        .fused("qkv", DType.BF16, Part.of("q", TpShard.of(Shape.of(8, 4), 0, 1, 2)),
-            Part.of("k", TpShard.of(Shape.of(4, 4), 0, 1, 2)), Part.of("v", TpShard.of(Shape.of(4, 4), 0, 1, 2)))
-        .build();
+    TargetGeometry g =
+        TargetGeometry.builder()
+            .fused(
+                "qkv",
+                DType.BF16,
+                Part.of("q", TpShard.of(Shape.of(8, 4), 0, 1, 2)),
+                Part.of("k", TpShard.of(Shape.of(4, 4), 0, 1, 2)),
+                Part.of("v", TpShard.of(Shape.of(4, 4), 0, 1, 2)))
+            .build();
     assertEquals(Shape.of(8, 4), g.params().get("qkv").shape());
-    Capture c = g.capture(List.of(new ManifestEntry("q", DType.BF16, Shape.of(8, 4)),
-        new ManifestEntry("k", DType.BF16, Shape.of(4, 4)), new ManifestEntry("v", DType.BF16, Shape.of(4, 4))));
+    Capture c =
+        g.capture(
+            List.of(
+                new ManifestEntry("q", DType.BF16, Shape.of(8, 4)),
+                new ManifestEntry("k", DType.BF16, Shape.of(4, 4)),
+                new ManifestEntry("v", DType.BF16, Shape.of(4, 4))));
     List<RecordedCopy> copies = c.result().copies();
     assertEquals(List.of(0L, 16L, 24L), copies.stream().map(RecordedCopy::destOffset).toList());
     assertEquals(List.of(OpSpec.narrow(0, 4, 4)), copies.get(0).opChain());
@@ -64,11 +75,16 @@ class EmbedGeometryTest {
 
   @Test
   void aSourceNoPublisherOffersIsUnsupportedNamingIt() {
-    TargetGeometry g = TargetGeometry.builder().whole("norm", "norm.weight", Shape.of(4), DType.F32).build();
+    TargetGeometry g =
+        TargetGeometry.builder().whole("norm", "norm.weight", Shape.of(4), DType.F32).build();
     Capture c = g.capture(List.of(new ManifestEntry("other", DType.F32, Shape.of(4))));
     assertEquals(List.of("norm.weight"), c.result().unsupported());
     assertTrue(c.result().unsupportedReasons().get("norm.weight").contains("needed by 'norm'"));
-    assertThrows(IllegalArgumentException.class, () -> TargetGeometry.builder()
-        .whole("p", "a", Shape.of(2), DType.F32).whole("p", "b", Shape.of(2), DType.F32));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            TargetGeometry.builder()
+                .whole("p", "a", Shape.of(2), DType.F32)
+                .whole("p", "b", Shape.of(2), DType.F32));
   }
 }

@@ -11,21 +11,24 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Seed 000 ported: fused vs phased wire in {@code Receiver.updateWeights}, over the real {@code mem}
- * transport. A refit reads three groups of bytes (exact segments into receive buffers, whole sources into
- * full-pull staging, dtype-mismatched sources into convert staging); fused issues them as one batch. The
- * tests that catch a wrong fusion: the receive buffers are byte-identical either way, and the re-slice and
- * cast run after the wire.
+ * Seed 000 ported: fused vs phased wire in {@code Receiver.updateWeights}, over the real {@code
+ * mem} transport. A refit reads three groups of bytes (exact segments into receive buffers, whole
+ * sources into full-pull staging, dtype-mismatched sources into convert staging); fused issues them
+ * as one batch. The tests that catch a wrong fusion: the receive buffers are byte-identical either
+ * way, and the re-slice and cast run after the wire.
  */
 class FusedWireSeedTest {
   private static final int EL = SeedScenario.EL;
 
   /** One refit of the seed plan with {@code MX_RESHARD_FUSED_WIRE} set as given. */
-  private record Run(RecordingInstaller installer, RecordingTransport transport, Map<String, Object> metrics) {}
+  private record Run(
+      RecordingInstaller installer, RecordingTransport transport, Map<String, Object> metrics) {}
 
   private static Run run(boolean fused, boolean allGroups) {
     try (Harness h = new Harness(allGroups);
-        Receiver receiver = h.builder(Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0", "MX_REFIT_PIPELINE", "0")).build()) {
+        Receiver receiver =
+            h.builder(Map.of("MX_RESHARD_FUSED_WIRE", fused ? "1" : "0", "MX_REFIT_PIPELINE", "0"))
+                .build()) {
       return new Run(h.installer, h.cluster.receiver, receiver.updateWeights(1));
     }
   }
@@ -54,7 +57,8 @@ class FusedWireSeedTest {
     RecordingInstaller installed = run(true, true).installer();
     assertArrayEquals(TestCluster.arange(0, 8), installed.floats("exact"));
     // First two columns of the 4x4 source 100..115, re-sliced locally after the full pull.
-    assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, installed.floats("strided"));
+    assertArrayEquals(
+        new float[] {100, 101, 104, 105, 108, 109, 112, 113}, installed.floats("strided"));
     // Served bf16, cast up to the f32 destination after the wire.
     float[] router = new float[4];
     for (int i = 0; i < 4; i++) {

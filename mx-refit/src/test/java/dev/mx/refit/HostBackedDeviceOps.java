@@ -12,14 +12,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Test double: memory operations that claim a device kind ({@code cuda:N}) while their memory is host memory
- * underneath, counting every call, so that tests without a GPU can prove which implementation the receiver
- * and publisher route each stage to. Allocations are remembered so a test can tell its memory apart.
+ * Test double: memory operations that claim a device kind ({@code cuda:N}) while their memory is
+ * host memory underneath, counting every call, so that tests without a GPU can prove which
+ * implementation the receiver and publisher route each stage to. Allocations are remembered so a
+ * test can tell its memory apart.
  */
 final class HostBackedDeviceOps implements MemoryOps {
   private final MemoryKind kind;
   private final HostMemoryOps host = new HostMemoryOps(CpuDigestProvider::new);
   final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
+
   /** Allocations made, as [address, end) pairs. */
   final java.util.List<long[]> allocations = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -46,8 +48,13 @@ final class HostBackedDeviceOps implements MemoryOps {
     calls.computeIfAbsent(op, k -> new LongAdder()).increment();
     for (MemorySegment s : onDevice) {
       if (!owns(s)) {
-        throw new AssertionError(op + " was given memory at 0x" + Long.toHexString(s.address())
-            + " that is not this double's " + kind + " memory");
+        throw new AssertionError(
+            op
+                + " was given memory at 0x"
+                + Long.toHexString(s.address())
+                + " that is not this double's "
+                + kind
+                + " memory");
       }
     }
   }
@@ -66,13 +73,19 @@ final class HostBackedDeviceOps implements MemoryOps {
   }
 
   @Override
-  public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copy(
+      MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
     record("copy", src, dst);
     host.copy(src, srcOffset, dst, dstOffset, bytes);
   }
 
   @Override
-  public void copyAll(MemorySegment src, long[] srcOffsets, MemorySegment[] dsts, long[] dstOffsets, long[] lengths) {
+  public void copyAll(
+      MemorySegment src,
+      long[] srcOffsets,
+      MemorySegment[] dsts,
+      long[] dstOffsets,
+      long[] lengths) {
     record("copyAll", src);
     for (int i = 0; i < lengths.length; i++) {
       copy(src, srcOffsets[i], dsts[i], dstOffsets[i], lengths[i]);
@@ -80,13 +93,15 @@ final class HostBackedDeviceOps implements MemoryOps {
   }
 
   @Override
-  public void copyToHost(MemorySegment src, long srcOffset, MemorySegment h, long hostOffset, long bytes) {
+  public void copyToHost(
+      MemorySegment src, long srcOffset, MemorySegment h, long hostOffset, long bytes) {
     record("copyToHost", src);
     host.copyToHost(src, srcOffset, h, hostOffset, bytes);
   }
 
   @Override
-  public void copyFromHost(MemorySegment h, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copyFromHost(
+      MemorySegment h, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
     record("copyFromHost", dst);
     host.copyFromHost(h, hostOffset, dst, dstOffset, bytes);
   }
@@ -97,8 +112,16 @@ final class HostBackedDeviceOps implements MemoryOps {
   }
 
   @Override
-  public void viewCopy(MemorySegment src, long srcOffset, DType from, long[] srcStrides, MemorySegment dst,
-      long dstOffset, DType to, long[] dstStrides, long[] shape) {
+  public void viewCopy(
+      MemorySegment src,
+      long srcOffset,
+      DType from,
+      long[] srcStrides,
+      MemorySegment dst,
+      long dstOffset,
+      DType to,
+      long[] dstStrides,
+      long[] shape) {
     record(from == to ? "viewCopy" : "cast", src, dst);
     host.viewCopy(src, srcOffset, from, srcStrides, dst, dstOffset, to, dstStrides, shape);
   }

@@ -5,9 +5,9 @@ import dev.mx.api.memory.MemoryOpsProvider;
 import dev.mx.api.transport.MemoryKind;
 
 /**
- * Test double: a {@link MemoryOpsProvider} found through {@code META-INF/services} of the test classes, serving
- * {@code cuda:0} and {@code cuda:1} with one shared {@link HostBackedDeviceOps} each, so tests can prove the
- * receiver looks device operations up by memory kind.
+ * Test double: a {@link MemoryOpsProvider} found through {@code META-INF/services} of the test
+ * classes, serving {@code cuda:0} and {@code cuda:1} with one shared {@link HostBackedDeviceOps}
+ * each, so tests can prove the receiver looks device operations up by memory kind.
  */
 public final class HostBackedDeviceOpsProvider extends MemoryOpsProvider {
   static final HostBackedDeviceOps CUDA0 = new HostBackedDeviceOps(MemoryKind.device(0));

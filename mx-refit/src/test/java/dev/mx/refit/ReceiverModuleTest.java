@@ -30,11 +30,17 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The Guice wiring: policy chosen from configuration, explicit bindings, no native work, custom policies. */
+/**
+ * The Guice wiring: policy chosen from configuration, explicit bindings, no native work, custom
+ * policies.
+ */
 class ReceiverModuleTest {
   private static final Settings NONE = Settings.of(Map.of(), Map.of());
 
-  /** An integrator's custom policy: everything in one batch, counting its calls. Public for reflective binding. */
+  /**
+   * An integrator's custom policy: everything in one batch, counting its calls. Public for
+   * reflective binding.
+   */
   public static final class CountingWire implements WirePolicy {
     static final AtomicInteger CALLS = new AtomicInteger();
     private final FusedWire inner = new FusedWire();
@@ -71,28 +77,37 @@ class ReceiverModuleTest {
   @Test
   void policyComesFromConfigurationOrTheEnvironment() {
     try (Harness h = new Harness()) {
-      assertInstanceOf(FusedWire.class,
-          Receivers.injector(ReceiverConfig.defaults(), NONE, integrator(h)).getInstance(WirePolicy.class));
-      assertInstanceOf(PhasedWire.class, Receivers.injector(ReceiverConfig.defaults().withWire("phased"), NONE,
-          integrator(h)).getInstance(WirePolicy.class));
+      assertInstanceOf(
+          FusedWire.class,
+          Receivers.injector(ReceiverConfig.defaults(), NONE, integrator(h))
+              .getInstance(WirePolicy.class));
+      assertInstanceOf(
+          PhasedWire.class,
+          Receivers.injector(ReceiverConfig.defaults().withWire("phased"), NONE, integrator(h))
+              .getInstance(WirePolicy.class));
       Settings env = Settings.of(Map.of(), Map.of("MX_RESHARD_FUSED_WIRE", "false"));
-      assertInstanceOf(PhasedWire.class, Receivers.injector(ReceiverConfig.fromProperties(Map.of(), env), env,
-          integrator(h)).getInstance(WirePolicy.class));
+      assertInstanceOf(
+          PhasedWire.class,
+          Receivers.injector(ReceiverConfig.fromProperties(Map.of(), env), env, integrator(h))
+              .getInstance(WirePolicy.class));
     }
   }
 
   @Test
   void anInjectedReceiverRefitsWithThePlannerFromTheClassPathAndAllocatesNothingUpFront() {
     try (Harness h = new Harness()) {
-      Injector injector = Receivers.injector(ReceiverConfig.defaults().withWire("phased"), NONE, integrator(h));
+      Injector injector =
+          Receivers.injector(ReceiverConfig.defaults().withWire("phased"), NONE, integrator(h));
       assertInstanceOf(ReshardPlanner.class, injector.getInstance(PlanBuilder.class));
       Receiver r = injector.getInstance(Receiver.class);
       assertSame(r, injector.getInstance(Receiver.class), "one receiver per injector");
-      assertEquals(0, r.nativeBytes(), "creating the injector (production stage) did no native work");
+      assertEquals(
+          0, r.nativeBytes(), "creating the injector (production stage) did no native work");
       try (r) {
         Map<String, Object> m = r.updateWeights(1);
         assertTrue(m.containsKey("wire_exact_s"), "phased policy from configuration");
-        assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
+        assertArrayEquals(
+            new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
       }
     }
   }
@@ -101,8 +116,11 @@ class ReceiverModuleTest {
   void anIntegratorCanBindACustomPolicyByClassNameOrOverride() {
     try (Harness h = new Harness()) {
       CountingWire.CALLS.set(0);
-      Injector byName = Receivers.injector(ReceiverConfig.defaults().withWire(CountingWire.class.getName()), NONE,
-          integrator(h));
+      Injector byName =
+          Receivers.injector(
+              ReceiverConfig.defaults().withWire(CountingWire.class.getName()),
+              NONE,
+              integrator(h));
       assertInstanceOf(CountingWire.class, byName.getInstance(WirePolicy.class));
       try (Receiver r = byName.getInstance(Receiver.class)) {
         r.updateWeights(1);
@@ -110,11 +128,13 @@ class ReceiverModuleTest {
       assertEquals(1, CountingWire.CALLS.get());
 
       WirePolicy custom = new CountingWire();
-      Injector overridden = com.google.inject.Guice.createInjector(com.google.inject.Stage.PRODUCTION,
-          Receivers.strictBinder(),
-          Modules.override(new ReceiverModule(ReceiverConfig.defaults(), NONE))
-              .with(b -> b.bind(WirePolicy.class).toInstance(custom)),
-          integrator(h));
+      Injector overridden =
+          com.google.inject.Guice.createInjector(
+              com.google.inject.Stage.PRODUCTION,
+              Receivers.strictBinder(),
+              Modules.override(new ReceiverModule(ReceiverConfig.defaults(), NONE))
+                  .with(b -> b.bind(WirePolicy.class).toInstance(custom)),
+              integrator(h));
       assertSame(custom, overridden.getInstance(WirePolicy.class));
       try (Receiver r = overridden.getInstance(Receiver.class)) {
         r.updateWeights(2);
@@ -126,14 +146,21 @@ class ReceiverModuleTest {
 
   @Test
   void explicitBindingsAreRequiredAndABadPolicyNameIsNamed() {
-    CreationException missing = assertThrows(CreationException.class,
-        () -> Receivers.injector(ReceiverConfig.defaults(), NONE));
+    CreationException missing =
+        assertThrows(
+            CreationException.class, () -> Receivers.injector(ReceiverConfig.defaults(), NONE));
     assertTrue(missing.getMessage().contains("Transport"), missing.getMessage());
-    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-        () -> Receivers.injector(ReceiverConfig.defaults().withWire("com.example.NoSuchWire"), NONE));
+    IllegalArgumentException bad =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                Receivers.injector(
+                    ReceiverConfig.defaults().withWire("com.example.NoSuchWire"), NONE));
     assertTrue(bad.getMessage().contains("com.example.NoSuchWire"), bad.getMessage());
-    IllegalArgumentException notAPolicy = assertThrows(IllegalArgumentException.class,
-        () -> Receivers.injector(ReceiverConfig.defaults().withWire("java.lang.String"), NONE));
+    IllegalArgumentException notAPolicy =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> Receivers.injector(ReceiverConfig.defaults().withWire("java.lang.String"), NONE));
     assertTrue(notAPolicy.getMessage().contains("does not implement"), notAPolicy.getMessage());
   }
 }

@@ -34,7 +34,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** Receiver behaviour beyond the seed: MX §11 descriptor cache, batch install, ceiling, stage record, atomicity. */
+/**
+ * Receiver behaviour beyond the seed: MX §11 descriptor cache, batch install, ceiling, stage
+ * record, atomicity.
+ */
 class ReceiverTest {
 
   // ------------------------------------------------------------ descriptor cache
@@ -43,13 +46,15 @@ class ReceiverTest {
   void cachedAndUncachedDescriptorsGiveIdenticalBuffers() {
     Map<String, byte[]> cached;
     Map<String, byte[]> uncached;
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).build()) {
+    try (Harness h = new Harness();
+        Receiver r = h.builder(Map.of()).build()) {
       r.updateWeights(1);
       r.updateWeights(2);
       assertEquals(1, r.descriptorBuilds(), "second step reuses the cached descriptors");
       cached = h.installer.last;
     }
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of("MX_RESHARD_CACHE_DESCRIPTORS", "0")).build()) {
+    try (Harness h = new Harness();
+        Receiver r = h.builder(Map.of("MX_RESHARD_CACHE_DESCRIPTORS", "0")).build()) {
       r.updateWeights(1);
       Map<String, Object> m = r.updateWeights(2);
       assertEquals(2, r.descriptorBuilds(), "without the cache every step builds");
@@ -65,11 +70,15 @@ class ReceiverTest {
     AtomicReference<WirePolicy> policy = new AtomicReference<>(new FusedWire());
     AtomicInteger plans = new AtomicInteger();
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0")).wirePolicy(policy::get)
-            .planner((c, s, max) -> {
-              plans.incrementAndGet();
-              return h.seed.plan;
-            }).build()) {
+        Receiver r =
+            h.builder(Map.of("MX_REFIT_PIPELINE", "0"))
+                .wirePolicy(policy::get)
+                .planner(
+                    (c, s, max) -> {
+                      plans.incrementAndGet();
+                      return h.seed.plan;
+                    })
+                .build()) {
       r.updateWeights(1);
       r.updateWeights(2);
       assertEquals(1, r.descriptorBuilds());
@@ -90,8 +99,12 @@ class ReceiverTest {
 
   @Test
   void publisherUpdatesInPlaceReachTheNextStep() {
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of())
-        .discovery(t -> h.seed.discovered(h.cluster)).rediscoverEachStep(true).build()) {
+    try (Harness h = new Harness();
+        Receiver r =
+            h.builder(Map.of())
+                .discovery(t -> h.seed.discovered(h.cluster))
+                .rediscoverEachStep(true)
+                .build()) {
       r.updateWeights(1);
       h.seed.exactSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 3, -7f);
       h.seed.stridedSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 4, 42f); // row 1, column 0
@@ -107,18 +120,46 @@ class ReceiverTest {
   @Test
   void overlappingCopiesFailTheElementCoverageGateBeforeAnyRead() {
     try (Harness h = new Harness()) {
-      // Two copies of the staged 4x4 source into one 4x2 parameter: columns 0-1, then columns 2-3 into the
+      // Two copies of the staged 4x4 source into one 4x2 parameter: columns 0-1, then columns 2-3
+      // into the
       // same place. Every element of 'strided' would be written twice: the gate refuses the plan.
-      RecordedCopy first = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 0, 2)), "strided", 0,
-          Shape.of(4, 2), new long[] {2, 1}, DType.F32);
-      RecordedCopy second = new RecordedCopy("strided", List.of(OpSpec.narrow(1, 2, 2)), "strided", 0,
-          Shape.of(4, 2), new long[] {2, 1}, DType.F32);
+      RecordedCopy first =
+          new RecordedCopy(
+              "strided",
+              List.of(OpSpec.narrow(1, 0, 2)),
+              "strided",
+              0,
+              Shape.of(4, 2),
+              new long[] {2, 1},
+              DType.F32);
+      RecordedCopy second =
+          new RecordedCopy(
+              "strided",
+              List.of(OpSpec.narrow(1, 2, 2)),
+              "strided",
+              0,
+              Shape.of(4, 2),
+              new long[] {2, 1},
+              DType.F32);
       TransferPlan plan = withFullPullCopies(h.seed.plan, List.of(first, second));
-      Capture capture = new Capture(new CaptureResult(List.of(h.seed.capture.result().copies().get(0), first,
-          second, h.seed.capture.result().copies().get(2)), List.of(), 0, Map.of()), h.seed.capture.paramLayout());
-      try (Receiver r = h.builder(Map.of()).planner((c, s, m) -> plan).geometry(m -> capture).build()) {
-        IncompleteRefitException e = assertThrows(IncompleteRefitException.class, () -> r.updateWeights(1));
-        assertTrue(e.getMessage().contains("param strided") && e.getMessage().contains("written 2 times"),
+      Capture capture =
+          new Capture(
+              new CaptureResult(
+                  List.of(
+                      h.seed.capture.result().copies().get(0),
+                      first,
+                      second,
+                      h.seed.capture.result().copies().get(2)),
+                  List.of(),
+                  0,
+                  Map.of()),
+              h.seed.capture.paramLayout());
+      try (Receiver r =
+          h.builder(Map.of()).planner((c, s, m) -> plan).geometry(m -> capture).build()) {
+        IncompleteRefitException e =
+            assertThrows(IncompleteRefitException.class, () -> r.updateWeights(1));
+        assertTrue(
+            e.getMessage().contains("param strided") && e.getMessage().contains("written 2 times"),
             e.getMessage());
         assertEquals(List.of("strided"), e.missing());
         assertTrue(h.cluster.receiver.batchSizes.isEmpty(), "nothing was read");
@@ -129,7 +170,8 @@ class ReceiverTest {
 
   @Test
   void emptyFullPullListIsANoOp() {
-    try (Harness h = new Harness(false); Receiver r = h.builder(Map.of()).build()) {
+    try (Harness h = new Harness(false);
+        Receiver r = h.builder(Map.of()).build()) {
       Map<String, Object> m = r.updateWeights(1);
       assertFalse(m.containsKey("reslice_s"));
       assertFalse(m.containsKey("reslice_copies"));
@@ -139,27 +181,43 @@ class ReceiverTest {
 
   private static TransferPlan withFullPullCopies(TransferPlan p, List<RecordedCopy> copies) {
     var f = p.fullPulls().get(0);
-    return new TransferPlan(p.segments(), p.fallback(), p.converts(),
-        List.of(new dev.mx.api.plan.FullPullSource(f.srcName(), f.globalShape(), f.dtype(), f.elsize(), f.segments(),
-            copies)), p.unboundedSources(), p.exactDescriptorCount(), p.exactBytes(), p.fallbackReasons());
+    return new TransferPlan(
+        p.segments(),
+        p.fallback(),
+        p.converts(),
+        List.of(
+            new dev.mx.api.plan.FullPullSource(
+                f.srcName(), f.globalShape(), f.dtype(), f.elsize(), f.segments(), copies)),
+        p.unboundedSources(),
+        p.exactDescriptorCount(),
+        p.exactBytes(),
+        p.fallbackReasons());
   }
 
   @Test
   void thePipelinedWireReadsOnePeerAtATimeAndVerifiesEachAsItLands() {
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withThreads(2))
-        .build()) {
+    try (Harness h = new Harness();
+        Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withThreads(2)).build()) {
       Map<String, Object> m = r.updateWeights(1);
-      // Three peers (s0 exact, s1 full pull, s2 convert), one batch each, their digests overlapping the rest.
+      // Three peers (s0 exact, s1 full pull, s2 convert), one batch each, their digests overlapping
+      // the rest.
       assertEquals(List.of(1, 1, 1), h.cluster.receiver.batchSizes);
       assertEquals(3L, m.get("verified_shards"));
       assertTrue(m.containsKey("pipeline_drain_s"), m.toString());
       assertArrayEquals(TestCluster.arange(0, 8), h.installer.floats("exact"));
-      assertArrayEquals(new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
+      assertArrayEquals(
+          new float[] {100, 101, 104, 105, 108, 109, 112, 113}, h.installer.floats("strided"));
     }
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of("MX_REFIT_PIPELINE", "0"))
-        .config(ReceiverConfig.defaults().withThreads(2)).build()) {
+    try (Harness h = new Harness();
+        Receiver r =
+            h.builder(Map.of("MX_REFIT_PIPELINE", "0"))
+                .config(ReceiverConfig.defaults().withThreads(2))
+                .build()) {
       Map<String, Object> m = r.updateWeights(1);
-      assertEquals(List.of(3), h.cluster.receiver.batchSizes, "switched off: one fused batch, work after it");
+      assertEquals(
+          List.of(3),
+          h.cluster.receiver.batchSizes,
+          "switched off: one fused batch, work after it");
       assertTrue(m.containsKey("verify_s"), m.toString());
     }
   }
@@ -170,9 +228,13 @@ class ReceiverTest {
   void impossibleThroughputFailsTheRefitBeforeInstallAndTheNextStepSucceeds() {
     String key = RefitFlag.MAX_GBPS.property();
     try (Harness h = new Harness();
-        Receiver r = h.builder(dev.mx.api.util.Settings.system()).config(ReceiverConfig.defaults().withRank(3)).build()) {
+        Receiver r =
+            h.builder(dev.mx.api.util.Settings.system())
+                .config(ReceiverConfig.defaults().withRank(3))
+                .build()) {
       System.setProperty(key, "1e-12");
-      ImpossibleThroughputException e = assertThrows(ImpossibleThroughputException.class, () -> r.updateWeights(7));
+      ImpossibleThroughputException e =
+          assertThrows(ImpossibleThroughputException.class, () -> r.updateWeights(7));
       assertEquals(3, e.rank());
       assertEquals(7, e.step());
       assertTrue(e.getMessage().contains("rank 3"), e.getMessage());
@@ -183,7 +245,8 @@ class ReceiverTest {
       assertEquals(3, rec.get(0).record().get("rank"));
       assertEquals(7L, rec.get(0).record().get("step"));
       assertEquals(104L, rec.get(0).record().get("wire_bytes"));
-      assertTrue(h.records.tagged(Receiver.STAGE_TAG).isEmpty(), "no stage record for a failed refit");
+      assertTrue(
+          h.records.tagged(Receiver.STAGE_TAG).isEmpty(), "no stage record for a failed refit");
 
       System.clearProperty(key); // read live: the next step runs without the ceiling
       Map<String, Object> m = r.updateWeights(8);
@@ -196,22 +259,32 @@ class ReceiverTest {
 
   @Test
   void failedWireInstallsNothingAndTheNextStepSucceeds() {
-    try (Harness h = new Harness(); LiveWeights live = new LiveWeights(h.seed.capture.paramLayout())) {
+    try (Harness h = new Harness();
+        LiveWeights live = new LiveWeights(h.seed.capture.paramLayout())) {
       List<String> calls = new ArrayList<>();
-      Installer both = (step, buffers) -> {
-        calls.add("install " + step);
-        live.install(step, buffers);
-      };
-      // Publishers change bytes in place and republish digests: discovery reads them fresh every step.
-      try (Receiver r = h.builder(Map.of()).installer(both).discovery(t -> h.seed.discovered(h.cluster))
-          .rediscoverEachStep(true).build()) {
+      Installer both =
+          (step, buffers) -> {
+            calls.add("install " + step);
+            live.install(step, buffers);
+          };
+      // Publishers change bytes in place and republish digests: discovery reads them fresh every
+      // step.
+      try (Receiver r =
+          h.builder(Map.of())
+              .installer(both)
+              .discovery(t -> h.seed.discovered(h.cluster))
+              .rediscoverEachStep(true)
+              .build()) {
         r.updateWeights(1);
         byte[] before = live.parameter("exact").toArray(ValueLayout.JAVA_BYTE);
         h.seed.exactSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 0, 99f);
         h.cluster.receiver.failNextReads(1);
         TransportException e = assertThrows(TransportException.class, () -> r.updateWeights(2));
         assertTrue(e.getMessage().contains("injected"), e.getMessage());
-        assertArrayEquals(before, live.parameter("exact").toArray(ValueLayout.JAVA_BYTE), "live weights untouched");
+        assertArrayEquals(
+            before,
+            live.parameter("exact").toArray(ValueLayout.JAVA_BYTE),
+            "live weights untouched");
         assertEquals(List.of("install 1"), calls);
         r.updateWeights(3);
         assertEquals(List.of("install 1", "install 3"), calls);
@@ -224,22 +297,34 @@ class ReceiverTest {
   @Test
   void doubleBufferingNeverWritesTheBuffersLastInstalled() {
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withDoubleBuffer(true))
-            .discovery(t -> h.seed.discovered(h.cluster)).rediscoverEachStep(true).build()) {
+        Receiver r =
+            h.builder(Map.of())
+                .config(ReceiverConfig.defaults().withDoubleBuffer(true))
+                .discovery(t -> h.seed.discovered(h.cluster))
+                .rediscoverEachStep(true)
+                .build()) {
       r.updateWeights(1);
       MemorySegment firstExact = h.installer.handed.get(0).get("exact");
       byte[] firstBytes = firstExact.toArray(ValueLayout.JAVA_BYTE);
       h.seed.exactSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 0, 50f);
       h.cluster.receiver.failNextReads(1);
       assertThrows(TransportException.class, () -> r.updateWeights(2));
-      assertArrayEquals(firstBytes, firstExact.toArray(ValueLayout.JAVA_BYTE), "adopted buffers untouched by a failed refit");
+      assertArrayEquals(
+          firstBytes,
+          firstExact.toArray(ValueLayout.JAVA_BYTE),
+          "adopted buffers untouched by a failed refit");
       r.updateWeights(3);
       MemorySegment secondExact = h.installer.handed.get(1).get("exact");
-      assertNotEquals(firstExact.address(), secondExact.address(), "the next refit fills the other set");
+      assertNotEquals(
+          firstExact.address(), secondExact.address(), "the next refit fills the other set");
       assertEquals(50f, secondExact.getAtIndex(ValueLayout.JAVA_FLOAT, 0));
-      assertArrayEquals(firstBytes, firstExact.toArray(ValueLayout.JAVA_BYTE), "and leaves the installed set alone");
+      assertArrayEquals(
+          firstBytes,
+          firstExact.toArray(ValueLayout.JAVA_BYTE),
+          "and leaves the installed set alone");
       r.updateWeights(4);
-      assertEquals(firstExact.address(), h.installer.handed.get(2).get("exact").address(), "sets alternate");
+      assertEquals(
+          firstExact.address(), h.installer.handed.get(2).get("exact").address(), "sets alternate");
       assertEquals(2, r.descriptorBuilds(), "one descriptor build per set");
     }
   }
@@ -248,24 +333,54 @@ class ReceiverTest {
 
   @Test
   void stageRecordAndMetricsCarryTheStagesPrepareOnlyOnTheColdStep() {
-    try (Harness h = new Harness(); Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withRank(2)).build()) {
+    try (Harness h = new Harness();
+        Receiver r = h.builder(Map.of()).config(ReceiverConfig.defaults().withRank(2)).build()) {
       Map<String, Object> cold = r.updateWeights(1);
       Map<String, Object> warm = r.updateWeights(2);
-      for (String k : List.of("prepare_discover_s", "prepare_capture_s", "prepare_plan_s", "prepare_handshake_s",
-          "prepare_alloc_s", "prepare_register_s")) {
+      for (String k :
+          List.of(
+              "prepare_discover_s",
+              "prepare_capture_s",
+              "prepare_plan_s",
+              "prepare_handshake_s",
+              "prepare_alloc_s",
+              "prepare_register_s")) {
         assertTrue(cold.containsKey(k), k);
         assertFalse(warm.containsKey(k), k);
       }
-      for (String k : List.of("step", "bytes_received", "segments", "converts", "full_pull_sources", "exact_descriptors",
-          "descriptor_savings", "extra_wire_bytes", "unbounded_sources", "fallback", "verified_shards",
-          "unverifiable_shards", "unverified_bytes", "staged_shards", "sources_exact", "sources_staged", "sources_full_pull", "verify", "descriptor_build_s", "wire_fused_s", "reslice_s", "reslice_copies", "convert_s",
-          "install_s")) {
+      for (String k :
+          List.of(
+              "step",
+              "bytes_received",
+              "segments",
+              "converts",
+              "full_pull_sources",
+              "exact_descriptors",
+              "descriptor_savings",
+              "extra_wire_bytes",
+              "unbounded_sources",
+              "fallback",
+              "verified_shards",
+              "unverifiable_shards",
+              "unverified_bytes",
+              "staged_shards",
+              "sources_exact",
+              "sources_staged",
+              "sources_full_pull",
+              "verify",
+              "descriptor_build_s",
+              "wire_fused_s",
+              "reslice_s",
+              "reslice_copies",
+              "convert_s",
+              "install_s")) {
         assertTrue(warm.containsKey(k), k);
       }
       var records = h.records.tagged(Receiver.STAGE_TAG);
       assertEquals(2, records.size(), "one record per refit");
       Map<String, Object> rec = records.get(1).record();
-      assertEquals(RefitRecords.Level.INFO, records.get(1).level(), "a successful step is no problem: INFO");
+      assertEquals(
+          RefitRecords.Level.INFO, records.get(1).level(), "a successful step is no problem: INFO");
       assertEquals("refit-stage-v3", rec.get("schema"));
       assertEquals(2, rec.get("rank"));
       assertEquals(2L, rec.get("step"));
@@ -293,7 +408,9 @@ class ReceiverTest {
   @Test
   void stageRecordCanBeDisabledAndPhasedOnlyExactTimesOnePhase() {
     try (Harness h = new Harness(false);
-        Receiver r = h.builder(Map.of("MX_REFIT_STAGE_RECORD", "off", "MX_RESHARD_FUSED_WIRE", "0")).build()) {
+        Receiver r =
+            h.builder(Map.of("MX_REFIT_STAGE_RECORD", "off", "MX_RESHARD_FUSED_WIRE", "0"))
+                .build()) {
       Map<String, Object> m = r.updateWeights(1);
       assertTrue(h.records.tagged(Receiver.STAGE_TAG).isEmpty());
       assertTrue(m.containsKey("wire_exact_s"));
@@ -308,15 +425,27 @@ class ReceiverTest {
   void fallbackFailsClosedAfterTheCoverageRecordAndBeforeAnyRead() {
     try (Harness h = new Harness()) {
       TransferPlan p = h.seed.plan;
-      TransferPlan withFallback = new TransferPlan(p.segments(), List.of("strided", "router"), p.converts(),
-          p.fullPulls(), p.unboundedSources(), p.exactDescriptorCount(), p.exactBytes(),
-          Map.of("strided", "unsupported op 'foo' on lazy 'strided' (chain=[foo()])",
-              "router", "unsupported op 'foo' on lazy 'router' (chain=[foo()])"));
+      TransferPlan withFallback =
+          new TransferPlan(
+              p.segments(),
+              List.of("strided", "router"),
+              p.converts(),
+              p.fullPulls(),
+              p.unboundedSources(),
+              p.exactDescriptorCount(),
+              p.exactBytes(),
+              Map.of(
+                  "strided",
+                  "unsupported op 'foo' on lazy 'strided' (chain=[foo()])",
+                  "router",
+                  "unsupported op 'foo' on lazy 'router' (chain=[foo()])"));
       try (Receiver r = h.builder(Map.of()).planner((c, s, m) -> withFallback).build()) {
-        UnsupportedReshardException e = assertThrows(UnsupportedReshardException.class, () -> r.updateWeights(1));
+        UnsupportedReshardException e =
+            assertThrows(UnsupportedReshardException.class, () -> r.updateWeights(1));
         assertTrue(e.getMessage().contains("2 x unsupported op 'foo'"), e.getMessage());
         assertTrue(e.getMessage().contains("[router, strided]"), e.getMessage());
-        assertEquals(1, h.records.tagged(Coverage.TAG).size(), "coverage is recorded before the rejection");
+        assertEquals(
+            1, h.records.tagged(Coverage.TAG).size(), "coverage is recorded before the rejection");
         assertTrue(h.cluster.receiver.batchSizes.isEmpty(), "nothing was read");
         assertEquals(0, r.nativeBytes(), "nothing was allocated");
       }
@@ -326,8 +455,10 @@ class ReceiverTest {
   @Test
   void missingPeerMetadataNamesTheSession() {
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of())
-            .discovery(SourceDiscovery.fixed(new DiscoveredSources(h.seed.sources, Map.of()))).build()) {
+        Receiver r =
+            h.builder(Map.of())
+                .discovery(SourceDiscovery.fixed(new DiscoveredSources(h.seed.sources, Map.of())))
+                .build()) {
       TransportException e = assertThrows(TransportException.class, () -> r.updateWeights(1));
       assertTrue(e.getMessage().contains("s0"), e.getMessage());
       assertEquals("s0", e.peer());
@@ -351,10 +482,14 @@ class ReceiverTest {
   void buildingAReceiverDoesNoNativeWork() {
     Map<String, Integer> calls = new HashMap<>();
     try (Harness h = new Harness();
-        Receiver r = h.builder(Map.of()).discovery(t -> {
-          calls.merge("discover", 1, Integer::sum);
-          return h.seed.discovered(h.cluster);
-        }).build()) {
+        Receiver r =
+            h.builder(Map.of())
+                .discovery(
+                    t -> {
+                      calls.merge("discover", 1, Integer::sum);
+                      return h.seed.discovered(h.cluster);
+                    })
+                .build()) {
       assertEquals(0, r.nativeBytes());
       assertTrue(calls.isEmpty());
       r.prepare();

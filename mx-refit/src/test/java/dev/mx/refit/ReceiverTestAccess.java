@@ -6,7 +6,10 @@ import dev.mx.api.plan.TransferPlan;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
 
-/** Opens the package-private test fixtures ({@link Harness}, {@link SeedScenario}) to tests in sub-packages. */
+/**
+ * Opens the package-private test fixtures ({@link Harness}, {@link SeedScenario}) to tests in
+ * sub-packages.
+ */
 public final class ReceiverTestAccess {
   private ReceiverTestAccess() {}
 

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Test double: snapshots the bytes of every installed buffer (as the engine would see them at install) and
- * tells the recording transport when it ran.
+ * Test double: snapshots the bytes of every installed buffer (as the engine would see them at
+ * install) and tells the recording transport when it ran.
  */
 final class RecordingInstaller implements Installer {
   final List<String> order = new ArrayList<>();

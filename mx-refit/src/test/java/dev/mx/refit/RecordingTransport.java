@@ -12,16 +12,21 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Test double: the real {@code mem} transport underneath (real byte moves), plus the batch boundaries so
- * ordering can be asserted, and a switch that fails the next read before any byte moves.
+ * Test double: the real {@code mem} transport underneath (real byte moves), plus the batch
+ * boundaries so ordering can be asserted, and a switch that fails the next read before any byte
+ * moves.
  */
 final class RecordingTransport implements Transport {
   final Transport delegate;
   final List<Integer> batchSizes = new ArrayList<>();
   final List<Integer> installedAfter = new ArrayList<>();
   private int failNextReads;
-  /** Whether this double accepts device-kind registrations (its memory is host memory underneath). */
+
+  /**
+   * Whether this double accepts device-kind registrations (its memory is host memory underneath).
+   */
   boolean readsDevice;
+
   final List<dev.mx.api.transport.MemoryKind> registeredKinds = new ArrayList<>();
 
   RecordingTransport(Transport delegate) {
@@ -69,7 +74,10 @@ final class RecordingTransport implements Transport {
     return readsDevice || delegate.supportsMemory(kind);
   }
 
-  /** Device kinds (when {@link #readsDevice}) go to the mem transport as the host memory they really are. */
+  /**
+   * Device kinds (when {@link #readsDevice}) go to the mem transport as the host memory they really
+   * are.
+   */
   @Override
   public MemoryRegistration register(MemorySegment region, dev.mx.api.transport.MemoryKind kind) {
     if (kind.isDevice() && readsDevice) {

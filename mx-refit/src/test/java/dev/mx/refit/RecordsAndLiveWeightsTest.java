@@ -24,7 +24,8 @@ class RecordsAndLiveWeightsTest {
     r.put("rank", 0);
     r.put("wire_fused_s", 0.123456);
     r.put("sample", List.of("a", "b"));
-    assertEquals("MX_REFIT_STAGE {\"schema\":\"refit-stage-v2\",\"rank\":0,\"wire_fused_s\":0.123456,\"sample\":[\"a\",\"b\"]}",
+    assertEquals(
+        "MX_REFIT_STAGE {\"schema\":\"refit-stage-v2\",\"rank\":0,\"wire_fused_s\":0.123456,\"sample\":[\"a\",\"b\"]}",
         RefitRecords.line("MX_REFIT_STAGE", r));
   }
 
@@ -33,14 +34,16 @@ class RecordsAndLiveWeightsTest {
     Map<String, ParamSpec> layout = new LinkedHashMap<>();
     layout.put("a", new ParamSpec(Shape.of(2), DType.F32));
     layout.put("b", new ParamSpec(Shape.of(3), DType.F32));
-    try (LiveWeights live = new LiveWeights(layout); Arena arena = Arena.ofConfined()) {
+    try (LiveWeights live = new LiveWeights(layout);
+        Arena arena = Arena.ofConfined()) {
       MemorySegment a = arena.allocate(8);
       a.setAtIndex(ValueLayout.JAVA_FLOAT, 1, 5f);
       MemorySegment wrongB = arena.allocate(8);
       Map<String, MemorySegment> bad = new LinkedHashMap<>();
       bad.put("a", a);
       bad.put("b", wrongB);
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> live.install(1, bad));
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> live.install(1, bad));
       assertTrue(e.getMessage().contains("'b'"), e.getMessage());
       assertEquals(0f, live.parameter("a").getAtIndex(ValueLayout.JAVA_FLOAT, 1), "nothing copied");
       assertEquals(0, live.installs());

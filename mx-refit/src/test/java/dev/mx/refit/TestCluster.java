@@ -12,8 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Real publishers for tests: one {@code mem} transport per session serving registered native tensors, and a
- * receiver-side {@code mem} transport wrapped in a {@link RecordingTransport}.
+ * Real publishers for tests: one {@code mem} transport per session serving registered native
+ * tensors, and a receiver-side {@code mem} transport wrapped in a {@link RecordingTransport}.
  */
 final class TestCluster implements AutoCloseable {
   private final Arena arena = Arena.ofShared();
@@ -22,14 +22,19 @@ final class TestCluster implements AutoCloseable {
       new RecordingTransport(new MemTransportProvider().create(TransportConfig.of("recv")));
 
   private Transport publisher(String session) {
-    return publishers.computeIfAbsent(session, s -> new MemTransportProvider().create(TransportConfig.of(s)));
+    return publishers.computeIfAbsent(
+        session, s -> new MemTransportProvider().create(TransportConfig.of(s)));
   }
 
-  /** A registered tensor of {@code dtype} in {@code session} holding {@code values} (rounded to the dtype). */
+  /**
+   * A registered tensor of {@code dtype} in {@code session} holding {@code values} (rounded to the
+   * dtype).
+   */
   MemorySegment tensor(String session, DType dtype, float... values) {
     MemorySegment seg = arena.allocate((long) values.length * dtype.elementSize(), 64);
     for (int i = 0; i < values.length; i++) {
-      long bits = Casts.convertBits(Float.floatToRawIntBits(values[i]) & 0xFFFF_FFFFL, DType.F32, dtype);
+      long bits =
+          Casts.convertBits(Float.floatToRawIntBits(values[i]) & 0xFFFF_FFFFL, DType.F32, dtype);
       switch (dtype.elementSize()) {
         case 1 -> seg.set(ValueLayout.JAVA_BYTE, i, (byte) bits);
         case 2 -> seg.set(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * i, (short) bits);
@@ -59,6 +64,7 @@ final class TestCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    dev.mx.api.util.Closeables.closeAll(receiver, () -> publishers.values().forEach(Transport::close), arena);
+    dev.mx.api.util.Closeables.closeAll(
+        receiver, () -> publishers.values().forEach(Transport::close), arena);
   }
 }

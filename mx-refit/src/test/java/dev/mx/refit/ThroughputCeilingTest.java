@@ -21,7 +21,8 @@ class ThroughputCeilingTest {
     return Settings.of(Map.of(), Map.of("MX_RESHARD_MAX_GBPS", value));
   }
 
-  private static void check(Settings s, CapturingRecords r, long bytes, Map<String, Double> stages) {
+  private static void check(
+      Settings s, CapturingRecords r, long bytes, Map<String, Double> stages) {
     ThroughputCeiling.check(s, r, 5, 11, bytes, stages);
   }
 
@@ -29,11 +30,20 @@ class ThroughputCeilingTest {
   void anImpossibleRateIsRejectedUnderBothCeilingsWithTheRecordFirst() {
     for (double c : new double[] {FOUR_ADAPTERS, TWO_ADAPTERS}) {
       CapturingRecords records = new CapturingRecords();
-      ImpossibleThroughputException e = assertThrows(ImpossibleThroughputException.class, () -> check(
-          ceiling(Double.toString(c)), records, OBSERVED_BYTES, Map.of(WireStages.FUSED, OBSERVED_WIRE_S)));
+      ImpossibleThroughputException e =
+          assertThrows(
+              ImpossibleThroughputException.class,
+              () ->
+                  check(
+                      ceiling(Double.toString(c)),
+                      records,
+                      OBSERVED_BYTES,
+                      Map.of(WireStages.FUSED, OBSERVED_WIRE_S)));
       assertEquals(386.9, Math.round(e.impliedGbps() * 10) / 10.0);
       assertEquals(5, e.rank());
-      assertTrue(e.getMessage().contains("rank 5") && e.getMessage().contains("failed, not fast"), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("rank 5") && e.getMessage().contains("failed, not fast"),
+          e.getMessage());
       Map<String, Object> rec = records.tagged(ThroughputCeiling.TAG).get(0).record();
       assertEquals("refit-impossible-throughput-v1", rec.get("schema"));
       assertEquals(OBSERVED_BYTES, rec.get("wire_bytes"));
@@ -64,8 +74,10 @@ class ThroughputCeilingTest {
 
   @Test
   void phasedStagesAreSummedAndZeroWireTimeOrBytesSkip() {
-    Map<String, Double> phased = Map.of(WireStages.EXACT, 0.3, WireStages.FULL, 0.3, WireStages.CONVERT, 0.239641);
-    assertThrows(ImpossibleThroughputException.class,
+    Map<String, Double> phased =
+        Map.of(WireStages.EXACT, 0.3, WireStages.FULL, 0.3, WireStages.CONVERT, 0.239641);
+    assertThrows(
+        ImpossibleThroughputException.class,
         () -> check(ceiling("381.6"), new CapturingRecords(), OBSERVED_BYTES, phased));
     check(ceiling("381.6"), new CapturingRecords(), OBSERVED_BYTES, Map.of());
     check(ceiling("381.6"), new CapturingRecords(), OBSERVED_BYTES, Map.of(WireStages.FUSED, 0.0));

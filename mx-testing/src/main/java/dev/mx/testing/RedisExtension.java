@@ -7,17 +7,17 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A real {@link RedisServer} for a test class or a test. Registered on a static field it runs for the whole
- * class; on an instance field, one per test (e.g. for a test that kills it). Either way a machine without
- * {@code redis-server} skips the tests, saying why.
+ * A real {@link RedisServer} for a test class or a test. Registered on a static field it runs for
+ * the whole class; on an instance field, one per test (e.g. for a test that kills it). Either way a
+ * machine without {@code redis-server} skips the tests, saying why.
  *
  * <pre>{@code
  * @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
  * ... new RedisMetadataStore(REDIS.uri(), gc) ...
  * }</pre>
  */
-public final class RedisExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
-    AfterEachCallback {
+public final class RedisExtension
+    implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
   private final String[] extraArgs;
   private RedisServer server;
   private boolean perClass;
@@ -63,8 +63,9 @@ public final class RedisExtension implements BeforeAllCallback, AfterAllCallback
   /** The running server (to kill or restart it). */
   public RedisServer server() {
     if (server == null) {
-      throw new IllegalStateException("no redis-server runs: use it from a test, with the extension registered"
-          + " through @RegisterExtension");
+      throw new IllegalStateException(
+          "no redis-server runs: use it from a test, with the extension registered"
+              + " through @RegisterExtension");
     }
     return server;
   }

@@ -17,13 +17,15 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real {@code redis-server} on a free loopback port, without persistence. Tests skip, printing the cause,
- * when the binary is absent ({@code .ci/run} installs it). Most tests want {@link RedisExtension}; this is
- * for a test that starts its own (with a password, say) or restarts one mid-run.
+ * A real {@code redis-server} on a free loopback port, without persistence. Tests skip, printing
+ * the cause, when the binary is absent ({@code .ci/run} installs it). Most tests want {@link
+ * RedisExtension}; this is for a test that starts its own (with a password, say) or restarts one
+ * mid-run.
  */
 public final class RedisServer implements AutoCloseable {
   /** Where Debian's {@code redis-server} package puts the binary. */
   public static final Path BINARY = Path.of("/usr/bin/redis-server");
+
   private static final long START_TIMEOUT_S = 15;
 
   private final int port;
@@ -39,13 +41,15 @@ public final class RedisServer implements AutoCloseable {
 
   /** Why no server can start here, or null when one can. */
   public static String unavailabilityCause() {
-    return Files.isExecutable(BINARY) ? null
+    return Files.isExecutable(BINARY)
+        ? null
         : BINARY + " is not installed (apt-get install redis-server; .ci/run does this)";
   }
 
   /**
-   * Starts a server (extra arguments such as {@code --requirepass x}) and waits until it answers, or skips the
-   * calling test (a JUnit assumption, with the cause also printed) when there is no binary.
+   * Starts a server (extra arguments such as {@code --requirepass x}) and waits until it answers,
+   * or skips the calling test (a JUnit assumption, with the cause also printed) when there is no
+   * binary.
    */
   public static RedisServer start(String... extraArgs) throws IOException, InterruptedException {
     String cause = unavailabilityCause();
@@ -57,23 +61,43 @@ public final class RedisServer implements AutoCloseable {
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
-    RedisServer server = new RedisServer(port, List.of(extraArgs), Files.createTempFile("redis-" + port + "-", ".log"));
+    RedisServer server =
+        new RedisServer(
+            port, List.of(extraArgs), Files.createTempFile("redis-" + port + "-", ".log"));
     server.launch();
     return server;
   }
 
   private void launch() throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of(BINARY.toString(), "--port", Integer.toString(port), "--bind",
-        "127.0.0.1", "--save", "", "--appendonly", "no"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                BINARY.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no"));
     cmd.addAll(extraArgs);
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    Process p =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .start();
     process = p;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_S);
     while (System.nanoTime() < deadline) {
       if (!p.isAlive()) {
-        throw new IllegalStateException("redis-server on port " + port + " exited with " + p.exitValue() + ": "
-            + Files.readString(log));
+        throw new IllegalStateException(
+            "redis-server on port "
+                + port
+                + " exited with "
+                + p.exitValue()
+                + ": "
+                + Files.readString(log));
       }
       if (answersPing()) {
         return;
@@ -81,8 +105,13 @@ public final class RedisServer implements AutoCloseable {
       Thread.sleep(20);
     }
     kill();
-    throw new IllegalStateException("redis-server on port " + port + " did not answer within " + START_TIMEOUT_S
-        + " s: " + Files.readString(log));
+    throw new IllegalStateException(
+        "redis-server on port "
+            + port
+            + " did not answer within "
+            + START_TIMEOUT_S
+            + " s: "
+            + Files.readString(log));
   }
 
   private boolean answersPing() {
@@ -123,7 +152,10 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
-  /** Kills the server and starts a fresh, empty one on the same port (as a Redis restart without persistence). */
+  /**
+   * Kills the server and starts a fresh, empty one on the same port (as a Redis restart without
+   * persistence).
+   */
   public void restartEmpty() throws IOException, InterruptedException {
     kill();
     launch();

@@ -12,10 +12,10 @@ public final class Signals {
   private Signals() {}
 
   /**
-   * Whether signal {@code signo} is ignored by this process (its bit in the {@code SigIgn} mask). A JVM started
-   * as a background job of a non-interactive shell (or under nohup) inherits SIGINT ignored and passes that on
-   * to its children, which then never see it; tests that send SIGINT check this first. False where the mask
-   * is not there (not Linux).
+   * Whether signal {@code signo} is ignored by this process (its bit in the {@code SigIgn} mask). A
+   * JVM started as a background job of a non-interactive shell (or under nohup) inherits SIGINT
+   * ignored and passes that on to its children, which then never see it; tests that send SIGINT
+   * check this first. False where the mask is not there (not Linux).
    */
   public static boolean isIgnored(int signo) throws IOException {
     if (signo < 1 || signo > 64) {

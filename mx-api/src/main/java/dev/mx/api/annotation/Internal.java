@@ -7,10 +7,16 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Public only so that mx's own modules can share it: not for integrators, no compatibility promise, excluded
- * from the binary-compatibility check of mx-api.
+ * Public only so that mx's own modules can share it: not for integrators, no compatibility promise,
+ * excluded from the binary-compatibility check of mx-api.
  */
 @Documented
 @Retention(RetentionPolicy.CLASS)
-@Target({ElementType.TYPE, ElementType.METHOD, ElementType.CONSTRUCTOR, ElementType.FIELD, ElementType.PACKAGE})
+@Target({
+  ElementType.TYPE,
+  ElementType.METHOD,
+  ElementType.CONSTRUCTOR,
+  ElementType.FIELD,
+  ElementType.PACKAGE
+})
 public @interface Internal {}

@@ -5,8 +5,9 @@ import dev.mx.api.spi.ProviderRegistry;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Computes the shard digest: 32 lowercase hex characters that depend only on the bytes, never on where
- * they sit. Found through {@link java.util.ServiceLoader}; override with {@code -Dmx.digest=NAME}.
+ * Computes the shard digest: 32 lowercase hex characters that depend only on the bytes, never on
+ * where they sit. Found through {@link java.util.ServiceLoader}; override with {@code
+ * -Dmx.digest=NAME}.
  */
 public abstract class DigestProvider extends MxProvider {
 

@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Digests over a fixed tiling of one shard's bytes: tile {@code k} is bytes
- * {@code [k * tileBytes, min((k + 1) * tileBytes, size))}, digested as a region of its own. They let a
- * receiver that reads a shard only in part verify every tile it holds whole without pulling the rest.
+ * Digests over a fixed tiling of one shard's bytes: tile {@code k} is bytes {@code [k * tileBytes,
+ * min((k + 1) * tileBytes, size))}, digested as a region of its own. They let a receiver that reads
+ * a shard only in part verify every tile it holds whole without pulling the rest.
  */
 public record TileDigests(long tileBytes, List<String> digests) {
 

@@ -16,12 +16,30 @@ public class DigestMismatchException extends MxException {
     this(source, shardOffset, publisher, null, expected, actual);
   }
 
-  /** A mismatch of one region of the shard, {@code region} (e.g. "tile 3 (bytes [..))") naming it; null: the shard. */
+  /**
+   * A mismatch of one region of the shard, {@code region} (e.g. "tile 3 (bytes [..))") naming it;
+   * null: the shard.
+   */
   public DigestMismatchException(
-      String source, long[] shardOffset, String publisher, String region, String expected, String actual) {
-    super("staged weight digest mismatch for source '" + source + "' at offset "
-        + Arrays.toString(shardOffset) + " published by '" + publisher + "'"
-        + (region == null ? "" : ", " + region) + ": expected " + expected + ", got " + actual);
+      String source,
+      long[] shardOffset,
+      String publisher,
+      String region,
+      String expected,
+      String actual) {
+    super(
+        "staged weight digest mismatch for source '"
+            + source
+            + "' at offset "
+            + Arrays.toString(shardOffset)
+            + " published by '"
+            + publisher
+            + "'"
+            + (region == null ? "" : ", " + region)
+            + ": expected "
+            + expected
+            + ", got "
+            + actual);
     this.source = source;
     this.shardOffset = shardOffset.clone();
     this.publisher = publisher;

@@ -12,9 +12,20 @@ public class DiscoveryTimeoutException extends MxException {
 
   public DiscoveryTimeoutException(
       String store, int expected, int ready, int nonEmpty, int empty, double timeoutSeconds) {
-    super("discovery on " + store + " timed out after " + timeoutSeconds + " s: expected " + expected
-        + " non-empty READY trainer table(s), saw " + ready + " READY, " + nonEmpty + " non-empty, "
-        + empty + " empty");
+    super(
+        "discovery on "
+            + store
+            + " timed out after "
+            + timeoutSeconds
+            + " s: expected "
+            + expected
+            + " non-empty READY trainer table(s), saw "
+            + ready
+            + " READY, "
+            + nonEmpty
+            + " non-empty, "
+            + empty
+            + " empty");
     this.store = store;
     this.expected = expected;
     this.ready = ready;
@@ -24,15 +35,36 @@ public class DiscoveryTimeoutException extends MxException {
   }
 
   /**
-   * As above, also counting the READY sources whose table could not be read or decoded, with the last
-   * failure (a dead store, an unreadable table) as the cause.
+   * As above, also counting the READY sources whose table could not be read or decoded, with the
+   * last failure (a dead store, an unreadable table) as the cause.
    */
-  public DiscoveryTimeoutException(String store, int expected, int ready, int nonEmpty, int empty, int unreadable,
-      double timeoutSeconds, Throwable lastFailure) {
-    super("discovery on " + store + " timed out after " + timeoutSeconds + " s: expected " + expected
-        + " non-empty READY trainer table(s), saw " + ready + " READY, " + nonEmpty + " non-empty, "
-        + empty + " empty, " + unreadable + " unreadable"
-        + (lastFailure == null ? "" : "; last failure: " + lastFailure), lastFailure);
+  public DiscoveryTimeoutException(
+      String store,
+      int expected,
+      int ready,
+      int nonEmpty,
+      int empty,
+      int unreadable,
+      double timeoutSeconds,
+      Throwable lastFailure) {
+    super(
+        "discovery on "
+            + store
+            + " timed out after "
+            + timeoutSeconds
+            + " s: expected "
+            + expected
+            + " non-empty READY trainer table(s), saw "
+            + ready
+            + " READY, "
+            + nonEmpty
+            + " non-empty, "
+            + empty
+            + " empty, "
+            + unreadable
+            + " unreadable"
+            + (lastFailure == null ? "" : "; last failure: " + lastFailure),
+        lastFailure);
     this.store = store;
     this.expected = expected;
     this.ready = ready;

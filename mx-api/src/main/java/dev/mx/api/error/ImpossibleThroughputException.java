@@ -15,10 +15,17 @@ public class ImpossibleThroughputException extends MxException {
 
   public ImpossibleThroughputException(
       int rank, long step, long bytes, double wireSeconds, double impliedGbps, double ceilingGbps) {
-    super(String.format(Locale.ROOT,
-        "rank %d step %d: %d bytes in %.6f s implies %.1f Gbps, above the ceiling of %s Gbps "
-            + "(MX_RESHARD_MAX_GBPS). Treat this refit as failed, not fast.",
-        rank, step, bytes, wireSeconds, impliedGbps, ceilingGbps));
+    super(
+        String.format(
+            Locale.ROOT,
+            "rank %d step %d: %d bytes in %.6f s implies %.1f Gbps, above the ceiling of %s Gbps "
+                + "(MX_RESHARD_MAX_GBPS). Treat this refit as failed, not fast.",
+            rank,
+            step,
+            bytes,
+            wireSeconds,
+            impliedGbps,
+            ceilingGbps));
     this.rank = rank;
     this.step = step;
     this.impliedGbps = impliedGbps;

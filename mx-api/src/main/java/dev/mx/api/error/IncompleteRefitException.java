@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * A refit was planned and run but would leave parameters (or bytes) unwritten. Deliberately not a
- * subtype of {@link UnsupportedReshardException}: nothing was unsupported, the result is incomplete.
+ * subtype of {@link UnsupportedReshardException}: nothing was unsupported, the result is
+ * incomplete.
  */
 public class IncompleteRefitException extends MxException {
   private static final long serialVersionUID = 1L;

@@ -10,7 +10,10 @@ public interface MetadataStore extends AutoCloseable {
   /** The URI the store was opened with, for messages. */
   String uri();
 
-  /** Publishes (or replaces) a worker's record. It is listed as READY only after its first heartbeat. */
+  /**
+   * Publishes (or replaces) a worker's record. It is listed as READY only after its first
+   * heartbeat.
+   */
   void publish(SourceRecord record);
 
   /** Stamps the worker's status and heartbeat time. */
@@ -23,9 +26,10 @@ public interface MetadataStore extends AutoCloseable {
   List<SourceRecord> listReady(String identity, Duration freshness);
 
   /**
-   * As {@link #listReady(String, Duration)}; with {@code withBlobs} false the records carry an empty blob,
-   * so a caller that fetches tables one at a time with {@link #get} lists cheaply. Stores that keep blobs
-   * apart from liveness override this; the default lists with blobs and drops them.
+   * As {@link #listReady(String, Duration)}; with {@code withBlobs} false the records carry an
+   * empty blob, so a caller that fetches tables one at a time with {@link #get} lists cheaply.
+   * Stores that keep blobs apart from liveness override this; the default lists with blobs and
+   * drops them.
    */
   default List<SourceRecord> listReady(String identity, Duration freshness, boolean withBlobs) {
     List<SourceRecord> full = listReady(identity, freshness);
@@ -33,7 +37,15 @@ public interface MetadataStore extends AutoCloseable {
       return full;
     }
     return full.stream()
-        .map(r -> new SourceRecord(r.identity(), r.workerId(), r.rank(), new byte[0], r.status(), r.updatedAtMillis()))
+        .map(
+            r ->
+                new SourceRecord(
+                    r.identity(),
+                    r.workerId(),
+                    r.rank(),
+                    new byte[0],
+                    r.status(),
+                    r.updatedAtMillis()))
         .toList();
   }
 
@@ -44,13 +56,14 @@ public interface MetadataStore extends AutoCloseable {
   void remove(String identity, String workerId);
 
   /**
-   * The weight versions and leases kept in this store ({@link WeightVersionStore}); they live and close with
-   * it. The default is a store without versions.
+   * The weight versions and leases kept in this store ({@link WeightVersionStore}); they live and
+   * close with it. The default is a store without versions.
    *
    * @throws UnsupportedOperationException naming the store when it keeps no versions
    */
   default WeightVersionStore versions() {
-    throw new UnsupportedOperationException(uri() + ": this metadata store keeps no weight versions");
+    throw new UnsupportedOperationException(
+        uri() + ": this metadata store keeps no weight versions");
   }
 
   @Override

@@ -3,7 +3,9 @@ package dev.mx.api.metadata;
 import dev.mx.api.spi.MxProvider;
 import java.net.URI;
 
-/** Opens {@link MetadataStore}s for one URI scheme ({@code memory:}, {@code file:}, {@code redis:}). */
+/**
+ * Opens {@link MetadataStore}s for one URI scheme ({@code memory:}, {@code file:}, {@code redis:}).
+ */
 public abstract class MetadataStoreProvider extends MxProvider {
 
   /** The URI scheme this provider opens, e.g. {@code redis}. */

@@ -6,15 +6,22 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One shard as a publisher announces it in its shard table (ModelExpress §1.4): a contiguous row-major
- * buffer at {@code addr} on device {@code deviceId} of agent {@code agentName}, holding the box at
- * {@code shardOffset}. {@code digest} is null when the publisher computed none.
+ * One shard as a publisher announces it in its shard table (ModelExpress §1.4): a contiguous
+ * row-major buffer at {@code addr} on device {@code deviceId} of agent {@code agentName}, holding
+ * the box at {@code shardOffset}. {@code digest} is null when the publisher computed none.
  */
-public record PublishedShard(String agentName, int deviceId, long addr, long[] shardOffset, Shape shape, String digest,
+public record PublishedShard(
+    String agentName,
+    int deviceId,
+    long addr,
+    long[] shardOffset,
+    Shape shape,
+    String digest,
     TileDigests tiles) {
 
   /** A shard without tile digests (the optional {@code tile_digests} key absent). */
-  public PublishedShard(String agentName, int deviceId, long addr, long[] shardOffset, Shape shape, String digest) {
+  public PublishedShard(
+      String agentName, int deviceId, long addr, long[] shardOffset, Shape shape, String digest) {
     this(agentName, deviceId, addr, shardOffset, shape, digest, null);
   }
 
@@ -32,20 +39,36 @@ public record PublishedShard(String agentName, int deviceId, long addr, long[] s
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof PublishedShard s && agentName.equals(s.agentName) && deviceId == s.deviceId
-        && addr == s.addr && Arrays.equals(shardOffset, s.shardOffset) && shape.equals(s.shape)
-        && Objects.equals(digest, s.digest) && Objects.equals(tiles, s.tiles);
+    return o instanceof PublishedShard s
+        && agentName.equals(s.agentName)
+        && deviceId == s.deviceId
+        && addr == s.addr
+        && Arrays.equals(shardOffset, s.shardOffset)
+        && shape.equals(s.shape)
+        && Objects.equals(digest, s.digest)
+        && Objects.equals(tiles, s.tiles);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(agentName, deviceId, addr, Arrays.hashCode(shardOffset), shape, digest, tiles);
+    return Objects.hash(
+        agentName, deviceId, addr, Arrays.hashCode(shardOffset), shape, digest, tiles);
   }
 
   @Override
   public String toString() {
-    return "PublishedShard[" + agentName + " dev " + deviceId + " @" + addr + " offset "
-        + Arrays.toString(shardOffset) + " shape " + shape + (digest == null ? "" : " digest " + digest)
-        + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes()) + "]";
+    return "PublishedShard["
+        + agentName
+        + " dev "
+        + deviceId
+        + " @"
+        + addr
+        + " offset "
+        + Arrays.toString(shardOffset)
+        + " shape "
+        + shape
+        + (digest == null ? "" : " digest " + digest)
+        + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes())
+        + "]";
   }
 }

@@ -8,7 +8,8 @@ import java.util.Objects;
  * One entry of a shard table: a globally unique source tensor name, its dtype label as published
  * (e.g. {@code torch.bfloat16}), element size, global shape, and the shards this publisher holds.
  */
-public record PublishedTensor(String name, String dtype, int elsize, Shape fullShape, List<PublishedShard> shards) {
+public record PublishedTensor(
+    String name, String dtype, int elsize, Shape fullShape, List<PublishedShard> shards) {
 
   public PublishedTensor {
     Objects.requireNonNull(name, "name");

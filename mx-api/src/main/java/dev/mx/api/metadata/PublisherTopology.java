@@ -3,8 +3,9 @@ package dev.mx.api.metadata;
 import java.util.Objects;
 
 /**
- * What a publisher declares about the trainer job it belongs to (the optional {@code publisher_topology}
- * key of a shard table), so a receiver expecting another topology fails at once, naming both.
+ * What a publisher declares about the trainer job it belongs to (the optional {@code
+ * publisher_topology} key of a shard table), so a receiver expecting another topology fails at
+ * once, naming both.
  *
  * @param rank this publisher's rank, in {@code [0, worldSize)}
  * @param worldSize how many publishers the job has
@@ -15,8 +16,8 @@ public record PublisherTopology(int rank, int worldSize, String layout) {
   public PublisherTopology {
     Objects.requireNonNull(layout, "layout");
     if (worldSize < 1 || rank < 0 || rank >= worldSize) {
-      throw new IllegalArgumentException("publisher topology: rank " + rank + " of world size " + worldSize
-          + " is out of range");
+      throw new IllegalArgumentException(
+          "publisher topology: rank " + rank + " of world size " + worldSize + " is out of range");
     }
   }
 

@@ -7,7 +7,8 @@ import java.util.List;
  *
  * @param granted true when the publisher may overwrite the memory behind its slot: the version is
  *     RELEASING with no live lease (the slot was removed), or the version is gone
- * @param state the version's state when refused (or RELEASING when granted); null when the version is gone
+ * @param state the version's state when refused (or RELEASING when granted); null when the version
+ *     is gone
  * @param liveLeases the leases that refused it, empty when granted
  */
 public record Reclaim(boolean granted, WeightVersionState state, List<VersionLease> liveLeases) {

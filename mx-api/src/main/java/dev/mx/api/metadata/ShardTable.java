@@ -8,15 +8,21 @@ import java.util.Objects;
  *
  * @param agentName the publisher's agent name; also its transport session
  * @param metadataEndpoint {@code host:port} for a peer-metadata handshake, or {@code ""}
- * @param agentMetadata the transport's peer metadata blob ({@code agent_meta_b64} decoded); for a publisher
- *     serving several transports a {@link dev.mx.api.transport.TransportBundle}, whose primary blob the codec
- *     writes as {@code agent_meta_b64} and the others in an optional key
+ * @param agentMetadata the transport's peer metadata blob ({@code agent_meta_b64} decoded); for a
+ *     publisher serving several transports a {@link dev.mx.api.transport.TransportBundle}, whose
+ *     primary blob the codec writes as {@code agent_meta_b64} and the others in an optional key
  * @param tensors the published tensors
- * @param publisherStep the training step the table describes, or null when unknown (0 is a real step)
- * @param topology the trainer topology the publisher declares, or null (ModelExpress tables carry none)
+ * @param publisherStep the training step the table describes, or null when unknown (0 is a real
+ *     step)
+ * @param topology the trainer topology the publisher declares, or null (ModelExpress tables carry
+ *     none)
  */
 public record ShardTable(
-    String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep,
+    String agentName,
+    String metadataEndpoint,
+    byte[] agentMetadata,
+    List<PublishedTensor> tensors,
+    Long publisherStep,
     PublisherTopology topology) {
 
   /** The schema string of the JSON encoding. */
@@ -31,7 +37,11 @@ public record ShardTable(
 
   /** A table that declares no topology. */
   public ShardTable(
-      String agentName, String metadataEndpoint, byte[] agentMetadata, List<PublishedTensor> tensors, Long publisherStep) {
+      String agentName,
+      String metadataEndpoint,
+      byte[] agentMetadata,
+      List<PublishedTensor> tensors,
+      Long publisherStep) {
     this(agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, null);
   }
 

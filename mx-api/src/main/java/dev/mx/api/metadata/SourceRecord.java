@@ -13,7 +13,12 @@ import java.util.Objects;
  * @param updatedAtMillis last heartbeat (epoch millis); 0 until the first heartbeat
  */
 public record SourceRecord(
-    String identity, String workerId, int rank, byte[] blob, SourceStatus status, long updatedAtMillis) {
+    String identity,
+    String workerId,
+    int rank,
+    byte[] blob,
+    SourceStatus status,
+    long updatedAtMillis) {
 
   public SourceRecord {
     Objects.requireNonNull(identity, "identity");

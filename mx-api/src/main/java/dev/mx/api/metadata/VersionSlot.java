@@ -6,8 +6,9 @@ import java.util.HexFormat;
 import java.util.Objects;
 
 /**
- * One publisher's contribution to a version: its shard table (the encoded {@code mx.reshard.shard_table.v1}
- * blob) and the table's SHA-256, which a receiver checks against the bytes it fetched before trusting them.
+ * One publisher's contribution to a version: its shard table (the encoded {@code
+ * mx.reshard.shard_table.v1} blob) and the table's SHA-256, which a receiver checks against the
+ * bytes it fetched before trusting them.
  *
  * @param versionId the version
  * @param slot the publisher slot (trainer rank) this table fills
@@ -16,7 +17,12 @@ import java.util.Objects;
  * @param tableDigest lower-case hex SHA-256 of {@code table} as the publisher computed it
  * @param status READY, or STALE once the publisher went away
  */
-public record VersionSlot(String versionId, String slot, String workerId, byte[] table, String tableDigest,
+public record VersionSlot(
+    String versionId,
+    String slot,
+    String workerId,
+    byte[] table,
+    String tableDigest,
     SlotStatus status) {
 
   public VersionSlot {
@@ -56,34 +62,62 @@ public record VersionSlot(String versionId, String slot, String workerId, byte[]
   /**
    * This slot when its table hashes to its digest.
    *
-   * @throws WeightVersionException with {@link WeightVersionException.Reason#DIGEST_MISMATCH}, naming the
-   *     version, slot and worker, when it does not
+   * @throws WeightVersionException with {@link WeightVersionException.Reason#DIGEST_MISMATCH},
+   *     naming the version, slot and worker, when it does not
    */
   public VersionSlot verified(String model) {
     if (!digestMatches()) {
-      throw new WeightVersionException(WeightVersionException.Reason.DIGEST_MISMATCH, "slot '" + slot
-          + "' of version '" + versionId + "' of '" + model + "' (worker '" + workerId + "'): the shard table's"
-          + " SHA-256 is " + sha256Hex(table) + " but the publisher advertised " + tableDigest
-          + "; refusing the table");
+      throw new WeightVersionException(
+          WeightVersionException.Reason.DIGEST_MISMATCH,
+          "slot '"
+              + slot
+              + "' of version '"
+              + versionId
+              + "' of '"
+              + model
+              + "' (worker '"
+              + workerId
+              + "'): the shard table's"
+              + " SHA-256 is "
+              + sha256Hex(table)
+              + " but the publisher advertised "
+              + tableDigest
+              + "; refusing the table");
     }
     return this;
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof VersionSlot s && versionId.equals(s.versionId) && slot.equals(s.slot)
-        && workerId.equals(s.workerId) && java.util.Arrays.equals(table, s.table)
-        && tableDigest.equals(s.tableDigest) && status == s.status;
+    return o instanceof VersionSlot s
+        && versionId.equals(s.versionId)
+        && slot.equals(s.slot)
+        && workerId.equals(s.workerId)
+        && java.util.Arrays.equals(table, s.table)
+        && tableDigest.equals(s.tableDigest)
+        && status == s.status;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(versionId, slot, workerId, java.util.Arrays.hashCode(table), tableDigest, status);
+    return Objects.hash(
+        versionId, slot, workerId, java.util.Arrays.hashCode(table), tableDigest, status);
   }
 
   @Override
   public String toString() {
-    return "VersionSlot[" + versionId + "/" + slot + " by " + workerId + ", " + table.length + " bytes, sha256 "
-        + tableDigest + ", " + status + "]";
+    return "VersionSlot["
+        + versionId
+        + "/"
+        + slot
+        + " by "
+        + workerId
+        + ", "
+        + table.length
+        + " bytes, sha256 "
+        + tableDigest
+        + ", "
+        + status
+        + "]";
   }
 }

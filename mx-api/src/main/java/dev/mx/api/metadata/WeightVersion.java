@@ -14,13 +14,20 @@ import java.util.TreeMap;
  * @param id the version id, unique per model
  * @param model the model identity (the same string publishers and receivers use)
  * @param step the training step whose weights the version carries (0 is a real step)
- * @param expectedSlots the publisher slots (trainer ranks) that must land before the version is READY, sorted
+ * @param expectedSlots the publisher slots (trainer ranks) that must land before the version is
+ *     READY, sorted
  * @param state the lifecycle state
  * @param slots the slots that landed so far and their status, by slot
  * @param createdAtMillis when it was created (epoch milliseconds, the store's clock)
  */
-public record WeightVersion(String id, String model, long step, List<String> expectedSlots, WeightVersionState state,
-    Map<String, SlotStatus> slots, long createdAtMillis) {
+public record WeightVersion(
+    String id,
+    String model,
+    long step,
+    List<String> expectedSlots,
+    WeightVersionState state,
+    Map<String, SlotStatus> slots,
+    long createdAtMillis) {
 
   public WeightVersion {
     Objects.requireNonNull(id, "version id");
@@ -43,7 +50,10 @@ public record WeightVersion(String id, String model, long step, List<String> exp
 
   /** Slots whose publisher marked them STALE, sorted. */
   public List<String> staleSlots() {
-    return slots.entrySet().stream().filter(e -> e.getValue() == SlotStatus.STALE).map(Map.Entry::getKey).toList();
+    return slots.entrySet().stream()
+        .filter(e -> e.getValue() == SlotStatus.STALE)
+        .map(Map.Entry::getKey)
+        .toList();
   }
 
   /** READY with every slot still READY: the only kind of version a receiver may read. */

@@ -11,11 +11,16 @@ public class WeightVersionException extends MxException {
   public enum Reason {
     /** The version (or its model) is not in the store. */
     NOT_FOUND,
-    /** The version is in a state the operation does not allow (e.g. a new lease on a RELEASING version). */
+    /**
+     * The version is in a state the operation does not allow (e.g. a new lease on a RELEASING
+     * version).
+     */
     WRONG_STATE,
     /** A slot that is not among the version's expected slots. */
     UNKNOWN_SLOT,
-    /** Someone else already holds this: another worker's slot, a version created with other fields. */
+    /**
+     * Someone else already holds this: another worker's slot, a version created with other fields.
+     */
     CONFLICT,
     /** A shard table whose bytes do not hash to the digest advertised with it. */
     DIGEST_MISMATCH,

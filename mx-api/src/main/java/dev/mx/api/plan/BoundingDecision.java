@@ -4,18 +4,26 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Why one source of a {@link BoundingMode#SHARD shard}-bounded plan is read the way it is: the option that won,
- * a one-line reason, and every option the cost model weighed with its cost (or why it was not feasible).
+ * Why one source of a {@link BoundingMode#SHARD shard}-bounded plan is read the way it is: the
+ * option that won, a one-line reason, and every option the cost model weighed with its cost (or why
+ * it was not feasible).
  */
-public record BoundingDecision(String source, Option chosen, String reason, List<OptionCost> options) {
+public record BoundingDecision(
+    String source, Option chosen, String reason, List<OptionCost> options) {
 
   /** How a source's bytes are read. */
   public enum Option {
     /** Exact segments straight into the parameters (ModelExpress §3.5). */
     EXACT("exact"),
-    /** Each touched shard whole into its own staging buffer, copies replayed locally ({@link StagedShard}). */
+    /**
+     * Each touched shard whole into its own staging buffer, copies replayed locally ({@link
+     * StagedShard}).
+     */
     SHARD_STAGING("shard_staging"),
-    /** The whole source into one staging buffer of its global shape, copies replayed locally (MX §3.6). */
+    /**
+     * The whole source into one staging buffer of its global shape, copies replayed locally (MX
+     * §3.6).
+     */
     FULL_PULL("full_pull");
 
     private final String label;
@@ -36,10 +44,16 @@ public record BoundingDecision(String source, Option chosen, String reason, List
   }
 
   /**
-   * One option's cost: descriptors, bytes on the wire, bytes the receiver re-slices locally, and the modelled
-   * seconds; {@code rejected} is null for a feasible option, else why it was not taken regardless of cost.
+   * One option's cost: descriptors, bytes on the wire, bytes the receiver re-slices locally, and
+   * the modelled seconds; {@code rejected} is null for a feasible option, else why it was not taken
+   * regardless of cost.
    */
-  public record OptionCost(Option option, long descriptors, long wireBytes, long resliceBytes, double seconds,
+  public record OptionCost(
+      Option option,
+      long descriptors,
+      long wireBytes,
+      long resliceBytes,
+      double seconds,
       String rejected) {
 
     public OptionCost {

@@ -7,16 +7,18 @@ import java.util.Locale;
  * How a planner bounds descriptor-heavy sources.
  *
  * <ul>
- *   <li>{@link #MODELEXPRESS}: ModelExpress §3.6 exactly — a source any of whose copies needs more than
- *       {@code max_segments_per_copy} segments is pulled whole when its shards form a gap-free dim-0
- *       partition, else it stays exact ("unbounded"). The output is the ModelExpress-compatible plan.
- *   <li>{@link #SHARD}: a cost model chooses per source between exact segments, shard staging (each touched
- *       publisher shard pulled whole with one descriptor, copies replayed locally per shard; any shard
- *       layout) and the ModelExpress whole-source full pull, within a bound on extra wire bytes.
+ *   <li>{@link #MODELEXPRESS}: ModelExpress §3.6 exactly — a source any of whose copies needs more
+ *       than {@code max_segments_per_copy} segments is pulled whole when its shards form a gap-free
+ *       dim-0 partition, else it stays exact ("unbounded"). The output is the
+ *       ModelExpress-compatible plan.
+ *   <li>{@link #SHARD}: a cost model chooses per source between exact segments, shard staging (each
+ *       touched publisher shard pulled whole with one descriptor, copies replayed locally per
+ *       shard; any shard layout) and the ModelExpress whole-source full pull, within a bound on
+ *       extra wire bytes.
  * </ul>
  *
- * <p>Receivers read it from {@code -Dmx.receiver.bounding} / {@code MX_RESHARD_BOUNDING}
- * ({@link #fromSettings}).
+ * <p>Receivers read it from {@code -Dmx.receiver.bounding} / {@code MX_RESHARD_BOUNDING} ({@link
+ * #fromSettings}).
  */
 public enum BoundingMode {
   MODELEXPRESS("modelexpress"),
@@ -24,6 +26,7 @@ public enum BoundingMode {
 
   /** The receiver's setting (system property) of the bounding mode. */
   public static final String PROPERTY = "mx.receiver.bounding";
+
   /** The receiver's setting (environment variable) of the bounding mode. */
   public static final String ENV = "MX_RESHARD_BOUNDING";
 
@@ -52,14 +55,16 @@ public enum BoundingMode {
         }
       }
     }
-    throw new IllegalArgumentException("unknown bounding mode '" + value + "'; expected modelexpress or shard");
+    throw new IllegalArgumentException(
+        "unknown bounding mode '" + value + "'; expected modelexpress or shard");
   }
 
   /**
-   * The mode set by {@code -Dmx.receiver.bounding} or {@code MX_RESHARD_BOUNDING}, else {@code defaultMode}.
+   * The mode set by {@code -Dmx.receiver.bounding} or {@code MX_RESHARD_BOUNDING}, else {@code
+   * defaultMode}.
    *
-   * @throws IllegalArgumentException when the setting holds an unknown mode (a misspelt safety setting is an
-   *     error, not a silent default)
+   * @throws IllegalArgumentException when the setting holds an unknown mode (a misspelt safety
+   *     setting is an error, not a silent default)
    */
   public static BoundingMode fromSettings(Settings settings, BoundingMode defaultMode) {
     String v = settings.get(PROPERTY, ENV);

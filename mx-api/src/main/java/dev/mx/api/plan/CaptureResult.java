@@ -5,16 +5,20 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a geometry source recorded: the copies, the sources it could not express (with reasons), and the
- * number of copy sinks that fired without an active parameter.
+ * What a geometry source recorded: the copies, the sources it could not express (with reasons), and
+ * the number of copy sinks that fired without an active parameter.
  */
 public record CaptureResult(
-    List<RecordedCopy> copies, List<String> unsupported, int unattributed, Map<String, String> unsupportedReasons) {
+    List<RecordedCopy> copies,
+    List<String> unsupported,
+    int unattributed,
+    Map<String, String> unsupportedReasons) {
 
   public CaptureResult {
     copies = List.copyOf(copies);
     unsupported = List.copyOf(unsupported);
-    unsupportedReasons = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(unsupportedReasons));
+    unsupportedReasons =
+        java.util.Collections.unmodifiableMap(new LinkedHashMap<>(unsupportedReasons));
     if (unattributed < 0) {
       throw new IllegalArgumentException("unattributed " + unattributed + " is negative");
     }

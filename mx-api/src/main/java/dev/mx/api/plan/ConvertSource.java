@@ -5,10 +5,11 @@ import dev.mx.api.Shape;
 import java.util.List;
 
 /**
- * A parameter whose source is served in another dtype: it is read into a contiguous staging buffer of
- * {@code destShape} at the wire dtype {@code srcDtype}, then cast into the receive buffer.
+ * A parameter whose source is served in another dtype: it is read into a contiguous staging buffer
+ * of {@code destShape} at the wire dtype {@code srcDtype}, then cast into the receive buffer.
  */
-public record ConvertSource(String paramName, Shape destShape, DType srcDtype, List<PullSegment> segments) {
+public record ConvertSource(
+    String paramName, Shape destShape, DType srcDtype, List<PullSegment> segments) {
 
   public ConvertSource {
     segments = List.copyOf(segments);

@@ -7,8 +7,8 @@ import java.util.TreeMap;
 
 /**
  * One view op of a recorded chain, e.g. {@code narrow(0, 4, 2)}. Arguments are JSON-like values:
- * {@code Long}, {@code List} (a slice {@code [start, stop, step]} with nulls for open ends),
- * {@code String "..."} (ellipsis), or null. Keyword arguments are kept sorted by name.
+ * {@code Long}, {@code List} (a slice {@code [start, stop, step]} with nulls for open ends), {@code
+ * String "..."} (ellipsis), or null. Keyword arguments are kept sorted by name.
  */
 public record OpSpec(String name, List<Object> args, Map<String, Object> kwargs) {
 
@@ -17,10 +17,14 @@ public record OpSpec(String name, List<Object> args, Map<String, Object> kwargs)
     if (name.isBlank()) {
       throw new IllegalArgumentException("op name is blank");
     }
-    args = args == null ? List.of() : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
-    kwargs = kwargs == null || kwargs.isEmpty()
-        ? Map.of()
-        : java.util.Collections.unmodifiableMap(new TreeMap<>(kwargs));
+    args =
+        args == null
+            ? List.of()
+            : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
+    kwargs =
+        kwargs == null || kwargs.isEmpty()
+            ? Map.of()
+            : java.util.Collections.unmodifiableMap(new TreeMap<>(kwargs));
   }
 
   /** An op with positional arguments only. */
@@ -41,7 +45,12 @@ public record OpSpec(String name, List<Object> args, Map<String, Object> kwargs)
       }
       sb.append(args.get(i));
     }
-    kwargs.forEach((k, v) -> sb.append(sb.charAt(sb.length() - 1) == '(' ? "" : ", ").append(k).append('=').append(v));
+    kwargs.forEach(
+        (k, v) ->
+            sb.append(sb.charAt(sb.length() - 1) == '(' ? "" : ", ")
+                .append(k)
+                .append('=')
+                .append(v));
     return sb.append(')').toString();
   }
 }

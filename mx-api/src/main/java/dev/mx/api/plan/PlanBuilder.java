@@ -6,10 +6,11 @@ import java.util.Map;
 public interface PlanBuilder {
 
   /**
-   * Plans a transfer. Sources that cannot be planned go to the plan's fallback list with a reason; they
-   * never make this method throw.
+   * Plans a transfer. Sources that cannot be planned go to the plan's fallback list with a reason;
+   * they never make this method throw.
    *
-   * @param maxSegmentsPerCopy a source any of whose copies needs more segments than this is pulled whole
+   * @param maxSegmentsPerCopy a source any of whose copies needs more segments than this is pulled
+   *     whole
    * @throws IllegalArgumentException when {@code maxSegmentsPerCopy < 1} or a shard is malformed
    */
   TransferPlan plan(CaptureResult capture, Map<String, SourceInfo> sources, int maxSegmentsPerCopy);

@@ -8,8 +8,8 @@ import java.util.Objects;
 
 /**
  * "Read source {@code srcName} viewed through {@code opChain}; write it into {@code paramName} at
- * {@code as_strided(destShape, destStride, destOffset)}". Offsets and strides are in elements of the
- * parameter's storage.
+ * {@code as_strided(destShape, destStride, destOffset)}". Offsets and strides are in elements of
+ * the parameter's storage.
  */
 public record RecordedCopy(
     String srcName,
@@ -29,20 +29,42 @@ public record RecordedCopy(
     opChain = opChain == null ? List.of() : List.copyOf(opChain);
     destStride = destStride.clone();
     if (destStride.length != destShape.rank()) {
-      throw new IllegalArgumentException("copy from '" + srcName + "' into '" + paramName
-          + "': dest_stride " + Arrays.toString(destStride) + " has rank " + destStride.length
-          + " but dest_shape " + destShape + " has rank " + destShape.rank());
+      throw new IllegalArgumentException(
+          "copy from '"
+              + srcName
+              + "' into '"
+              + paramName
+              + "': dest_stride "
+              + Arrays.toString(destStride)
+              + " has rank "
+              + destStride.length
+              + " but dest_shape "
+              + destShape
+              + " has rank "
+              + destShape.rank());
     }
     if (destOffset < 0) {
-      throw new IllegalArgumentException("copy from '" + srcName + "' into '" + paramName
-          + "': dest_offset " + destOffset + " is negative");
+      throw new IllegalArgumentException(
+          "copy from '"
+              + srcName
+              + "' into '"
+              + paramName
+              + "': dest_offset "
+              + destOffset
+              + " is negative");
     }
   }
 
   /** A copy of the whole destination, contiguous, at offset 0, with the given chain. */
   public static RecordedCopy contiguous(
-      String srcName, List<OpSpec> chain, String paramName, long destOffset, Shape destShape, DType dtype) {
-    return new RecordedCopy(srcName, chain, paramName, destOffset, destShape, destShape.rowMajorStrides(), dtype);
+      String srcName,
+      List<OpSpec> chain,
+      String paramName,
+      long destOffset,
+      Shape destShape,
+      DType dtype) {
+    return new RecordedCopy(
+        srcName, chain, paramName, destOffset, destShape, destShape.rowMajorStrides(), dtype);
   }
 
   @Override
@@ -53,19 +75,37 @@ public record RecordedCopy(
   @Override
   public boolean equals(Object o) {
     return o instanceof RecordedCopy c
-        && srcName.equals(c.srcName) && opChain.equals(c.opChain) && paramName.equals(c.paramName)
-        && destOffset == c.destOffset && destShape.equals(c.destShape)
-        && Arrays.equals(destStride, c.destStride) && destDtype == c.destDtype;
+        && srcName.equals(c.srcName)
+        && opChain.equals(c.opChain)
+        && paramName.equals(c.paramName)
+        && destOffset == c.destOffset
+        && destShape.equals(c.destShape)
+        && Arrays.equals(destStride, c.destStride)
+        && destDtype == c.destDtype;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(srcName, opChain, paramName, destOffset, destShape, Arrays.hashCode(destStride), destDtype);
+    return Objects.hash(
+        srcName, opChain, paramName, destOffset, destShape, Arrays.hashCode(destStride), destDtype);
   }
 
   @Override
   public String toString() {
-    return "RecordedCopy[" + srcName + " " + opChain + " -> " + paramName + " @" + destOffset + " "
-        + destShape + " stride " + Arrays.toString(destStride) + " " + destDtype + "]";
+    return "RecordedCopy["
+        + srcName
+        + " "
+        + opChain
+        + " -> "
+        + paramName
+        + " @"
+        + destOffset
+        + " "
+        + destShape
+        + " stride "
+        + Arrays.toString(destStride)
+        + " "
+        + destDtype
+        + "]";
   }
 }

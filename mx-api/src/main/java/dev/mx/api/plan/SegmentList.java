@@ -10,11 +10,11 @@ import java.util.RandomAccess;
 import java.util.function.ToLongFunction;
 
 /**
- * An immutable list of {@link PullSegment}s stored column-wise in primitive arrays (about 28 bytes per segment,
- * no object per segment). Plans can hold millions of segments; as objects they would be a long-lived graph
- * the garbage collector copies again and again, as columns they are a handful of arrays. {@link #get} builds
- * the record on demand (value-equal every time). {@link TransferPlan} keeps a {@code SegmentList} as is
- * instead of copying it.
+ * An immutable list of {@link PullSegment}s stored column-wise in primitive arrays (about 28 bytes
+ * per segment, no object per segment). Plans can hold millions of segments; as objects they would
+ * be a long-lived graph the garbage collector copies again and again, as columns they are a handful
+ * of arrays. {@link #get} builds the record on demand (value-equal every time). {@link
+ * TransferPlan} keeps a {@code SegmentList} as is instead of copying it.
  */
 public final class SegmentList extends AbstractList<PullSegment> implements RandomAccess {
   private static final SegmentList EMPTY = new Builder(0).build();
@@ -32,7 +32,8 @@ public final class SegmentList extends AbstractList<PullSegment> implements Rand
     this.size = b.size;
     this.sessions = b.sessions.toArray(new String[0]);
     this.params = b.params.toArray(new String[0]);
-    // The builder never writes below its size again, so its arrays can be shared unless mostly empty.
+    // The builder never writes below its size again, so its arrays can be shared unless mostly
+    // empty.
     boolean trim = b.srcAddr.length - size > size / 8;
     this.sessionIndex = trim ? Arrays.copyOf(b.sessionIndex, size) : b.sessionIndex;
     this.paramIndex = trim ? Arrays.copyOf(b.paramIndex, size) : b.paramIndex;
@@ -98,9 +99,9 @@ public final class SegmentList extends AbstractList<PullSegment> implements Rand
   }
 
   /**
-   * The reads of these segments: {@code base(param) + dstByte} for each, in order. The result shares this
-   * list's columns and adds one array of destination addresses; {@code base} is called once per distinct
-   * destination name.
+   * The reads of these segments: {@code base(param) + dstByte} for each, in order. The result
+   * shares this list's columns and adds one array of destination addresses; {@code base} is called
+   * once per distinct destination name.
    */
   public List<ReadDescriptor> toDescriptors(ToLongFunction<String> base) {
     long[] bases = new long[params.length];
@@ -114,7 +115,9 @@ public final class SegmentList extends AbstractList<PullSegment> implements Rand
     return new Descriptors(dst);
   }
 
-  /** Read descriptors over the columns of a {@link SegmentList}; {@link #get} builds each on demand. */
+  /**
+   * Read descriptors over the columns of a {@link SegmentList}; {@link #get} builds each on demand.
+   */
   private final class Descriptors extends AbstractList<ReadDescriptor> implements RandomAccess {
     private final long[] dstAddr;
 
@@ -166,24 +169,37 @@ public final class SegmentList extends AbstractList<PullSegment> implements Rand
     /** Appends one segment, with the same checks as {@link PullSegment}. */
     public Builder add(String session, long src, String paramName, long dst, long length) {
       if (length < 0 || dst < 0) {
-        throw new IllegalArgumentException("segment into '" + paramName + "' from session '" + session
-            + "' has negative dst_byte " + dst + " or nbytes " + length);
+        throw new IllegalArgumentException(
+            "segment into '"
+                + paramName
+                + "' from session '"
+                + session
+                + "' has negative dst_byte "
+                + dst
+                + " or nbytes "
+                + length);
       }
       if (size == srcAddr.length) {
         grow();
       }
       if (session != lastSession) {
-        lastSessionId = sessionIds.computeIfAbsent(session, s -> {
-          sessions.add(s);
-          return sessions.size() - 1;
-        });
+        lastSessionId =
+            sessionIds.computeIfAbsent(
+                session,
+                s -> {
+                  sessions.add(s);
+                  return sessions.size() - 1;
+                });
         lastSession = session;
       }
       if (paramName != lastParam) {
-        lastParamId = paramIds.computeIfAbsent(paramName, p -> {
-          params.add(p);
-          return params.size() - 1;
-        });
+        lastParamId =
+            paramIds.computeIfAbsent(
+                paramName,
+                p -> {
+                  params.add(p);
+                  return params.size() - 1;
+                });
         lastParam = paramName;
       }
       sessionIndex[size] = lastSessionId;

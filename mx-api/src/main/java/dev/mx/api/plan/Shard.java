@@ -8,15 +8,22 @@ import java.util.Objects;
 
 /**
  * One publisher's piece of a source tensor: a contiguous row-major buffer at absolute address
- * {@code addr} in session {@code session}, holding the box {@code [shardOffset, shardOffset + shape)} of
- * the global tensor. {@code digest} is the publisher's shard digest, or null when it computed none
- * (absent means "unchecked", never "equal").
+ * {@code addr} in session {@code session}, holding the box {@code [shardOffset, shardOffset +
+ * shape)} of the global tensor. {@code digest} is the publisher's shard digest, or null when it
+ * computed none (absent means "unchecked", never "equal").
  */
-public record Shard(long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest,
+public record Shard(
+    long[] shardOffset,
+    Shape shape,
+    String session,
+    long addr,
+    int elsize,
+    String digest,
     TileDigests tiles) {
 
   /** A shard without tile digests. */
-  public Shard(long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest) {
+  public Shard(
+      long[] shardOffset, Shape shape, String session, long addr, int elsize, String digest) {
     this(shardOffset, shape, session, addr, elsize, digest, null);
   }
 
@@ -26,18 +33,30 @@ public record Shard(long[] shardOffset, Shape shape, String session, long addr, 
     Objects.requireNonNull(session, "session");
     shardOffset = shardOffset.clone();
     if (shardOffset.length != shape.rank()) {
-      throw new IllegalArgumentException("shard of session '" + session + "': shard_offset "
-          + Arrays.toString(shardOffset) + " has rank " + shardOffset.length + " but shape " + shape
-          + " has rank " + shape.rank());
+      throw new IllegalArgumentException(
+          "shard of session '"
+              + session
+              + "': shard_offset "
+              + Arrays.toString(shardOffset)
+              + " has rank "
+              + shardOffset.length
+              + " but shape "
+              + shape
+              + " has rank "
+              + shape.rank());
     }
     for (int d = 0; d < shardOffset.length; d++) {
       if (shardOffset[d] < 0) {
-        throw new IllegalArgumentException("shard of session '" + session + "': negative shard_offset "
-            + Arrays.toString(shardOffset));
+        throw new IllegalArgumentException(
+            "shard of session '"
+                + session
+                + "': negative shard_offset "
+                + Arrays.toString(shardOffset));
       }
     }
     if (elsize <= 0) {
-      throw new IllegalArgumentException("shard of session '" + session + "': elsize " + elsize + " must be positive");
+      throw new IllegalArgumentException(
+          "shard of session '" + session + "': elsize " + elsize + " must be positive");
     }
   }
 
@@ -76,8 +95,13 @@ public record Shard(long[] shardOffset, Shape shape, String session, long addr, 
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Shard s && Arrays.equals(shardOffset, s.shardOffset) && shape.equals(s.shape)
-        && session.equals(s.session) && addr == s.addr && elsize == s.elsize && Objects.equals(digest, s.digest)
+    return o instanceof Shard s
+        && Arrays.equals(shardOffset, s.shardOffset)
+        && shape.equals(s.shape)
+        && session.equals(s.session)
+        && addr == s.addr
+        && elsize == s.elsize
+        && Objects.equals(digest, s.digest)
         && Objects.equals(tiles, s.tiles);
   }
 
@@ -88,8 +112,16 @@ public record Shard(long[] shardOffset, Shape shape, String session, long addr, 
 
   @Override
   public String toString() {
-    return "Shard[" + session + " @" + addr + " offset " + Arrays.toString(shardOffset) + " shape " + shape
+    return "Shard["
+        + session
+        + " @"
+        + addr
+        + " offset "
+        + Arrays.toString(shardOffset)
+        + " shape "
+        + shape
         + (digest == null ? "" : " digest " + digest)
-        + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes()) + "]";
+        + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes())
+        + "]";
   }
 }

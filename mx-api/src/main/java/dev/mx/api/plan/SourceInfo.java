@@ -7,10 +7,12 @@ import java.util.Objects;
 
 /**
  * A global source tensor as the receiver sees it after discovery: shape, dtype and every shard.
- * {@code partial} is true when the publishers declare that their shards deliberately do not cover the whole
- * tensor; otherwise the shards must tile the global shape exactly (checked by {@code dev.mx.plan.ShardTiling}).
+ * {@code partial} is true when the publishers declare that their shards deliberately do not cover
+ * the whole tensor; otherwise the shards must tile the global shape exactly (checked by {@code
+ * dev.mx.plan.ShardTiling}).
  */
-public record SourceInfo(Shape globalShape, DType dtype, int elsize, List<Shard> shards, boolean partial) {
+public record SourceInfo(
+    Shape globalShape, DType dtype, int elsize, List<Shard> shards, boolean partial) {
 
   public SourceInfo {
     Objects.requireNonNull(globalShape, "globalShape");

@@ -8,12 +8,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The planner's output (ModelExpress §2): exact segments into parameters, full pulls into staging, convert
- * reads, the sources that fell back (with reasons) or stayed unbounded, and the exact-plan baseline
- * counters from which savings and extra wire bytes derive.
+ * The planner's output (ModelExpress §2): exact segments into parameters, full pulls into staging,
+ * convert reads, the sources that fell back (with reasons) or stayed unbounded, and the exact-plan
+ * baseline counters from which savings and extra wire bytes derive.
  *
- * <p>{@code bounding} says which planner produced it; a {@link BoundingMode#SHARD shard}-bounded plan also
- * carries {@code stagedShards} and one {@link BoundingDecision} per planned source (which option won and why).
+ * <p>{@code bounding} says which planner produced it; a {@link BoundingMode#SHARD shard}-bounded
+ * plan also carries {@code stagedShards} and one {@link BoundingDecision} per planned source (which
+ * option won and why).
  */
 public record TransferPlan(
     List<PullSegment> segments,
@@ -28,7 +29,10 @@ public record TransferPlan(
     BoundingMode bounding,
     List<BoundingDecision> boundingDecisions) {
 
-  /** A plan of the given staged shards, without recorded bounding decisions ({@link BoundingMode#SHARD}). */
+  /**
+   * A plan of the given staged shards, without recorded bounding decisions ({@link
+   * BoundingMode#SHARD}).
+   */
   public TransferPlan(
       List<PullSegment> segments,
       List<String> fallback,
@@ -39,8 +43,17 @@ public record TransferPlan(
       long exactBytes,
       Map<String, String> fallbackReasons,
       List<StagedShard> stagedShards) {
-    this(segments, fallback, converts, fullPulls, unboundedSources, exactDescriptorCount, exactBytes,
-        fallbackReasons, stagedShards, stagedShards.isEmpty() ? BoundingMode.MODELEXPRESS : BoundingMode.SHARD,
+    this(
+        segments,
+        fallback,
+        converts,
+        fullPulls,
+        unboundedSources,
+        exactDescriptorCount,
+        exactBytes,
+        fallbackReasons,
+        stagedShards,
+        stagedShards.isEmpty() ? BoundingMode.MODELEXPRESS : BoundingMode.SHARD,
         List.of());
   }
 
@@ -54,8 +67,18 @@ public record TransferPlan(
       long exactDescriptorCount,
       long exactBytes,
       Map<String, String> fallbackReasons) {
-    this(segments, fallback, converts, fullPulls, unboundedSources, exactDescriptorCount, exactBytes,
-        fallbackReasons, List.of(), BoundingMode.MODELEXPRESS, List.of());
+    this(
+        segments,
+        fallback,
+        converts,
+        fullPulls,
+        unboundedSources,
+        exactDescriptorCount,
+        exactBytes,
+        fallbackReasons,
+        List.of(),
+        BoundingMode.MODELEXPRESS,
+        List.of());
   }
 
   public TransferPlan {

@@ -8,13 +8,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A geometry capture: the recorded copies, the complete parameter layout of the engine, and the elements
- * of each parameter that no copy is meant to write (vocabulary padding rows, say), as boxes in the
- * parameter's own shape. The receiver's element coverage gate requires every other element to be written
- * exactly once.
+ * A geometry capture: the recorded copies, the complete parameter layout of the engine, and the
+ * elements of each parameter that no copy is meant to write (vocabulary padding rows, say), as
+ * boxes in the parameter's own shape. The receiver's element coverage gate requires every other
+ * element to be written exactly once.
  */
 @Experimental
-public record Capture(CaptureResult result, Map<String, ParamSpec> paramLayout, Map<String, List<Box>> padding) {
+public record Capture(
+    CaptureResult result, Map<String, ParamSpec> paramLayout, Map<String, List<Box>> padding) {
 
   public Capture {
     paramLayout = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(paramLayout));

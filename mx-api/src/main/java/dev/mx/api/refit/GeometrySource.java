@@ -4,8 +4,8 @@ import dev.mx.api.annotation.Experimental;
 import java.util.List;
 
 /**
- * Learns, without moving bytes, which slice of each global source tensor the engine reads and where it
- * writes it (ModelExpress §3.1, §5.2).
+ * Learns, without moving bytes, which slice of each global source tensor the engine reads and where
+ * it writes it (ModelExpress §3.1, §5.2).
  */
 @Experimental("geometry capture is still growing with new engines")
 public interface GeometrySource {

@@ -4,8 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.Map;
 
 /**
- * Hands verified receive buffers to the engine. Called only after every read, re-slice, cast and digest
- * check of the step succeeded; never on a failed refit.
+ * Hands verified receive buffers to the engine. Called only after every read, re-slice, cast and
+ * digest check of the step succeeded; never on a failed refit.
  */
 public interface Installer {
 

@@ -6,8 +6,8 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * How a refit's reads go on the wire: {@code fused} issues all three groups as one batch, {@code phased}
- * as up to three. Integrators may bind their own.
+ * How a refit's reads go on the wire: {@code fused} issues all three groups as one batch, {@code
+ * phased} as up to three. Integrators may bind their own.
  */
 @Experimental("wire policies may gain stages (e.g. staged shards)")
 public interface WirePolicy {

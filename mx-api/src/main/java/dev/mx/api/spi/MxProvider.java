@@ -1,10 +1,10 @@
 package dev.mx.api.spi;
 
 /**
- * The contract every pluggable backend's provider follows (after grpc-java's providers). A provider is
- * listed in {@code META-INF/services/<provider type>} of its jar. It must be cheap to construct and must
- * never throw from these methods: a backend that cannot work reports it through {@link #isAvailable()}
- * and {@link #unavailabilityCause()}.
+ * The contract every pluggable backend's provider follows (after grpc-java's providers). A provider
+ * is listed in {@code META-INF/services/<provider type>} of its jar. It must be cheap to construct
+ * and must never throw from these methods: a backend that cannot work reports it through {@link
+ * #isAvailable()} and {@link #unavailabilityCause()}.
  */
 public abstract class MxProvider {
 
@@ -14,7 +14,9 @@ public abstract class MxProvider {
   /** Whether this backend can work in this process. Never throws. */
   public abstract boolean isAvailable();
 
-  /** Why {@link #isAvailable()} is false (the real failure, never a string), or null when available. */
+  /**
+   * Why {@link #isAvailable()} is false (the real failure, never a string), or null when available.
+   */
   public Throwable unavailabilityCause() {
     return null;
   }
@@ -31,7 +33,11 @@ public abstract class MxProvider {
 
   @Override
   public String toString() {
-    return getClass().getSimpleName() + "[" + name() + ", priority " + priority()
+    return getClass().getSimpleName()
+        + "["
+        + name()
+        + ", priority "
+        + priority()
         + (isAvailable() ? ", available]" : ", unavailable]");
   }
 }

@@ -16,11 +16,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Finds the providers of one kind (transports, digests, metadata stores, planners) and chooses one.
  *
- * <p>Providers come from {@link ServiceLoader} plus any {@link #register registered} by hand. They are
- * ordered by priority (highest first), then by name. {@link #select()} honours an override by name from a
- * system property (e.g. {@code -Dmx.transport=ucx}) or, failing that, an environment variable
- * ({@code MX_TRANSPORT=ucx}); without one it picks the first available provider. When nothing fits the
- * error lists every provider found and why each is unavailable.
+ * <p>Providers come from {@link ServiceLoader} plus any {@link #register registered} by hand. They
+ * are ordered by priority (highest first), then by name. {@link #select()} honours an override by
+ * name from a system property (e.g. {@code -Dmx.transport=ucx}) or, failing that, an environment
+ * variable ({@code MX_TRANSPORT=ucx}); without one it picks the first available provider. When
+ * nothing fits the error lists every provider found and why each is unavailable.
  */
 public final class ProviderRegistry<P extends MxProvider> {
   private static final Logger LOG = LoggerFactory.getLogger(ProviderRegistry.class);
@@ -37,7 +37,8 @@ public final class ProviderRegistry<P extends MxProvider> {
   private final List<P> providers = new CopyOnWriteArrayList<>();
   private final List<ServiceConfigurationError> loadFailures = new CopyOnWriteArrayList<>();
 
-  private ProviderRegistry(Class<P> type, String kind, String property, String envVar, Settings settings) {
+  private ProviderRegistry(
+      Class<P> type, String kind, String property, String envVar, Settings settings) {
     this.type = type;
     this.kind = kind;
     this.property = property;
@@ -49,7 +50,8 @@ public final class ProviderRegistry<P extends MxProvider> {
    * A registry of the providers of {@code type} found on the class path.
    *
    * @param kind what the providers provide, for messages (e.g. {@code transport})
-   * @param property the system property that overrides the choice by name (e.g. {@code mx.transport})
+   * @param property the system property that overrides the choice by name (e.g. {@code
+   *     mx.transport})
    * @param envVar the environment variable that overrides it when the property is unset
    */
   public static <P extends MxProvider> ProviderRegistry<P> load(
@@ -57,7 +59,9 @@ public final class ProviderRegistry<P extends MxProvider> {
     return load(type, kind, property, envVar, Settings.system());
   }
 
-  /** As {@link #load(Class, String, String, String)}, reading the overrides from {@code settings}. */
+  /**
+   * As {@link #load(Class, String, String, String)}, reading the overrides from {@code settings}.
+   */
   public static <P extends MxProvider> ProviderRegistry<P> load(
       Class<P> type, String kind, String property, String envVar, Settings settings) {
     ProviderRegistry<P> registry = new ProviderRegistry<>(type, kind, property, envVar, settings);
@@ -80,7 +84,12 @@ public final class ProviderRegistry<P extends MxProvider> {
 
   /** A registry holding exactly the given providers (tests, embedding without ServiceLoader). */
   public static <P extends MxProvider> ProviderRegistry<P> of(
-      Class<P> type, String kind, String property, String envVar, Settings settings, List<P> providers) {
+      Class<P> type,
+      String kind,
+      String property,
+      String envVar,
+      Settings settings,
+      List<P> providers) {
     ProviderRegistry<P> registry = new ProviderRegistry<>(type, kind, property, envVar, settings);
     registry.providers.addAll(providers);
     return registry;
@@ -122,7 +131,8 @@ public final class ProviderRegistry<P extends MxProvider> {
   /**
    * The provider named by the override, else the best available one.
    *
-   * @throws NoProviderException when the named provider is unknown or unavailable, or none is available
+   * @throws NoProviderException when the named provider is unknown or unavailable, or none is
+   *     available
    */
   public P select() {
     String requested = requestedName();
@@ -131,8 +141,16 @@ public final class ProviderRegistry<P extends MxProvider> {
     }
     List<P> usable = available();
     if (usable.isEmpty()) {
-      throw new NoProviderException("no " + kind + " provider is available. " + describeAll()
-          + " Add a " + kind + " artifact to the class path (e.g. " + suggestion() + ").");
+      throw new NoProviderException(
+          "no "
+              + kind
+              + " provider is available. "
+              + describeAll()
+              + " Add a "
+              + kind
+              + " artifact to the class path (e.g. "
+              + suggestion()
+              + ").");
     }
     return usable.get(0);
   }
@@ -154,8 +172,15 @@ public final class ProviderRegistry<P extends MxProvider> {
       if (p.name().equalsIgnoreCase(name)) {
         if (!safeAvailable(p)) {
           Throwable cause = safeCause(p);
-          NoProviderException e = new NoProviderException(kind + " '" + p.name()
-              + "' was requested but is unavailable: " + describeCause(cause) + ". " + describeAll());
+          NoProviderException e =
+              new NoProviderException(
+                  kind
+                      + " '"
+                      + p.name()
+                      + "' was requested but is unavailable: "
+                      + describeCause(cause)
+                      + ". "
+                      + describeAll());
           if (cause != null) {
             e.initCause(cause);
           }
@@ -164,8 +189,16 @@ public final class ProviderRegistry<P extends MxProvider> {
         return p;
       }
     }
-    throw new NoProviderException("unknown " + kind + " '" + name + "'" + overrideSource(name) + ". "
-        + describeAll() + " Add the artifact that provides it to the class path.");
+    throw new NoProviderException(
+        "unknown "
+            + kind
+            + " '"
+            + name
+            + "'"
+            + overrideSource(name)
+            + ". "
+            + describeAll()
+            + " Add the artifact that provides it to the class path.");
   }
 
   private String overrideSource(String name) {

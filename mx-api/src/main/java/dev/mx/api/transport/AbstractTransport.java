@@ -14,11 +14,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The skeleton every backend shares, so that the read semantics of ModelExpress §7.2 live in one place:
- * group a batch by peer in first-seen order, drop zero-length descriptors, validate every group before
- * anything is issued, post every group, then await them all; if a post fails, drain what was already
- * posted (logging, not masking) and rethrow the original. {@code MX_RESHARD_SERIAL_READS} (or
- * {@code -Dmx.transport.serialReads}) drains one peer at a time instead.
+ * The skeleton every backend shares, so that the read semantics of ModelExpress §7.2 live in one
+ * place: group a batch by peer in first-seen order, drop zero-length descriptors, validate every
+ * group before anything is issued, post every group, then await them all; if a post fails, drain
+ * what was already posted (logging, not masking) and rethrow the original. {@code
+ * MX_RESHARD_SERIAL_READS} (or {@code -Dmx.transport.serialReads}) drains one peer at a time
+ * instead.
  *
  * <p>Backends implement {@link #prepare} (validate and build, nothing issued), {@link #start},
  * {@link #await}, {@link #doRegister} and {@link #doClose}.
@@ -51,20 +52,27 @@ public abstract class AbstractTransport implements Transport {
   public final MemoryRegistration register(MemorySegment region) {
     ensureOpen();
     if (!region.isNative()) {
-      throw new TransportException(null, name() + " transport registers native memory only; got a heap segment of "
-          + region.byteSize() + " bytes");
+      throw new TransportException(
+          null,
+          name()
+              + " transport registers native memory only; got a heap segment of "
+              + region.byteSize()
+              + " bytes");
     }
     if (region.byteSize() == 0) {
-      throw new TransportException(null, name() + " transport cannot register an empty region at 0x"
-          + Long.toHexString(region.address()));
+      throw new TransportException(
+          null,
+          name()
+              + " transport cannot register an empty region at 0x"
+              + Long.toHexString(region.address()));
     }
     return doRegister(region);
   }
 
   /**
-   * Validates as {@link #register(MemorySegment)}, refuses a kind {@link #supportsMemory} does not accept
-   * (naming this transport and the kind), and hands device memory to {@link #doRegister(MemorySegment,
-   * MemoryKind)}.
+   * Validates as {@link #register(MemorySegment)}, refuses a kind {@link #supportsMemory} does not
+   * accept (naming this transport and the kind), and hands device memory to {@link
+   * #doRegister(MemorySegment, MemoryKind)}.
    */
   @Override
   public final MemoryRegistration register(MemorySegment region, MemoryKind kind) {
@@ -76,13 +84,21 @@ public abstract class AbstractTransport implements Transport {
       return register(region);
     }
     if (region.byteSize() == 0) {
-      throw new TransportException(null, name() + " transport cannot register an empty " + kind + " region at 0x"
-          + Long.toHexString(region.address()));
+      throw new TransportException(
+          null,
+          name()
+              + " transport cannot register an empty "
+              + kind
+              + " region at 0x"
+              + Long.toHexString(region.address()));
     }
     return doRegister(region, kind);
   }
 
-  /** Registers non-empty device memory of {@code kind}; only backends whose {@link #supportsMemory} accepts it. */
+  /**
+   * Registers non-empty device memory of {@code kind}; only backends whose {@link #supportsMemory}
+   * accepts it.
+   */
   protected MemoryRegistration doRegister(MemorySegment region, MemoryKind kind) {
     throw MemoryKinds.unsupported(name(), region, kind);
   }
@@ -120,7 +136,9 @@ public abstract class AbstractTransport implements Transport {
         try {
           await(started, timeout);
         } catch (RuntimeException drainFailure) {
-          LOG.warn("draining {} posted batch(es) after a failed post also failed: {}", started.size(),
+          LOG.warn(
+              "draining {} posted batch(es) after a failed post also failed: {}",
+              started.size(),
               drainFailure.toString());
           postFailure.addSuppressed(drainFailure);
         }
@@ -137,8 +155,15 @@ public abstract class AbstractTransport implements Transport {
     for (int i = 0; i < group.size(); i++) {
       ReadDescriptor d = group.get(i);
       if (!d.session().equals(session)) {
-        throw new TransportException(d.session(), "descriptor #" + i + " " + d + " does not belong to the batch for session '"
-            + session + "'");
+        throw new TransportException(
+            d.session(),
+            "descriptor #"
+                + i
+                + " "
+                + d
+                + " does not belong to the batch for session '"
+                + session
+                + "'");
       }
       if (d.nbytes() > 0) {
         nonEmpty.add(d);
@@ -236,7 +261,8 @@ public abstract class AbstractTransport implements Transport {
   /** Throws when this endpoint was closed. */
   protected final void ensureOpen() {
     if (closed.get()) {
-      throw new TransportException(null, name() + " transport (session '" + localSession() + "') is closed");
+      throw new TransportException(
+          null, name() + " transport (session '" + localSession() + "') is closed");
     }
   }
 
@@ -252,28 +278,52 @@ public abstract class AbstractTransport implements Transport {
   }
 
   /** The error for a descriptor whose source lies outside every region the peer published. */
-  protected final TransportException sourceOutsideRegions(int index, ReadDescriptor d, RegionTable regions) {
-    return new TransportException(d.session(), name() + " transport: descriptor #" + index + " " + d
-        + " reads outside every region peer '" + d.session() + "' published " + regions
-        + "; nothing in this batch was read");
+  protected final TransportException sourceOutsideRegions(
+      int index, ReadDescriptor d, RegionTable regions) {
+    return new TransportException(
+        d.session(),
+        name()
+            + " transport: descriptor #"
+            + index
+            + " "
+            + d
+            + " reads outside every region peer '"
+            + d.session()
+            + "' published "
+            + regions
+            + "; nothing in this batch was read");
   }
 
   /** The error for a descriptor whose destination lies outside every locally registered region. */
-  protected final TransportException destinationOutsideRegions(int index, ReadDescriptor d, RegionTable regions) {
-    return new TransportException(d.session(), name() + " transport: descriptor #" + index + " " + d
-        + " writes outside every locally registered region " + regions + "; nothing in this batch was read");
+  protected final TransportException destinationOutsideRegions(
+      int index, ReadDescriptor d, RegionTable regions) {
+    return new TransportException(
+        d.session(),
+        name()
+            + " transport: descriptor #"
+            + index
+            + " "
+            + d
+            + " writes outside every locally registered region "
+            + regions
+            + "; nothing in this batch was read");
   }
 
   /**
-   * The first step of a backend's {@code connect}: refuses this endpoint's own session and returns this backend's
-   * blob out of {@code metadata} (a {@link TransportBundle} or a single blob).
+   * The first step of a backend's {@code connect}: refuses this endpoint's own session and returns
+   * this backend's blob out of {@code metadata} (a {@link TransportBundle} or a single blob).
    */
   protected final byte[] peerBlob(String session, byte[] metadata) {
     ensureOpen();
     java.util.Objects.requireNonNull(session, "session");
     if (session.equals(localSession())) {
-      throw new TransportException(session, name() + " transport: cannot connect a peer under this endpoint's own"
-          + " session '" + session + "' (reads naming it already read local memory)");
+      throw new TransportException(
+          session,
+          name()
+              + " transport: cannot connect a peer under this endpoint's own"
+              + " session '"
+              + session
+              + "' (reads naming it already read local memory)");
     }
     return TransportBundle.forTransport(session, name(), metadata);
   }
@@ -287,33 +337,55 @@ public abstract class AbstractTransport implements Transport {
   }
 
   /** The error for a peer blob that does not decode. */
-  protected final TransportException unusableMetadata(String session, IllegalArgumentException why) {
-    return new TransportException(session, name() + " transport: metadata for peer '" + session + "' is unusable: "
-        + why.getMessage(), why);
+  protected final TransportException unusableMetadata(
+      String session, IllegalArgumentException why) {
+    return new TransportException(
+        session,
+        name() + " transport: metadata for peer '" + session + "' is unusable: " + why.getMessage(),
+        why);
   }
 
-  /** Throws what {@link #doClose} met, the first as the cause and the rest suppressed; nothing when empty. */
+  /**
+   * Throws what {@link #doClose} met, the first as the cause and the rest suppressed; nothing when
+   * empty.
+   */
   protected final void throwCloseFailures(List<RuntimeException> failures) {
     if (failures.isEmpty()) {
       return;
     }
-    TransportException e = new TransportException(null, name() + " transport: closing endpoint '" + localSession()
-        + "' met " + failures.size() + " problem(s); first: " + failures.getFirst().getMessage(), failures.getFirst());
+    TransportException e =
+        new TransportException(
+            null,
+            name()
+                + " transport: closing endpoint '"
+                + localSession()
+                + "' met "
+                + failures.size()
+                + " problem(s); first: "
+                + failures.getFirst().getMessage(),
+            failures.getFirst());
     failures.subList(1, failures.size()).forEach(e::addSuppressed);
     throw e;
   }
 
   /** The error for a session that was never connected. */
   protected final TransportException unknownPeer(String session) {
-    return new TransportException(session, name() + " transport: no peer connected under session '" + session
-        + "' (connect it with the metadata from its shard table first)");
+    return new TransportException(
+        session,
+        name()
+            + " transport: no peer connected under session '"
+            + session
+            + "' (connect it with the metadata from its shard table first)");
   }
 
   /**
-   * Validates a group of reads from this endpoint's own session against {@code regions} (ids resolved to
-   * segments by {@code segmentOf}) and builds the copies without moving anything.
+   * Validates a group of reads from this endpoint's own session against {@code regions} (ids
+   * resolved to segments by {@code segmentOf}) and builds the copies without moving anything.
    */
-  protected final LocalCopy prepareLocalCopy(String session, List<ReadDescriptor> group, RegionTable regions,
+  protected final LocalCopy prepareLocalCopy(
+      String session,
+      List<ReadDescriptor> group,
+      RegionTable regions,
       java.util.function.IntFunction<MemorySegment> segmentOf) {
     int n = group.size();
     MemorySegment[] src = new MemorySegment[n];
@@ -342,7 +414,10 @@ public abstract class AbstractTransport implements Transport {
     return new LocalCopy(session, src, srcOff, dst, dstOff, len, total);
   }
 
-  /** Validates one peer's group (all non-empty, same session) and builds it without issuing anything. */
+  /**
+   * Validates one peer's group (all non-empty, same session) and builds it without issuing
+   * anything.
+   */
   protected abstract PendingRead prepare(String session, List<ReadDescriptor> group);
 
   /** Issues a prepared batch. */

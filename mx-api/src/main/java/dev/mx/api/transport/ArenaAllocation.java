@@ -5,7 +5,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** {@link Transport#allocate}'s default: memory from a shared arena, registered, freed with the registration. */
+/**
+ * {@link Transport#allocate}'s default: memory from a shared arena, registered, freed with the
+ * registration.
+ */
 final class ArenaAllocation implements MemoryRegistration {
   private final Arena arena;
   private final MemoryRegistration registration;
@@ -19,7 +22,8 @@ final class ArenaAllocation implements MemoryRegistration {
   @SuppressWarnings("MustBeClosedChecker") // the returned allocation owns the arena and closes it
   static MemoryRegistration allocateAndRegister(Transport transport, long bytes) {
     if (bytes <= 0) {
-      throw new TransportException(null, transport.name() + " transport cannot allocate " + bytes + " bytes");
+      throw new TransportException(
+          null, transport.name() + " transport cannot allocate " + bytes + " bytes");
     }
     Arena arena = Arena.ofShared();
     try {

@@ -3,9 +3,9 @@ package dev.mx.api.transport;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A validated batch of reads from an endpoint's own session: plain copies between its registered segments.
- * Backends build it with {@link AbstractTransport#prepareLocalCopy} and run {@link #copy()} when their read
- * moves data (after every peer of the call was checked).
+ * A validated batch of reads from an endpoint's own session: plain copies between its registered
+ * segments. Backends build it with {@link AbstractTransport#prepareLocalCopy} and run {@link
+ * #copy()} when their read moves data (after every peer of the call was checked).
  */
 public final class LocalCopy implements PendingRead {
   private final String session;
@@ -16,7 +16,13 @@ public final class LocalCopy implements PendingRead {
   private final long[] len;
   private final long bytes;
 
-  LocalCopy(String session, MemorySegment[] src, long[] srcOff, MemorySegment[] dst, long[] dstOff, long[] len,
+  LocalCopy(
+      String session,
+      MemorySegment[] src,
+      long[] srcOff,
+      MemorySegment[] dst,
+      long[] dstOff,
+      long[] len,
       long bytes) {
     this.session = session;
     this.src = src;

@@ -3,10 +3,11 @@ package dev.mx.api.transport;
 import java.util.Locale;
 
 /**
- * Where a region's bytes live: host memory (the CPU may dereference its segment) or the memory of one
- * accelerator ({@code cuda:0}), whose segment carries only an address and a length and must never be
- * dereferenced on the CPU. Carried by {@link MemoryRegistration#memoryKind()} so that planners, digests and
- * casts pick a device implementation without {@code mx-api} depending on any accelerator library.
+ * Where a region's bytes live: host memory (the CPU may dereference its segment) or the memory of
+ * one accelerator ({@code cuda:0}), whose segment carries only an address and a length and must
+ * never be dereferenced on the CPU. Carried by {@link MemoryRegistration#memoryKind()} so that
+ * planners, digests and casts pick a device implementation without {@code mx-api} depending on any
+ * accelerator library.
  *
  * @param location host or device
  * @param ordinal the device ordinal (0-based); -1 for host memory
@@ -45,7 +46,8 @@ public record MemoryKind(Location location, int ordinal) {
   }
 
   /**
-   * Parses {@code host}, {@code cpu}, {@code cuda} (device 0) or {@code cuda:N}, as {@code --device} takes it.
+   * Parses {@code host}, {@code cpu}, {@code cuda} (device 0) or {@code cuda:N}, as {@code
+   * --device} takes it.
    *
    * @throws IllegalArgumentException naming the text when it is none of these
    */
@@ -61,10 +63,12 @@ public record MemoryKind(Location location, int ordinal) {
       try {
         return device(Integer.parseInt(t.substring(5)));
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("memory kind '" + text + "': device ordinal is not a number", e);
+        throw new IllegalArgumentException(
+            "memory kind '" + text + "': device ordinal is not a number", e);
       }
     }
-    throw new IllegalArgumentException("memory kind '" + text + "' is none of host, cpu, cuda, cuda:N");
+    throw new IllegalArgumentException(
+        "memory kind '" + text + "' is none of host, cpu, cuda, cuda:N");
   }
 
   /** {@code host} or {@code cuda:N}, the form {@link #parse} reads. */

@@ -3,8 +3,9 @@ package dev.mx.api.transport;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A native memory region registered with a transport: peers may read from it, and local reads may write
- * into it. Closing deregisters it (idempotently); the memory itself stays owned by the caller.
+ * A native memory region registered with a transport: peers may read from it, and local reads may
+ * write into it. Closing deregisters it (idempotently); the memory itself stays owned by the
+ * caller.
  */
 public interface MemoryRegistration extends AutoCloseable {
 
@@ -31,8 +32,9 @@ public interface MemoryRegistration extends AutoCloseable {
   void close();
 
   /**
-   * {@code registration} reporting {@code kind} as its {@link #memoryKind()} (for memory a caller knows to be
-   * a device's while the registration it got does not say so); closing closes {@code registration}.
+   * {@code registration} reporting {@code kind} as its {@link #memoryKind()} (for memory a caller
+   * knows to be a device's while the registration it got does not say so); closing closes {@code
+   * registration}.
    */
   static MemoryRegistration ofKind(MemoryRegistration registration, MemoryKind kind) {
     java.util.Objects.requireNonNull(registration, "registration");

@@ -11,13 +11,21 @@ public record ReadDescriptor(String session, long srcAddr, long dstAddr, long nb
       throw new IllegalArgumentException("read descriptor has no session");
     }
     if (nbytes < 0) {
-      throw new IllegalArgumentException("read descriptor from session '" + session + "' has negative nbytes " + nbytes);
+      throw new IllegalArgumentException(
+          "read descriptor from session '" + session + "' has negative nbytes " + nbytes);
     }
   }
 
   @Override
   public String toString() {
-    return "ReadDescriptor[session " + session + ", src 0x" + Long.toHexString(srcAddr) + ", dst 0x"
-        + Long.toHexString(dstAddr) + ", " + nbytes + " bytes]";
+    return "ReadDescriptor[session "
+        + session
+        + ", src 0x"
+        + Long.toHexString(srcAddr)
+        + ", dst 0x"
+        + Long.toHexString(dstAddr)
+        + ", "
+        + nbytes
+        + " bytes]";
   }
 }

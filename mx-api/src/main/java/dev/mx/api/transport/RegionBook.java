@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.function.IntFunction;
 
 /**
- * A backend's live registrations by id and the {@link RegionTable} over them, rebuilt on every change and
- * published as one immutable {@link Snapshot}, so a batch validated against a snapshot keeps resolving ids to
- * the registrations it was validated against even while others register or close concurrently.
+ * A backend's live registrations by id and the {@link RegionTable} over them, rebuilt on every
+ * change and published as one immutable {@link Snapshot}, so a batch validated against a snapshot
+ * keeps resolving ids to the registrations it was validated against even while others register or
+ * close concurrently.
  *
  * @param <R> the backend's registration type
  */
@@ -23,7 +24,10 @@ public final class RegionBook<R extends MemoryRegistration> {
   private int nextId;
   private volatile Snapshot<R> snapshot = new Snapshot<>(RegionTable.EMPTY, List.of());
 
-  /** The registrations of one moment: the table (region ids are registration ids) and each id's registration. */
+  /**
+   * The registrations of one moment: the table (region ids are registration ids) and each id's
+   * registration.
+   */
   public record Snapshot<R>(RegionTable table, List<R> byId) {
     /** The registration with this id (an id the table returned). */
     public R get(int id) {
@@ -39,7 +43,8 @@ public final class RegionBook<R extends MemoryRegistration> {
   /**
    * Adds the registration {@code make} builds for the next id, covering {@code region}.
    *
-   * @throws TransportException when the region overlaps one already registered; nothing is added then
+   * @throws TransportException when the region overlaps one already registered; nothing is added
+   *     then
    */
   public synchronized R add(MemorySegment region, IntFunction<R> make) {
     int id = nextId++;
@@ -49,8 +54,15 @@ public final class RegionBook<R extends MemoryRegistration> {
       rebuild();
     } catch (IllegalArgumentException overlap) {
       byId.remove(id);
-      throw new TransportException(null, transport + " transport: region 0x" + Long.toHexString(region.address()) + "+"
-          + region.byteSize() + " overlaps a region already registered", overlap);
+      throw new TransportException(
+          null,
+          transport
+              + " transport: region 0x"
+              + Long.toHexString(region.address())
+              + "+"
+              + region.byteSize()
+              + " overlaps a region already registered",
+          overlap);
     }
     return r;
   }

@@ -6,12 +6,12 @@ import java.util.BitSet;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A publisher's table of live registrations, in memory that receivers read one-sidedly before a batch:
- * slot {@code i} holds the cookie of the region registered in it, or 0 once that region was deregistered.
- * This is how a receiver learns that memory it was told about is gone, even where the data path itself
- * would still read it (UCX shared-memory or emulated GETs do not check keys; a shared-memory mapping
- * outlives its publisher). The memory is the caller's (ucx allocates it through UCX, shm in a shared file);
- * closing zeroes it.
+ * A publisher's table of live registrations, in memory that receivers read one-sidedly before a
+ * batch: slot {@code i} holds the cookie of the region registered in it, or 0 once that region was
+ * deregistered. This is how a receiver learns that memory it was told about is gone, even where the
+ * data path itself would still read it (UCX shared-memory or emulated GETs do not check keys; a
+ * shared-memory mapping outlives its publisher). The memory is the caller's (ucx allocates it
+ * through UCX, shm in a shared file); closing zeroes it.
  */
 public final class RegionDirectory implements AutoCloseable {
   private final MemorySegment slots;
@@ -43,7 +43,9 @@ public final class RegionDirectory implements AutoCloseable {
     return ThreadLocalRandom.current().nextLong() | 1L;
   }
 
-  /** Claims a free slot and publishes {@code cookie} in it; returns -1 when the directory is full. */
+  /**
+   * Claims a free slot and publishes {@code cookie} in it; returns -1 when the directory is full.
+   */
   public synchronized int claim(long cookie) {
     int slot = used.nextClearBit(0);
     if (slot >= capacity) {

@@ -5,9 +5,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * An immutable set of non-overlapping memory regions sorted by base address, answering "which region
- * holds {@code [addr, addr + n)} entirely?" in O(log n). Backends use it for the local regions a read may
- * write and the peer regions it may read.
+ * An immutable set of non-overlapping memory regions sorted by base address, answering "which
+ * region holds {@code [addr, addr + n)} entirely?" in O(log n). Backends use it for the local
+ * regions a read may write and the peer regions it may read.
  */
 @Internal
 public final class RegionTable {
@@ -24,7 +24,10 @@ public final class RegionTable {
     this.ids = ids;
   }
 
-  /** One region: base address, length, and an id the caller chooses (e.g. an index into its own list). */
+  /**
+   * One region: base address, length, and an id the caller chooses (e.g. an index into its own
+   * list).
+   */
   public record Region(long base, long length, int id) {}
 
   /**
@@ -41,8 +44,8 @@ public final class RegionTable {
     for (int i = 0; i < sorted.length; i++) {
       Region r = sorted[i];
       if (r.length < 0 || r.base + r.length < r.base) {
-        throw new IllegalArgumentException("region at 0x" + Long.toHexString(r.base) + " of " + r.length
-            + " bytes is invalid");
+        throw new IllegalArgumentException(
+            "region at 0x" + Long.toHexString(r.base) + " of " + r.length + " bytes is invalid");
       }
       bases[i] = r.base;
       ends[i] = r.base + r.length;
@@ -59,7 +62,9 @@ public final class RegionTable {
    *
    * @throws IllegalArgumentException when two regions overlap or one wraps the address space
    */
-  public static <T> RegionTable indexed(List<T> regions, java.util.function.ToLongFunction<T> base,
+  public static <T> RegionTable indexed(
+      List<T> regions,
+      java.util.function.ToLongFunction<T> base,
       java.util.function.ToLongFunction<T> length) {
     List<Region> list = new java.util.ArrayList<>(regions.size());
     for (int i = 0; i < regions.size(); i++) {

@@ -16,37 +16,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One endpoint over several transports at once. A publisher registers its memory with every one of them and
- * publishes a {@link TransportBundle} of their blobs; a receiver routes each peer, at {@link #connect}, to the
- * first of its transports (in preference order, e.g. {@code shm} then {@code ucx}) that accepts the peer's
- * blob for it: {@code shm} accepts only a peer it can prove is on this host, so other peers fall through to
- * {@code ucx}. One batch may then read some peers over shm and others over ucx.
+ * One endpoint over several transports at once. A publisher registers its memory with every one of
+ * them and publishes a {@link TransportBundle} of their blobs; a receiver routes each peer, at
+ * {@link #connect}, to the first of its transports (in preference order, e.g. {@code shm} then
+ * {@code ucx}) that accepts the peer's blob for it: {@code shm} accepts only a peer it can prove is
+ * on this host, so other peers fall through to {@code ucx}. One batch may then read some peers over
+ * shm and others over ucx.
  *
- * <p>A batch spanning several transports posts every peer's group (each backend validates it and moves no
- * data before its await, as ucx and shm do), then awaits them all within one deadline; a failed post drains
- * what was posted and rethrows.
+ * <p>A batch spanning several transports posts every peer's group (each backend validates it and
+ * moves no data before its await, as ucx and shm do), then awaits them all within one deadline; a
+ * failed post drains what was posted and rethrows.
  */
 public final class RoutingTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(RoutingTransport.class);
 
   private final TransportConfig config;
+
   /** In preference order. */
   private final List<Transport> transports;
+
   /** Index of the transport whose blob goes first in the bundle (agent_meta_b64). */
   private final int primary;
+
   private final Map<String, Transport> routes = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
-   * Routes over {@code transports} (preference order, all with {@code config}'s session); {@code primary}
-   * indexes the one whose blob single-transport readers get. Takes ownership: closing this closes them.
+   * Routes over {@code transports} (preference order, all with {@code config}'s session); {@code
+   * primary} indexes the one whose blob single-transport readers get. Takes ownership: closing this
+   * closes them.
    */
   public RoutingTransport(TransportConfig config, List<Transport> transports, int primary) {
     if (transports.isEmpty()) {
       throw new IllegalArgumentException("a routing transport needs at least one transport");
     }
     if (primary < 0 || primary >= transports.size()) {
-      throw new IllegalArgumentException("primary index " + primary + " out of " + transports.size());
+      throw new IllegalArgumentException(
+          "primary index " + primary + " out of " + transports.size());
     }
     this.config = config;
     this.transports = List.copyOf(transports);
@@ -54,10 +60,10 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
-   * The endpoint {@code auto} means: the transport the override ({@code -Dmx.transport}, {@code MX_TRANSPORT})
-   * names, alone; else one endpoint per available transport except the last-resort ones (priority 0), routed
-   * per peer, with the best non-{@link TransportProvider#hostLocal host-local} one as primary; a single
-   * available transport is returned as itself.
+   * The endpoint {@code auto} means: the transport the override ({@code -Dmx.transport}, {@code
+   * MX_TRANSPORT}) names, alone; else one endpoint per available transport except the last-resort
+   * ones (priority 0), routed per peer, with the best non-{@link TransportProvider#hostLocal
+   * host-local} one as primary; a single available transport is returned as itself.
    */
   public static Transport open(TransportConfig config) {
     ProviderRegistry<TransportProvider> registry = TransportProvider.registry();
@@ -116,8 +122,9 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
-   * The dearest per-descriptor costs among the routed transports: a plan is made before its peers are
-   * routed, so it assumes the slowest route (which favours fewer, larger reads — harmless on a fast one).
+   * The dearest per-descriptor costs among the routed transports: a plan is made before its peers
+   * are routed, so it assumes the slowest route (which favours fewer, larger reads — harmless on a
+   * fast one).
    */
   @Override
   public TransportCosts costs() {
@@ -153,9 +160,9 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
-   * Host memory as {@link #register(MemorySegment)}; device memory with every routed transport that reads that
-   * kind (the others could not move it, so peers routed to them fail naming the destination); none: the error
-   * names every routed transport and the kind.
+   * Host memory as {@link #register(MemorySegment)}; device memory with every routed transport that
+   * reads that kind (the others could not move it, so peers routed to them fail naming the
+   * destination); none: the error names every routed transport and the kind.
    */
   @Override
   public MemoryRegistration register(MemorySegment region, MemoryKind kind) {
@@ -164,7 +171,12 @@ public final class RoutingTransport implements Transport {
       return register(region);
     }
     List<MemoryRegistration> regs = new ArrayList<>(transports.size());
-    registerEach(regs, i -> transports.get(i).supportsMemory(kind) ? transports.get(i).register(region, kind) : null);
+    registerEach(
+        regs,
+        i ->
+            transports.get(i).supportsMemory(kind)
+                ? transports.get(i).register(region, kind)
+                : null);
     if (regs.isEmpty()) {
       throw MemoryKinds.unsupported(name(), region, kind);
     }
@@ -172,11 +184,11 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
-   * Adds {@code register.apply(i)} for every transport index (null: skipped) to {@code regs}; on a failure
-   * closes what {@code regs} holds, last first, and rethrows.
+   * Adds {@code register.apply(i)} for every transport index (null: skipped) to {@code regs}; on a
+   * failure closes what {@code regs} holds, last first, and rethrows.
    */
-  private void registerEach(List<MemoryRegistration> regs,
-      java.util.function.IntFunction<MemoryRegistration> register) {
+  private void registerEach(
+      List<MemoryRegistration> regs, java.util.function.IntFunction<MemoryRegistration> register) {
     try {
       for (int i = 0; i < transports.size(); i++) {
         MemoryRegistration r = register.apply(i);
@@ -195,7 +207,8 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
-   * Memory from the preferred transport's allocator (shm hands out shared memory), registered with the rest.
+   * Memory from the preferred transport's allocator (shm hands out shared memory), registered with
+   * the rest.
    */
   @Override
   public MemoryRegistration allocate(long bytes) {
@@ -205,7 +218,8 @@ public final class RoutingTransport implements Transport {
   }
 
   /** Registers {@code region} with every transport but {@code skip} (which holds {@code done}). */
-  private MemoryRegistration registerWithRest(int skip, MemoryRegistration done, MemorySegment region) {
+  private MemoryRegistration registerWithRest(
+      int skip, MemoryRegistration done, MemorySegment region) {
     List<MemoryRegistration> regs = new ArrayList<>(transports.size());
     if (done != null) {
       regs.add(done);
@@ -242,18 +256,22 @@ public final class RoutingTransport implements Transport {
   public byte[] localMetadata() {
     ensureOpen();
     List<TransportBundle.Entry> entries = new ArrayList<>(transports.size());
-    entries.add(new TransportBundle.Entry(transports.get(primary).name(), transports.get(primary).localMetadata()));
+    entries.add(
+        new TransportBundle.Entry(
+            transports.get(primary).name(), transports.get(primary).localMetadata()));
     for (int i = 0; i < transports.size(); i++) {
       if (i != primary) {
-        entries.add(new TransportBundle.Entry(transports.get(i).name(), transports.get(i).localMetadata()));
+        entries.add(
+            new TransportBundle.Entry(transports.get(i).name(), transports.get(i).localMetadata()));
       }
     }
     return TransportBundle.encode(entries);
   }
 
   /**
-   * Routes {@code session} to the first of this endpoint's transports that the peer offers and that accepts
-   * its blob; a single transport's blob (an older or single-transport publisher) is offered to each in turn.
+   * Routes {@code session} to the first of this endpoint's transports that the peer offers and that
+   * accepts its blob; a single transport's blob (an older or single-transport publisher) is offered
+   * to each in turn.
    */
   @Override
   public void connect(String session, byte[] peerMetadata) {
@@ -266,7 +284,8 @@ public final class RoutingTransport implements Transport {
           offered.put(e.transport(), e.metadata());
         }
       } catch (IllegalArgumentException e) {
-        throw new TransportException(session, "metadata for peer '" + session + "' is unusable: " + e.getMessage(), e);
+        throw new TransportException(
+            session, "metadata for peer '" + session + "' is unusable: " + e.getMessage(), e);
       }
     }
     TransportException refused = null;
@@ -278,7 +297,11 @@ public final class RoutingTransport implements Transport {
       try {
         t.connect(session, blob);
         Transport old = routes.put(session, t);
-        LOG.debug("peer '{}' routed over {}{}", session, t.name(), old != null && old != t ? " (was " + old.name() + ")" : "");
+        LOG.debug(
+            "peer '{}' routed over {}{}",
+            session,
+            t.name(),
+            old != null && old != t ? " (was " + old.name() + ")" : "");
         return;
       } catch (TransportException e) {
         LOG.debug("peer '{}' not reachable over {}: {}", session, t.name(), e.getMessage());
@@ -289,10 +312,19 @@ public final class RoutingTransport implements Transport {
         }
       }
     }
-    String message = "no transport of endpoint '" + localSession() + "' (" + name() + ") can reach peer '" + session
-        + "'" + (bundle ? ", which offers " + offered.keySet() : "")
-        + (refused != null ? ": " + refused.getMessage() : "");
-    throw refused == null ? new TransportException(session, message) : new TransportException(session, message, refused);
+    String message =
+        "no transport of endpoint '"
+            + localSession()
+            + "' ("
+            + name()
+            + ") can reach peer '"
+            + session
+            + "'"
+            + (bundle ? ", which offers " + offered.keySet() : "")
+            + (refused != null ? ": " + refused.getMessage() : "");
+    throw refused == null
+        ? new TransportException(session, message)
+        : new TransportException(session, message, refused);
   }
 
   @Override
@@ -303,8 +335,12 @@ public final class RoutingTransport implements Transport {
   private Transport route(String session) {
     Transport t = routeOf(session);
     if (t == null) {
-      throw new TransportException(session, name() + " transport: no peer connected under session '" + session
-          + "' (connect it with the metadata from its shard table first)");
+      throw new TransportException(
+          session,
+          name()
+              + " transport: no peer connected under session '"
+              + session
+              + "' (connect it with the metadata from its shard table first)");
     }
     return t;
   }
@@ -377,7 +413,10 @@ public final class RoutingTransport implements Transport {
     }
   }
 
-  /** Awaits each transport's batches in turn within one deadline; the first failure wins, later ones are suppressed. */
+  /**
+   * Awaits each transport's batches in turn within one deadline; the first failure wins, later ones
+   * are suppressed.
+   */
   @Override
   public void awaitAll(List<PendingRead> posted, Duration timeout) {
     ensureOpen();
@@ -388,12 +427,17 @@ public final class RoutingTransport implements Transport {
         continue;
       }
       if (!(p instanceof Routed r)) {
-        throw new IllegalArgumentException("batch " + p + " was not posted through this routing transport");
+        throw new IllegalArgumentException(
+            "batch " + p + " was not posted through this routing transport");
       }
-      byTransport.computeIfAbsent(r.transport(), t -> {
-        order.add(t);
-        return new ArrayList<>();
-      }).add(r.pending());
+      byTransport
+          .computeIfAbsent(
+              r.transport(),
+              t -> {
+                order.add(t);
+                return new ArrayList<>();
+              })
+          .add(r.pending());
     }
     long deadline = System.nanoTime() + timeout.toNanos();
     RuntimeException first = null;
@@ -448,7 +492,8 @@ public final class RoutingTransport implements Transport {
 
   private void ensureOpen() {
     if (closed.get()) {
-      throw new TransportException(null, name() + " transport (session '" + localSession() + "') is closed");
+      throw new TransportException(
+          null, name() + " transport (session '" + localSession() + "') is closed");
     }
   }
 
@@ -467,7 +512,14 @@ public final class RoutingTransport implements Transport {
 
   @Override
   public String toString() {
-    return "RoutingTransport[session " + localSession() + ", " + name() + ", primary "
-        + transports.get(primary).name() + ", " + routes.size() + " peers]";
+    return "RoutingTransport[session "
+        + localSession()
+        + ", "
+        + name()
+        + ", primary "
+        + transports.get(primary).name()
+        + ", "
+        + routes.size()
+        + " peers]";
   }
 }

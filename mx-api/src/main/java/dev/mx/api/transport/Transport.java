@@ -6,13 +6,14 @@ import java.util.List;
 
 /**
  * One endpoint of a one-sided transport. A publisher registers the memory it serves and hands
- * {@link #localMetadata()} to receivers (through a shard table); a receiver registers its destination
- * buffers, {@link #connect connects} each peer under its session name, and issues {@link #read reads}.
+ * {@link #localMetadata()} to receivers (through a shard table); a receiver registers its
+ * destination buffers, {@link #connect connects} each peer under its session name, and issues
+ * {@link #read reads}.
  *
- * <p>A transport only reads from and writes to registered memory: a descriptor outside every region is
- * rejected with an error naming it, before any byte of the batch moves. Zero-length descriptors are
- * ignored. Implementations are safe for concurrent batches. {@link #close()} is idempotent; any use after
- * it fails with a {@link dev.mx.api.error.TransportException}.
+ * <p>A transport only reads from and writes to registered memory: a descriptor outside every region
+ * is rejected with an error naming it, before any byte of the batch moves. Zero-length descriptors
+ * are ignored. Implementations are safe for concurrent batches. {@link #close()} is idempotent; any
+ * use after it fails with a {@link dev.mx.api.error.TransportException}.
  */
 public interface Transport extends AutoCloseable {
 
@@ -26,19 +27,19 @@ public interface Transport extends AutoCloseable {
   MemoryRegistration register(MemorySegment region);
 
   /**
-   * Whether this transport reads and writes memory of {@code kind}. Host memory only, unless a backend says
-   * otherwise ({@code cuda-ipc} and {@code nixl} read device memory).
+   * Whether this transport reads and writes memory of {@code kind}. Host memory only, unless a
+   * backend says otherwise ({@code cuda-ipc} and {@code nixl} read device memory).
    */
   default boolean supportsMemory(MemoryKind kind) {
     return !kind.isDevice();
   }
 
   /**
-   * Registers memory of {@code kind}: device memory (a segment holding only an address and a length) goes to
-   * the backend as such, host memory as {@link #register(MemorySegment)}.
+   * Registers memory of {@code kind}: device memory (a segment holding only an address and a
+   * length) goes to the backend as such, host memory as {@link #register(MemorySegment)}.
    *
-   * @throws dev.mx.api.error.TransportException naming this transport and the kind when it cannot read memory
-   *     of that kind, before anything is registered
+   * @throws dev.mx.api.error.TransportException naming this transport and the kind when it cannot
+   *     read memory of that kind, before anything is registered
    */
   default MemoryRegistration register(MemorySegment region, MemoryKind kind) {
     if (!supportsMemory(kind)) {
@@ -48,19 +49,20 @@ public interface Transport extends AutoCloseable {
   }
 
   /**
-   * Allocates {@code bytes} of native memory already registered with this transport, for buffers that do not
-   * exist yet (ModelExpress takes registered buffers from a transport-aware allocator, MX §7.4). A backend may
-   * serve such memory faster than memory it merely registers (ucx on one host maps its own allocations into
-   * the reading process); the default allocates from an {@link java.lang.foreign.Arena} and registers it.
-   * Closing the registration deregisters and frees the memory: its segment is unusable afterwards.
+   * Allocates {@code bytes} of native memory already registered with this transport, for buffers
+   * that do not exist yet (ModelExpress takes registered buffers from a transport-aware allocator,
+   * MX §7.4). A backend may serve such memory faster than memory it merely registers (ucx on one
+   * host maps its own allocations into the reading process); the default allocates from an {@link
+   * java.lang.foreign.Arena} and registers it. Closing the registration deregisters and frees the
+   * memory: its segment is unusable afterwards.
    */
   default MemoryRegistration allocate(long bytes) {
     return ArenaAllocation.allocateAndRegister(this, bytes);
   }
 
   /**
-   * An opaque blob a peer passes to {@link #connect} to reach this endpoint and the regions registered so
-   * far (register first, then publish the blob).
+   * An opaque blob a peer passes to {@link #connect} to reach this endpoint and the regions
+   * registered so far (register first, then publish the blob).
    */
   byte[] localMetadata();
 
@@ -82,8 +84,9 @@ public interface Transport extends AutoCloseable {
   void read(List<ReadDescriptor> batch, Duration timeout);
 
   /**
-   * Posts a batch of reads from one peer without waiting (every descriptor must name {@code session}).
-   * The batch is validated first; nothing moves when it is invalid. Returns null for an empty batch.
+   * Posts a batch of reads from one peer without waiting (every descriptor must name {@code
+   * session}). The batch is validated first; nothing moves when it is invalid. Returns null for an
+   * empty batch.
    */
   PendingRead post(String session, List<ReadDescriptor> group);
 
@@ -94,8 +97,9 @@ public interface Transport extends AutoCloseable {
   Duration defaultTimeout();
 
   /**
-   * What reads cost on this transport, for the planner's cost model (shard bounding); settings may override
-   * it ({@link TransportCosts#withOverrides}). The default is {@link TransportCosts#DEFAULT}.
+   * What reads cost on this transport, for the planner's cost model (shard bounding); settings may
+   * override it ({@link TransportCosts#withOverrides}). The default is {@link
+   * TransportCosts#DEFAULT}.
    */
   default TransportCosts costs() {
     return TransportCosts.DEFAULT;

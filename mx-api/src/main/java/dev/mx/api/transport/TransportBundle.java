@@ -9,13 +9,14 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The peer metadata of a publisher that serves several transports at once (a {@link RoutingTransport}): one
- * blob per transport, the primary first. It travels as one opaque {@code byte[]} wherever a single
- * transport's blob does; the shard-table codec writes the primary's blob as {@code agent_meta_b64} (so
- * ModelExpress's decoder and single-transport receivers still read it) and the others in an optional key.
+ * The peer metadata of a publisher that serves several transports at once (a {@link
+ * RoutingTransport}): one blob per transport, the primary first. It travels as one opaque {@code
+ * byte[]} wherever a single transport's blob does; the shard-table codec writes the primary's blob
+ * as {@code agent_meta_b64} (so ModelExpress's decoder and single-transport receivers still read
+ * it) and the others in an optional key.
  *
- * <p>Encoding: {@code "MXTB"}, a count, then per entry a UTF-8 name (u16 length) and a blob (u32 length),
- * little-endian. No backend's own blob starts with these four bytes.
+ * <p>Encoding: {@code "MXTB"}, a count, then per entry a UTF-8 name (u16 length) and a blob (u32
+ * length), little-endian. No backend's own blob starts with these four bytes.
  */
 public final class TransportBundle {
   private static final int MAGIC = 0x4254584d; // "MXTB" read little-endian
@@ -37,7 +38,8 @@ public final class TransportBundle {
 
   /** Whether {@code metadata} is a bundle rather than one transport's blob. */
   public static boolean isBundle(byte[] metadata) {
-    return metadata != null && metadata.length >= 8
+    return metadata != null
+        && metadata.length >= 8
         && ByteBuffer.wrap(metadata).order(ByteOrder.LITTLE_ENDIAN).getInt(0) == MAGIC;
   }
 
@@ -69,8 +71,8 @@ public final class TransportBundle {
    */
   public static List<Entry> decode(byte[] metadata) {
     if (!isBundle(metadata)) {
-      throw new IllegalArgumentException("not a transport bundle (" + (metadata == null ? 0 : metadata.length)
-          + " bytes)");
+      throw new IllegalArgumentException(
+          "not a transport bundle (" + (metadata == null ? 0 : metadata.length) + " bytes)");
     }
     ByteBuffer b = ByteBuffer.wrap(metadata).order(ByteOrder.LITTLE_ENDIAN);
     b.position(4);
@@ -85,26 +87,30 @@ public final class TransportBundle {
         b.get(name);
         int len = b.getInt();
         if (len < 0 || len > b.remaining()) {
-          throw new IllegalArgumentException("transport bundle entry #" + i + " claims " + len + " bytes");
+          throw new IllegalArgumentException(
+              "transport bundle entry #" + i + " claims " + len + " bytes");
         }
         byte[] blob = new byte[len];
         b.get(blob);
         out.add(new Entry(new String(name, StandardCharsets.UTF_8), blob));
       }
     } catch (java.nio.BufferUnderflowException e) {
-      throw new IllegalArgumentException("transport bundle is truncated after " + out.size() + " entries", e);
+      throw new IllegalArgumentException(
+          "transport bundle is truncated after " + out.size() + " entries", e);
     }
     if (b.hasRemaining()) {
-      throw new IllegalArgumentException("transport bundle has " + b.remaining() + " trailing bytes");
+      throw new IllegalArgumentException(
+          "transport bundle has " + b.remaining() + " trailing bytes");
     }
     return List.copyOf(out);
   }
 
   /**
-   * The blob a {@code transport} endpoint should connect with: the bundle's entry for it, or
-   * {@code metadata} itself when it is a single transport's blob (the backend then judges it).
+   * The blob a {@code transport} endpoint should connect with: the bundle's entry for it, or {@code
+   * metadata} itself when it is a single transport's blob (the backend then judges it).
    *
-   * @throws TransportException naming the peer when the bundle offers no entry for {@code transport}
+   * @throws TransportException naming the peer when the bundle offers no entry for {@code
+   *     transport}
    */
   public static byte[] forTransport(String session, String transport, byte[] metadata) {
     if (!isBundle(metadata)) {
@@ -114,19 +120,34 @@ public final class TransportBundle {
     try {
       entries = decode(metadata);
     } catch (IllegalArgumentException e) {
-      throw new TransportException(session, transport + " transport: metadata for peer '" + session
-          + "' is unusable: " + e.getMessage(), e);
+      throw new TransportException(
+          session,
+          transport
+              + " transport: metadata for peer '"
+              + session
+              + "' is unusable: "
+              + e.getMessage(),
+          e);
     }
     for (Entry e : entries) {
       if (e.transport().equals(transport)) {
         return e.metadata;
       }
     }
-    throw new TransportException(session, transport + " transport: peer '" + session + "' does not serve "
-        + transport + "; it offers " + names(entries));
+    throw new TransportException(
+        session,
+        transport
+            + " transport: peer '"
+            + session
+            + "' does not serve "
+            + transport
+            + "; it offers "
+            + names(entries));
   }
 
-  /** The transports a bundle (or, for a single blob, "one unnamed transport") offers, for messages. */
+  /**
+   * The transports a bundle (or, for a single blob, "one unnamed transport") offers, for messages.
+   */
   public static List<String> names(List<Entry> entries) {
     return entries.stream().map(Entry::transport).toList();
   }

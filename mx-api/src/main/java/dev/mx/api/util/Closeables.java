@@ -7,8 +7,8 @@ public final class Closeables {
   private Closeables() {}
 
   /**
-   * Closes each resource in the given order (pass them in reverse creation order), even when some fail.
-   * Null entries are skipped.
+   * Closes each resource in the given order (pass them in reverse creation order), even when some
+   * fail. Null entries are skipped.
    *
    * @throws RuntimeException the first failure (wrapped if checked), with later ones suppressed
    */

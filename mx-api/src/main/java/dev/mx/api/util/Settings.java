@@ -8,9 +8,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Configuration read at call time from a system property (wins) or an environment variable, with the
- * parsing rules ModelExpress uses: booleans accept 1/true/yes/on and 0/false/no/off in any case; an
- * invalid value falls back to the default with a warning naming the setting.
+ * Configuration read at call time from a system property (wins) or an environment variable, with
+ * the parsing rules ModelExpress uses: booleans accept 1/true/yes/on and 0/false/no/off in any
+ * case; an invalid value falls back to the default with a warning naming the setting.
  */
 @Internal
 public final class Settings {
@@ -72,8 +72,11 @@ public final class Settings {
       case "0", "false", "no", "off":
         return false;
       default:
-        LOG.warn("ignoring {}='{}': not a boolean (1/true/yes/on or 0/false/no/off); using {}",
-            describe(property, envVar), v, defaultValue);
+        LOG.warn(
+            "ignoring {}='{}': not a boolean (1/true/yes/on or 0/false/no/off); using {}",
+            describe(property, envVar),
+            v,
+            defaultValue);
         return defaultValue;
     }
   }
@@ -87,12 +90,19 @@ public final class Settings {
     try {
       return Integer.parseInt(v.trim());
     } catch (NumberFormatException e) {
-      LOG.warn("ignoring {}='{}': not an integer; using {}", describe(property, envVar), v, defaultValue);
+      LOG.warn(
+          "ignoring {}='{}': not an integer; using {}",
+          describe(property, envVar),
+          v,
+          defaultValue);
       return defaultValue;
     }
   }
 
-  /** A floating-point setting; unparseable values give the default with a warning. NaN/inf pass through. */
+  /**
+   * A floating-point setting; unparseable values give the default with a warning. NaN/inf pass
+   * through.
+   */
   public double number(String property, String envVar, double defaultValue) {
     String v = get(property, envVar);
     if (v == null || v.isBlank()) {
@@ -101,17 +111,24 @@ public final class Settings {
     try {
       return Double.parseDouble(v.trim());
     } catch (NumberFormatException e) {
-      LOG.warn("ignoring {}='{}': not a number; using {}", describe(property, envVar), v, defaultValue);
+      LOG.warn(
+          "ignoring {}='{}': not a number; using {}", describe(property, envVar), v, defaultValue);
       return defaultValue;
     }
   }
 
-  /** A strictly positive, finite number; anything else (0, negative, inf, NaN, garbage) gives the default. */
+  /**
+   * A strictly positive, finite number; anything else (0, negative, inf, NaN, garbage) gives the
+   * default.
+   */
   public double positiveFinite(String property, String envVar, double defaultValue) {
     double d = number(property, envVar, defaultValue);
     if (!(d > 0) || Double.isInfinite(d)) {
-      LOG.warn("ignoring {}={}: must be a positive finite number; using {}",
-          describe(property, envVar), d, defaultValue);
+      LOG.warn(
+          "ignoring {}={}: must be a positive finite number; using {}",
+          describe(property, envVar),
+          d,
+          defaultValue);
       return defaultValue;
     }
     return d;

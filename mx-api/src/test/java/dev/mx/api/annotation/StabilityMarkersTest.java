@@ -11,7 +11,10 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-/** The markers are in the class files (CLASS retention: what japicmp reads), on the SPI surface they mark. */
+/**
+ * The markers are in the class files (CLASS retention: what japicmp reads), on the SPI surface they
+ * mark.
+ */
 class StabilityMarkersTest {
 
   private static String classFile(Class<?> c) throws IOException {
@@ -23,10 +26,13 @@ class StabilityMarkersTest {
   @Test
   void evolvingSpisAreExperimentalAndSharedHelpersInternal() throws IOException {
     for (Class<?> c : new Class<?>[] {WirePolicy.class, GeometrySource.class}) {
-      assertTrue(classFile(c).contains("Ldev/mx/api/annotation/Experimental;"), c + " is not @Experimental");
+      assertTrue(
+          classFile(c).contains("Ldev/mx/api/annotation/Experimental;"),
+          c + " is not @Experimental");
     }
     for (Class<?> c : new Class<?>[] {Settings.class, RegionTable.class}) {
-      assertTrue(classFile(c).contains("Ldev/mx/api/annotation/Internal;"), c + " is not @Internal");
+      assertTrue(
+          classFile(c).contains("Ldev/mx/api/annotation/Internal;"), c + " is not @Internal");
     }
   }
 }

@@ -50,11 +50,18 @@ class ProviderRegistryTest {
   private static final FakeProvider UCX = new FakeProvider("ucx", 8, null);
   private static final FakeProvider TCP = new FakeProvider("tcp", 5, null);
   private static final FakeProvider NIXL =
-      new FakeProvider("nixl", 9, new UnsatisfiedLinkError("libnixl_capi.so: cannot open shared object file"));
+      new FakeProvider(
+          "nixl", 9, new UnsatisfiedLinkError("libnixl_capi.so: cannot open shared object file"));
 
-  private static ProviderRegistry<FakeProvider> registry(Map<String, String> props, Map<String, String> env) {
-    return ProviderRegistry.of(FakeProvider.class, "transport", "mx.transport", "MX_TRANSPORT",
-        Settings.of(props, env), List.of(MEM, TCP, NIXL, UCX));
+  private static ProviderRegistry<FakeProvider> registry(
+      Map<String, String> props, Map<String, String> env) {
+    return ProviderRegistry.of(
+        FakeProvider.class,
+        "transport",
+        "mx.transport",
+        "MX_TRANSPORT",
+        Settings.of(props, env),
+        List.of(MEM, TCP, NIXL, UCX));
   }
 
   @Test
@@ -69,8 +76,14 @@ class ProviderRegistryTest {
   void equalPrioritiesAreOrderedByName() {
     FakeProvider b = new FakeProvider("beta", 5, null);
     FakeProvider a = new FakeProvider("alpha", 5, null);
-    ProviderRegistry<FakeProvider> r = ProviderRegistry.of(FakeProvider.class, "transport", "p", "E",
-        Settings.of(Map.of(), Map.of()), List.of(b, a));
+    ProviderRegistry<FakeProvider> r =
+        ProviderRegistry.of(
+            FakeProvider.class,
+            "transport",
+            "p",
+            "E",
+            Settings.of(Map.of(), Map.of()),
+            List.of(b, a));
     assertEquals(List.of(a, b), r.providers());
   }
 
@@ -83,7 +96,8 @@ class ProviderRegistryTest {
   void environmentOverridesWhenNoPropertyIsSet() {
     assertSame(TCP, registry(Map.of(), Map.of("MX_TRANSPORT", "tcp")).select());
     // The property wins over the environment.
-    assertSame(MEM, registry(Map.of("mx.transport", "mem"), Map.of("MX_TRANSPORT", "tcp")).select());
+    assertSame(
+        MEM, registry(Map.of("mx.transport", "mem"), Map.of("MX_TRANSPORT", "tcp")).select());
   }
 
   @Test
@@ -93,28 +107,41 @@ class ProviderRegistryTest {
 
   @Test
   void unknownNameListsEveryProviderAndWhyUnavailable() {
-    NoProviderException e = assertThrows(NoProviderException.class,
-        () -> registry(Map.of(), Map.of("MX_TRANSPORT", "rdma")).select());
+    NoProviderException e =
+        assertThrows(
+            NoProviderException.class,
+            () -> registry(Map.of(), Map.of("MX_TRANSPORT", "rdma")).select());
     String m = e.getMessage();
     assertTrue(m.contains("unknown transport 'rdma' (from MX_TRANSPORT)"), m);
     for (String name : List.of("mem", "ucx", "tcp", "nixl")) {
       assertTrue(m.contains(name + " (priority"), "lists " + name + ": " + m);
     }
-    assertTrue(m.contains("nixl (priority 9, unavailable: UnsatisfiedLinkError: libnixl_capi.so"), m);
+    assertTrue(
+        m.contains("nixl (priority 9, unavailable: UnsatisfiedLinkError: libnixl_capi.so"), m);
   }
 
   @Test
   void requestingAnUnavailableProviderReportsItsCause() {
-    NoProviderException e = assertThrows(NoProviderException.class,
-        () -> registry(Map.of("mx.transport", "nixl"), Map.of()).select());
-    assertTrue(e.getMessage().contains("'nixl' was requested but is unavailable: UnsatisfiedLinkError"), e.getMessage());
+    NoProviderException e =
+        assertThrows(
+            NoProviderException.class,
+            () -> registry(Map.of("mx.transport", "nixl"), Map.of()).select());
+    assertTrue(
+        e.getMessage().contains("'nixl' was requested but is unavailable: UnsatisfiedLinkError"),
+        e.getMessage());
     assertSame(NIXL.cause, e.getCause());
   }
 
   @Test
   void noAvailableProviderNamesTheArtifactToAdd() {
-    ProviderRegistry<FakeProvider> r = ProviderRegistry.of(FakeProvider.class, "transport", "mx.transport",
-        "MX_TRANSPORT", Settings.of(Map.of(), Map.of()), List.of(NIXL));
+    ProviderRegistry<FakeProvider> r =
+        ProviderRegistry.of(
+            FakeProvider.class,
+            "transport",
+            "mx.transport",
+            "MX_TRANSPORT",
+            Settings.of(Map.of(), Map.of()),
+            List.of(NIXL));
     NoProviderException e = assertThrows(NoProviderException.class, r::select);
     assertTrue(e.getMessage().contains("no transport provider is available"), e.getMessage());
     assertTrue(e.getMessage().contains("dev.mx:mx-nixl"), e.getMessage());
@@ -132,21 +159,32 @@ class ProviderRegistryTest {
 
   @Test
   void aProviderThatThrowsFromIsAvailableCountsAsUnavailable() {
-    FakeProvider broken = new FakeProvider("broken", 10, null) {
-      @Override
-      public boolean isAvailable() {
-        throw new IllegalStateException("boom");
-      }
-    };
-    ProviderRegistry<FakeProvider> r = ProviderRegistry.of(FakeProvider.class, "transport", "p", "E",
-        Settings.of(Map.of(), Map.of()), List.of(broken, MEM));
+    FakeProvider broken =
+        new FakeProvider("broken", 10, null) {
+          @Override
+          public boolean isAvailable() {
+            throw new IllegalStateException("boom");
+          }
+        };
+    ProviderRegistry<FakeProvider> r =
+        ProviderRegistry.of(
+            FakeProvider.class,
+            "transport",
+            "p",
+            "E",
+            Settings.of(Map.of(), Map.of()),
+            List.of(broken, MEM));
     assertSame(MEM, r.select());
   }
 
   @Test
   void serviceLoaderFindsNothingForAnUnusedType() {
-    ProviderRegistry<FakeProvider> r = ProviderRegistry.load(FakeProvider.class, "fake", "mx.fake", "MX_FAKE");
+    ProviderRegistry<FakeProvider> r =
+        ProviderRegistry.load(FakeProvider.class, "fake", "mx.fake", "MX_FAKE");
     assertTrue(r.providers().isEmpty());
-    assertTrue(assertThrows(NoProviderException.class, r::select).getMessage().contains("No fake providers were found"));
+    assertTrue(
+        assertThrows(NoProviderException.class, r::select)
+            .getMessage()
+            .contains("No fake providers were found"));
   }
 }

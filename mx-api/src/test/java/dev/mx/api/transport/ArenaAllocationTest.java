@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The default {@link Transport#allocate}: registered arena memory, deregistered and freed on close. */
+/**
+ * The default {@link Transport#allocate}: registered arena memory, deregistered and freed on close.
+ */
 class ArenaAllocationTest {
 
   /** Test double: records registrations and deregistrations; everything else is unsupported. */
@@ -106,12 +108,14 @@ class ArenaAllocationTest {
     r.close();
     r.close();
     assertEquals(1, t.deregistered, "deregistered once");
-    assertThrows(IllegalStateException.class, () -> r.segment().get(ValueLayout.JAVA_LONG, 0), "freed");
+    assertThrows(
+        IllegalStateException.class, () -> r.segment().get(ValueLayout.JAVA_LONG, 0), "freed");
   }
 
   @Test
   void refusesNonPositiveSizes() {
-    TransportException e = assertThrows(TransportException.class, () -> new RecordingTransport().allocate(0));
+    TransportException e =
+        assertThrows(TransportException.class, () -> new RecordingTransport().allocate(0));
     assertTrue(e.getMessage().contains("0 bytes"), e.getMessage());
   }
 }

@@ -14,14 +14,18 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Registering memory of a kind: the interface default refuses device memory naming the transport and the kind,
- * a routing transport registers device memory only with the transports that read it (and refuses when none
- * does, rolling back on a failure), and {@link RegionBook} keeps a backend's registrations consistent.
+ * Registering memory of a kind: the interface default refuses device memory naming the transport
+ * and the kind, a routing transport registers device memory only with the transports that read it
+ * (and refuses when none does, rolling back on a failure), and {@link RegionBook} keeps a backend's
+ * registrations consistent.
  */
 class DeviceRegistrationTest {
   private static final MemoryKind CUDA0 = MemoryKind.device(0);
 
-  /** Test double: a transport that only records (de)registrations, reading device memory when told to. */
+  /**
+   * Test double: a transport that only records (de)registrations, reading device memory when told
+   * to.
+   */
   private static final class KindRecordingTransport implements Transport {
     final String name;
     final boolean readsDevice;
@@ -37,17 +41,19 @@ class DeviceRegistrationTest {
     private MemoryRegistration record(MemorySegment region, MemoryKind kind) {
       registered.add(kind);
       open++;
-      return MemoryRegistration.ofKind(new MemoryRegistration() {
-        @Override
-        public MemorySegment segment() {
-          return region;
-        }
+      return MemoryRegistration.ofKind(
+          new MemoryRegistration() {
+            @Override
+            public MemorySegment segment() {
+              return region;
+            }
 
-        @Override
-        public void close() {
-          open--;
-        }
-      }, kind);
+            @Override
+            public void close() {
+              open--;
+            }
+          },
+          kind);
     }
 
     @Override
@@ -129,9 +135,15 @@ class DeviceRegistrationTest {
     KindRecordingTransport host = new KindRecordingTransport("hostonly", false);
     try (Arena a = Arena.ofConfined()) {
       MemorySegment s = a.allocate(128);
-      TransportException e = assertThrows(TransportException.class, () -> host.register(s, MemoryKind.device(4)));
-      assertTrue(e.getMessage().startsWith("hostonly transport cannot register cuda:4 memory (region 0x"
-          + Long.toHexString(s.address()) + "+128): it reads host memory only"), e.getMessage());
+      TransportException e =
+          assertThrows(TransportException.class, () -> host.register(s, MemoryKind.device(4)));
+      assertTrue(
+          e.getMessage()
+              .startsWith(
+                  "hostonly transport cannot register cuda:4 memory (region 0x"
+                      + Long.toHexString(s.address())
+                      + "+128): it reads host memory only"),
+          e.getMessage());
       assertEquals(List.of(), host.registered, "nothing registered");
       assertEquals(MemoryKind.HOST, host.register(s, MemoryKind.HOST).memoryKind());
     }
@@ -166,13 +178,18 @@ class DeviceRegistrationTest {
     KindRecordingTransport first = new KindRecordingTransport("cuda-ipc", true);
     KindRecordingTransport second = new KindRecordingTransport("nixl", true);
     second.failDevice = true;
-    RoutingTransport failing = new RoutingTransport(TransportConfig.of("s"), List.of(first, second), 0);
+    RoutingTransport failing =
+        new RoutingTransport(TransportConfig.of("s"), List.of(first, second), 0);
     try (Arena a = Arena.ofConfined()) {
       MemorySegment s = a.allocate(64);
       assertTrue(!hostOnly.supportsMemory(CUDA0));
-      TransportException e = assertThrows(TransportException.class, () -> hostOnly.register(s, CUDA0));
-      assertTrue(e.getMessage().startsWith("shm+ucx transport cannot register cuda:0 memory"), e.getMessage());
-      TransportException f = assertThrows(TransportException.class, () -> failing.register(s, CUDA0));
+      TransportException e =
+          assertThrows(TransportException.class, () -> hostOnly.register(s, CUDA0));
+      assertTrue(
+          e.getMessage().startsWith("shm+ucx transport cannot register cuda:0 memory"),
+          e.getMessage());
+      TransportException f =
+          assertThrows(TransportException.class, () -> failing.register(s, CUDA0));
       assertTrue(f.getMessage().contains("injected registration failure"), f.getMessage());
       assertEquals(0, first.open, "the registration that succeeded was rolled back");
     } finally {
@@ -196,10 +213,17 @@ class DeviceRegistrationTest {
       Entry ex = book.add(x, id -> new Entry(id, x));
       Entry ey = book.add(y, id -> new Entry(id, y));
       assertEquals(2, book.table().size());
-      TransportException e = assertThrows(TransportException.class,
-          () -> book.add(x.asSlice(100, 10), id -> new Entry(id, x.asSlice(100, 10))));
-      assertTrue(e.getMessage().startsWith("book-test transport: region 0x" + Long.toHexString(x.address() + 100)
-          + "+10 overlaps a region already registered"), e.getMessage());
+      TransportException e =
+          assertThrows(
+              TransportException.class,
+              () -> book.add(x.asSlice(100, 10), id -> new Entry(id, x.asSlice(100, 10))));
+      assertTrue(
+          e.getMessage()
+              .startsWith(
+                  "book-test transport: region 0x"
+                      + Long.toHexString(x.address() + 100)
+                      + "+10 overlaps a region already registered"),
+          e.getMessage());
       assertEquals(List.of(ex, ey), book.all(), "the refused region was not added");
       RegionBook.Snapshot<Entry> before = book.snapshot();
       book.remove(ex.id());

@@ -24,7 +24,8 @@ class MemoryKindTest {
 
   @Test
   void rejectsNonsenseNamingIt() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MemoryKind.parse("tpu"));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> MemoryKind.parse("tpu"));
     assertTrue(e.getMessage().contains("tpu"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> MemoryKind.parse("cuda:x"));
     assertThrows(IllegalArgumentException.class, () -> MemoryKind.device(-1));
@@ -33,15 +34,16 @@ class MemoryKindTest {
 
   @Test
   void registrationsAreHostMemoryUnlessTheySayOtherwise() {
-    MemoryRegistration r = new MemoryRegistration() {
-      @Override
-      public MemorySegment segment() {
-        return MemorySegment.NULL;
-      }
+    MemoryRegistration r =
+        new MemoryRegistration() {
+          @Override
+          public MemorySegment segment() {
+            return MemorySegment.NULL;
+          }
 
-      @Override
-      public void close() {}
-    };
+          @Override
+          public void close() {}
+        };
     assertEquals(MemoryKind.HOST, r.memoryKind());
   }
 }

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 class TransportBundleTest {
   private final byte[] ucx = {1, 2, 3};
   private final byte[] shm = {4, 5, 6, 7};
-  private final byte[] bundle = TransportBundle.encode(List.of(new TransportBundle.Entry("ucx", ucx),
-      new TransportBundle.Entry("shm", shm)));
+  private final byte[] bundle =
+      TransportBundle.encode(
+          List.of(new TransportBundle.Entry("ucx", ucx), new TransportBundle.Entry("shm", shm)));
 
   @Test
   void roundTripKeepsOrderNamesAndBlobs() {
@@ -33,7 +34,9 @@ class TransportBundleTest {
     assertArrayEquals(shm, TransportBundle.forTransport("p", "shm", bundle));
     assertArrayEquals(ucx, TransportBundle.forTransport("p", "ucx", bundle));
     assertSame(ucx, TransportBundle.forTransport("p", "ucx", ucx));
-    TransportException e = assertThrows(TransportException.class, () -> TransportBundle.forTransport("p", "nixl", bundle));
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> TransportBundle.forTransport("p", "nixl", bundle));
     assertEquals("p", e.peer());
     assertTrue(e.getMessage().contains("[ucx, shm]"), e.getMessage());
   }

@@ -7,7 +7,9 @@ import dev.mx.api.util.Settings;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** {@link TransportCosts}: the cost formula, the settings that override a transport's declaration. */
+/**
+ * {@link TransportCosts}: the cost formula, the settings that override a transport's declaration.
+ */
 class TransportCostsTest {
 
   @Test
@@ -22,24 +24,36 @@ class TransportCostsTest {
   void settingsOverrideEachCostAndIgnoreGarbage() {
     TransportCosts base = new TransportCosts(2e-6, 4e9, 8e9);
     assertEquals(base, base.withOverrides(Settings.of(Map.of(), Map.of())));
-    TransportCosts all = base.withOverrides(Settings.of(
-        Map.of("mx.plan.cost.descriptor-us", "0.25", "mx.plan.cost.wire-gbps", "100"),
-        Map.of("MX_PLAN_COST_COPY_GBPS", "20", "MX_PLAN_COST_WIRE_GBPS", "1")));
+    TransportCosts all =
+        base.withOverrides(
+            Settings.of(
+                Map.of("mx.plan.cost.descriptor-us", "0.25", "mx.plan.cost.wire-gbps", "100"),
+                Map.of("MX_PLAN_COST_COPY_GBPS", "20", "MX_PLAN_COST_WIRE_GBPS", "1")));
     assertEquals(0.25e-6, all.descriptorSeconds(), 1e-15);
     assertEquals(100e9, all.wireBytesPerSecond(), 1);
     assertEquals(20e9, all.copyBytesPerSecond(), 1);
-    TransportCosts garbage = base.withOverrides(Settings.of(Map.of(), Map.of("MX_PLAN_COST_WIRE_GBPS", "-3",
-        "MX_PLAN_COST_DESCRIPTOR_US", "fast")));
+    TransportCosts garbage =
+        base.withOverrides(
+            Settings.of(
+                Map.of(),
+                Map.of("MX_PLAN_COST_WIRE_GBPS", "-3", "MX_PLAN_COST_DESCRIPTOR_US", "fast")));
     assertEquals(base, garbage);
   }
 
   @Test
   void transportsDeclareTheDefaultUnlessTheyOverride() {
     // a test double: a proxy Transport that only runs default methods
-    Transport t = java.lang.reflect.Proxy.newProxyInstance(Transport.class.getClassLoader(),
-        new Class<?>[] {Transport.class}, (proxy, m, args) -> m.isDefault()
-            ? java.lang.reflect.InvocationHandler.invokeDefault(proxy, m, args)
-            : null) instanceof Transport x ? x : null;
+    Transport t =
+        java.lang.reflect.Proxy.newProxyInstance(
+                    Transport.class.getClassLoader(),
+                    new Class<?>[] {Transport.class},
+                    (proxy, m, args) ->
+                        m.isDefault()
+                            ? java.lang.reflect.InvocationHandler.invokeDefault(proxy, m, args)
+                            : null)
+                instanceof Transport x
+            ? x
+            : null;
     assertEquals(TransportCosts.DEFAULT, t.costs());
   }
 }

@@ -18,13 +18,16 @@ class SettingsTest {
       assertFalse(Settings.of(Map.of(), Map.of("E", f)).bool("p", "E", true), f);
     }
     assertTrue(Settings.of(Map.of(), Map.of("E", "maybe")).bool("p", "E", true));
-    assertFalse(Settings.of(Map.of("p", "false"), Map.of("E", "true")).bool("p", "E", true), "property wins");
+    assertFalse(
+        Settings.of(Map.of("p", "false"), Map.of("E", "true")).bool("p", "E", true),
+        "property wins");
   }
 
   @Test
   void positiveFiniteRejectsZeroNegativeInfinityNanAndGarbage() {
     for (String bad : new String[] {"0", "-1", "inf", "Infinity", "NaN", "abc"}) {
-      assertEquals(20.0, Settings.of(Map.of(), Map.of("E", bad)).positiveFinite("p", "E", 20.0), bad);
+      assertEquals(
+          20.0, Settings.of(Map.of(), Map.of("E", bad)).positiveFinite("p", "E", 20.0), bad);
     }
     assertEquals(2.5, Settings.of(Map.of(), Map.of("E", "2.5")).positiveFinite("p", "E", 20.0));
   }

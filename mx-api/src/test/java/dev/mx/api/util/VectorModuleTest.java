@@ -22,7 +22,8 @@ class VectorModuleTest {
     if (ModuleLayer.boot().findModule(VectorModule.NAME).isPresent()) {
       assertNull(cause);
     } else {
-      assertEquals("module jdk.incubator.vector is not resolved; run the JVM with --add-modules jdk.incubator.vector",
+      assertEquals(
+          "module jdk.incubator.vector is not resolved; run the JVM with --add-modules jdk.incubator.vector",
           cause.getMessage());
     }
   }

@@ -19,9 +19,10 @@ import java.util.concurrent.Executors;
 
 /**
  * The shard digest against a plain loop summing the same int32 words, over the same off-heap buffer
- * (1 GiB; {@code -Dmx.bench.digest.mib=N} to change), on one thread and on all threads. Target: ratio
- * &ge; 1.0, i.e. the digest costs no more than reading the memory once. A third pair repeats both loops
- * over 1 MiB that stays in cache, where memory does not hide what the loops themselves cost.
+ * (1 GiB; {@code -Dmx.bench.digest.mib=N} to change), on one thread and on all threads. Target:
+ * ratio &ge; 1.0, i.e. the digest costs no more than reading the memory once. A third pair repeats
+ * both loops over 1 MiB that stays in cache, where memory does not hide what the loops themselves
+ * cost.
  */
 public final class DigestBench implements Benchmark {
   private static final long MIB = 1 << 20;
@@ -43,79 +44,135 @@ public final class DigestBench implements Benchmark {
   public List<BenchResult> run(BenchOptions options) throws Exception {
     long size = Settings.system().integer("mx.bench.digest.mib", "MX_BENCH_DIGEST_MIB", 1024) * MIB;
     int threads = options.effectiveThreads();
-    try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+    try (Arena arena = Arena.ofShared();
+        ExecutorService pool = Executors.newFixedThreadPool(threads)) {
       MemorySegment bytes = arena.allocate(size, 4096);
       fill(bytes);
-      options.progress().println("digest bench: " + size / MIB + " MiB off-heap, kernel "
-          + ShardDigest.kernelName(size) + ", 1 thread ...");
-      double[] one = Measure.interleavedWallAndCpuMedians(2, options.repetitions(),
-          () -> sink = ShardDigest.digest(bytes),
-          () -> sink = PlainInt32Sum.sum(bytes));
+      options
+          .progress()
+          .println(
+              "digest bench: "
+                  + size / MIB
+                  + " MiB off-heap, kernel "
+                  + ShardDigest.kernelName(size)
+                  + ", 1 thread ...");
+      double[] one =
+          Measure.interleavedWallAndCpuMedians(
+              2,
+              options.repetitions(),
+              () -> sink = ShardDigest.digest(bytes),
+              () -> sink = PlainInt32Sum.sum(bytes));
       options.progress().println("digest bench: " + threads + " threads ...");
-      double[] all = Measure.interleavedWallAndCpuMedians(2, options.repetitions(),
-          () -> sink = ShardDigest.digest(bytes, pool, threads),
-          () -> sink = PlainInt32Sum.sum(bytes, pool, threads));
-      // The same two loops over 1 MiB that stays in cache: what each costs when memory is not the limit.
+      double[] all =
+          Measure.interleavedWallAndCpuMedians(
+              2,
+              options.repetitions(),
+              () -> sink = ShardDigest.digest(bytes, pool, threads),
+              () -> sink = PlainInt32Sum.sum(bytes, pool, threads));
+      // The same two loops over 1 MiB that stays in cache: what each costs when memory is not the
+      // limit.
       MemorySegment hot = bytes.asSlice(0, Math.min(size, MIB));
       int passes = 256;
-      options.progress().println("digest bench: " + hot.byteSize() / MIB + " MiB in cache, kernel "
-          + ShardDigest.kernelName(hot.byteSize()) + ", 1 thread ...");
-      double[] cached = Measure.interleavedWallAndCpuMedians(2, options.repetitions(),
-          () -> {
-            for (int p = 0; p < passes; p++) {
-              sink = ShardDigest.digest(hot);
-            }
-          },
-          () -> {
-            for (int p = 0; p < passes; p++) {
-              sink = PlainInt32Sum.sum(hot);
-            }
-          });
+      options
+          .progress()
+          .println(
+              "digest bench: "
+                  + hot.byteSize() / MIB
+                  + " MiB in cache, kernel "
+                  + ShardDigest.kernelName(hot.byteSize())
+                  + ", 1 thread ...");
+      double[] cached =
+          Measure.interleavedWallAndCpuMedians(
+              2,
+              options.repetitions(),
+              () -> {
+                for (int p = 0; p < passes; p++) {
+                  sink = ShardDigest.digest(hot);
+                }
+              },
+              () -> {
+                for (int p = 0; p < passes; p++) {
+                  sink = PlainInt32Sum.sum(hot);
+                }
+              });
       List<BenchResult> results = new ArrayList<>();
       results.addAll(rates(size, "1_thread", one));
       results.addAll(rates(size, threads + (threads == 1 ? "_thread" : "_threads"), all));
       results.addAll(rates(hot.byteSize() * passes, "in_cache_1_thread", cached));
-      results.add(fileRate(bytes.asSlice(0, Math.min(size,
-          Settings.system().integer("mx.bench.digest.file.mib", "MX_BENCH_DIGEST_FILE_MIB", 256) * MIB)),
-          threads, options));
+      results.add(
+          fileRate(
+              bytes.asSlice(
+                  0,
+                  Math.min(
+                      size,
+                      Settings.system()
+                              .integer("mx.bench.digest.file.mib", "MX_BENCH_DIGEST_FILE_MIB", 256)
+                          * MIB)),
+              threads,
+              options));
       return results;
     }
   }
 
   /**
-   * Wall-clock throughput (the figure of merit), then GB per CPU-second of the Java threads, which leaves out
-   * time the OS gave to other processes and so moves less on a shared machine.
+   * Wall-clock throughput (the figure of merit), then GB per CPU-second of the Java threads, which
+   * leaves out time the OS gave to other processes and so moves less on a shared machine.
    */
   private static List<BenchResult> rates(long size, String threads, double[] t) {
     return List.of(
-        new BenchResult("digest_" + threads + "_GBps", size / t[0] / 1e9, "GB/s",
-            "int32_sum_" + threads + "_GBps", size / t[1] / 1e9),
-        new BenchResult("digest_" + threads + "_GB_per_cpu_s", size / t[2] / 1e9, "GB/cpu-s",
-            "int32_sum_" + threads + "_GB_per_cpu_s", size / t[3] / 1e9));
+        new BenchResult(
+            "digest_" + threads + "_GBps",
+            size / t[0] / 1e9,
+            "GB/s",
+            "int32_sum_" + threads + "_GBps",
+            size / t[1] / 1e9),
+        new BenchResult(
+            "digest_" + threads + "_GB_per_cpu_s",
+            size / t[2] / 1e9,
+            "GB/cpu-s",
+            "int32_sum_" + threads + "_GB_per_cpu_s",
+            size / t[3] / 1e9));
   }
 
   /**
-   * {@code mx digest}'s path, {@link FileDigest} (chunked reads, safe when the file is truncated) against
-   * digesting a mapping of the same file (what it did before, which dies of SIGBUS on truncation), on all
-   * threads, from the page cache.
+   * {@code mx digest}'s path, {@link FileDigest} (chunked reads, safe when the file is truncated)
+   * against digesting a mapping of the same file (what it did before, which dies of SIGBUS on
+   * truncation), on all threads, from the page cache.
    */
-  private static BenchResult fileRate(MemorySegment content, int threads, BenchOptions options) throws Exception {
+  private static BenchResult fileRate(MemorySegment content, int threads, BenchOptions options)
+      throws Exception {
     Path file = Files.createTempFile("mx-bench-digest", ".bin");
     try {
       try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE)) {
         out.write(content.asByteBuffer());
       }
-      options.progress().println("digest bench: " + content.byteSize() / MIB + " MiB file, read vs mapped, "
-          + threads + " threads ...");
-      double[] t = Measure.interleavedWallAndCpuMedians(2, options.repetitions(),
-          () -> sink = FileDigest.digest(file, threads),
-          () -> {
-            try (Arena arena = Arena.ofShared(); FileChannel ch = FileChannel.open(file)) {
-              sink = ShardDigest.digest(ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena), threads);
-            }
-          });
-      return new BenchResult("digest_file_read_GBps", content.byteSize() / t[0] / 1e9, "GB/s",
-          "digest_file_mapped_GBps", content.byteSize() / t[1] / 1e9);
+      options
+          .progress()
+          .println(
+              "digest bench: "
+                  + content.byteSize() / MIB
+                  + " MiB file, read vs mapped, "
+                  + threads
+                  + " threads ...");
+      double[] t =
+          Measure.interleavedWallAndCpuMedians(
+              2,
+              options.repetitions(),
+              () -> sink = FileDigest.digest(file, threads),
+              () -> {
+                try (Arena arena = Arena.ofShared();
+                    FileChannel ch = FileChannel.open(file)) {
+                  sink =
+                      ShardDigest.digest(
+                          ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena), threads);
+                }
+              });
+      return new BenchResult(
+          "digest_file_read_GBps",
+          content.byteSize() / t[0] / 1e9,
+          "GB/s",
+          "digest_file_mapped_GBps",
+          content.byteSize() / t[1] / 1e9);
     } finally {
       Files.deleteIfExists(file);
     }

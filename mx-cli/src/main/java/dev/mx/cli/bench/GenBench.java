@@ -14,7 +14,8 @@ import java.util.concurrent.Future;
 
 /**
  * The synthetic weight generator (ARCHITECTURE §5.4) filling 256 MiB of trainer buffers, against
- * {@link MemorySegment#fill} of the same bytes on the same number of threads (memory speed for writes).
+ * {@link MemorySegment#fill} of the same bytes on the same number of threads (memory speed for
+ * writes).
  */
 public final class GenBench implements Benchmark {
   private static final long MIB = 1 << 20;
@@ -34,27 +35,53 @@ public final class GenBench implements Benchmark {
     long size = 256 * MIB;
     int threads = options.effectiveThreads();
     List<BenchResult> out = new ArrayList<>();
-    try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+    try (Arena arena = Arena.ofShared();
+        ExecutorService pool = Executors.newFixedThreadPool(threads)) {
       MemorySegment seg = arena.allocate(size, 4096);
       for (DType dtype : List.of(DType.BF16, DType.F32)) {
-        // A 2-D tensor filled through a column box, as a row-parallel shard would be: runs of 4096 elements.
+        // A 2-D tensor filled through a column box, as a row-parallel shard would be: runs of 4096
+        // elements.
         long cols = 8192;
         long rows = size / dtype.elementSize() / (cols / 2);
         Shape global = Shape.of(rows, cols);
-        BoxFill fill = new BoxFill(seg, dtype, "model.layers.0.mlp.down_proj.weight", global, new long[] {0, cols / 2},
-            Shape.of(rows, cols / 2));
-        options.progress().println("gen bench: " + dtype + " fill of " + size / MIB + " MiB on " + threads + " thread(s) ...");
-        double[] t = Measure.interleavedMedians(1, options.repetitions(),
-            () -> WeightGenerator.fill(List.of(fill), 1, threads),
-            () -> parallelFill(pool, seg, threads));
-        out.add(new BenchResult("gen_fill_" + dtype.shortName() + "_GBps", size / t[0] / 1e9, "GB/s",
-            "memorysegment_fill_GBps", size / t[1] / 1e9));
+        BoxFill fill =
+            new BoxFill(
+                seg,
+                dtype,
+                "model.layers.0.mlp.down_proj.weight",
+                global,
+                new long[] {0, cols / 2},
+                Shape.of(rows, cols / 2));
+        options
+            .progress()
+            .println(
+                "gen bench: "
+                    + dtype
+                    + " fill of "
+                    + size / MIB
+                    + " MiB on "
+                    + threads
+                    + " thread(s) ...");
+        double[] t =
+            Measure.interleavedMedians(
+                1,
+                options.repetitions(),
+                () -> WeightGenerator.fill(List.of(fill), 1, threads),
+                () -> parallelFill(pool, seg, threads));
+        out.add(
+            new BenchResult(
+                "gen_fill_" + dtype.shortName() + "_GBps",
+                size / t[0] / 1e9,
+                "GB/s",
+                "memorysegment_fill_GBps",
+                size / t[1] / 1e9));
       }
     }
     return out;
   }
 
-  private static void parallelFill(ExecutorService pool, MemorySegment seg, int threads) throws Exception {
+  private static void parallelFill(ExecutorService pool, MemorySegment seg, int threads)
+      throws Exception {
     long chunk = (seg.byteSize() + threads - 1) / threads;
     List<Future<?>> fs = new ArrayList<>();
     for (int i = 0; i < threads; i++) {

@@ -30,12 +30,14 @@ public final class Measure {
   }
 
   /**
-   * Median CPU seconds of the calling thread over {@code reps} runs (no warm-up: run it after a wall-clock
-   * measurement of the same action). On a shared machine this leaves out time spent waiting for a core, and
-   * also the garbage collector's own threads. NaN when the JVM cannot measure thread CPU time.
+   * Median CPU seconds of the calling thread over {@code reps} runs (no warm-up: run it after a
+   * wall-clock measurement of the same action). On a shared machine this leaves out time spent
+   * waiting for a core, and also the garbage collector's own threads. NaN when the JVM cannot
+   * measure thread CPU time.
    */
   public static double medianCpuSeconds(int reps, Action action) throws Exception {
-    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
     if (!threads.isCurrentThreadCpuTimeSupported()) {
       return Double.NaN;
     }
@@ -49,18 +51,22 @@ public final class Measure {
     return t[reps / 2];
   }
 
-  /** Alternates metric and baseline runs so both see the same machine state; returns {metric, baseline} medians. */
-  public static double[] interleavedMedians(int warmups, int reps, Action metric, Action baseline) throws Exception {
+  /**
+   * Alternates metric and baseline runs so both see the same machine state; returns {metric,
+   * baseline} medians.
+   */
+  public static double[] interleavedMedians(int warmups, int reps, Action metric, Action baseline)
+      throws Exception {
     return Arrays.copyOf(interleavedWallAndCpuMedians(warmups, reps, metric, baseline), 2);
   }
 
   /**
-   * As {@link #interleavedMedians}, also timing each run in CPU seconds of all Java threads, which does not
-   * count time the OS gave to other processes (steadier on a shared machine). Returns the medians
-   * {metric wall, baseline wall, metric CPU, baseline CPU}.
+   * As {@link #interleavedMedians}, also timing each run in CPU seconds of all Java threads, which
+   * does not count time the OS gave to other processes (steadier on a shared machine). Returns the
+   * medians {metric wall, baseline wall, metric CPU, baseline CPU}.
    */
-  public static double[] interleavedWallAndCpuMedians(int warmups, int reps, Action metric, Action baseline)
-      throws Exception {
+  public static double[] interleavedWallAndCpuMedians(
+      int warmups, int reps, Action metric, Action baseline) throws Exception {
     for (int i = 0; i < warmups; i++) {
       baseline.run();
       metric.run();
@@ -87,8 +93,8 @@ public final class Measure {
   }
 
   /**
-   * CPU time of every live Java thread, summed, in nanoseconds. Per-thread clocks are exact, unlike the
-   * process clock, which ticks in 10 ms steps on Linux; a run's pool threads must outlive it.
+   * CPU time of every live Java thread, summed, in nanoseconds. Per-thread clocks are exact, unlike
+   * the process clock, which ticks in 10 ms steps on Linux; a run's pool threads must outlive it.
    */
   private static long threadsCpuNanos() {
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();

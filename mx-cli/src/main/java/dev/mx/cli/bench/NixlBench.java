@@ -15,18 +15,20 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The nixl transport across processes against {@link MemorySegment#copy} in this process: a child JVM publishes
- * a 64 MiB region through NIXL and this JVM reads it in batches of 64 KiB, 1 MiB and 64 MiB descriptors
- * (bandwidth) and of 4 KiB descriptors (descriptors per second, also once with the request cache off, to show
- * what re-preparing every batch costs). The baseline copies the same descriptors between two local segments.
- * Without a real NIXL it fails saying so, with the cause.
+ * The nixl transport across processes against {@link MemorySegment#copy} in this process: a child
+ * JVM publishes a 64 MiB region through NIXL and this JVM reads it in batches of 64 KiB, 1 MiB and
+ * 64 MiB descriptors (bandwidth) and of 4 KiB descriptors (descriptors per second, also once with
+ * the request cache off, to show what re-preparing every batch costs). The baseline copies the same
+ * descriptors between two local segments. Without a real NIXL it fails saying so, with the cause.
  */
 public final class NixlBench implements Benchmark {
   private static final long KIB = 1024;
   private static final long MIB = 1024 * KIB;
   private static final long REGION = 64 * MIB;
+
   /** Bytes one run moves. */
   private static final long RUN_BYTES = 256 * MIB;
+
   private static final int WARMUPS = 2;
   private static final String SESSION = "bench-nixl-publisher";
 
@@ -43,16 +45,28 @@ public final class NixlBench implements Benchmark {
   @Override
   public List<BenchResult> run(BenchOptions options) throws Exception {
     if (!Nixl.isAvailable()) {
-      throw new TransportException(null, "nixl bench: NIXL IS ABSENT, nothing was measured (set MX_NIXL_LIBRARY to a"
-          + " real libnixl_capi.so): " + Nixl.unavailabilityCause());
+      throw new TransportException(
+          null,
+          "nixl bench: NIXL IS ABSENT, nothing was measured (set MX_NIXL_LIBRARY to a"
+              + " real libnixl_capi.so): "
+              + Nixl.unavailabilityCause());
     }
-    options.progress().println("nixl bench: " + Nixl.libraryOrigin() + ", plugins " + Nixl.plugins());
+    options
+        .progress()
+        .println("nixl bench: " + Nixl.libraryOrigin() + ", plugins " + Nixl.plugins());
     NixlTransportProvider provider = new NixlTransportProvider();
     try (Arena arena = Arena.ofShared();
-        Transport receiver = provider.create(TransportConfig.of("bench-nixl-receiver").withTimeout(Duration.ofMinutes(5)));
-        Transport uncached = provider.create(new TransportConfig("bench-nixl-uncached", Duration.ofMinutes(5),
-            Map.of("nixl.cachedRequests", "0")));
-        NixlPublisherProcess publisher = NixlPublisherProcess.start(SESSION, List.of(REGION), Duration.ofMinutes(2))) {
+        Transport receiver =
+            provider.create(
+                TransportConfig.of("bench-nixl-receiver").withTimeout(Duration.ofMinutes(5)));
+        Transport uncached =
+            provider.create(
+                new TransportConfig(
+                    "bench-nixl-uncached",
+                    Duration.ofMinutes(5),
+                    Map.of("nixl.cachedRequests", "0")));
+        NixlPublisherProcess publisher =
+            NixlPublisherProcess.start(SESSION, List.of(REGION), Duration.ofMinutes(2))) {
       MemorySegment dst = arena.allocate(REGION, 4096);
       MemorySegment localSrc = arena.allocate(REGION, 4096);
       receiver.register(dst);
@@ -69,26 +83,38 @@ public final class NixlBench implements Benchmark {
         for (int i = 0; i < count; i++) {
           // Walk the region so every read is a distinct source and destination, like a refit plan.
           offsets[i] = (i * size) % REGION;
-          batch.add(new ReadDescriptor(SESSION, base + offsets[i], dst.address() + offsets[i], size));
+          batch.add(
+              new ReadDescriptor(SESSION, base + offsets[i], dst.address() + offsets[i], size));
         }
-        options.progress().println("nixl bench: " + label(size) + " reads, " + count + " per run ...");
+        options
+            .progress()
+            .println("nixl bench: " + label(size) + " reads, " + count + " per run ...");
         double unit = rate ? count : RUN_BYTES / 1e9;
-        double[] m = Measure.interleavedMedians(WARMUPS, options.repetitions(),
-            () -> receiver.read(batch),
-            () -> {
-              for (long off : offsets) {
-                MemorySegment.copy(localSrc, off, dst, off, size);
-              }
-            });
+        double[] m =
+            Measure.interleavedMedians(
+                WARMUPS,
+                options.repetitions(),
+                () -> receiver.read(batch),
+                () -> {
+                  for (long off : offsets) {
+                    MemorySegment.copy(localSrc, off, dst, off, size);
+                  }
+                });
         String metric = "nixl_read_" + label(size) + (rate ? "_descriptors_per_s" : "_GBps");
         String baseline = "memory_copy_" + label(size) + (rate ? "_copies_per_s" : "_GBps");
         String u = rate ? "desc/s" : "GB/s";
         results.add(new BenchResult(metric, unit / m[0], u, baseline, unit / m[1]));
         if (rate) {
-          double[] un = Measure.interleavedMedians(1, options.repetitions(),
-              () -> uncached.read(batch), () -> receiver.read(batch));
-          results.add(new BenchResult("nixl_read_4KiB_uncached_descriptors_per_s", unit / un[0], u,
-              "nixl_read_4KiB_cached_descriptors_per_s", unit / un[1]));
+          double[] un =
+              Measure.interleavedMedians(
+                  1, options.repetitions(), () -> uncached.read(batch), () -> receiver.read(batch));
+          results.add(
+              new BenchResult(
+                  "nixl_read_4KiB_uncached_descriptors_per_s",
+                  unit / un[0],
+                  u,
+                  "nixl_read_4KiB_cached_descriptors_per_s",
+                  unit / un[1]));
         }
       }
       return results;

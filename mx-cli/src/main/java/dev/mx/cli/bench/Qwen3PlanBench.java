@@ -11,11 +11,13 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * P4 on a real model: plan the Qwen3-30B-A3B inventory (mx-layout's Megatron EP=8 trainer → vLLM TP=8, rank 3)
- * and build every descriptor, single-threaded, against the 0.5 s target (reported as plans per second).
+ * P4 on a real model: plan the Qwen3-30B-A3B inventory (mx-layout's Megatron EP=8 trainer → vLLM
+ * TP=8, rank 3) and build every descriptor, single-threaded, against the 0.5 s target (reported as
+ * plans per second).
  */
 public final class Qwen3PlanBench implements Benchmark {
   private static final int RANK = 3;
+
   /** Any base address per destination: descriptor building only adds offsets to it. */
   private static final long BASE = 1L << 44;
 
@@ -36,19 +38,40 @@ public final class Qwen3PlanBench implements Benchmark {
     long t = System.nanoTime();
     PlanningInventory inv = PlanningInventory.qwen3MoeEp8ToTp8(RANK);
     ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
-    TransferPlan once = planner.plan(inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
-    options.progress().printf(Locale.ROOT,
-        "plan-qwen3: inventory of %d sources, %d shards, %d copies built in %.2f s; %d descriptors, %d full pulls, "
-            + "%d converts, %d fallback, %.1f GB planned%n",
-        inv.sources().size(), inv.shardCount(), inv.copyCount(), (System.nanoTime() - t) / 1e9, once.descriptorCount(),
-        once.fullPulls().size(), once.converts().size(), once.fallback().size(), once.bytesPlanned() / 1e9);
-    double seconds = Measure.medianSeconds(2, options.repetitions(), () -> sink += planAndDescribe(planner, inv));
-    return List.of(new BenchResult("p4_qwen3_30b_a3b_plans_per_s", 1 / seconds, "plans/s", "p4_target_plans_per_s",
-        1 / PlanBench.P4_TARGET_SECONDS));
+    TransferPlan once =
+        planner.plan(
+            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+    options
+        .progress()
+        .printf(
+            Locale.ROOT,
+            "plan-qwen3: inventory of %d sources, %d shards, %d copies built in %.2f s; %d descriptors, %d full pulls, "
+                + "%d converts, %d fallback, %.1f GB planned%n",
+            inv.sources().size(),
+            inv.shardCount(),
+            inv.copyCount(),
+            (System.nanoTime() - t) / 1e9,
+            once.descriptorCount(),
+            once.fullPulls().size(),
+            once.converts().size(),
+            once.fallback().size(),
+            once.bytesPlanned() / 1e9);
+    double seconds =
+        Measure.medianSeconds(
+            2, options.repetitions(), () -> sink += planAndDescribe(planner, inv));
+    return List.of(
+        new BenchResult(
+            "p4_qwen3_30b_a3b_plans_per_s",
+            1 / seconds,
+            "plans/s",
+            "p4_target_plans_per_s",
+            1 / PlanBench.P4_TARGET_SECONDS));
   }
 
   private static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
-    TransferPlan plan = planner.plan(inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+    TransferPlan plan =
+        planner.plan(
+            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
     long n = ReshardPlanner.exactDescriptors(plan, p -> BASE).size();
     for (FullPullSource f : plan.fullPulls()) {
       n += ReshardPlanner.descriptors(f.segments(), s -> BASE).size();

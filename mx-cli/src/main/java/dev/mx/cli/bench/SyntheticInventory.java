@@ -14,11 +14,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A synthetic planning inventory shaped like DeepSeek-V3 (61 layers, the last 58 MoE with 256 routed experts
- * of 2048×7168 / 7168×2048, MLA attention, a 129280-row vocabulary): what one receiver rank of a TP=8
- * inference engine captures, against what an EP=8 trainer publishes. Experts are whole on rank
- * {@code expert / 32}; other matrices are split along dim 0 over the eight trainer ranks; vectors live on
- * rank 0. Addresses are made up: planning only does arithmetic on them.
+ * A synthetic planning inventory shaped like DeepSeek-V3 (61 layers, the last 58 MoE with 256
+ * routed experts of 2048×7168 / 7168×2048, MLA attention, a 129280-row vocabulary): what one
+ * receiver rank of a TP=8 inference engine captures, against what an EP=8 trainer publishes.
+ * Experts are whole on rank {@code expert / 32}; other matrices are split along dim 0 over the
+ * eight trainer ranks; vectors live on rank 0. Addresses are made up: planning only does arithmetic
+ * on them.
  */
 final class SyntheticInventory {
   static final int HIDDEN = 7168;
@@ -37,6 +38,7 @@ final class SyntheticInventory {
 
   final Map<String, SourceInfo> sources = new LinkedHashMap<>();
   final List<RecordedCopy> copies = new ArrayList<>();
+
   /** Receive-buffer (and staging) base addresses by parameter / source name. */
   final Map<String, Long> bases = new HashMap<>();
 
@@ -57,9 +59,11 @@ final class SyntheticInventory {
   }
 
   /**
-   * The inventory for receiver {@code rank} of a TP={@code tp} engine fed by {@code trainers} EP ranks.
+   * The inventory for receiver {@code rank} of a TP={@code tp} engine fed by {@code trainers} EP
+   * ranks.
    *
-   * @param moeLayers how many MoE layers to include (58 for the full model; fewer for a smaller run)
+   * @param moeLayers how many MoE layers to include (58 for the full model; fewer for a smaller
+   *     run)
    */
   static SyntheticInventory deepSeekV3(int trainers, int tp, int rank, int moeLayers) {
     SyntheticInventory inv = new SyntheticInventory(trainers, tp, rank);
@@ -77,16 +81,41 @@ final class SyntheticInventory {
     for (int l = 0; l < layers; l++) {
       String p = "model.layers." + l + ".";
       String attn = p + "self_attn.";
-      replicated(p + "input_layernorm.weight", new long[] {HIDDEN}, p + "input_layernorm.weight", 0, bf16);
-      replicated(p + "post_attention_layernorm.weight", new long[] {HIDDEN}, p + "post_attention_layernorm.weight", 0, bf16);
+      replicated(
+          p + "input_layernorm.weight", new long[] {HIDDEN}, p + "input_layernorm.weight", 0, bf16);
+      replicated(
+          p + "post_attention_layernorm.weight",
+          new long[] {HIDDEN},
+          p + "post_attention_layernorm.weight",
+          0,
+          bf16);
       String fusedA = attn + "fused_qkv_a_proj.weight";
       replicated(attn + "q_a_proj.weight", new long[] {Q_LORA, HIDDEN}, fusedA, 0, bf16);
-      replicated(attn + "kv_a_proj_with_mqa.weight", new long[] {KV_LORA + ROPE, HIDDEN}, fusedA,
-          (long) Q_LORA * HIDDEN, bf16);
-      replicated(attn + "q_a_layernorm.weight", new long[] {Q_LORA}, attn + "q_a_layernorm.weight", 0, bf16);
-      replicated(attn + "kv_a_layernorm.weight", new long[] {KV_LORA}, attn + "kv_a_layernorm.weight", 0, bf16);
+      replicated(
+          attn + "kv_a_proj_with_mqa.weight",
+          new long[] {KV_LORA + ROPE, HIDDEN},
+          fusedA,
+          (long) Q_LORA * HIDDEN,
+          bf16);
+      replicated(
+          attn + "q_a_layernorm.weight",
+          new long[] {Q_LORA},
+          attn + "q_a_layernorm.weight",
+          0,
+          bf16);
+      replicated(
+          attn + "kv_a_layernorm.weight",
+          new long[] {KV_LORA},
+          attn + "kv_a_layernorm.weight",
+          0,
+          bf16);
       column(attn + "q_b_proj.weight", HEADS * QK_HEAD, Q_LORA, attn + "q_b_proj.weight", 0);
-      column(attn + "kv_b_proj.weight", HEADS * (QK_HEAD - ROPE + V_HEAD), KV_LORA, attn + "kv_b_proj.weight", 0);
+      column(
+          attn + "kv_b_proj.weight",
+          HEADS * (QK_HEAD - ROPE + V_HEAD),
+          KV_LORA,
+          attn + "kv_b_proj.weight",
+          0);
       row(attn + "o_proj.weight", HIDDEN, HEADS * V_HEAD, attn + "o_proj.weight", 0);
       String mlp = p + "mlp.";
       if (l < DENSE_LAYERS) {
@@ -96,9 +125,18 @@ final class SyntheticInventory {
       replicated(mlp + "gate.weight", new long[] {EXPERTS, HIDDEN}, mlp + "gate.weight", 0, bf16);
       // published in bf16, loaded as f32: the one convert of the inventory per layer
       source(mlp + "gate.e_score_correction_bias", new long[] {EXPERTS}, bf16, false, 0);
-      copies.add(contiguous(mlp + "gate.e_score_correction_bias", List.of(), mlp + "gate.e_score_correction_bias",
-          0, new long[] {EXPERTS}, DType.F32));
-      gatedMlp(mlp + "shared_experts.", MOE_INTER, mlp + "shared_experts.gate_up_proj.weight",
+      copies.add(
+          contiguous(
+              mlp + "gate.e_score_correction_bias",
+              List.of(),
+              mlp + "gate.e_score_correction_bias",
+              0,
+              new long[] {EXPERTS},
+              DType.F32));
+      gatedMlp(
+          mlp + "shared_experts.",
+          MOE_INTER,
+          mlp + "shared_experts.gate_up_proj.weight",
           mlp + "shared_experts.down_proj.weight");
       int local = MOE_INTER / tp;
       long w13Expert = 2L * local * HIDDEN;
@@ -110,12 +148,30 @@ final class SyntheticInventory {
         source(ex + "up_proj.weight", new long[] {MOE_INTER, HIDDEN}, bf16, false, owner);
         source(ex + "down_proj.weight", new long[] {HIDDEN, MOE_INTER}, bf16, false, owner);
         OpSpec rows = OpSpec.narrow(0, (long) rank * local, local);
-        copies.add(contiguous(ex + "gate_proj.weight", List.of(rows), mlp + "experts.w13_weight", e * w13Expert,
-            new long[] {local, HIDDEN}, bf16));
-        copies.add(contiguous(ex + "up_proj.weight", List.of(rows), mlp + "experts.w13_weight",
-            e * w13Expert + (long) local * HIDDEN, new long[] {local, HIDDEN}, bf16));
-        copies.add(contiguous(ex + "down_proj.weight", List.of(OpSpec.narrow(1, (long) rank * local, local)),
-            mlp + "experts.w2_weight", e * w2Expert, new long[] {HIDDEN, local}, bf16));
+        copies.add(
+            contiguous(
+                ex + "gate_proj.weight",
+                List.of(rows),
+                mlp + "experts.w13_weight",
+                e * w13Expert,
+                new long[] {local, HIDDEN},
+                bf16));
+        copies.add(
+            contiguous(
+                ex + "up_proj.weight",
+                List.of(rows),
+                mlp + "experts.w13_weight",
+                e * w13Expert + (long) local * HIDDEN,
+                new long[] {local, HIDDEN},
+                bf16));
+        copies.add(
+            contiguous(
+                ex + "down_proj.weight",
+                List.of(OpSpec.narrow(1, (long) rank * local, local)),
+                mlp + "experts.w2_weight",
+                e * w2Expert,
+                new long[] {HIDDEN, local},
+                bf16));
       }
     }
     replicated("model.norm.weight", new long[] {HIDDEN}, "model.norm.weight", 0, bf16);
@@ -139,16 +195,28 @@ final class SyntheticInventory {
   private void column(String name, int rows, int cols, String param, long destOffset) {
     source(name, new long[] {rows, cols}, DType.BF16, true, 0);
     int local = rows / tp;
-    copies.add(contiguous(name, List.of(OpSpec.narrow(0, (long) rank * local, local)), param, destOffset,
-        new long[] {local, cols}, DType.BF16));
+    copies.add(
+        contiguous(
+            name,
+            List.of(OpSpec.narrow(0, (long) rank * local, local)),
+            param,
+            destOffset,
+            new long[] {local, cols},
+            DType.BF16));
   }
 
   /** Row parallel: this rank's columns. */
   private void row(String name, int rows, int cols, String param, long destOffset) {
     source(name, new long[] {rows, cols}, DType.BF16, true, 0);
     int local = cols / tp;
-    copies.add(contiguous(name, List.of(OpSpec.narrow(1, (long) rank * local, local)), param, destOffset,
-        new long[] {rows, local}, DType.BF16));
+    copies.add(
+        contiguous(
+            name,
+            List.of(OpSpec.narrow(1, (long) rank * local, local)),
+            param,
+            destOffset,
+            new long[] {rows, local},
+            DType.BF16));
   }
 
   /** Publishes a source: split along dim 0 over every trainer rank, or whole on {@code owner}. */
@@ -176,10 +244,17 @@ final class SyntheticInventory {
     return new Shard(offset, Shape.of(shape), "trainer-" + trainer, addr, elsize, null);
   }
 
-  private RecordedCopy contiguous(String src, List<OpSpec> chain, String param, long destOffset, long[] destShape,
+  private RecordedCopy contiguous(
+      String src,
+      List<OpSpec> chain,
+      String param,
+      long destOffset,
+      long[] destShape,
       DType dtype) {
-    RecordedCopy c = RecordedCopy.contiguous(src, chain, param, destOffset, Shape.of(destShape), dtype);
-    paramExtent.merge(param, (destOffset + Shape.of(destShape).numel()) * dtype.elementSize(), Math::max);
+    RecordedCopy c =
+        RecordedCopy.contiguous(src, chain, param, destOffset, Shape.of(destShape), dtype);
+    paramExtent.merge(
+        param, (destOffset + Shape.of(destShape).numel()) * dtype.elementSize(), Math::max);
     return c;
   }
 

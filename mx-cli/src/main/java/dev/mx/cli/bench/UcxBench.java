@@ -3,10 +3,10 @@ package dev.mx.cli.bench;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
 import dev.mx.transport.ucx.Ucx;
 import dev.mx.transport.ucx.UcxTransport;
 import dev.mx.transport.ucx.UcxTransportProvider;
-import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -26,20 +26,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The ucx transport across processes against {@code ucx_perftest -t ucp_get} with the same message sizes and
- * the same {@code UCX_TLS}, both measured in this run: a child JVM publishes two 64 MiB regions, one of its
- * own memory (registered, as a trainer's weights are) and one from {@code Transport.allocate} (UCX's own
- * allocation, as ucx_perftest's buffers are); this JVM reads each in batches of 64 KiB, 1 MiB and 64 MiB
- * descriptors (bandwidth) and of 4 KiB descriptors (descriptors per second). Like ucx_perftest, every GET of
- * a run reads the same source bytes into the same destination, and ucx_perftest may keep
- * {@value #PERFTEST_WINDOW} GETs in flight (a batch keeps all of its GETs in flight). Runs take turns so all
- * see the same machine.
+ * The ucx transport across processes against {@code ucx_perftest -t ucp_get} with the same message
+ * sizes and the same {@code UCX_TLS}, both measured in this run: a child JVM publishes two 64 MiB
+ * regions, one of its own memory (registered, as a trainer's weights are) and one from {@code
+ * Transport.allocate} (UCX's own allocation, as ucx_perftest's buffers are); this JVM reads each in
+ * batches of 64 KiB, 1 MiB and 64 MiB descriptors (bandwidth) and of 4 KiB descriptors (descriptors
+ * per second). Like ucx_perftest, every GET of a run reads the same source bytes into the same
+ * destination, and ucx_perftest may keep {@value #PERFTEST_WINDOW} GETs in flight (a batch keeps
+ * all of its GETs in flight). Runs take turns so all see the same machine.
  */
 public final class UcxBench implements Benchmark {
   private static final long KIB = 1024;
   private static final long MIB = 1024 * KIB;
+
   /** Bytes one run moves (both sides). */
   private static final long RUN_BYTES = 512 * MIB;
+
   private static final int PERFTEST_WINDOW = 128;
   private static final int WARMUP_RUNS = 3;
   private static final long WARMUP_MILLIS = 1000;
@@ -58,25 +60,39 @@ public final class UcxBench implements Benchmark {
   @Override
   public List<BenchResult> run(BenchOptions options) throws Exception {
     if (!Ucx.isAvailable()) {
-      throw new TransportException(null, "ucx bench: UCX is unavailable: " + Ucx.unavailabilityCause());
+      throw new TransportException(
+          null, "ucx bench: UCX is unavailable: " + Ucx.unavailabilityCause());
     }
     Optional<Path> perftest = findOnPath("ucx_perftest");
     if (perftest.isEmpty()) {
-      options.progress().println("ucx bench: ucx_perftest IS MISSING (not on PATH; apt-get install ucx-utils):"
-          + " measuring the ucx transport alone, with no baseline and no ratio");
+      options
+          .progress()
+          .println(
+              "ucx bench: ucx_perftest IS MISSING (not on PATH; apt-get install ucx-utils):"
+                  + " measuring the ucx transport alone, with no baseline and no ratio");
     }
     try (Arena arena = Arena.ofShared();
-        UcxTransport receiver = (UcxTransport) new UcxTransportProvider().create(
-            TransportConfig.of("bench-receiver").withTimeout(Duration.ofMinutes(5)))) {
+        UcxTransport receiver =
+            (UcxTransport)
+                new UcxTransportProvider()
+                    .create(
+                        TransportConfig.of("bench-receiver").withTimeout(Duration.ofMinutes(5)))) {
       String tls = receiver.transports();
       Map<String, String> props = tls == null ? Map.of() : Map.of("ucx.tls", tls);
-      options.progress().println("ucx bench: libucp " + Ucx.version() + ", UCX_TLS="
-          + (tls == null ? System.getenv("UCX_TLS") + " (from the environment)" : tls)
-          + "; ucx_perftest: " + perftest.map(Path::toString).orElse("missing"));
+      options
+          .progress()
+          .println(
+              "ucx bench: libucp "
+                  + Ucx.version()
+                  + ", UCX_TLS="
+                  + (tls == null ? System.getenv("UCX_TLS") + " (from the environment)" : tls)
+                  + "; ucx_perftest: "
+                  + perftest.map(Path::toString).orElse("missing"));
       MemorySegment dst = arena.allocate(64 * MIB, 4096);
       receiver.register(dst);
-      try (PublisherProcess publisher = PublisherProcess.start(SESSION, 1, List.of(64 * MIB), List.of(64 * MIB), props,
-          Duration.ofSeconds(120))) {
+      try (PublisherProcess publisher =
+          PublisherProcess.start(
+              SESSION, 1, List.of(64 * MIB), List.of(64 * MIB), props, Duration.ofSeconds(120))) {
         receiver.connect(SESSION, publisher.metadata());
         long own = publisher.regions().get(0).base();
         long allocated = publisher.regions().get(1).base();
@@ -85,24 +101,36 @@ public final class UcxBench implements Benchmark {
         for (long size : new long[] {64 * KIB, MIB, 64 * MIB, 4 * KIB}) {
           int count = (int) (RUN_BYTES / size);
           boolean rate = size == 4 * KIB;
-          List<ReadDescriptor> fromOwn = Collections.nCopies(count, new ReadDescriptor(SESSION, own, dst.address(), size));
-          List<ReadDescriptor> fromAllocated = Collections.nCopies(count,
-              new ReadDescriptor(SESSION, allocated, dst.address(), size));
-          options.progress().println("ucx bench: " + label(size) + " GETs, " + count + " per run ...");
+          List<ReadDescriptor> fromOwn =
+              Collections.nCopies(count, new ReadDescriptor(SESSION, own, dst.address(), size));
+          List<ReadDescriptor> fromAllocated =
+              Collections.nCopies(
+                  count, new ReadDescriptor(SESSION, allocated, dst.address(), size));
+          options
+              .progress()
+              .println("ucx bench: " + label(size) + " GETs, " + count + " per run ...");
           // As a rate: GB/s for the bandwidth sizes, descriptors (messages) per second for 4 KiB.
           double unit = rate ? count : RUN_BYTES / 1e9;
-          double[] m = measure(options,
-              baseline == null ? null : () -> {
-                PerftestResult r = baseline.run(size, count);
-                return rate ? r.messagesPerSecond() : r.gbps();
-              },
-              () -> unit / timed(() -> receiver.read(fromOwn)),
-              () -> unit / timed(() -> receiver.read(fromAllocated)));
+          double[] m =
+              measure(
+                  options,
+                  baseline == null
+                      ? null
+                      : () -> {
+                        PerftestResult r = baseline.run(size, count);
+                        return rate ? r.messagesPerSecond() : r.gbps();
+                      },
+                  () -> unit / timed(() -> receiver.read(fromOwn)),
+                  () -> unit / timed(() -> receiver.read(fromAllocated)));
           String metric = "ucx_get_" + label(size) + (rate ? "_descriptors_per_s" : "_GBps");
-          String base = baselineName(baseline, "ucx_perftest_get_" + label(size) + (rate ? "_msgs_per_s" : "_GBps"));
+          String base =
+              baselineName(
+                  baseline, "ucx_perftest_get_" + label(size) + (rate ? "_msgs_per_s" : "_GBps"));
           String u = rate ? "desc/s" : "GB/s";
           results.add(new BenchResult(metric, m[1], u, base, m[0]));
-          results.add(new BenchResult(metric.replace("ucx_get_", "ucx_get_allocated_"), m[2], u, base, m[0]));
+          results.add(
+              new BenchResult(
+                  metric.replace("ucx_get_", "ucx_get_allocated_"), m[2], u, base, m[0]));
         }
         return results;
       }
@@ -124,11 +152,13 @@ public final class UcxBench implements Benchmark {
   }
 
   /**
-   * Warms each sample up (at least {@value #WARMUP_RUNS} runs and {@value #WARMUP_MILLIS} ms, so the JIT has
-   * compiled the issue loop: a batch runs it once per descriptor), then takes rounds in which each sample runs
-   * in turn; returns the median of each, the baseline first (NaN without one).
+   * Warms each sample up (at least {@value #WARMUP_RUNS} runs and {@value #WARMUP_MILLIS} ms, so
+   * the JIT has compiled the issue loop: a batch runs it once per descriptor), then takes rounds in
+   * which each sample runs in turn; returns the median of each, the baseline first (NaN without
+   * one).
    */
-  private static double[] measure(BenchOptions options, Sample baseline, Sample... metrics) throws Exception {
+  private static double[] measure(BenchOptions options, Sample baseline, Sample... metrics)
+      throws Exception {
     List<Sample> all = new ArrayList<>();
     all.add(baseline != null ? baseline : () -> Double.NaN);
     all.addAll(List.of(metrics));
@@ -181,7 +211,10 @@ public final class UcxBench implements Benchmark {
       return mebibytesPerSecond * MIB / 1e9;
     }
 
-    /** Parses the last line of {@code ucx_perftest -v} (CSV: iterations, 3 latencies, 2 bandwidths, 2 rates). */
+    /**
+     * Parses the last line of {@code ucx_perftest -v} (CSV: iterations, 3 latencies, 2 bandwidths,
+     * 2 rates).
+     */
     static PerftestResult parseCsv(String output) {
       String last = null;
       for (String line : output.lines().toList()) {
@@ -209,11 +242,27 @@ public final class UcxBench implements Benchmark {
         port = s.getLocalPort();
       }
       Process server = start(List.of(binary.toString(), "-p", Integer.toString(port)));
-      Thread.ofVirtual().start(() -> readAll(server)); // its stdout is block-buffered: nothing to wait for
+      Thread.ofVirtual()
+          .start(() -> readAll(server)); // its stdout is block-buffered: nothing to wait for
       try {
-        List<String> client = List.of(binary.toString(), "localhost", "-p", Integer.toString(port), "-t", "ucp_get",
-            "-s", Long.toString(size), "-n", Integer.toString(iterations), "-w", Integer.toString(Math.max(2, iterations / 10)),
-            "-O", Integer.toString(PERFTEST_WINDOW), "-f", "-v");
+        List<String> client =
+            List.of(
+                binary.toString(),
+                "localhost",
+                "-p",
+                Integer.toString(port),
+                "-t",
+                "ucp_get",
+                "-s",
+                Long.toString(size),
+                "-n",
+                Integer.toString(iterations),
+                "-w",
+                Integer.toString(Math.max(2, iterations / 10)),
+                "-O",
+                Integer.toString(PERFTEST_WINDOW),
+                "-f",
+                "-v");
         // The client fails at once while the server is not listening yet: retry for up to 30 s.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
@@ -228,7 +277,8 @@ public final class UcxBench implements Benchmark {
             return PerftestResult.parseCsv(text);
           }
           if (!server.isAlive() || System.nanoTime() > deadline) {
-            throw new IllegalStateException("ucx_perftest client exited with " + c.exitValue() + ":\n" + text);
+            throw new IllegalStateException(
+                "ucx_perftest client exited with " + c.exitValue() + ":\n" + text);
           }
           Thread.sleep(100);
         }
@@ -254,6 +304,5 @@ public final class UcxBench implements Benchmark {
         return "";
       }
     }
-
   }
 }

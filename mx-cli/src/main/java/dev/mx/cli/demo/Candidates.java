@@ -6,7 +6,10 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 
-/** The valid values help texts list ({@code ${COMPLETION-CANDIDATES}}), from the same sources the checks use. */
+/**
+ * The valid values help texts list ({@code ${COMPLETION-CANDIDATES}}), from the same sources the
+ * checks use.
+ */
 final class Candidates {
   private Candidates() {}
 

@@ -19,8 +19,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A worker in a child JVM started with this JVM's java binary and class path. Its stderr goes to a log
- * file whose tail is quoted when it fails; its stdout carries protocol replies.
+ * A worker in a child JVM started with this JVM's java binary and class path. Its stderr goes to a
+ * log file whose tail is quoted when it fails; its stdout carries protocol replies.
  */
 final class ChildWorker implements WorkerHandle {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -32,8 +32,14 @@ final class ChildWorker implements WorkerHandle {
   private final Writer stdin;
   private final BlockingQueue<String> replies = new ArrayBlockingQueue<>(64);
   private volatile boolean stalled;
-  /** Lines the child printed to stdout outside the protocol (e.g. native library logs), quoted on failure. */
-  private final java.util.Queue<String> strayOutput = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  /**
+   * Lines the child printed to stdout outside the protocol (e.g. native library logs), quoted on
+   * failure.
+   */
+  private final java.util.Queue<String> strayOutput =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   private final boolean verbose;
 
   /**
@@ -41,7 +47,9 @@ final class ChildWorker implements WorkerHandle {
    *
    * @param verbose copy the child's log to this process's stderr as well as to {@code log}
    */
-  ChildWorker(String name, List<String> workerArgs, Path log, Map<String, String> env, boolean verbose) throws IOException {
+  ChildWorker(
+      String name, List<String> workerArgs, Path log, Map<String, String> env, boolean verbose)
+      throws IOException {
     this.name = name;
     this.log = log;
     List<String> cmd = new ArrayList<>();
@@ -69,7 +77,9 @@ final class ChildWorker implements WorkerHandle {
   }
 
   private void pumpReplies() {
-    try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader r =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = r.readLine()) != null) {
         if (line.startsWith(WorkerHost.REPLY_PREFIX)) {
@@ -105,8 +115,16 @@ final class ChildWorker implements WorkerHandle {
     }
     String line = replies.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
     if (line == null) {
-      throw new MxException(name + " (pid " + process.pid() + ") did not answer '" + command.get("cmd")
-          + "' within " + timeout.toSeconds() + " s" + logTail());
+      throw new MxException(
+          name
+              + " (pid "
+              + process.pid()
+              + ") did not answer '"
+              + command.get("cmd")
+              + "' within "
+              + timeout.toSeconds()
+              + " s"
+              + logTail());
     }
     if (line.equals(EOF)) {
       replies.offer(EOF);
@@ -150,7 +168,9 @@ final class ChildWorker implements WorkerHandle {
 
   private void signal(String sig) {
     try {
-      new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).start().waitFor(5, TimeUnit.SECONDS);
+      new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+          .start()
+          .waitFor(5, TimeUnit.SECONDS);
     } catch (IOException e) {
       throw new MxException("could not send SIG" + sig + " to " + name + ": " + e.getMessage(), e);
     } catch (InterruptedException e) {

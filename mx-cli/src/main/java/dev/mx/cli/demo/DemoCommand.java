@@ -27,13 +27,17 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code mx demo}: a whole reshard refit job on this machine. Trainer ranks and inference ranks run as
- * child JVMs (or threads with {@code --in-process}) and meet through weight versions (docs/VERSIONS.md): per
- * step the trainers write the step's weights into a free buffer set and land their slots of the step's
- * version, while the receivers wait for it to become READY, lease it, refit and verify; the orchestrator then
- * commits the step on every receiver. The report compares the wire rate with a memory copy measured at start.
+ * {@code mx demo}: a whole reshard refit job on this machine. Trainer ranks and inference ranks run
+ * as child JVMs (or threads with {@code --in-process}) and meet through weight versions
+ * (docs/VERSIONS.md): per step the trainers write the step's weights into a free buffer set and
+ * land their slots of the step's version, while the receivers wait for it to become READY, lease
+ * it, refit and verify; the orchestrator then commits the step on every receiver. The report
+ * compares the wire rate with a memory copy measured at start.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+    name = "demo",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
     description = {
       "Run a multi-process reshard refit of a real model layout and report it.",
       "",
@@ -43,29 +47,44 @@ import picocli.CommandLine.Option;
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
           + "or peer (the installed weights stay at the previous step); 2 on bad usage.",
-      ""})
+      ""
+    })
 public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
-  @Option(names = "--steps", defaultValue = "3", description = "Refit steps (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--steps",
+      defaultValue = "3",
+      description = "Refit steps (default ${DEFAULT-VALUE}).")
   int steps;
 
-  @Option(names = "--metadata", description = "Metadata store URI (default: file: in a fresh temporary folder).")
+  @Option(
+      names = "--metadata",
+      description = "Metadata store URI (default: file: in a fresh temporary folder).")
   String metadata;
 
-  @Option(names = "--in-process", description = "Run every rank as a thread of this JVM over the mem transport.")
+  @Option(
+      names = "--in-process",
+      description = "Run every rank as a thread of this JVM over the mem transport.")
   boolean inProcess;
 
-  @Option(names = "--dump", description = "After the last step write receiver-<rank>.safetensors and run.json here.")
+  @Option(
+      names = "--dump",
+      description = "After the last step write receiver-<rank>.safetensors and run.json here.")
   Path dump;
 
-  @Option(names = "--fault", description = "Inject one fault into the last step: corrupt, kill-publisher or"
-      + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
+  @Option(
+      names = "--fault",
+      description =
+          "Inject one fault into the last step: corrupt, kill-publisher or"
+              + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
   String fault;
 
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
   boolean json;
 
-  @Option(names = "--verbose", description = "Show the workers' logs and refit records (coverage, stage) on stderr.")
+  @Option(
+      names = "--verbose",
+      description = "Show the workers' logs and refit records (coverage, stage) on stderr.")
   boolean verbose;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -93,7 +112,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       return 1;
     }
     if (!verbose) {
-      // The per-step records are for operators' log pipelines; the report already carries their numbers.
+      // The per-step records are for operators' log pipelines; the report already carries their
+      // numbers.
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx", "warn");
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "error");
     }
@@ -102,46 +122,65 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     DemoPlan plan = resolve(progress, memory);
     DemoReport report = new DemoReport(plan.runFields());
     report.baselineGbps = memoryCopyGbps();
-    progress.note(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
+    progress.note(
+        String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
 
     Path tmp = Files.createTempDirectory("mx-demo-");
     List<WorkerHandle> trainers = new ArrayList<>();
     List<WorkerHandle> receivers = new ArrayList<>();
-    Thread cleanup = new Thread(() -> {
-      // SIGTERM or Ctrl-C: stop the child JVMs at once (a busy child would not read "exit"), then clean up.
-      signalled = true;
-      progress.done();
-      System.err.println("mx demo: stopped by a signal: stopping the workers and removing " + tmp);
-      for (WorkerHandle w : concat(receivers, trainers)) {
-        if (w instanceof ChildWorker) {
-          w.kill();
-        }
-      }
-      closeAll(receivers, trainers, tmp);
-    }, "mx-demo-cleanup");
+    Thread cleanup =
+        new Thread(
+            () -> {
+              // SIGTERM or Ctrl-C: stop the child JVMs at once (a busy child would not read
+              // "exit"), then clean up.
+              signalled = true;
+              progress.done();
+              System.err.println(
+                  "mx demo: stopped by a signal: stopping the workers and removing " + tmp);
+              for (WorkerHandle w : concat(receivers, trainers)) {
+                if (w instanceof ChildWorker) {
+                  w.kill();
+                }
+              }
+              closeAll(receivers, trainers, tmp);
+            },
+            "mx-demo-cleanup");
     Runtime.getRuntime().addShutdownHook(cleanup);
-    ExecutorService pool = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "mx-demo-call");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService pool =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "mx-demo-call");
+              t.setDaemon(true);
+              return t;
+            });
     long installedStep = -1;
     try {
       WorkerSpec base = plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"));
       Duration callTimeout = Duration.ofMillis((long) (timeoutSeconds * 1000 * 3 + 60_000));
-      progress.note("starting " + base.trainerWorldSize() + " trainer(s) and " + plan.receivers
-          + " receiver(s) " + (plan.inProcess ? "in this process" : "as child JVMs") + " ...");
+      progress.note(
+          "starting "
+              + base.trainerWorldSize()
+              + " trainer(s) and "
+              + plan.receivers
+              + " receiver(s) "
+              + (plan.inProcess ? "in this process" : "as child JVMs")
+              + " ...");
       for (int r = 0; r < base.trainerWorldSize(); r++) {
         trainers.add(launch(plan, base.withRole("trainer", r), tmp));
       }
       WorkerSpec receiverBase = base;
       if ("trainer-topology".equals(fault)) {
-        // The receivers expect another trainer job than the one publishing: discovery must refuse it at once.
+        // The receivers expect another trainer job than the one publishing: discovery must refuse
+        // it at once.
         Map<String, Integer> other = new LinkedHashMap<>(base.trainer());
         other.put("tp", other.getOrDefault("tp", 1) == 1 ? 2 : other.getOrDefault("tp", 1) / 2);
         other.remove("fsdp");
         receiverBase = base.withTrainer(other);
-        progress.note("fault 'trainer-topology': receivers expect trainer " + other + ", trainers run " + base.trainer());
+        progress.note(
+            "fault 'trainer-topology': receivers expect trainer "
+                + other
+                + ", trainers run "
+                + base.trainer());
       }
       for (int r = 0; r < plan.receivers; r++) {
         receivers.add(launch(plan, receiverBase.withRole("receiver", r), tmp));
@@ -161,15 +200,23 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           progress.step(s, steps, "receivers refit step " + s);
           results = onAll(pool, receivers, step, callTimeout);
         } else {
-          // Both sides at once: no barrier between them. Each receiver waits until the step's version is READY
-          // (every trainer's slot landed) and leases it; a trainer writes only into a buffer set no lease holds.
-          Future<List<Map<String, Object>>> publishing = pool.submit(() -> onAll(pool, trainers, step, callTimeout));
-          progress.step(s, steps, s == 0 ? "receivers wait for version step-0, then discover, plan and register"
-              : "receivers refit step " + s);
+          // Both sides at once: no barrier between them. Each receiver waits until the step's
+          // version is READY
+          // (every trainer's slot landed) and leases it; a trainer writes only into a buffer set no
+          // lease holds.
+          Future<List<Map<String, Object>>> publishing =
+              pool.submit(() -> onAll(pool, trainers, step, callTimeout));
+          progress.step(
+              s,
+              steps,
+              s == 0
+                  ? "receivers wait for version step-0, then discover, plan and register"
+                  : "receivers refit step " + s);
           try {
             results = onAll(pool, receivers, step, callTimeout);
           } catch (Exception receiversFailed) {
-            // A trainer's failure is the cause more often than not (the version never became READY): say it first.
+            // A trainer's failure is the cause more often than not (the version never became
+            // READY): say it first.
             Exception trainersFailed = failureOf(publishing, callTimeout);
             if (trainersFailed != null) {
               trainersFailed.addSuppressed(receiversFailed);
@@ -182,19 +229,25 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
             throw trainersFailed;
           }
         }
-        // Every rank staged and verified the step's version: only now does any of them make it live.
-        List<Map<String, Object>> commits = onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
+        // Every rank staged and verified the step's version: only now does any of them make it
+        // live.
+        List<Map<String, Object>> commits =
+            onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
         for (int r = 0; r < results.size(); r++) {
           report.addStep(s, r, withInstallTime(results.get(r), commits.get(r)));
         }
-        // The step the installed version carries (each receiver installed exactly the version of step s).
+        // The step the installed version carries (each receiver installed exactly the version of
+        // step s).
         installedStep = ((Number) commits.get(0).get("step")).longValue();
       }
       progress.step(steps, steps, "done");
       progress.done();
     } catch (Exception e) {
       progress.done();
-      report.fail(signalled ? "stopped by a signal" : e.getMessage() == null ? e.toString() : e.getMessage());
+      report.fail(
+          signalled
+              ? "stopped by a signal"
+              : e.getMessage() == null ? e.toString() : e.getMessage());
     } finally {
       report.lastStep = installedStep;
       try {
@@ -202,8 +255,13 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           writeDump(pool, receivers, report, Duration.ofMinutes(5));
         }
       } catch (Exception e) {
-        report.fail("dump to " + dump + " failed: "
-            + (e instanceof IOException io ? dev.mx.cli.IoErrors.reason(io, dump) : e.getMessage()));
+        report.fail(
+            "dump to "
+                + dump
+                + " failed: "
+                + (e instanceof IOException io
+                    ? dev.mx.cli.IoErrors.reason(io, dump)
+                    : e.getMessage()));
       }
       pool.shutdownNow();
       closeAll(receivers, trainers, tmp);
@@ -242,15 +300,22 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "--steps must be at least 1");
     }
     if (!List.of("fused", "phased").contains(wire)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
     }
     if (!List.of("all", "strict", "whole-shards", "off").contains(verify)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--verify must be all, strict, whole-shards or off, got '"
-          + verify + "'");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--verify must be all, strict, whole-shards or off, got '" + verify + "'");
     }
-    if (fault != null && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology").contains(fault)) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '" + fault + "'");
+    if (fault != null
+        && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology")
+            .contains(fault)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '"
+              + fault
+              + "'");
     }
     if (!(timeoutSeconds > 0)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
@@ -258,14 +323,39 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   /** The resolved choices of a run. */
-  record DemoPlan(Map<String, Integer> trainer, Map<String, Integer> inference, String transport, boolean inProcess,
-      int receivers, String model, String trainerDtype, String inferenceDtype, String wire, String verify,
-      int steps, double timeoutSeconds, boolean verbose, dev.mx.api.transport.MemoryKind device) {
+  record DemoPlan(
+      Map<String, Integer> trainer,
+      Map<String, Integer> inference,
+      String transport,
+      boolean inProcess,
+      int receivers,
+      String model,
+      String trainerDtype,
+      String inferenceDtype,
+      String wire,
+      String verify,
+      int steps,
+      double timeoutSeconds,
+      boolean verbose,
+      dev.mx.api.transport.MemoryKind device) {
 
     WorkerSpec base(String metadataUri) {
-      return new WorkerSpec("trainer", 0, model, trainer, inference, transport, metadataUri,
-          "mx-demo-" + UUID.randomUUID().toString().substring(0, 8), trainerDtype, inferenceDtype, wire, verify,
-          timeoutSeconds, 1.0).withDevice(device);
+      return new WorkerSpec(
+              "trainer",
+              0,
+              model,
+              trainer,
+              inference,
+              transport,
+              metadataUri,
+              "mx-demo-" + UUID.randomUUID().toString().substring(0, 8),
+              trainerDtype,
+              inferenceDtype,
+              wire,
+              verify,
+              timeoutSeconds,
+              1.0)
+          .withDevice(device);
     }
 
     Map<String, Object> runFields() {
@@ -296,36 +386,48 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   private DemoPlan resolve(Progress progress, dev.mx.api.transport.MemoryKind memory) {
     Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "fsdp");
     if (t.get("fsdp") > 1 && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1)) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
           "--trainer '" + trainer + "': fsdp=N cannot be combined with tp, pp or ep");
     }
     Map<String, Integer> inf = Topology.parse("--inference", inference, "tp", "ep");
     if (inf.get("ep") != 1 && !inf.get("ep").equals(inf.get("tp"))) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--inference '" + inference + "': ep must be 1 or equal to tp");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--inference '" + inference + "': ep must be 1 or equal to tp");
     }
     String resolvedModel = model;
-    String tDtype = trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
+    String tDtype =
+        trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
     String iDtype = inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype;
     boolean threads = inProcess;
     String chosen;
     if (memory.isDevice()) {
-      // Device weights move device to device: cuda-ipc on one host (also between threads of one process).
-      chosen = transport.equals("auto") ? TransportProvider.registry().select("cuda-ipc").name()
-          : TransportProvider.registry().select(transport).name();
+      // Device weights move device to device: cuda-ipc on one host (also between threads of one
+      // process).
+      chosen =
+          transport.equals("auto")
+              ? TransportProvider.registry().select("cuda-ipc").name()
+              : TransportProvider.registry().select(transport).name();
       if (chosen.equals("mem")) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--device " + memory + ": the mem transport"
-            + " reads host memory only; use --transport auto or cuda-ipc");
+        throw new CommandLine.ParameterException(
+            spec.commandLine(),
+            "--device "
+                + memory
+                + ": the mem transport"
+                + " reads host memory only; use --transport auto or cuda-ipc");
       }
     } else if (inProcess) {
       chosen = "mem";
       if (!transport.equals("auto") && !transport.equals("mem")) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--in-process runs over the mem transport; drop --transport " + transport);
+        throw new CommandLine.ParameterException(
+            spec.commandLine(),
+            "--in-process runs over the mem transport; drop --transport " + transport);
       }
     } else {
-      chosen = transport.equals("auto")
-          ? TransportProvider.registry().select("auto").name()
-          : TransportProvider.registry().select(transport).name();
+      chosen =
+          transport.equals("auto")
+              ? TransportProvider.registry().select("auto").name()
+              : TransportProvider.registry().select(transport).name();
       if (chosen.equals("mem")) {
         // mem reaches memory of its own JVM only, so ranks must share one process.
         progress.note("transport mem works within one JVM: running every rank in this process");
@@ -333,11 +435,28 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       }
     }
     if (fault != null && threads && !fault.equals("corrupt") && !fault.equals("trainer-topology")) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "--fault " + fault + " needs ranks in separate processes (a transport other than mem, without --in-process)");
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--fault "
+              + fault
+              + " needs ranks in separate processes (a transport other than mem, without --in-process)");
     }
-    return new DemoPlan(t, inf, chosen, threads, inf.get("tp"), resolvedModel, tDtype, iDtype, wire, verify, steps,
-        fault != null && fault.equals("stall-publisher") ? Math.min(timeoutSeconds, 10) : timeoutSeconds, verbose,
+    return new DemoPlan(
+        t,
+        inf,
+        chosen,
+        threads,
+        inf.get("tp"),
+        resolvedModel,
+        tDtype,
+        iDtype,
+        wire,
+        verify,
+        steps,
+        fault != null && fault.equals("stall-publisher")
+            ? Math.min(timeoutSeconds, 10)
+            : timeoutSeconds,
+        verbose,
         memory);
   }
 
@@ -347,8 +466,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       return new InProcessWorker(name, Workers.create(spec, true));
     }
     String specJson = Json.mapper().writeValueAsString(spec);
-    return new ChildWorker(name, List.of("worker", "--versions", "--spec", specJson),
-        tmp.resolve(spec.role() + "-" + spec.rank() + ".log"), Map.of(), plan.verbose());
+    return new ChildWorker(
+        name,
+        List.of("worker", "--versions", "--spec", specJson),
+        tmp.resolve(spec.role() + "-" + spec.rank() + ".log"),
+        Map.of(),
+        plan.verbose());
   }
 
   /** The failure of a finished or finishing call on every worker, or null when it succeeded. */
@@ -360,7 +483,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       return e.getCause() instanceof Exception ex ? ex : e;
     } catch (java.util.concurrent.TimeoutException e) {
       call.cancel(true);
-      return new dev.mx.api.error.MxException("the trainers did not publish within " + timeout.toSeconds() + " s");
+      return new dev.mx.api.error.MxException(
+          "the trainers did not publish within " + timeout.toSeconds() + " s");
     }
   }
 
@@ -374,8 +498,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   /** Sends a command to every worker at once and waits for all; the first failure wins. */
-  private static List<Map<String, Object>> onAll(ExecutorService pool, List<WorkerHandle> workers,
-      Map<String, Object> cmd, Duration timeout) throws Exception {
+  private static List<Map<String, Object>> onAll(
+      ExecutorService pool, List<WorkerHandle> workers, Map<String, Object> cmd, Duration timeout)
+      throws Exception {
     List<Future<Map<String, Object>>> futures = new ArrayList<>();
     for (WorkerHandle w : workers) {
       futures.add(pool.submit(() -> w.call(cmd, timeout)));
@@ -400,7 +525,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return results;
   }
 
-  private void writeDump(ExecutorService pool, List<WorkerHandle> receivers, DemoReport report, Duration timeout)
+  private void writeDump(
+      ExecutorService pool, List<WorkerHandle> receivers, DemoReport report, Duration timeout)
       throws Exception {
     Files.createDirectories(dump);
     List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
@@ -416,7 +542,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return all;
   }
 
-  private static void closeAll(List<WorkerHandle> receivers, List<WorkerHandle> trainers, Path tmp) {
+  private static void closeAll(
+      List<WorkerHandle> receivers, List<WorkerHandle> trainers, Path tmp) {
     // Receivers first: they read from the trainers' memory.
     for (List<WorkerHandle> group : List.of(receivers, trainers)) {
       for (WorkerHandle w : group) {
@@ -434,7 +561,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
   }
 
-  /** GB/s of MemorySegment.copy over 256 MiB, the yardstick every step's wire rate is compared with. */
+  /**
+   * GB/s of MemorySegment.copy over 256 MiB, the yardstick every step's wire rate is compared with.
+   */
   static double memoryCopyGbps() {
     long size = 256L << 20;
     try (Arena arena = Arena.ofConfined()) {
@@ -474,7 +603,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       int filled = (int) Math.round(width * (double) step / total);
       String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
       // step == total is the finished run: a full bar, "step N/N".
-      String line = String.format(Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
+      String line =
+          String.format(
+              Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
       if (terminal) {
         err.print("\r\033[K" + line);
         err.flush();
@@ -491,13 +622,17 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
   }
 
-  /** Accumulates the per-step, per-rank rows and renders them as tables or JSON (ARCHITECTURE §5.7). */
+  /**
+   * Accumulates the per-step, per-rank rows and renders them as tables or JSON (ARCHITECTURE §5.7).
+   */
   static final class DemoReport {
     final Map<String, Object> run;
     final List<Map<String, Object>> steps = new ArrayList<>();
     double baselineGbps;
+
     /** The command the header names ({@code mx receive} reuses this report). */
     String command = "mx demo";
+
     boolean ok = true;
     String error;
     long lastStep = -1;
@@ -557,12 +692,16 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       doc.put("run", r);
       doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
       doc.put("steps", steps);
-      // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest covered.
+      // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
+      // covered.
       doc.put("unverified_bytes", unverifiedBytes());
       return doc;
     }
 
-    /** Installed bytes no digest covered, over every step and rank (0 unless verification was opted out). */
+    /**
+     * Installed bytes no digest covered, over every step and rank (0 unless verification was opted
+     * out).
+     */
     long unverifiedBytes() {
       long n = 0;
       for (Map<String, Object> s : steps) {
@@ -572,22 +711,63 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
 
     void printTables(PrintWriter out) {
-      out.println(command + ": " + run.get("model") + ", trainer " + run.get("trainer") + " -> inference "
-          + run.get("inference") + ", " + run.get("trainer_dtype") + " -> " + run.get("inference_dtype")
-          + ", transport " + run.get("transport") + ", wire " + run.get("wire"));
+      out.println(
+          command
+              + ": "
+              + run.get("model")
+              + ", trainer "
+              + run.get("trainer")
+              + " -> inference "
+              + run.get("inference")
+              + ", "
+              + run.get("trainer_dtype")
+              + " -> "
+              + run.get("inference_dtype")
+              + ", transport "
+              + run.get("transport")
+              + ", wire "
+              + run.get("wire"));
       if (baselineGbps > 0) {
         out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
       }
-      Table t = new Table("STEP", "RANK", "BYTES", "DESCRIPTORS", "FULL PULLS", "CONVERTS", "WIRE S", "GB/S",
-          "VS COPY", "E2E S", "SOURCES X/S/F", "VERIFIED", "UNVERIFIED B", "COVERAGE");
+      Table t =
+          new Table(
+              "STEP",
+              "RANK",
+              "BYTES",
+              "DESCRIPTORS",
+              "FULL PULLS",
+              "CONVERTS",
+              "WIRE S",
+              "GB/S",
+              "VS COPY",
+              "E2E S",
+              "SOURCES X/S/F",
+              "VERIFIED",
+              "UNVERIFIED B",
+              "COVERAGE");
       long totalBytes = 0;
       double totalWire = 0;
       double totalE2e = 0;
       for (Map<String, Object> s : steps) {
-        t.row(s.get("step"), s.get("rank"), s.get("bytes"), s.get("descriptors"), s.get("full_pulls"), s.get("converts"),
-            f("%.4f", s.get("wire_s")), f("%.2f", s.get("gbps")), f("%.3f", s.get("ratio_to_copy")),
-            f("%.4f", s.get("e2e_s")), s.get("sources_exact") + "/" + s.get("sources_staged") + "/"
-                + s.get("sources_full_pull"), s.get("verified_shards"), s.get("unverified_bytes"),
+        t.row(
+            s.get("step"),
+            s.get("rank"),
+            s.get("bytes"),
+            s.get("descriptors"),
+            s.get("full_pulls"),
+            s.get("converts"),
+            f("%.4f", s.get("wire_s")),
+            f("%.2f", s.get("gbps")),
+            f("%.3f", s.get("ratio_to_copy")),
+            f("%.4f", s.get("e2e_s")),
+            s.get("sources_exact")
+                + "/"
+                + s.get("sources_staged")
+                + "/"
+                + s.get("sources_full_pull"),
+            s.get("verified_shards"),
+            s.get("unverified_bytes"),
             f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
         totalBytes += ((Number) s.get("bytes")).longValue();
         totalWire += ((Number) s.get("wire_s")).doubleValue();
@@ -596,16 +776,33 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       t.print(out);
       if (!steps.isEmpty()) {
         double gbps = totalWire > 0 ? totalBytes / totalWire / 1e9 : 0;
-        out.println(String.format(Locale.ROOT,
-            "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
-            totalBytes, steps.size(), totalWire, gbps, baselineGbps > 0 ? gbps / baselineGbps : 0, totalE2e));
+        out.println(
+            String.format(
+                Locale.ROOT,
+                "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
+                totalBytes,
+                steps.size(),
+                totalWire,
+                gbps,
+                baselineGbps > 0 ? gbps / baselineGbps : 0,
+                totalE2e));
       }
       long unverified = unverifiedBytes();
-      String verified = unverified == 0 ? ", every installed byte verified"
-          : ", " + unverified + " installed byte(s) NOT verified (--verify " + run.get("verify") + ")";
+      String verified =
+          unverified == 0
+              ? ", every installed byte verified"
+              : ", "
+                  + unverified
+                  + " installed byte(s) NOT verified (--verify "
+                  + run.get("verify")
+                  + ")";
       out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
-      out.println(ok ? "result: ok, last installed step " + lastStep + verified : "result: FAILED: " + error
-          + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
+      out.println(
+          ok
+              ? "result: ok, last installed step " + lastStep + verified
+              : "result: FAILED: "
+                  + error
+                  + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
       out.flush();
     }
 

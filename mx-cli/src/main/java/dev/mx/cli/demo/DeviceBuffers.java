@@ -13,10 +13,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A trainer rank's buffers in device memory: one device allocation per host buffer of the same name,
- * registered with the transport under its memory kind. The weight generator writes host memory, so each step
- * is uploaded once after it is written (as a trainer's optimizer step would leave its weights on the GPU);
- * the publisher then serves, and digests, only the device copies.
+ * A trainer rank's buffers in device memory: one device allocation per host buffer of the same
+ * name, registered with the transport under its memory kind. The weight generator writes host
+ * memory, so each step is uploaded once after it is written (as a trainer's optimizer step would
+ * leave its weights on the GPU); the publisher then serves, and digests, only the device copies.
  */
 final class DeviceBuffers implements AutoCloseable {
   private final MemoryOps ops;
@@ -63,7 +63,10 @@ final class DeviceBuffers implements AutoCloseable {
   void flip(MemorySegment slice, long at) {
     MemorySegment one = java.lang.foreign.Arena.ofAuto().allocate(1);
     ops.copyToHost(slice, at, one, 0, 1);
-    one.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) (one.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) ^ 0x5A));
+    one.set(
+        java.lang.foreign.ValueLayout.JAVA_BYTE,
+        0,
+        (byte) (one.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) ^ 0x5A));
     ops.copyFromHost(one, 0, slice, at, 1);
   }
 

@@ -8,8 +8,9 @@ import dev.mx.refit.memory.HostMemoryOps;
 import picocli.CommandLine;
 
 /**
- * {@code --device}: where the demo's weights live, and whether that memory can be used here, decided before any
- * worker starts (the memory-ops provider of a device kind answers with its availability holder's cause).
+ * {@code --device}: where the demo's weights live, and whether that memory can be used here,
+ * decided before any worker starts (the memory-ops provider of a device kind answers with its
+ * availability holder's cause).
  */
 final class DeviceCheck {
   private DeviceCheck() {}
@@ -19,7 +20,8 @@ final class DeviceCheck {
     try {
       return MemoryKind.parse(text == null ? "host" : text);
     } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(cmd.commandLine(), "--device '" + text + "': " + e.getMessage());
+      throw new CommandLine.ParameterException(
+          cmd.commandLine(), "--device '" + text + "': " + e.getMessage());
     }
   }
 

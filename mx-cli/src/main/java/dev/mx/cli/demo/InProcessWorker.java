@@ -10,7 +10,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** A worker on a thread of this JVM (for {@code --in-process}), behind the same handle as a child. */
+/**
+ * A worker on a thread of this JVM (for {@code --in-process}), behind the same handle as a child.
+ */
 final class InProcessWorker implements WorkerHandle {
   private final String name;
   private final Worker worker;
@@ -19,11 +21,13 @@ final class InProcessWorker implements WorkerHandle {
   InProcessWorker(String name, Worker worker) {
     this.name = name;
     this.worker = worker;
-    this.thread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "mx-demo-" + name.replace(' ', '-'));
-      t.setDaemon(true);
-      return t;
-    });
+    this.thread =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "mx-demo-" + name.replace(' ', '-'));
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   @Override
@@ -34,14 +38,18 @@ final class InProcessWorker implements WorkerHandle {
   @Override
   public Map<String, Object> call(Map<String, Object> command, Duration timeout) throws Exception {
     String op = String.valueOf(command.get("cmd"));
-    Future<Map<String, Object>> f = thread.submit(() -> switch (op) {
-      case "start" -> worker.start();
-      case "step" -> worker.step(((Number) command.get("step")).longValue());
-      case "commit" -> worker.commit(((Number) command.get("step")).longValue());
-      case "fault" -> worker.fault(String.valueOf(command.get("kind")));
-      case "dump" -> worker.dump(Path.of(String.valueOf(command.get("dir"))));
-      default -> throw new IllegalArgumentException("unknown worker command '" + op + "'");
-    });
+    Future<Map<String, Object>> f =
+        thread.submit(
+            () ->
+                switch (op) {
+                  case "start" -> worker.start();
+                  case "step" -> worker.step(((Number) command.get("step")).longValue());
+                  case "commit" -> worker.commit(((Number) command.get("step")).longValue());
+                  case "fault" -> worker.fault(String.valueOf(command.get("kind")));
+                  case "dump" -> worker.dump(Path.of(String.valueOf(command.get("dir"))));
+                  default ->
+                      throw new IllegalArgumentException("unknown worker command '" + op + "'");
+                });
     try {
       return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
@@ -52,18 +60,21 @@ final class InProcessWorker implements WorkerHandle {
       throw e;
     } catch (TimeoutException e) {
       f.cancel(true);
-      throw new dev.mx.api.error.MxException(name + " did not finish '" + op + "' within " + timeout.toSeconds() + " s");
+      throw new dev.mx.api.error.MxException(
+          name + " did not finish '" + op + "' within " + timeout.toSeconds() + " s");
     }
   }
 
   @Override
   public void kill() {
-    throw new UnsupportedOperationException("cannot kill an in-process worker; run without --in-process");
+    throw new UnsupportedOperationException(
+        "cannot kill an in-process worker; run without --in-process");
   }
 
   @Override
   public void stall() {
-    throw new UnsupportedOperationException("cannot stall an in-process worker; run without --in-process");
+    throw new UnsupportedOperationException(
+        "cannot stall an in-process worker; run without --in-process");
   }
 
   @Override

@@ -39,13 +39,15 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One vLLM inference rank: its parameters in vLLM's layout as live weights, and a {@link Receiver} that pulls
- * each step from the trainers, verifies it and stages it until the orchestrator commits it.
+ * One vLLM inference rank: its parameters in vLLM's layout as live weights, and a {@link Receiver}
+ * that pulls each step from the trainers, verifies it and stages it until the orchestrator commits
+ * it.
  *
- * <p>With weight versions ({@code mx demo}) a {@link VersionFollower} drives the receiver: it waits until the
- * step's version is READY (every trainer rank's slot landed), leases it so that no trainer reuses that memory
- * while it is read, checks each table's SHA-256 and declared topology, and only then refits
- * (docs/VERSIONS.md). Without ({@code mx receive}), the receiver discovers the publishers' current tables.
+ * <p>With weight versions ({@code mx demo}) a {@link VersionFollower} drives the receiver: it waits
+ * until the step's version is READY (every trainer rank's slot landed), leases it so that no
+ * trainer reuses that memory while it is read, checks each table's SHA-256 and declared topology,
+ * and only then refits (docs/VERSIONS.md). Without ({@code mx receive}), the receiver discovers the
+ * publishers' current tables.
  */
 final class InferenceWorker implements Worker {
   private final WorkerSpec spec;
@@ -65,8 +67,12 @@ final class InferenceWorker implements Worker {
 
   @Override
   public Map<String, Object> start() {
-    VllmLayout geometry = new VllmLayout(ModelConfigs.load(spec.model()), Workers.inferenceTopology(spec), spec.rank(),
-        DType.parse(spec.inferenceDtype()));
+    VllmLayout geometry =
+        new VllmLayout(
+            ModelConfigs.load(spec.model()),
+            Workers.inferenceTopology(spec),
+            spec.rank(),
+            DType.parse(spec.inferenceDtype()));
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());
     dev.mx.api.transport.MemoryKind memory = spec.memoryKind();
@@ -76,18 +82,23 @@ final class InferenceWorker implements Worker {
     out.put("rank", spec.rank());
     out.put("params", geometry.params().size());
     if (versions) {
-      follower = VersionFollower.builder(store, spec.identity())
-          .holder("receiver-" + spec.rank())
-          // The publishers must be the trainer job this rank expects: ranks 0..N-1 declaring our topology.
-          .expect(expectation())
-          // A failed step fails the demo (fail closed): no second try of the same version.
-          .maxAttempts(1)
-          .pollInterval(Duration.ofMillis(20))
-          .installer(staged)
-          // One receiver per trainer buffer set, each used every other step: its receive buffers are free
-          // again (committed) by the time it runs next, so double buffers would only cost memory.
-          .receivers((discovery, installer) -> newReceiver(geometry, discovery, installer, false))
-          .build();
+      follower =
+          VersionFollower.builder(store, spec.identity())
+              .holder("receiver-" + spec.rank())
+              // The publishers must be the trainer job this rank expects: ranks 0..N-1 declaring
+              // our topology.
+              .expect(expectation())
+              // A failed step fails the demo (fail closed): no second try of the same version.
+              .maxAttempts(1)
+              .pollInterval(Duration.ofMillis(20))
+              .installer(staged)
+              // One receiver per trainer buffer set, each used every other step: its receive
+              // buffers are free
+              // again (committed) by the time it runs next, so double buffers would only cost
+              // memory.
+              .receivers(
+                  (discovery, installer) -> newReceiver(geometry, discovery, installer, false))
+              .build();
       return out;
     }
     receiver = newReceiver(geometry, this::discover, staged, true);
@@ -97,18 +108,21 @@ final class InferenceWorker implements Worker {
     return out;
   }
 
-  private Receiver newReceiver(VllmLayout geometry, SourceDiscovery discovery, Installer installer,
-      boolean doubleBuffer) {
+  private Receiver newReceiver(
+      VllmLayout geometry, SourceDiscovery discovery, Installer installer, boolean doubleBuffer) {
     return Receiver.builder()
-        .config(ReceiverConfig.defaults()
-            .withWire(spec.wire())
-            .withVerify(VerifyMode.parse(spec.verify()))
-            .withRank(spec.rank())
-            .withTimeout(Workers.seconds(spec.timeoutSeconds()))
-            .withDoubleBuffer(doubleBuffer)
-            // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says modelexpress
-            .withBounding(dev.mx.api.plan.BoundingMode.fromSettings(dev.mx.api.util.Settings.system(),
-                dev.mx.api.plan.BoundingMode.SHARD)))
+        .config(
+            ReceiverConfig.defaults()
+                .withWire(spec.wire())
+                .withVerify(VerifyMode.parse(spec.verify()))
+                .withRank(spec.rank())
+                .withTimeout(Workers.seconds(spec.timeoutSeconds()))
+                .withDoubleBuffer(doubleBuffer)
+                // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says
+                // modelexpress
+                .withBounding(
+                    dev.mx.api.plan.BoundingMode.fromSettings(
+                        dev.mx.api.util.Settings.system(), dev.mx.api.plan.BoundingMode.SHARD)))
         .transport(transport)
         .discovery(discovery)
         .geometry(geometry)
@@ -119,17 +133,25 @@ final class InferenceWorker implements Worker {
   }
 
   private Discovery.Expectation expectation() {
-    return new Discovery.Expectation(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString());
+    return new Discovery.Expectation(
+        spec.trainerWorldSize(), Workers.trainerTopology(spec).toString());
   }
 
-  /** Exactly the expected number of READY trainer tables, merged; a publisher that went quiet is named. */
+  /**
+   * Exactly the expected number of READY trainer tables, merged; a publisher that went quiet is
+   * named.
+   */
   private DiscoveredSources discover(Duration timeout) {
     Duration freshness = Workers.seconds(spec.heartbeatSeconds() * 3);
     Discovery.Consistent job;
     try {
-      // One consistent job: the publishers' declared topology must be ours, ranks 0..N-1 once, one step.
-      job = Discovery.on(store).withFreshness(freshness).withPollInterval(Duration.ofMillis(100))
-          .awaitConsistent(spec.identity(), expectation(), timeout);
+      // One consistent job: the publishers' declared topology must be ours, ranks 0..N-1 once, one
+      // step.
+      job =
+          Discovery.on(store)
+              .withFreshness(freshness)
+              .withPollInterval(Duration.ofMillis(100))
+              .awaitConsistent(spec.identity(), expectation(), timeout);
     } catch (DiscoveryTimeoutException e) {
       Set<String> ready = new LinkedHashSet<>();
       for (SourceRecord r : store.listReady(spec.identity(), freshness)) {
@@ -138,8 +160,16 @@ final class InferenceWorker implements Worker {
       Set<String> missing = new LinkedHashSet<>(knownPublishers);
       missing.removeAll(ready);
       if (!missing.isEmpty()) {
-        throw new MxException("receiver " + spec.rank() + ": publisher(s) " + String.join(", ", missing)
-            + " stopped heartbeating READY (no heartbeat within " + freshness.toSeconds() + " s); " + e.getMessage(), e);
+        throw new MxException(
+            "receiver "
+                + spec.rank()
+                + ": publisher(s) "
+                + String.join(", ", missing)
+                + " stopped heartbeating READY (no heartbeat within "
+                + freshness.toSeconds()
+                + " s); "
+                + e.getMessage(),
+            e);
       }
       throw e;
     }
@@ -154,10 +184,11 @@ final class InferenceWorker implements Worker {
   }
 
   /**
-   * Refits {@code step}. With versions: waits until its version is READY, then refits under a lease. The
-   * end-to-end time counts from when the version was picked (not the wait for the trainers to publish it),
-   * and, as without versions where {@link #start} prepares, leaves out the one-time preparation of a receiver
-   * (its {@code prepare_*} stages): the follower prepares one per trainer buffer set on that set's first step.
+   * Refits {@code step}. With versions: waits until its version is READY, then refits under a
+   * lease. The end-to-end time counts from when the version was picked (not the wait for the
+   * trainers to publish it), and, as without versions where {@link #start} prepares, leaves out the
+   * one-time preparation of a receiver (its {@code prepare_*} stages): the follower prepares one
+   * per trainer buffer set on that set's first step.
    */
   @Override
   public Map<String, Object> step(long step) {
@@ -165,11 +196,14 @@ final class InferenceWorker implements Worker {
     Map<String, Object> m;
     double notRefit = 0;
     if (versions) {
-      VersionFollower.Followed f = follower.followStep(step, Workers.seconds(spec.timeoutSeconds()));
+      VersionFollower.Followed f =
+          follower.followStep(step, Workers.seconds(spec.timeoutSeconds()));
       m = new LinkedHashMap<>(f.metrics());
       notRefit = m.get("version_wait_s") instanceof Number n ? n.doubleValue() : 0;
       for (Map.Entry<String, Object> e : f.metrics().entrySet()) {
-        if (e.getKey().startsWith("prepare_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+        if (e.getKey().startsWith("prepare_")
+            && e.getKey().endsWith("_s")
+            && e.getValue() instanceof Number n) {
           notRefit += n.doubleValue();
         }
       }
@@ -181,7 +215,9 @@ final class InferenceWorker implements Worker {
     double e2e = (System.nanoTime() - t0) / 1e9 - notRefit;
     double wire = 0;
     for (Map.Entry<String, Object> e : m.entrySet()) {
-      if (e.getKey().startsWith("wire_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+      if (e.getKey().startsWith("wire_")
+          && e.getKey().endsWith("_s")
+          && e.getValue() instanceof Number n) {
         wire += n.doubleValue();
       }
     }
@@ -189,7 +225,8 @@ final class InferenceWorker implements Worker {
     m.put("e2e_s", e2e);
     ShmTransport shm = shmOf(transport);
     if (shm != null) {
-      // Cumulative: which shm path the trainers' memory was read by (mapped = allocated, memory speed).
+      // Cumulative: which shm path the trainers' memory was read by (mapped = allocated, memory
+      // speed).
       m.put("shm_mapped_bytes", shm.mappedBytesRead());
       m.put("shm_attached_bytes", shm.attachedBytesRead());
     }
@@ -212,23 +249,26 @@ final class InferenceWorker implements Worker {
   }
 
   /**
-   * The receiver's installer: keeps a verified step's receive buffers until the orchestrator commits them into
-   * the live weights, once every rank verified its step. They stay valid until then: a plain receiver double
-   * buffers; a follower runs its next refit only after the commit and keeps one receiver per trainer buffer set.
+   * The receiver's installer: keeps a verified step's receive buffers until the orchestrator
+   * commits them into the live weights, once every rank verified its step. They stay valid until
+   * then: a plain receiver double buffers; a follower runs its next refit only after the commit and
+   * keeps one receiver per trainer buffer set.
    */
   private static final class StagedInstall implements Installer {
     private long step = -1;
     private Map<String, java.lang.foreign.MemorySegment> buffers;
 
     @Override
-    public synchronized void install(long s, Map<String, java.lang.foreign.MemorySegment> receiveBuffers) {
+    public synchronized void install(
+        long s, Map<String, java.lang.foreign.MemorySegment> receiveBuffers) {
       step = s;
       buffers = receiveBuffers;
     }
 
     synchronized void commitInto(LiveWeights live, long s) {
       if (buffers == null || step != s) {
-        throw new IllegalStateException("no verified weights of step " + s + " are staged (last staged: " + step + ")");
+        throw new IllegalStateException(
+            "no verified weights of step " + s + " are staged (last staged: " + step + ")");
       }
       live.install(s, buffers);
       buffers = null;
@@ -255,27 +295,33 @@ final class InferenceWorker implements Worker {
     }
   }
 
-  private Map<String, Object> dumpFrom(Path dir, java.lang.foreign.Arena dumpArena) throws Exception {
+  private Map<String, Object> dumpFrom(Path dir, java.lang.foreign.Arena dumpArena)
+      throws Exception {
     List<SafetensorsTensor> tensors = new ArrayList<>();
     for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
       MemorySegment bytes = live.parameter(e.getKey());
       if (live.memory().isDevice()) {
-        MemorySegment host = dumpArena.allocate(Math.max(1, bytes.byteSize()), 64).asSlice(0, bytes.byteSize());
+        MemorySegment host =
+            dumpArena.allocate(Math.max(1, bytes.byteSize()), 64).asSlice(0, bytes.byteSize());
         live.readInto(e.getKey(), host);
         bytes = host;
       }
-      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), bytes));
+      tensors.add(
+          new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), bytes));
     }
     Path file = dir.resolve("receiver-" + spec.rank() + ".safetensors");
-    SafetensorsWriter.write(file, tensors, Map.of("step", Long.toString(live.lastStep()), "rank",
-        Integer.toString(spec.rank())));
+    SafetensorsWriter.write(
+        file,
+        tensors,
+        Map.of("step", Long.toString(live.lastStep()), "rank", Integer.toString(spec.rank())));
     return Map.of("file", file.toString(), "step", live.lastStep());
   }
 
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
-    // The follower closes the receivers it made; either way receivers go before the memory and transport.
+    // The follower closes the receivers it made; either way receivers go before the memory and
+    // transport.
     order.add(follower);
     order.add(receiver);
     order.add(live);

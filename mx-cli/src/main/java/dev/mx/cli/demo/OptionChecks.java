@@ -18,9 +18,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
 /**
- * Checks every option value of {@code mx demo}, {@code mx publish} and {@code mx receive} before the command
- * runs, so that a bad value is a usage error (exit 2, one line naming the option) and never starts a child
- * JVM, opens a store or allocates a model. Main calls {@link #check} for every command it executes.
+ * Checks every option value of {@code mx demo}, {@code mx publish} and {@code mx receive} before
+ * the command runs, so that a bad value is a usage error (exit 2, one line naming the option) and
+ * never starts a child JVM, opens a store or allocates a model. Main calls {@link #check} for every
+ * command it executes.
  */
 public final class OptionChecks {
 
@@ -29,13 +30,16 @@ public final class OptionChecks {
 
   /** Bounds that keep every derived size, timeout and process count far from overflow. */
   static final double MAX_TIMEOUT_SECONDS = 1_000_000;
+
   static final double MAX_HEARTBEAT_SECONDS = 3600;
   static final int MAX_STEPS = 1_000_000;
   static final int MAX_WORLD = 4096;
 
   private OptionChecks() {}
 
-  /** Throws a {@link ParameterException} for the first bad option value of {@code cmd}'s command. */
+  /**
+   * Throws a {@link ParameterException} for the first bad option value of {@code cmd}'s command.
+   */
   public static void check(CommandLine cmd) {
     Object command = cmd.getCommand();
     if (command instanceof DemoCommand d) {
@@ -76,23 +80,37 @@ public final class OptionChecks {
     TrainerTopology trainer;
     if (t.get("fsdp") > 1) {
       if (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1) {
-        throw new ParameterException(cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp or ep");
+        throw new ParameterException(
+            cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp or ep");
       }
       trainer = new TrainerTopology.Fsdp(t.get("fsdp"));
     } else {
       trainer = new TrainerTopology.Megatron(t.get("tp"), t.get("pp"), t.get("ep"));
     }
     if (trainer.worldSize() > MAX_WORLD) {
-      throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + trainer.worldSize()
-          + " ranks exceed the limit of " + MAX_WORLD);
+      throw new ParameterException(
+          cmd,
+          "--trainer '"
+              + o.trainer
+              + "': "
+              + trainer.worldSize()
+              + " ranks exceed the limit of "
+              + MAX_WORLD);
     }
     Map<String, Integer> i = topology(cmd, "--inference", o.inference, "tp", "ep");
     if (i.get("ep") != 1 && !i.get("ep").equals(i.get("tp"))) {
-      throw new ParameterException(cmd, "--inference '" + o.inference + "': ep must be 1 or equal to tp");
+      throw new ParameterException(
+          cmd, "--inference '" + o.inference + "': ep must be 1 or equal to tp");
     }
     if (i.get("tp") > MAX_WORLD) {
-      throw new ParameterException(cmd, "--inference '" + o.inference + "': tp " + i.get("tp")
-          + " exceeds the limit of " + MAX_WORLD);
+      throw new ParameterException(
+          cmd,
+          "--inference '"
+              + o.inference
+              + "': tp "
+              + i.get("tp")
+              + " exceeds the limit of "
+              + MAX_WORLD);
     }
     InferenceTopology inference = new InferenceTopology(i.get("tp"), i.get("ep"));
     DType trainerDtype = dtype(cmd, "--trainer-dtype", o.trainerDtype);
@@ -117,7 +135,8 @@ public final class OptionChecks {
 
   private static void role(CommandLine cmd, RoleOptions o) {
     if (o.metadata == null || o.metadata.isBlank()) {
-      throw new ParameterException(cmd, "--metadata must name a store: file:DIR or redis://host:port");
+      throw new ParameterException(
+          cmd, "--metadata must name a store: file:DIR or redis://host:port");
     }
     seconds(cmd, "--heartbeat", o.heartbeatSeconds, MAX_HEARTBEAT_SECONDS);
     if (o.identity != null && o.identity.isBlank()) {
@@ -125,9 +144,11 @@ public final class OptionChecks {
     }
   }
 
-  private static Map<String, Integer> topology(CommandLine cmd, String option, String text, String... keys) {
+  private static Map<String, Integer> topology(
+      CommandLine cmd, String option, String text, String... keys) {
     if (text == null || text.isBlank()) {
-      throw new ParameterException(cmd, option + " must not be empty: expected " + String.join("=N,", keys) + "=N");
+      throw new ParameterException(
+          cmd, option + " must not be empty: expected " + String.join("=N,", keys) + "=N");
     }
     try {
       return Topology.parse(option, text, keys);
@@ -144,10 +165,12 @@ public final class OptionChecks {
     try {
       t = DType.parse(label);
     } catch (IllegalArgumentException e) {
-      throw new ParameterException(cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+      throw new ParameterException(
+          cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
     }
     if (!DTYPES.contains(t.shortName())) {
-      throw new ParameterException(cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+      throw new ParameterException(
+          cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
     }
     return t;
   }
@@ -156,35 +179,63 @@ public final class OptionChecks {
     if (name == null || name.isBlank()) {
       throw new ParameterException(cmd, "--transport must not be empty");
     }
-    List<String> names = TransportProvider.registry().providers().stream().map(TransportProvider::name).toList();
+    List<String> names =
+        TransportProvider.registry().providers().stream().map(TransportProvider::name).toList();
     if (!name.equals("auto") && !names.contains(name)) {
-      throw new ParameterException(cmd, "--transport '" + name + "': must be auto or one of "
-          + String.join(", ", names) + " (see mx transports)");
+      throw new ParameterException(
+          cmd,
+          "--transport '"
+              + name
+              + "': must be auto or one of "
+              + String.join(", ", names)
+              + " (see mx transports)");
     }
   }
 
   private static void oneOf(CommandLine cmd, String option, String value, List<String> allowed) {
     if (!allowed.contains(value)) {
-      throw new ParameterException(cmd, option + " must be " + String.join(", ", allowed.subList(0, allowed.size() - 1))
-          + " or " + allowed.getLast() + ", got '" + value + "'");
+      throw new ParameterException(
+          cmd,
+          option
+              + " must be "
+              + String.join(", ", allowed.subList(0, allowed.size() - 1))
+              + " or "
+              + allowed.getLast()
+              + ", got '"
+              + value
+              + "'");
     }
   }
 
   private static void range(CommandLine cmd, String option, long value, long min, long max) {
     if (value < min || value > max) {
-      throw new ParameterException(cmd, option + " " + value + " is out of range: must be "
-          + (min == max ? String.valueOf(min) : "from " + min + " to " + max));
+      throw new ParameterException(
+          cmd,
+          option
+              + " "
+              + value
+              + " is out of range: must be "
+              + (min == max ? String.valueOf(min) : "from " + min + " to " + max));
     }
   }
 
   private static void seconds(CommandLine cmd, String option, double value, double max) {
     if (!(value > 0) || value > max) {
-      throw new ParameterException(cmd, option + " " + value + " is out of range: must be more than 0 and at most "
-          + (long) max + " seconds");
+      throw new ParameterException(
+          cmd,
+          option
+              + " "
+              + value
+              + " is out of range: must be more than 0 and at most "
+              + (long) max
+              + " seconds");
     }
   }
 
-  /** Creates the dump folder now, so that a file in the way or a read-only file system fails before the run. */
+  /**
+   * Creates the dump folder now, so that a file in the way or a read-only file system fails before
+   * the run.
+   */
   private static void dumpDir(CommandLine cmd, Path dir) {
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
       throw new ParameterException(cmd, "--dump '" + dir + "': is a file, not a directory");

@@ -10,12 +10,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code mx receive}: one inference rank on this host. Discovers the trainers published under the same
- * identity, refits {@code --steps} times, verifies and installs, and prints each step's metrics.
+ * {@code mx receive}: one inference rank on this host. Discovers the trainers published under the
+ * same identity, refits {@code --steps} times, verifies and installs, and prints each step's
+ * metrics.
  */
-@Command(name = "receive", mixinStandardHelpOptions = true, sortOptions = false,
-    description = {"Run one inference rank: discover the trainers, refit, verify and install.",
-        "Pair with 'mx publish' ranks started with the same --model, --trainer, --metadata and --identity."})
+@Command(
+    name = "receive",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Run one inference rank: discover the trainers, refit, verify and install.",
+      "Pair with 'mx publish' ranks started with the same --model, --trainer, --metadata and --identity."
+    })
 public final class ReceiveCommand implements Callable<Integer> {
 
   @CommandLine.Mixin RoleOptions role;
@@ -23,20 +29,30 @@ public final class ReceiveCommand implements Callable<Integer> {
   @Option(names = "--rank", required = true, description = "This inference rank.")
   int rank;
 
-  @Option(names = "--steps", defaultValue = "1", description = "Refits to run (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--steps",
+      defaultValue = "1",
+      description = "Refits to run (default ${DEFAULT-VALUE}).")
   int steps;
 
-  @Option(names = "--dump", description = "Write receiver-<rank>.safetensors with the installed weights here.")
+  @Option(
+      names = "--dump",
+      description = "Write receiver-<rank>.safetensors with the installed weights here.")
   Path dump;
 
   @Option(names = "--json", description = "Print the metrics as JSON.")
   boolean json;
 
-  @Option(names = "--baseline", description = "Also measure a memory copy and report each step's rate against it.")
+  @Option(
+      names = "--baseline",
+      description = "Also measure a memory copy and report each step's rate against it.")
   boolean baseline;
 
-  @Option(names = "--follow", description = "Install each new READY weight version as it appears (--steps N of them,"
-      + " else until interrupted), reporting the step each carries (pair with 'mx publish --steps').")
+  @Option(
+      names = "--follow",
+      description =
+          "Install each new READY weight version as it appears (--steps N of them,"
+              + " else until interrupted), reporting the step each carries (pair with 'mx publish --steps').")
   boolean follow;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -59,9 +75,14 @@ public final class ReceiveCommand implements Callable<Integer> {
     report.baselineGbps = baseline ? DemoCommand.memoryCopyGbps() : 0;
     try (Worker w = follow ? null : Workers.create(ws)) {
       if (follow) {
-        // Weight versions (docs/VERSIONS.md): each row is an installed version, numbered by its step.
-        VersionedReceiver.run(ws, spec.commandLine().getParseResult().hasMatchedOption("--steps") ? steps : null, dump,
-            report, spec.commandLine().getErr());
+        // Weight versions (docs/VERSIONS.md): each row is an installed version, numbered by its
+        // step.
+        VersionedReceiver.run(
+            ws,
+            spec.commandLine().getParseResult().hasMatchedOption("--steps") ? steps : null,
+            dump,
+            report,
+            spec.commandLine().getErr());
       } else {
         w.start();
         for (int s = 0; s < steps; s++) {

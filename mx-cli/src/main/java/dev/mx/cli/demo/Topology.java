@@ -22,8 +22,15 @@ final class Topology {
       String[] kv = part.trim().split("=", 2);
       String key = kv[0].trim().toLowerCase(Locale.ROOT);
       if (kv.length != 2 || !out.containsKey(key)) {
-        throw new IllegalArgumentException(option + " '" + text + "': expected " + String.join("=N,", allowed)
-            + "=N, got '" + part.trim() + "'");
+        throw new IllegalArgumentException(
+            option
+                + " '"
+                + text
+                + "': expected "
+                + String.join("=N,", allowed)
+                + "=N, got '"
+                + part.trim()
+                + "'");
       }
       if (!seen.add(key)) {
         throw new IllegalArgumentException(option + " '" + text + "': " + key + " is given twice");
@@ -32,10 +39,12 @@ final class Topology {
       try {
         v = Integer.parseInt(kv[1].trim());
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(option + " '" + text + "': " + key + " must be a whole number");
+        throw new IllegalArgumentException(
+            option + " '" + text + "': " + key + " must be a whole number");
       }
       if (v < 1) {
-        throw new IllegalArgumentException(option + " '" + text + "': " + key + " must be at least 1");
+        throw new IllegalArgumentException(
+            option + " '" + text + "': " + key + " must be at least 1");
       }
       out.put(key, v);
     }

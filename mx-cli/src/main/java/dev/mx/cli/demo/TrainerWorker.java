@@ -23,27 +23,34 @@ import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
- * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport (shared memory
- * over shm, so receivers copy from a mapping instead of reading this process), filled by the weight generator
- * with each step's values and published, with digests.
+ * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport
+ * (shared memory over shm, so receivers copy from a mapping instead of reading this process),
+ * filled by the weight generator with each step's values and published, with digests.
  *
- * <p>With weight versions ({@code mx demo}) the rank keeps two buffer sets behind a {@link VersionedPublisher}:
- * each step is written into the set that does not hold the newest version (only once no receiver holds a
- * lease on what it held) and lands as this rank's slot of the step's version (docs/VERSIONS.md). Without
- * ({@code mx publish} of one step), one set is published through a plain {@link Publisher}.
+ * <p>With weight versions ({@code mx demo}) the rank keeps two buffer sets behind a {@link
+ * VersionedPublisher}: each step is written into the set that does not hold the newest version
+ * (only once no receiver holds a lease on what it held) and lands as this rank's slot of the step's
+ * version (docs/VERSIONS.md). Without ({@code mx publish} of one step), one set is published
+ * through a plain {@link Publisher}.
  */
 final class TrainerWorker implements Worker {
   private final WorkerSpec spec;
   private final boolean versions;
   private TrainerRankLayout layout;
   private final List<TrainerBuffers> sets = new ArrayList<>();
+
   /** The set holding the newest published step. */
   private int newest;
+
   private Transport transport;
   private MetadataStore store;
   private Publisher publisher;
   private VersionedPublisher versioned;
-  /** Per set, its device copy when the weights live on a device ({@code --device cuda}); empty on the host. */
+
+  /**
+   * Per set, its device copy when the weights live on a device ({@code --device cuda}); empty on
+   * the host.
+   */
   private final List<DeviceBuffers> devices = new ArrayList<>();
 
   TrainerWorker(WorkerSpec spec, boolean versions) {
@@ -63,19 +70,22 @@ final class TrainerWorker implements Worker {
         // The generator writes host buffers; the device copies are what the transport serves.
         TrainerBuffers host = TrainerBuffers.allocate(layout);
         sets.add(host);
-        devices.add(new DeviceBuffers(DeviceCheck.ops(spec.memoryKind()), host.segments(), transport));
+        devices.add(
+            new DeviceBuffers(DeviceCheck.ops(spec.memoryKind()), host.segments(), transport));
       } else {
         sets.add(TrainerBuffers.allocate(layout, transport::allocate));
       }
     }
     if (versions) {
-      VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store)
-          .model(spec.identity())
-          .slot(Integer.toString(spec.rank()))
-          .expectedSlots(IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
-          .workerId(Workers.trainerSession(spec, spec.rank()))
-          .rank(spec.rank())
-          .configure(this::configure);
+      VersionedPublisher.Builder b =
+          VersionedPublisher.builder(transport, store)
+              .model(spec.identity())
+              .slot(Integer.toString(spec.rank()))
+              .expectedSlots(
+                  IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
+              .workerId(Workers.trainerSession(spec, spec.rank()))
+              .rank(spec.rank())
+              .configure(this::configure);
       for (int i = 0; i < sets.size(); i++) {
         b.bufferSet(tensors(i));
       }
@@ -89,7 +99,10 @@ final class TrainerWorker implements Worker {
     return out;
   }
 
-  /** What both kinds of publisher announce beside their tables: the trainer job, and how often they beat. */
+  /**
+   * What both kinds of publisher announce beside their tables: the trainer job, and how often they
+   * beat.
+   */
   private void configure(Publisher.Builder b) {
     b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
         .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()));
@@ -102,11 +115,18 @@ final class TrainerWorker implements Worker {
     }
     DeviceBuffers device = devices.get(set);
     return b -> {
-      // Already registered with the transport under the device kind: the publisher serves them, we free them.
+      // Already registered with the transport under the device kind: the publisher serves them, we
+      // free them.
       device.registrations().values().forEach(b::buffer);
       b.deviceId(spec.memoryKind().ordinal());
       for (AliasShard a : layout.published()) {
-        b.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), device.segment(a.bufferName()),
+        b.alias(
+            a.hfName(),
+            layout.dtype(),
+            a.globalShape(),
+            a.shardOffset(),
+            a.shape(),
+            device.segment(a.bufferName()),
             a.elementOffset() * layout.dtype().elementSize());
       }
     };
@@ -128,20 +148,27 @@ final class TrainerWorker implements Worker {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("step", step);
     if (versions) {
-      WeightVersion v = versioned.publish(step, set -> {
-        long f0 = System.nanoTime();
-        fill(set, step, threads);
-        fillS[0] = (System.nanoTime() - f0) / 1e9;
-        newest = set;
-      });
+      WeightVersion v =
+          versioned.publish(
+              step,
+              set -> {
+                long f0 = System.nanoTime();
+                fill(set, step, threads);
+                fillS[0] = (System.nanoTime() - f0) / 1e9;
+                newest = set;
+              });
       out.put("version", v.id());
       out.put("state", v.state().name());
     } else {
       fill(0, step, threads);
       fillS[0] = (System.nanoTime() - t0) / 1e9;
       if (publisher == null) {
-        Publisher.Builder b = Publisher.builder(transport, store).identity(spec.identity()).step(step)
-            .workerId(Workers.trainerSession(spec, spec.rank())).rank(spec.rank());
+        Publisher.Builder b =
+            Publisher.builder(transport, store)
+                .identity(spec.identity())
+                .step(step)
+                .workerId(Workers.trainerSession(spec, spec.rank()))
+                .rank(spec.rank());
         configure(b);
         tensors(0).accept(b);
         publisher = b.start();
@@ -155,8 +182,8 @@ final class TrainerWorker implements Worker {
   }
 
   /**
-   * Flips one byte of the first published shard of the newest step after its digest went out: receivers must
-   * refuse it.
+   * Flips one byte of the first published shard of the newest step after its digest went out:
+   * receivers must refuse it.
    */
   @Override
   public Map<String, Object> fault(String kind) {
@@ -166,8 +193,11 @@ final class TrainerWorker implements Worker {
     AliasShard victim = layout.published().get(0);
     if (!devices.isEmpty()) {
       long bytes = victim.shape().byteSize(layout.dtype().elementSize());
-      MemorySegment slice = devices.get(newest).segment(victim.bufferName())
-          .asSlice(victim.elementOffset() * layout.dtype().elementSize(), bytes);
+      MemorySegment slice =
+          devices
+              .get(newest)
+              .segment(victim.bufferName())
+              .asSlice(victim.elementOffset() * layout.dtype().elementSize(), bytes);
       devices.get(newest).flip(slice, bytes / 2);
       return Map.of("tensor", victim.hfName(), "byte", bytes / 2);
     }
@@ -180,7 +210,8 @@ final class TrainerWorker implements Worker {
   @Override
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
-    // The publishers stop serving (a versioned one marks its slots STALE first), then the buffers are
+    // The publishers stop serving (a versioned one marks its slots STALE first), then the buffers
+    // are
     // deregistered and freed, then their transport goes.
     order.add(versioned);
     order.add(publisher);

@@ -25,35 +25,61 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code mx receive --follow}: one inference rank installing each new READY weight version as it appears
- * (docs/VERSIONS.md), or {@code --steps N} of them, and reporting the step each version carries. Waits up to
- * {@code --timeout} for each version; a version with a STALE or vanished publisher is skipped.
+ * {@code mx receive --follow}: one inference rank installing each new READY weight version as it
+ * appears (docs/VERSIONS.md), or {@code --steps N} of them, and reporting the step each version
+ * carries. Waits up to {@code --timeout} for each version; a version with a STALE or vanished
+ * publisher is skipped.
  */
 final class VersionedReceiver {
   private VersionedReceiver() {}
 
   /**
-   * Follows until {@code versions} were installed (all of them when null, until interrupted); fills the
-   * report with one row per installed version, numbered by the version's step.
+   * Follows until {@code versions} were installed (all of them when null, until interrupted); fills
+   * the report with one row per installed version, numbered by the version's step.
    */
-  static void run(WorkerSpec ws, Integer versions, Path dump, DemoCommand.DemoReport report, PrintWriter progress)
+  static void run(
+      WorkerSpec ws,
+      Integer versions,
+      Path dump,
+      DemoCommand.DemoReport report,
+      PrintWriter progress)
       throws Exception {
-    VllmLayout geometry = new VllmLayout(ModelConfigs.load(ws.model()), Workers.inferenceTopology(ws), ws.rank(),
-        DType.parse(ws.inferenceDtype()));
+    VllmLayout geometry =
+        new VllmLayout(
+            ModelConfigs.load(ws.model()),
+            Workers.inferenceTopology(ws),
+            ws.rank(),
+            DType.parse(ws.inferenceDtype()));
     Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
     MetadataStore store = MetadataStores.open(ws.metadata());
     LiveWeights live = new LiveWeights(geometry.params());
-    VersionFollower follower = VersionFollower.builder(store, ws.identity()).holder("receiver-" + ws.rank())
-        .expect(new dev.mx.metadata.Discovery.Expectation(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
-        .installer(live)
-        // A trainer rank restarted under the same session is connected again before its version is read.
-        .transport(transport)
-        .receivers((discovery, installer) -> Receiver.builder()
-            .config(ReceiverConfig.defaults().withWire(ws.wire()).withVerify(VerifyMode.parse(ws.verify()))
-                .withRank(ws.rank()).withTimeout(Workers.seconds(ws.timeoutSeconds())).withDoubleBuffer(true))
-            .transport(transport).discovery(discovery).geometry(geometry).installer(installer)
-            .rediscoverEachStep(true).build())
-        .build();
+    VersionFollower follower =
+        VersionFollower.builder(store, ws.identity())
+            .holder("receiver-" + ws.rank())
+            .expect(
+                new dev.mx.metadata.Discovery.Expectation(
+                    ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
+            .installer(live)
+            // A trainer rank restarted under the same session is connected again before its version
+            // is read.
+            .transport(transport)
+            .receivers(
+                (discovery, installer) ->
+                    Receiver.builder()
+                        .config(
+                            ReceiverConfig.defaults()
+                                .withWire(ws.wire())
+                                .withVerify(VerifyMode.parse(ws.verify()))
+                                .withRank(ws.rank())
+                                .withTimeout(Workers.seconds(ws.timeoutSeconds()))
+                                .withDoubleBuffer(true))
+                        .transport(transport)
+                        .discovery(discovery)
+                        .geometry(geometry)
+                        .installer(installer)
+                        .rediscoverEachStep(true)
+                        .build())
+            .build();
     try {
       Duration wait = Workers.seconds(ws.timeoutSeconds());
       for (int i = 0; versions == null || i < versions; i++) {
@@ -62,7 +88,9 @@ final class VersionedReceiver {
         Map<String, Object> m = new LinkedHashMap<>(f.metrics());
         double wire = 0;
         for (Map.Entry<String, Object> e : m.entrySet()) {
-          if (e.getKey().startsWith("wire_") && e.getKey().endsWith("_s") && e.getValue() instanceof Number n) {
+          if (e.getKey().startsWith("wire_")
+              && e.getKey().endsWith("_s")
+              && e.getValue() instanceof Number n) {
             wire += n.doubleValue();
           }
         }
@@ -70,8 +98,14 @@ final class VersionedReceiver {
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
         report.addStep((int) f.step(), ws.rank(), m);
         report.lastStep = f.step();
-        progress.println("receiver rank " + ws.rank() + ": installed version '" + f.version().id() + "' (step "
-            + f.step() + ")");
+        progress.println(
+            "receiver rank "
+                + ws.rank()
+                + ": installed version '"
+                + f.version().id()
+                + "' (step "
+                + f.step()
+                + ")");
         progress.flush();
       }
       if (dump != null) {
@@ -83,7 +117,10 @@ final class VersionedReceiver {
     }
   }
 
-  /** {@code run.json} as {@code mx demo} writes it; {@code last_step} is the step the installed version carries. */
+  /**
+   * {@code run.json} as {@code mx demo} writes it; {@code last_step} is the step the installed
+   * version carries.
+   */
   private static void writeRun(Path dir, DemoCommand.DemoReport report) throws Exception {
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("steps", report.lastStep + 1);
@@ -91,7 +128,10 @@ final class VersionedReceiver {
     // Every receiver of a job writes the same file: replace it in one step.
     Path tmp = Files.createTempFile(dir, ".run-", ".json");
     Files.writeString(tmp, dev.mx.cli.Json.mapper().writeValueAsString(run));
-    Files.move(tmp, dir.resolve("run.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+    Files.move(
+        tmp,
+        dir.resolve("run.json"),
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE,
         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 
@@ -99,9 +139,13 @@ final class VersionedReceiver {
     Files.createDirectories(dir);
     List<SafetensorsTensor> tensors = new ArrayList<>();
     for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
-      tensors.add(new SafetensorsTensor(e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
+      tensors.add(
+          new SafetensorsTensor(
+              e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
     }
-    SafetensorsWriter.write(dir.resolve("receiver-" + rank + ".safetensors"), tensors, Map.of("step",
-        Long.toString(live.lastStep()), "rank", Integer.toString(rank)));
+    SafetensorsWriter.write(
+        dir.resolve("receiver-" + rank + ".safetensors"),
+        tensors,
+        Map.of("step", Long.toString(live.lastStep()), "rank", Integer.toString(rank)));
   }
 }

@@ -21,20 +21,23 @@ import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
- * {@code mx publish --steps N}: one trainer rank publishing N weight versions (docs/VERSIONS.md), one every
- * {@code --interval} seconds, from two generator-filled buffer sets, then serving them until interrupted.
- * SIGTERM or Ctrl-C marks its slots STALE before the JVM exits.
+ * {@code mx publish --steps N}: one trainer rank publishing N weight versions (docs/VERSIONS.md),
+ * one every {@code --interval} seconds, from two generator-filled buffer sets, then serving them
+ * until interrupted. SIGTERM or Ctrl-C marks its slots STALE before the JVM exits.
  */
 public final class VersionedTrainer {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(VersionedTrainer.class);
 
   private VersionedTrainer() {}
 
   /**
-   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the allocator's
-   * registrations where it has them (served, left to the buffers), else the segments to register.
+   * Adds a rank's buffers and zero-copy aliases (its published shards) to a publisher: the
+   * allocator's registrations where it has them (served, left to the buffers), else the segments to
+   * register.
    */
-  public static Consumer<Publisher.Builder> tensors(TrainerRankLayout layout, TrainerBuffers buffers) {
+  public static Consumer<Publisher.Builder> tensors(
+      TrainerRankLayout layout, TrainerBuffers buffers) {
     return p -> {
       if (buffers.registrations().isEmpty()) {
         buffers.segments().values().forEach(p::buffer);
@@ -42,15 +45,28 @@ public final class VersionedTrainer {
         buffers.registrations().values().forEach(p::buffer);
       }
       for (AliasShard a : layout.published()) {
-        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), buffers.segment(a.bufferName()),
+        p.alias(
+            a.hfName(),
+            layout.dtype(),
+            a.globalShape(),
+            a.shardOffset(),
+            a.shape(),
+            buffers.segment(a.bufferName()),
             a.elementOffset() * layout.dtype().elementSize());
       }
     };
   }
 
-  /** Publishes one step, retrying every second while the store is unreachable (a restarting Redis), up to {@code patience}. */
-  static WeightVersion publishRetrying(VersionedPublisher publisher, long step, java.util.function.IntConsumer writer,
-      Duration patience) throws InterruptedException {
+  /**
+   * Publishes one step, retrying every second while the store is unreachable (a restarting Redis),
+   * up to {@code patience}.
+   */
+  static WeightVersion publishRetrying(
+      VersionedPublisher publisher,
+      long step,
+      java.util.function.IntConsumer writer,
+      Duration patience)
+      throws InterruptedException {
     long deadline = System.nanoTime() + patience.toNanos();
     while (true) {
       try {
@@ -59,50 +75,89 @@ public final class VersionedTrainer {
         if (System.nanoTime() - deadline > 0) {
           throw e;
         }
-        LOG.warn("trainer slot {}: step {} not published yet ({}); retrying", publisher.slot(), step, e.getMessage());
+        LOG.warn(
+            "trainer slot {}: step {} not published yet ({}); retrying",
+            publisher.slot(),
+            step,
+            e.getMessage());
         Thread.sleep(1000);
       }
     }
   }
 
-  static int run(WorkerSpec ws, long firstStep, int steps, Duration interval, PrintWriter out) throws Exception {
-    TrainerRankLayout layout = Workers.trainerTopology(ws).layout(ModelConfigs.load(ws.model()),
-        DType.parse(ws.trainerDtype())).ranks().get(ws.rank());
+  static int run(WorkerSpec ws, long firstStep, int steps, Duration interval, PrintWriter out)
+      throws Exception {
+    TrainerRankLayout layout =
+        Workers.trainerTopology(ws)
+            .layout(ModelConfigs.load(ws.model()), DType.parse(ws.trainerDtype()))
+            .ranks()
+            .get(ws.rank());
     List<AutoCloseable> owned = new ArrayList<>();
     try {
       Transport transport = Workers.transport(ws, Workers.trainerSession(ws, ws.rank()));
       owned.add(transport);
       MetadataStore store = MetadataStores.open(ws.metadata());
       owned.add(store);
-      // From the transport (shared memory over shm, mapped by same-host receivers); closed before it.
-      TrainerBuffers[] sets = {TrainerBuffers.allocate(layout, transport::allocate),
-          TrainerBuffers.allocate(layout, transport::allocate)};
+      // From the transport (shared memory over shm, mapped by same-host receivers); closed before
+      // it.
+      TrainerBuffers[] sets = {
+        TrainerBuffers.allocate(layout, transport::allocate),
+        TrainerBuffers.allocate(layout, transport::allocate)
+      };
       owned.add(sets[0]);
       owned.add(sets[1]);
-      VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(ws.identity())
-          .slot(Integer.toString(ws.rank()))
-          .expectedSlots(IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
-          .workerId(Workers.trainerSession(ws, ws.rank())).rank(ws.rank())
-          .configure(p -> p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
-              .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
+      VersionedPublisher.Builder b =
+          VersionedPublisher.builder(transport, store)
+              .model(ws.identity())
+              .slot(Integer.toString(ws.rank()))
+              .expectedSlots(
+                  IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
+              .workerId(Workers.trainerSession(ws, ws.rank()))
+              .rank(ws.rank())
+              .configure(
+                  p ->
+                      p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
+                          .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
       b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
       VersionedPublisher publisher = b.start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
       for (int i = 0; i < steps; i++) {
         long step = firstStep + i;
-        WeightVersion v = publishRetrying(publisher, step, set -> sets[set].fill(step, threads),
-            Workers.seconds(ws.timeoutSeconds()));
-        out.println("trainer rank " + ws.rank() + ": published step " + step + " as version '" + v.id() + "' of '"
-            + ws.identity() + "' (" + v.state() + (v.missingSlots().isEmpty() ? "" : ", waiting for slots "
-            + v.missingSlots()) + ")");
+        WeightVersion v =
+            publishRetrying(
+                publisher,
+                step,
+                set -> sets[set].fill(step, threads),
+                Workers.seconds(ws.timeoutSeconds()));
+        out.println(
+            "trainer rank "
+                + ws.rank()
+                + ": published step "
+                + step
+                + " as version '"
+                + v.id()
+                + "' of '"
+                + ws.identity()
+                + "' ("
+                + v.state()
+                + (v.missingSlots().isEmpty() ? "" : ", waiting for slots " + v.missingSlots())
+                + ")");
         out.flush();
         if (i + 1 < steps) {
           Thread.sleep(interval.toMillis());
         }
       }
-      out.println("trainer rank " + ws.rank() + ": " + steps + " version(s) published on " + ws.metadata() + " over "
-          + ws.transport() + "; serving until interrupted");
+      out.println(
+          "trainer rank "
+              + ws.rank()
+              + ": "
+              + steps
+              + " version(s) published on "
+              + ws.metadata()
+              + " over "
+              + ws.transport()
+              + "; serving until interrupted");
       out.flush();
       new CountDownLatch(1).await();
       return 0;

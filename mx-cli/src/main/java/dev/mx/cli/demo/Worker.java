@@ -4,8 +4,9 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * One role of a refit job (a trainer rank or an inference rank), driven step by step either in this JVM
- * or in a child JVM through {@link WorkerHost}. Every method returns a JSON-like map for the report.
+ * One role of a refit job (a trainer rank or an inference rank), driven step by step either in this
+ * JVM or in a child JVM through {@link WorkerHost}. Every method returns a JSON-like map for the
+ * report.
  */
 public interface Worker extends AutoCloseable {
 
@@ -16,8 +17,9 @@ public interface Worker extends AutoCloseable {
   Map<String, Object> step(long step) throws Exception;
 
   /**
-   * Makes the step's staged weights live (receivers). The orchestrator commits only after every receiver
-   * staged and verified the step, so one failing rank leaves every rank on the previous step.
+   * Makes the step's staged weights live (receivers). The orchestrator commits only after every
+   * receiver staged and verified the step, so one failing rank leaves every rank on the previous
+   * step.
    */
   default Map<String, Object> commit(long step) throws Exception {
     return Map.of();

@@ -12,15 +12,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a {@link Worker} in a child JVM, driven by JSON lines on stdin; replies are JSON lines on stdout
- * (logs go to stderr). The child exits when stdin closes, so it can never outlive its orchestrator.
+ * Runs a {@link Worker} in a child JVM, driven by JSON lines on stdin; replies are JSON lines on
+ * stdout (logs go to stderr). The child exits when stdin closes, so it can never outlive its
+ * orchestrator.
  */
 public final class WorkerHost {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerHost.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+
   /**
-   * Marks protocol replies: native libraries (UCX logs to stdout) may write to the same file descriptor,
-   * so the parent ignores any line without it.
+   * Marks protocol replies: native libraries (UCX logs to stdout) may write to the same file
+   * descriptor, so the parent ignores any line without it.
    */
   static final String REPLY_PREFIX = "@mx ";
 
@@ -28,11 +30,14 @@ public final class WorkerHost {
 
   /** Serves commands until {@code exit} or end of input; returns the process exit code. */
   public static int serve(Worker worker) {
-    PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+    PrintStream out =
+        new PrintStream(
+            new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
     // Anything else that prints to System.out must not corrupt the protocol.
     System.setOut(System.err);
     try (worker;
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        BufferedReader in =
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
       String line;
       while ((line = in.readLine()) != null) {
         if (line.isBlank()) {
@@ -43,15 +48,17 @@ public final class WorkerHost {
         String op = String.valueOf(cmd.get("cmd"));
         Map<String, Object> reply = new LinkedHashMap<>();
         try {
-          Map<String, Object> result = switch (op) {
-            case "start" -> worker.start();
-            case "step" -> worker.step(((Number) cmd.get("step")).longValue());
-            case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
-            case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
-            case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
-            case "exit" -> null;
-            default -> throw new IllegalArgumentException("unknown worker command '" + op + "'");
-          };
+          Map<String, Object> result =
+              switch (op) {
+                case "start" -> worker.start();
+                case "step" -> worker.step(((Number) cmd.get("step")).longValue());
+                case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
+                case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
+                case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
+                case "exit" -> null;
+                default ->
+                    throw new IllegalArgumentException("unknown worker command '" + op + "'");
+              };
           if (result == null) {
             out.println(REPLY_PREFIX + JSON.writeValueAsString(Map.of("ok", true)));
             return 0;

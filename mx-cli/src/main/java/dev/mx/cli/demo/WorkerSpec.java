@@ -20,8 +20,8 @@ import java.util.Map;
  * @param verify {@code all}, {@code strict}, {@code whole-shards} or {@code off}
  * @param timeoutSeconds the per-call transport timeout and discovery timeout
  * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
- * @param device where the weights live: {@code host} (also when null, from a spec without the field) or
- *     {@code cuda:N}
+ * @param device where the weights live: {@code host} (also when null, from a spec without the
+ *     field) or {@code cuda:N}
  */
 public record WorkerSpec(
     String role,
@@ -41,37 +41,111 @@ public record WorkerSpec(
     String device) {
 
   /** A spec with weights in host memory. */
-  public WorkerSpec(String role, int rank, String model, Map<String, Integer> trainer, Map<String, Integer> inference,
-      String transport, String metadata, String identity, String trainerDtype, String inferenceDtype, String wire,
-      String verify, double timeoutSeconds, double heartbeatSeconds) {
-    this(role, rank, model, trainer, inference, transport, metadata, identity, trainerDtype, inferenceDtype, wire,
-        verify, timeoutSeconds, heartbeatSeconds, "host");
+  public WorkerSpec(
+      String role,
+      int rank,
+      String model,
+      Map<String, Integer> trainer,
+      Map<String, Integer> inference,
+      String transport,
+      String metadata,
+      String identity,
+      String trainerDtype,
+      String inferenceDtype,
+      String wire,
+      String verify,
+      double timeoutSeconds,
+      double heartbeatSeconds) {
+    this(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        "host");
   }
 
   /** Where the weights live ({@link #device()} parsed; host when absent). */
   public dev.mx.api.transport.MemoryKind memoryKind() {
-    return device == null ? dev.mx.api.transport.MemoryKind.HOST : dev.mx.api.transport.MemoryKind.parse(device);
+    return device == null
+        ? dev.mx.api.transport.MemoryKind.HOST
+        : dev.mx.api.transport.MemoryKind.parse(device);
   }
 
   /** The same worker with its weights in {@code kind}'s memory. */
   public WorkerSpec withDevice(dev.mx.api.transport.MemoryKind kind) {
-    return new WorkerSpec(role, rank, model, trainer, inference, transport, metadata, identity, trainerDtype,
-        inferenceDtype, wire, verify, timeoutSeconds, heartbeatSeconds, kind.toString());
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        kind.toString());
   }
 
   public int trainerWorldSize() {
     int fsdp = trainer.getOrDefault("fsdp", 1);
-    return fsdp > 1 ? fsdp : trainer.getOrDefault("tp", 1) * trainer.getOrDefault("pp", 1) * trainer.getOrDefault("ep", 1);
+    return fsdp > 1
+        ? fsdp
+        : trainer.getOrDefault("tp", 1)
+            * trainer.getOrDefault("pp", 1)
+            * trainer.getOrDefault("ep", 1);
   }
 
   /** The same worker expecting (or running) another trainer topology. */
   public WorkerSpec withTrainer(Map<String, Integer> newTrainer) {
-    return new WorkerSpec(role, rank, model, Map.copyOf(newTrainer), inference, transport, metadata, identity,
-        trainerDtype, inferenceDtype, wire, verify, timeoutSeconds, heartbeatSeconds, device);
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        Map.copyOf(newTrainer),
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device);
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
-    return new WorkerSpec(newRole, newRank, model, trainer, inference, transport, metadata, identity,
-        trainerDtype, inferenceDtype, wire, verify, timeoutSeconds, heartbeatSeconds, device);
+    return new WorkerSpec(
+        newRole,
+        newRank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device);
   }
 }

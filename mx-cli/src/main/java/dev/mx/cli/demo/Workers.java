@@ -1,8 +1,8 @@
 package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
-import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.RoutingTransport;
+import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.layout.model.ModelConfigs;
@@ -15,20 +15,26 @@ import java.util.Map;
 public final class Workers {
   private Workers() {}
 
-  /** A trainer or receiver worker for the spec publishing or refitting one step at a time ({@code mx publish}). */
+  /**
+   * A trainer or receiver worker for the spec publishing or refitting one step at a time ({@code mx
+   * publish}).
+   */
   public static Worker create(WorkerSpec spec) {
     return create(spec, false);
   }
 
   /**
-   * A trainer or receiver worker for the spec; with {@code versions} (as {@code mx demo} runs them) trainers
-   * publish every step as a weight version and receivers follow those versions (docs/VERSIONS.md).
+   * A trainer or receiver worker for the spec; with {@code versions} (as {@code mx demo} runs them)
+   * trainers publish every step as a weight version and receivers follow those versions
+   * (docs/VERSIONS.md).
    */
   public static Worker create(WorkerSpec spec, boolean versions) {
     return switch (spec.role()) {
       case "trainer" -> new TrainerWorker(spec, versions);
       case "receiver" -> new InferenceWorker(spec, versions);
-      default -> throw new IllegalArgumentException("unknown worker role '" + spec.role() + "' (trainer or receiver)");
+      default ->
+          throw new IllegalArgumentException(
+              "unknown worker role '" + spec.role() + "' (trainer or receiver)");
     };
   }
 
@@ -51,12 +57,15 @@ public final class Workers {
     if (fsdp > 1) {
       return new TrainerTopology.Fsdp(fsdp);
     }
-    return new TrainerTopology.Megatron(spec.trainer().getOrDefault("tp", 1), spec.trainer().getOrDefault("pp", 1),
+    return new TrainerTopology.Megatron(
+        spec.trainer().getOrDefault("tp", 1),
+        spec.trainer().getOrDefault("pp", 1),
         spec.trainer().getOrDefault("ep", 1));
   }
 
   static InferenceTopology inferenceTopology(WorkerSpec spec) {
-    return new InferenceTopology(spec.inference().getOrDefault("tp", 1), spec.inference().getOrDefault("ep", 1));
+    return new InferenceTopology(
+        spec.inference().getOrDefault("tp", 1), spec.inference().getOrDefault("ep", 1));
   }
 
   static Duration seconds(double s) {

@@ -25,8 +25,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The JSON form of {@code mx plan} (ARCHITECTURE §5.3): reads a planning request and writes a plan, with
- * snake_case names. Every input error names its JSON path (e.g. {@code sources.w.shards[1].offset}).
+ * The JSON form of {@code mx plan} (ARCHITECTURE §5.3): reads a planning request and writes a plan,
+ * with snake_case names. Every input error names its JSON path (e.g. {@code
+ * sources.w.shards[1].offset}).
  */
 public final class PlanJson {
   private PlanJson() {}
@@ -37,13 +38,18 @@ public final class PlanJson {
    * @param maxSegmentsPerCopy the file's threshold, or null to use the environment's
    * @param bounding the file's {@code "bounding"} mode, or null when absent
    */
-  public record PlanRequest(Integer maxSegmentsPerCopy, Map<String, SourceInfo> sources, CaptureResult capture,
+  public record PlanRequest(
+      Integer maxSegmentsPerCopy,
+      Map<String, SourceInfo> sources,
+      CaptureResult capture,
       BoundingMode bounding) {}
 
   private static final Set<String> ROOT_KEYS =
       Set.of("max_segments_per_copy", "sources", "copies", "unsupported", "bounding");
-  private static final Set<String> SOURCE_KEYS = Set.of("dtype", "global_shape", "elsize", "shards", "partial");
-  private static final Set<String> SHARD_KEYS = Set.of("session", "addr", "offset", "shape", "digest");
+  private static final Set<String> SOURCE_KEYS =
+      Set.of("dtype", "global_shape", "elsize", "shards", "partial");
+  private static final Set<String> SHARD_KEYS =
+      Set.of("session", "addr", "offset", "shape", "digest");
   private static final Set<String> COPY_KEYS =
       Set.of("src", "op_chain", "param", "dest_offset", "dest_shape", "dest_stride", "dest_dtype");
 
@@ -55,7 +61,8 @@ public final class PlanJson {
     if (m != null && !m.isNull()) {
       long v = integer(m, "max_segments_per_copy");
       if (v < 1 || v > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException("max_segments_per_copy: " + v + " must be between 1 and " + Integer.MAX_VALUE);
+        throw new IllegalArgumentException(
+            "max_segments_per_copy: " + v + " must be between 1 and " + Integer.MAX_VALUE);
       }
       max = (int) v;
     }
@@ -65,8 +72,9 @@ public final class PlanJson {
       try {
         bounding = BoundingMode.parse(text(b, "bounding"));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(e.getMessage().startsWith("bounding:") ? e.getMessage()
-            : "bounding: " + e.getMessage(), e);
+        throw new IllegalArgumentException(
+            e.getMessage().startsWith("bounding:") ? e.getMessage() : "bounding: " + e.getMessage(),
+            e);
       }
     }
     Map<String, SourceInfo> sources = new LinkedHashMap<>();
@@ -95,7 +103,8 @@ public final class PlanJson {
         reasons.put(e.getKey(), text(e.getValue(), "unsupported." + e.getKey()));
       }
     }
-    return new PlanRequest(max, sources, new CaptureResult(copies, unsupported, 0, reasons), bounding);
+    return new PlanRequest(
+        max, sources, new CaptureResult(copies, unsupported, 0, reasons), bounding);
   }
 
   private static SourceInfo source(JsonNode n, String path) {
@@ -105,8 +114,15 @@ public final class PlanJson {
     int elsize = dtype.elementSize();
     JsonNode es = n.get("elsize");
     if (es != null && !es.isNull() && integer(es, path + ".elsize") != elsize) {
-      throw new IllegalArgumentException(path + ".elsize: " + es + " contradicts dtype " + dtype.torchLabel()
-          + " (" + elsize + " bytes)");
+      throw new IllegalArgumentException(
+          path
+              + ".elsize: "
+              + es
+              + " contradicts dtype "
+              + dtype.torchLabel()
+              + " ("
+              + elsize
+              + " bytes)");
     }
     JsonNode ss = required(n, "shards", path);
     requireArray(ss, path + ".shards");
@@ -153,7 +169,8 @@ public final class PlanJson {
     long offset = integer(required(n, "dest_offset", path), path + ".dest_offset");
     Shape shape = shape(required(n, "dest_shape", path), path + ".dest_shape");
     JsonNode st = n.get("dest_stride");
-    long[] stride = st == null || st.isNull() ? shape.rowMajorStrides() : longs(st, path + ".dest_stride");
+    long[] stride =
+        st == null || st.isNull() ? shape.rowMajorStrides() : longs(st, path + ".dest_stride");
     DType dtype = dtype(required(n, "dest_dtype", path), path + ".dest_dtype");
     try {
       return new RecordedCopy(src, chain, param, offset, shape, stride, dtype);
@@ -162,10 +179,14 @@ public final class PlanJson {
     }
   }
 
-  /** {@code [name, [args...]]} or {@code [name, [args...], {kwargs}]}; a bare {@code [name]} has no arguments. */
+  /**
+   * {@code [name, [args...]]} or {@code [name, [args...], {kwargs}]}; a bare {@code [name]} has no
+   * arguments.
+   */
   private static OpSpec op(JsonNode n, String path) {
     if (!n.isArray() || n.isEmpty() || n.size() > 3 || !n.get(0).isTextual()) {
-      throw new IllegalArgumentException(path + ": an op must be [name, [args...]] or [name, [args...], {kwargs}], got " + n);
+      throw new IllegalArgumentException(
+          path + ": an op must be [name, [args...]] or [name, [args...], {kwargs}], got " + n);
     }
     List<Object> args = new ArrayList<>();
     if (n.size() > 1 && !n.get(1).isNull()) {
@@ -182,7 +203,10 @@ public final class PlanJson {
     return new OpSpec(n.get(0).asText(), args, kwargs);
   }
 
-  /** JSON values as op arguments: integers become {@code Long}, arrays {@code List}, null stays null. */
+  /**
+   * JSON values as op arguments: integers become {@code Long}, arrays {@code List}, null stays
+   * null.
+   */
   private static Object value(JsonNode n) {
     if (n.isNull()) {
       return null;
@@ -216,7 +240,8 @@ public final class PlanJson {
     long[] dims = longs(n, path);
     for (int d = 0; d < dims.length; d++) {
       if (dims[d] < 0) {
-        throw new IllegalArgumentException(path + ": extent " + dims[d] + " of dim " + d + " is negative");
+        throw new IllegalArgumentException(
+            path + ": extent " + dims[d] + " of dim " + d + " is negative");
       }
     }
     return new Shape(dims);
@@ -255,7 +280,8 @@ public final class PlanJson {
 
   private static void requireArray(JsonNode n, String path) {
     if (!n.isArray()) {
-      throw new IllegalArgumentException(path + ": expected an array, got " + n.getNodeType().name().toLowerCase(Locale.ROOT));
+      throw new IllegalArgumentException(
+          path + ": expected an array, got " + n.getNodeType().name().toLowerCase(Locale.ROOT));
     }
   }
 
@@ -267,8 +293,11 @@ public final class PlanJson {
       for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
         String k = it.next();
         if (!allowed.contains(k)) {
-          throw new IllegalArgumentException((path.equals("$") ? "" : path + ".") + k
-              + ": unknown key; expected one of " + new java.util.TreeSet<>(allowed));
+          throw new IllegalArgumentException(
+              (path.equals("$") ? "" : path + ".")
+                  + k
+                  + ": unknown key; expected one of "
+                  + new java.util.TreeSet<>(allowed));
         }
       }
     }

@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** The parts of the ucx benchmark that do not measure: reading ucx_perftest's output and finding it. */
+/**
+ * The parts of the ucx benchmark that do not measure: reading ucx_perftest's output and finding it.
+ */
 class UcxBenchTest {
 
   @Test
   void readsTheOverallBandwidthAndRateFromUcxPerftestCsv() {
-    String output = """
+    String output =
+        """
         +--------------+---------+
         | API:          protocol layer |
         iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
@@ -25,8 +28,10 @@ class UcxBenchTest {
 
   @Test
   void refusesOutputWithoutAResultLine() {
-    IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> UcxBench.PerftestResult.parseCsv("Waiting for connection...\n"));
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> UcxBench.PerftestResult.parseCsv("Waiting for connection...\n"));
     assertTrue(e.getMessage().contains("no result line"), e.getMessage());
     assertThrows(IllegalStateException.class, () -> UcxBench.PerftestResult.parseCsv("12,3\n"));
   }

@@ -38,35 +38,110 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Model/topology pairs of the layout tests (dense, GQA, MoE with EP, PP, FSDP; dtype changes), planned per receiver
- * rank in {@code shard} mode and accounted element by element against mx-layout's independent vLLM reference:
- * every non-padding parameter element is written exactly once — by an exact segment, a convert, a full pull's or
- * a staged shard's replayed copy — with the global element the reference names. Cost settings vary so that every
- * option is exercised.
+ * Model/topology pairs of the layout tests (dense, GQA, MoE with EP, PP, FSDP; dtype changes),
+ * planned per receiver rank in {@code shard} mode and accounted element by element against
+ * mx-layout's independent vLLM reference: every non-padding parameter element is written exactly
+ * once — by an exact segment, a convert, a full pull's or a staged shard's replayed copy — with the
+ * global element the reference names. Cost settings vary so that every option is exercised.
  */
 class ShardPlannedCoverageTest {
 
-  record Case(String model, TrainerTopology trainer, InferenceTopology inference, DType trainerDtype,
-      DType inferenceDtype, double descriptorUs) {
+  record Case(
+      String model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      DType trainerDtype,
+      DType inferenceDtype,
+      double descriptorUs) {
     @Override
     public String toString() {
-      return model + " " + trainer + " " + trainerDtype + " -> " + inference + " " + inferenceDtype + " at "
-          + descriptorUs + " us/descriptor";
+      return model
+          + " "
+          + trainer
+          + " "
+          + trainerDtype
+          + " -> "
+          + inference
+          + " "
+          + inferenceDtype
+          + " at "
+          + descriptorUs
+          + " us/descriptor";
     }
   }
 
   static Stream<Case> cases() {
     return Stream.of(
-        new Case("tiny-llama", new TrainerTopology.Megatron(4, 2, 1), InferenceTopology.tp(8), DType.F32, DType.BF16, 1.5),
-        new Case("tiny-llama", new TrainerTopology.Megatron(2, 1, 1), InferenceTopology.tp(1), DType.BF16, DType.BF16, 50),
-        new Case("tiny-llama", new TrainerTopology.Fsdp(3), InferenceTopology.tp(4), DType.BF16, DType.BF16, 1.5),
-        new Case("tiny-mistral", new TrainerTopology.Megatron(2, 1, 1), InferenceTopology.tp(4), DType.BF16, DType.BF16, 1000),
-        new Case("tiny-qwen2", new TrainerTopology.Megatron(1, 2, 1), InferenceTopology.tp(2), DType.BF16, DType.BF16, 1.5),
-        new Case("tiny-qwen3", new TrainerTopology.Megatron(4, 1, 1), InferenceTopology.tp(8), DType.BF16, DType.BF16, 50),
-        new Case("tiny-qwen3", new TrainerTopology.Megatron(2, 2, 1), InferenceTopology.tp(2), DType.F32, DType.F16, 1000),
-        new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 1, 2), new InferenceTopology(4, 4), DType.BF16, DType.BF16, 50),
-        new Case("tiny-qwen3-moe", new TrainerTopology.Fsdp(3), new InferenceTopology(8, 8), DType.BF16, DType.BF16, 1000),
-        new Case("tiny-qwen3-moe", new TrainerTopology.Megatron(4, 2, 2), InferenceTopology.tp(4), DType.F32, DType.BF16, 1.5));
+        new Case(
+            "tiny-llama",
+            new TrainerTopology.Megatron(4, 2, 1),
+            InferenceTopology.tp(8),
+            DType.F32,
+            DType.BF16,
+            1.5),
+        new Case(
+            "tiny-llama",
+            new TrainerTopology.Megatron(2, 1, 1),
+            InferenceTopology.tp(1),
+            DType.BF16,
+            DType.BF16,
+            50),
+        new Case(
+            "tiny-llama",
+            new TrainerTopology.Fsdp(3),
+            InferenceTopology.tp(4),
+            DType.BF16,
+            DType.BF16,
+            1.5),
+        new Case(
+            "tiny-mistral",
+            new TrainerTopology.Megatron(2, 1, 1),
+            InferenceTopology.tp(4),
+            DType.BF16,
+            DType.BF16,
+            1000),
+        new Case(
+            "tiny-qwen2",
+            new TrainerTopology.Megatron(1, 2, 1),
+            InferenceTopology.tp(2),
+            DType.BF16,
+            DType.BF16,
+            1.5),
+        new Case(
+            "tiny-qwen3",
+            new TrainerTopology.Megatron(4, 1, 1),
+            InferenceTopology.tp(8),
+            DType.BF16,
+            DType.BF16,
+            50),
+        new Case(
+            "tiny-qwen3",
+            new TrainerTopology.Megatron(2, 2, 1),
+            InferenceTopology.tp(2),
+            DType.F32,
+            DType.F16,
+            1000),
+        new Case(
+            "tiny-qwen3-moe",
+            new TrainerTopology.Megatron(2, 1, 2),
+            new InferenceTopology(4, 4),
+            DType.BF16,
+            DType.BF16,
+            50),
+        new Case(
+            "tiny-qwen3-moe",
+            new TrainerTopology.Fsdp(3),
+            new InferenceTopology(8, 8),
+            DType.BF16,
+            DType.BF16,
+            1000),
+        new Case(
+            "tiny-qwen3-moe",
+            new TrainerTopology.Megatron(4, 2, 2),
+            InferenceTopology.tp(4),
+            DType.F32,
+            DType.BF16,
+            1.5));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -74,10 +149,13 @@ class ShardPlannedCoverageTest {
   void shardBoundedPlansWriteEveryElementOnceFromTheReferenceElement(Case c) {
     ModelArchitecture model = ModelConfigs.load(c.model());
     TrainerLayout trainer = c.trainer().layout(model, c.trainerDtype());
-    Map<String, SourceInfo> sources = PlanningInventory.sources(trainer.ranks(), ShardAddressing.synthetic());
+    Map<String, SourceInfo> sources =
+        PlanningInventory.sources(trainer.ranks(), ShardAddressing.synthetic());
     Settings none = Settings.of(Map.of(), Map.of());
-    PlanOptions options = PlanOptions.fromSettings(BoundingMode.SHARD, none)
-        .withCosts(new dev.mx.api.transport.TransportCosts(c.descriptorUs() * 1e-6, 24e9, 10e9));
+    PlanOptions options =
+        PlanOptions.fromSettings(BoundingMode.SHARD, none)
+            .withCosts(
+                new dev.mx.api.transport.TransportCosts(c.descriptorUs() * 1e-6, 24e9, 10e9));
     Map<String, Integer> chosen = new TreeMap<>();
     for (int rank = 0; rank < c.inference().tp(); rank++) {
       VllmLayout layout = new VllmLayout(model, c.inference(), rank, c.inferenceDtype());
@@ -100,11 +178,18 @@ class ShardPlannedCoverageTest {
     private final TransferPlan plan;
     private final Capture capture;
     private final Map<String, int[]> hits = new HashMap<>();
+
     /** session -> shard start address -> (source, shard). */
     private final Map<String, TreeMap<Long, Map.Entry<String, Shard>>> byAddress = new HashMap<>();
 
-    Account(Case c, int rank, ModelArchitecture model, VllmLayout layout, Map<String, SourceInfo> sources,
-        TransferPlan plan, Capture capture) {
+    Account(
+        Case c,
+        int rank,
+        ModelArchitecture model,
+        VllmLayout layout,
+        Map<String, SourceInfo> sources,
+        TransferPlan plan,
+        Capture capture) {
       this.c = c;
       this.rank = rank;
       this.ref = new VllmReference(model, c.inference(), rank);
@@ -112,23 +197,38 @@ class ShardPlannedCoverageTest {
       this.sources = sources;
       this.plan = plan;
       this.capture = capture;
-      sources.forEach((name, info) -> info.shards().forEach(s -> byAddress
-          .computeIfAbsent(s.session(), k -> new TreeMap<>()).put(s.addr(), Map.entry(name, s))));
+      sources.forEach(
+          (name, info) ->
+              info.shards()
+                  .forEach(
+                      s ->
+                          byAddress
+                              .computeIfAbsent(s.session(), k -> new TreeMap<>())
+                              .put(s.addr(), Map.entry(name, s))));
     }
 
     void run() {
-      layout.params().forEach((p, spec) -> hits.put(p, new int[Math.toIntExact(spec.shape().numel())]));
+      layout
+          .params()
+          .forEach((p, spec) -> hits.put(p, new int[Math.toIntExact(spec.shape().numel())]));
       int elsize = c.inferenceDtype().elementSize();
       for (PullSegment s : plan.segments()) {
         for (long j = 0; j < s.nbytes() / elsize; j++) {
-          write(s.paramName(), s.dstByte() / elsize + j, element(s.session(), s.srcAddr() + j * elsize), s);
+          write(
+              s.paramName(),
+              s.dstByte() / elsize + j,
+              element(s.session(), s.srcAddr() + j * elsize),
+              s);
         }
       }
       converts();
       for (FullPullSource f : plan.fullPulls()) {
         for (RecordedCopy copy : f.copies()) {
-          replay(copy, f.globalShape(), (dest, src) -> write(copy.paramName(), dest,
-              new GlobalElement(copy.srcName(), src), copy));
+          replay(
+              copy,
+              f.globalShape(),
+              (dest, src) ->
+                  write(copy.paramName(), dest, new GlobalElement(copy.srcName(), src), copy));
         }
       }
       for (StagedShard st : plan.stagedShards()) {
@@ -136,15 +236,18 @@ class ShardPlannedCoverageTest {
         long[] dims = st.shard().shape().dims();
         long[] gs = sources.get(st.srcName()).globalShape().rowMajorStrides();
         for (RecordedCopy copy : st.copies()) {
-          replay(copy, st.shard().shape(), (dest, local) -> {
-            long flat = 0;
-            long k = local;
-            for (int d = dims.length - 1; d >= 0; d--) {
-              flat += (off[d] + k % dims[d]) * gs[d];
-              k /= dims[d];
-            }
-            write(copy.paramName(), dest, new GlobalElement(st.srcName(), flat), copy);
-          });
+          replay(
+              copy,
+              st.shard().shape(),
+              (dest, local) -> {
+                long flat = 0;
+                long k = local;
+                for (int d = dims.length - 1; d >= 0; d--) {
+                  flat += (off[d] + k % dims[d]) * gs[d];
+                  k /= dims[d];
+                }
+                write(copy.paramName(), dest, new GlobalElement(st.srcName(), flat), copy);
+              });
         }
       }
       for (var e : hits.entrySet()) {
@@ -152,7 +255,18 @@ class ShardPlannedCoverageTest {
         for (int i = 0; i < h.length; i++) {
           int want = ref.source(e.getKey(), i) == null ? 0 : 1;
           if (h[i] != want) {
-            fail(c + " rank " + rank + ": " + e.getKey() + "[" + i + "] written " + h[i] + " times, expected " + want);
+            fail(
+                c
+                    + " rank "
+                    + rank
+                    + ": "
+                    + e.getKey()
+                    + "["
+                    + i
+                    + "] written "
+                    + h[i]
+                    + " times, expected "
+                    + want);
           }
         }
       }
@@ -175,8 +289,11 @@ class ShardPlannedCoverageTest {
         int elsize = info.elsize();
         for (PullSegment s : cs.segments()) {
           for (long j = 0; j < s.nbytes() / elsize; j++) {
-            write(cs.paramName(), destOf[Math.toIntExact(s.dstByte() / elsize + j)],
-                element(s.session(), s.srcAddr() + j * elsize), s);
+            write(
+                cs.paramName(),
+                destOf[Math.toIntExact(s.dstByte() / elsize + j)],
+                element(s.session(), s.srcAddr() + j * elsize),
+                s);
           }
         }
       }
@@ -201,8 +318,21 @@ class ShardPlannedCoverageTest {
     private void write(String param, long element, GlobalElement got, Object via) {
       GlobalElement want = ref.source(param, element);
       if (!got.equals(want)) {
-        fail(c + " rank " + rank + ": " + param + "[" + element + "] receives " + got + " but the reference expects "
-            + want + " (via " + via + ")");
+        fail(
+            c
+                + " rank "
+                + rank
+                + ": "
+                + param
+                + "["
+                + element
+                + "] receives "
+                + got
+                + " but the reference expects "
+                + want
+                + " (via "
+                + via
+                + ")");
       }
       hits.get(param)[Math.toIntExact(element)]++;
     }
@@ -212,7 +342,10 @@ class ShardPlannedCoverageTest {
     void at(long dest, long src);
   }
 
-  /** Every element of {@code copy}: its flat destination index and the flat index it reads in the root. */
+  /**
+   * Every element of {@code copy}: its flat destination index and the flat index it reads in the
+   * root.
+   */
   private static void replay(RecordedCopy copy, Shape root, Visit visit) {
     StridedView v = StridedView.replay(root, copy.opChain(), copy.srcName());
     long[] shape = copy.destShape().dims();

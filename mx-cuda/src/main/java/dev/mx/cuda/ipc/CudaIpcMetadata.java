@@ -10,9 +10,10 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * What a cuda-ipc endpoint publishes (its shard table's agent metadata): the process and endpoint, and per
- * registered region its address range, where it lives, and for device memory the IPC handle of the
- * allocation holding it with the region's offset in that allocation. Little-endian, versioned.
+ * What a cuda-ipc endpoint publishes (its shard table's agent metadata): the process and endpoint,
+ * and per registered region its address range, where it lives, and for device memory the IPC handle
+ * of the allocation holding it with the region's offset in that allocation. Little-endian,
+ * versioned.
  *
  * @param pid the publishing process
  * @param token the endpoint, for peers in the same process
@@ -38,7 +39,8 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
   record Region(long base, long length, int deviceOrdinal, long offsetInAllocation, byte[] handle) {
     Region {
       if (handle.length != HANDLE_BYTES) {
-        throw new IllegalArgumentException("an IPC handle has " + HANDLE_BYTES + " bytes, got " + handle.length);
+        throw new IllegalArgumentException(
+            "an IPC handle has " + HANDLE_BYTES + " bytes, got " + handle.length);
       }
     }
 
@@ -48,8 +50,12 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Region r && r.base == base && r.length == length && r.deviceOrdinal == deviceOrdinal
-          && r.offsetInAllocation == offsetInAllocation && Arrays.equals(r.handle, handle);
+      return o instanceof Region r
+          && r.base == base
+          && r.length == length
+          && r.deviceOrdinal == deviceOrdinal
+          && r.offsetInAllocation == offsetInAllocation
+          && Arrays.equals(r.handle, handle);
     }
 
     @Override
@@ -59,7 +65,12 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
 
     @Override
     public String toString() {
-      return "Region[0x" + Long.toHexString(base) + "+" + length + (isDevice() ? ", cuda:" + deviceOrdinal : ", host") + "]";
+      return "Region[0x"
+          + Long.toHexString(base)
+          + "+"
+          + length
+          + (isDevice() ? ", cuda:" + deviceOrdinal : ", host")
+          + "]";
     }
   }
 
@@ -68,13 +79,23 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
   }
 
   byte[] encode() {
-    ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + regions.size() * REGION_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(MAGIC).putInt(VERSION).putLong(pid)
-        .putLong(token.getMostSignificantBits()).putLong(token.getLeastSignificantBits())
-        .putInt(device).putInt(regions.size());
+    ByteBuffer b =
+        ByteBuffer.allocate(HEADER_BYTES + regions.size() * REGION_BYTES)
+            .order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(MAGIC)
+        .putInt(VERSION)
+        .putLong(pid)
+        .putLong(token.getMostSignificantBits())
+        .putLong(token.getLeastSignificantBits())
+        .putInt(device)
+        .putInt(regions.size());
     for (Region r : regions) {
-      b.putLong(r.base).putLong(r.length).putInt(r.isDevice() ? 1 : 0).putInt(r.deviceOrdinal)
-          .putLong(r.offsetInAllocation).put(r.handle);
+      b.putLong(r.base)
+          .putLong(r.length)
+          .putInt(r.isDevice() ? 1 : 0)
+          .putInt(r.deviceOrdinal)
+          .putLong(r.offsetInAllocation)
+          .put(r.handle);
     }
     return b.array();
   }
@@ -82,18 +103,30 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
   /**
    * Decodes a peer's metadata.
    *
-   * @throws TransportException naming {@code session} when the bytes are not cuda-ipc metadata of this version
+   * @throws TransportException naming {@code session} when the bytes are not cuda-ipc metadata of
+   *     this version
    */
   static CudaIpcMetadata decode(String session, byte[] bytes) {
     ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
     if (bytes.length < HEADER_BYTES || b.getInt() != MAGIC) {
-      throw new TransportException(session, "cuda-ipc transport: metadata for peer '" + session
-          + "' is not cuda-ipc metadata (" + bytes.length + " bytes)");
+      throw new TransportException(
+          session,
+          "cuda-ipc transport: metadata for peer '"
+              + session
+              + "' is not cuda-ipc metadata ("
+              + bytes.length
+              + " bytes)");
     }
     int version = b.getInt();
     if (version != VERSION) {
-      throw new TransportException(session, "cuda-ipc transport: peer '" + session + "' speaks metadata version "
-          + version + ", this endpoint " + VERSION);
+      throw new TransportException(
+          session,
+          "cuda-ipc transport: peer '"
+              + session
+              + "' speaks metadata version "
+              + version
+              + ", this endpoint "
+              + VERSION);
     }
     try {
       long pid = b.getLong();
@@ -101,8 +134,15 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
       int device = b.getInt();
       int count = b.getInt();
       if (count < 0 || (long) count * REGION_BYTES != b.remaining()) {
-        throw new TransportException(session, "cuda-ipc transport: metadata for peer '" + session + "' announces "
-            + count + " regions but carries " + b.remaining() + " bytes of them");
+        throw new TransportException(
+            session,
+            "cuda-ipc transport: metadata for peer '"
+                + session
+                + "' announces "
+                + count
+                + " regions but carries "
+                + b.remaining()
+                + " bytes of them");
       }
       List<Region> regions = new ArrayList<>(count);
       for (int i = 0; i < count; i++) {
@@ -117,7 +157,8 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
       }
       return new CudaIpcMetadata(pid, token, device, regions);
     } catch (BufferUnderflowException e) {
-      throw new TransportException(session, "cuda-ipc transport: metadata for peer '" + session + "' is truncated", e);
+      throw new TransportException(
+          session, "cuda-ipc transport: metadata for peer '" + session + "' is truncated", e);
     }
   }
 }

@@ -18,33 +18,36 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.HexFormat;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Reads between processes of one host through CUDA IPC. A publisher registers device allocations; its
- * metadata carries, per region, the IPC handle of the allocation holding it. A receiver in another process
- * maps each allocation once ({@code cuIpcOpenMemHandle}) and reads with {@code cuMemcpyAsync} on its device's
- * stream, device to device (or into registered host memory); completion is an event polled until the
- * timeout. A peer in the same process (CUDA cannot open its own handles) is reached directly, through its
- * live registrations, which is also how host memory is read: host regions are never exported.
+ * Reads between processes of one host through CUDA IPC. A publisher registers device allocations;
+ * its metadata carries, per region, the IPC handle of the allocation holding it. A receiver in
+ * another process maps each allocation once ({@code cuIpcOpenMemHandle}) and reads with {@code
+ * cuMemcpyAsync} on its device's stream, device to device (or into registered host memory);
+ * completion is an event polled until the timeout. A peer in the same process (CUDA cannot open its
+ * own handles) is reached directly, through its live registrations, which is also how host memory
+ * is read: host regions are never exported.
  *
- * <p>Validation is that of every transport: each descriptor must lie in one region the peer published and
- * one region registered here, checked for the whole batch before anything is copied. Closing unmaps the
- * peers' allocations (last mapped first), then drops registrations.
+ * <p>Validation is that of every transport: each descriptor must lie in one region the peer
+ * published and one region registered here, checked for the whole batch before anything is copied.
+ * Closing unmaps the peers' allocations (last mapped first), then drops registrations.
  */
 public final class CudaIpcTransport extends AbstractTransport {
   /** The backend's name. */
   public static final String NAME = "cuda-ipc";
+
   /** Option: the device whose stream runs this endpoint's copies. */
   public static final String DEVICE_PROPERTY = "cuda.device";
 
   private static final long PID = ProcessHandle.current().pid();
+
   /** Live endpoints of this process by token: same-process peers resolve to objects. */
   private static final Map<UUID, CudaIpcTransport> LIVE = new ConcurrentHashMap<>();
 
@@ -59,8 +62,14 @@ public final class CudaIpcTransport extends AbstractTransport {
     try {
       ordinal = Integer.parseInt(config.property(DEVICE_PROPERTY, "0"));
     } catch (NumberFormatException e) {
-      throw new TransportException(null, "cuda-ipc transport: option " + DEVICE_PROPERTY + "='"
-          + config.property(DEVICE_PROPERTY, "") + "' is not a device ordinal", e);
+      throw new TransportException(
+          null,
+          "cuda-ipc transport: option "
+              + DEVICE_PROPERTY
+              + "='"
+              + config.property(DEVICE_PROPERTY, "")
+              + "' is not a device ordinal",
+          e);
     }
     this.device = CudaDevice.get(ordinal);
     LIVE.put(token, this);
@@ -82,8 +91,10 @@ public final class CudaIpcTransport extends AbstractTransport {
     final int id;
     final MemorySegment segment;
     final MemoryKind kind;
+
     /** Set for device memory: the allocation's handle and the region's offset in it. */
     final CudaIpc.Export export;
+
     private final AtomicBoolean closed = new AtomicBoolean();
 
     Registration(int id, MemorySegment segment, MemoryKind kind, CudaIpc.Export export) {
@@ -133,14 +144,30 @@ public final class CudaIpcTransport extends AbstractTransport {
     if (kind.isDevice()) {
       MemoryKind actual = stated ? CudaMemory.kindOf(region.address()) : kind;
       if (!actual.equals(kind)) {
-        throw new TransportException(null, "cuda-ipc transport: region 0x" + Long.toHexString(region.address()) + "+"
-            + region.byteSize() + " was registered as " + kind + " memory but the driver says it is " + actual);
+        throw new TransportException(
+            null,
+            "cuda-ipc transport: region 0x"
+                + Long.toHexString(region.address())
+                + "+"
+                + region.byteSize()
+                + " was registered as "
+                + kind
+                + " memory but the driver says it is "
+                + actual);
       }
       export = CudaIpc.export(CudaDevice.get(kind.ordinal()), region.address());
-      if (region.address() + region.byteSize() > export.allocationBase() + export.allocationSize()) {
-        throw new TransportException(null, "cuda-ipc transport: region 0x" + Long.toHexString(region.address()) + "+"
-            + region.byteSize() + " runs past the end of its device allocation 0x"
-            + Long.toHexString(export.allocationBase()) + "+" + export.allocationSize());
+      if (region.address() + region.byteSize()
+          > export.allocationBase() + export.allocationSize()) {
+        throw new TransportException(
+            null,
+            "cuda-ipc transport: region 0x"
+                + Long.toHexString(region.address())
+                + "+"
+                + region.byteSize()
+                + " runs past the end of its device allocation 0x"
+                + Long.toHexString(export.allocationBase())
+                + "+"
+                + export.allocationSize());
       }
     }
     CudaIpc.Export e = export;
@@ -154,29 +181,48 @@ public final class CudaIpcTransport extends AbstractTransport {
     ensureOpen();
     List<CudaIpcMetadata.Region> out = new ArrayList<>();
     for (Registration r : book.all()) {
-      out.add(r.export == null
-          ? new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
-          : new CudaIpcMetadata.Region(r.segment.address(), r.segment.byteSize(), r.kind.ordinal(),
-              r.segment.address() - r.export.allocationBase(), r.export.handle()));
+      out.add(
+          r.export == null
+              ? new CudaIpcMetadata.Region(
+                  r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
+              : new CudaIpcMetadata.Region(
+                  r.segment.address(),
+                  r.segment.byteSize(),
+                  r.kind.ordinal(),
+                  r.segment.address() - r.export.allocationBase(),
+                  r.export.handle()));
     }
     return new CudaIpcMetadata(PID, token, device.ordinal(), out).encode();
   }
 
-  /** One region a peer published, as this process reaches it ({@code localBase} = -1: not reachable here). */
+  /**
+   * One region a peer published, as this process reaches it ({@code localBase} = -1: not reachable
+   * here).
+   */
   private record PeerRegion(long base, long length, boolean deviceMemory, long localBase) {}
 
-  /** A connected peer: in this process (read through its live registrations) or mapped from another one. */
+  /**
+   * A connected peer: in this process (read through its live registrations) or mapped from another
+   * one.
+   */
   private static final class Peer implements AutoCloseable {
     final String session;
     final CudaIpcTransport local;
     final RegionTable table;
     final PeerRegion[] regions;
+
     /** Mapped allocations, in the order they were opened. */
     final List<Long> mapped;
+
     final CudaDevice device;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    Peer(String session, CudaIpcTransport local, RegionTable table, PeerRegion[] regions, List<Long> mapped,
+    Peer(
+        String session,
+        CudaIpcTransport local,
+        RegionTable table,
+        PeerRegion[] regions,
+        List<Long> mapped,
         CudaDevice device) {
       this.session = session;
       this.local = local;
@@ -207,8 +253,11 @@ public final class CudaIpcTransport extends AbstractTransport {
     if (meta.pid() == PID) {
       CudaIpcTransport live = LIVE.get(meta.token());
       if (live == null) {
-        throw new TransportException(session, "cuda-ipc transport: peer '" + session
-            + "' claims this process but is not a live endpoint here (closed?)");
+        throw new TransportException(
+            session,
+            "cuda-ipc transport: peer '"
+                + session
+                + "' claims this process but is not a live endpoint here (closed?)");
       }
       peer = new Peer(session, live, null, null, List.of(), device);
     } else {
@@ -250,8 +299,13 @@ public final class CudaIpcTransport extends AbstractTransport {
       if (e instanceof TransportException) {
         throw e;
       }
-      throw new TransportException(session, "cuda-ipc transport: cannot map the allocations of peer '" + session
-          + "': " + e.getMessage(), e);
+      throw new TransportException(
+          session,
+          "cuda-ipc transport: cannot map the allocations of peer '"
+              + session
+              + "': "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -307,7 +361,8 @@ public final class CudaIpcTransport extends AbstractTransport {
       }
       if (p.local != null) {
         if (p.local.isClosed()) {
-          throw new TransportException(session, "cuda-ipc transport: peer '" + session + "' was closed");
+          throw new TransportException(
+              session, "cuda-ipc transport: peer '" + session + "' was closed");
         }
         from = p.local.book.table();
       } else {
@@ -334,9 +389,17 @@ public final class CudaIpcTransport extends AbstractTransport {
       if (remote != null) {
         PeerRegion r = remote[s];
         if (!r.deviceMemory()) {
-          throw new TransportException(session, "cuda-ipc transport: descriptor #" + i + " " + d + " reads host memory"
-              + " of peer '" + session + "' in another process; cuda-ipc exports device memory only (use shm or ucx"
-              + " for host memory); nothing in this batch was read");
+          throw new TransportException(
+              session,
+              "cuda-ipc transport: descriptor #"
+                  + i
+                  + " "
+                  + d
+                  + " reads host memory"
+                  + " of peer '"
+                  + session
+                  + "' in another process; cuda-ipc exports device memory only (use shm or ucx"
+                  + " for host memory); nothing in this batch was read");
         }
         srcAddr = r.localBase() + (d.srcAddr() - r.base());
       }
@@ -373,8 +436,13 @@ public final class CudaIpcTransport extends AbstractTransport {
           try {
             done = b.done.isDone();
           } catch (RuntimeException e) {
-            throw new TransportException(b.session, "cuda-ipc transport: reading from peer '" + b.session
-                + "' failed: " + e.getMessage(), e);
+            throw new TransportException(
+                b.session,
+                "cuda-ipc transport: reading from peer '"
+                    + b.session
+                    + "' failed: "
+                    + e.getMessage(),
+                e);
           }
           if (done) {
             pending.remove(i);
@@ -385,8 +453,12 @@ public final class CudaIpcTransport extends AbstractTransport {
         }
         if (System.nanoTime() - deadline > 0) {
           List<String> names = pending.stream().map(IpcBatch::session).distinct().toList();
-          throw new TransportException(names.getFirst(), "cuda-ipc transport: reads from peer(s) " + names
-              + " did not complete within " + timeout);
+          throw new TransportException(
+              names.getFirst(),
+              "cuda-ipc transport: reads from peer(s) "
+                  + names
+                  + " did not complete within "
+                  + timeout);
         }
         // Spin briefly (copies of a few MiB finish in microseconds), then back off.
         if (++spins > 1000) {
@@ -396,7 +468,8 @@ public final class CudaIpcTransport extends AbstractTransport {
         }
       }
     } finally {
-      // Destroying an event whose copies are still running (a timeout) is allowed: the driver frees it
+      // Destroying an event whose copies are still running (a timeout) is allowed: the driver frees
+      // it
       // once they end.
       for (PendingRead p : started) {
         IpcBatch b = (IpcBatch) p;
@@ -421,7 +494,14 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   @Override
   public String toString() {
-    return "CudaIpcTransport[" + localSession() + ", cuda:" + device.ordinal() + ", regions " + book.table() + ", peers "
-        + Arrays.toString(peers.keySet().toArray()) + "]";
+    return "CudaIpcTransport["
+        + localSession()
+        + ", cuda:"
+        + device.ordinal()
+        + ", regions "
+        + book.table()
+        + ", peers "
+        + Arrays.toString(peers.keySet().toArray())
+        + "]";
   }
 }

@@ -6,9 +6,9 @@ import dev.mx.api.transport.TransportProvider;
 import dev.mx.cuda.Cuda;
 
 /**
- * {@code cuda-ipc}: device memory across processes of one host. Available where CUDA is; ranked below ucx
- * (8) because it reaches only this host, above mem. Option {@code cuda.device} (default 0) picks the device
- * whose stream runs the copies.
+ * {@code cuda-ipc}: device memory across processes of one host. Available where CUDA is; ranked
+ * below ucx (8) because it reaches only this host, above mem. Option {@code cuda.device} (default
+ * 0) picks the device whose stream runs the copies.
  */
 public final class CudaIpcTransportProvider extends TransportProvider {
 

@@ -1,5 +1,6 @@
 /**
- * The {@code cuda-ipc} transport: processes on one host read each other's device allocations, exported with
- * {@code cuIpcGetMemHandle} and mapped with {@code cuIpcOpenMemHandle}, by device-to-device copies.
+ * The {@code cuda-ipc} transport: processes on one host read each other's device allocations,
+ * exported with {@code cuIpcGetMemHandle} and mapped with {@code cuIpcOpenMemHandle}, by
+ * device-to-device copies.
  */
 package dev.mx.cuda.ipc;

@@ -21,7 +21,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** cuda-ipc between two processes: a child JVM publishes device memory, this one reads it. GPU only. */
+/**
+ * cuda-ipc between two processes: a child JVM publishes device memory, this one reads it. GPU only.
+ */
 class CudaIpcCrossProcessTest {
   private static final int BYTES = 8 * 1024 * 1024 + 3;
 
@@ -29,7 +31,8 @@ class CudaIpcCrossProcessTest {
   void aReceiverInAnotherProcessReadsDeviceMemoryByteExact() throws Exception {
     CudaTestSupport.assumeCuda();
     Process child = CudaIpcPublisherMain.start("trainer-0", BYTES, 99);
-    try (Transport receiver = new CudaIpcTransportProvider().create(TransportConfig.of("engine-0"));
+    try (Transport receiver =
+            new CudaIpcTransportProvider().create(TransportConfig.of("engine-0"));
         DeviceAllocation dst = DeviceAllocation.allocate(0, BYTES + 16);
         Arena arena = Arena.ofConfined()) {
       Map<String, String> lines = CudaIpcPublisherMain.readHeader(child);
@@ -51,14 +54,20 @@ class CudaIpcCrossProcessTest {
       System.arraycopy(p, 1_000_001, expected, 1, BYTES - 1_000_001);
       System.arraycopy(p, 0, expected, 1 + BYTES - 1_000_001, 1_000_000);
       assertArrayEquals(expected, back.toArray(ValueLayout.JAVA_BYTE));
-      // Past the end of the published allocation: rejected before anything moves, naming the descriptor.
-      TransportException outside = assertThrows(TransportException.class,
-          () -> receiver.read(List.of(new ReadDescriptor("trainer-0", src + BYTES - 8, d, 16))));
+      // Past the end of the published allocation: rejected before anything moves, naming the
+      // descriptor.
+      TransportException outside =
+          assertThrows(
+              TransportException.class,
+              () ->
+                  receiver.read(List.of(new ReadDescriptor("trainer-0", src + BYTES - 8, d, 16))));
       assertTrue(outside.getMessage().contains("#0"), outside.getMessage());
       // The publisher's host region is not exported across processes.
       long host = Long.parseLong(lines.get("HOST"));
-      TransportException hostRead = assertThrows(TransportException.class,
-          () -> receiver.read(List.of(new ReadDescriptor("trainer-0", host, d, 64))));
+      TransportException hostRead =
+          assertThrows(
+              TransportException.class,
+              () -> receiver.read(List.of(new ReadDescriptor("trainer-0", host, d, 64))));
       assertEquals("trainer-0", hostRead.peer());
       assertTrue(hostRead.getMessage().contains("device memory only"), hostRead.getMessage());
     } finally {

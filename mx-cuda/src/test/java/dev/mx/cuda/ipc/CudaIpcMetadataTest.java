@@ -21,9 +21,13 @@ class CudaIpcMetadataTest {
     for (int i = 0; i < handle.length; i++) {
       handle[i] = (byte) (i * 7 + 1);
     }
-    return new CudaIpcMetadata(4242, UUID.fromString("12345678-9abc-def0-1234-56789abcdef0"), 1, List.of(
-        new CudaIpcMetadata.Region(0x7f00_0000_1000L, 1 << 20, 1, 256, handle),
-        new CudaIpcMetadata.Region(0x5555_0000L, 4096, -1, 0, new byte[64])));
+    return new CudaIpcMetadata(
+        4242,
+        UUID.fromString("12345678-9abc-def0-1234-56789abcdef0"),
+        1,
+        List.of(
+            new CudaIpcMetadata.Region(0x7f00_0000_1000L, 1 << 20, 1, 256, handle),
+            new CudaIpcMetadata.Region(0x5555_0000L, 4096, -1, 0, new byte[64])));
   }
 
   @Test
@@ -42,11 +46,17 @@ class CudaIpcMetadataTest {
 
   @Test
   void foreignBytesAreRejectedNamingThePeer() {
-    TransportException e = assertThrows(TransportException.class,
-        () -> CudaIpcMetadata.decode("trainer-3", new byte[] {1, 2, 3}));
+    TransportException e =
+        assertThrows(
+            TransportException.class,
+            () -> CudaIpcMetadata.decode("trainer-3", new byte[] {1, 2, 3}));
     assertEquals("trainer-3", e.peer());
     assertTrue(e.getMessage().contains("not cuda-ipc metadata"), e.getMessage());
-    byte[] mem = ByteBuffer.allocate(40).order(ByteOrder.LITTLE_ENDIAN).putInt(0x4d584d45).array(); // mem's magic
+    byte[] mem =
+        ByteBuffer.allocate(40)
+            .order(ByteOrder.LITTLE_ENDIAN)
+            .putInt(0x4d584d45)
+            .array(); // mem's magic
     assertThrows(TransportException.class, () -> CudaIpcMetadata.decode("trainer-3", mem));
   }
 
@@ -54,15 +64,18 @@ class CudaIpcMetadataTest {
   void anotherVersionIsRejectedSayingSo() {
     byte[] bytes = sample().encode();
     ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putInt(4, 9);
-    TransportException e = assertThrows(TransportException.class, () -> CudaIpcMetadata.decode("p", bytes));
+    TransportException e =
+        assertThrows(TransportException.class, () -> CudaIpcMetadata.decode("p", bytes));
     assertTrue(e.getMessage().contains("version 9"), e.getMessage());
   }
 
   @Test
   void truncatedOrInconsistentRegionListsAreRejected() {
     byte[] bytes = sample().encode();
-    TransportException cut = assertThrows(TransportException.class,
-        () -> CudaIpcMetadata.decode("p", Arrays.copyOf(bytes, bytes.length - 10)));
+    TransportException cut =
+        assertThrows(
+            TransportException.class,
+            () -> CudaIpcMetadata.decode("p", Arrays.copyOf(bytes, bytes.length - 10)));
     assertTrue(cut.getMessage().contains("announces 2 regions"), cut.getMessage());
     ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putInt(36, -1);
     assertThrows(TransportException.class, () -> CudaIpcMetadata.decode("p", bytes));
@@ -71,6 +84,7 @@ class CudaIpcMetadataTest {
   @Test
   void handlesHaveSixtyFourBytes() {
     assertEquals(dev.mx.cuda.CudaIpc.HANDLE_BYTES, CudaIpcMetadata.HANDLE_BYTES);
-    assertThrows(IllegalArgumentException.class, () -> new CudaIpcMetadata.Region(0, 1, 0, 0, new byte[63]));
+    assertThrows(
+        IllegalArgumentException.class, () -> new CudaIpcMetadata.Region(0, 1, 0, 0, new byte[63]));
   }
 }

@@ -19,8 +19,9 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * The conformance suite over {@code cuda-ipc} (endpoints of one process: host memory through the driver's
- * unified addressing), plus device-to-device reads. GPU only; skips with the cause elsewhere.
+ * The conformance suite over {@code cuda-ipc} (endpoints of one process: host memory through the
+ * driver's unified addressing), plus device-to-device reads. GPU only; skips with the cause
+ * elsewhere.
  */
 class CudaIpcTransportConformanceTest extends AbstractTransportConformanceTest {
 
@@ -35,7 +36,8 @@ class CudaIpcTransportConformanceTest extends AbstractTransportConformanceTest {
     int n = 3 * 1024 * 1024 + 5;
     byte[] pattern = new byte[n];
     new SplittableRandom(3).nextBytes(pattern);
-    try (DeviceAllocation src = DeviceAllocation.allocate(0, n); DeviceAllocation dst = DeviceAllocation.allocate(0, n);
+    try (DeviceAllocation src = DeviceAllocation.allocate(0, n);
+        DeviceAllocation dst = DeviceAllocation.allocate(0, n);
         Arena a = Arena.ofConfined()) {
       MemorySegment host = a.allocate(n);
       MemorySegment.copy(pattern, 0, host, ValueLayout.JAVA_BYTE, 0, n);
@@ -47,7 +49,10 @@ class CudaIpcTransportConformanceTest extends AbstractTransportConformanceTest {
       long s = src.segment().address();
       long d = dst.segment().address();
       // Halves swapped, the odd byte last.
-      receiver.read(List.of(new ReadDescriptor(PEER, s, d + n / 2, n / 2), new ReadDescriptor(PEER, s + n / 2, d, n - n / 2)));
+      receiver.read(
+          List.of(
+              new ReadDescriptor(PEER, s, d + n / 2, n / 2),
+              new ReadDescriptor(PEER, s + n / 2, d, n - n / 2)));
       MemorySegment back = a.allocate(n);
       dst.copyTo(0, back);
       byte[] expected = new byte[n];

@@ -2,7 +2,10 @@ package dev.mx.digest.safetensors;
 
 import dev.mx.api.error.MxException;
 
-/** A safetensors file that cannot be read as one; the message names the file and, where known, the tensor. */
+/**
+ * A safetensors file that cannot be read as one; the message names the file and, where known, the
+ * tensor.
+ */
 public class SafetensorsException extends MxException {
   private static final long serialVersionUID = 1L;
   private final String source;

@@ -8,15 +8,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The header of a safetensors file without its data ({@link SafetensorsFile#index}): for callers that read
- * tensors' byte ranges themselves, e.g. to digest them in chunks.
+ * The header of a safetensors file without its data ({@link SafetensorsFile#index}): for callers
+ * that read tensors' byte ranges themselves, e.g. to digest them in chunks.
  *
  * @param source the file name, as used in messages
  * @param dataStart byte position of the data section in the file (8 + header length)
  * @param metadata the {@code __metadata__} strings in header order
  * @param entries every tensor, in header order
  */
-public record SafetensorsIndex(String source, long dataStart, Map<String, String> metadata, List<Entry> entries) {
+public record SafetensorsIndex(
+    String source, long dataStart, Map<String, String> metadata, List<Entry> entries) {
 
   /** Copies both collections (keeping header order) so the index cannot change. */
   public SafetensorsIndex {

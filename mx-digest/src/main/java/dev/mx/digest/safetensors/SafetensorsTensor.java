@@ -7,9 +7,9 @@ import java.util.Objects;
 
 /**
  * One named tensor of a safetensors file: its dtype, shape and row-major bytes. When read from a
- * {@link SafetensorsFile}, {@code data} is a read-only slice of the file's bytes, valid until the file closes.
- * Construction throws {@link IllegalArgumentException} when {@code data} is not exactly shape &times; element
- * size bytes.
+ * {@link SafetensorsFile}, {@code data} is a read-only slice of the file's bytes, valid until the
+ * file closes. Construction throws {@link IllegalArgumentException} when {@code data} is not
+ * exactly shape &times; element size bytes.
  */
 public record SafetensorsTensor(String name, DType dtype, Shape shape, MemorySegment data) {
 
@@ -20,8 +20,17 @@ public record SafetensorsTensor(String name, DType dtype, Shape shape, MemorySeg
     Objects.requireNonNull(data, "data of tensor '" + name + "'");
     long needed = shape.byteSize(dtype.elementSize());
     if (data.byteSize() != needed) {
-      throw new IllegalArgumentException("tensor '" + name + "' has " + data.byteSize() + " bytes but shape "
-          + shape + " of " + dtype.safetensorsName() + " needs " + needed);
+      throw new IllegalArgumentException(
+          "tensor '"
+              + name
+              + "' has "
+              + data.byteSize()
+              + " bytes but shape "
+              + shape
+              + " of "
+              + dtype.safetensorsName()
+              + " needs "
+              + needed);
     }
   }
 

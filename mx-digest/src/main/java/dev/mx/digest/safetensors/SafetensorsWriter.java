@@ -23,11 +23,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Writes named tensors as a safetensors file that {@link SafetensorsFile} (and the reference readers)
- * accept: tensors in the given order, packed back to back, the header padded with spaces so the data starts
- * at a multiple of 8 bytes. The file is written through a mapping (tensor bytes are copied memory to
- * memory, never through the heap) into a temporary sibling and renamed into place, so a reader never sees a
- * half-written file.
+ * Writes named tensors as a safetensors file that {@link SafetensorsFile} (and the reference
+ * readers) accept: tensors in the given order, packed back to back, the header padded with spaces
+ * so the data starts at a multiple of 8 bytes. The file is written through a mapping (tensor bytes
+ * are copied memory to memory, never through the heap) into a temporary sibling and renamed into
+ * place, so a reader never sees a half-written file.
  */
 public final class SafetensorsWriter {
 
@@ -38,8 +38,8 @@ public final class SafetensorsWriter {
   private SafetensorsWriter() {}
 
   /**
-   * Writes {@code tensors} (names unique, none called {@code __metadata__}) and {@code metadata} (sorted by
-   * key unless the map has an order of its own, so the output is deterministic) to
+   * Writes {@code tensors} (names unique, none called {@code __metadata__}) and {@code metadata}
+   * (sorted by key unless the map has an order of its own, so the output is deterministic) to
    * {@code path}, replacing it.
    *
    * @throws IllegalArgumentException naming the tensor when a name repeats or is reserved
@@ -53,11 +53,22 @@ public final class SafetensorsWriter {
       total = Math.addExact(total, t.byteSize());
     }
     // A sibling created with the default permissions (createTempFile would make it owner-only).
-    Path temp = path.resolveSibling("." + path.getFileName() + "." + ProcessHandle.current().pid() + "."
-        + System.nanoTime() + ".tmp");
+    Path temp =
+        path.resolveSibling(
+            "."
+                + path.getFileName()
+                + "."
+                + ProcessHandle.current().pid()
+                + "."
+                + System.nanoTime()
+                + ".tmp");
     try {
-      try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-              StandardOpenOption.WRITE);
+      try (FileChannel channel =
+              FileChannel.open(
+                  temp,
+                  StandardOpenOption.CREATE_NEW,
+                  StandardOpenOption.READ,
+                  StandardOpenOption.WRITE);
           Arena arena = Arena.ofConfined()) {
         MemorySegment out = channel.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
         out.set(U64, 0, header.length);
@@ -78,21 +89,28 @@ public final class SafetensorsWriter {
     }
   }
 
-  /** The JSON header for {@code tensors} packed in order, padded with spaces to end on an 8-byte boundary. */
+  /**
+   * The JSON header for {@code tensors} packed in order, padded with spaces to end on an 8-byte
+   * boundary.
+   */
   static byte[] header(List<SafetensorsTensor> tensors, Map<String, String> metadata) {
     ObjectNode root = JSON.createObjectNode();
     if (!metadata.isEmpty()) {
       ObjectNode meta = root.putObject(SafetensorsFile.METADATA_KEY);
-      // A map without an order (Map.of, HashMap) iterates differently from run to run; sort it so that the
+      // A map without an order (Map.of, HashMap) iterates differently from run to run; sort it so
+      // that the
       // same content always gives byte-identical files. An ordered map keeps its order.
-      (metadata instanceof java.util.SequencedMap<String, String> ? metadata : new java.util.TreeMap<>(metadata))
+      (metadata instanceof java.util.SequencedMap<String, String>
+              ? metadata
+              : new java.util.TreeMap<>(metadata))
           .forEach(meta::put);
     }
     Set<String> seen = new HashSet<>();
     long offset = 0;
     for (SafetensorsTensor t : tensors) {
       if (t.name().equals(SafetensorsFile.METADATA_KEY)) {
-        throw new IllegalArgumentException("tensor name '" + t.name() + "' is reserved for the metadata");
+        throw new IllegalArgumentException(
+            "tensor name '" + t.name() + "' is reserved for the metadata");
       }
       if (!seen.add(t.name())) {
         throw new IllegalArgumentException("tensor '" + t.name() + "' is given twice");

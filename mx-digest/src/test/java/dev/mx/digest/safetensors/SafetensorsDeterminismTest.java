@@ -15,7 +15,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The same tensors and metadata give byte-identical files, whatever the metadata map's iteration order. */
+/**
+ * The same tensors and metadata give byte-identical files, whatever the metadata map's iteration
+ * order.
+ */
 class SafetensorsDeterminismTest {
 
   @TempDir Path dir;
@@ -23,14 +26,19 @@ class SafetensorsDeterminismTest {
   @Test
   void unorderedMetadataIsWrittenSortedByKey() throws Exception {
     Map<String, String> meta = new HashMap<>();
-    for (String k : List.of("step", "rank", "model", "format", "zeta", "alpha", "trainer", "inference")) {
+    for (String k :
+        List.of("step", "rank", "model", "format", "zeta", "alpha", "trainer", "inference")) {
       meta.put(k, k.toUpperCase(java.util.Locale.ROOT));
     }
-    List<SafetensorsTensor> tensors = List.of(
-        new SafetensorsTensor("w", DType.U8, Shape.of(4), MemorySegment.ofArray(new byte[] {1, 2, 3, 4})));
+    List<SafetensorsTensor> tensors =
+        List.of(
+            new SafetensorsTensor(
+                "w", DType.U8, Shape.of(4), MemorySegment.ofArray(new byte[] {1, 2, 3, 4})));
     SafetensorsWriter.write(dir.resolve("a.safetensors"), tensors, Map.copyOf(meta));
     SafetensorsWriter.write(dir.resolve("b.safetensors"), tensors, meta);
-    assertArrayEquals(Files.readAllBytes(dir.resolve("a.safetensors")), Files.readAllBytes(dir.resolve("b.safetensors")));
+    assertArrayEquals(
+        Files.readAllBytes(dir.resolve("a.safetensors")),
+        Files.readAllBytes(dir.resolve("b.safetensors")));
     try (SafetensorsFile f = SafetensorsFile.open(dir.resolve("a.safetensors"))) {
       List<String> sorted = new ArrayList<>(meta.keySet());
       sorted.sort(null);

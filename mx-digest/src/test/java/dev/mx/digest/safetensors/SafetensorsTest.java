@@ -32,12 +32,18 @@ class SafetensorsTest {
   void writeThenReadRoundTripsNamesDtypesShapesBytesAndMetadata() throws IOException {
     Random random = new Random(14);
     try (Arena arena = Arena.ofConfined()) {
-      List<SafetensorsTensor> written = List.of(
-          tensor(arena, random, "model.layers.0.self_attn.qkv_proj.weight", DType.BF16, Shape.of(6, 5)),
-          tensor(arena, random, "a.scalar", DType.I64, Shape.of(new long[0])),
-          tensor(arena, random, "empty", DType.F32, Shape.of(0, 3)),
-          tensor(arena, random, "rows", DType.I32, Shape.of(2048)),
-          tensor(arena, random, "odd", DType.U8, Shape.of(7)));
+      List<SafetensorsTensor> written =
+          List.of(
+              tensor(
+                  arena,
+                  random,
+                  "model.layers.0.self_attn.qkv_proj.weight",
+                  DType.BF16,
+                  Shape.of(6, 5)),
+              tensor(arena, random, "a.scalar", DType.I64, Shape.of(new long[0])),
+              tensor(arena, random, "empty", DType.F32, Shape.of(0, 3)),
+              tensor(arena, random, "rows", DType.I32, Shape.of(2048)),
+              tensor(arena, random, "odd", DType.U8, Shape.of(7)));
       Path file = dir.resolve("round.safetensors");
       SafetensorsWriter.write(file, written, Map.of("format", "pt"));
       try (SafetensorsFile read = SafetensorsFile.open(file)) {
@@ -50,14 +56,19 @@ class SafetensorsTest {
           assertEquals(w.name(), r.name());
           assertEquals(w.dtype(), r.dtype());
           assertEquals(w.shape(), r.shape());
-          assertArrayEquals(w.data().toArray(ValueLayout.JAVA_BYTE), r.data().toArray(ValueLayout.JAVA_BYTE),
+          assertArrayEquals(
+              w.data().toArray(ValueLayout.JAVA_BYTE),
+              r.data().toArray(ValueLayout.JAVA_BYTE),
               w.name());
           assertTrue(r.data().isReadOnly(), "mapped read-only");
           assertTrue(r.data().isNative(), "mapped, not copied to the heap");
         }
         assertEquals(written.get(3).shape(), read.tensor("rows").shape());
-        SafetensorsException missing = assertThrows(SafetensorsException.class, () -> read.tensor("nope"));
-        assertTrue(missing.getMessage().contains(file.toString()) && missing.getMessage().contains("'nope'"));
+        SafetensorsException missing =
+            assertThrows(SafetensorsException.class, () -> read.tensor("nope"));
+        assertTrue(
+            missing.getMessage().contains(file.toString())
+                && missing.getMessage().contains("'nope'"));
       }
     }
   }
@@ -67,8 +78,12 @@ class SafetensorsTest {
     List<String> names = List.of("zeta", "alpha", "mu", "beta");
     List<SafetensorsTensor> written = new ArrayList<>();
     for (String n : names) {
-      written.add(new SafetensorsTensor(n, DType.F16, Shape.of(3),
-          MemorySegment.ofArray(new byte[] {1, 2, 3, 4, 5, (byte) n.length()})));
+      written.add(
+          new SafetensorsTensor(
+              n,
+              DType.F16,
+              Shape.of(3),
+              MemorySegment.ofArray(new byte[] {1, 2, 3, 4, 5, (byte) n.length()})));
     }
     Path file = dir.resolve("order.safetensors");
     SafetensorsWriter.write(file, written, Map.of());
@@ -78,21 +93,37 @@ class SafetensorsTest {
     MemorySegment data = read.tensors().get(0).data();
     read.close();
     read.close();
-    assertThrows(IllegalStateException.class, () -> data.get(ValueLayout.JAVA_BYTE, 0), "unmapped on close");
+    assertThrows(
+        IllegalStateException.class, () -> data.get(ValueLayout.JAVA_BYTE, 0), "unmapped on close");
   }
 
   @Test
   void writerRejectsRepeatedAndReservedNamesAndWrongSizes() {
-    SafetensorsTensor t = new SafetensorsTensor("x", DType.U8, Shape.of(1), MemorySegment.ofArray(new byte[1]));
-    assertThrows(IllegalArgumentException.class,
+    SafetensorsTensor t =
+        new SafetensorsTensor("x", DType.U8, Shape.of(1), MemorySegment.ofArray(new byte[1]));
+    assertThrows(
+        IllegalArgumentException.class,
         () -> SafetensorsWriter.write(dir.resolve("dup.safetensors"), List.of(t, t), Map.of()));
-    SafetensorsTensor reserved = new SafetensorsTensor(SafetensorsFile.METADATA_KEY, DType.U8, Shape.of(1),
-        MemorySegment.ofArray(new byte[1]));
-    assertThrows(IllegalArgumentException.class,
-        () -> SafetensorsWriter.write(dir.resolve("reserved.safetensors"), List.of(reserved), Map.of()));
-    IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
-        () -> new SafetensorsTensor("w", DType.F32, Shape.of(2, 2), MemorySegment.ofArray(new byte[15])));
-    assertTrue(size.getMessage().contains("'w'") && size.getMessage().contains("needs 16"), size.getMessage());
+    SafetensorsTensor reserved =
+        new SafetensorsTensor(
+            SafetensorsFile.METADATA_KEY,
+            DType.U8,
+            Shape.of(1),
+            MemorySegment.ofArray(new byte[1]));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            SafetensorsWriter.write(
+                dir.resolve("reserved.safetensors"), List.of(reserved), Map.of()));
+    IllegalArgumentException size =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                new SafetensorsTensor(
+                    "w", DType.F32, Shape.of(2, 2), MemorySegment.ofArray(new byte[15])));
+    assertTrue(
+        size.getMessage().contains("'w'") && size.getMessage().contains("needs 16"),
+        size.getMessage());
     assertTrue(List.of(dir.toFile().list()).isEmpty(), "no file or temporary left behind");
   }
 
@@ -114,10 +145,16 @@ class SafetensorsTest {
     assertRejected(header("{\"a\": {\"dtype\": \"F32\"", 0), null, "malformed header JSON");
     assertRejected(header("[1, 2]", 0), null, "not a JSON object");
     assertRejected(header("{} {}", 0), null, "malformed header JSON");
-    assertRejected(header("{\"t\": {\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
-        + " \"t\": {\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2), null, "Duplicate field 't'");
+    assertRejected(
+        header(
+            "{\"t\": {\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                + " \"t\": {\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}",
+            2),
+        null,
+        "Duplicate field 't'");
     assertRejected(header("{\"__metadata__\": [1]}", 0), null, "__metadata__ is not a JSON object");
-    assertRejected(header("{\"__metadata__\": {\"step\": 3}}", 0), null, "__metadata__.step is not a string");
+    assertRejected(
+        header("{\"__metadata__\": {\"step\": 3}}", 0), null, "__metadata__.step is not a string");
   }
 
   @Test
@@ -135,20 +172,29 @@ class SafetensorsTest {
   void offsetsOutsideTheFileOverlapsAndWrongSizesAreRejected() throws IOException {
     assertRejected(entry("\"F32\"", "[2]", "[0,8]", 7), "w", "outside the 7 data bytes");
     assertRejected(entry("\"F32\"", "[0]", "[4,0]", 8), "w", "outside");
-    assertRejected(entry("\"F32\"", "[2]", "[0,4]", 8), "w", "hold 4 bytes but shape [2] of F32 needs 8");
+    assertRejected(
+        entry("\"F32\"", "[2]", "[0,4]", 8), "w", "hold 4 bytes but shape [2] of F32 needs 8");
     assertRejected(entry("\"F32\"", "[4611686018427387904, 4]", "[0,8]", 8), "w", "overflows");
-    assertRejected(header("{\"a\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-        + " \"b\": {\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12), "b",
+    assertRejected(
+        header(
+            "{\"a\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                + " \"b\": {\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+            12),
+        "b",
         "overlap those of tensor 'a'");
   }
 
   @Test
   void gapsAndEmptyTensorsAtTheSameOffsetAreAccepted() throws IOException {
-    byte[] bytes = header("{\"a\": {\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
-        + " \"e\": {\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,1]},"
-        + " \"b\": {\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[4,6]}}", 8);
+    byte[] bytes =
+        header(
+            "{\"a\": {\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                + " \"e\": {\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,1]},"
+                + " \"b\": {\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[4,6]}}",
+            8);
     try (SafetensorsFile f = SafetensorsFile.parse(MemorySegment.ofArray(bytes), "in-memory")) {
-      assertEquals(List.of("a", "e", "b"), f.tensors().stream().map(SafetensorsTensor::name).toList());
+      assertEquals(
+          List.of("a", "e", "b"), f.tensors().stream().map(SafetensorsTensor::name).toList());
       assertEquals(0, f.tensor("e").byteSize());
     }
   }
@@ -156,7 +202,8 @@ class SafetensorsTest {
   private void assertRejected(byte[] bytes, String tensor, String problem) throws IOException {
     Path file = dir.resolve("bad-" + System.nanoTime() + ".safetensors");
     Files.write(file, bytes);
-    SafetensorsException e = assertThrows(SafetensorsException.class, () -> SafetensorsFile.open(file).close());
+    SafetensorsException e =
+        assertThrows(SafetensorsException.class, () -> SafetensorsFile.open(file).close());
     assertTrue(e.getMessage().startsWith(file.toString() + ": "), e.getMessage());
     assertTrue(e.getMessage().contains(problem), e.getMessage());
     assertEquals(tensor, e.tensor(), e.getMessage());
@@ -165,26 +212,42 @@ class SafetensorsTest {
     }
   }
 
-  /** A file whose header length field says {@code headerLength} but holds {@code json} and {@code data} zeros. */
+  /**
+   * A file whose header length field says {@code headerLength} but holds {@code json} and {@code
+   * data} zeros.
+   */
   private static byte[] file(long headerLength, String json, int data) {
     byte[] j = json.getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(8 + j.length + data).order(ByteOrder.LITTLE_ENDIAN)
-        .putLong(headerLength).put(j).array();
+    return ByteBuffer.allocate(8 + j.length + data)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .putLong(headerLength)
+        .put(j)
+        .array();
   }
 
   /** A file with one tensor {@code w} whose fields are the given JSON texts. */
   private static byte[] entry(String dtype, String shape, String offsets, int data) {
-    return header("{\"w\": {\"dtype\":" + dtype + ",\"shape\":" + shape + ",\"data_offsets\":" + offsets
-        + "}}", data);
+    return header(
+        "{\"w\": {\"dtype\":"
+            + dtype
+            + ",\"shape\":"
+            + shape
+            + ",\"data_offsets\":"
+            + offsets
+            + "}}",
+        data);
   }
 
   private static byte[] header(String json, int data) {
     return file(json.getBytes(StandardCharsets.UTF_8).length, json, data);
   }
 
-  private static SafetensorsTensor tensor(Arena arena, Random random, String name, DType dtype, Shape shape) {
-    MemorySegment data = arena.allocate(Math.max(1, shape.byteSize(dtype.elementSize())))
-        .asSlice(0, shape.byteSize(dtype.elementSize()));
+  private static SafetensorsTensor tensor(
+      Arena arena, Random random, String name, DType dtype, Shape shape) {
+    MemorySegment data =
+        arena
+            .allocate(Math.max(1, shape.byteSize(dtype.elementSize())))
+            .asSlice(0, shape.byteSize(dtype.elementSize()));
     for (long i = 0; i < data.byteSize(); i++) {
       data.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
     }

@@ -11,9 +11,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The demo's faults, which need ranks in separate processes, over one transport: each fails closed (the step
- * fails naming the publisher, and every rank keeps the previous weights) or, where the transport can still read
- * the published bytes, installs only bytes the digests judged right.
+ * The demo's faults, which need ranks in separate processes, over one transport: each fails closed
+ * (the step fails naming the publisher, and every rank keeps the previous weights) or, where the
+ * transport can still read the published bytes, installs only bytes the digests judged right.
  */
 abstract class AbstractDemoFaultTest {
 
@@ -21,8 +21,8 @@ abstract class AbstractDemoFaultTest {
   abstract String transport();
 
   /**
-   * Whether a publisher stopped (SIGSTOP) after publishing fails the step: over ucx the reads need the
-   * publisher's progress; one-sided shm reads do not, so there the step may verify and install.
+   * Whether a publisher stopped (SIGSTOP) after publishing fails the step: over ucx the reads need
+   * the publisher's progress; one-sided shm reads do not, so there the step may verify and install.
    */
   abstract boolean aStalledPublisherAlwaysFailsTheStep();
 
@@ -37,20 +37,56 @@ abstract class AbstractDemoFaultTest {
   }
 
   @Test
-  void aKilledPublisherFailsTheStepNamingItAndKeepsThePreviousWeights(@TempDir Path dump) throws Exception {
-    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=2", "--inference",
-        "tp=2", "--steps", "2", "--fault", "kill-publisher", "--timeout", "20", "--dump", dump.toString());
+  void aKilledPublisherFailsTheStepNamingItAndKeepsThePreviousWeights(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--fault",
+            "kill-publisher",
+            "--timeout",
+            "20",
+            "--dump",
+            dump.toString());
     assertEquals(1, r.code(), r.toString());
     assertTrue(r.err().contains("trainer-0"), "names the dead publisher: " + r.err());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
   }
 
   @Test
-  void aStalledPublisherFailsTheStepNamingItOrOnlyVerifiedBytesAreInstalled(@TempDir Path dump) throws Exception {
-    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=2", "--inference",
-        "tp=2", "--steps", "2", "--fault", "stall-publisher", "--timeout", "10", "--dump", dump.toString());
+  void aStalledPublisherFailsTheStepNamingItOrOnlyVerifiedBytesAreInstalled(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--fault",
+            "stall-publisher",
+            "--timeout",
+            "10",
+            "--dump",
+            dump.toString());
     if (r.code() == 0) {
-      assertTrue(!aStalledPublisherAlwaysFailsTheStep(), "the step over " + transport() + " should have failed: " + r);
+      assertTrue(
+          !aStalledPublisherAlwaysFailsTheStep(),
+          "the step over " + transport() + " should have failed: " + r);
       DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
       return;
     }
@@ -61,29 +97,75 @@ abstract class AbstractDemoFaultTest {
 
   @Test
   void aCorruptedByteIsCaughtAcrossProcesses(@TempDir Path dump) throws Exception {
-    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-qwen3", "--trainer", "tp=2", "--inference",
-        "tp=1", "--steps", "2", "--fault", "corrupt", "--dump", dump.toString());
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-qwen3",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=1",
+            "--steps",
+            "2",
+            "--fault",
+            "corrupt",
+            "--dump",
+            dump.toString());
     assertEquals(1, r.code(), r.toString());
     assertTrue(r.err().contains("digest mismatch") && r.err().contains("trainer-0"), r.err());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-qwen3", 1, 1, "bf16", "bf16", 0);
-    assertTrue(List.of(r.out().split("\n")).stream().anyMatch(l -> l.startsWith("result: FAILED")), r.out());
+    assertTrue(
+        List.of(r.out().split("\n")).stream().anyMatch(l -> l.startsWith("result: FAILED")),
+        r.out());
   }
 
   @Test
   void aReceiverExpectingAnotherTrainerTopologyFailsAtOnceAcrossProcesses() {
-    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=2", "--inference",
-        "tp=1", "--steps", "1", "--fault", "trainer-topology");
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=1",
+            "--steps",
+            "1",
+            "--fault",
+            "trainer-topology");
     assertEquals(1, r.code(), r.toString());
     String all = r.out() + r.err();
-    assertTrue(all.contains("expects trainer topology tp=1,pp=1,ep=1 (1 rank)")
-        && all.contains("declares tp=2,pp=1,ep=1 (2 ranks)"), all);
+    assertTrue(
+        all.contains("expects trainer topology tp=1,pp=1,ep=1 (1 rank)")
+            && all.contains("declares tp=2,pp=1,ep=1 (2 ranks)"),
+        all);
   }
 
   @Test
-  void aCorruptedByteUnderInferenceTpAboveTrainerTpIsCaughtAcrossProcesses(@TempDir Path dump) throws Exception {
-    // No receiver reads the trainer shard whole: the default stages it whole and verifies it before copying.
-    DemoRun r = DemoRun.run("--transport", transport(), "--model", "tiny-llama", "--trainer", "tp=1", "--inference",
-        "tp=2", "--steps", "2", "--fault", "corrupt", "--dump", dump.toString());
+  void aCorruptedByteUnderInferenceTpAboveTrainerTpIsCaughtAcrossProcesses(@TempDir Path dump)
+      throws Exception {
+    // No receiver reads the trainer shard whole: the default stages it whole and verifies it before
+    // copying.
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=1",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--fault",
+            "corrupt",
+            "--dump",
+            dump.toString());
     assertEquals(1, r.code(), r.toString());
     assertTrue((r.out() + r.err()).contains("digest mismatch"), r.toString());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);

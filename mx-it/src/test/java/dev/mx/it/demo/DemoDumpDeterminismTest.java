@@ -20,18 +20,39 @@ class DemoDumpDeterminismTest {
   @Test
   void twoRunsWriteTheSameBytes(@TempDir Path first, @TempDir Path second) throws Exception {
     for (Path dump : new Path[] {first, second}) {
-      Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
-          "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-          "dev.mx.cli.Main", "demo", "--in-process", "--model", "tiny-llama", "--trainer", "tp=2", "--inference",
-          "tp=2", "--steps", "1", "--dump", dump.toString()))
-          .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(dump.resolve("stderr.txt").toFile()).start();
+      Process p =
+          new ProcessBuilder(
+                  List.of(
+                      Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                      "--enable-native-access=ALL-UNNAMED",
+                      "--add-modules",
+                      "jdk.incubator.vector",
+                      "-cp",
+                      System.getProperty(
+                          "surefire.test.class.path", System.getProperty("java.class.path")),
+                      "dev.mx.cli.Main",
+                      "demo",
+                      "--in-process",
+                      "--model",
+                      "tiny-llama",
+                      "--trainer",
+                      "tp=2",
+                      "--inference",
+                      "tp=2",
+                      "--steps",
+                      "1",
+                      "--dump",
+                      dump.toString()))
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .redirectError(dump.resolve("stderr.txt").toFile())
+              .start();
       assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the demo did not finish");
       assertEquals(0, p.exitValue(), Files.readString(dump.resolve("stderr.txt")));
     }
     for (int rank = 0; rank < 2; rank++) {
       String name = "receiver-" + rank + ".safetensors";
-      assertArrayEquals(Files.readAllBytes(first.resolve(name)), Files.readAllBytes(second.resolve(name)), name);
+      assertArrayEquals(
+          Files.readAllBytes(first.resolve(name)), Files.readAllBytes(second.resolve(name)), name);
     }
   }
 }

@@ -11,9 +11,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code mx demo} with every rank in its own JVM over UCX (the faults that need separate processes are in
- * {@link DemoUcxFaultTest}).
- * Skips, printing the cause, where UCX is unavailable (unless {@code -Dmx.test.requireNative=true}).
+ * {@code mx demo} with every rank in its own JVM over UCX (the faults that need separate processes
+ * are in {@link DemoUcxFaultTest}). Skips, printing the cause, where UCX is unavailable (unless
+ * {@code -Dmx.test.requireNative=true}).
  */
 public class DemoMultiProcessTest {
 
@@ -22,14 +22,23 @@ public class DemoMultiProcessTest {
     requireTransport("ucx");
   }
 
-  /** Skips (or fails under -Dmx.test.requireNative=true) when the named transport is unavailable, printing why. */
+  /**
+   * Skips (or fails under -Dmx.test.requireNative=true) when the named transport is unavailable,
+   * printing why.
+   */
   public static void requireTransport(String name) {
-    TransportProvider ucx = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals(name)).findFirst().orElse(null);
-    String cause = ucx == null ? "no " + name + " transport on the class path"
-        : ucx.isAvailable() ? null : String.valueOf(ucx.unavailabilityCause());
+    TransportProvider ucx =
+        TransportProvider.registry().providers().stream()
+            .filter(p -> p.name().equals(name))
+            .findFirst()
+            .orElse(null);
+    String cause =
+        ucx == null
+            ? "no " + name + " transport on the class path"
+            : ucx.isAvailable() ? null : String.valueOf(ucx.unavailabilityCause());
     if (cause != null && Boolean.getBoolean("mx.test.requireNative")) {
-      throw new AssertionError(name + " is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
+      throw new AssertionError(
+          name + " is required (-Dmx.test.requireNative=true) but unavailable: " + cause);
     }
     if (cause != null) {
       System.err.println("SKIPPED: transport " + name + " unavailable: " + cause);
@@ -43,9 +52,23 @@ public class DemoMultiProcessTest {
   }
 
   @Test
-  void tensorParallelTrainersToInferenceOverUcxInSeparateProcesses(@TempDir Path dump) throws Exception {
-    DemoRun r = DemoRun.run("--transport", "ucx", "--model", "tiny-llama", "--trainer", "tp=2", "--inference", "tp=2",
-        "--steps", "2", "--dump", dump.toString(), "--json");
+  void tensorParallelTrainersToInferenceOverUcxInSeparateProcesses(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            "ucx",
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--dump",
+            dump.toString(),
+            "--json");
     assertEquals(0, r.code(), r.toString());
     assertEquals("ucx", r.json().get("run").get("transport").asText());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
@@ -53,9 +76,26 @@ public class DemoMultiProcessTest {
 
   @Test
   void moePipelineAndExpertParallelPhasedWithADtypeChange(@TempDir Path dump) throws Exception {
-    DemoRun r = DemoRun.run("--transport", "ucx", "--model", "tiny-qwen3-moe", "--trainer", "tp=1,pp=2,ep=2",
-        "--inference", "tp=2,ep=2", "--wire", "phased", "--trainer-dtype", "f32", "--inference-dtype", "bf16",
-        "--steps", "2", "--dump", dump.toString());
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            "ucx",
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=1,pp=2,ep=2",
+            "--inference",
+            "tp=2,ep=2",
+            "--wire",
+            "phased",
+            "--trainer-dtype",
+            "f32",
+            "--inference-dtype",
+            "bf16",
+            "--steps",
+            "2",
+            "--dump",
+            dump.toString());
     assertEquals(0, r.code(), r.toString());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-qwen3-moe", 2, 2, "f32", "bf16", 1);
   }

@@ -21,7 +21,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Runs {@code mx demo} in this JVM (its workers in child JVMs or threads) and checks what it left behind. */
+/**
+ * Runs {@code mx demo} in this JVM (its workers in child JVMs or threads) and checks what it left
+ * behind.
+ */
 record DemoRun(int code, String out, String err) {
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -37,7 +40,8 @@ record DemoRun(int code, String out, String err) {
       List<String> all = new ArrayList<>(List.of("demo"));
       all.addAll(List.of(args));
       int code = Main.execute(all.toArray(String[]::new));
-      return new DemoRun(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+      return new DemoRun(
+          code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     } finally {
       System.setOut(oldOut);
       System.setErr(oldErr);
@@ -64,20 +68,38 @@ record DemoRun(int code, String out, String err) {
       }
       Thread.sleep(100);
     }
-    assertEquals(List.of(), left.stream().map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList(),
+    assertEquals(
+        List.of(),
+        left.stream().map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList(),
         "child processes left behind");
   }
 
   /**
-   * Checks every element of every dumped parameter of every receiver against the value computed from the
-   * generator and the vLLM layout rules (zero for vocabulary padding), for the step {@code run.json} names.
+   * Checks every element of every dumped parameter of every receiver against the value computed
+   * from the generator and the vLLM layout rules (zero for vocabulary padding), for the step {@code
+   * run.json} names.
    */
-  static void assertDumpMatchesGenerator(Path dump, String model, int tp, int ep, String trainerDtype,
-      String inferenceDtype, long expectedStep) throws Exception {
+  static void assertDumpMatchesGenerator(
+      Path dump,
+      String model,
+      int tp,
+      int ep,
+      String trainerDtype,
+      String inferenceDtype,
+      long expectedStep)
+      throws Exception {
     JsonNode run = JSON.readTree(Files.readString(dump.resolve("run.json")));
     assertEquals(expectedStep, run.get("last_step").asLong(), "run.json last_step");
     assertEquals(model, run.get("model").asText());
-    for (String key : List.of("trainer", "inference", "steps", "trainer_dtype", "inference_dtype", "transport", "wire")) {
+    for (String key :
+        List.of(
+            "trainer",
+            "inference",
+            "steps",
+            "trainer_dtype",
+            "inference_dtype",
+            "transport",
+            "wire")) {
       assertTrue(run.has(key), "run.json has " + key + ": " + run);
     }
     ModelArchitecture arch = ModelConfigs.load(model);
@@ -85,13 +107,17 @@ record DemoRun(int code, String out, String err) {
     DType to = DType.parse(inferenceDtype);
     for (int r = 0; r < tp; r++) {
       VllmReference reference = new VllmReference(arch, new InferenceTopology(tp, ep), r);
-      try (SafetensorsFile f = SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
+      try (SafetensorsFile f =
+          SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
         assertTrue(!f.tensors().isEmpty(), "receiver " + r + " dumped parameters");
         for (SafetensorsTensor t : f.tensors()) {
           assertEquals(reference.shape(t.name()), t.shape(), t.name());
           assertEquals(to, t.dtype(), t.name());
           List<String> bad = reference.mismatches(t.name(), t.data(), expectedStep, from, to, 3);
-          assertEquals(List.of(), bad, "receiver " + r + " parameter " + t.name() + " at step " + expectedStep);
+          assertEquals(
+              List.of(),
+              bad,
+              "receiver " + r + " parameter " + t.name() + " at step " + expectedStep);
         }
       }
     }

@@ -18,18 +18,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A real multi-host run of the version protocol: three Linux network namespaces ("hosts"), each with its own
- * veth pair into a bridge and an address of its own, hold Redis, the two trainer ranks ({@code mx publish
- * --steps 3}) and the two receiver ranks ({@code mx receive --follow --steps 3}); UCX moves the bytes over TCP
- * between them. Every receiver must report steps 0, 1, 2 and dump weights equal to the generator's for step
- * 2, element by element. The namespaces and the bridge are removed even when the test fails. Skips, printing
- * the cause, where namespaces cannot be created (not root, no {@code ip}), or without UCX or redis-server.
+ * A real multi-host run of the version protocol: three Linux network namespaces ("hosts"), each
+ * with its own veth pair into a bridge and an address of its own, hold Redis, the two trainer ranks
+ * ({@code mx publish --steps 3}) and the two receiver ranks ({@code mx receive --follow --steps
+ * 3}); UCX moves the bytes over TCP between them. Every receiver must report steps 0, 1, 2 and dump
+ * weights equal to the generator's for step 2, element by element. The namespaces and the bridge
+ * are removed even when the test fails. Skips, printing the cause, where namespaces cannot be
+ * created (not root, no {@code ip}), or without UCX or redis-server.
  */
 class MultiHostVersionsTest {
   private static final String MODEL = "tiny-llama";
   @TempDir Path dir;
 
-  private final String tag = Integer.toString(ThreadLocalRandom.current().nextInt(36 * 36 * 36), 36);
+  private final String tag =
+      Integer.toString(ThreadLocalRandom.current().nextInt(36 * 36 * 36), 36);
   private final int subnet = 100 + ThreadLocalRandom.current().nextInt(150);
   private final List<String> namespaces = new ArrayList<>();
   private String bridge;
@@ -82,8 +84,11 @@ class MultiHostVersionsTest {
   }
 
   private static String skipCause() throws Exception {
-    TransportProvider ucx = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals("ucx")).findFirst().orElse(null);
+    TransportProvider ucx =
+        TransportProvider.registry().providers().stream()
+            .filter(p -> p.name().equals("ucx"))
+            .findFirst()
+            .orElse(null);
     if (ucx == null || !ucx.isAvailable()) {
       return "UCX unavailable: " + (ucx == null ? "no ucx transport" : ucx.unavailabilityCause());
     }
@@ -103,10 +108,21 @@ class MultiHostVersionsTest {
   }
 
   private Process java(String ns, Path log, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns, "env", "MX_UCX_TLS=tcp",
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-        dev.mx.cli.Main.class.getName()));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "env",
+                "MX_UCX_TLS=tcp",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp",
+                System.getProperty("java.class.path"),
+                dev.mx.cli.Main.class.getName()));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
   }
@@ -129,34 +145,82 @@ class MultiHostVersionsTest {
       String redisHost = host(0);
       String trainHost = host(1);
       String recvHost = host(2);
-      Process redis = new ProcessBuilder("ip", "netns", "exec", redisHost, "/usr/bin/redis-server", "--bind",
-          address(0), "--port", "6379", "--protected-mode", "no", "--save", "", "--appendonly", "no")
-          .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
+      Process redis =
+          new ProcessBuilder(
+                  "ip",
+                  "netns",
+                  "exec",
+                  redisHost,
+                  "/usr/bin/redis-server",
+                  "--bind",
+                  address(0),
+                  "--port",
+                  "6379",
+                  "--protected-mode",
+                  "no",
+                  "--save",
+                  "",
+                  "--appendonly",
+                  "no")
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("redis.log").toFile())
+              .start();
       all.add(redis);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       while (run("ip", "netns", "exec", recvHost, "redis-cli", "-h", address(0), "ping") != 0) {
-        assertTrue(System.nanoTime() < deadline && redis.isAlive(), "redis on host 0 answers host 2: "
-            + Files.readString(dir.resolve("redis.log")));
+        assertTrue(
+            System.nanoTime() < deadline && redis.isAlive(),
+            "redis on host 0 answers host 2: " + Files.readString(dir.resolve("redis.log")));
         Thread.sleep(100);
       }
       String metadata = "redis://" + address(0) + ":6379";
-      List<String> job = List.of("--model", MODEL, "--trainer", "tp=2", "--trainer-dtype", "f32", "--metadata", metadata,
-          "--transport", "ucx", "--identity", "multi-host-" + tag);
+      List<String> job =
+          List.of(
+              "--model",
+              MODEL,
+              "--trainer",
+              "tp=2",
+              "--trainer-dtype",
+              "f32",
+              "--metadata",
+              metadata,
+              "--transport",
+              "ucx",
+              "--identity",
+              "multi-host-" + tag);
       Path dump = dir.resolve("dump");
       List<Process> receivers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a = new ArrayList<>(List.of("receive", "--rank", Integer.toString(r), "--inference", "tp=2",
-            "--follow", "--steps", "3", "--dump", dump.toString(), "--json", "--timeout", "120"));
+        List<String> a =
+            new ArrayList<>(
+                List.of(
+                    "receive",
+                    "--rank",
+                    Integer.toString(r),
+                    "--inference",
+                    "tp=2",
+                    "--follow",
+                    "--steps",
+                    "3",
+                    "--dump",
+                    dump.toString(),
+                    "--json",
+                    "--timeout",
+                    "120"));
         a.addAll(job);
-        receivers.add(java(recvHost, dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
+        receivers.add(
+            java(recvHost, dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(receivers);
       List<Process> trainers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a = new ArrayList<>(List.of("publish", "--rank", Integer.toString(r), "--steps", "3",
-            "--interval", "2"));
+        List<String> a =
+            new ArrayList<>(
+                List.of(
+                    "publish", "--rank", Integer.toString(r), "--steps", "3", "--interval", "2"));
         a.addAll(job);
-        trainers.add(java(trainHost, dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
+        trainers.add(
+            java(trainHost, dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(trainers);
       ObjectMapper json = new ObjectMapper();
@@ -170,7 +234,10 @@ class MultiHostVersionsTest {
         assertTrue(report.get("ok").asBoolean(), out);
         List<Long> steps = new ArrayList<>();
         report.get("steps").forEach(s -> steps.add(s.get("step").asLong()));
-        assertEquals(List.of(0L, 1L, 2L), steps, "receiver " + r + " reports the publishers' steps in order");
+        assertEquals(
+            List.of(0L, 1L, 2L),
+            steps,
+            "receiver " + r + " reports the publishers' steps in order");
         assertEquals(2, report.get("run").get("last_step").asLong());
       }
       DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 2);

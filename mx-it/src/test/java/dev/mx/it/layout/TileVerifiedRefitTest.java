@@ -31,25 +31,38 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The default verification over tile digests, end to end on real layouts: a receiver reading trainer shards
- * in part verifies them tile by tile — no installed byte unverified, at most a few boundary tiles pulled
- * beyond what it needs — and a corrupted byte in a tile held whole or in a staged boundary tile fails the
- * refit naming the shard and tile, nothing installed.
+ * The default verification over tile digests, end to end on real layouts: a receiver reading
+ * trainer shards in part verifies them tile by tile — no installed byte unverified, at most a few
+ * boundary tiles pulled beyond what it needs — and a corrupted byte in a tile held whole or in a
+ * staged boundary tile fails the refit naming the shard and tile, nothing installed.
  */
 class TileVerifiedRefitTest {
   /** Small enough that the tiny models' shards span many tiles. */
   private static final long TILE = 256;
-  /** Not a power of two, so a half shard ends inside a tile: the corruption cases need a boundary tile. */
+
+  /**
+   * Not a power of two, so a half shard ends inside a tile: the corruption cases need a boundary
+   * tile.
+   */
   private static final long ODD_TILE = 384;
 
   /** One refit of every inference rank; returns each rank's metrics. */
-  private static List<Map<String, Object>> refit(String model, TrainerTopology trainer, InferenceTopology inference,
-      long tile, java.util.function.Consumer<TrainerCluster> corrupt) {
+  private static List<Map<String, Object>> refit(
+      String model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      long tile,
+      java.util.function.Consumer<TrainerCluster> corrupt) {
     return refit(model, trainer, inference, tile, corrupt, VerifyMode.ALL);
   }
 
-  private static List<Map<String, Object>> refit(String model, TrainerTopology trainer, InferenceTopology inference,
-      long tile, java.util.function.Consumer<TrainerCluster> corrupt, VerifyMode verify) {
+  private static List<Map<String, Object>> refit(
+      String model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      long tile,
+      java.util.function.Consumer<TrainerCluster> corrupt,
+      VerifyMode verify) {
     ModelArchitecture arch = ModelConfigs.load(model);
     CpuDigestProvider digests = new CpuDigestProvider();
     List<Map<String, Object>> out = new ArrayList<>();
@@ -58,17 +71,19 @@ class TileVerifiedRefitTest {
       Map<String, SourceInfo> sources = trainers.sources(digests, tile);
       corrupt.accept(trainers);
       for (int r = 0; r < inference.tp(); r++) {
-        LayoutRefitEndToEndTest.CheckingInstaller installer = new LayoutRefitEndToEndTest.CheckingInstaller(
-            new VllmReference(arch, inference, r), DType.BF16, DType.BF16);
+        LayoutRefitEndToEndTest.CheckingInstaller installer =
+            new LayoutRefitEndToEndTest.CheckingInstaller(
+                new VllmReference(arch, inference, r), DType.BF16, DType.BF16);
         try (Transport t = new MemTransportProvider().create(TransportConfig.of("receiver-" + r));
-            Receiver receiver = Receiver.builder()
-                .config(ReceiverConfig.defaults().withVerify(verify).withRank(r).withThreads(2))
-                .transport(t)
-                .discovery(timeout -> new DiscoveredSources(sources, trainers.peerMetadata()))
-                .geometry(new VllmLayout(arch, inference, r, DType.BF16))
-                .installer(installer)
-                .digests(digests)
-                .build()) {
+            Receiver receiver =
+                Receiver.builder()
+                    .config(ReceiverConfig.defaults().withVerify(verify).withRank(r).withThreads(2))
+                    .transport(t)
+                    .discovery(timeout -> new DiscoveredSources(sources, trainers.peerMetadata()))
+                    .geometry(new VllmLayout(arch, inference, r, DType.BF16))
+                    .installer(installer)
+                    .digests(digests)
+                    .build()) {
           try {
             Map<String, Object> m = receiver.updateWeights(0);
             assertEquals(List.of(), installer.mismatches, model + " rank " + r);
@@ -84,64 +99,118 @@ class TileVerifiedRefitTest {
     return out;
   }
 
-  /** Every byte verified, and at most 10 % more bytes pulled than an unverified refit of the same step pulls. */
-  private static void assertTileVerified(String what, List<Map<String, Object>> ranks, List<Map<String, Object>> off) {
+  /**
+   * Every byte verified, and at most 10 % more bytes pulled than an unverified refit of the same
+   * step pulls.
+   */
+  private static void assertTileVerified(
+      String what, List<Map<String, Object>> ranks, List<Map<String, Object>> off) {
     for (int r = 0; r < ranks.size(); r++) {
       Map<String, Object> m = ranks.get(r);
       assertEquals(0L, m.get("unverifiable_shards"), what + " rank " + r + ": " + m);
-      assertEquals(0L, m.get("unverified_bytes"), what + " rank " + r + ": every installed byte verified");
+      assertEquals(
+          0L, m.get("unverified_bytes"), what + " rank " + r + ": every installed byte verified");
       long needed = (Long) off.get(r).get("bytes_received");
       long extra = (Long) m.get("bytes_received") - needed;
-      assertTrue(extra >= 0 && extra <= 0.10 * needed, what + " rank " + r + ": extra wire bytes " + extra + " of "
-          + needed + ": " + m);
+      assertTrue(
+          extra >= 0 && extra <= 0.10 * needed,
+          what + " rank " + r + ": extra wire bytes " + extra + " of " + needed + ": " + m);
     }
   }
 
   @Test
   void trainerTp2ToInferenceTp4VerifiesEveryByteByTileWithinTenPercentExtraBytes() {
-    List<Map<String, Object>> ranks = refit("tiny-llama", new TrainerTopology.Megatron(2, 1, 1), InferenceTopology.tp(4),
-        TILE, t -> {});
-    assertTileVerified("tp2->tp4", ranks, refit("tiny-llama", new TrainerTopology.Megatron(2, 1, 1),
-        InferenceTopology.tp(4), TILE, t -> {}, VerifyMode.OFF));
-    // Without tile digests the same refit stages every half-read shard whole: the old cost, for comparison.
-    List<Map<String, Object>> whole = refit("tiny-llama", new TrainerTopology.Megatron(2, 1, 1), InferenceTopology.tp(4),
-        0, t -> {});
-    assertTrue((Long) whole.get(0).get("bytes_received") > (Long) ranks.get(0).get("bytes_received"),
+    List<Map<String, Object>> ranks =
+        refit(
+            "tiny-llama",
+            new TrainerTopology.Megatron(2, 1, 1),
+            InferenceTopology.tp(4),
+            TILE,
+            t -> {});
+    assertTileVerified(
+        "tp2->tp4",
+        ranks,
+        refit(
+            "tiny-llama",
+            new TrainerTopology.Megatron(2, 1, 1),
+            InferenceTopology.tp(4),
+            TILE,
+            t -> {},
+            VerifyMode.OFF));
+    // Without tile digests the same refit stages every half-read shard whole: the old cost, for
+    // comparison.
+    List<Map<String, Object>> whole =
+        refit(
+            "tiny-llama",
+            new TrainerTopology.Megatron(2, 1, 1),
+            InferenceTopology.tp(4),
+            0,
+            t -> {});
+    assertTrue(
+        (Long) whole.get(0).get("bytes_received") > (Long) ranks.get(0).get("bytes_received"),
         whole.get(0) + " vs " + ranks.get(0));
   }
 
   @Test
   void theDemoTopologyTp4ToTp2VerifiesEveryByteByTileWithinTenPercentExtraBytes() {
-    assertTileVerified("tp4->tp2", refit("tiny-llama", new TrainerTopology.Megatron(4, 1, 1), InferenceTopology.tp(2),
-        TILE, t -> {}), refit("tiny-llama", new TrainerTopology.Megatron(4, 1, 1), InferenceTopology.tp(2), TILE, t -> {},
-        VerifyMode.OFF));
+    assertTileVerified(
+        "tp4->tp2",
+        refit(
+            "tiny-llama",
+            new TrainerTopology.Megatron(4, 1, 1),
+            InferenceTopology.tp(2),
+            TILE,
+            t -> {}),
+        refit(
+            "tiny-llama",
+            new TrainerTopology.Megatron(4, 1, 1),
+            InferenceTopology.tp(2),
+            TILE,
+            t -> {},
+            VerifyMode.OFF));
   }
 
   @Test
   void aCorruptedByteInAWholeHeldTileOrInABoundaryTileFailsNamingShardAndTile() {
-    // TP2 -> TP4: inference rank 0 reads the first half of each of trainer 0's dim-0 shards. In a shard of
-    // several tiles, the tile at its start is held whole; the tile holding its middle byte is a boundary tile
+    // TP2 -> TP4: inference rank 0 reads the first half of each of trainer 0's dim-0 shards. In a
+    // shard of
+    // several tiles, the tile at its start is held whole; the tile holding its middle byte is a
+    // boundary tile
     // unless the half ends on a tile edge.
     for (boolean boundary : new boolean[] {false, true}) {
       Shard[] victim = new Shard[1];
       long[] at = new long[1];
-      DigestMismatchException e = assertThrows(DigestMismatchException.class, () -> refit("tiny-llama",
-          new TrainerTopology.Megatron(2, 1, 1), InferenceTopology.tp(4), ODD_TILE, trainers -> {
-            Shard s = halfReadShard(trainers, boundary);
-            victim[0] = s;
-            at[0] = boundary ? s.byteSize() / 2 - 1 : 3;
-            MemorySegment bytes = trainers.bytesOf(s);
-            bytes.set(ValueLayout.JAVA_BYTE, at[0], (byte) (bytes.get(ValueLayout.JAVA_BYTE, at[0]) ^ 0x40));
-          }), "boundary=" + boundary);
+      DigestMismatchException e =
+          assertThrows(
+              DigestMismatchException.class,
+              () ->
+                  refit(
+                      "tiny-llama",
+                      new TrainerTopology.Megatron(2, 1, 1),
+                      InferenceTopology.tp(4),
+                      ODD_TILE,
+                      trainers -> {
+                        Shard s = halfReadShard(trainers, boundary);
+                        victim[0] = s;
+                        at[0] = boundary ? s.byteSize() / 2 - 1 : 3;
+                        MemorySegment bytes = trainers.bytesOf(s);
+                        bytes.set(
+                            ValueLayout.JAVA_BYTE,
+                            at[0],
+                            (byte) (bytes.get(ValueLayout.JAVA_BYTE, at[0]) ^ 0x40));
+                      }),
+              "boundary=" + boundary);
       long tile = at[0] / ODD_TILE;
       assertEquals(victim[0].session(), e.publisher(), e.getMessage());
-      assertTrue(e.getMessage().contains("tile " + tile + " (shard bytes [" + tile * ODD_TILE + ", "), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("tile " + tile + " (shard bytes [" + tile * ODD_TILE + ", "),
+          e.getMessage());
     }
   }
 
   /**
-   * A q_proj shard of trainer 0 spanning several tiles, whose half (what inference rank 0 reads) ends inside a
-   * tile ({@code boundary}) — or any such shard when not.
+   * A q_proj shard of trainer 0 spanning several tiles, whose half (what inference rank 0 reads)
+   * ends inside a tile ({@code boundary}) — or any such shard when not.
    */
   private static Shard halfReadShard(TrainerCluster trainers, boolean boundary) {
     Map<String, SourceInfo> plain = trainers.sources(new CpuDigestProvider(), ODD_TILE);
@@ -151,12 +220,15 @@ class TileVerifiedRefitTest {
       }
       for (Shard s : e.getValue().shards()) {
         TileDigests t = s.tiles();
-        if (s.session().equals("trainer-0") && t != null && t.digests().size() >= 4
+        if (s.session().equals("trainer-0")
+            && t != null
+            && t.digests().size() >= 4
             && (!boundary || (s.byteSize() / 2) % ODD_TILE != 0)) {
           return s;
         }
       }
     }
-    throw new IllegalStateException("no q_proj shard of trainer-0 spans 4 tiles of " + ODD_TILE + " bytes");
+    throw new IllegalStateException(
+        "no q_proj shard of trainer-0 spans 4 tiles of " + ODD_TILE + " bytes");
   }
 }

@@ -21,9 +21,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every trainer rank of a layout as a real in-process publisher: its buffers in native memory allocated (and
- * registered) by its own {@code mem} transport (session {@code trainer-<rank>}), filled by the generator. Builds the
- * sources a receiver discovers, with shard digests as a publisher computes them.
+ * Every trainer rank of a layout as a real in-process publisher: its buffers in native memory
+ * allocated (and registered) by its own {@code mem} transport (session {@code trainer-<rank>}),
+ * filled by the generator. Builds the sources a receiver discovers, with shard digests as a
+ * publisher computes them.
  */
 final class TrainerCluster implements AutoCloseable {
   private final TrainerLayout layout;
@@ -36,7 +37,8 @@ final class TrainerCluster implements AutoCloseable {
       for (TrainerRankLayout r : layout.ranks()) {
         Transport t = new MemTransportProvider().create(TransportConfig.of(session(r)));
         transports.add(t);
-        // Through the transport, as trainers allocate (shareable memory where the transport has it).
+        // Through the transport, as trainers allocate (shareable memory where the transport has
+        // it).
         buffers.add(TrainerBuffers.allocate(r, t::allocate));
       }
     } catch (RuntimeException e) {
@@ -56,14 +58,18 @@ final class TrainerCluster implements AutoCloseable {
     }
   }
 
-  /** The merged sources at the buffers' real addresses, each shard with its digest over its current bytes. */
+  /**
+   * The merged sources at the buffers' real addresses, each shard with its digest over its current
+   * bytes.
+   */
   Map<String, SourceInfo> sources(DigestProvider digests) {
     return sources(digests, 0);
   }
 
   /**
-   * As {@link #sources(DigestProvider)}, each shard larger than {@code tileBytes} also with digests over tiles
-   * of {@code tileBytes} (0: none), as a publisher with {@code mx.publish.tile-bytes} publishes them.
+   * As {@link #sources(DigestProvider)}, each shard larger than {@code tileBytes} also with digests
+   * over tiles of {@code tileBytes} (0: none), as a publisher with {@code mx.publish.tile-bytes}
+   * publishes them.
    */
   Map<String, SourceInfo> sources(DigestProvider digests, long tileBytes) {
     Map<Long, String> digestByAddress = new HashMap<>();
@@ -78,23 +84,31 @@ final class TrainerCluster implements AutoCloseable {
         }
       }
     }
-    ShardAddressing real = new ShardAddressing() {
-      @Override
-      public String session(TrainerRankLayout rank) {
-        return TrainerCluster.session(rank);
-      }
+    ShardAddressing real =
+        new ShardAddressing() {
+          @Override
+          public String session(TrainerRankLayout rank) {
+            return TrainerCluster.session(rank);
+          }
 
-      @Override
-      public long address(TrainerRankLayout rank, AliasShard alias) {
-        return byRank.get(rank).address(alias);
-      }
-    };
+          @Override
+          public long address(TrainerRankLayout rank, AliasShard alias) {
+            return byRank.get(rank).address(alias);
+          }
+        };
     Map<String, SourceInfo> out = new LinkedHashMap<>();
-    PlanningInventory.sources(layout.ranks(), real).forEach((name, info) -> {
-      List<Shard> shards = new ArrayList<>();
-      info.shards().forEach(s -> shards.add(s.withDigests(digestByAddress.get(s.addr()), tilesByAddress.get(s.addr()))));
-      out.put(name, new SourceInfo(info.globalShape(), info.dtype(), shards));
-    });
+    PlanningInventory.sources(layout.ranks(), real)
+        .forEach(
+            (name, info) -> {
+              List<Shard> shards = new ArrayList<>();
+              info.shards()
+                  .forEach(
+                      s ->
+                          shards.add(
+                              s.withDigests(
+                                  digestByAddress.get(s.addr()), tilesByAddress.get(s.addr()))));
+              out.put(name, new SourceInfo(info.globalShape(), info.dtype(), shards));
+            });
     return out;
   }
 
@@ -102,7 +116,8 @@ final class TrainerCluster implements AutoCloseable {
   java.lang.foreign.MemorySegment bytesOf(Shard shard) {
     for (TrainerBuffers b : buffers) {
       for (AliasShard a : b.layout().published()) {
-        if (b.address(a) == shard.addr() && TrainerCluster.session(b.layout()).equals(shard.session())) {
+        if (b.address(a) == shard.addr()
+            && TrainerCluster.session(b.layout()).equals(shard.session())) {
           return b.slice(a);
         }
       }
@@ -120,7 +135,8 @@ final class TrainerCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    // The buffers first (their registrations deregister and free them), then the transports that allocated
+    // The buffers first (their registrations deregister and free them), then the transports that
+    // allocated
     // them; each in reverse creation order.
     List<AutoCloseable> all = new ArrayList<>();
     all.addAll(buffers.reversed());

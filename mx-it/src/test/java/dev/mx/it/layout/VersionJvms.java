@@ -23,8 +23,8 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * What the cross-process version tests share: the UCX check, trainer JVMs running the real {@code mx publish
- * --steps} command, and followers over tiny-llama in f32.
+ * What the cross-process version tests share: the UCX check, trainer JVMs running the real {@code
+ * mx publish --steps} command, and followers over tiny-llama in f32.
  */
 final class VersionJvms {
   static final String MODEL = "tiny-llama";
@@ -36,7 +36,10 @@ final class VersionJvms {
     return requireTransport("ucx");
   }
 
-  /** The named cross-process transport, or a skip printing why (a failure under {@code -Dmx.test.requireNative=true}). */
+  /**
+   * The named cross-process transport, or a skip printing why (a failure under {@code
+   * -Dmx.test.requireNative=true}).
+   */
   static TransportProvider requireTransport(String name) {
     DemoMultiProcessTest.requireTransport(name);
     return TransportProvider.registry().select(name);
@@ -55,23 +58,42 @@ final class VersionJvms {
   }
 
   /**
-   * One trainer rank as its own JVM: {@code mx publish --rank R --trainer tp=TP --trainer-dtype f32 ...} over
-   * UCX, followed by {@code args} (e.g. {@code --steps 3 --interval 1}); its stderr goes to
-   * {@code dir/trainer-<rank>.log}.
+   * One trainer rank as its own JVM: {@code mx publish --rank R --trainer tp=TP --trainer-dtype f32
+   * ...} over UCX, followed by {@code args} (e.g. {@code --steps 3 --interval 1}); its stderr goes
+   * to {@code dir/trainer-<rank>.log}.
    */
-  static Process publish(Path dir, String store, String identity, int rank, int tp, String... args) throws IOException {
+  static Process publish(Path dir, String store, String identity, int rank, int tp, String... args)
+      throws IOException {
     return publish(dir, store, identity, "ucx", rank, tp, args);
   }
 
   /** As {@link #publish(Path, String, String, int, int, String...)} over {@code transport}. */
-  static Process publish(Path dir, String store, String identity, String transport, int rank, int tp, String... args)
+  static Process publish(
+      Path dir, String store, String identity, String transport, int rank, int tp, String... args)
       throws IOException {
     List<String> cmd = java(dev.mx.cli.Main.class.getName());
-    cmd.addAll(List.of("publish", "--rank", Integer.toString(rank), "--model", MODEL, "--trainer", "tp=" + tp,
-        "--trainer-dtype", "f32", "--metadata", store, "--transport", transport, "--identity", identity));
+    cmd.addAll(
+        List.of(
+            "publish",
+            "--rank",
+            Integer.toString(rank),
+            "--model",
+            MODEL,
+            "--trainer",
+            "tp=" + tp,
+            "--trainer-dtype",
+            "f32",
+            "--metadata",
+            store,
+            "--transport",
+            transport,
+            "--identity",
+            identity));
     cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(
-        dir.resolve("trainer-" + rank + ".log").toFile())).start();
+    return new ProcessBuilder(cmd)
+        .redirectError(
+            ProcessBuilder.Redirect.appendTo(dir.resolve("trainer-" + rank + ".log").toFile()))
+        .start();
   }
 
   /** The trainer logs, for a failure message. */
@@ -79,7 +101,10 @@ final class VersionJvms {
     StringBuilder sb = new StringBuilder();
     for (int r = 0; r < trainers.size(); r++) {
       Path log = dir.resolve("trainer-" + r + ".log");
-      sb.append("\n--- trainer ").append(r).append(trainers.get(r).isAlive() ? " (alive)" : " (exited)").append(":\n")
+      sb.append("\n--- trainer ")
+          .append(r)
+          .append(trainers.get(r).isAlive() ? " (alive)" : " (exited)")
+          .append(":\n")
           .append(Files.exists(log) ? Files.readString(log) : "(no log)");
     }
     return sb.toString();
@@ -90,16 +115,38 @@ final class VersionJvms {
    * {@code holder}, verifying whole shards; {@code discovery} may wrap what the follower hands its
    * receivers (e.g. to act once a version is leased and its tables fetched).
    */
-  static VersionFollower follower(MetadataStore store, String identity, Transport transport, String holder, int rank,
-      int tp, Installer installer, Duration leaseTtl, UnaryOperator<SourceDiscovery> discovery) {
-    VllmLayout geometry = new VllmLayout(ModelConfigs.load(MODEL), InferenceTopology.tp(tp), rank, DType.F32);
-    return VersionFollower.builder(store, identity).holder(holder)
-        .leaseTtl(leaseTtl).installer(installer).transport(transport)
-        .receivers((d, guarded) -> Receiver.builder()
-            .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS).withRank(rank).withThreads(1)
-                .withTimeout(Duration.ofSeconds(30)))
-            .transport(transport).discovery(discovery.apply(d)).geometry(geometry).installer(guarded)
-            .rediscoverEachStep(true).build())
+  static VersionFollower follower(
+      MetadataStore store,
+      String identity,
+      Transport transport,
+      String holder,
+      int rank,
+      int tp,
+      Installer installer,
+      Duration leaseTtl,
+      UnaryOperator<SourceDiscovery> discovery) {
+    VllmLayout geometry =
+        new VllmLayout(ModelConfigs.load(MODEL), InferenceTopology.tp(tp), rank, DType.F32);
+    return VersionFollower.builder(store, identity)
+        .holder(holder)
+        .leaseTtl(leaseTtl)
+        .installer(installer)
+        .transport(transport)
+        .receivers(
+            (d, guarded) ->
+                Receiver.builder()
+                    .config(
+                        ReceiverConfig.defaults()
+                            .withVerify(VerifyMode.WHOLE_SHARDS)
+                            .withRank(rank)
+                            .withThreads(1)
+                            .withTimeout(Duration.ofSeconds(30)))
+                    .transport(transport)
+                    .discovery(discovery.apply(d))
+                    .geometry(geometry)
+                    .installer(guarded)
+                    .rediscoverEachStep(true)
+                    .build())
         .build();
   }
 }

@@ -34,39 +34,51 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12's wrong-install cases in the default verification mode, over real trainer memory and the mem
- * transport: each faulty step fails closed naming the cause and installs nothing; the next correct step
- * installs weights equal to the reference element by element.
+ * Issue 12's wrong-install cases in the default verification mode, over real trainer memory and the
+ * mem transport: each faulty step fails closed naming the cause and installs nothing; the next
+ * correct step installs weights equal to the reference element by element.
  */
 @SuppressWarnings("unchecked")
 class ZeroWrongInstallsTest {
   private static final String Q0 = "model.layers.0.self_attn.q_proj.weight";
   private static final String K0 = "model.layers.0.self_attn.k_proj.weight";
 
-  /** One receiver rank over a trainer cluster; {@code fault} rewrites the sources of step 0 only. */
-  private static void faultyStepThenCorrect(TrainerTopology trainer, InferenceTopology inference, int rank,
-      UnaryOperator<Map<String, SourceInfo>> fault, java.util.function.Consumer<TrainerCluster> corrupt,
-      Class<? extends MxException> expected, String... messageParts) {
+  /**
+   * One receiver rank over a trainer cluster; {@code fault} rewrites the sources of step 0 only.
+   */
+  private static void faultyStepThenCorrect(
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      int rank,
+      UnaryOperator<Map<String, SourceInfo>> fault,
+      java.util.function.Consumer<TrainerCluster> corrupt,
+      Class<? extends MxException> expected,
+      String... messageParts) {
     ModelArchitecture model = ModelConfigs.load("tiny-llama");
     CpuDigestProvider digests = new CpuDigestProvider();
     try (TrainerCluster trainers = new TrainerCluster(trainer.layout(model, DType.BF16));
         Transport t = new MemTransportProvider().create(TransportConfig.of("receiver-" + rank))) {
       long[] step = {0};
       Map<String, SourceInfo>[] published = new Map[1];
-      LayoutRefitEndToEndTest.CheckingInstaller installer = new LayoutRefitEndToEndTest.CheckingInstaller(
-          new VllmReference(model, inference, rank), DType.BF16, DType.BF16);
-      try (Receiver r = Receiver.builder()
-          .config(ReceiverConfig.defaults().withRank(rank).withThreads(2))
-          .transport(t)
-          .discovery(timeout -> {
-            // Step 0: the tables as published before any corruption, rewritten by the fault.
-            Map<String, SourceInfo> s = step[0] == 0 ? fault.apply(published[0]) : trainers.sources(digests);
-            return new DiscoveredSources(s, trainers.peerMetadata(), step[0]);
-          })
-          .geometry(new VllmLayout(model, inference, rank, DType.BF16))
-          .installer(installer)
-          .digests(digests)
-          .build()) {
+      LayoutRefitEndToEndTest.CheckingInstaller installer =
+          new LayoutRefitEndToEndTest.CheckingInstaller(
+              new VllmReference(model, inference, rank), DType.BF16, DType.BF16);
+      try (Receiver r =
+          Receiver.builder()
+              .config(ReceiverConfig.defaults().withRank(rank).withThreads(2))
+              .transport(t)
+              .discovery(
+                  timeout -> {
+                    // Step 0: the tables as published before any corruption, rewritten by the
+                    // fault.
+                    Map<String, SourceInfo> s =
+                        step[0] == 0 ? fault.apply(published[0]) : trainers.sources(digests);
+                    return new DiscoveredSources(s, trainers.peerMetadata(), step[0]);
+                  })
+              .geometry(new VllmLayout(model, inference, rank, DType.BF16))
+              .installer(installer)
+              .digests(digests)
+              .build()) {
         trainers.fill(0);
         published[0] = trainers.sources(digests);
         corrupt.accept(trainers);
@@ -89,76 +101,149 @@ class ZeroWrongInstallsTest {
   private static final TrainerTopology TP4 = new TrainerTopology.Megatron(4, 1, 1);
   private static final InferenceTopology TP2 = InferenceTopology.tp(2);
 
-  private static Map<String, SourceInfo> edit(Map<String, SourceInfo> s, String name,
-      UnaryOperator<List<Shard>> shards) {
+  private static Map<String, SourceInfo> edit(
+      Map<String, SourceInfo> s, String name, UnaryOperator<List<Shard>> shards) {
     Map<String, SourceInfo> out = new LinkedHashMap<>(s);
     SourceInfo i = out.get(name);
-    out.put(name, new SourceInfo(i.globalShape(), i.dtype(), shards.apply(new ArrayList<>(i.shards()))));
+    out.put(
+        name,
+        new SourceInfo(i.globalShape(), i.dtype(), shards.apply(new ArrayList<>(i.shards()))));
     return out;
   }
 
   @Test
   void aMissingShardFailsNamingTheSourceAndTheHole() {
-    faultyStepThenCorrect(TP4, TP2, 0, s -> edit(s, Q0, l -> {
-      l.remove(1);
-      return l;
-    }), c -> { }, IncompleteRefitException.class, "source '" + Q0 + "'", "no shard holds");
+    faultyStepThenCorrect(
+        TP4,
+        TP2,
+        0,
+        s ->
+            edit(
+                s,
+                Q0,
+                l -> {
+                  l.remove(1);
+                  return l;
+                }),
+        c -> {},
+        IncompleteRefitException.class,
+        "source '" + Q0 + "'",
+        "no shard holds");
   }
 
   @Test
   void aMissingTensorEntryFailsNamingTheParameterNeverWritten() {
-    faultyStepThenCorrect(TP4, TP2, 0, s -> {
-      Map<String, SourceInfo> out = new LinkedHashMap<>(s);
-      out.remove("model.layers.1.input_layernorm.weight");
-      return out;
-    }, c -> { }, IncompleteRefitException.class, "param model.layers.1.input_layernorm.weight", "never written");
+    faultyStepThenCorrect(
+        TP4,
+        TP2,
+        0,
+        s -> {
+          Map<String, SourceInfo> out = new LinkedHashMap<>(s);
+          out.remove("model.layers.1.input_layernorm.weight");
+          return out;
+        },
+        c -> {},
+        IncompleteRefitException.class,
+        "param model.layers.1.input_layernorm.weight",
+        "never written");
   }
 
   @Test
   void aWrongAddressWithoutDigestFailsTheDefaultMode() {
-    faultyStepThenCorrect(TP4, TP2, 0, s -> {
-      Shard k = s.get(K0).shards().get(0);
-      return edit(s, Q0, l -> {
-        Shard q = l.get(0);
-        // q's first shard now "lives" at k's address, and the table carries no digest for it.
-        l.set(0, new Shard(q.shardOffset(), q.shape(), k.session(), k.addr(), q.elsize(), null));
-        return l;
-      });
-    }, c -> { }, UnverifiableShardException.class, Q0, "did not publish a verification digest", "--verify whole-shards");
+    faultyStepThenCorrect(
+        TP4,
+        TP2,
+        0,
+        s -> {
+          Shard k = s.get(K0).shards().get(0);
+          return edit(
+              s,
+              Q0,
+              l -> {
+                Shard q = l.get(0);
+                // q's first shard now "lives" at k's address, and the table carries no digest for
+                // it.
+                l.set(
+                    0,
+                    new Shard(q.shardOffset(), q.shape(), k.session(), k.addr(), q.elsize(), null));
+                return l;
+              });
+        },
+        c -> {},
+        UnverifiableShardException.class,
+        Q0,
+        "did not publish a verification digest",
+        "--verify whole-shards");
   }
 
   @Test
   void aWrongAddressWithADigestIsAMismatch() {
-    faultyStepThenCorrect(TP4, TP2, 0, s -> {
-      // Another tensor's shard of the same size, so the read itself is in bounds.
-      Shard k = s.get("model.layers.1.self_attn.q_proj.weight").shards().get(0);
-      return edit(s, Q0, l -> {
-        Shard q = l.get(0);
-        l.set(0, new Shard(q.shardOffset(), q.shape(), k.session(), k.addr(), q.elsize(), q.digest()));
-        return l;
-      });
-    }, c -> { }, DigestMismatchException.class, "source '" + Q0 + "'");
+    faultyStepThenCorrect(
+        TP4,
+        TP2,
+        0,
+        s -> {
+          // Another tensor's shard of the same size, so the read itself is in bounds.
+          Shard k = s.get("model.layers.1.self_attn.q_proj.weight").shards().get(0);
+          return edit(
+              s,
+              Q0,
+              l -> {
+                Shard q = l.get(0);
+                l.set(
+                    0,
+                    new Shard(
+                        q.shardOffset(), q.shape(), k.session(), k.addr(), q.elsize(), q.digest()));
+                return l;
+              });
+        },
+        c -> {},
+        DigestMismatchException.class,
+        "source '" + Q0 + "'");
   }
 
   @Test
   void aTableWithoutDigestsFailsWithTheOptOut() {
-    faultyStepThenCorrect(TP4, TP2, 1, s -> {
-      Map<String, SourceInfo> out = new LinkedHashMap<>();
-      s.forEach((n, i) -> out.put(n, new SourceInfo(i.globalShape(), i.dtype(),
-          i.shards().stream().map(x -> x.withDigest(null)).toList())));
-      return out;
-    }, c -> { }, UnverifiableShardException.class, "did not publish a verification digest", "--verify off");
+    faultyStepThenCorrect(
+        TP4,
+        TP2,
+        1,
+        s -> {
+          Map<String, SourceInfo> out = new LinkedHashMap<>();
+          s.forEach(
+              (n, i) ->
+                  out.put(
+                      n,
+                      new SourceInfo(
+                          i.globalShape(),
+                          i.dtype(),
+                          i.shards().stream().map(x -> x.withDigest(null)).toList())));
+          return out;
+        },
+        c -> {},
+        UnverifiableShardException.class,
+        "did not publish a verification digest",
+        "--verify off");
   }
 
   @Test
   void aCorruptByteUnderInferenceTpAboveTrainerTpFailsNamingTheStagedShard() {
-    // Trainer TP 2 -> inference TP 4: no receiver reads a trainer shard whole, so the shard is staged whole,
+    // Trainer TP 2 -> inference TP 4: no receiver reads a trainer shard whole, so the shard is
+    // staged whole,
     // verified, and only then copied; the corrupted byte is caught before anything is installed.
     TrainerTopology tp2 = new TrainerTopology.Megatron(2, 1, 1);
-    faultyStepThenCorrect(tp2, InferenceTopology.tp(4), 1, s -> s, c -> {
-      Shard victim = c.sources(new CpuDigestProvider()).get(Q0).shards().get(0);
-      MemorySegment bytes = c.bytesOf(victim);
-      bytes.set(ValueLayout.JAVA_BYTE, 3, (byte) (bytes.get(ValueLayout.JAVA_BYTE, 3) ^ 0x40));
-    }, DigestMismatchException.class, "staged weight digest mismatch for source '" + Q0 + "'", "trainer-0");
+    faultyStepThenCorrect(
+        tp2,
+        InferenceTopology.tp(4),
+        1,
+        s -> s,
+        c -> {
+          Shard victim = c.sources(new CpuDigestProvider()).get(Q0).shards().get(0);
+          MemorySegment bytes = c.bytesOf(victim);
+          bytes.set(ValueLayout.JAVA_BYTE, 3, (byte) (bytes.get(ValueLayout.JAVA_BYTE, 3) ^ 0x40));
+        },
+        DigestMismatchException.class,
+        "staged weight digest mismatch for source '" + Q0 + "'",
+        "trainer-0");
   }
 }

@@ -6,10 +6,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Conversions between {@code float} and the 16-bit float formats, bit-exact with PyTorch's CPU casts:
- * round to nearest, ties to even; NaN stays NaN; f16 overflow becomes infinity; subnormals are kept.
- * The rounding itself is {@link HalfFloats} in mx-api, which the receiver's casts use too; this class adds
- * the generator's dtype-level views of it ("the stored value").
+ * Conversions between {@code float} and the 16-bit float formats, bit-exact with PyTorch's CPU
+ * casts: round to nearest, ties to even; NaN stays NaN; f16 overflow becomes infinity; subnormals
+ * are kept. The rounding itself is {@link HalfFloats} in mx-api, which the receiver's casts use
+ * too; this class adds the generator's dtype-level views of it ("the stored value").
  */
 public final class FloatBits {
   /** The quiet NaN PyTorch 2.x writes for any bf16 NaN. */
@@ -38,8 +38,8 @@ public final class FloatBits {
   }
 
   /**
-   * The bits {@code v} is stored as in {@code dtype}, zero-extended to a long: f32 bits, bf16 or f16 bits
-   * (nearest-even), or the f64 bits of {@code (double) v}.
+   * The bits {@code v} is stored as in {@code dtype}, zero-extended to a long: f32 bits, bf16 or
+   * f16 bits (nearest-even), or the f64 bits of {@code (double) v}.
    *
    * @throws IllegalArgumentException for a dtype that is not f32, bf16, f16 or f64
    */
@@ -49,22 +49,30 @@ public final class FloatBits {
       case BF16 -> f32ToBf16(v) & 0xffffL;
       case F16 -> f32ToF16(v) & 0xffffL;
       case F64 -> Double.doubleToRawLongBits(v);
-      default -> throw new IllegalArgumentException("dtype " + dtype + " cannot store generated weights; use f32, bf16, f16 or f64");
+      default ->
+          throw new IllegalArgumentException(
+              "dtype " + dtype + " cannot store generated weights; use f32, bf16, f16 or f64");
     };
   }
 
-  /** The value stored bits denote, widened to double (inverse of {@link #storedBits} up to rounding). */
+  /**
+   * The value stored bits denote, widened to double (inverse of {@link #storedBits} up to
+   * rounding).
+   */
   public static double valueOf(long bits, DType dtype) {
     return switch (dtype) {
       case F32 -> Float.intBitsToFloat((int) bits);
       case BF16 -> bf16ToF32((short) bits);
       case F16 -> f16ToF32((short) bits);
       case F64 -> Double.longBitsToDouble(bits);
-      default -> throw new IllegalArgumentException("dtype " + dtype + " is not a generated-weight dtype");
+      default ->
+          throw new IllegalArgumentException("dtype " + dtype + " is not a generated-weight dtype");
     };
   }
 
-  /** The raw bits of element {@code index} of a {@code dtype} array in native memory, zero-extended. */
+  /**
+   * The raw bits of element {@code index} of a {@code dtype} array in native memory, zero-extended.
+   */
   public static long bitsAt(MemorySegment seg, long index, DType dtype) {
     return switch (dtype.elementSize()) {
       case 1 -> seg.get(ValueLayout.JAVA_BYTE, index) & 0xffL;

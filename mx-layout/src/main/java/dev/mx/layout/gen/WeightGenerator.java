@@ -11,17 +11,20 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * The synthetic weight generator of ARCHITECTURE §5.4. Element {@code i} (row-major flat index) of global
- * tensor {@code N} at step {@code s} is
- * {@code v = float32(((u >>> 40) - 2^23) / 2^24)} with
- * {@code u = splitmix64(fnv1a64(N) ^ (s * 0x9E3779B97F4A7C15) ^ i)}, exactly, in {@code [-0.5, 0.5)}; it is
- * stored as f32, as bf16 or f16 rounded to nearest even, or widened to f64.
+ * The synthetic weight generator of ARCHITECTURE §5.4. Element {@code i} (row-major flat index) of
+ * global tensor {@code N} at step {@code s} is {@code v = float32(((u >>> 40) - 2^23) / 2^24)} with
+ * {@code u = splitmix64(fnv1a64(N) ^ (s * 0x9E3779B97F4A7C15) ^ i)}, exactly, in {@code [-0.5,
+ * 0.5)}; it is stored as f32, as bf16 or f16 rounded to nearest even, or widened to f64.
  */
 public final class WeightGenerator {
   static final long FNV_OFFSET_BASIS = 0xcbf29ce484222325L;
   static final long FNV_PRIME = 0x100000001b3L;
   static final long GOLDEN_GAMMA = 0x9E3779B97F4A7C15L;
-  /** Elements per parallel task: large enough to amortize scheduling, small enough to balance two cores. */
+
+  /**
+   * Elements per parallel task: large enough to amortize scheduling, small enough to balance two
+   * cores.
+   */
   private static final long TASK_ELEMENTS = 1L << 18;
 
   private WeightGenerator() {}
@@ -59,7 +62,10 @@ public final class WeightGenerator {
     return (float) ((int) (u >>> 40) - 8388608) * 0x1.0p-24f;
   }
 
-  /** The stored bits of element {@code flatIndex} in {@code dtype} (see {@link FloatBits#storedBits}). */
+  /**
+   * The stored bits of element {@code flatIndex} in {@code dtype} (see {@link
+   * FloatBits#storedBits}).
+   */
   public static long storedBits(String name, long step, long flatIndex, DType dtype) {
     return FloatBits.storedBits(value(name, step, flatIndex), dtype);
   }
@@ -71,13 +77,13 @@ public final class WeightGenerator {
   }
 
   /**
-   * Fills every box with the values of {@code step}, split into tasks across {@code threads} threads
-   * ({@code <= 0}: one per available processor). Returns when every element is written. Targets of a
-   * confined arena are filled on the calling thread.
+   * Fills every box with the values of {@code step}, split into tasks across {@code threads}
+   * threads ({@code <= 0}: one per available processor). Returns when every element is written.
+   * Targets of a confined arena are filled on the calling thread.
    */
   public static void fill(List<BoxFill> fills, long step, int threads) {
     int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
-    Thread other = Thread.ofPlatform().unstarted(() -> { });
+    Thread other = Thread.ofPlatform().unstarted(() -> {});
     for (BoxFill f : fills) {
       if (!f.target().isAccessibleBy(other)) {
         n = 1;
@@ -98,7 +104,8 @@ public final class WeightGenerator {
       tasks.forEach(Runnable::run);
       return;
     }
-    try (ExecutorService pool = Executors.newFixedThreadPool(Math.min(n, tasks.size()), daemonThreads())) {
+    try (ExecutorService pool =
+        Executors.newFixedThreadPool(Math.min(n, tasks.size()), daemonThreads())) {
       List<Future<?>> futures = new ArrayList<>(tasks.size());
       for (Runnable t : tasks) {
         futures.add(pool.submit(t));
@@ -107,7 +114,8 @@ public final class WeightGenerator {
         f.get();
       }
     } catch (ExecutionException e) {
-      throw new IllegalStateException("weight generator task failed: " + e.getCause(), e.getCause());
+      throw new IllegalStateException(
+          "weight generator task failed: " + e.getCause(), e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while generating weights", e);
@@ -132,13 +140,17 @@ public final class WeightGenerator {
         case BF16 -> k.bf16(seg, dst, key, src, len);
         case F16 -> k.f16(seg, dst, key, src, len);
         case F64 -> k.f64(seg, dst, key, src, len);
-        default -> throw new IllegalArgumentException("dtype " + f.dtype() + " cannot store generated weights");
+        default ->
+            throw new IllegalArgumentException(
+                "dtype " + f.dtype() + " cannot store generated weights");
       }
       runs.advance(idx);
     }
   }
 
-  /** Whether fills run on the Vector API kernel; {@link #vectorUnavailabilityCause()} says why not. */
+  /**
+   * Whether fills run on the Vector API kernel; {@link #vectorUnavailabilityCause()} says why not.
+   */
   public static boolean vectorized() {
     return ChunkKernels.vectorUnavailabilityCause() == null;
   }
@@ -149,8 +161,9 @@ public final class WeightGenerator {
   }
 
   /**
-   * Enumerates a box of a row-major global tensor as rows of one contiguous run each: trailing dimensions the
-   * box spans whole merge into the run, the leading ones are iterated in row-major order.
+   * Enumerates a box of a row-major global tensor as rows of one contiguous run each: trailing
+   * dimensions the box spans whole merge into the run, the leading ones are iterated in row-major
+   * order.
    */
   private static final class RunCursor {
     private final long[] lo;

@@ -8,7 +8,9 @@ import java.util.stream.Collectors;
 public enum ArchitectureKind {
   LLAMA("LlamaForCausalLM", false, false, false),
   MISTRAL("MistralForCausalLM", false, false, false),
-  /** Qwen2 always carries q/k/v projection biases (its config has no {@code attention_bias} key). */
+  /**
+   * Qwen2 always carries q/k/v projection biases (its config has no {@code attention_bias} key).
+   */
   QWEN2("Qwen2ForCausalLM", true, false, false),
   /** Qwen3 normalizes each query and key head ({@code q_norm}, {@code k_norm}). */
   QWEN3("Qwen3ForCausalLM", false, true, false),
@@ -26,7 +28,9 @@ public enum ArchitectureKind {
     this.moe = moe;
   }
 
-  /** The name in {@code config.json}'s {@code architectures} list, e.g. {@code LlamaForCausalLM}. */
+  /**
+   * The name in {@code config.json}'s {@code architectures} list, e.g. {@code LlamaForCausalLM}.
+   */
   public String hfName() {
     return hfName;
   }

@@ -4,8 +4,8 @@ import dev.mx.api.Shape;
 import java.util.Objects;
 
 /**
- * One tensor of the model as Hugging Face names and shapes it, e.g.
- * {@code model.layers.3.self_attn.q_proj.weight} of shape {@code [2048, 2048]}.
+ * One tensor of the model as Hugging Face names and shapes it, e.g. {@code
+ * model.layers.3.self_attn.q_proj.weight} of shape {@code [2048, 2048]}.
  *
  * @param layer the decoder layer, or -1 for tensors outside the layers
  * @param expert the expert index, or -1 for tensors outside the experts

@@ -13,8 +13,9 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * A decoder-only transformer as its Hugging Face {@code config.json} describes it, with every global tensor
- * under its Hugging Face name and shape in checkpoint order. Built by {@link ModelConfigs}; immutable.
+ * A decoder-only transformer as its Hugging Face {@code config.json} describes it, with every
+ * global tensor under its Hugging Face name and shape in checkpoint order. Built by {@link
+ * ModelConfigs}; immutable.
  */
 public final class ModelArchitecture {
   private final String modelName;
@@ -36,11 +37,24 @@ public final class ModelArchitecture {
   private final SortedSet<Integer> mlpOnlyLayers;
   private final Map<String, GlobalTensor> tensors;
 
-  /** Dimensions as read from the config; {@link ModelConfigs} validates them before calling this. */
+  /**
+   * Dimensions as read from the config; {@link ModelConfigs} validates them before calling this.
+   */
   record Dimensions(
-      int hiddenSize, int numAttentionHeads, int numKeyValueHeads, int headDim, int intermediateSize,
-      int numHiddenLayers, int vocabSize, boolean tieWordEmbeddings, boolean qkvBias, DType torchDtype,
-      int numExperts, int moeIntermediateSize, int decoderSparseStep, SortedSet<Integer> mlpOnlyLayers) {}
+      int hiddenSize,
+      int numAttentionHeads,
+      int numKeyValueHeads,
+      int headDim,
+      int intermediateSize,
+      int numHiddenLayers,
+      int vocabSize,
+      boolean tieWordEmbeddings,
+      boolean qkvBias,
+      DType torchDtype,
+      int numExperts,
+      int moeIntermediateSize,
+      int decoderSparseStep,
+      SortedSet<Integer> mlpOnlyLayers) {}
 
   ModelArchitecture(String modelName, String source, ArchitectureKind kind, Dimensions d) {
     this.modelName = modelName;
@@ -89,19 +103,55 @@ public final class ModelArchitecture {
         add(m, p + "self_attn.q_norm.weight", Shape.of(headDim), TensorRole.Q_NORM, l, -1);
         add(m, p + "self_attn.k_norm.weight", Shape.of(headDim), TensorRole.K_NORM, l, -1);
       }
-      add(m, p + "post_attention_layernorm.weight", Shape.of(h), TensorRole.POST_ATTENTION_NORM, l, -1);
+      add(
+          m,
+          p + "post_attention_layernorm.weight",
+          Shape.of(h),
+          TensorRole.POST_ATTENTION_NORM,
+          l,
+          -1);
       if (isMoeLayer(l)) {
         add(m, p + "mlp.gate.weight", Shape.of(numExperts, h), TensorRole.ROUTER, l, -1);
         for (int e = 0; e < numExperts; e++) {
           String x = p + "mlp.experts." + e + ".";
-          add(m, x + "gate_proj.weight", Shape.of(moeIntermediateSize, h), TensorRole.EXPERT_GATE_PROJ, l, e);
-          add(m, x + "up_proj.weight", Shape.of(moeIntermediateSize, h), TensorRole.EXPERT_UP_PROJ, l, e);
-          add(m, x + "down_proj.weight", Shape.of(h, moeIntermediateSize), TensorRole.EXPERT_DOWN_PROJ, l, e);
+          add(
+              m,
+              x + "gate_proj.weight",
+              Shape.of(moeIntermediateSize, h),
+              TensorRole.EXPERT_GATE_PROJ,
+              l,
+              e);
+          add(
+              m,
+              x + "up_proj.weight",
+              Shape.of(moeIntermediateSize, h),
+              TensorRole.EXPERT_UP_PROJ,
+              l,
+              e);
+          add(
+              m,
+              x + "down_proj.weight",
+              Shape.of(h, moeIntermediateSize),
+              TensorRole.EXPERT_DOWN_PROJ,
+              l,
+              e);
         }
       } else {
-        add(m, p + "mlp.gate_proj.weight", Shape.of(intermediateSize, h), TensorRole.GATE_PROJ, l, -1);
+        add(
+            m,
+            p + "mlp.gate_proj.weight",
+            Shape.of(intermediateSize, h),
+            TensorRole.GATE_PROJ,
+            l,
+            -1);
         add(m, p + "mlp.up_proj.weight", Shape.of(intermediateSize, h), TensorRole.UP_PROJ, l, -1);
-        add(m, p + "mlp.down_proj.weight", Shape.of(h, intermediateSize), TensorRole.DOWN_PROJ, l, -1);
+        add(
+            m,
+            p + "mlp.down_proj.weight",
+            Shape.of(h, intermediateSize),
+            TensorRole.DOWN_PROJ,
+            l,
+            -1);
       }
     }
     add(m, "model.norm.weight", Shape.of(h), TensorRole.FINAL_NORM, -1, -1);
@@ -111,16 +161,26 @@ public final class ModelArchitecture {
     return m;
   }
 
-  private static void add(Map<String, GlobalTensor> m, String name, Shape shape, TensorRole role, int layer, int expert) {
+  private static void add(
+      Map<String, GlobalTensor> m,
+      String name,
+      Shape shape,
+      TensorRole role,
+      int layer,
+      int expert) {
     m.put(name, new GlobalTensor(name, shape, role, layer, expert));
   }
 
   /**
-   * Whether decoder layer {@code layer} has a mixture-of-experts MLP: Qwen3-MoE's rule, experts exist, the
-   * layer is not in {@code mlp_only_layers}, and {@code (layer + 1) % decoder_sparse_step == 0}.
+   * Whether decoder layer {@code layer} has a mixture-of-experts MLP: Qwen3-MoE's rule, experts
+   * exist, the layer is not in {@code mlp_only_layers}, and {@code (layer + 1) %
+   * decoder_sparse_step == 0}.
    */
   public boolean isMoeLayer(int layer) {
-    return kind.moe() && numExperts > 0 && !mlpOnlyLayers.contains(layer) && (layer + 1) % decoderSparseStep == 0;
+    return kind.moe()
+        && numExperts > 0
+        && !mlpOnlyLayers.contains(layer)
+        && (layer + 1) % decoderSparseStep == 0;
   }
 
   /** Every global tensor in checkpoint order. */
@@ -190,7 +250,10 @@ public final class ModelArchitecture {
     return headDim;
   }
 
-  /** The dense MLP width ({@code intermediate_size}); 0 when the config has none and every layer is sparse. */
+  /**
+   * The dense MLP width ({@code intermediate_size}); 0 when the config has none and every layer is
+   * sparse.
+   */
   public int intermediateSize() {
     return intermediateSize;
   }
@@ -248,8 +311,22 @@ public final class ModelArchitecture {
 
   @Override
   public String toString() {
-    return modelName + " (" + kind.hfName() + ", " + numHiddenLayers + " layers, hidden " + hiddenSize + ", heads "
-        + numAttentionHeads + "/" + numKeyValueHeads + " x " + headDim + ", vocab " + vocabSize
-        + (isMoe() ? ", " + numExperts + " experts x " + moeIntermediateSize : "") + ")";
+    return modelName
+        + " ("
+        + kind.hfName()
+        + ", "
+        + numHiddenLayers
+        + " layers, hidden "
+        + hiddenSize
+        + ", heads "
+        + numAttentionHeads
+        + "/"
+        + numKeyValueHeads
+        + " x "
+        + headDim
+        + ", vocab "
+        + vocabSize
+        + (isMoe() ? ", " + numExperts + " experts x " + moeIntermediateSize : "")
+        + ")";
   }
 }

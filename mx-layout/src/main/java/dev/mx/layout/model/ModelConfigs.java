@@ -17,23 +17,32 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * Reads Hugging Face {@code config.json} files into {@link ModelArchitecture}s, and looks up the configs mx
- * ships by model name ({@code llama-3.2-1b}, {@code qwen3-30b-a3b}, {@code tiny-llama}, ...).
+ * Reads Hugging Face {@code config.json} files into {@link ModelArchitecture}s, and looks up the
+ * configs mx ships by model name ({@code llama-3.2-1b}, {@code qwen3-30b-a3b}, {@code tiny-llama},
+ * ...).
  */
 public final class ModelConfigs {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String RESOURCE_DIR = "/dev/mx/layout/models/";
 
   /** Configs shipped as resources: real public models, then tiny ones for tests and quick demos. */
-  public static final List<String> BUNDLED = List.of(
-      "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "qwen3-30b-a3b",
-      "tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-moe");
+  public static final List<String> BUNDLED =
+      List.of(
+          "llama-3.2-1b",
+          "qwen2.5-0.5b",
+          "qwen3-0.6b",
+          "qwen3-30b-a3b",
+          "tiny-llama",
+          "tiny-mistral",
+          "tiny-qwen2",
+          "tiny-qwen3",
+          "tiny-qwen3-moe");
 
   private ModelConfigs() {}
 
   /**
-   * A bundled model by name (case-insensitive; a Hugging Face id such as {@code Qwen/Qwen3-0.6B} works too),
-   * else a path to a {@code config.json} or to a directory holding one.
+   * A bundled model by name (case-insensitive; a Hugging Face id such as {@code Qwen/Qwen3-0.6B}
+   * works too), else a path to a {@code config.json} or to a directory holding one.
    */
   public static ModelArchitecture load(String nameOrPath) {
     String bare = nameOrPath.substring(nameOrPath.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
@@ -47,8 +56,13 @@ public final class ModelConfigs {
     if (Files.isRegularFile(p)) {
       return parse(p);
     }
-    throw new LayoutException("unknown model '" + nameOrPath + "': not a bundled model (" + String.join(", ", BUNDLED)
-        + ") and no config.json at " + p.toAbsolutePath());
+    throw new LayoutException(
+        "unknown model '"
+            + nameOrPath
+            + "': not a bundled model ("
+            + String.join(", ", BUNDLED)
+            + ") and no config.json at "
+            + p.toAbsolutePath());
   }
 
   /** One of {@link #BUNDLED}. */
@@ -56,9 +70,11 @@ public final class ModelConfigs {
     String resource = RESOURCE_DIR + name + ".json";
     try (InputStream in = ModelConfigs.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new LayoutException("no bundled model '" + name + "'; bundled: " + String.join(", ", BUNDLED));
+        throw new LayoutException(
+            "no bundled model '" + name + "'; bundled: " + String.join(", ", BUNDLED));
       }
-      return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "resource:" + resource, name);
+      return parse(
+          new String(in.readAllBytes(), StandardCharsets.UTF_8), "resource:" + resource, name);
     } catch (IOException e) {
       throw new UncheckedIOException("reading " + resource, e);
     }
@@ -70,10 +86,14 @@ public final class ModelConfigs {
     try {
       json = Files.readString(configFile);
     } catch (IOException e) {
-      throw new LayoutException("cannot read model config " + configFile + ": " + e.getMessage(), e);
+      throw new LayoutException(
+          "cannot read model config " + configFile + ": " + e.getMessage(), e);
     }
     Path dir = configFile.toAbsolutePath().getParent();
-    String name = dir == null || dir.getFileName() == null ? configFile.toString() : dir.getFileName().toString();
+    String name =
+        dir == null || dir.getFileName() == null
+            ? configFile.toString()
+            : dir.getFileName().toString();
     return parse(json, configFile.toString(), name);
   }
 
@@ -82,7 +102,8 @@ public final class ModelConfigs {
    *
    * @param source where the JSON came from, named in every error
    * @param modelName the name the architecture reports
-   * @throws LayoutException naming the key and the source when a key is missing, mistyped or inconsistent
+   * @throws LayoutException naming the key and the source when a key is missing, mistyped or
+   *     inconsistent
    */
   public static ModelArchitecture parse(String json, String source, String modelName) {
     JsonNode root;
@@ -104,20 +125,27 @@ public final class ModelConfigs {
       ArchitectureKind kind = architecture();
       int hidden = positiveInt("hidden_size");
       int heads = positiveInt("num_attention_heads");
-      int kvHeads = root.hasNonNull("num_key_value_heads") ? positiveInt("num_key_value_heads") : heads;
+      int kvHeads =
+          root.hasNonNull("num_key_value_heads") ? positiveInt("num_key_value_heads") : heads;
       int layers = positiveInt("num_hidden_layers");
       int vocab = positiveInt("vocab_size");
       if (heads % kvHeads != 0) {
-        throw error("num_key_value_heads", "num_attention_heads " + heads + " is not divisible by num_key_value_heads "
-            + kvHeads);
+        throw error(
+            "num_key_value_heads",
+            "num_attention_heads " + heads + " is not divisible by num_key_value_heads " + kvHeads);
       }
       int headDim;
       if (root.hasNonNull("head_dim")) {
         headDim = positiveInt("head_dim");
       } else {
         if (hidden % heads != 0) {
-          throw error("num_attention_heads", "hidden_size " + hidden + " is not divisible by num_attention_heads "
-              + heads + " and there is no head_dim");
+          throw error(
+              "num_attention_heads",
+              "hidden_size "
+                  + hidden
+                  + " is not divisible by num_attention_heads "
+                  + heads
+                  + " and there is no head_dim");
         }
         headDim = hidden / heads;
       }
@@ -134,7 +162,8 @@ public final class ModelConfigs {
       if (kind.moe()) {
         experts = positiveInt("num_experts");
         moeIntermediate = positiveInt("moe_intermediate_size");
-        sparseStep = root.hasNonNull("decoder_sparse_step") ? positiveInt("decoder_sparse_step") : 1;
+        sparseStep =
+            root.hasNonNull("decoder_sparse_step") ? positiveInt("decoder_sparse_step") : 1;
         mlpOnly = layerList("mlp_only_layers", layers);
       }
       boolean anyDense = false;
@@ -142,9 +171,24 @@ public final class ModelConfigs {
         boolean sparse = kind.moe() && !mlpOnly.contains(l) && (l + 1) % sparseStep == 0;
         anyDense |= !sparse;
       }
-      int intermediate = anyDense || root.hasNonNull("intermediate_size") ? positiveInt("intermediate_size") : 0;
-      var dims = new ModelArchitecture.Dimensions(hidden, heads, kvHeads, headDim, intermediate, layers, vocab, tie,
-          bias, dtype, experts, moeIntermediate, sparseStep, mlpOnly);
+      int intermediate =
+          anyDense || root.hasNonNull("intermediate_size") ? positiveInt("intermediate_size") : 0;
+      var dims =
+          new ModelArchitecture.Dimensions(
+              hidden,
+              heads,
+              kvHeads,
+              headDim,
+              intermediate,
+              layers,
+              vocab,
+              tie,
+              bias,
+              dtype,
+              experts,
+              moeIntermediate,
+              sparseStep,
+              mlpOnly);
       return new ModelArchitecture(modelName, source, kind, dims);
     }
 
@@ -157,18 +201,42 @@ public final class ModelConfigs {
         throw error("architectures", "must be a non-empty list of names, got " + a);
       }
       String name = a.get(0).asText();
-      return ArchitectureKind.byHfName(name).orElseThrow(() -> error("architectures",
-          "unsupported architecture '" + name + "'; supported: " + ArchitectureKind.supportedNames()));
+      return ArchitectureKind.byHfName(name)
+          .orElseThrow(
+              () ->
+                  error(
+                      "architectures",
+                      "unsupported architecture '"
+                          + name
+                          + "'; supported: "
+                          + ArchitectureKind.supportedNames()));
     }
 
     /**
-     * Upper bounds far above any real model (the largest vocabularies are ~2^18) that keep sizes derived from
-     * them from overflowing or asking for terabytes: a config beyond them is an error naming the key.
+     * Upper bounds far above any real model (the largest vocabularies are ~2^18) that keep sizes
+     * derived from them from overflowing or asking for terabytes: a config beyond them is an error
+     * naming the key.
      */
-    private static final java.util.Map<String, Integer> LIMITS = java.util.Map.of(
-        "vocab_size", 1 << 24, "hidden_size", 1 << 17, "intermediate_size", 1 << 20,
-        "moe_intermediate_size", 1 << 20, "num_hidden_layers", 1 << 12, "num_attention_heads", 1 << 14,
-        "num_key_value_heads", 1 << 14, "head_dim", 1 << 14, "num_experts", 1 << 16);
+    private static final java.util.Map<String, Integer> LIMITS =
+        java.util.Map.of(
+            "vocab_size",
+            1 << 24,
+            "hidden_size",
+            1 << 17,
+            "intermediate_size",
+            1 << 20,
+            "moe_intermediate_size",
+            1 << 20,
+            "num_hidden_layers",
+            1 << 12,
+            "num_attention_heads",
+            1 << 14,
+            "num_key_value_heads",
+            1 << 14,
+            "head_dim",
+            1 << 14,
+            "num_experts",
+            1 << 16);
 
     private int positiveInt(String key) {
       int v = positiveIntUnbounded(key);

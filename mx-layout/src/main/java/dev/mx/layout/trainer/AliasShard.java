@@ -6,15 +6,22 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * A box of a global (Hugging Face–named) tensor that lies, contiguous and row-major, inside a trainer rank's
- * local buffer: {@code shape.numel()} elements starting at element {@code elementOffset} of buffer
- * {@code bufferName} hold the global box {@code [shardOffset, shardOffset + shape)} of {@code hfName}.
+ * A box of a global (Hugging Face–named) tensor that lies, contiguous and row-major, inside a
+ * trainer rank's local buffer: {@code shape.numel()} elements starting at element {@code
+ * elementOffset} of buffer {@code bufferName} hold the global box {@code [shardOffset, shardOffset
+ * + shape)} of {@code hfName}.
  *
- * @param published whether this rank announces the shard; replicas it holds but another rank publishes (a
- *     replicated norm on TP rank 1, dense weights on EP rank 1) are aliases that are not published
+ * @param published whether this rank announces the shard; replicas it holds but another rank
+ *     publishes (a replicated norm on TP rank 1, dense weights on EP rank 1) are aliases that are
+ *     not published
  */
 public record AliasShard(
-    String hfName, Shape globalShape, long[] shardOffset, Shape shape, String bufferName, long elementOffset,
+    String hfName,
+    Shape globalShape,
+    long[] shardOffset,
+    Shape shape,
+    String bufferName,
+    long elementOffset,
     boolean published) {
 
   public AliasShard {
@@ -24,12 +31,26 @@ public record AliasShard(
     Objects.requireNonNull(bufferName, "bufferName of " + hfName);
     shardOffset = shardOffset.clone();
     if (!Box.whole(globalShape).contains(Box.at(shardOffset, shape))) {
-      throw new IllegalArgumentException("alias of '" + hfName + "' in buffer '" + bufferName + "': box at "
-          + Arrays.toString(shardOffset) + " shape " + shape + " is outside the global shape " + globalShape);
+      throw new IllegalArgumentException(
+          "alias of '"
+              + hfName
+              + "' in buffer '"
+              + bufferName
+              + "': box at "
+              + Arrays.toString(shardOffset)
+              + " shape "
+              + shape
+              + " is outside the global shape "
+              + globalShape);
     }
     if (elementOffset < 0) {
-      throw new IllegalArgumentException("alias of '" + hfName + "' in buffer '" + bufferName
-          + "': negative element offset " + elementOffset);
+      throw new IllegalArgumentException(
+          "alias of '"
+              + hfName
+              + "' in buffer '"
+              + bufferName
+              + "': negative element offset "
+              + elementOffset);
     }
   }
 
@@ -49,19 +70,41 @@ public record AliasShard(
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof AliasShard a && hfName.equals(a.hfName) && globalShape.equals(a.globalShape)
-        && Arrays.equals(shardOffset, a.shardOffset) && shape.equals(a.shape) && bufferName.equals(a.bufferName)
-        && elementOffset == a.elementOffset && published == a.published;
+    return o instanceof AliasShard a
+        && hfName.equals(a.hfName)
+        && globalShape.equals(a.globalShape)
+        && Arrays.equals(shardOffset, a.shardOffset)
+        && shape.equals(a.shape)
+        && bufferName.equals(a.bufferName)
+        && elementOffset == a.elementOffset
+        && published == a.published;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(hfName, globalShape, Arrays.hashCode(shardOffset), shape, bufferName, elementOffset, published);
+    return Objects.hash(
+        hfName,
+        globalShape,
+        Arrays.hashCode(shardOffset),
+        shape,
+        bufferName,
+        elementOffset,
+        published);
   }
 
   @Override
   public String toString() {
-    return "AliasShard[" + hfName + " " + box() + " of " + globalShape + " <- " + bufferName + "@" + elementOffset
-        + (published ? "" : " (not published)") + "]";
+    return "AliasShard["
+        + hfName
+        + " "
+        + box()
+        + " of "
+        + globalShape
+        + " <- "
+        + bufferName
+        + "@"
+        + elementOffset
+        + (published ? "" : " (not published)")
+        + "]";
   }
 }

@@ -9,9 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * FSDP's layout (MX §5.3): every global tensor is split on dim 0 like {@code torch.chunk(N)} — chunks of
- * {@code ceil(rows / N)} rows, so the last ranks may hold fewer rows or none. A rank's buffer for a tensor is
- * named after the tensor, holds exactly its rows, and is published whole; ranks without rows hold nothing.
+ * FSDP's layout (MX §5.3): every global tensor is split on dim 0 like {@code torch.chunk(N)} —
+ * chunks of {@code ceil(rows / N)} rows, so the last ranks may hold fewer rows or none. A rank's
+ * buffer for a tensor is named after the tensor, holds exactly its rows, and is published whole;
+ * ranks without rows hold nothing.
  */
 public final class FsdpLayout implements TrainerLayout {
   private final ModelArchitecture model;
@@ -39,7 +40,10 @@ public final class FsdpLayout implements TrainerLayout {
     return dtype;
   }
 
-  /** Rows {@code [lo, hi)} of a dim-0 extent {@code rows} that {@code torch.chunk} gives rank {@code rank}. */
+  /**
+   * Rows {@code [lo, hi)} of a dim-0 extent {@code rows} that {@code torch.chunk} gives rank {@code
+   * rank}.
+   */
   public static long[] chunkRows(long rows, int ranks, int rank) {
     long chunk = (rows + ranks - 1) / ranks;
     long lo = Math.min(rows, rank * chunk);
@@ -50,7 +54,8 @@ public final class FsdpLayout implements TrainerLayout {
   @Override
   public TrainerRankLayout rank(int rank) {
     if (rank < 0 || rank >= worldSize()) {
-      throw new LayoutException("trainer rank " + rank + " is outside [0, " + worldSize() + ") for " + topology);
+      throw new LayoutException(
+          "trainer rank " + rank + " is outside [0, " + worldSize() + ") for " + topology);
     }
     List<LocalBuffer> buffers = new ArrayList<>();
     List<AliasShard> aliases = new ArrayList<>();

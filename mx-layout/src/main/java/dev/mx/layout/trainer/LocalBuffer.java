@@ -5,8 +5,9 @@ import dev.mx.api.Shape;
 import java.util.Objects;
 
 /**
- * One contiguous row-major tensor a trainer rank allocates, under the trainer's own name (e.g. Megatron's
- * {@code decoder.layers.3.self_attention.linear_qkv.weight}, or the Hugging Face name under FSDP).
+ * One contiguous row-major tensor a trainer rank allocates, under the trainer's own name (e.g.
+ * Megatron's {@code decoder.layers.3.self_attention.linear_qkv.weight}, or the Hugging Face name
+ * under FSDP).
  */
 public record LocalBuffer(String name, DType dtype, Shape shape) {
 

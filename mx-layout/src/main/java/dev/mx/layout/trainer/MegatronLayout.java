@@ -9,23 +9,26 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Megatron-Core's parameter layout for TP × PP × EP, with the Hugging Face aliases each rank publishes.
+ * Megatron-Core's parameter layout for TP × PP × EP, with the Hugging Face aliases each rank
+ * publishes.
  *
  * <ul>
  *   <li>Global rank = {@code tp + TP·(ep + EP·pp)} (Megatron's tp-ep-dp-pp order, tp fastest).
- *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}; buffer and published names carry
- *       <em>global</em> layer numbers, so two stages never collide. The embedding lives on the first stage,
- *       the final norm and (untied) output layer on the last.
- *   <li>Vocabulary rows are padded to a multiple of {@code 128·TP} and split evenly; padding rows are zero and
- *       never published.
- *   <li>{@code linear_qkv} holds the fused rows in by-head-group order (per KV group: its query heads, one K
- *       head, one V head), split evenly by rows across TP; it publishes q/k/v aliases by band intersection, so
- *       rows need not align with groups and KV heads may be fewer than TP ranks. Biases likewise.
+ *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}; buffer and published names
+ *       carry <em>global</em> layer numbers, so two stages never collide. The embedding lives on
+ *       the first stage, the final norm and (untied) output layer on the last.
+ *   <li>Vocabulary rows are padded to a multiple of {@code 128·TP} and split evenly; padding rows
+ *       are zero and never published.
+ *   <li>{@code linear_qkv} holds the fused rows in by-head-group order (per KV group: its query
+ *       heads, one K head, one V head), split evenly by rows across TP; it publishes q/k/v aliases
+ *       by band intersection, so rows need not align with groups and KV heads may be fewer than TP
+ *       ranks. Biases likewise.
  *   <li>{@code linear_fc1} holds this rank's gate rows then its up rows; {@code linear_proj} and
  *       {@code linear_fc2} are row-parallel (column slices).
- *   <li>Norms and the router are replicated; only TP rank 0 publishes them. Experts are split across EP ranks
- *       ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style), each TP-sharded like the dense
- *       MLP. Non-expert weights are replicas across EP ranks; only EP rank 0 publishes them.
+ *   <li>Norms and the router are replicated; only TP rank 0 publishes them. Experts are split
+ *       across EP ranks ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style),
+ *       each TP-sharded like the dense MLP. Non-expert weights are replicas across EP ranks; only
+ *       EP rank 0 publishes them.
  * </ul>
  */
 public final class MegatronLayout implements TrainerLayout {
@@ -47,35 +50,67 @@ public final class MegatronLayout implements TrainerLayout {
     int tp = topology.tp();
     String where = "trainer " + topology + " for " + model.modelName() + ": ";
     if (model.numHiddenLayers() % topology.pp() != 0) {
-      throw new LayoutException(where + "num_hidden_layers " + model.numHiddenLayers() + " is not divisible by pp "
-          + topology.pp());
+      throw new LayoutException(
+          where
+              + "num_hidden_layers "
+              + model.numHiddenLayers()
+              + " is not divisible by pp "
+              + topology.pp());
     }
     if (fusedQkvRows() % tp != 0) {
-      throw new LayoutException(where + "the " + fusedQkvRows() + " fused QKV rows (num_attention_heads "
-          + model.numAttentionHeads() + ", num_key_value_heads " + model.numKeyValueHeads() + ", head_dim "
-          + model.headDim() + ") do not split evenly across tp " + tp);
+      throw new LayoutException(
+          where
+              + "the "
+              + fusedQkvRows()
+              + " fused QKV rows (num_attention_heads "
+              + model.numAttentionHeads()
+              + ", num_key_value_heads "
+              + model.numKeyValueHeads()
+              + ", head_dim "
+              + model.headDim()
+              + ") do not split evenly across tp "
+              + tp);
     }
     if ((long) model.numAttentionHeads() * model.headDim() % tp != 0) {
-      throw new LayoutException(where + "linear_proj columns num_attention_heads x head_dim = "
-          + (long) model.numAttentionHeads() * model.headDim() + " are not divisible by tp " + tp);
+      throw new LayoutException(
+          where
+              + "linear_proj columns num_attention_heads x head_dim = "
+              + (long) model.numAttentionHeads() * model.headDim()
+              + " are not divisible by tp "
+              + tp);
     }
     boolean anyDense = false;
     for (int l = 0; l < model.numHiddenLayers(); l++) {
       anyDense |= !model.isMoeLayer(l);
     }
     if (anyDense && model.intermediateSize() % tp != 0) {
-      throw new LayoutException(where + "intermediate_size " + model.intermediateSize() + " is not divisible by tp " + tp);
+      throw new LayoutException(
+          where
+              + "intermediate_size "
+              + model.intermediateSize()
+              + " is not divisible by tp "
+              + tp);
     }
     if (model.isMoe()) {
       if (model.numExperts() % topology.ep() != 0) {
-        throw new LayoutException(where + "num_experts " + model.numExperts() + " is not divisible by ep " + topology.ep());
+        throw new LayoutException(
+            where
+                + "num_experts "
+                + model.numExperts()
+                + " is not divisible by ep "
+                + topology.ep());
       }
       if (model.moeIntermediateSize() % tp != 0) {
-        throw new LayoutException(where + "moe_intermediate_size " + model.moeIntermediateSize()
-            + " is not divisible by tp " + tp);
+        throw new LayoutException(
+            where
+                + "moe_intermediate_size "
+                + model.moeIntermediateSize()
+                + " is not divisible by tp "
+                + tp);
       }
     } else if (topology.ep() > 1) {
-      throw new LayoutException(where + "ep " + topology.ep() + " needs a mixture-of-experts model");
+      throw new LayoutException(
+          where + "ep " + topology.ep() + " needs a mixture-of-experts model");
     }
   }
 
@@ -83,7 +118,10 @@ public final class MegatronLayout implements TrainerLayout {
     return (long) (model.numAttentionHeads() + 2 * model.numKeyValueHeads()) * model.headDim();
   }
 
-  /** The vocabulary rows Megatron allocates: {@code vocab_size} rounded up to a multiple of {@code 128·TP}. */
+  /**
+   * The vocabulary rows Megatron allocates: {@code vocab_size} rounded up to a multiple of {@code
+   * 128·TP}.
+   */
   public long paddedVocab() {
     long m = (long) VOCAB_DIVISOR * topology.tp();
     return (model.vocabSize() + m - 1) / m * m;
@@ -112,7 +150,8 @@ public final class MegatronLayout implements TrainerLayout {
   @Override
   public TrainerRankLayout rank(int rank) {
     if (rank < 0 || rank >= worldSize()) {
-      throw new LayoutException("trainer rank " + rank + " is outside [0, " + worldSize() + ") for " + topology);
+      throw new LayoutException(
+          "trainer rank " + rank + " is outside [0, " + worldSize() + ") for " + topology);
     }
     int tp = rank % topology.tp();
     int ep = rank / topology.tp() % topology.ep();
@@ -120,7 +159,9 @@ public final class MegatronLayout implements TrainerLayout {
     return new RankBuilder(tp, pp, ep).build(rank);
   }
 
-  /** Collects the specs of one (tp, pp, ep) coordinate and resolves them into buffers and aliases. */
+  /**
+   * Collects the specs of one (tp, pp, ep) coordinate and resolves them into buffers and aliases.
+   */
   private final class RankBuilder {
     private final int tp;
     private final int pp;
@@ -144,7 +185,8 @@ public final class MegatronLayout implements TrainerLayout {
         buffers.add(new LocalBuffer(s.name(), dtype, s.localShape()));
         aliases.addAll(MegatronAliases.resolve(s, e.getValue()));
       }
-      return new TrainerRankLayout(rank, "tp" + tp + "-pp" + pp + "-ep" + ep, dtype, buffers, aliases);
+      return new TrainerRankLayout(
+          rank, "tp" + tp + "-pp" + pp + "-ep" + ep, dtype, buffers, aliases);
     }
 
     void collect() {
@@ -168,31 +210,66 @@ public final class MegatronLayout implements TrainerLayout {
       String h = "model.layers." + l + ".";
       long hd = model.headDim();
       long qCols = model.numAttentionHeads() * hd;
-      replicated(m + "self_attention.linear_qkv.layer_norm_weight", h + "input_layernorm.weight", Shape.of(hidden));
+      replicated(
+          m + "self_attention.linear_qkv.layer_norm_weight",
+          h + "input_layernorm.weight",
+          Shape.of(hidden));
       qkv(m + "self_attention.linear_qkv.weight", h, "weight", true);
       if (model.qkvBias()) {
         qkv(m + "self_attention.linear_qkv.bias", h, "bias", false);
       }
       if (model.qkNorm()) {
-        replicated(m + "self_attention.q_layernorm.weight", h + "self_attn.q_norm.weight", Shape.of(hd));
-        replicated(m + "self_attention.k_layernorm.weight", h + "self_attn.k_norm.weight", Shape.of(hd));
+        replicated(
+            m + "self_attention.q_layernorm.weight", h + "self_attn.q_norm.weight", Shape.of(hd));
+        replicated(
+            m + "self_attention.k_layernorm.weight", h + "self_attn.k_norm.weight", Shape.of(hd));
       }
-      rowParallel(m + "self_attention.linear_proj.weight", h + "self_attn.o_proj.weight", qCols, MegatronRole.ROW, false);
+      rowParallel(
+          m + "self_attention.linear_proj.weight",
+          h + "self_attn.o_proj.weight",
+          qCols,
+          MegatronRole.ROW,
+          false);
       if (model.isMoeLayer(l)) {
-        replicated(m + "pre_mlp_layernorm.weight", h + "post_attention_layernorm.weight", Shape.of(hidden));
-        replicated(m + "mlp.router.weight", h + "mlp.gate.weight", Shape.of(model.numExperts(), hidden));
+        replicated(
+            m + "pre_mlp_layernorm.weight",
+            h + "post_attention_layernorm.weight",
+            Shape.of(hidden));
+        replicated(
+            m + "mlp.router.weight", h + "mlp.gate.weight", Shape.of(model.numExperts(), hidden));
         int perRank = model.numExperts() / topology.ep();
         for (int j = 0; j < perRank; j++) {
           int e = ep * perRank + j;
           String x = h + "mlp.experts." + e + ".";
-          gatedFc1(m + "mlp.experts.linear_fc1.weight" + j, x, model.moeIntermediateSize(), MegatronRole.EXPERT_COLUMN, true);
-          rowParallel(m + "mlp.experts.linear_fc2.weight" + j, x + "down_proj.weight", model.moeIntermediateSize(),
-              MegatronRole.EXPERT_ROW, true);
+          gatedFc1(
+              m + "mlp.experts.linear_fc1.weight" + j,
+              x,
+              model.moeIntermediateSize(),
+              MegatronRole.EXPERT_COLUMN,
+              true);
+          rowParallel(
+              m + "mlp.experts.linear_fc2.weight" + j,
+              x + "down_proj.weight",
+              model.moeIntermediateSize(),
+              MegatronRole.EXPERT_ROW,
+              true);
         }
       } else {
-        replicated(m + "mlp.linear_fc1.layer_norm_weight", h + "post_attention_layernorm.weight", Shape.of(hidden));
-        gatedFc1(m + "mlp.linear_fc1.weight", h + "mlp.", model.intermediateSize(), MegatronRole.GATED_MLP_COLUMN, false);
-        rowParallel(m + "mlp.linear_fc2.weight", h + "mlp.down_proj.weight", model.intermediateSize(), MegatronRole.ROW,
+        replicated(
+            m + "mlp.linear_fc1.layer_norm_weight",
+            h + "post_attention_layernorm.weight",
+            Shape.of(hidden));
+        gatedFc1(
+            m + "mlp.linear_fc1.weight",
+            h + "mlp.",
+            model.intermediateSize(),
+            MegatronRole.GATED_MLP_COLUMN,
+            false);
+        rowParallel(
+            m + "mlp.linear_fc2.weight",
+            h + "mlp.down_proj.weight",
+            model.intermediateSize(),
+            MegatronRole.ROW,
             false);
       }
     }
@@ -203,13 +280,28 @@ public final class MegatronLayout implements TrainerLayout {
     }
 
     private void replicated(String name, String hf, Shape shape) {
-      add(MegatronTensorSpec.replicate(name, shape, MegatronRole.REPLICATED, List.of(hf), shape, Map.of()), true, false);
+      add(
+          MegatronTensorSpec.replicate(
+              name, shape, MegatronRole.REPLICATED, List.of(hf), shape, Map.of()),
+          true,
+          false);
     }
 
     private void vocab(String name, String hf) {
       long rows = paddedVocab() / tpSize;
-      add(MegatronTensorSpec.shard(name, Shape.of(rows, hidden), MegatronRole.VOCAB_PARALLEL, List.of(hf),
-          Shape.of(model.vocabSize(), hidden), 0, tp * rows, (tp + 1) * rows, Map.of()), false, false);
+      add(
+          MegatronTensorSpec.shard(
+              name,
+              Shape.of(rows, hidden),
+              MegatronRole.VOCAB_PARALLEL,
+              List.of(hf),
+              Shape.of(model.vocabSize(), hidden),
+              0,
+              tp * rows,
+              (tp + 1) * rows,
+              Map.of()),
+          false,
+          false);
     }
 
     private void qkv(String name, String hfPrefix, String suffix, boolean weight) {
@@ -217,26 +309,70 @@ public final class MegatronLayout implements TrainerLayout {
       long rows = total / tpSize;
       Shape local = weight ? Shape.of(rows, hidden) : Shape.of(rows);
       Shape global = weight ? Shape.of(total, hidden) : Shape.of(total);
-      List<String> hf = List.of(hfPrefix + "self_attn.q_proj." + suffix, hfPrefix + "self_attn.k_proj." + suffix,
-          hfPrefix + "self_attn.v_proj." + suffix);
-      Map<String, String> extras = Map.of("num_heads", Integer.toString(model.numAttentionHeads()),
-          "num_kv_heads", Integer.toString(model.numKeyValueHeads()), "head_dim", Integer.toString(model.headDim()),
-          "qkv_interleave", "by_head");
-      add(MegatronTensorSpec.shard(name, local, MegatronRole.QKV_COLUMN, hf, global, 0, tp * rows, (tp + 1) * rows,
-          extras), false, false);
+      List<String> hf =
+          List.of(
+              hfPrefix + "self_attn.q_proj." + suffix,
+              hfPrefix + "self_attn.k_proj." + suffix,
+              hfPrefix + "self_attn.v_proj." + suffix);
+      Map<String, String> extras =
+          Map.of(
+              "num_heads",
+              Integer.toString(model.numAttentionHeads()),
+              "num_kv_heads",
+              Integer.toString(model.numKeyValueHeads()),
+              "head_dim",
+              Integer.toString(model.headDim()),
+              "qkv_interleave",
+              "by_head");
+      add(
+          MegatronTensorSpec.shard(
+              name,
+              local,
+              MegatronRole.QKV_COLUMN,
+              hf,
+              global,
+              0,
+              tp * rows,
+              (tp + 1) * rows,
+              extras),
+          false,
+          false);
     }
 
-    private void gatedFc1(String name, String hfPrefix, long intermediate, MegatronRole role, boolean expert) {
+    private void gatedFc1(
+        String name, String hfPrefix, long intermediate, MegatronRole role, boolean expert) {
       long rows = 2 * intermediate / tpSize;
-      add(MegatronTensorSpec.shard(name, Shape.of(rows, hidden), role,
-          List.of(hfPrefix + "gate_proj.weight", hfPrefix + "up_proj.weight"), Shape.of(2 * intermediate, hidden), 0,
-          tp * rows, (tp + 1) * rows, Map.of("gated_mlp_order", "gate_then_up")), false, expert);
+      add(
+          MegatronTensorSpec.shard(
+              name,
+              Shape.of(rows, hidden),
+              role,
+              List.of(hfPrefix + "gate_proj.weight", hfPrefix + "up_proj.weight"),
+              Shape.of(2 * intermediate, hidden),
+              0,
+              tp * rows,
+              (tp + 1) * rows,
+              Map.of("gated_mlp_order", "gate_then_up")),
+          false,
+          expert);
     }
 
-    private void rowParallel(String name, String hf, long columns, MegatronRole role, boolean expert) {
+    private void rowParallel(
+        String name, String hf, long columns, MegatronRole role, boolean expert) {
       long cols = columns / tpSize;
-      add(MegatronTensorSpec.shard(name, Shape.of(hidden, cols), role, List.of(hf), Shape.of(hidden, columns), 1,
-          tp * cols, (tp + 1) * cols, Map.of()), false, expert);
+      add(
+          MegatronTensorSpec.shard(
+              name,
+              Shape.of(hidden, cols),
+              role,
+              List.of(hf),
+              Shape.of(hidden, columns),
+              1,
+              tp * cols,
+              (tp + 1) * cols,
+              Map.of()),
+          false,
+          expert);
     }
   }
 }

@@ -8,7 +8,10 @@ public enum MegatronRole {
   COLUMN,
   ROW,
   REPLICATED,
-  /** Rows of a vocabulary padded past {@code vocab_size}; the published shard is clipped to the global shape. */
+  /**
+   * Rows of a vocabulary padded past {@code vocab_size}; the published shard is clipped to the
+   * global shape.
+   */
   VOCAB_PARALLEL,
   QKV_COLUMN,
   GATED_MLP_COLUMN,
@@ -21,7 +24,9 @@ public enum MegatronRole {
   }
 
   public static MegatronRole parse(String label) {
-    return Arrays.stream(values()).filter(r -> r.label().equals(label)).findFirst()
+    return Arrays.stream(values())
+        .filter(r -> r.label().equals(label))
+        .findFirst()
         .orElseThrow(() -> new IllegalArgumentException("unknown Megatron role '" + label + "'"));
   }
 }

@@ -17,10 +17,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
 
 /**
- * The native memory of one trainer rank: one zeroed, 64-byte-aligned segment per {@link LocalBuffer}, filled
- * with the generator's values through the rank's aliases. Owns its memory: an arena, or the registrations an
- * allocator ({@link dev.mx.api.transport.Transport#allocate}) handed out; {@link #close()} is idempotent and
- * frees every buffer (stop publishing them first; close the allocating transport after).
+ * The native memory of one trainer rank: one zeroed, 64-byte-aligned segment per {@link
+ * LocalBuffer}, filled with the generator's values through the rank's aliases. Owns its memory: an
+ * arena, or the registrations an allocator ({@link dev.mx.api.transport.Transport#allocate}) handed
+ * out; {@link #close()} is idempotent and frees every buffer (stop publishing them first; close the
+ * allocating transport after).
  */
 public final class TrainerBuffers implements AutoCloseable {
   private static final long ALIGNMENT = 64;
@@ -32,7 +33,10 @@ public final class TrainerBuffers implements AutoCloseable {
   private final Map<String, MemoryRegistration> registrations;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TrainerBuffers(TrainerRankLayout layout, Arena arena, Map<String, MemorySegment> segments,
+  private TrainerBuffers(
+      TrainerRankLayout layout,
+      Arena arena,
+      Map<String, MemorySegment> segments,
       Map<String, MemoryRegistration> registrations) {
     this.layout = layout;
     this.arena = arena;
@@ -40,14 +44,19 @@ public final class TrainerBuffers implements AutoCloseable {
     this.registrations = registrations;
   }
 
-  /** Allocates every buffer of {@code layout}, zeroed (so vocabulary padding is zero), in a shared arena. */
+  /**
+   * Allocates every buffer of {@code layout}, zeroed (so vocabulary padding is zero), in a shared
+   * arena.
+   */
   @SuppressWarnings("MustBeClosedChecker") // the returned buffers own the arena; close() closes it
   public static TrainerBuffers allocate(TrainerRankLayout layout) {
     Arena arena = Arena.ofShared();
     try {
       Map<String, MemorySegment> m = new LinkedHashMap<>();
       for (LocalBuffer b : layout.buffers()) {
-        m.put(b.name(), arena.allocate(Math.max(1, b.byteSize()), ALIGNMENT).asSlice(0, b.byteSize()));
+        m.put(
+            b.name(),
+            arena.allocate(Math.max(1, b.byteSize()), ALIGNMENT).asSlice(0, b.byteSize()));
       }
       return new TrainerBuffers(layout, arena, Collections.unmodifiableMap(m), Map.of());
     } catch (RuntimeException | Error e) {
@@ -57,35 +66,53 @@ public final class TrainerBuffers implements AutoCloseable {
   }
 
   /**
-   * Allocates every buffer of {@code layout} from {@code allocator} (typically {@code transport::allocate}, so
-   * a shared-memory transport serves them from mapped memory instead of reading them out of this process),
-   * one registration per buffer, each zeroed. The registrations are already registered: hand them to the
-   * publisher as they are ({@link #registrations()}); closing these buffers closes them. On failure the ones
-   * allocated so far are closed.
+   * Allocates every buffer of {@code layout} from {@code allocator} (typically {@code
+   * transport::allocate}, so a shared-memory transport serves them from mapped memory instead of
+   * reading them out of this process), one registration per buffer, each zeroed. The registrations
+   * are already registered: hand them to the publisher as they are ({@link #registrations()});
+   * closing these buffers closes them. On failure the ones allocated so far are closed.
    */
-  public static TrainerBuffers allocate(TrainerRankLayout layout, LongFunction<MemoryRegistration> allocator) {
+  public static TrainerBuffers allocate(
+      TrainerRankLayout layout, LongFunction<MemoryRegistration> allocator) {
     Map<String, MemoryRegistration> regs = new LinkedHashMap<>();
     try {
       Map<String, MemorySegment> m = new LinkedHashMap<>();
       for (LocalBuffer b : layout.buffers()) {
         MemoryRegistration r = allocator.apply(Math.max(1, b.byteSize()));
         if (r == null) {
-          throw new IllegalStateException("the allocator returned no memory for buffer '" + b.name()
-              + "' of trainer rank " + layout.label());
+          throw new IllegalStateException(
+              "the allocator returned no memory for buffer '"
+                  + b.name()
+                  + "' of trainer rank "
+                  + layout.label());
         }
         regs.put(b.name(), r);
-        // Element alignment is needed for the generator's accesses; the arena's 64 bytes is only a nicety.
+        // Element alignment is needed for the generator's accesses; the arena's 64 bytes is only a
+        // nicety.
         if (r.segment().byteSize() < b.byteSize() || r.segment().address() % MIN_ALIGNMENT != 0) {
-          throw new IllegalStateException("the allocator returned " + r.segment().byteSize() + " bytes at 0x"
-              + Long.toHexString(r.segment().address()) + " for buffer '" + b.name() + "' of trainer rank "
-              + layout.label() + ": it needs " + b.byteSize() + " bytes, " + MIN_ALIGNMENT + "-byte aligned");
+          throw new IllegalStateException(
+              "the allocator returned "
+                  + r.segment().byteSize()
+                  + " bytes at 0x"
+                  + Long.toHexString(r.segment().address())
+                  + " for buffer '"
+                  + b.name()
+                  + "' of trainer rank "
+                  + layout.label()
+                  + ": it needs "
+                  + b.byteSize()
+                  + " bytes, "
+                  + MIN_ALIGNMENT
+                  + "-byte aligned");
         }
-        // Zeroed like the arena's memory, whatever the allocator promises: vocabulary padding must be zero.
+        // Zeroed like the arena's memory, whatever the allocator promises: vocabulary padding must
+        // be zero.
         MemorySegment s = r.segment().asSlice(0, b.byteSize());
         s.fill((byte) 0);
         m.put(b.name(), s);
       }
-      return new TrainerBuffers(layout, null, Collections.unmodifiableMap(m), Collections.unmodifiableMap(regs));
+      return new TrainerBuffers(
+          layout, null, Collections.unmodifiableMap(m), Collections.unmodifiableMap(regs));
     } catch (RuntimeException | Error e) {
       try {
         Closeables.closeAll(List.copyOf(regs.values()).reversed());
@@ -110,14 +137,15 @@ public final class TrainerBuffers implements AutoCloseable {
     requireOpen();
     MemorySegment s = segments.get(bufferName);
     if (s == null) {
-      throw new IllegalArgumentException("rank " + layout.label() + " has no buffer '" + bufferName + "'");
+      throw new IllegalArgumentException(
+          "rank " + layout.label() + " has no buffer '" + bufferName + "'");
     }
     return s;
   }
 
   /**
-   * The allocator's registrations by buffer name, in layout order (each covers its buffer, possibly with a tail
-   * beyond it); empty for buffers from an arena. Owned by these buffers.
+   * The allocator's registrations by buffer name, in layout order (each covers its buffer, possibly
+   * with a tail beyond it); empty for buffers from an arena. Owned by these buffers.
    */
   public Map<String, MemoryRegistration> registrations() {
     requireOpen();
@@ -127,7 +155,8 @@ public final class TrainerBuffers implements AutoCloseable {
   /** The part of its buffer an alias covers. */
   public MemorySegment slice(AliasShard alias) {
     int elsize = layout.dtype().elementSize();
-    return segment(alias.bufferName()).asSlice(alias.elementOffset() * elsize, alias.shape().byteSize(elsize));
+    return segment(alias.bufferName())
+        .asSlice(alias.elementOffset() * elsize, alias.shape().byteSize(elsize));
   }
 
   /** The absolute address of an alias's first element. */
@@ -136,34 +165,44 @@ public final class TrainerBuffers implements AutoCloseable {
   }
 
   /**
-   * Writes the generator's values of {@code step} through every alias (published or held), on {@code threads}
-   * threads ({@code <= 0}: all processors). Padding rows are left untouched (zero).
+   * Writes the generator's values of {@code step} through every alias (published or held), on
+   * {@code threads} threads ({@code <= 0}: all processors). Padding rows are left untouched (zero).
    */
   public void fill(long step, int threads) {
     List<BoxFill> fills = new ArrayList<>();
     for (AliasShard a : layout.aliases()) {
-      fills.add(new BoxFill(slice(a), layout.dtype(), a.hfName(), a.globalShape(), a.shardOffset(), a.shape()));
+      fills.add(
+          new BoxFill(
+              slice(a), layout.dtype(), a.hfName(), a.globalShape(), a.shardOffset(), a.shape()));
     }
     WeightGenerator.fill(fills, step, threads);
   }
 
   /**
-   * This rank's shard-table entries: one per published Hugging Face name (in first-alias order), each shard at
-   * its absolute address, without digests (the publisher adds them).
+   * This rank's shard-table entries: one per published Hugging Face name (in first-alias order),
+   * each shard at its absolute address, without digests (the publisher adds them).
    */
   public List<PublishedTensor> publishedTensors(String agentName, int deviceId) {
     Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
     Map<String, AliasShard> first = new LinkedHashMap<>();
     for (AliasShard a : layout.published()) {
       first.putIfAbsent(a.hfName(), a);
-      shards.computeIfAbsent(a.hfName(), k -> new ArrayList<>())
-          .add(new PublishedShard(agentName, deviceId, address(a), a.shardOffset(), a.shape(), null));
+      shards
+          .computeIfAbsent(a.hfName(), k -> new ArrayList<>())
+          .add(
+              new PublishedShard(
+                  agentName, deviceId, address(a), a.shardOffset(), a.shape(), null));
     }
     List<PublishedTensor> out = new ArrayList<>();
     int elsize = layout.dtype().elementSize();
     for (Map.Entry<String, List<PublishedShard>> e : shards.entrySet()) {
-      out.add(new PublishedTensor(e.getKey(), layout.dtype().torchLabel(), elsize, first.get(e.getKey()).globalShape(),
-          e.getValue()));
+      out.add(
+          new PublishedTensor(
+              e.getKey(),
+              layout.dtype().torchLabel(),
+              elsize,
+              first.get(e.getKey()).globalShape(),
+              e.getValue()));
     }
     return out;
   }

@@ -9,13 +9,15 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What one trainer rank holds: the buffers it allocates and every alias shard inside them (published or only
- * held). Any buffer element no alias covers is vocabulary padding and stays zero.
+ * What one trainer rank holds: the buffers it allocates and every alias shard inside them
+ * (published or only held). Any buffer element no alias covers is vocabulary padding and stays
+ * zero.
  *
  * @param rank the global rank (Megatron order: tp fastest, then ep, then pp)
  * @param label a readable coordinate, e.g. {@code tp1-pp0-ep0} or {@code fsdp2}
  */
-public record TrainerRankLayout(int rank, String label, DType dtype, List<LocalBuffer> buffers, List<AliasShard> aliases) {
+public record TrainerRankLayout(
+    int rank, String label, DType dtype, List<LocalBuffer> buffers, List<AliasShard> aliases) {
 
   public TrainerRankLayout {
     Objects.requireNonNull(label, "label");
@@ -25,22 +27,44 @@ public record TrainerRankLayout(int rank, String label, DType dtype, List<LocalB
     Map<String, LocalBuffer> byName = new LinkedHashMap<>();
     for (LocalBuffer b : buffers) {
       if (byName.put(b.name(), b) != null) {
-        throw new IllegalArgumentException("rank " + label + ": buffer '" + b.name() + "' is declared twice");
+        throw new IllegalArgumentException(
+            "rank " + label + ": buffer '" + b.name() + "' is declared twice");
       }
       if (b.dtype() != dtype) {
-        throw new IllegalArgumentException("rank " + label + ": buffer '" + b.name() + "' is " + b.dtype()
-            + " but the rank holds " + dtype);
+        throw new IllegalArgumentException(
+            "rank "
+                + label
+                + ": buffer '"
+                + b.name()
+                + "' is "
+                + b.dtype()
+                + " but the rank holds "
+                + dtype);
       }
     }
     for (AliasShard a : aliases) {
       LocalBuffer b = byName.get(a.bufferName());
       if (b == null) {
-        throw new IllegalArgumentException("rank " + label + ": alias of '" + a.hfName() + "' names unknown buffer '"
-            + a.bufferName() + "'");
+        throw new IllegalArgumentException(
+            "rank "
+                + label
+                + ": alias of '"
+                + a.hfName()
+                + "' names unknown buffer '"
+                + a.bufferName()
+                + "'");
       }
       if (a.elementOffset() + a.numel() > b.shape().numel()) {
-        throw new IllegalArgumentException("rank " + label + ": " + a + " runs past the end of buffer '" + b.name()
-            + "' (" + b.shape().numel() + " elements)");
+        throw new IllegalArgumentException(
+            "rank "
+                + label
+                + ": "
+                + a
+                + " runs past the end of buffer '"
+                + b.name()
+                + "' ("
+                + b.shape().numel()
+                + " elements)");
       }
     }
   }

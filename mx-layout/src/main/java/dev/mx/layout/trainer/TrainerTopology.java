@@ -19,7 +19,8 @@ public sealed interface TrainerTopology {
   record Megatron(int tp, int pp, int ep) implements TrainerTopology {
     public Megatron {
       if (tp < 1 || pp < 1 || ep < 1) {
-        throw new LayoutException("trainer topology tp=" + tp + ",pp=" + pp + ",ep=" + ep + ": every size must be >= 1");
+        throw new LayoutException(
+            "trainer topology tp=" + tp + ",pp=" + pp + ",ep=" + ep + ": every size must be >= 1");
       }
     }
 
@@ -72,15 +73,18 @@ public sealed interface TrainerTopology {
     Map<String, Integer> kv = TopologySpec.parse(spec, "trainer");
     if (kv.containsKey("fsdp")) {
       if (kv.size() > 1) {
-        throw new LayoutException("trainer topology '" + spec + "': fsdp cannot be combined with " + kv.keySet());
+        throw new LayoutException(
+            "trainer topology '" + spec + "': fsdp cannot be combined with " + kv.keySet());
       }
       return new Fsdp(kv.get("fsdp"));
     }
     for (String k : kv.keySet()) {
       if (!k.equals("tp") && !k.equals("pp") && !k.equals("ep")) {
-        throw new LayoutException("trainer topology '" + spec + "': unknown size '" + k + "' (use tp, pp, ep or fsdp)");
+        throw new LayoutException(
+            "trainer topology '" + spec + "': unknown size '" + k + "' (use tp, pp, ep or fsdp)");
       }
     }
-    return new Megatron(kv.getOrDefault("tp", 1), kv.getOrDefault("pp", 1), kv.getOrDefault("ep", 1));
+    return new Megatron(
+        kv.getOrDefault("tp", 1), kv.getOrDefault("pp", 1), kv.getOrDefault("ep", 1));
   }
 }

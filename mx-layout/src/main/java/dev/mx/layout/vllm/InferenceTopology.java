@@ -4,8 +4,8 @@ import dev.mx.layout.LayoutException;
 import java.util.Map;
 
 /**
- * vLLM's tensor parallel size {@code tp} and expert parallel size {@code ep}: 1 (every rank holds every
- * expert, sliced) or {@code tp} (rank r holds experts {@code [r·E/tp, (r+1)·E/tp)} whole).
+ * vLLM's tensor parallel size {@code tp} and expert parallel size {@code ep}: 1 (every rank holds
+ * every expert, sliced) or {@code tp} (rank r holds experts {@code [r·E/tp, (r+1)·E/tp)} whole).
  */
 public record InferenceTopology(int tp, int ep) {
 
@@ -14,7 +14,8 @@ public record InferenceTopology(int tp, int ep) {
       throw new LayoutException("inference topology tp=" + tp + ": must be >= 1");
     }
     if (ep != 1 && ep != tp) {
-      throw new LayoutException("inference topology tp=" + tp + ",ep=" + ep + ": ep must be 1 or equal to tp");
+      throw new LayoutException(
+          "inference topology tp=" + tp + ",ep=" + ep + ": ep must be 1 or equal to tp");
     }
   }
 
@@ -27,7 +28,8 @@ public record InferenceTopology(int tp, int ep) {
     Map<String, Integer> kv = dev.mx.layout.TopologySpec.parse(spec, "inference");
     for (String k : kv.keySet()) {
       if (!k.equals("tp") && !k.equals("ep")) {
-        throw new LayoutException("inference topology '" + spec + "': unknown size '" + k + "' (use tp and ep)");
+        throw new LayoutException(
+            "inference topology '" + spec + "': unknown size '" + k + "' (use tp and ep)");
       }
     }
     return new InferenceTopology(kv.getOrDefault("tp", 1), kv.getOrDefault("ep", 1));

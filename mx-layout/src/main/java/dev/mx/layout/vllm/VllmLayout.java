@@ -20,23 +20,27 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * vLLM's parameters for one inference rank, and the copies its weight loader performs from the global
- * Hugging Face tensors, as a {@link GeometrySource}:
+ * vLLM's parameters for one inference rank, and the copies its weight loader performs from the
+ * global Hugging Face tensors, as a {@link GeometrySource}:
  *
  * <ul>
- *   <li>{@code model.embed_tokens.weight} and untied {@code lm_head.weight}: vocabulary padded to a multiple of
- *       64, {@code padded/T} consecutive rows per rank; rows past {@code vocab_size} are never written.
- *   <li>{@code self_attn.qkv_proj.weight} (and {@code .bias}): this rank's {@code heads/T} query heads, then
- *       its K heads, then its V heads; with KV heads ≥ T a rank holds {@code KV/T} heads from {@code r·KV/T},
- *       with fewer KV heads than T it holds one, index {@code r / (T/KV)}.
- *   <li>{@code o_proj} and {@code down_proj}: column slices; {@code gate_up_proj}: this rank's gate rows then
- *       its up rows; norms, {@code q_norm}/{@code k_norm} and the router ({@code mlp.gate.weight}) replicated.
- *   <li>MoE: {@code mlp.experts.w13_weight} (E_local, 2·I_local, hidden), per expert gate rows then up rows;
- *       {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all experts, intermediate
- *       sliced by T; {@code ep=T}: experts {@code [r·E/T, (r+1)·E/T)} whole.
+ *   <li>{@code model.embed_tokens.weight} and untied {@code lm_head.weight}: vocabulary padded to a
+ *       multiple of 64, {@code padded/T} consecutive rows per rank; rows past {@code vocab_size}
+ *       are never written.
+ *   <li>{@code self_attn.qkv_proj.weight} (and {@code .bias}): this rank's {@code heads/T} query
+ *       heads, then its K heads, then its V heads; with KV heads ≥ T a rank holds {@code KV/T}
+ *       heads from {@code r·KV/T}, with fewer KV heads than T it holds one, index {@code r /
+ *       (T/KV)}.
+ *   <li>{@code o_proj} and {@code down_proj}: column slices; {@code gate_up_proj}: this rank's gate
+ *       rows then its up rows; norms, {@code q_norm}/{@code k_norm} and the router ({@code
+ *       mlp.gate.weight}) replicated.
+ *   <li>MoE: {@code mlp.experts.w13_weight} (E_local, 2·I_local, hidden), per expert gate rows then
+ *       up rows; {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all
+ *       experts, intermediate sliced by T; {@code ep=T}: experts {@code [r·E/T, (r+1)·E/T)} whole.
  * </ul>
  *
- * Copies are op chains of {@code narrow} (none when the whole source is taken) into row-major destinations.
+ * Copies are op chains of {@code narrow} (none when the whole source is taken) into row-major
+ * destinations.
  */
 public final class VllmLayout implements GeometrySource {
   /** vLLM's {@code DEFAULT_VOCAB_PADDING_SIZE}. */
@@ -47,8 +51,10 @@ public final class VllmLayout implements GeometrySource {
   private final int rank;
   private final DType dtype;
   private final Map<String, ParamSpec> params = new LinkedHashMap<>();
+
   /** Per parameter, the elements no copy writes on purpose (vocabulary padding rows). */
   private final Map<String, List<Box>> padding = new LinkedHashMap<>();
+
   /** Copies by source name, in the order the loader would perform them. */
   private final Map<String, List<RecordedCopy>> copiesBySource = new LinkedHashMap<>();
 
@@ -58,7 +64,8 @@ public final class VllmLayout implements GeometrySource {
     this.rank = rank;
     this.dtype = dtype;
     if (rank < 0 || rank >= topology.tp()) {
-      throw new LayoutException("inference rank " + rank + " is outside [0, " + topology.tp() + ")");
+      throw new LayoutException(
+          "inference rank " + rank + " is outside [0, " + topology.tp() + ")");
     }
     validate();
     build();
@@ -72,30 +79,47 @@ public final class VllmLayout implements GeometrySource {
     int t = topology.tp();
     int kv = model.numKeyValueHeads();
     if (model.numAttentionHeads() % t != 0) {
-      throw new LayoutException(where() + "num_attention_heads " + model.numAttentionHeads() + " is not divisible by tp " + t);
+      throw new LayoutException(
+          where()
+              + "num_attention_heads "
+              + model.numAttentionHeads()
+              + " is not divisible by tp "
+              + t);
     }
     if (kv >= t ? kv % t != 0 : t % kv != 0) {
-      throw new LayoutException(where() + "num_key_value_heads " + kv + " and tp " + t
-          + " must divide one another");
+      throw new LayoutException(
+          where() + "num_key_value_heads " + kv + " and tp " + t + " must divide one another");
     }
     for (int l = 0; l < model.numHiddenLayers(); l++) {
       if (!model.isMoeLayer(l) && model.intermediateSize() % t != 0) {
-        throw new LayoutException(where() + "intermediate_size " + model.intermediateSize() + " is not divisible by tp " + t);
+        throw new LayoutException(
+            where()
+                + "intermediate_size "
+                + model.intermediateSize()
+                + " is not divisible by tp "
+                + t);
       }
     }
     if (model.isMoe()) {
       if (topology.expertParallel() && model.numExperts() % t != 0) {
-        throw new LayoutException(where() + "num_experts " + model.numExperts() + " is not divisible by ep " + t);
+        throw new LayoutException(
+            where() + "num_experts " + model.numExperts() + " is not divisible by ep " + t);
       }
       if (!topology.expertParallel() && model.moeIntermediateSize() % t != 0) {
-        throw new LayoutException(where() + "moe_intermediate_size " + model.moeIntermediateSize()
-            + " is not divisible by tp " + t);
+        throw new LayoutException(
+            where()
+                + "moe_intermediate_size "
+                + model.moeIntermediateSize()
+                + " is not divisible by tp "
+                + t);
       }
     } else if (topology.expertParallel()) {
-      throw new LayoutException(where() + "ep " + topology.ep() + " needs a mixture-of-experts model");
+      throw new LayoutException(
+          where() + "ep " + topology.ep() + " needs a mixture-of-experts model");
     }
     if (paddedVocab() % t != 0) {
-      throw new LayoutException(where() + "padded vocabulary " + paddedVocab() + " is not divisible by tp " + t);
+      throw new LayoutException(
+          where() + "padded vocabulary " + paddedVocab() + " is not divisible by tp " + t);
     }
   }
 
@@ -147,9 +171,9 @@ public final class VllmLayout implements GeometrySource {
   }
 
   /**
-   * The copies for each offered source, in manifest order. A source the model lacks, or offered with another
-   * shape, is reported unsupported with the reason; sources this rank does not need (another rank's experts)
-   * yield no copies.
+   * The copies for each offered source, in manifest order. A source the model lacks, or offered
+   * with another shape, is reported unsupported with the reason; sources this rank does not need
+   * (another rank's experts) yield no copies.
    */
   @Override
   public Capture capture(List<ManifestEntry> manifest) {
@@ -160,11 +184,21 @@ public final class VllmLayout implements GeometrySource {
       var t = model.find(e.name());
       if (t.isEmpty()) {
         unsupported.add(e.name());
-        reasons.put(e.name(), "model " + model.modelName() + " has no parameter that loads '" + e.name() + "'");
+        reasons.put(
+            e.name(),
+            "model " + model.modelName() + " has no parameter that loads '" + e.name() + "'");
       } else if (!t.get().shape().equals(e.globalShape())) {
         unsupported.add(e.name());
-        reasons.put(e.name(), "source '" + e.name() + "' is offered with shape " + e.globalShape() + " but "
-            + model.modelName() + " expects " + t.get().shape());
+        reasons.put(
+            e.name(),
+            "source '"
+                + e.name()
+                + "' is offered with shape "
+                + e.globalShape()
+                + " but "
+                + model.modelName()
+                + " expects "
+                + t.get().shape());
       } else {
         copies.addAll(copiesOf(e.name()));
       }
@@ -172,7 +206,8 @@ public final class VllmLayout implements GeometrySource {
     return new Capture(new CaptureResult(copies, unsupported, 0, reasons), params, padding);
   }
 
-  // ---- construction -------------------------------------------------------------------------------------
+  // ---- construction
+  // -------------------------------------------------------------------------------------
 
   private void build() {
     int t = topology.tp();
@@ -205,7 +240,8 @@ public final class VllmLayout implements GeometrySource {
         String gu = p + "mlp.gate_up_proj.weight";
         declare(gu, Shape.of(2 * rows, h));
         rowsInto(p + "mlp.gate_proj.weight", gu, rank * rows, rows, model.intermediateSize(), 0);
-        rowsInto(p + "mlp.up_proj.weight", gu, rank * rows, rows, model.intermediateSize(), rows * h);
+        rowsInto(
+            p + "mlp.up_proj.weight", gu, rank * rows, rows, model.intermediateSize(), rows * h);
         columnSlice(p + "mlp.down_proj.weight", model.intermediateSize());
       }
     }
@@ -227,8 +263,15 @@ public final class VllmLayout implements GeometrySource {
     long qTotal = (long) model.numAttentionHeads() * hd;
     long kvTotal = (long) model.numKeyValueHeads() * hd;
     rowsInto(p + "self_attn.q_proj." + suffix, param, rank * qRows, qRows, qTotal, 0);
-    rowsInto(p + "self_attn.k_proj." + suffix, param, kvStart * hd, kvRows, kvTotal, qRows * rowElems);
-    rowsInto(p + "self_attn.v_proj." + suffix, param, kvStart * hd, kvRows, kvTotal, (qRows + kvRows) * rowElems);
+    rowsInto(
+        p + "self_attn.k_proj." + suffix, param, kvStart * hd, kvRows, kvTotal, qRows * rowElems);
+    rowsInto(
+        p + "self_attn.v_proj." + suffix,
+        param,
+        kvStart * hd,
+        kvRows,
+        kvTotal,
+        (qRows + kvRows) * rowElems);
   }
 
   private void experts(int layer, String p) {
@@ -267,7 +310,10 @@ public final class VllmLayout implements GeometrySource {
     record(RecordedCopy.contiguous(name, List.of(), name, 0, s, dtype));
   }
 
-  /** Vocabulary rows {@code [rank·rows, (rank+1)·rows)} of the padded table; only real rows are copied. */
+  /**
+   * Vocabulary rows {@code [rank·rows, (rank+1)·rows)} of the padded table; only real rows are
+   * copied.
+   */
   private void vocab(String name, long rows) {
     long h = model.hiddenSize();
     declare(name, Shape.of(rows, h));
@@ -277,34 +323,47 @@ public final class VllmLayout implements GeometrySource {
       rowsInto(name, name, lo, real, model.vocabSize(), 0);
     }
     if (real < rows) {
-      // Rows past vocab_size are padding: declared so the receiver's coverage gate does not expect them.
+      // Rows past vocab_size are padding: declared so the receiver's coverage gate does not expect
+      // them.
       padding.put(name, List.of(new Box(new long[] {real, 0}, new long[] {rows, h})));
     }
   }
 
   /**
-   * Rows {@code [start, start+count)} of {@code source} (which has {@code total} rows) into {@code param} at
-   * element {@code destOffset}, row-major.
+   * Rows {@code [start, start+count)} of {@code source} (which has {@code total} rows) into {@code
+   * param} at element {@code destOffset}, row-major.
    */
-  private void rowsInto(String source, String param, long start, long count, long total, long destOffset) {
+  private void rowsInto(
+      String source, String param, long start, long count, long total, long destOffset) {
     Shape src = model.tensor(source).shape();
     long[] dims = src.dims();
     dims[0] = count;
     Shape dest = Shape.of(dims);
-    record(RecordedCopy.contiguous(source, narrow(0, start, count, total), param, destOffset, dest, dtype));
+    record(
+        RecordedCopy.contiguous(
+            source, narrow(0, start, count, total), param, destOffset, dest, dtype));
   }
 
-  /** This rank's {@code total/T} columns of a row-parallel {@code source} ({@code hidden × total}) into a new parameter. */
+  /**
+   * This rank's {@code total/T} columns of a row-parallel {@code source} ({@code hidden × total})
+   * into a new parameter.
+   */
   private void columnSlice(String source, long total) {
     long cols = total / topology.tp();
     declare(source, Shape.of(model.hiddenSize(), cols));
     columnsInto(source, source, rank * cols, cols, total, 0);
   }
 
-  /** Columns {@code [start, start+count)} of {@code source} (hidden × {@code total}) into {@code param} at element {@code destOffset}. */
-  private void columnsInto(String source, String param, long start, long count, long total, long destOffset) {
+  /**
+   * Columns {@code [start, start+count)} of {@code source} (hidden × {@code total}) into {@code
+   * param} at element {@code destOffset}.
+   */
+  private void columnsInto(
+      String source, String param, long start, long count, long total, long destOffset) {
     Shape dest = Shape.of(model.hiddenSize(), count);
-    record(RecordedCopy.contiguous(source, narrow(1, start, count, total), param, destOffset, dest, dtype));
+    record(
+        RecordedCopy.contiguous(
+            source, narrow(1, start, count, total), param, destOffset, dest, dtype));
   }
 
   private static List<OpSpec> narrow(int dim, long start, long length, long total) {

@@ -16,9 +16,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What every element of a vLLM parameter must hold, derived from the vLLM layout rules alone (by parsing the
- * parameter name and mapping local coordinates to global ones) — deliberately not from {@link VllmLayout}'s
- * recorded copies, so that tests can check the copies, the planner and the receiver against it.
+ * What every element of a vLLM parameter must hold, derived from the vLLM layout rules alone (by
+ * parsing the parameter name and mapping local coordinates to global ones) — deliberately not from
+ * {@link VllmLayout}'s recorded copies, so that tests can check the copies, the planner and the
+ * receiver against it.
  */
 public final class VllmReference {
   private static final Pattern LAYER = Pattern.compile("model\\.layers\\.(\\d+)\\.(.+)");
@@ -46,7 +47,10 @@ public final class VllmReference {
     return Math.max(1, model.numKeyValueHeads() / tp);
   }
 
-  /** The first KV head of this rank: {@code floor(r·KV/T)} (equals {@code r·KV/T} or {@code r/(T/KV)}). */
+  /**
+   * The first KV head of this rank: {@code floor(r·KV/T)} (equals {@code r·KV/T} or {@code
+   * r/(T/KV)}).
+   */
   private long firstKvHead() {
     return (long) rank * model.numKeyValueHeads() / tp;
   }
@@ -88,8 +92,8 @@ public final class VllmReference {
   }
 
   /**
-   * The global element that element {@code flatIndex} of {@code param} holds, or null for vocabulary padding
-   * (which must stay zero).
+   * The global element that element {@code flatIndex} of {@code param} holds, or null for
+   * vocabulary padding (which must stay zero).
    */
   public GlobalElement source(String param, long flatIndex) {
     return rules.computeIfAbsent(param, this::compile).apply(flatIndex);
@@ -114,8 +118,11 @@ public final class VllmReference {
     String p = "model.layers." + m.group(1) + ".";
     String rest = m.group(2);
     switch (rest) {
-      case "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_norm.weight",
-          "self_attn.k_norm.weight", "mlp.gate.weight" -> {
+      case "input_layernorm.weight",
+          "post_attention_layernorm.weight",
+          "self_attn.q_norm.weight",
+          "self_attn.k_norm.weight",
+          "mlp.gate.weight" -> {
         return i -> new GlobalElement(param, i);
       }
       case "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias" -> {
@@ -161,7 +168,8 @@ public final class VllmReference {
           int j = (int) (i / perExpert);
           long within = i % perExpert;
           long row = within / h;
-          return new GlobalElement(row < il ? gate[j] : up[j], (sliceBase() + row % il) * h + within % h);
+          return new GlobalElement(
+              row < il ? gate[j] : up[j], (sliceBase() + row % il) * h + within % h);
         };
       }
       case "mlp.experts.w2_weight" -> {
@@ -171,7 +179,8 @@ public final class VllmReference {
         return i -> {
           int j = (int) (i / perExpert);
           long within = i % perExpert;
-          return new GlobalElement(down[j], within / il * model.moeIntermediateSize() + sliceBase() + within % il);
+          return new GlobalElement(
+              down[j], within / il * model.moeIntermediateSize() + sliceBase() + within % il);
         };
       }
       default -> throw unknown(param);
@@ -188,8 +197,9 @@ public final class VllmReference {
   }
 
   /**
-   * A length such that every aligned run of it in {@code param} maps to consecutive elements of one global
-   * tensor (or is all padding): a row for matrices, a head for the fused q/k/v bias, the whole vector otherwise.
+   * A length such that every aligned run of it in {@code param} maps to consecutive elements of one
+   * global tensor (or is all padding): a row for matrices, a head for the fused q/k/v bias, the
+   * whole vector otherwise.
    */
   long runLength(String param) {
     Shape s = shape(param);
@@ -208,38 +218,56 @@ public final class VllmReference {
   }
 
   /**
-   * The bits element {@code flatIndex} of {@code param} must hold after a refit of {@code step}: the generator's
-   * value as the trainer stores it in {@code trainerDtype}, cast (round to nearest even) to
-   * {@code inferenceDtype}; zero for padding.
+   * The bits element {@code flatIndex} of {@code param} must hold after a refit of {@code step}:
+   * the generator's value as the trainer stores it in {@code trainerDtype}, cast (round to nearest
+   * even) to {@code inferenceDtype}; zero for padding.
    */
-  public long expectedBits(String param, long flatIndex, long step, DType trainerDtype, DType inferenceDtype) {
+  public long expectedBits(
+      String param, long flatIndex, long step, DType trainerDtype, DType inferenceDtype) {
     GlobalElement g = source(param, flatIndex);
     if (g == null) {
       return 0;
     }
-    return castBits(WeightGenerator.value(g.tensor(), step, g.flatIndex()), trainerDtype, inferenceDtype);
+    return castBits(
+        WeightGenerator.value(g.tensor(), step, g.flatIndex()), trainerDtype, inferenceDtype);
   }
 
   /** {@code v} stored in {@code from}, then cast to {@code to}, as {@code to}'s bits. */
   public static long castBits(float v, DType from, DType to) {
     double stored = FloatBits.valueOf(FloatBits.storedBits(v, from), from);
-    return to == DType.F64 ? Double.doubleToRawLongBits(stored) : FloatBits.storedBits((float) stored, to);
+    return to == DType.F64
+        ? Double.doubleToRawLongBits(stored)
+        : FloatBits.storedBits((float) stored, to);
   }
 
   /**
-   * Compares every element of a received parameter with {@link #expectedBits}; returns up to {@code limit}
-   * descriptions of mismatching elements (empty when all match). Works a {@link #runLength run} at a time:
-   * under every vLLM rule a run is consecutive elements of one global tensor, or padding, so the cost per
-   * element is one generator call.
+   * Compares every element of a received parameter with {@link #expectedBits}; returns up to {@code
+   * limit} descriptions of mismatching elements (empty when all match). Works a {@link #runLength
+   * run} at a time: under every vLLM rule a run is consecutive elements of one global tensor, or
+   * padding, so the cost per element is one generator call.
    */
   public List<String> mismatches(
-      String param, MemorySegment data, long step, DType trainerDtype, DType inferenceDtype, int limit) {
+      String param,
+      MemorySegment data,
+      long step,
+      DType trainerDtype,
+      DType inferenceDtype,
+      int limit) {
     Shape s = shape(param);
     long n = s.numel();
     int elsize = inferenceDtype.elementSize();
     List<String> out = new ArrayList<>();
     if (data.byteSize() != n * elsize) {
-      out.add(param + ": holds " + data.byteSize() + " bytes, expected " + n * elsize + " for " + s + " " + inferenceDtype);
+      out.add(
+          param
+              + ": holds "
+              + data.byteSize()
+              + " bytes, expected "
+              + n * elsize
+              + " for "
+              + s
+              + " "
+              + inferenceDtype);
       return out;
     }
     long width = runLength(param);
@@ -248,10 +276,23 @@ public final class VllmReference {
       long key = g == null ? 0 : WeightGenerator.key(g.tensor(), step);
       for (long j = 0; j < width && out.size() < limit; j++) {
         long have = FloatBits.bitsAt(data, rowStart + j, inferenceDtype);
-        long want = g == null ? 0 : castBits(WeightGenerator.valueAt(key, g.flatIndex() + j), trainerDtype, inferenceDtype);
+        long want =
+            g == null
+                ? 0
+                : castBits(
+                    WeightGenerator.valueAt(key, g.flatIndex() + j), trainerDtype, inferenceDtype);
         if (have != want) {
-          out.add(param + "[" + (rowStart + j) + "] = 0x" + Long.toHexString(have) + ", expected 0x" + Long.toHexString(want)
-              + (g == null ? " (vocabulary padding)" : " from " + g.tensor() + "[" + (g.flatIndex() + j) + "]"));
+          out.add(
+              param
+                  + "["
+                  + (rowStart + j)
+                  + "] = 0x"
+                  + Long.toHexString(have)
+                  + ", expected 0x"
+                  + Long.toHexString(want)
+                  + (g == null
+                      ? " (vocabulary padding)"
+                      : " from " + g.tensor() + "[" + (g.flatIndex() + j) + "]"));
         }
       }
     }

@@ -12,15 +12,22 @@ import java.util.List;
 import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
-/** The 16-bit conversions against PyTorch's vectors in golden/casts.tsv (copied from /work/shared/golden). */
+/**
+ * The 16-bit conversions against PyTorch's vectors in golden/casts.tsv (copied from
+ * /work/shared/golden).
+ */
 class FloatBitsTest {
 
   private record Row(String from, String to, long in, long out, int line) {}
 
   private static List<Row> rows() throws IOException {
     List<Row> rows = new ArrayList<>();
-    try (var r = new BufferedReader(new InputStreamReader(
-        Objects.requireNonNull(FloatBitsTest.class.getResourceAsStream("/golden/casts.tsv")), StandardCharsets.UTF_8))) {
+    try (var r =
+        new BufferedReader(
+            new InputStreamReader(
+                Objects.requireNonNull(
+                    FloatBitsTest.class.getResourceAsStream("/golden/casts.tsv")),
+                StandardCharsets.UTF_8))) {
       String line;
       int n = 0;
       while ((line = r.readLine()) != null) {
@@ -29,7 +36,9 @@ class FloatBitsTest {
           continue;
         }
         String[] f = line.split("\t");
-        rows.add(new Row(f[0], f[1], Long.parseUnsignedLong(f[2], 16), Long.parseUnsignedLong(f[3], 16), n));
+        rows.add(
+            new Row(
+                f[0], f[1], Long.parseUnsignedLong(f[2], 16), Long.parseUnsignedLong(f[3], 16), n));
       }
     }
     return rows;
@@ -39,7 +48,8 @@ class FloatBitsTest {
   void matchesPyTorchForEveryF32AndHalfRow() throws IOException {
     int checked = 0;
     for (Row row : rows()) {
-      String what = row.from + "->" + row.to + " line " + row.line + " input " + Long.toHexString(row.in);
+      String what =
+          row.from + "->" + row.to + " line " + row.line + " input " + Long.toHexString(row.in);
       switch (row.from + ">" + row.to) {
         case "f32>bf16" -> {
           float v = Float.intBitsToFloat((int) row.in);
@@ -79,7 +89,7 @@ class FloatBitsTest {
           }
           checked++;
         }
-        default -> { }
+        default -> {}
       }
     }
     assertEquals(43 + 43 + 14 + 14, checked, "rows of casts.tsv checked");
@@ -87,7 +97,8 @@ class FloatBitsTest {
 
   @Test
   void roundsTiesToEven() {
-    // 1 + 2^-8 lies halfway between bf16 1.0 and 1.0078125: even (1.0) wins; 1 + 3·2^-8 rounds up to even.
+    // 1 + 2^-8 lies halfway between bf16 1.0 and 1.0078125: even (1.0) wins; 1 + 3·2^-8 rounds up
+    // to even.
     assertEquals(0x3f80, FloatBits.f32ToBf16(Float.intBitsToFloat(0x3f808000)) & 0xffff);
     assertEquals(0x3f82, FloatBits.f32ToBf16(Float.intBitsToFloat(0x3f818000)) & 0xffff);
     assertEquals(0x3c00, FloatBits.f32ToF16(1f + 0x1p-11f) & 0xffff);

@@ -14,8 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The generator of ARCHITECTURE §5.4. Known values were computed with an independent Python implementation of
- * the formula (arbitrary-precision integers masked to 64 bits; numpy for f16).
+ * The generator of ARCHITECTURE §5.4. Known values were computed with an independent Python
+ * implementation of the formula (arbitrary-precision integers masked to 64 bits; numpy for f16).
  */
 class WeightGeneratorTest {
 
@@ -28,14 +28,23 @@ class WeightGeneratorTest {
     assertEquals(0x910a2dec89025cc1L, WeightGenerator.splitmix64(1));
   }
 
-  private record Known(String name, long step, long index, int scaled, int f32, int bf16, int f16) {}
+  private record Known(
+      String name, long step, long index, int scaled, int f32, int bf16, int f16) {}
 
-  private static final List<Known> KNOWN = List.of(
-      new Known("model.embed_tokens.weight", 0, 0, -2159388, 0xbe03cc70, 0xbe04, 0xb01e),
-      new Known("model.embed_tokens.weight", 0, 1, -2489614, 0xbe17f438, 0xbe18, 0xb0c0),
-      new Known("model.embed_tokens.weight", 3, 12345, 4699477, 0x3e8f6aaa, 0x3e8f, 0x347b),
-      new Known("model.layers.0.self_attn.q_proj.weight", 7, (1L << 40) + 17, 2774979, 0x3e295f0c, 0x3e29, 0x314b),
-      new Known("lm_head.weight", 1, 999, -7112839, 0xbed9110e, 0xbed9, 0xb6c9));
+  private static final List<Known> KNOWN =
+      List.of(
+          new Known("model.embed_tokens.weight", 0, 0, -2159388, 0xbe03cc70, 0xbe04, 0xb01e),
+          new Known("model.embed_tokens.weight", 0, 1, -2489614, 0xbe17f438, 0xbe18, 0xb0c0),
+          new Known("model.embed_tokens.weight", 3, 12345, 4699477, 0x3e8f6aaa, 0x3e8f, 0x347b),
+          new Known(
+              "model.layers.0.self_attn.q_proj.weight",
+              7,
+              (1L << 40) + 17,
+              2774979,
+              0x3e295f0c,
+              0x3e29,
+              0x314b),
+          new Known("lm_head.weight", 1, 999, -7112839, 0xbed9110e, 0xbed9, 0xb6c9));
 
   @Test
   void knownValuesInEveryStoredDtype() {
@@ -43,10 +52,16 @@ class WeightGeneratorTest {
       float v = WeightGenerator.value(k.name, k.step, k.index);
       String what = k.name + " step " + k.step + " index " + k.index;
       assertEquals(k.scaled * 0x1p-24f, v, what);
-      assertEquals(k.f32 & 0xffffffffL, WeightGenerator.storedBits(k.name, k.step, k.index, DType.F32), what);
+      assertEquals(
+          k.f32 & 0xffffffffL,
+          WeightGenerator.storedBits(k.name, k.step, k.index, DType.F32),
+          what);
       assertEquals(k.bf16, WeightGenerator.storedBits(k.name, k.step, k.index, DType.BF16), what);
       assertEquals(k.f16, WeightGenerator.storedBits(k.name, k.step, k.index, DType.F16), what);
-      assertEquals(Double.doubleToRawLongBits(v), WeightGenerator.storedBits(k.name, k.step, k.index, DType.F64), what);
+      assertEquals(
+          Double.doubleToRawLongBits(v),
+          WeightGenerator.storedBits(k.name, k.step, k.index, DType.F64),
+          what);
     }
   }
 
@@ -64,7 +79,8 @@ class WeightGeneratorTest {
 
   @Test
   void vectorKernelAgreesWithTheScalarKernelBitForBit() {
-    org.junit.jupiter.api.Assumptions.assumeTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
         "module jdk.incubator.vector is not resolved (the surefire argLine adds it)");
     ChunkKernel v = new VectorChunkKernel();
     long key = WeightGenerator.key("model.layers.7.mlp.experts.3.up_proj.weight", 11);
@@ -86,7 +102,8 @@ class WeightGeneratorTest {
   }
 
   /** Writes at element 3, so that stores are unaligned. */
-  private static void write(ChunkKernel k, DType dtype, MemorySegment out, long first, int n, long key) {
+  private static void write(
+      ChunkKernel k, DType dtype, MemorySegment out, long first, int n, long key) {
     switch (dtype) {
       case F32 -> k.f32(out, 3, key, first, n);
       case BF16 -> k.bf16(out, 3, key, first, n);
@@ -121,7 +138,10 @@ class WeightGeneratorTest {
           for (int b = 0; b < 4; b++) {
             for (int c = 0; c < 7; c++, i++) {
               long flat = ((1 + a) * 6L + (2 + b)) * 7 + c;
-              assertEquals(WeightGenerator.storedBits("t", 9, flat, dtype), FloatBits.bitsAt(seg, i, dtype), dtype + " at " + a + "," + b + "," + c);
+              assertEquals(
+                  WeightGenerator.storedBits("t", 9, flat, dtype),
+                  FloatBits.bitsAt(seg, i, dtype),
+                  dtype + " at " + a + "," + b + "," + c);
             }
           }
         }
@@ -139,8 +159,10 @@ class WeightGeneratorTest {
       for (int k = 0; k < 3; k++) {
         long[] off = {k * 1000L, k == 2 ? 1 : 0};
         Shape box = Shape.of(1000, k == 2 ? 256 : 257);
-        fills.add(new BoxFill(arena.allocate(box.byteSize(2)), DType.BF16, "w" + k, global, off, box));
-        reference.add(new BoxFill(arena.allocate(box.byteSize(2)), DType.BF16, "w" + k, global, off, box));
+        fills.add(
+            new BoxFill(arena.allocate(box.byteSize(2)), DType.BF16, "w" + k, global, off, box));
+        reference.add(
+            new BoxFill(arena.allocate(box.byteSize(2)), DType.BF16, "w" + k, global, off, box));
       }
       WeightGenerator.fill(fills, 4, 4);
       for (BoxFill r : reference) {
@@ -156,9 +178,13 @@ class WeightGeneratorTest {
   void confinedTargetsAreFilledOnTheCallingThread() {
     try (Arena arena = Arena.ofConfined()) {
       Shape global = Shape.of(1 << 20);
-      BoxFill f = new BoxFill(arena.allocate(global.byteSize(4)), DType.F32, "c", global, new long[] {0}, global);
+      BoxFill f =
+          new BoxFill(
+              arena.allocate(global.byteSize(4)), DType.F32, "c", global, new long[] {0}, global);
       WeightGenerator.fill(List.of(f), 2, 4);
-      assertEquals(WeightGenerator.storedBits("c", 2, (1 << 20) - 1, DType.F32), FloatBits.bitsAt(f.target(), (1 << 20) - 1, DType.F32));
+      assertEquals(
+          WeightGenerator.storedBits("c", 2, (1 << 20) - 1, DType.F32),
+          FloatBits.bitsAt(f.target(), (1 << 20) - 1, DType.F32));
     }
   }
 
@@ -166,13 +192,18 @@ class WeightGeneratorTest {
   void rejectsBoxesOutsideTheTensorOrTargetsOfTheWrongSize() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment seg = arena.allocate(16);
-      var outside = assertThrows(IllegalArgumentException.class,
-          () -> new BoxFill(seg, DType.F32, "t", Shape.of(4), new long[] {2}, Shape.of(4)));
+      var outside =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> new BoxFill(seg, DType.F32, "t", Shape.of(4), new long[] {2}, Shape.of(4)));
       assertTrue(outside.getMessage().contains("'t'"), outside.getMessage());
-      var size = assertThrows(IllegalArgumentException.class,
-          () -> new BoxFill(seg, DType.F32, "t", Shape.of(8), new long[] {0}, Shape.of(8)));
+      var size =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> new BoxFill(seg, DType.F32, "t", Shape.of(8), new long[] {0}, Shape.of(8)));
       assertTrue(size.getMessage().contains("16 bytes"), size.getMessage());
-      assertThrows(IllegalArgumentException.class,
+      assertThrows(
+          IllegalArgumentException.class,
           () -> new BoxFill(seg, DType.I32, "t", Shape.of(4), new long[] {0}, Shape.of(4)));
     }
   }

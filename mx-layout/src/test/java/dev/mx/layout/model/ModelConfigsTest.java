@@ -42,7 +42,8 @@ class ModelConfigsTest {
   void qwen3HasPerHeadNormsAndHeadDimIndependentOfHidden() {
     ModelArchitecture m = ModelConfigs.load("qwen3-0.6b");
     assertEquals(596_049_920L, m.parameterCount());
-    assertEquals(440_466_432L, m.parameterCount() - 151936L * 1024 - 1024, "0.44B non-embedding parameters");
+    assertEquals(
+        440_466_432L, m.parameterCount() - 151936L * 1024 - 1024, "0.44B non-embedding parameters");
     assertEquals(Shape.of(2048, 1024), m.tensor("model.layers.0.self_attn.q_proj.weight").shape());
     assertEquals(Shape.of(1024, 2048), m.tensor("model.layers.0.self_attn.o_proj.weight").shape());
     assertEquals(Shape.of(128), m.tensor("model.layers.27.self_attn.k_norm.weight").shape());
@@ -54,8 +55,10 @@ class ModelConfigsTest {
     ModelArchitecture m = ModelConfigs.load("qwen3-30b-a3b");
     assertEquals(30_532_122_624L, m.parameterCount());
     assertEquals(Shape.of(128, 2048), m.tensor("model.layers.47.mlp.gate.weight").shape());
-    assertEquals(Shape.of(768, 2048), m.tensor("model.layers.0.mlp.experts.127.up_proj.weight").shape());
-    assertEquals(Shape.of(2048, 768), m.tensor("model.layers.0.mlp.experts.0.down_proj.weight").shape());
+    assertEquals(
+        Shape.of(768, 2048), m.tensor("model.layers.0.mlp.experts.127.up_proj.weight").shape());
+    assertEquals(
+        Shape.of(2048, 768), m.tensor("model.layers.0.mlp.experts.0.down_proj.weight").shape());
     assertTrue(m.find("model.layers.0.mlp.gate_proj.weight").isEmpty());
     assertEquals(Shape.of(151936, 2048), m.tensor("lm_head.weight").shape());
   }
@@ -67,7 +70,8 @@ class ModelConfigsTest {
     assertTrue(m.isMoeLayer(1) && m.isMoeLayer(3));
     assertTrue(m.find("model.layers.0.mlp.gate_proj.weight").isPresent());
     assertTrue(m.find("model.layers.1.mlp.experts.7.gate_proj.weight").isPresent());
-    String json = """
+    String json =
+        """
         {"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64, "num_attention_heads": 4,
          "num_hidden_layers": 4, "vocab_size": 100, "intermediate_size": 32, "num_experts": 4,
          "moe_intermediate_size": 8, "decoder_sparse_step": 2}""";
@@ -93,7 +97,9 @@ class ModelConfigsTest {
   @Test
   void loadsFromAFileOrADirectory(@TempDir Path dir) throws IOException {
     Path model = Files.createDirectories(dir.resolve("my-model"));
-    Files.writeString(model.resolve("config.json"), """
+    Files.writeString(
+        model.resolve("config.json"),
+        """
         {"architectures": ["MistralForCausalLM"], "hidden_size": 32, "num_attention_heads": 4,
          "num_key_value_heads": 1, "num_hidden_layers": 1, "vocab_size": 50, "intermediate_size": 16}""");
     ModelArchitecture fromDir = ModelConfigs.load(model.toString());
@@ -104,7 +110,8 @@ class ModelConfigsTest {
   }
 
   private static LayoutException parseError(String json) {
-    return assertThrows(LayoutException.class, () -> ModelConfigs.parse(json, "/models/x/config.json", "x"));
+    return assertThrows(
+        LayoutException.class, () -> ModelConfigs.parse(json, "/models/x/config.json", "x"));
   }
 
   private static void assertNames(LayoutException e, String... parts) {
@@ -113,33 +120,79 @@ class ModelConfigsTest {
     }
   }
 
-  private static final String BASE = """
+  private static final String BASE =
+      """
       "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
       "vocab_size": 100, "intermediate_size": 32""";
 
   @Test
   void errorsNameTheKeyAndTheFile() {
-    assertNames(parseError("{\"architectures\": [\"GPT2LMHeadModel\"], " + BASE + "}"),
-        "'architectures'", "GPT2LMHeadModel", "/models/x/config.json", "LlamaForCausalLM");
+    assertNames(
+        parseError("{\"architectures\": [\"GPT2LMHeadModel\"], " + BASE + "}"),
+        "'architectures'",
+        "GPT2LMHeadModel",
+        "/models/x/config.json",
+        "LlamaForCausalLM");
     assertNames(parseError("{" + BASE + "}"), "'architectures'", "missing");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], \"num_attention_heads\": 4, "
-        + "\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 32}"), "'hidden_size'", "missing",
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], \"num_attention_heads\": 4, "
+                + "\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 32}"),
+        "'hidden_size'",
+        "missing",
         "/models/x/config.json");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], " + BASE.replace("\"num_key_value_heads\": 2",
-        "\"num_key_value_heads\": 3") + "}"), "'num_key_value_heads'", "not divisible");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], " + BASE.replace("\"num_attention_heads\": 4",
-        "\"num_attention_heads\": 6").replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3") + "}"),
-        "'num_attention_heads'", "hidden_size 64", "head_dim");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], " + BASE.replace("\"vocab_size\": 100",
-        "\"vocab_size\": \"big\"") + "}"), "'vocab_size'", "integer");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], " + BASE.replace("\"vocab_size\": 100",
-        "\"vocab_size\": 0") + "}"), "'vocab_size'", "positive");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], \"mlp_bias\": true, " + BASE + "}"), "'mlp_bias'");
-    assertNames(parseError("{\"architectures\": [\"Qwen3MoeForCausalLM\"], " + BASE + "}"), "'num_experts'", "missing");
-    assertNames(parseError("{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_experts\": 4, "
-        + "\"moe_intermediate_size\": 8, \"mlp_only_layers\": [5], " + BASE + "}"), "'mlp_only_layers'", "5");
-    assertNames(parseError("{\"architectures\": [\"LlamaForCausalLM\"], \"torch_dtype\": \"complex32\", " + BASE + "}"),
-        "'torch_dtype'", "complex32");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], "
+                + BASE.replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")
+                + "}"),
+        "'num_key_value_heads'",
+        "not divisible");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], "
+                + BASE.replace("\"num_attention_heads\": 4", "\"num_attention_heads\": 6")
+                    .replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")
+                + "}"),
+        "'num_attention_heads'",
+        "hidden_size 64",
+        "head_dim");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], "
+                + BASE.replace("\"vocab_size\": 100", "\"vocab_size\": \"big\"")
+                + "}"),
+        "'vocab_size'",
+        "integer");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], "
+                + BASE.replace("\"vocab_size\": 100", "\"vocab_size\": 0")
+                + "}"),
+        "'vocab_size'",
+        "positive");
+    assertNames(
+        parseError("{\"architectures\": [\"LlamaForCausalLM\"], \"mlp_bias\": true, " + BASE + "}"),
+        "'mlp_bias'");
+    assertNames(
+        parseError("{\"architectures\": [\"Qwen3MoeForCausalLM\"], " + BASE + "}"),
+        "'num_experts'",
+        "missing");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_experts\": 4, "
+                + "\"moe_intermediate_size\": 8, \"mlp_only_layers\": [5], "
+                + BASE
+                + "}"),
+        "'mlp_only_layers'",
+        "5");
+    assertNames(
+        parseError(
+            "{\"architectures\": [\"LlamaForCausalLM\"], \"torch_dtype\": \"complex32\", "
+                + BASE
+                + "}"),
+        "'torch_dtype'",
+        "complex32");
     assertNames(parseError("{not json"), "/models/x/config.json", "JSON");
     assertNames(parseError("[1, 2]"), "/models/x/config.json", "object");
   }
@@ -147,6 +200,8 @@ class ModelConfigsTest {
   @Test
   void unknownModelNamesListTheBundledOnes() {
     var e = assertThrows(LayoutException.class, () -> ModelConfigs.load("llama-9000"));
-    assertTrue(e.getMessage().contains("llama-9000") && e.getMessage().contains("qwen3-30b-a3b"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("llama-9000") && e.getMessage().contains("qwen3-30b-a3b"),
+        e.getMessage());
   }
 }

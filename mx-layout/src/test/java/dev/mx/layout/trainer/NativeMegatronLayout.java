@@ -8,13 +8,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A test oracle: which global element each element of a Megatron buffer holds, written from Megatron-Core's
- * native layout (fused QKV in by-head-group order, fc1 gate rows then up rows, row-parallel column slices,
- * padded vocabulary rows) without the alias machinery under test.
+ * A test oracle: which global element each element of a Megatron buffer holds, written from
+ * Megatron-Core's native layout (fused QKV in by-head-group order, fc1 gate rows then up rows,
+ * row-parallel column slices, padded vocabulary rows) without the alias machinery under test.
  */
 final class NativeMegatronLayout {
   private static final Pattern LAYER = Pattern.compile("decoder\\.layers\\.(\\d+)\\.(.+)");
-  private static final Pattern EXPERT = Pattern.compile("mlp\\.experts\\.linear_fc([12])\\.weight(\\d+)");
+  private static final Pattern EXPERT =
+      Pattern.compile("mlp\\.experts\\.linear_fc([12])\\.weight(\\d+)");
 
   private final ModelArchitecture m;
   private final TrainerTopology.Megatron topo;
@@ -38,7 +39,7 @@ final class NativeMegatronLayout {
       case "decoder.final_layernorm.weight" -> {
         return identity("model.norm.weight");
       }
-      default -> { }
+      default -> {}
     }
     Matcher lm = LAYER.matcher(buffer);
     if (!lm.matches()) {
@@ -50,11 +51,14 @@ final class NativeMegatronLayout {
     if (em.matches()) {
       int expert = ep * (m.numExperts() / topo.ep()) + Integer.parseInt(em.group(2));
       String x = p + "mlp.experts." + expert + ".";
-      return em.group(1).equals("1") ? fc1(x, local, tp) : columns(x + "down_proj.weight", local, tp);
+      return em.group(1).equals("1")
+          ? fc1(x, local, tp)
+          : columns(x + "down_proj.weight", local, tp);
     }
     return switch (rest) {
       case "self_attention.linear_qkv.layer_norm_weight" -> identity(p + "input_layernorm.weight");
-      case "mlp.linear_fc1.layer_norm_weight", "pre_mlp_layernorm.weight" -> identity(p + "post_attention_layernorm.weight");
+      case "mlp.linear_fc1.layer_norm_weight", "pre_mlp_layernorm.weight" ->
+          identity(p + "post_attention_layernorm.weight");
       case "self_attention.q_layernorm.weight" -> identity(p + "self_attn.q_norm.weight");
       case "self_attention.k_layernorm.weight" -> identity(p + "self_attn.k_norm.weight");
       case "mlp.router.weight" -> identity(p + "mlp.gate.weight");

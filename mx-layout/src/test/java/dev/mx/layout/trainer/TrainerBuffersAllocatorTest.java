@@ -18,14 +18,22 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Trainer buffers taken from a transport's allocate (the real mem transport) instead of an arena. */
+/**
+ * Trainer buffers taken from a transport's allocate (the real mem transport) instead of an arena.
+ */
 class TrainerBuffersAllocatorTest {
 
   private static TrainerRankLayout rank() {
-    return new TrainerTopology.Megatron(2, 1, 1).layout(ModelConfigs.load("tiny-llama"), DType.BF16).ranks().get(1);
+    return new TrainerTopology.Megatron(2, 1, 1)
+        .layout(ModelConfigs.load("tiny-llama"), DType.BF16)
+        .ranks()
+        .get(1);
   }
 
-  /** Records what it handed out and which were closed (a test double around the real transport's allocate). */
+  /**
+   * Records what it handed out and which were closed (a test double around the real transport's
+   * allocate).
+   */
   private static final class RecordingAllocator {
     final Transport transport;
     final List<MemoryRegistration> handedOut = new ArrayList<>();
@@ -43,18 +51,19 @@ class TrainerBuffersAllocatorTest {
       MemoryRegistration r = transport.allocate(bytes);
       // Dirty it: the buffers must come out zeroed whatever the allocator returns.
       r.segment().fill((byte) 0x7F);
-      MemoryRegistration tracked = new MemoryRegistration() {
-        @Override
-        public MemorySegment segment() {
-          return r.segment();
-        }
+      MemoryRegistration tracked =
+          new MemoryRegistration() {
+            @Override
+            public MemorySegment segment() {
+              return r.segment();
+            }
 
-        @Override
-        public void close() {
-          closed.add(r.address());
-          r.close();
-        }
-      };
+            @Override
+            public void close() {
+              closed.add(r.address());
+              r.close();
+            }
+          };
       handedOut.add(tracked);
       return tracked;
     }
@@ -74,18 +83,24 @@ class TrainerBuffersAllocatorTest {
         MemorySegment s = buffers.segment(b.name());
         assertEquals(regs.get(b.name()).address(), s.address(), b.name());
         assertEquals(b.byteSize(), s.byteSize(), b.name());
-        assertTrue(s.byteSize() == 0 || s.elements(ValueLayout.JAVA_BYTE).allMatch(x -> x.get(ValueLayout.JAVA_BYTE, 0) == 0),
+        assertTrue(
+            s.byteSize() == 0
+                || s.elements(ValueLayout.JAVA_BYTE)
+                    .allMatch(x -> x.get(ValueLayout.JAVA_BYTE, 0) == 0),
             "buffer " + b.name() + " is not zeroed");
       }
       buffers.fill(3, 1);
       arena.fill(3, 1);
       for (LocalBuffer b : layout.buffers()) {
-        assertArrayEquals(arena.segment(b.name()).toArray(ValueLayout.JAVA_BYTE),
-            buffers.segment(b.name()).toArray(ValueLayout.JAVA_BYTE), b.name());
+        assertArrayEquals(
+            arena.segment(b.name()).toArray(ValueLayout.JAVA_BYTE),
+            buffers.segment(b.name()).toArray(ValueLayout.JAVA_BYTE),
+            b.name());
       }
       buffers.close();
       buffers.close(); // idempotent
-      List<Long> reversed = alloc.handedOut.reversed().stream().map(MemoryRegistration::address).toList();
+      List<Long> reversed =
+          alloc.handedOut.reversed().stream().map(MemoryRegistration::address).toList();
       assertEquals(reversed, alloc.closed, "every registration closed once, in reverse order");
       assertThrows(IllegalStateException.class, buffers::registrations);
     }
@@ -97,11 +112,14 @@ class TrainerBuffersAllocatorTest {
     try (Transport t = new MemTransportProvider().create(TransportConfig.of("trainer-1"))) {
       RecordingAllocator alloc = new RecordingAllocator(t);
       alloc.failAt = 2;
-      IllegalStateException e = assertThrows(IllegalStateException.class,
-          () -> TrainerBuffers.allocate(layout, alloc::allocate));
+      IllegalStateException e =
+          assertThrows(
+              IllegalStateException.class, () -> TrainerBuffers.allocate(layout, alloc::allocate));
       assertTrue(e.getMessage().contains("out of memory"), e.getMessage());
       assertEquals(2, alloc.handedOut.size());
-      assertEquals(alloc.handedOut.reversed().stream().map(MemoryRegistration::address).toList(), alloc.closed);
+      assertEquals(
+          alloc.handedOut.reversed().stream().map(MemoryRegistration::address).toList(),
+          alloc.closed);
     }
   }
 }

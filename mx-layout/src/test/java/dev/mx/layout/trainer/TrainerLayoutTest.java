@@ -25,16 +25,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 class TrainerLayoutTest {
 
   static Stream<Arguments> topologies() {
     List<Arguments> out = new ArrayList<>();
-    for (String model : List.of("tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-moe")) {
+    for (String model :
+        List.of("tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-moe")) {
       boolean moe = model.endsWith("moe");
       for (int tp : new int[] {1, 2, 4}) {
         for (int pp : new int[] {1, 2}) {
@@ -53,7 +54,10 @@ class TrainerLayoutTest {
     return out.stream();
   }
 
-  /** Every element of every global tensor is published exactly once across the ranks; nothing else is. */
+  /**
+   * Every element of every global tensor is published exactly once across the ranks; nothing else
+   * is.
+   */
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("topologies")
   void publishedAliasesCoverEveryGlobalTensorExactlyOnce(String name, TrainerTopology topology) {
@@ -62,27 +66,45 @@ class TrainerLayoutTest {
     Map<String, int[]> hits = new HashMap<>();
     for (TrainerRankLayout rank : layout.ranks()) {
       for (AliasShard a : rank.published()) {
-        GlobalTensor t = model.find(a.hfName()).orElseThrow(() -> new AssertionError(rank.label() + " publishes unknown " + a));
+        GlobalTensor t =
+            model
+                .find(a.hfName())
+                .orElseThrow(() -> new AssertionError(rank.label() + " publishes unknown " + a));
         assertEquals(t.shape(), a.globalShape(), a.toString());
         int[] h = hits.computeIfAbsent(a.hfName(), k -> new int[Math.toIntExact(t.numel())]);
         forEachFlatIndex(a, i -> h[Math.toIntExact(i)]++);
       }
     }
-    assertEquals(model.tensors().stream().map(GlobalTensor::name).collect(java.util.stream.Collectors.toSet()), hits.keySet(),
+    assertEquals(
+        model.tensors().stream()
+            .map(GlobalTensor::name)
+            .collect(java.util.stream.Collectors.toSet()),
+        hits.keySet(),
         "published names");
     for (var e : hits.entrySet()) {
       for (int i = 0; i < e.getValue().length; i++) {
         if (e.getValue()[i] != 1) {
-          fail(e.getKey() + "[" + i + "] is published " + e.getValue()[i] + " times under " + topology);
+          fail(
+              e.getKey()
+                  + "["
+                  + i
+                  + "] is published "
+                  + e.getValue()[i]
+                  + " times under "
+                  + topology);
         }
       }
     }
   }
 
-  /** Every buffer element holds the generator value of the global element Megatron's own layout puts there. */
+  /**
+   * Every buffer element holds the generator value of the global element Megatron's own layout puts
+   * there.
+   */
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("contentCases")
-  void filledBuffersHoldTheMegatronNativeLayout(String name, TrainerTopology.Megatron topology, DType dtype) {
+  void filledBuffersHoldTheMegatronNativeLayout(
+      String name, TrainerTopology.Megatron topology, DType dtype) {
     ModelArchitecture model = ModelConfigs.load(name);
     MegatronLayout layout = new MegatronLayout(model, topology, dtype);
     NativeMegatronLayout expect = new NativeMegatronLayout(model, topology);
@@ -98,13 +120,27 @@ class TrainerLayoutTest {
           long n = b.shape().numel();
           for (long i = 0; i < n; i++) {
             GlobalElement src = mapper.apply(i);
-            long want = src == null ? 0
-                : FloatBits.storedBits(WeightGenerator.valueAt(keys.computeIfAbsent(src.tensor(), t -> WeightGenerator.key(t, 3)),
-                    src.flatIndex()), dtype);
+            long want =
+                src == null
+                    ? 0
+                    : FloatBits.storedBits(
+                        WeightGenerator.valueAt(
+                            keys.computeIfAbsent(src.tensor(), t -> WeightGenerator.key(t, 3)),
+                            src.flatIndex()),
+                        dtype);
             long have = FloatBits.bitsAt(seg, i, dtype);
             if (want != have) {
-              fail(rank.label() + " " + b.name() + "[" + i + "] = " + Long.toHexString(have) + ", expected "
-                  + Long.toHexString(want) + (src == null ? " (padding)" : " from " + src));
+              fail(
+                  rank.label()
+                      + " "
+                      + b.name()
+                      + "["
+                      + i
+                      + "] = "
+                      + Long.toHexString(have)
+                      + ", expected "
+                      + Long.toHexString(want)
+                      + (src == null ? " (padding)" : " from " + src));
             }
           }
         }
@@ -123,7 +159,8 @@ class TrainerLayoutTest {
   @Test
   void stagesCarryGlobalLayerNumbersAndTheEmbeddingAndHeadOnTheEnds() {
     ModelArchitecture model = ModelConfigs.load("tiny-llama");
-    MegatronLayout layout = new MegatronLayout(model, new TrainerTopology.Megatron(2, 2, 1), DType.F32);
+    MegatronLayout layout =
+        new MegatronLayout(model, new TrainerTopology.Megatron(2, 2, 1), DType.F32);
     TrainerRankLayout first = layout.rank(layout.globalRank(1, 0, 0));
     TrainerRankLayout last = layout.rank(layout.globalRank(1, 1, 0));
     assertEquals("tp1-pp1-ep0", last.label());
@@ -132,13 +169,24 @@ class TrainerLayoutTest {
     assertTrue(firstNames.contains("embedding.word_embeddings.weight"));
     assertTrue(firstNames.contains("decoder.layers.0.self_attention.linear_qkv.weight"));
     assertFalse(firstNames.contains("output_layer.weight"));
-    assertTrue(lastNames.contains("decoder.layers.1.self_attention.linear_qkv.weight"), lastNames.toString());
-    assertTrue(lastNames.contains("output_layer.weight") && lastNames.contains("decoder.final_layernorm.weight"));
-    assertTrue(last.published().stream().anyMatch(a -> a.hfName().equals("model.layers.1.mlp.up_proj.weight")));
-    // vocab 1000 padded to a multiple of 128·2: 1024 rows, 512 per rank; rank 1 publishes rows 512..999 only.
+    assertTrue(
+        lastNames.contains("decoder.layers.1.self_attention.linear_qkv.weight"),
+        lastNames.toString());
+    assertTrue(
+        lastNames.contains("output_layer.weight")
+            && lastNames.contains("decoder.final_layernorm.weight"));
+    assertTrue(
+        last.published().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.1.mlp.up_proj.weight")));
+    // vocab 1000 padded to a multiple of 128·2: 1024 rows, 512 per rank; rank 1 publishes rows
+    // 512..999 only.
     assertEquals(1024, layout.paddedVocab());
     assertEquals(Shape.of(512, 64), last.buffer("output_layer.weight").shape());
-    AliasShard head = last.published().stream().filter(a -> a.hfName().equals("lm_head.weight")).findFirst().orElseThrow();
+    AliasShard head =
+        last.published().stream()
+            .filter(a -> a.hfName().equals("lm_head.weight"))
+            .findFirst()
+            .orElseThrow();
     assertArrayEquals(new long[] {512, 0}, head.shardOffset());
     assertEquals(Shape.of(488, 64), head.shape());
   }
@@ -146,61 +194,96 @@ class TrainerLayoutTest {
   @Test
   void replicasArePublishedByTpRankZeroAndEpRankZeroOnly() {
     ModelArchitecture model = ModelConfigs.load("tiny-qwen3-moe");
-    MegatronLayout layout = new MegatronLayout(model, new TrainerTopology.Megatron(2, 1, 2), DType.BF16);
+    MegatronLayout layout =
+        new MegatronLayout(model, new TrainerTopology.Megatron(2, 1, 2), DType.BF16);
     TrainerRankLayout tp1ep0 = layout.rank(layout.globalRank(1, 0, 0));
     TrainerRankLayout tp0ep1 = layout.rank(layout.globalRank(0, 0, 1));
-    assertTrue(tp1ep0.aliases().stream().anyMatch(a -> a.hfName().equals("model.layers.1.mlp.gate.weight") && !a.published()));
+    assertTrue(
+        tp1ep0.aliases().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.1.mlp.gate.weight") && !a.published()));
     assertTrue(tp1ep0.published().stream().noneMatch(a -> a.hfName().endsWith("norm.weight")));
-    assertTrue(tp0ep1.published().stream().allMatch(a -> a.hfName().contains(".mlp.experts.")), "EP rank 1 publishes experts only");
-    assertTrue(tp0ep1.published().stream().anyMatch(a -> a.hfName().equals("model.layers.3.mlp.experts.4.gate_proj.weight")));
+    assertTrue(
+        tp0ep1.published().stream().allMatch(a -> a.hfName().contains(".mlp.experts.")),
+        "EP rank 1 publishes experts only");
+    assertTrue(
+        tp0ep1.published().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.3.mlp.experts.4.gate_proj.weight")));
     assertTrue(tp0ep1.published().stream().noneMatch(a -> a.hfName().contains(".experts.3.")));
-    assertEquals(Shape.of(32, 64), tp0ep1.buffer("decoder.layers.1.mlp.experts.linear_fc1.weight0").shape()); // 2·32/tp 2
+    assertEquals(
+        Shape.of(32, 64),
+        tp0ep1.buffer("decoder.layers.1.mlp.experts.linear_fc1.weight0").shape()); // 2·32/tp 2
   }
 
   @Test
   void fsdpChunksLikeTorchChunk() {
     assertArrayEquals(new long[] {0, 2}, FsdpLayout.chunkRows(5, 4, 0));
     assertArrayEquals(new long[] {4, 5}, FsdpLayout.chunkRows(5, 4, 2));
-    assertArrayEquals(new long[] {5, 5}, FsdpLayout.chunkRows(5, 4, 3), "the last rank gets no rows");
+    assertArrayEquals(
+        new long[] {5, 5}, FsdpLayout.chunkRows(5, 4, 3), "the last rank gets no rows");
     ModelArchitecture model = ModelConfigs.load("tiny-qwen3");
     TrainerRankLayout r2 = new FsdpLayout(model, new TrainerTopology.Fsdp(3), DType.F32).rank(2);
-    assertEquals(Shape.of(332, 64), r2.buffer("model.embed_tokens.weight").shape()); // 1000 = 334 + 334 + 332
-    assertEquals(Shape.of(4), r2.buffer("model.layers.0.self_attn.q_norm.weight").shape()); // 16 = 6 + 6 + 4
+    assertEquals(
+        Shape.of(332, 64),
+        r2.buffer("model.embed_tokens.weight").shape()); // 1000 = 334 + 334 + 332
+    assertEquals(
+        Shape.of(4), r2.buffer("model.layers.0.self_attn.q_norm.weight").shape()); // 16 = 6 + 6 + 4
   }
 
   @Test
   void publishedTensorsPointIntoTheBuffers() {
     ModelArchitecture model = ModelConfigs.load("tiny-qwen2");
-    TrainerRankLayout rank = new MegatronLayout(model, new TrainerTopology.Megatron(4, 1, 1), DType.BF16).rank(1);
+    TrainerRankLayout rank =
+        new MegatronLayout(model, new TrainerTopology.Megatron(4, 1, 1), DType.BF16).rank(1);
     TrainerBuffers buffers = TrainerBuffers.allocate(rank);
     try (buffers) {
       List<PublishedTensor> tables = buffers.publishedTensors("agent-1", 0);
-      PublishedTensor k = tables.stream().filter(t -> t.name().equals("model.layers.0.self_attn.k_proj.weight")).findFirst().orElseThrow();
+      PublishedTensor k =
+          tables.stream()
+              .filter(t -> t.name().equals("model.layers.0.self_attn.k_proj.weight"))
+              .findFirst()
+              .orElseThrow();
       assertEquals("torch.bfloat16", k.dtype());
       assertEquals(2, k.elsize());
       assertEquals(Shape.of(16, 64), k.fullShape());
-      // tp rank 1 holds fused rows [24, 48): q rows 24..31 of group 0, then k head 0 (rows 32..39), v head 0.
+      // tp rank 1 holds fused rows [24, 48): q rows 24..31 of group 0, then k head 0 (rows 32..39),
+      // v head 0.
       PublishedShard s = k.shards().getFirst();
       long base = buffers.segment("decoder.layers.0.self_attention.linear_qkv.weight").address();
       assertEquals(base + 8 * 64 * 2, s.addr());
       assertArrayEquals(new long[] {0, 0}, s.shardOffset());
       assertEquals(Shape.of(8, 64), s.shape());
       assertEquals(null, s.digest());
-      assertTrue(tables.stream().noneMatch(t -> t.name().endsWith("layernorm.weight")), "replicas stay with tp rank 0");
+      assertTrue(
+          tables.stream().noneMatch(t -> t.name().endsWith("layernorm.weight")),
+          "replicas stay with tp rank 0");
     }
     buffers.close();
-    assertThrows(IllegalStateException.class, () -> buffers.segment("decoder.layers.0.self_attention.linear_qkv.weight"));
+    assertThrows(
+        IllegalStateException.class,
+        () -> buffers.segment("decoder.layers.0.self_attention.linear_qkv.weight"));
   }
 
   @Test
   void inconsistentTopologiesNameTheKey() {
     ModelArchitecture llama = ModelConfigs.load("tiny-llama");
     ModelArchitecture moe = ModelConfigs.load("tiny-qwen3-moe");
-    assertMessage(() -> new MegatronLayout(llama, new TrainerTopology.Megatron(1, 3, 1), DType.F32), "num_hidden_layers 2", "pp 3");
-    assertMessage(() -> new MegatronLayout(llama, new TrainerTopology.Megatron(5, 1, 1), DType.F32), "tp 5");
-    assertMessage(() -> new MegatronLayout(llama, new TrainerTopology.Megatron(1, 1, 2), DType.F32), "ep 2", "mixture-of-experts");
-    assertMessage(() -> new MegatronLayout(moe, new TrainerTopology.Megatron(1, 1, 3), DType.F32), "num_experts 8", "ep 3");
-    assertMessage(() -> new MegatronLayout(moe, new TrainerTopology.Megatron(1, 1, 1), DType.F32).rank(1), "rank 1");
+    assertMessage(
+        () -> new MegatronLayout(llama, new TrainerTopology.Megatron(1, 3, 1), DType.F32),
+        "num_hidden_layers 2",
+        "pp 3");
+    assertMessage(
+        () -> new MegatronLayout(llama, new TrainerTopology.Megatron(5, 1, 1), DType.F32), "tp 5");
+    assertMessage(
+        () -> new MegatronLayout(llama, new TrainerTopology.Megatron(1, 1, 2), DType.F32),
+        "ep 2",
+        "mixture-of-experts");
+    assertMessage(
+        () -> new MegatronLayout(moe, new TrainerTopology.Megatron(1, 1, 3), DType.F32),
+        "num_experts 8",
+        "ep 3");
+    assertMessage(
+        () -> new MegatronLayout(moe, new TrainerTopology.Megatron(1, 1, 1), DType.F32).rank(1),
+        "rank 1");
   }
 
   @Test
@@ -227,7 +310,9 @@ class TrainerLayoutTest {
     return s;
   }
 
-  /** Calls {@code action} with the global row-major flat index of every element of the alias's box. */
+  /**
+   * Calls {@code action} with the global row-major flat index of every element of the alias's box.
+   */
   static void forEachFlatIndex(AliasShard a, java.util.function.LongConsumer action) {
     long[] g = a.globalShape().rowMajorStrides();
     long[] off = a.shardOffset();

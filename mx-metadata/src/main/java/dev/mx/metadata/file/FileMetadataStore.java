@@ -30,13 +30,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A store in a directory, for many processes on one host and no server. Each identity has a subdirectory;
- * each worker two files in it: {@code <worker>.blob} (the shard table, written on publish) and
- * {@code <worker>.state} (rank, status and last heartbeat in epoch milliseconds, rewritten by every
- * heartbeat). Every write goes to a temporary file that is then renamed over the old one, so readers in
- * other processes see the old file or the new one, never a torn one; the blob is written before the state,
- * so a state is never newer than its blob. Liveness is the heartbeat time in the state file, compared with
- * this host's clock.
+ * A store in a directory, for many processes on one host and no server. Each identity has a
+ * subdirectory; each worker two files in it: {@code <worker>.blob} (the shard table, written on
+ * publish) and {@code <worker>.state} (rank, status and last heartbeat in epoch milliseconds,
+ * rewritten by every heartbeat). Every write goes to a temporary file that is then renamed over the
+ * old one, so readers in other processes see the old file or the new one, never a torn one; the
+ * blob is written before the state, so a state is never newer than its blob. Liveness is the
+ * heartbeat time in the state file, compared with this host's clock.
  */
 public final class FileMetadataStore extends AbstractMetadataStore {
   private static final Logger LOG = LoggerFactory.getLogger(FileMetadataStore.class);
@@ -87,10 +87,13 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     try {
       Files.createDirectories(dir);
       writeAtomically(dir, worker + BLOB, record.blob());
-      writeAtomically(dir, worker + STATE, encodeState(record.identity(), record.workerId(), record.rank(),
-          record.status(), 0));
+      writeAtomically(
+          dir,
+          worker + STATE,
+          encodeState(record.identity(), record.workerId(), record.rank(), record.status(), 0));
     } catch (IOException e) {
-      throw new MetadataStoreException(uri(), "cannot publish worker '" + record.workerId() + "' in " + dir, e);
+      throw new MetadataStoreException(
+          uri(), "cannot publish worker '" + record.workerId() + "' in " + dir, e);
     }
   }
 
@@ -102,12 +105,15 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     Path statePath = dir.resolve(worker + STATE);
     try {
       SourceRecord state = readState(statePath);
-      writeAtomically(dir, worker + STATE, encodeState(identity, workerId, state.rank(), status,
-          clockMillis.getAsLong()));
+      writeAtomically(
+          dir,
+          worker + STATE,
+          encodeState(identity, workerId, state.rank(), status, clockMillis.getAsLong()));
     } catch (NoSuchFileException e) {
       throw unknownSource(identity, workerId);
     } catch (IOException e) {
-      throw new MetadataStoreException(uri(), "cannot heartbeat worker '" + workerId + "' in " + statePath, e);
+      throw new MetadataStoreException(
+          uri(), "cannot heartbeat worker '" + workerId + "' in " + statePath, e);
     }
   }
 
@@ -149,7 +155,8 @@ public final class FileMetadataStore extends AbstractMetadataStore {
       } catch (NoSuchFileException removedMeanwhile) {
         // Removed after its state was read.
       } catch (IOException e) {
-        throw new MetadataStoreException(uri(), "cannot read the table of worker '" + r.workerId() + "'", e);
+        throw new MetadataStoreException(
+            uri(), "cannot read the table of worker '" + r.workerId() + "'", e);
       }
     }
     return List.copyOf(out);
@@ -166,7 +173,8 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     } catch (NoSuchFileException e) {
       return Optional.empty();
     } catch (IOException e) {
-      throw new MetadataStoreException(uri(), "cannot read worker '" + workerId + "' from " + dir, e);
+      throw new MetadataStoreException(
+          uri(), "cannot read worker '" + workerId + "' from " + dir, e);
     }
   }
 
@@ -180,7 +188,8 @@ public final class FileMetadataStore extends AbstractMetadataStore {
       Files.deleteIfExists(dir.resolve(worker + STATE));
       Files.deleteIfExists(dir.resolve(worker + BLOB));
     } catch (IOException e) {
-      throw new MetadataStoreException(uri(), "cannot remove worker '" + workerId + "' from " + dir, e);
+      throw new MetadataStoreException(
+          uri(), "cannot remove worker '" + workerId + "' from " + dir, e);
     }
   }
 
@@ -192,8 +201,17 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     requireName(what, name);
     String encoded = StoreNames.encode(name);
     if (encoded.length() > MAX_ENCODED_NAME) {
-      throw new IllegalArgumentException(uri() + ": " + what + " '" + name + "' is too long for a file name ("
-          + encoded.length() + " characters encoded, at most " + MAX_ENCODED_NAME + ")");
+      throw new IllegalArgumentException(
+          uri()
+              + ": "
+              + what
+              + " '"
+              + name
+              + "' is too long for a file name ("
+              + encoded.length()
+              + " characters encoded, at most "
+              + MAX_ENCODED_NAME
+              + ")");
     }
     return encoded;
   }
@@ -206,8 +224,12 @@ public final class FileMetadataStore extends AbstractMetadataStore {
       try {
         Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {
-        throw new IOException("the file system of " + dir + " cannot rename atomically; the file: store needs"
-            + " a local POSIX file system", e);
+        throw new IOException(
+            "the file system of "
+                + dir
+                + " cannot rename atomically; the file: store needs"
+                + " a local POSIX file system",
+            e);
       }
     } finally {
       Files.deleteIfExists(tmp);
@@ -217,14 +239,21 @@ public final class FileMetadataStore extends AbstractMetadataStore {
   private byte[] readBlob(Path path) throws IOException {
     long size = Files.size(path);
     if (size > maxBlobBytes) {
-      throw new MetadataStoreException(uri(), path + " holds " + size + " bytes, more than the " + maxBlobBytes
-          + " a shard table may have");
+      throw new MetadataStoreException(
+          uri(),
+          path
+              + " holds "
+              + size
+              + " bytes, more than the "
+              + maxBlobBytes
+              + " a shard table may have");
     }
     return Files.readAllBytes(path);
   }
 
-  private static byte[] encodeState(String identity, String workerId, int rank, SourceStatus status,
-      long updatedAtMillis) throws IOException {
+  private static byte[] encodeState(
+      String identity, String workerId, int rank, SourceStatus status, long updatedAtMillis)
+      throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream(128);
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartObject();
@@ -257,15 +286,21 @@ public final class FileMetadataStore extends AbstractMetadataStore {
           case "identity" -> identity = value == JsonToken.VALUE_STRING ? p.getText() : null;
           case "worker_id" -> workerId = value == JsonToken.VALUE_STRING ? p.getText() : null;
           case "rank" -> rank = value == JsonToken.VALUE_NUMBER_INT ? p.getIntValue() : null;
-          case "status" -> status = value == JsonToken.VALUE_STRING ? parseStatus(path, p.getText()) : null;
-          case "updated_at" -> updatedAt = value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
+          case "status" ->
+              status = value == JsonToken.VALUE_STRING ? parseStatus(path, p.getText()) : null;
+          case "updated_at" ->
+              updatedAt = value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
           default -> p.skipChildren();
         }
       }
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw corruptState(path, "not valid JSON: " + e.getOriginalMessage());
     }
-    if (identity == null || workerId == null || rank == null || status == null || updatedAt == null) {
+    if (identity == null
+        || workerId == null
+        || rank == null
+        || status == null
+        || updatedAt == null) {
       throw corruptState(path, "lacks one of identity, worker_id, rank, status, updated_at");
     }
     return new SourceRecord(identity, workerId, rank, new byte[0], status, updatedAt);

@@ -6,8 +6,8 @@ import java.net.URI;
 import java.nio.file.Path;
 
 /**
- * Opens {@code file:DIR} stores ({@code file:/abs/dir}, {@code file:///abs/dir} or {@code file:relative/dir}):
- * one host, many processes, no server. Always available.
+ * Opens {@code file:DIR} stores ({@code file:/abs/dir}, {@code file:///abs/dir} or {@code
+ * file:relative/dir}): one host, many processes, no server. Always available.
  */
 public final class FileMetadataStoreProvider extends MetadataStoreProvider {
 
@@ -28,13 +28,19 @@ public final class FileMetadataStoreProvider extends MetadataStoreProvider {
       dir = uri.getSchemeSpecificPart();
     } else {
       if (uri.getAuthority() != null && !uri.getAuthority().isEmpty()) {
-        throw new IllegalArgumentException("metadata store " + uri + ": a file: store is local to one host;"
-            + " write file:/path or file:///path, not a host name ('" + uri.getAuthority() + "')");
+        throw new IllegalArgumentException(
+            "metadata store "
+                + uri
+                + ": a file: store is local to one host;"
+                + " write file:/path or file:///path, not a host name ('"
+                + uri.getAuthority()
+                + "')");
       }
       dir = uri.getPath();
     }
     if (dir == null || dir.isEmpty()) {
-      throw new IllegalArgumentException("metadata store " + uri + " names no directory (write file:DIR)");
+      throw new IllegalArgumentException(
+          "metadata store " + uri + " names no directory (write file:DIR)");
     }
     return new FileMetadataStore(Path.of(dir));
   }

@@ -29,13 +29,14 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The weight versions of a {@code file:DIR} store, for many processes on one host. Under
- * {@code DIR/.versions/<model>/} each version is a directory {@code <id>/} holding {@code version.json} (state,
- * expected slots, landed slots with their table digests and status, leases with expiry) and one
- * {@code slot-<slot>.table} per landed slot. Every operation holds the model's lock: an in-JVM lock, then an
- * exclusive {@link FileLock} on {@code <model>/.lock}, so threads and processes take turns; files are
- * replaced by an atomic rename. A table is written before the document that says its slot landed, and a
- * version is deleted document first, so a reader never sees a slot without its table.
+ * The weight versions of a {@code file:DIR} store, for many processes on one host. Under {@code
+ * DIR/.versions/<model>/} each version is a directory {@code <id>/} holding {@code version.json}
+ * (state, expected slots, landed slots with their table digests and status, leases with expiry) and
+ * one {@code slot-<slot>.table} per landed slot. Every operation holds the model's lock: an in-JVM
+ * lock, then an exclusive {@link FileLock} on {@code <model>/.lock}, so threads and processes take
+ * turns; files are replaced by an atomic rename. A table is written before the document that says
+ * its slot landed, and a version is deleted document first, so a reader never sees a slot without
+ * its table.
  */
 final class FileWeightVersions extends AbstractWeightVersionStore {
   private static final JsonFactory JSON = new JsonFactory();
@@ -71,15 +72,17 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
     jvmLock.lock();
     try {
       Files.createDirectories(dir);
-      try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      try (FileChannel ch =
+              FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
           FileLock ignored = ch.lock()) {
         return body.get();
       }
     } catch (IOException e) {
-      throw new MetadataStoreException(uri, "cannot lock the versions of '" + model + "' (" + lockFile + ")", e);
+      throw new MetadataStoreException(
+          uri, "cannot lock the versions of '" + model + "' (" + lockFile + ")", e);
     } catch (UncheckedIOException e) {
-      throw new MetadataStoreException(uri, "cannot update the versions of '" + model + "' in " + dir,
-          e.getCause());
+      throw new MetadataStoreException(
+          uri, "cannot update the versions of '" + model + "' in " + dir, e.getCause());
     } finally {
       jvmLock.unlock();
     }
@@ -153,7 +156,8 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
   protected void writeTable(String model, String versionId, String slot, byte[] table) {
     Path dir = versionDir(model, versionId);
     try {
-      FileMetadataStore.writeAtomically(dir, tablePath(model, versionId, slot).getFileName().toString(), table);
+      FileMetadataStore.writeAtomically(
+          dir, tablePath(model, versionId, slot).getFileName().toString(), table);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -254,7 +258,10 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
                   default -> p.skipChildren();
                 }
               }
-              expect(worker != null && digest != null && status != null, path, "slot '" + slot + "' is incomplete");
+              expect(
+                  worker != null && digest != null && status != null,
+                  path,
+                  "slot '" + slot + "' is incomplete");
               slots.put(slot, new VersionDoc.Slot(worker, digest, status));
             }
           }
@@ -271,7 +278,9 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
     } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
       throw new IOException("version document " + path + " is damaged: " + e.getMessage(), e);
     }
-    expect(id != null && model != null && step != null && created != null && state != null, path,
+    expect(
+        id != null && model != null && step != null && created != null && state != null,
+        path,
         "lacks one of id, model, step, created_at, state");
     VersionDoc d = new VersionDoc(id, model, step, expected, state, created);
     d.slots.putAll(slots);

@@ -12,15 +12,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
- * A store inside this JVM. Stores opened with the same name ({@code memory:NAME}; {@code memory:} is the
- * name "") share one directory, so a publisher and a receiver in one process find each other. Directories
- * live as long as the JVM.
+ * A store inside this JVM. Stores opened with the same name ({@code memory:NAME}; {@code memory:}
+ * is the name "") share one directory, so a publisher and a receiver in one process find each
+ * other. Directories live as long as the JVM.
  */
 public final class MemoryMetadataStore extends AbstractMetadataStore {
-  private static final Map<String, Map<String, Map<String, SourceRecord>>> DIRECTORIES = new ConcurrentHashMap<>();
+  private static final Map<String, Map<String, Map<String, SourceRecord>>> DIRECTORIES =
+      new ConcurrentHashMap<>();
 
   /** identity → worker id → record (blobs are private copies). */
   private final Map<String, Map<String, SourceRecord>> directory;
+
   private final LongSupplier clockMillis;
   private final MemoryWeightVersions versions;
 
@@ -51,16 +53,28 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
     ensureOpen();
     requireName("identity", record.identity());
     requireName("worker id", record.workerId());
-    workers(record.identity()).put(record.workerId(), new SourceRecord(record.identity(), record.workerId(),
-        record.rank(), record.blob().clone(), record.status(), 0));
+    workers(record.identity())
+        .put(
+            record.workerId(),
+            new SourceRecord(
+                record.identity(),
+                record.workerId(),
+                record.rank(),
+                record.blob().clone(),
+                record.status(),
+                0));
   }
 
   @Override
   public void heartbeat(String identity, String workerId, SourceStatus status) {
     ensureOpen();
     long now = clockMillis.getAsLong();
-    SourceRecord updated = workers(identity).computeIfPresent(workerId, (w, r) ->
-        new SourceRecord(r.identity(), r.workerId(), r.rank(), r.blob(), status, now));
+    SourceRecord updated =
+        workers(identity)
+            .computeIfPresent(
+                workerId,
+                (w, r) ->
+                    new SourceRecord(r.identity(), r.workerId(), r.rank(), r.blob(), status, now));
     if (updated == null) {
       throw unknownSource(identity, workerId);
     }
@@ -81,7 +95,8 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
   @Override
   public Optional<SourceRecord> get(String identity, String workerId) {
     ensureOpen();
-    return Optional.ofNullable(workers(identity).get(workerId)).map(r -> withBlob(r, r.blob().clone()));
+    return Optional.ofNullable(workers(identity).get(workerId))
+        .map(r -> withBlob(r, r.blob().clone()));
   }
 
   @Override

@@ -10,8 +10,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The weight versions of a {@code memory:NAME} store: shared by every store of that name in this JVM, one
- * lock per model. Documents are copied in and out so callers never share mutable state.
+ * The weight versions of a {@code memory:NAME} store: shared by every store of that name in this
+ * JVM, one lock per model. Documents are copied in and out so callers never share mutable state.
  */
 final class MemoryWeightVersions extends AbstractWeightVersionStore {
   /** directory name → model → the model's versions. */
@@ -58,7 +58,8 @@ final class MemoryWeightVersions extends AbstractWeightVersionStore {
   }
 
   private static VersionDoc copy(VersionDoc d) {
-    VersionDoc c = new VersionDoc(d.id, d.model, d.step, d.expectedSlots, d.state, d.createdAtMillis);
+    VersionDoc c =
+        new VersionDoc(d.id, d.model, d.step, d.expectedSlots, d.state, d.createdAtMillis);
     c.slots.putAll(d.slots);
     c.leases.putAll(d.leases);
     return c;

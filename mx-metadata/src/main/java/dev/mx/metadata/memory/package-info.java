@@ -1,2 +1,5 @@
-/** The {@code memory:} metadata store: publishers and receivers of one JVM, sharing a directory by name. */
+/**
+ * The {@code memory:} metadata store: publishers and receivers of one JVM, sharing a directory by
+ * name.
+ */
 package dev.mx.metadata.memory;

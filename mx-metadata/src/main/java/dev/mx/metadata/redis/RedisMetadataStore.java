@@ -29,26 +29,30 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A store in Redis, for publishers and receivers on many hosts. Keys live under {@code mx:}, grouped per
- * identity by a hash tag so that one identity's keys share a cluster slot:
+ * A store in Redis, for publishers and receivers on many hosts. Keys live under {@code mx:},
+ * grouped per identity by a hash tag so that one identity's keys share a cluster slot:
+ *
  * <ul>
  *   <li>{@code mx:{<identity>}:source:<worker>} — a hash: {@code identity, worker_id, rank, status,
- *       updated_at, blob};</li>
- *   <li>{@code mx:{<identity>}:sources} — a sorted set of workers scored by their last heartbeat.</li>
+ *       updated_at, blob};
+ *   <li>{@code mx:{<identity>}:sources} — a sorted set of workers scored by their last heartbeat.
  * </ul>
- * Identity and worker are {@link StoreNames#encode encoded}. Every update is one Lua script, so it is atomic;
- * heartbeats are stamped with the server's clock ({@code TIME}), and freshness is judged against the same
- * clock, so hosts need no synchronised clocks. Every write renews a TTL of {@code MX_GC_TIMEOUT_SECS} on the
- * keys it touches, so records of publishers that died without closing vanish on their own.
  *
- * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each command
- * (default 10 s). While the connection is down commands fail at once and the client reconnects in the
- * background. Messages show the URI without its password.
+ * Identity and worker are {@link StoreNames#encode encoded}. Every update is one Lua script, so it
+ * is atomic; heartbeats are stamped with the server's clock ({@code TIME}), and freshness is judged
+ * against the same clock, so hosts need no synchronised clocks. Every write renews a TTL of {@code
+ * MX_GC_TIMEOUT_SECS} on the keys it touches, so records of publishers that died without closing
+ * vanish on their own.
+ *
+ * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each
+ * command (default 10 s). While the connection is down commands fail at once and the client
+ * reconnects in the background. Messages show the URI without its password.
  */
 public final class RedisMetadataStore extends AbstractMetadataStore {
   private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
-  private static final String PUBLISH = """
+  private static final String PUBLISH =
+      """
       redis.call('DEL', KEYS[1])
       redis.call('HSET', KEYS[1], 'identity', ARGV[1], 'worker_id', ARGV[2], 'rank', ARGV[3],
           'status', ARGV[4], 'updated_at', '0', 'blob', ARGV[5])
@@ -58,7 +62,8 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       return 1
       """;
 
-  private static final String HEARTBEAT = """
+  private static final String HEARTBEAT =
+      """
       if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -69,8 +74,12 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       return now
       """;
 
-  /** Returns worker_id, rank, updated_at[, blob] per live READY worker, newest first; prunes expired ones. */
-  private static final String LIST_READY = """
+  /**
+   * Returns worker_id, rank, updated_at[, blob] per live READY worker, newest first; prunes expired
+   * ones.
+   */
+  private static final String LIST_READY =
+      """
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       local oldest = now - tonumber(ARGV[1])
@@ -91,7 +100,8 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       return out
       """;
 
-  private static final String REMOVE = """
+  private static final String REMOVE =
+      """
       redis.call('DEL', KEYS[1])
       redis.call('ZREM', KEYS[2], ARGV[1])
       return 1
@@ -119,17 +129,19 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     super(redacted(redisUri, credentials));
     this.ttlSeconds = Math.max(1, (gcTimeout.toMillis() + 999) / 1000);
     Duration timeout = redisUri.getTimeout();
-    this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
+    this.resources =
+        DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
     RedisClient c = null;
     StatefulRedisConnection<byte[], byte[]> conn = null;
     try {
       c = RedisClient.create(resources, redisUri);
-      c.setOptions(ClientOptions.builder()
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .timeoutOptions(TimeoutOptions.enabled(timeout))
-          .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
-          .build());
+      c.setOptions(
+          ClientOptions.builder()
+              .autoReconnect(true)
+              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+              .timeoutOptions(TimeoutOptions.enabled(timeout))
+              .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
+              .build());
       conn = c.connect(ByteArrayCodec.INSTANCE);
     } catch (RuntimeException e) {
       shutdown(c);
@@ -153,8 +165,9 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       parsed = RedisURI.create(uri);
     } catch (IllegalArgumentException e) {
       // Never echo the raw URI: it may hold a password.
-      throw new IllegalArgumentException("malformed Redis URI (expected redis://[:password@]host:port[/db]): "
-          + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "malformed Redis URI (expected redis://[:password@]host:port[/db]): " + e.getMessage(),
+          e);
     }
     if (!uri.contains("timeout=")) {
       parsed.setTimeout(DEFAULT_COMMAND_TIMEOUT);
@@ -171,7 +184,11 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
 
   /** The URI with any credentials removed. */
   static String redacted(RedisURI u, boolean credentials) {
-    return (u.isSsl() ? "rediss://" : "redis://") + (credentials ? "***@" : "") + u.getHost() + ":" + u.getPort()
+    return (u.isSsl() ? "rediss://" : "redis://")
+        + (credentials ? "***@" : "")
+        + u.getHost()
+        + ":"
+        + u.getPort()
         + (u.getDatabase() != 0 ? "/" + u.getDatabase() : "");
   }
 
@@ -181,10 +198,20 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     requireName("identity", record.identity());
     requireName("worker id", record.workerId());
     String worker = StoreNames.encode(record.workerId());
-    run("publish worker '" + record.workerId() + "'", () -> redis.eval(PUBLISH, ScriptOutputType.INTEGER,
-        keys(recordKey(record.identity(), worker), indexKey(record.identity())),
-        utf8(record.identity()), utf8(record.workerId()), utf8(Integer.toString(record.rank())),
-        utf8(record.status().name()), record.blob(), utf8(Long.toString(ttlSeconds)), utf8(worker)));
+    run(
+        "publish worker '" + record.workerId() + "'",
+        () ->
+            redis.eval(
+                PUBLISH,
+                ScriptOutputType.INTEGER,
+                keys(recordKey(record.identity(), worker), indexKey(record.identity())),
+                utf8(record.identity()),
+                utf8(record.workerId()),
+                utf8(Integer.toString(record.rank())),
+                utf8(record.status().name()),
+                record.blob(),
+                utf8(Long.toString(ttlSeconds)),
+                utf8(worker)));
   }
 
   @Override
@@ -193,9 +220,17 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     requireName("identity", identity);
     requireName("worker id", workerId);
     String worker = StoreNames.encode(workerId);
-    Long stamped = run("heartbeat worker '" + workerId + "'", () -> redis.eval(HEARTBEAT,
-        ScriptOutputType.INTEGER, keys(recordKey(identity, worker), indexKey(identity)),
-        utf8(status.name()), utf8(Long.toString(ttlSeconds)), utf8(worker)));
+    Long stamped =
+        run(
+            "heartbeat worker '" + workerId + "'",
+            () ->
+                redis.eval(
+                    HEARTBEAT,
+                    ScriptOutputType.INTEGER,
+                    keys(recordKey(identity, worker), indexKey(identity)),
+                    utf8(status.name()),
+                    utf8(Long.toString(ttlSeconds)),
+                    utf8(worker)));
     if (stamped == null || stamped < 0) {
       throw unknownSource(identity, workerId);
     }
@@ -206,9 +241,17 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     ensureOpen();
     requireName("identity", identity);
     requireFreshness(freshness);
-    List<Object> flat = run("list READY workers of '" + identity + "'", () -> redis.eval(LIST_READY,
-        ScriptOutputType.MULTI, keys(indexKey(identity)), utf8(Long.toString(freshness.toMillis())),
-        utf8(recordKeyPrefix(identity)), utf8(withBlobs ? "1" : "0")));
+    List<Object> flat =
+        run(
+            "list READY workers of '" + identity + "'",
+            () ->
+                redis.eval(
+                    LIST_READY,
+                    ScriptOutputType.MULTI,
+                    keys(indexKey(identity)),
+                    utf8(Long.toString(freshness.toMillis())),
+                    utf8(recordKeyPrefix(identity)),
+                    utf8(withBlobs ? "1" : "0")));
     int stride = withBlobs ? 4 : 3;
     List<SourceRecord> records = new ArrayList<>(flat.size() / stride);
     for (int i = 0; i + stride <= flat.size(); i += stride) {
@@ -216,8 +259,14 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       if (blob == null) {
         continue; // removed between the two reads inside the script: impossible, but never NPE
       }
-      records.add(new SourceRecord(identity, str(flat.get(i)), Integer.parseInt(str(flat.get(i + 1))), blob,
-          SourceStatus.READY, Long.parseLong(str(flat.get(i + 2)))));
+      records.add(
+          new SourceRecord(
+              identity,
+              str(flat.get(i)),
+              Integer.parseInt(str(flat.get(i + 1))),
+              blob,
+              SourceStatus.READY,
+              Long.parseLong(str(flat.get(i + 2)))));
     }
     records.sort(NEWEST_FIRST);
     return List.copyOf(records);
@@ -228,20 +277,35 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     ensureOpen();
     requireName("identity", identity);
     requireName("worker id", workerId);
-    Map<byte[], byte[]> raw = run("read worker '" + workerId + "'",
-        () -> redis.hgetall(utf8(recordKey(identity, StoreNames.encode(workerId)))));
+    Map<byte[], byte[]> raw =
+        run(
+            "read worker '" + workerId + "'",
+            () -> redis.hgetall(utf8(recordKey(identity, StoreNames.encode(workerId)))));
     if (raw == null || raw.isEmpty()) {
       return Optional.empty();
     }
     Map<String, byte[]> fields = new HashMap<>();
     raw.forEach((k, v) -> fields.put(new String(k, StandardCharsets.UTF_8), v));
     try {
-      return Optional.of(new SourceRecord(str(fields.get("identity")), str(fields.get("worker_id")),
-          Integer.parseInt(str(fields.get("rank"))), fields.get("blob"), SourceStatus.valueOf(str(fields.get("status"))),
-          Long.parseLong(str(fields.get("updated_at")))));
+      return Optional.of(
+          new SourceRecord(
+              str(fields.get("identity")),
+              str(fields.get("worker_id")),
+              Integer.parseInt(str(fields.get("rank"))),
+              fields.get("blob"),
+              SourceStatus.valueOf(str(fields.get("status"))),
+              Long.parseLong(str(fields.get("updated_at")))));
     } catch (RuntimeException e) {
-      throw new MetadataStoreException(uri(), "record of worker '" + workerId + "' under identity '" + identity
-          + "' is damaged (fields " + fields.keySet() + ")", e);
+      throw new MetadataStoreException(
+          uri(),
+          "record of worker '"
+              + workerId
+              + "' under identity '"
+              + identity
+              + "' is damaged (fields "
+              + fields.keySet()
+              + ")",
+          e);
     }
   }
 
@@ -251,16 +315,26 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     requireName("identity", identity);
     requireName("worker id", workerId);
     String worker = StoreNames.encode(workerId);
-    run("remove worker '" + workerId + "'", () -> redis.eval(REMOVE, ScriptOutputType.INTEGER,
-        keys(recordKey(identity, worker), indexKey(identity)), utf8(worker)));
+    run(
+        "remove worker '" + workerId + "'",
+        () ->
+            redis.eval(
+                REMOVE,
+                ScriptOutputType.INTEGER,
+                keys(recordKey(identity, worker), indexKey(identity)),
+                utf8(worker)));
   }
 
   @Override
   protected void doClose() {
-    Closeables.closeAll(connection, () -> shutdown(client), () -> resources.shutdown(0, 2, TimeUnit.SECONDS));
+    Closeables.closeAll(
+        connection, () -> shutdown(client), () -> resources.shutdown(0, 2, TimeUnit.SECONDS));
   }
 
-  /** The message of {@code e} and of each distinct cause below it (lettuce hides NOAUTH one level down). */
+  /**
+   * The message of {@code e} and of each distinct cause below it (lettuce hides NOAUTH one level
+   * down).
+   */
   private static String causes(Throwable e) {
     StringBuilder sb = new StringBuilder(String.valueOf(e.getMessage()));
     for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
@@ -317,8 +391,9 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
   }
 
   /**
-   * Rejects a port that is not a number in 1..65535 before lettuce sees the URI: lettuce would otherwise treat
-   * {@code host:abc} as a host name and look it up (slowly, and with a misleading error).
+   * Rejects a port that is not a number in 1..65535 before lettuce sees the URI: lettuce would
+   * otherwise treat {@code host:abc} as a host name and look it up (slowly, and with a misleading
+   * error).
    */
   static void checkPort(String uri) {
     int start = uri.indexOf("//");
@@ -337,11 +412,19 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     }
     String port = hostPort.substring(colon + 1);
     String host = hostPort.substring(0, colon);
-    boolean valid = !port.isEmpty() && port.length() <= 5 && port.chars().allMatch(Character::isDigit)
-        && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535;
+    boolean valid =
+        !port.isEmpty()
+            && port.length() <= 5
+            && port.chars().allMatch(Character::isDigit)
+            && Integer.parseInt(port) >= 1
+            && Integer.parseInt(port) <= 65535;
     if (!valid) {
-      throw new IllegalArgumentException("malformed Redis URI 'redis://" + host + ":" + port
-          + "': the port must be a number from 1 to 65535 (expected redis://[:password@]host:port[/db])");
+      throw new IllegalArgumentException(
+          "malformed Redis URI 'redis://"
+              + host
+              + ":"
+              + port
+              + "': the port must be a number from 1 to 65535 (expected redis://[:password@]host:port[/db])");
     }
   }
 }

@@ -24,17 +24,22 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The weight versions of a {@code redis:} store. Every transition is one Lua script, so it is atomic across
- * every client of the server, and lease expiry uses the server's {@code TIME}. Per version, under the
- * model's hash tag {@code mx:{<model>}:version:<id>}: the hash itself ({@code id, model, step, state,
- * created_at}) and {@code :expected} (set), {@code :slots} (slot → READY|STALE), {@code :workers},
- * {@code :digests}, {@code :tables} (slot → worker, table SHA-256, table), {@code :leases} (sorted set of
- * holders scored by expiry); {@code mx:{<model>}:versions} indexes ids by step. Writes renew the store's GC
- * TTL on the version's keys, so versions nobody touches any more vanish on their own.
+ * The weight versions of a {@code redis:} store. Every transition is one Lua script, so it is
+ * atomic across every client of the server, and lease expiry uses the server's {@code TIME}. Per
+ * version, under the model's hash tag {@code mx:{<model>}:version:<id>}: the hash itself ({@code
+ * id, model, step, state, created_at}) and {@code :expected} (set), {@code :slots} (slot →
+ * READY|STALE), {@code :workers}, {@code :digests}, {@code :tables} (slot → worker, table SHA-256,
+ * table), {@code :leases} (sorted set of holders scored by expiry); {@code mx:{<model>}:versions}
+ * indexes ids by step. Writes renew the store's GC TTL on the version's keys, so versions nobody
+ * touches any more vanish on their own.
  */
 final class RedisWeightVersions implements WeightVersionStore {
-  /** Shared by every script: KEYS 1..8 = version, expected, slots, workers, digests, tables, leases, index. */
-  private static final String LIB = """
+  /**
+   * Shared by every script: KEYS 1..8 = version, expected, slots, workers, digests, tables, leases,
+   * index.
+   */
+  private static final String LIB =
+      """
       local function now_ms()
         local t = redis.call('TIME')
         return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -51,7 +56,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: id, model, step, gc ttl, expected slots...
-  private static final String CREATE = LIB + """
+  private static final String CREATE =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 1 then
         local same = redis.call('HGET', KEYS[1], 'step') == ARGV[3] and redis.call('SCARD', KEYS[2]) == #ARGV - 4
         if same then
@@ -71,7 +78,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: slot, worker, digest, table, gc ttl
-  private static final String PUBLISH_SLOT = LIB + """
+  private static final String PUBLISH_SLOT =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOT_FOUND'} end
       local state = redis.call('HGET', KEYS[1], 'state')
       if state == 'RELEASING' then return {'WRONG_STATE', snapshot()} end
@@ -94,7 +103,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: slot, worker, gc ttl
-  private static final String MARK_STALE = LIB + """
+  private static final String MARK_STALE =
+      LIB
+          + """
       local w = redis.call('HGET', KEYS[4], ARGV[1])
       if not w then return {'OK'} end
       if w ~= ARGV[2] then return {'CONFLICT', snapshot(), w} end
@@ -104,7 +115,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: gc ttl
-  private static final String RELEASE = LIB + """
+  private static final String RELEASE =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOT_FOUND'} end
       redis.call('HSET', KEYS[1], 'state', 'RELEASING')
       touch(ARGV[1])
@@ -112,7 +125,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: slot, worker, gc ttl
-  private static final String RECLAIM = LIB + """
+  private static final String RECLAIM =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 0 then return {'GONE'} end
       redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now_ms())
       local state = redis.call('HGET', KEYS[1], 'state')
@@ -136,7 +151,9 @@ final class RedisWeightVersions implements WeightVersionStore {
       """;
 
   // ARGV: holder, ttl ms, renew only ('1') or acquire ('0'), gc ttl
-  private static final String LEASE = LIB + """
+  private static final String LEASE =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOT_FOUND'} end
       local now = now_ms()
       redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
@@ -151,16 +168,22 @@ final class RedisWeightVersions implements WeightVersionStore {
       return {'OK', string.format('%d', expiry)}
       """;
 
-  private static final String LIVE_LEASES = LIB + """
+  private static final String LIVE_LEASES =
+      LIB
+          + """
       return redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. string.format('%d', now_ms()), '+inf', 'WITHSCORES')
       """;
 
-  private static final String READ = LIB + """
+  private static final String READ =
+      LIB
+          + """
       if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOT_FOUND'} end
       return {'OK', snapshot()}
       """;
 
-  private static final String READ_SLOTS = LIB + """
+  private static final String READ_SLOTS =
+      LIB
+          + """
       return {redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]),
           redis.call('HGETALL', KEYS[6])}
       """;
@@ -170,7 +193,8 @@ final class RedisWeightVersions implements WeightVersionStore {
   private final long gcTtlSeconds;
   private final Runnable ensureOpen;
 
-  RedisWeightVersions(String uri, RedisCommands<byte[], byte[]> redis, long gcTtlSeconds, Runnable ensureOpen) {
+  RedisWeightVersions(
+      String uri, RedisCommands<byte[], byte[]> redis, long gcTtlSeconds, Runnable ensureOpen) {
     this.uri = uri;
     this.redis = redis;
     this.gcTtlSeconds = gcTtlSeconds;
@@ -178,19 +202,39 @@ final class RedisWeightVersions implements WeightVersionStore {
   }
 
   @Override
-  public WeightVersion createVersion(String model, String versionId, long step, List<String> expectedSlots) {
+  public WeightVersion createVersion(
+      String model, String versionId, long step, List<String> expectedSlots) {
     ensureOpen.run();
     VersionRules.requireName(uri, "model", model);
     VersionRules.requireName(uri, "version id", versionId);
     List<String> expected = VersionRules.expectedSlots(uri, versionId, expectedSlots);
-    List<byte[]> args = new ArrayList<>(List.of(utf8(versionId), utf8(model), utf8(Long.toString(step)), gcTtl()));
+    List<byte[]> args =
+        new ArrayList<>(List.of(utf8(versionId), utf8(model), utf8(Long.toString(step)), gcTtl()));
     expected.forEach(s -> args.add(utf8(s)));
-    List<Object> r = eval("create version '" + versionId + "'", CREATE, model, versionId, args.toArray(byte[][]::new));
+    List<Object> r =
+        eval(
+            "create version '" + versionId + "'",
+            CREATE,
+            model,
+            versionId,
+            args.toArray(byte[][]::new));
     WeightVersion v = snapshot(r.get(1));
     if (str(r.get(0)).equals("CONFLICT")) {
-      throw new WeightVersionException(Reason.CONFLICT, uri + ": version '" + versionId + "' of '" + model
-          + "' exists with step " + v.step() + " and slots " + v.expectedSlots() + ", not step " + step
-          + " and slots " + expected);
+      throw new WeightVersionException(
+          Reason.CONFLICT,
+          uri
+              + ": version '"
+              + versionId
+              + "' of '"
+              + model
+              + "' exists with step "
+              + v.step()
+              + " and slots "
+              + v.expectedSlots()
+              + ", not step "
+              + step
+              + " and slots "
+              + expected);
     }
     return v;
   }
@@ -200,9 +244,17 @@ final class RedisWeightVersions implements WeightVersionStore {
     ensureOpen.run();
     VersionRules.requireName(uri, "model", model);
     VersionRules.checkDigest(uri, model, slot);
-    List<Object> r = eval("publish slot '" + slot.slot() + "' of version '" + slot.versionId() + "'", PUBLISH_SLOT,
-        model, slot.versionId(), utf8(slot.slot()), utf8(slot.workerId()), utf8(slot.tableDigest()), slot.table(),
-        gcTtl());
+    List<Object> r =
+        eval(
+            "publish slot '" + slot.slot() + "' of version '" + slot.versionId() + "'",
+            PUBLISH_SLOT,
+            model,
+            slot.versionId(),
+            utf8(slot.slot()),
+            utf8(slot.workerId()),
+            utf8(slot.tableDigest()),
+            slot.table(),
+            gcTtl());
     String code = str(r.get(0));
     if (code.equals("NOT_FOUND")) {
       throw VersionRules.notFound(uri, model, slot.versionId());
@@ -210,9 +262,11 @@ final class RedisWeightVersions implements WeightVersionStore {
     WeightVersion v = snapshot(r.get(1));
     return switch (code) {
       case "OK" -> v;
-      case "WRONG_STATE" -> throw VersionRules.wrongState(uri, v, "slot '" + slot.slot() + "' cannot land");
+      case "WRONG_STATE" ->
+          throw VersionRules.wrongState(uri, v, "slot '" + slot.slot() + "' cannot land");
       case "UNKNOWN_SLOT" -> throw VersionRules.unknownSlot(uri, v, slot.slot());
-      case "CONFLICT" -> throw VersionRules.slotConflict(uri, v, slot, str(r.get(2)), str(r.get(3)));
+      case "CONFLICT" ->
+          throw VersionRules.slotConflict(uri, v, slot, str(r.get(2)), str(r.get(3)));
       default -> throw unexpected(code);
     };
   }
@@ -220,8 +274,15 @@ final class RedisWeightVersions implements WeightVersionStore {
   @Override
   public void markSlotStale(String model, String versionId, String slot, String workerId) {
     ensureOpen.run();
-    List<Object> r = eval("mark slot '" + slot + "' of version '" + versionId + "' STALE", MARK_STALE, model,
-        versionId, utf8(slot), utf8(workerId), gcTtl());
+    List<Object> r =
+        eval(
+            "mark slot '" + slot + "' of version '" + versionId + "' STALE",
+            MARK_STALE,
+            model,
+            versionId,
+            utf8(slot),
+            utf8(workerId),
+            gcTtl());
     if (str(r.get(0)).equals("CONFLICT")) {
       throw VersionRules.notOwner(uri, snapshot(r.get(1)), slot, workerId, str(r.get(2)));
     }
@@ -238,7 +299,8 @@ final class RedisWeightVersions implements WeightVersionStore {
   public List<WeightVersion> versions(String model) {
     ensureOpen.run();
     VersionRules.requireName(uri, "model", model);
-    List<byte[]> ids = run("list versions of '" + model + "'", () -> redis.zrange(utf8(indexKey(model)), 0, -1));
+    List<byte[]> ids =
+        run("list versions of '" + model + "'", () -> redis.zrange(utf8(indexKey(model)), 0, -1));
     List<WeightVersion> out = new ArrayList<>();
     for (byte[] id : ids) {
       String versionId = str(id);
@@ -257,7 +319,8 @@ final class RedisWeightVersions implements WeightVersionStore {
   @Override
   public List<VersionSlot> slots(String model, String versionId) {
     ensureOpen.run();
-    List<Object> r = eval("read the slots of version '" + versionId + "'", READ_SLOTS, model, versionId);
+    List<Object> r =
+        eval("read the slots of version '" + versionId + "'", READ_SLOTS, model, versionId);
     Map<String, Object> status = pairs(r.get(0));
     Map<String, Object> workers = pairs(r.get(1));
     Map<String, Object> digests = pairs(r.get(2));
@@ -266,8 +329,14 @@ final class RedisWeightVersions implements WeightVersionStore {
     for (Map.Entry<String, Object> e : new java.util.TreeMap<>(status).entrySet()) {
       String s = e.getKey();
       if (workers.containsKey(s) && digests.containsKey(s) && tables.containsKey(s)) {
-        out.add(new VersionSlot(versionId, s, str(workers.get(s)), (byte[]) tables.get(s), str(digests.get(s)),
-            SlotStatus.valueOf(str(e.getValue()))));
+        out.add(
+            new VersionSlot(
+                versionId,
+                s,
+                str(workers.get(s)),
+                (byte[]) tables.get(s),
+                str(digests.get(s)),
+                SlotStatus.valueOf(str(e.getValue()))));
       }
     }
     return out;
@@ -276,7 +345,8 @@ final class RedisWeightVersions implements WeightVersionStore {
   @Override
   public WeightVersion release(String model, String versionId) {
     ensureOpen.run();
-    List<Object> r = eval("release version '" + versionId + "'", RELEASE, model, versionId, gcTtl());
+    List<Object> r =
+        eval("release version '" + versionId + "'", RELEASE, model, versionId, gcTtl());
     if (str(r.get(0)).equals("NOT_FOUND")) {
       throw VersionRules.notFound(uri, model, versionId);
     }
@@ -286,13 +356,23 @@ final class RedisWeightVersions implements WeightVersionStore {
   @Override
   public Reclaim reclaim(String model, String versionId, String slot, String workerId) {
     ensureOpen.run();
-    List<Object> r = eval("reclaim slot '" + slot + "' of version '" + versionId + "'", RECLAIM, model, versionId,
-        utf8(slot), utf8(workerId), gcTtl());
+    List<Object> r =
+        eval(
+            "reclaim slot '" + slot + "' of version '" + versionId + "'",
+            RECLAIM,
+            model,
+            versionId,
+            utf8(slot),
+            utf8(workerId),
+            gcTtl());
     return switch (str(r.get(0))) {
       case "GONE" -> new Reclaim(true, null, List.of());
       case "GRANTED" -> new Reclaim(true, WeightVersionState.RELEASING, List.of());
-      case "BLOCKED" -> new Reclaim(false, WeightVersionState.valueOf(str(r.get(1))), leases(versionId, r.get(2)));
-      case "CONFLICT" -> throw VersionRules.notOwner(uri, snapshot(r.get(1)), slot, workerId, str(r.get(2)));
+      case "BLOCKED" ->
+          new Reclaim(
+              false, WeightVersionState.valueOf(str(r.get(1))), leases(versionId, r.get(2)));
+      case "CONFLICT" ->
+          throw VersionRules.notOwner(uri, snapshot(r.get(1)), slot, workerId, str(r.get(2)));
       default -> throw unexpected(str(r.get(0)));
     };
   }
@@ -307,18 +387,33 @@ final class RedisWeightVersions implements WeightVersionStore {
     return lease(model, versionId, holder, ttl, true);
   }
 
-  private VersionLease lease(String model, String versionId, String holder, Duration ttl, boolean renewOnly) {
+  private VersionLease lease(
+      String model, String versionId, String holder, Duration ttl, boolean renewOnly) {
     ensureOpen.run();
     VersionRules.requireName(uri, "lease holder", holder);
     long ttlMillis = VersionRules.ttlMillis(uri, ttl);
-    List<Object> r = eval((renewOnly ? "renew" : "take") + " the lease of '" + holder + "' on version '" + versionId
-        + "'", LEASE, model, versionId, utf8(holder), utf8(Long.toString(ttlMillis)), utf8(renewOnly ? "1" : "0"),
-        gcTtl());
+    List<Object> r =
+        eval(
+            (renewOnly ? "renew" : "take")
+                + " the lease of '"
+                + holder
+                + "' on version '"
+                + versionId
+                + "'",
+            LEASE,
+            model,
+            versionId,
+            utf8(holder),
+            utf8(Long.toString(ttlMillis)),
+            utf8(renewOnly ? "1" : "0"),
+            gcTtl());
     return switch (str(r.get(0))) {
       case "OK" -> new VersionLease(versionId, holder, Long.parseLong(str(r.get(1))));
       case "NOT_FOUND" -> throw VersionRules.notFound(uri, model, versionId);
       case "LEASE_LOST" -> throw VersionRules.leaseLost(uri, snapshot(r.get(1)), holder);
-      case "WRONG_STATE" -> throw VersionRules.wrongState(uri, snapshot(r.get(1)), "no new lease for '" + holder + "'");
+      case "WRONG_STATE" ->
+          throw VersionRules.wrongState(
+              uri, snapshot(r.get(1)), "no new lease for '" + holder + "'");
       default -> throw unexpected(str(r.get(0)));
     };
   }
@@ -326,15 +421,18 @@ final class RedisWeightVersions implements WeightVersionStore {
   @Override
   public boolean dropLease(String model, String versionId, String holder) {
     ensureOpen.run();
-    Long removed = run("drop the lease of '" + holder + "' on version '" + versionId + "'",
-        () -> redis.zrem(utf8(versionKey(model, versionId) + ":leases"), utf8(holder)));
+    Long removed =
+        run(
+            "drop the lease of '" + holder + "' on version '" + versionId + "'",
+            () -> redis.zrem(utf8(versionKey(model, versionId) + ":leases"), utf8(holder)));
     return removed != null && removed > 0;
   }
 
   @Override
   public List<VersionLease> leases(String model, String versionId) {
     ensureOpen.run();
-    List<Object> r = eval("list the leases of version '" + versionId + "'", LIVE_LEASES, model, versionId);
+    List<Object> r =
+        eval("list the leases of version '" + versionId + "'", LIVE_LEASES, model, versionId);
     return leases(versionId, r);
   }
 
@@ -342,7 +440,9 @@ final class RedisWeightVersions implements WeightVersionStore {
     List<VersionLease> out = new ArrayList<>();
     List<?> flat = (List<?>) flatWithScores;
     for (int i = 0; i + 1 < flat.size(); i += 2) {
-      out.add(new VersionLease(versionId, str(flat.get(i)), (long) Double.parseDouble(str(flat.get(i + 1)))));
+      out.add(
+          new VersionLease(
+              versionId, str(flat.get(i)), (long) Double.parseDouble(str(flat.get(i + 1)))));
     }
     out.sort(java.util.Comparator.comparing(VersionLease::holder));
     return out;
@@ -354,8 +454,14 @@ final class RedisWeightVersions implements WeightVersionStore {
     pairs(f.get(6)).forEach((s, st) -> slots.put(s, SlotStatus.valueOf(str(st))));
     List<String> expected = ((List<?>) f.get(5)).stream().map(RedisWeightVersions::str).toList();
     try {
-      return new WeightVersion(str(f.get(0)), str(f.get(1)), Long.parseLong(str(f.get(2))), expected,
-          WeightVersionState.valueOf(str(f.get(3))), slots, Long.parseLong(str(f.get(4))));
+      return new WeightVersion(
+          str(f.get(0)),
+          str(f.get(1)),
+          Long.parseLong(str(f.get(2))),
+          expected,
+          WeightVersionState.valueOf(str(f.get(3))),
+          slots,
+          Long.parseLong(str(f.get(4))));
     } catch (RuntimeException e) {
       throw new MetadataStoreException(uri, "a version hash is damaged: " + f, e);
     }
@@ -371,15 +477,25 @@ final class RedisWeightVersions implements WeightVersionStore {
   }
 
   private MetadataStoreException unexpected(String code) {
-    return new MetadataStoreException(uri, "unexpected answer '" + code + "' from a version script");
+    return new MetadataStoreException(
+        uri, "unexpected answer '" + code + "' from a version script");
   }
 
-  private List<Object> eval(String what, String script, String model, String versionId, byte[]... args) {
+  private List<Object> eval(
+      String what, String script, String model, String versionId, byte[]... args) {
     VersionRules.requireName(uri, "model", model);
     VersionRules.requireName(uri, "version id", versionId);
     String base = versionKey(model, versionId);
-    byte[][] keys = {utf8(base), utf8(base + ":expected"), utf8(base + ":slots"), utf8(base + ":workers"),
-        utf8(base + ":digests"), utf8(base + ":tables"), utf8(base + ":leases"), utf8(indexKey(model))};
+    byte[][] keys = {
+      utf8(base),
+      utf8(base + ":expected"),
+      utf8(base + ":slots"),
+      utf8(base + ":workers"),
+      utf8(base + ":digests"),
+      utf8(base + ":tables"),
+      utf8(base + ":leases"),
+      utf8(indexKey(model))
+    };
     return run(what, () -> redis.eval(script, ScriptOutputType.MULTI, keys, args));
   }
 

@@ -6,12 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The planner's view of every discovered publisher after replica merge (MX §8.1 {@code build_sources}).
+ * The planner's view of every discovered publisher after replica merge (MX §8.1 {@code
+ * build_sources}).
  *
- * @param sources every tensor by name, in first-seen order; a shard's session is its publisher's agent name
- * @param sessionToAgent the agent behind each session (sessions are agent names, so this is the identity)
+ * @param sources every tensor by name, in first-seen order; a shard's session is its publisher's
+ *     agent name
+ * @param sessionToAgent the agent behind each session (sessions are agent names, so this is the
+ *     identity)
  * @param sessionToDevice the publisher's device id for each session (first offer wins)
- * @param agentEndpoints each agent's {@code host:port} metadata endpoint ({@code ""} when it published none)
+ * @param agentEndpoints each agent's {@code host:port} metadata endpoint ({@code ""} when it
+ *     published none)
  */
 public record MergedSources(
     Map<String, SourceInfo> sources,

@@ -16,11 +16,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Merges the shard tables of many publishers (MX §8.1 {@code merge_shard_tables} + {@code build_sources}).
- * For each tensor name the first table that offers it fixes its global shape and dtype; a later table that
- * disagrees is an error naming the tensor and both publishers. Shards are de-duplicated by exact geometry
- * (offset and shape), keeping the first offer in table order, so data-parallel replicas collapse to one
- * owner while distinct geometries (fan-in) are all kept.
+ * Merges the shard tables of many publishers (MX §8.1 {@code merge_shard_tables} + {@code
+ * build_sources}). For each tensor name the first table that offers it fixes its global shape and
+ * dtype; a later table that disagrees is an error naming the tensor and both publishers. Shards are
+ * de-duplicated by exact geometry (offset and shape), keeping the first offer in table order, so
+ * data-parallel replicas collapse to one owner while distinct geometries (fan-in) are all kept.
  */
 public final class ReplicaMerge {
   private ReplicaMerge() {}
@@ -49,8 +49,8 @@ public final class ReplicaMerge {
   /**
    * Merges tables in the given order.
    *
-   * @throws IllegalArgumentException when two publishers disagree on a tensor's shape or dtype, or a dtype
-   *     label is unknown, naming the tensor and the publisher(s)
+   * @throws IllegalArgumentException when two publishers disagree on a tensor's shape or dtype, or
+   *     a dtype label is unknown, naming the tensor and the publisher(s)
    */
   public static List<PublishedTensor> mergeShardTables(List<ShardTable> tables) {
     Map<String, Merged> byName = new LinkedHashMap<>();
@@ -63,9 +63,21 @@ public final class ReplicaMerge {
           m = new Merged(t, publisher, dtype);
           byName.put(t.name(), m);
         } else if (!m.first.fullShape().equals(t.fullShape()) || m.dtype != dtype) {
-          throw new IllegalArgumentException("tensor '" + t.name() + "' is published inconsistently: publisher '"
-              + m.firstPublisher + "' has shape " + m.first.fullShape() + " dtype " + m.first.dtype()
-              + ", publisher '" + publisher + "' has shape " + t.fullShape() + " dtype " + t.dtype());
+          throw new IllegalArgumentException(
+              "tensor '"
+                  + t.name()
+                  + "' is published inconsistently: publisher '"
+                  + m.firstPublisher
+                  + "' has shape "
+                  + m.first.fullShape()
+                  + " dtype "
+                  + m.first.dtype()
+                  + ", publisher '"
+                  + publisher
+                  + "' has shape "
+                  + t.fullShape()
+                  + " dtype "
+                  + t.dtype());
         }
         for (PublishedShard s : t.shards()) {
           if (m.seen.add(Geometry.of(s))) {
@@ -86,28 +98,53 @@ public final class ReplicaMerge {
    * Builds the planner's sources from merged tensors: each shard's session is its agent name.
    *
    * @param agentEndpoints metadata endpoints by agent name, carried into the result
-   * @throws IllegalArgumentException naming the tensor and shard when a shard is malformed or the element
-   *     size contradicts the dtype
+   * @throws IllegalArgumentException naming the tensor and shard when a shard is malformed or the
+   *     element size contradicts the dtype
    */
-  public static MergedSources buildSources(List<PublishedTensor> merged, Map<String, String> agentEndpoints) {
+  public static MergedSources buildSources(
+      List<PublishedTensor> merged, Map<String, String> agentEndpoints) {
     Map<String, SourceInfo> sources = new LinkedHashMap<>();
     Map<String, String> sessionToAgent = new LinkedHashMap<>();
     Map<String, Integer> sessionToDevice = new LinkedHashMap<>();
     for (PublishedTensor t : merged) {
       DType dtype = dtype(t, null);
       if (t.elsize() != dtype.elementSize()) {
-        throw new IllegalArgumentException("tensor '" + t.name() + "': elsize " + t.elsize() + " contradicts dtype "
-            + t.dtype() + " (" + dtype.elementSize() + " bytes)");
+        throw new IllegalArgumentException(
+            "tensor '"
+                + t.name()
+                + "': elsize "
+                + t.elsize()
+                + " contradicts dtype "
+                + t.dtype()
+                + " ("
+                + dtype.elementSize()
+                + " bytes)");
       }
       List<Shard> shards = new ArrayList<>(t.shards().size());
       for (int i = 0; i < t.shards().size(); i++) {
         PublishedShard s = t.shards().get(i);
         String session = s.agentName();
         try {
-          shards.add(new Shard(s.shardOffset(), s.shape(), session, s.addr(), t.elsize(), s.digest(), s.tiles()));
+          shards.add(
+              new Shard(
+                  s.shardOffset(),
+                  s.shape(),
+                  session,
+                  s.addr(),
+                  t.elsize(),
+                  s.digest(),
+                  s.tiles()));
         } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("tensor '" + t.name() + "' shard #" + i + " from publisher '"
-              + session + "': " + e.getMessage(), e);
+          throw new IllegalArgumentException(
+              "tensor '"
+                  + t.name()
+                  + "' shard #"
+                  + i
+                  + " from publisher '"
+                  + session
+                  + "': "
+                  + e.getMessage(),
+              e);
         }
         sessionToAgent.putIfAbsent(session, s.agentName());
         sessionToDevice.putIfAbsent(session, s.deviceId());
@@ -130,8 +167,14 @@ public final class ReplicaMerge {
     try {
       return DType.parse(t.dtype());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("tensor '" + t.name() + "'"
-          + (publisher == null ? "" : " from publisher '" + publisher + "'") + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "tensor '"
+              + t.name()
+              + "'"
+              + (publisher == null ? "" : " from publisher '" + publisher + "'")
+              + ": "
+              + e.getMessage(),
+          e);
     }
   }
 }

@@ -9,10 +9,10 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Replays one op chain. It tracks two layouts of the same shape: the <em>physical</em> one (relative to the
- * storage PyTorch would hold after any copy, which decides what {@code view} may do and when {@code reshape}
- * or {@code contiguous} copy) and the <em>logical</em> one (relative to the root, null once a reshape makes
- * it inexpressible).
+ * Replays one op chain. It tracks two layouts of the same shape: the <em>physical</em> one
+ * (relative to the storage PyTorch would hold after any copy, which decides what {@code view} may
+ * do and when {@code reshape} or {@code contiguous} copy) and the <em>logical</em> one (relative to
+ * the root, null once a reshape makes it inexpressible).
  */
 final class ChainReplayer {
   private static final Object ABSENT = new Object();
@@ -22,6 +22,7 @@ final class ChainReplayer {
   private Layout physical;
   private Layout logical;
   private String materializedBy;
+
   /** A pending tuple from chunk/unbind, waiting for its getitem. */
   private Tuple tuple;
 
@@ -43,11 +44,22 @@ final class ChainReplayer {
       }
     }
     if (tuple != null) {
-      throw new UnsupportedReshardException(source, "op-chain " + chain + " ends in a tuple of " + tuple.count
-          + " views from " + tuple.producer + " that no getitem picks from: not a tensor");
+      throw new UnsupportedReshardException(
+          source,
+          "op-chain "
+              + chain
+              + " ends in a tuple of "
+              + tuple.count
+              + " views from "
+              + tuple.producer
+              + " that no getitem picks from: not a tensor");
     }
     Layout result = logical != null ? logical : physical;
-    return new StridedView(result.offset, result.shape.clone(), result.strides.clone(), materializedBy,
+    return new StridedView(
+        result.offset,
+        result.shape.clone(),
+        result.strides.clone(),
+        materializedBy,
         logical != null);
   }
 
@@ -96,8 +108,9 @@ final class ChainReplayer {
         int d = dim(op, orDefault(arg(op, 0, "dim"), 0L), rank());
         tuple = new Tuple(op.toString(), d, 1, physical.shape[d], true);
       }
-      default -> throw new UnsupportedReshardException(source,
-          "unsupported op '" + op.name() + "' in op-chain " + chain);
+      default ->
+          throw new UnsupportedReshardException(
+              source, "unsupported op '" + op.name() + "' in op-chain " + chain);
     }
   }
 
@@ -108,13 +121,25 @@ final class ChainReplayer {
     long start = integer(op, arg(op, 1, "start"));
     long length = integer(op, arg(op, 2, "length"));
     if (start < -size || start > size) {
-      throw fail(op, "start " + start + " is outside [" + -size + ", " + size + "] for dim " + d + " of size " + size);
+      throw fail(
+          op,
+          "start "
+              + start
+              + " is outside ["
+              + -size
+              + ", "
+              + size
+              + "] for dim "
+              + d
+              + " of size "
+              + size);
     }
     if (start < 0) {
       start += size;
     }
     if (length < 0 || start + length > size) {
-      throw fail(op, "start " + start + " + length " + length + " exceeds size " + size + " of dim " + d);
+      throw fail(
+          op, "start " + start + " + length " + length + " exceeds size " + size + " of dim " + d);
     }
     long s = start;
     each(l -> l.slice(d, s, length, 1));
@@ -165,7 +190,9 @@ final class ChainReplayer {
     }
   }
 
-  /** A Python slice {@code [start, stop(, step)]} with nulls for open ends, clamped like Python's. */
+  /**
+   * A Python slice {@code [start, stop(, step)]} with nulls for open ends, clamped like Python's.
+   */
   private void slice(OpSpec op, int d, List<?> slice) {
     if (slice.size() < 2 || slice.size() > 3) {
       throw fail(op, "slice " + slice + " must be [start, stop] or [start, stop, step]");
@@ -263,9 +290,14 @@ final class ChainReplayer {
     Layout viewed = physical.view(target);
     if (viewed == null) {
       if (!mayCopy) {
-        throw fail(op, "view size is not compatible with the input's size " + Arrays.toString(physical.shape)
-            + " and stride " + Arrays.toString(physical.strides) + " (at least one dim spans two contiguous"
-            + " subspaces); reshape would copy");
+        throw fail(
+            op,
+            "view size is not compatible with the input's size "
+                + Arrays.toString(physical.shape)
+                + " and stride "
+                + Arrays.toString(physical.strides)
+                + " (at least one dim spans two contiguous"
+                + " subspaces); reshape would copy");
       }
       viewed = Layout.contiguous(target);
       materialize(op);
@@ -320,11 +352,13 @@ final class ChainReplayer {
       throw fail(op, "the result of " + t.producer + " is a tuple; only getitem(i) may follow it");
     }
     if (op.args().size() != 1 || !(op.args().get(0) instanceof Number)) {
-      throw fail(op, "the result of " + t.producer + " is a tuple; it can only be indexed by one integer");
+      throw fail(
+          op, "the result of " + t.producer + " is a tuple; it can only be indexed by one integer");
     }
     long i = integer(op, op.args().get(0));
     if (i < -t.count || i >= t.count) {
-      throw fail(op, "index " + i + " is out of range for the " + t.count + " views of " + t.producer);
+      throw fail(
+          op, "index " + i + " is out of range for the " + t.count + " views of " + t.producer);
     }
     long idx = i < 0 ? i + t.count : i;
     tuple = null;
@@ -379,7 +413,8 @@ final class ChainReplayer {
     long[] out = sizes.clone();
     if (infer >= 0) {
       if (product == 0 || numel % product != 0) {
-        throw fail(op, "shape " + Arrays.toString(sizes) + " is invalid for input of size " + numel);
+        throw fail(
+            op, "shape " + Arrays.toString(sizes) + " is invalid for input of size " + numel);
       }
       out[infer] = numel / product;
     } else if (product != numel) {
@@ -430,7 +465,10 @@ final class ChainReplayer {
     if (value == ABSENT) {
       throw fail(op, "missing argument");
     }
-    if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+    if (value instanceof Long
+        || value instanceof Integer
+        || value instanceof Short
+        || value instanceof Byte) {
       return ((Number) value).longValue();
     }
     if (value instanceof BigInteger b && b.bitLength() < 64) {
@@ -448,6 +486,7 @@ final class ChainReplayer {
   }
 
   private UnsupportedReshardException fail(OpSpec op, String why) {
-    return new UnsupportedReshardException(source, "op " + op + " in op-chain " + chain + ": " + why);
+    return new UnsupportedReshardException(
+        source, "op " + op + " in op-chain " + chain + ": " + why);
   }
 }

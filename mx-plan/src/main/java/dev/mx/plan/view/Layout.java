@@ -3,8 +3,8 @@ package dev.mx.plan.view;
 import java.util.Arrays;
 
 /**
- * An immutable (offset, shape, strides) triple with PyTorch's view rules. Every op returns a new layout;
- * {@link #view} returns null where PyTorch could not make a view.
+ * An immutable (offset, shape, strides) triple with PyTorch's view rules. Every op returns a new
+ * layout; {@link #view} returns null where PyTorch could not make a view.
  */
 final class Layout {
   final long offset;
@@ -32,7 +32,10 @@ final class Layout {
     return s;
   }
 
-  /** PyTorch's {@code is_contiguous}: ignoring size-1 dims, strides are row-major; empty tensors are. */
+  /**
+   * PyTorch's {@code is_contiguous}: ignoring size-1 dims, strides are row-major; empty tensors
+   * are.
+   */
   static boolean isContiguous(long[] shape, long[] strides) {
     long expected = 1;
     for (int d = shape.length - 1; d >= 0; d--) {
@@ -99,15 +102,18 @@ final class Layout {
     return new Layout(offset, sh, st);
   }
 
-  /** The same elements under {@code newShape} (same element count) as a view, or null if no strides can. */
+  /**
+   * The same elements under {@code newShape} (same element count) as a view, or null if no strides
+   * can.
+   */
   Layout view(long[] newShape) {
     long[] st = computeStride(shape, strides, newShape);
     return st == null ? null : new Layout(offset, newShape.clone(), st);
   }
 
   /**
-   * PyTorch's stride computation for {@code view}: old dims are grouped into chunks that are contiguous
-   * among themselves; each chunk must be covered exactly by a run of new dims.
+   * PyTorch's stride computation for {@code view}: old dims are grouped into chunks that are
+   * contiguous among themselves; each chunk must be covered exactly by a run of new dims.
    */
   static long[] computeStride(long[] oldShape, long[] oldStride, long[] newShape) {
     int newRank = newShape.length;
@@ -135,8 +141,10 @@ final class Layout {
     long viewNumel = 1;
     for (int tensorD = oldShape.length - 1; tensorD >= 0; tensorD--) {
       tensorNumel *= oldShape[tensorD];
-      boolean chunkEnds = tensorD == 0
-          || (oldShape[tensorD - 1] != 1 && oldStride[tensorD - 1] != tensorNumel * chunkBaseStride);
+      boolean chunkEnds =
+          tensorD == 0
+              || (oldShape[tensorD - 1] != 1
+                  && oldStride[tensorD - 1] != tensorNumel * chunkBaseStride);
       if (chunkEnds) {
         while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
           newStride[viewD] = viewNumel * chunkBaseStride;

@@ -7,17 +7,18 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A strided view of a contiguous row-major root tensor: element {@code i} (a multi-index) of the view is
- * element {@code offset + Σ i[d]·strides[d]} of the root's flat storage. Everything is in elements.
+ * A strided view of a contiguous row-major root tensor: element {@code i} (a multi-index) of the
+ * view is element {@code offset + Σ i[d]·strides[d]} of the root's flat storage. Everything is in
+ * elements.
  *
- * <p>{@link #replay} runs a recorded op chain (MX §3.2) on a zero-storage root and reports where the result
- * lands. It also reports whether an op <em>materialized a copy</em> the way PyTorch would
- * ({@code contiguous()} on a non-contiguous view, a {@code reshape}/{@code flatten} that cannot be a view):
- * the planner refuses such chains. A copy does not always lose the mapping to the root:
- * {@code transpose(0, 1).contiguous()} still reads exactly the elements of the transposed view, so
- * {@link #isRootView()} stays true and {@link #offset()}/{@link #strides()} still describe the elements
- * to copy, which is what a receiver needs to replay a full pull locally. Only a reshape that merges dims
- * no stride can express loses it.
+ * <p>{@link #replay} runs a recorded op chain (MX §3.2) on a zero-storage root and reports where
+ * the result lands. It also reports whether an op <em>materialized a copy</em> the way PyTorch
+ * would ({@code contiguous()} on a non-contiguous view, a {@code reshape}/{@code flatten} that
+ * cannot be a view): the planner refuses such chains. A copy does not always lose the mapping to
+ * the root: {@code transpose(0, 1).contiguous()} still reads exactly the elements of the transposed
+ * view, so {@link #isRootView()} stays true and {@link #offset()}/{@link #strides()} still describe
+ * the elements to copy, which is what a receiver needs to replay a full pull locally. Only a
+ * reshape that merges dims no stride can express loses it.
  */
 public final class StridedView {
   private final long offset;
@@ -42,8 +43,9 @@ public final class StridedView {
   /**
    * Replays {@code chain} on the root of shape {@code global}.
    *
-   * @throws UnsupportedReshardException naming the op, for an unknown op, bad arguments, an impossible
-   *     {@code view}, or a chain that ends in a tuple ({@code chunk}/{@code unbind} not followed by an index)
+   * @throws UnsupportedReshardException naming the op, for an unknown op, bad arguments, an
+   *     impossible {@code view}, or a chain that ends in a tuple ({@code chunk}/{@code unbind} not
+   *     followed by an index)
    */
   public static StridedView replay(Shape global, List<OpSpec> chain) {
     return replay(global, chain, null);
@@ -108,42 +110,57 @@ public final class StridedView {
   }
 
   /**
-   * True when {@link #offset()} and {@link #strides()} describe, element for element, what the chain
-   * yields in terms of the root's storage (always true for a pure view; true after a copy unless a reshape
-   * merged dims that no single stride can express).
+   * True when {@link #offset()} and {@link #strides()} describe, element for element, what the
+   * chain yields in terms of the root's storage (always true for a pure view; true after a copy
+   * unless a reshape merged dims that no single stride can express).
    */
   public boolean isRootView() {
     return rootView;
   }
 
-  /** Row-major contiguous over its own extents (PyTorch's rule: size-1 dims and empty views always are). */
+  /**
+   * Row-major contiguous over its own extents (PyTorch's rule: size-1 dims and empty views always
+   * are).
+   */
   public boolean isContiguous() {
     return Layout.isContiguous(shape, strides);
   }
 
   private void requireRootView() {
     if (!rootView) {
-      throw new UnsupportedReshardException(null, "op-chain includes a copy (" + materializedBy
-          + ") whose result is no strided view of the source");
+      throw new UnsupportedReshardException(
+          null,
+          "op-chain includes a copy ("
+              + materializedBy
+              + ") whose result is no strided view of the source");
     }
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof StridedView v && offset == v.offset && Arrays.equals(shape, v.shape)
-        && Arrays.equals(strides, v.strides) && rootView == v.rootView
+    return o instanceof StridedView v
+        && offset == v.offset
+        && Arrays.equals(shape, v.shape)
+        && Arrays.equals(strides, v.strides)
+        && rootView == v.rootView
         && java.util.Objects.equals(materializedBy, v.materializedBy);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(offset, Arrays.hashCode(shape), Arrays.hashCode(strides), materializedBy, rootView);
+    return java.util.Objects.hash(
+        offset, Arrays.hashCode(shape), Arrays.hashCode(strides), materializedBy, rootView);
   }
 
   @Override
   public String toString() {
-    return "StridedView[offset " + (rootView ? offset : "?") + ", shape " + Arrays.toString(shape) + ", strides "
-        + (rootView ? Arrays.toString(strides) : "?") + (materializedBy == null ? "" : ", copied by " + materializedBy)
+    return "StridedView[offset "
+        + (rootView ? offset : "?")
+        + ", shape "
+        + Arrays.toString(shape)
+        + ", strides "
+        + (rootView ? Arrays.toString(strides) : "?")
+        + (materializedBy == null ? "" : ", copied by " + materializedBy)
         + "]";
   }
 }

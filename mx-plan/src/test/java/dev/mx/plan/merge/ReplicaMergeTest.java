@@ -28,8 +28,13 @@ class ReplicaMergeTest {
     return new ShardTable(agent, agent + ":5555", new byte[0], List.of(tensors), null);
   }
 
-  private static PublishedTensor tensor(String name, String agent, long addr, long[] offset, Shape shape) {
-    return new PublishedTensor(name, "torch.float32", 4, G,
+  private static PublishedTensor tensor(
+      String name, String agent, long addr, long[] offset, Shape shape) {
+    return new PublishedTensor(
+        name,
+        "torch.float32",
+        4,
+        G,
         List.of(new PublishedShard(agent, 3, addr, offset, shape, "d-" + agent)));
   }
 
@@ -55,17 +60,30 @@ class ReplicaMergeTest {
 
   @Test
   void dedupRemovesReadsAndMakesFullPullsPossible() {
-    List<ShardTable> tables = List.of(table("a", whole("w", "a", 1000)), table("b", whole("w", "b", 2000)));
-    RecordedCopy c = RecordedCopy.contiguous("w", List.of(dev.mx.api.plan.OpSpec.narrow(1, 0, 4)), "p", 0,
-        Shape.of(4, 4), DType.F32);
+    List<ShardTable> tables =
+        List.of(table("a", whole("w", "a", 1000)), table("b", whole("w", "b", 2000)));
+    RecordedCopy c =
+        RecordedCopy.contiguous(
+            "w",
+            List.of(dev.mx.api.plan.OpSpec.narrow(1, 0, 4)),
+            "p",
+            0,
+            Shape.of(4, 4),
+            DType.F32);
     ReshardPlanner planner = new ReshardPlanner(dev.mx.api.util.Settings.of(Map.of(), Map.of()));
     // without merge both replicas are read (8 runs) and no dim-0 partition exists
-    SourceInfo raw = new SourceInfo(G, DType.F32, List.of(
-        new Shard(new long[] {0, 0}, G, "a", 1000, 4, null), new Shard(new long[] {0, 0}, G, "b", 2000, 4, null)));
+    SourceInfo raw =
+        new SourceInfo(
+            G,
+            DType.F32,
+            List.of(
+                new Shard(new long[] {0, 0}, G, "a", 1000, 4, null),
+                new Shard(new long[] {0, 0}, G, "b", 2000, 4, null)));
     TransferPlan unmerged = planner.plan(CaptureResult.of(List.of(c)), Map.of("w", raw), 2);
     assertEquals(8, unmerged.segments().size());
     assertEquals(List.of("w"), unmerged.unboundedSources());
-    TransferPlan merged = planner.plan(CaptureResult.of(List.of(c)), ReplicaMerge.merge(tables).sources(), 2);
+    TransferPlan merged =
+        planner.plan(CaptureResult.of(List.of(c)), ReplicaMerge.merge(tables).sources(), 2);
     assertEquals(1, merged.fullPulls().size());
     assertEquals(1, merged.descriptorCount());
     assertEquals("a", merged.fullPulls().get(0).segments().get(0).session());
@@ -78,7 +96,15 @@ class ReplicaMergeTest {
     for (int dp = 0; dp < 2; dp++) {
       for (int tp = 0; tp < 2; tp++) {
         String agent = "dp" + dp + "tp" + tp;
-        tables.add(table(agent, tensor("w", agent, 100L * (dp * 2 + tp + 1), new long[] {0, 4L * tp}, Shape.of(4, 4))));
+        tables.add(
+            table(
+                agent,
+                tensor(
+                    "w",
+                    agent,
+                    100L * (dp * 2 + tp + 1),
+                    new long[] {0, 4L * tp},
+                    Shape.of(4, 4))));
       }
     }
     SourceInfo w = ReplicaMerge.merge(tables).sources().get("w");
@@ -90,36 +116,71 @@ class ReplicaMergeTest {
 
   @Test
   void inconsistentShapeOrDtypeNamesTheTensorAndBothPublishers() {
-    PublishedTensor other = new PublishedTensor("w", "torch.float32", 4, Shape.of(4, 9),
-        List.of(new PublishedShard("b", 0, 1, new long[] {0, 0}, Shape.of(4, 9), null)));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ReplicaMerge.mergeShardTables(List.of(table("a", whole("w", "a", 1)), table("b", other))));
+    PublishedTensor other =
+        new PublishedTensor(
+            "w",
+            "torch.float32",
+            4,
+            Shape.of(4, 9),
+            List.of(new PublishedShard("b", 0, 1, new long[] {0, 0}, Shape.of(4, 9), null)));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ReplicaMerge.mergeShardTables(
+                    List.of(table("a", whole("w", "a", 1)), table("b", other))));
     assertTrue(e.getMessage().contains("tensor 'w'"), e.getMessage());
-    assertTrue(e.getMessage().contains("publisher 'a'") && e.getMessage().contains("publisher 'b'"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("publisher 'a'") && e.getMessage().contains("publisher 'b'"),
+        e.getMessage());
     assertTrue(e.getMessage().contains("[4, 9]"), e.getMessage());
 
-    PublishedTensor bf16 = new PublishedTensor("w", "torch.bfloat16", 2, G,
-        List.of(new PublishedShard("c", 0, 1, new long[] {0, 0}, G, null)));
-    e = assertThrows(IllegalArgumentException.class,
-        () -> ReplicaMerge.mergeShardTables(List.of(table("a", whole("w", "a", 1)), table("c", bf16))));
-    assertTrue(e.getMessage().contains("torch.bfloat16") && e.getMessage().contains("publisher 'c'"), e.getMessage());
+    PublishedTensor bf16 =
+        new PublishedTensor(
+            "w",
+            "torch.bfloat16",
+            2,
+            G,
+            List.of(new PublishedShard("c", 0, 1, new long[] {0, 0}, G, null)));
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ReplicaMerge.mergeShardTables(
+                    List.of(table("a", whole("w", "a", 1)), table("c", bf16))));
+    assertTrue(
+        e.getMessage().contains("torch.bfloat16") && e.getMessage().contains("publisher 'c'"),
+        e.getMessage());
 
     // the same dtype spelled differently is no disagreement
-    PublishedTensor spelled = new PublishedTensor("w", "float32", 4, G,
-        List.of(new PublishedShard("d", 0, 7, new long[] {0, 0}, G, null)));
-    assertEquals(1, ReplicaMerge.mergeShardTables(List.of(table("a", whole("w", "a", 1)), table("d", spelled)))
-        .get(0).shards().size());
+    PublishedTensor spelled =
+        new PublishedTensor(
+            "w",
+            "float32",
+            4,
+            G,
+            List.of(new PublishedShard("d", 0, 7, new long[] {0, 0}, G, null)));
+    assertEquals(
+        1,
+        ReplicaMerge.mergeShardTables(List.of(table("a", whole("w", "a", 1)), table("d", spelled)))
+            .get(0)
+            .shards()
+            .size());
 
     PublishedTensor unknown = new PublishedTensor("x", "torch.complex64", 8, G, List.of());
-    e = assertThrows(IllegalArgumentException.class, () -> ReplicaMerge.merge(List.of(table("e", unknown))));
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ReplicaMerge.merge(List.of(table("e", unknown))));
     assertTrue(e.getMessage().contains("tensor 'x' from publisher 'e'"), e.getMessage());
   }
 
   @Test
   void dedupIsPerTensorName() {
-    MergedSources m = ReplicaMerge.merge(List.of(
-        table("a", whole("w1", "a", 1000), whole("w2", "a", 2000)),
-        table("b", whole("w2", "b", 3000), whole("w1", "b", 4000))));
+    MergedSources m =
+        ReplicaMerge.merge(
+            List.of(
+                table("a", whole("w1", "a", 1000), whole("w2", "a", 2000)),
+                table("b", whole("w2", "b", 3000), whole("w1", "b", 4000))));
     assertEquals(List.of("w1", "w2"), List.copyOf(m.sources().keySet()));
     assertEquals(1000, m.sources().get("w1").shards().get(0).addr());
     assertEquals(2000, m.sources().get("w2").shards().get(0).addr());
@@ -128,13 +189,23 @@ class ReplicaMergeTest {
 
   @Test
   void malformedShardNamesTensorShardAndPublisher() {
-    PublishedTensor bad = new PublishedTensor("w", "torch.float32", 4, G,
-        List.of(whole("w", "a", 1).shards().get(0), new PublishedShard("b", 0, 1, new long[] {0}, G, null)));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ReplicaMerge.merge(List.of(table("a", bad))));
+    PublishedTensor bad =
+        new PublishedTensor(
+            "w",
+            "torch.float32",
+            4,
+            G,
+            List.of(
+                whole("w", "a", 1).shards().get(0),
+                new PublishedShard("b", 0, 1, new long[] {0}, G, null)));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ReplicaMerge.merge(List.of(table("a", bad))));
     assertTrue(e.getMessage().startsWith("tensor 'w' shard #1 from publisher 'b'"), e.getMessage());
     PublishedTensor badSize = new PublishedTensor("w", "torch.float32", 2, G, List.of());
-    e = assertThrows(IllegalArgumentException.class, () -> ReplicaMerge.merge(List.of(table("a", badSize))));
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ReplicaMerge.merge(List.of(table("a", badSize))));
     assertTrue(e.getMessage().contains("elsize 2"), e.getMessage());
   }
 }

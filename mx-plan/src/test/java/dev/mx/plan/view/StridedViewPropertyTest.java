@@ -15,9 +15,9 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
- * Random op chains replayed by {@link StridedView} against a naive model that carries, for every element of
- * the result, the flat root index it came from (no strides anywhere). Wherever the view claims a root
- * mapping, every element must agree.
+ * Random op chains replayed by {@link StridedView} against a naive model that carries, for every
+ * element of the result, the flat root index it came from (no strides anywhere). Wherever the view
+ * claims a root mapping, every element must agree.
  */
 class StridedViewPropertyTest {
   private static final long SEED = 0x5eed_0001L;
@@ -97,10 +97,14 @@ class StridedViewPropertyTest {
   private static Step slice(Naive t, int d, long start, long len, long step, List<OpSpec> ops) {
     long[] outShape = t.shape.clone();
     outShape[d] = len;
-    return new Step(ops, t.gather(outShape, idx -> {
-      idx[d] = start + idx[d] * step;
-      return idx;
-    }));
+    return new Step(
+        ops,
+        t.gather(
+            outShape,
+            idx -> {
+              idx[d] = start + idx[d] * step;
+              return idx;
+            }));
   }
 
   private static Step select(Naive t, int d, long i, List<OpSpec> ops) {
@@ -112,13 +116,17 @@ class StridedViewPropertyTest {
     for (int k = 0; k < perm.length; k++) {
       outShape[k] = t.shape[perm[k]];
     }
-    return new Step(ops, t.gather(outShape, idx -> {
-      long[] in = new long[perm.length];
-      for (int k = 0; k < perm.length; k++) {
-        in[perm[k]] = idx[k];
-      }
-      return in;
-    }));
+    return new Step(
+        ops,
+        t.gather(
+            outShape,
+            idx -> {
+              long[] in = new long[perm.length];
+              for (int k = 0; k < perm.length; k++) {
+                in[perm[k]] = idx[k];
+              }
+              return in;
+            }));
   }
 
   private static Step randomStep(Naive t, SplittableRandom r) {
@@ -141,9 +149,12 @@ class StridedViewPropertyTest {
         long start = r.nextLong(s + 1);
         long stop = start + r.nextLong(s - start + 1);
         long len = stop > start ? (stop - start + step - 1) / step : 0;
-        OpSpec op = r.nextBoolean() || start == s
-            ? OpSpec.of("getitem", Arrays.asList(start, stop, step))
-            : OpSpec.of("getitem", Arrays.asList(start - s, stop, step)); // negative start counts from the end
+        OpSpec op =
+            r.nextBoolean() || start == s
+                ? OpSpec.of("getitem", Arrays.asList(start, stop, step))
+                : OpSpec.of(
+                    "getitem",
+                    Arrays.asList(start - s, stop, step)); // negative start counts from the end
         return slice(t, 0, start, len, step, List.of(op));
       }
       case 2 -> {
@@ -180,7 +191,10 @@ class StridedViewPropertyTest {
         }
         perm[d0] = d1;
         perm[d1] = d0;
-        OpSpec op = rank == 2 && r.nextBoolean() && d0 != d1 ? OpSpec.of("t") : OpSpec.of("transpose", (long) d0, (long) d1);
+        OpSpec op =
+            rank == 2 && r.nextBoolean() && d0 != d1
+                ? OpSpec.of("t")
+                : OpSpec.of("transpose", (long) d0, (long) d1);
         return permute(t, perm, List.of(op));
       }
       case 5 -> {
@@ -197,13 +211,20 @@ class StridedViewPropertyTest {
         long chunks = 1 + r.nextInt(4);
         long split = (s + chunks - 1) / chunks;
         if (split == 0) {
-          return new Step(List.of(OpSpec.of("chunk", chunks, (long) d), OpSpec.of("getitem", 0L)), t);
+          return new Step(
+              List.of(OpSpec.of("chunk", chunks, (long) d), OpSpec.of("getitem", 0L)), t);
         }
         long count = Math.max(1, (s + split - 1) / split);
         long i = r.nextLong(count);
         long start = i * split;
         long len = Math.min(split, s - start);
-        return slice(t, d, start, len, 1, List.of(OpSpec.of("chunk", chunks, (long) d), OpSpec.of("getitem", i)));
+        return slice(
+            t,
+            d,
+            start,
+            len,
+            1,
+            List.of(OpSpec.of("chunk", chunks, (long) d), OpSpec.of("getitem", i)));
       }
       case 7 -> {
         // flatten(start, end)
@@ -292,7 +313,8 @@ class StridedViewPropertyTest {
         v = StridedView.replay(Shape.of(g), chain);
       } catch (UnsupportedReshardException e) {
         // The naive model cannot tell viewability; only an impossible view may fail here.
-        assertTrue(e.getMessage().contains("view size is not compatible"),
+        assertTrue(
+            e.getMessage().contains("view size is not compatible"),
             "seed " + caseSeed + " chain " + chain + ": " + e.getMessage());
         impossibleViews++;
         continue;
@@ -315,14 +337,26 @@ class StridedViewPropertyTest {
           at += idx[d] * strides[d];
         }
         if (at != t.data[i]) {
-          fail("seed " + caseSeed + " chain " + chain + " " + v + ": element " + Arrays.toString(idx) + " maps to "
-              + at + ", naive gather says " + t.data[i]);
+          fail(
+              "seed "
+                  + caseSeed
+                  + " chain "
+                  + chain
+                  + " "
+                  + v
+                  + ": element "
+                  + Arrays.toString(idx)
+                  + " maps to "
+                  + at
+                  + ", naive gather says "
+                  + t.data[i]);
         }
         increment(idx, t.shape);
       }
     }
     // The generator must exercise every outcome, or the test proves little.
-    System.out.printf("view chains: %d root views, %d copies (%d without a root mapping), %d impossible views%n",
+    System.out.printf(
+        "view chains: %d root views, %d copies (%d without a root mapping), %d impossible views%n",
         rootViews, copies, lostMappings, impossibleViews);
     assertTrue(rootViews > CASES / 2, "root views " + rootViews);
     assertTrue(copies > 50, "copies " + copies);

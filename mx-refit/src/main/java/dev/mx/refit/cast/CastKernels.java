@@ -5,10 +5,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides once per process whether contiguous casts run on {@link VectorCasts}: when
- * {@code jdk.incubator.vector} is resolved (run with {@code --add-modules jdk.incubator.vector}, as
- * {@code ./mx} does), the machine has 256-bit int vectors, and it is not switched off with
- * {@code -Dmx.cast.vector=false} / {@code MX_CAST_VECTOR=0}. Why not is kept as a {@link Throwable}.
+ * Decides once per process whether contiguous casts run on {@link VectorCasts}: when {@code
+ * jdk.incubator.vector} is resolved (run with {@code --add-modules jdk.incubator.vector}, as {@code
+ * ./mx} does), the machine has 256-bit int vectors, and it is not switched off with {@code
+ * -Dmx.cast.vector=false} / {@code MX_CAST_VECTOR=0}. Why not is kept as a {@link Throwable}.
  */
 final class CastKernels {
   private static final Logger LOG = LoggerFactory.getLogger(CastKernels.class);
@@ -18,6 +18,7 @@ final class CastKernels {
 
   /** Whether the vector kernel is in use; read on every run, so a static final the JIT folds. */
   static final boolean VECTOR;
+
   private static final Throwable VECTOR_UNAVAILABLE;
 
   static {
@@ -25,7 +26,9 @@ final class CastKernels {
     if (cause == null) {
       try {
         if (!VectorCasts.supported()) {
-          cause = new UnsupportedOperationException("the preferred int vector is narrower than 256 bits");
+          cause =
+              new UnsupportedOperationException(
+                  "the preferred int vector is narrower than 256 bits");
         }
       } catch (LinkageError e) {
         cause = e;

@@ -7,30 +7,41 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Converts runs of elements between floating-point types, bit-exact with PyTorch's CPU {@code copy_}:
- * round to nearest even, NaN stays NaN, overflow to f16/bf16/e5m2 gives infinity, overflow to e4m3fn gives
- * NaN, subnormals are kept.
+ * Converts runs of elements between floating-point types, bit-exact with PyTorch's CPU {@code
+ * copy_}: round to nearest even, NaN stays NaN, overflow to f16/bf16/e5m2 gives infinity, overflow
+ * to e4m3fn gives NaN, subnormals are kept.
  *
- * <p>Every conversion goes through f32, exactly as PyTorch's element constructors do: widening to f32 is
- * exact for every narrower type, and f64 is first rounded to f32 (so f64 to a narrow type rounds twice,
- * like {@code torch.tensor(x, dtype=float64).to(bfloat16)}). Same-type "casts" are byte copies.
+ * <p>Every conversion goes through f32, exactly as PyTorch's element constructors do: widening to
+ * f32 is exact for every narrower type, and f64 is first rounded to f32 (so f64 to a narrow type
+ * rounds twice, like {@code torch.tensor(x, dtype=float64).to(bfloat16)}). Same-type "casts" are
+ * byte copies.
  *
- * <p>Contiguous runs between f32, bf16, f16 and the fp8 types run on the Vector API kernel
- * ({@link VectorCasts}) when {@code jdk.incubator.vector} is resolved. Everything else (f64, strided runs,
- * the tail of a run, JVMs without the module) is processed in chunks through small per-thread arrays: bulk
- * loads into the array, a branch-light loop, bulk stores. Nothing is allocated per element or per run. The
- * 16-bit rounding is mx-api's {@link HalfFloats}, the one the weight generator uses too.
+ * <p>Contiguous runs between f32, bf16, f16 and the fp8 types run on the Vector API kernel ({@link
+ * VectorCasts}) when {@code jdk.incubator.vector} is resolved. Everything else (f64, strided runs,
+ * the tail of a run, JVMs without the module) is processed in chunks through small per-thread
+ * arrays: bulk loads into the array, a branch-light loop, bulk stores. Nothing is allocated per
+ * element or per run. The 16-bit rounding is mx-api's {@link HalfFloats}, the one the weight
+ * generator uses too.
  */
 public final class Casts {
   private static final int CHUNK = 2048;
-  private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-  private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-  private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfShort I16 =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt I32 =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfDouble F64 =
+      ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfByte I8 = ValueLayout.JAVA_BYTE;
-  /** Runs of at least one vector step go through the four-stream copy (64 B runs: 0.73 vs 0.52 of a copy). */
+
+  /**
+   * Runs of at least one vector step go through the four-stream copy (64 B runs: 0.73 vs 0.52 of a
+   * copy).
+   */
   private static final long MIN_STREAM_RUN = 64;
+
   /** A single run at least this long is copied as four quarter streams. */
   private static final long MIN_SPLIT_RUN = 256L << 10;
+
   private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
   private Casts() {}
@@ -39,33 +50,50 @@ public final class Casts {
   private static final class Scratch {
     /** f32 values as raw bits: the hub every conversion passes through. */
     final int[] bits = new int[CHUNK];
+
     final double[] f64 = new double[CHUNK];
     final short[] i16 = new short[CHUNK];
     final byte[] i8 = new byte[CHUNK];
   }
 
-  /** Whether {@code from} can be converted to {@code to}: any two floating-point types, or equal types. */
+  /**
+   * Whether {@code from} can be converted to {@code to}: any two floating-point types, or equal
+   * types.
+   */
   public static boolean supports(DType from, DType to) {
     return from == to || (from.isFloatingPoint() && to.isFloatingPoint());
   }
 
   /**
-   * Converts {@code count} elements of type {@code from} starting at byte {@code srcOffset} of {@code src}
-   * (consecutive elements {@code srcStride} bytes apart) into type {@code to} at byte {@code dstOffset} of
-   * {@code dst} ({@code dstStride} bytes apart). Contiguous runs pass the element sizes as strides.
+   * Converts {@code count} elements of type {@code from} starting at byte {@code srcOffset} of
+   * {@code src} (consecutive elements {@code srcStride} bytes apart) into type {@code to} at byte
+   * {@code dstOffset} of {@code dst} ({@code dstStride} bytes apart). Contiguous runs pass the
+   * element sizes as strides.
    *
    * @throws IllegalArgumentException when the pair is not supported
-   * @throws IndexOutOfBoundsException when a run leaves its segment (checked before anything is written
-   *     for the run's extent)
+   * @throws IndexOutOfBoundsException when a run leaves its segment (checked before anything is
+   *     written for the run's extent)
    */
-  public static void convert(MemorySegment src, long srcOffset, long srcStride, DType from,
-      MemorySegment dst, long dstOffset, long dstStride, DType to, long count) {
+  public static void convert(
+      MemorySegment src,
+      long srcOffset,
+      long srcStride,
+      DType from,
+      MemorySegment dst,
+      long dstOffset,
+      long dstStride,
+      DType to,
+      long count) {
     if (count <= 0) {
       return;
     }
     if (!supports(from, to)) {
-      throw new IllegalArgumentException("no conversion from " + from + " to " + to
-          + " (conversions exist between f64, f32, bf16, f16, f8_e4m3fn and f8_e5m2)");
+      throw new IllegalArgumentException(
+          "no conversion from "
+              + from
+              + " to "
+              + to
+              + " (conversions exist between f64, f32, bf16, f16, f8_e4m3fn and f8_e5m2)");
     }
     checkRun(src, srcOffset, srcStride, from, count, "source");
     checkRun(dst, dstOffset, dstStride, to, count, "destination");
@@ -73,17 +101,28 @@ public final class Casts {
   }
 
   /**
-   * As {@link #convert(MemorySegment, long, long, DType, MemorySegment, long, long, DType, long)} for callers
-   * that validated the pair and the extents up front (e.g. a compiled re-slice): skips those checks. Memory
-   * safety still holds, since every access is bounds-checked by {@link MemorySegment}.
+   * As {@link #convert(MemorySegment, long, long, DType, MemorySegment, long, long, DType, long)}
+   * for callers that validated the pair and the extents up front (e.g. a compiled re-slice): skips
+   * those checks. Memory safety still holds, since every access is bounds-checked by {@link
+   * MemorySegment}.
    */
-  public static void convertRun(MemorySegment src, long srcOffset, long srcStride, DType from,
-      MemorySegment dst, long dstOffset, long dstStride, DType to, long count) {
+  public static void convertRun(
+      MemorySegment src,
+      long srcOffset,
+      long srcStride,
+      DType from,
+      MemorySegment dst,
+      long dstOffset,
+      long dstStride,
+      DType to,
+      long count) {
     if (from == to && srcStride == from.elementSize() && dstStride == to.elementSize()) {
       MemorySegment.copy(src, srcOffset, dst, dstOffset, count * from.elementSize());
       return;
     }
-    if (CastKernels.VECTOR && srcStride == from.elementSize() && dstStride == to.elementSize()
+    if (CastKernels.VECTOR
+        && srcStride == from.elementSize()
+        && dstStride == to.elementSize()
         && VectorCasts.handles(from, to)) {
       long done = VectorCasts.convert(src, srcOffset, from, dst, dstOffset, to, count);
       if (done == count) {
@@ -97,22 +136,32 @@ public final class Casts {
   }
 
   /**
-   * Copies {@code runs} byte runs of {@code runBytes} each: run {@code r} from {@code srcOffset + r *
-   * srcRunStride} of {@code src} to {@code dstOffset + r * dstRunStride} of {@code dst} (a same-type
-   * re-slice: the cast that is a copy). With the Vector API kernel, native segments that do not overlap
-   * are copied four runs at a time (a long single run as four quarters), which keeps more memory traffic
-   * in flight than one {@link MemorySegment#copy} per run; otherwise one bulk copy per run. Bounds are
-   * checked on every access by {@link MemorySegment}.
+   * Copies {@code runs} byte runs of {@code runBytes} each: run {@code r} from {@code srcOffset + r
+   * * srcRunStride} of {@code src} to {@code dstOffset + r * dstRunStride} of {@code dst} (a
+   * same-type re-slice: the cast that is a copy). With the Vector API kernel, native segments that
+   * do not overlap are copied four runs at a time (a long single run as four quarters), which keeps
+   * more memory traffic in flight than one {@link MemorySegment#copy} per run; otherwise one bulk
+   * copy per run. Bounds are checked on every access by {@link MemorySegment}.
    */
-  public static void copyRuns(MemorySegment src, long srcOffset, long srcRunStride, MemorySegment dst, long dstOffset,
-      long dstRunStride, long runBytes, long runs) {
+  public static void copyRuns(
+      MemorySegment src,
+      long srcOffset,
+      long srcRunStride,
+      MemorySegment dst,
+      long dstOffset,
+      long dstRunStride,
+      long runBytes,
+      long runs) {
     if (runs <= 0 || runBytes <= 0) {
       return;
     }
-    if (CastKernels.VECTOR && runBytes >= MIN_STREAM_RUN && (runs >= 4 || runBytes >= MIN_SPLIT_RUN)
+    if (CastKernels.VECTOR
+        && runBytes >= MIN_STREAM_RUN
+        && (runs >= 4 || runBytes >= MIN_SPLIT_RUN)
         && disjointNative(src, dst)) {
       if (runs >= 4) {
-        VectorCopy.copyRuns(src, srcOffset, srcRunStride, dst, dstOffset, dstRunStride, runBytes, runs);
+        VectorCopy.copyRuns(
+            src, srcOffset, srcRunStride, dst, dstOffset, dstRunStride, runBytes, runs);
         return;
       }
       long quarter = (runBytes / 4) & -VectorCopy.STEP;
@@ -125,11 +174,15 @@ public final class Casts {
       return;
     }
     for (long r = 0; r < runs; r++) {
-      MemorySegment.copy(src, srcOffset + r * srcRunStride, dst, dstOffset + r * dstRunStride, runBytes);
+      MemorySegment.copy(
+          src, srcOffset + r * srcRunStride, dst, dstOffset + r * dstRunStride, runBytes);
     }
   }
 
-  /** Whether both segments are native and their address ranges do not meet (so copy order cannot matter). */
+  /**
+   * Whether both segments are native and their address ranges do not meet (so copy order cannot
+   * matter).
+   */
   private static boolean disjointNative(MemorySegment a, MemorySegment b) {
     if (!a.isNative() || !b.isNative()) {
       return false;
@@ -139,7 +192,10 @@ public final class Casts {
     return a0 + a.byteSize() <= b0 || b0 + b.byteSize() <= a0;
   }
 
-  /** Whether contiguous casts run on the Vector API kernel; {@link #vectorUnavailabilityCause()} says why not. */
+  /**
+   * Whether contiguous casts run on the Vector API kernel; {@link #vectorUnavailabilityCause()}
+   * says why not.
+   */
   public static boolean vectorized() {
     return CastKernels.VECTOR;
   }
@@ -149,9 +205,20 @@ public final class Casts {
     return CastKernels.vectorUnavailabilityCause();
   }
 
-  /** {@link #convertRun} on the scalar kernel only: the reference the vector kernel is tested against. */
-  static void convertRunScalar(MemorySegment src, long srcOffset, long srcStride, DType from,
-      MemorySegment dst, long dstOffset, long dstStride, DType to, long count) {
+  /**
+   * {@link #convertRun} on the scalar kernel only: the reference the vector kernel is tested
+   * against.
+   */
+  static void convertRunScalar(
+      MemorySegment src,
+      long srcOffset,
+      long srcStride,
+      DType from,
+      MemorySegment dst,
+      long dstOffset,
+      long dstStride,
+      DType to,
+      long count) {
     if (from == to && srcStride == from.elementSize() && dstStride == to.elementSize()) {
       MemorySegment.copy(src, srcOffset, dst, dstOffset, count * from.elementSize());
       return;
@@ -160,8 +227,16 @@ public final class Casts {
   }
 
   /** The scalar kernel: chunks through per-thread arrays, any strides, any pair. */
-  private static void convertChunks(MemorySegment src, long srcOffset, long srcStride, DType from,
-      MemorySegment dst, long dstOffset, long dstStride, DType to, long count) {
+  private static void convertChunks(
+      MemorySegment src,
+      long srcOffset,
+      long srcStride,
+      DType from,
+      MemorySegment dst,
+      long dstOffset,
+      long dstStride,
+      DType to,
+      long count) {
     Scratch s = SCRATCH.get();
     long done = 0;
     while (done < count) {
@@ -188,21 +263,45 @@ public final class Casts {
     }
   }
 
-  /** Contiguous convenience form of {@link #convert(MemorySegment, long, long, DType, MemorySegment, long, long, DType, long)}. */
-  public static void convert(MemorySegment src, long srcOffset, DType from, MemorySegment dst, long dstOffset, DType to,
+  /**
+   * Contiguous convenience form of {@link #convert(MemorySegment, long, long, DType, MemorySegment,
+   * long, long, DType, long)}.
+   */
+  public static void convert(
+      MemorySegment src,
+      long srcOffset,
+      DType from,
+      MemorySegment dst,
+      long dstOffset,
+      DType to,
       long count) {
     convert(src, srcOffset, from.elementSize(), from, dst, dstOffset, to.elementSize(), to, count);
   }
 
-  private static void checkRun(MemorySegment seg, long offset, long stride, DType type, long count, String what) {
+  private static void checkRun(
+      MemorySegment seg, long offset, long stride, DType type, long count, String what) {
     long first = offset;
     long last = offset + (count - 1) * stride;
     long lo = Math.min(first, last);
     long hi = Math.max(first, last) + type.elementSize();
     if (lo < 0 || hi > seg.byteSize()) {
-      throw new IndexOutOfBoundsException(what + " run of " + count + " " + type + " element(s) at byte " + offset
-          + " stride " + stride + " spans bytes [" + lo + ", " + hi + ") outside a segment of " + seg.byteSize()
-          + " bytes");
+      throw new IndexOutOfBoundsException(
+          what
+              + " run of "
+              + count
+              + " "
+              + type
+              + " element(s) at byte "
+              + offset
+              + " stride "
+              + stride
+              + " spans bytes ["
+              + lo
+              + ", "
+              + hi
+              + ") outside a segment of "
+              + seg.byteSize()
+              + " bytes");
     }
   }
 
@@ -237,7 +336,10 @@ public final class Casts {
     };
   }
 
-  /** Converts one element given as raw little-endian bits (low bits used) and returns the raw result bits. */
+  /**
+   * Converts one element given as raw little-endian bits (low bits used) and returns the raw result
+   * bits.
+   */
   public static long convertBits(long bits, DType from, DType to) {
     if (!supports(from, to)) {
       throw new IllegalArgumentException("no conversion from " + from + " to " + to);
@@ -247,7 +349,9 @@ public final class Casts {
     }
     if (from == DType.F64) {
       double d = Double.longBitsToDouble(bits);
-      return to == DType.F32 ? Float.floatToRawIntBits((float) d) & 0xFFFF_FFFFL : fromF32((float) d, to);
+      return to == DType.F32
+          ? Float.floatToRawIntBits((float) d) & 0xFFFF_FFFFL
+          : fromF32((float) d, to);
     }
     float f = toF32(bits, from);
     return to == DType.F64 ? Double.doubleToRawLongBits(f) : fromF32(f, to);
@@ -275,8 +379,15 @@ public final class Casts {
 
   // ---- chunk kernels ----
 
-  private static void copySameType(MemorySegment src, long so, long srcStride, MemorySegment dst, long d0,
-      long dstStride, int size, int n) {
+  private static void copySameType(
+      MemorySegment src,
+      long so,
+      long srcStride,
+      MemorySegment dst,
+      long d0,
+      long dstStride,
+      int size,
+      int n) {
     switch (size) {
       case 1 -> {
         for (int i = 0; i < n; i++) {
@@ -301,7 +412,8 @@ public final class Casts {
     }
   }
 
-  private static void decodeToF32(DType from, MemorySegment src, long so, long stride, Scratch s, int n) {
+  private static void decodeToF32(
+      DType from, MemorySegment src, long so, long stride, Scratch s, int n) {
     int[] out = s.bits;
     switch (from) {
       case F32 -> loadI32(src, so, stride, out, n);
@@ -331,7 +443,8 @@ public final class Casts {
     }
   }
 
-  private static void encodeFromF32(DType to, Scratch s, int n, MemorySegment dst, long d0, long stride) {
+  private static void encodeFromF32(
+      DType to, Scratch s, int n, MemorySegment dst, long d0, long stride) {
     int[] in = s.bits;
     switch (to) {
       case F32 -> storeI32(in, n, dst, d0, stride);

@@ -1,14 +1,15 @@
 package dev.mx.refit.cast;
 
 /**
- * A small binary floating-point format (sign, {@code expBits} exponent bits, {@code mantBits} mantissa
- * bits) encoded from and decoded to f32 with round to nearest even. Describes the two OCP fp8 formats:
- * {@code e4m3fn} (no infinity; the all-ones code is NaN; anything that rounds past the largest finite value
- * becomes NaN) and {@code e5m2} (IEEE-like: overflow rounds to infinity).
+ * A small binary floating-point format (sign, {@code expBits} exponent bits, {@code mantBits}
+ * mantissa bits) encoded from and decoded to f32 with round to nearest even. Describes the two OCP
+ * fp8 formats: {@code e4m3fn} (no infinity; the all-ones code is NaN; anything that rounds past the
+ * largest finite value becomes NaN) and {@code e5m2} (IEEE-like: overflow rounds to infinity).
  */
 public final class MiniFloat {
   /** OCP FP8 E4M3 "fn": bias 7, max finite 448, NaN = S.1111.111, no infinity. */
   public static final MiniFloat E4M3FN = new MiniFloat("f8_e4m3fn", 4, 3, false);
+
   /** OCP FP8 E5M2: bias 15, max finite 57344, infinity = S.11111.00, NaN = S.11111.xx (xx != 0). */
   public static final MiniFloat E5M2 = new MiniFloat("f8_e5m2", 5, 2, true);
 
@@ -16,16 +17,25 @@ public final class MiniFloat {
   private final int mantBits;
   private final int bias;
   private final boolean hasInfinity;
+
   /** Largest finite code without sign. */
   private final int maxFinite;
+
   /** Code (without sign) written for NaN. */
   private final int nanCode;
+
   /** Code (without sign) written on overflow: infinity, or NaN when the format has none. */
   private final int overflowCode;
+
   private final float[] decode = new float[256];
   private final int[] decodeBits = new int[256];
-  /** Codes by the top 16 bits of an f32 whose low 16 bits are zero / not zero (they only act as sticky bits). */
+
+  /**
+   * Codes by the top 16 bits of an f32 whose low 16 bits are zero / not zero (they only act as
+   * sticky bits).
+   */
   private final byte[] encodeExact = new byte[1 << 16];
+
   private final byte[] encodeSticky = new byte[1 << 16];
 
   private MiniFloat(String name, int expBits, int mantBits, boolean hasInfinity) {
@@ -47,7 +57,8 @@ public final class MiniFloat {
       decode[code] = decodeSlow(code);
       decodeBits[code] = Float.floatToRawIntBits(decode[code]);
     }
-    // Rounding to at most 3 mantissa bits never looks at the low 16 bits of an f32 except as "any set?":
+    // Rounding to at most 3 mantissa bits never looks at the low 16 bits of an f32 except as "any
+    // set?":
     // the half-way bit sits at bit 16 or above. So two 64K tables give the exact code of any f32.
     for (int high = 0; high < (1 << 16); high++) {
       encodeExact[high] = (byte) encodeSlow(Float.intBitsToFloat(high << 16));
@@ -93,7 +104,9 @@ public final class MiniFloat {
     return negative ? -v : v;
   }
 
-  /** The code of {@code value}, rounded to nearest even; NaN keeps its sign bit (as PyTorch does). */
+  /**
+   * The code of {@code value}, rounded to nearest even; NaN keeps its sign bit (as PyTorch does).
+   */
   public int fromFloat(float value) {
     return fromFloatBits(Float.floatToRawIntBits(value)) & 0xFF;
   }
@@ -129,7 +142,8 @@ public final class MiniFloat {
       if (rest > half || (rest == half && (kept & 1) != 0)) {
         kept++;
       }
-      // Normal numbers: the implicit bit sits in the exponent field's lowest bit, so adding the biased
+      // Normal numbers: the implicit bit sits in the exponent field's lowest bit, so adding the
+      // biased
       // exponent (minus one) carries a mantissa overflow into the exponent for free.
       code = exp >= minNormalExp ? ((exp + bias - 1) << mantBits) + kept : kept;
     }

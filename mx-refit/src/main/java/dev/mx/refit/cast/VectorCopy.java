@@ -6,29 +6,40 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Copies many equally long byte runs four at a time, interleaved 64 bytes per run per step. Four streams
- * in flight keep more cache-line fetches outstanding than one {@link MemorySegment#copy} per run: measured
- * 1.2x a single bulk copy of the same bytes on the project's machine for runs of 8 KiB, and 0.9x (against
- * 0.7x for one copy per run) for runs of 1 KiB (docs/performance/mx-refit-kernels.md). Loaded only when
- * {@code jdk.incubator.vector} is resolved (see {@link CastKernels}).
+ * Copies many equally long byte runs four at a time, interleaved 64 bytes per run per step. Four
+ * streams in flight keep more cache-line fetches outstanding than one {@link MemorySegment#copy}
+ * per run: measured 1.2x a single bulk copy of the same bytes on the project's machine for runs of
+ * 8 KiB, and 0.9x (against 0.7x for one copy per run) for runs of 1 KiB
+ * (docs/performance/mx-refit-kernels.md). Loaded only when {@code jdk.incubator.vector} is resolved
+ * (see {@link CastKernels}).
  */
 final class VectorCopy {
   private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_256;
   private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
   /** Bytes per run per step: two 256-bit vectors, one cache line. */
   static final int STEP = 64;
 
   private VectorCopy() {}
 
   /**
-   * Copies runs {@code [0, runs)}: run {@code r} is {@code runBytes} bytes from {@code so + r * ss} of
-   * {@code src} to {@code d0 + r * ds} of {@code dst}. Source and destination must not overlap.
+   * Copies runs {@code [0, runs)}: run {@code r} is {@code runBytes} bytes from {@code so + r * ss}
+   * of {@code src} to {@code d0 + r * ds} of {@code dst}. Source and destination must not overlap.
    */
-  static void copyRuns(MemorySegment src, long so, long ss, MemorySegment dst, long d0, long ds, long runBytes,
+  static void copyRuns(
+      MemorySegment src,
+      long so,
+      long ss,
+      MemorySegment dst,
+      long d0,
+      long ds,
+      long runBytes,
       long runs) {
     long body = runBytes - runBytes % STEP;
-    // Four streams a quarter of the runs apart: step j copies run j of each quarter. Streams far apart
-    // beat four neighbouring runs for short runs (1 KiB: 0.92 vs 0.78 of a bulk copy), equal for long ones.
+    // Four streams a quarter of the runs apart: step j copies run j of each quarter. Streams far
+    // apart
+    // beat four neighbouring runs for short runs (1 KiB: 0.92 vs 0.78 of a bulk copy), equal for
+    // long ones.
     long q = runs / 4;
     for (long j = 0; j < q; j++) {
       long s = so + j * ss;
@@ -36,7 +47,8 @@ final class VectorCopy {
       copy4(src, s, q * ss, dst, d, q * ds, body);
       if (body < runBytes) {
         for (int k = 0; k < 4; k++) {
-          MemorySegment.copy(src, s + k * q * ss + body, dst, d + k * q * ds + body, runBytes - body);
+          MemorySegment.copy(
+              src, s + k * q * ss + body, dst, d + k * q * ds + body, runBytes - body);
         }
       }
     }
@@ -45,7 +57,8 @@ final class VectorCopy {
     }
   }
 
-  private static void copy4(MemorySegment src, long s, long ss, MemorySegment dst, long d, long ds, long body) {
+  private static void copy4(
+      MemorySegment src, long s, long ss, MemorySegment dst, long d, long ds, long body) {
     long s1 = s + ss;
     long s2 = s1 + ss;
     long s3 = s2 + ss;

@@ -14,9 +14,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Source discovery through a {@link MetadataStore}: waits until exactly {@code publishers} READY shard tables
- * of {@code identity} are fresh (ModelExpress §8.1), merges their replicas and returns the sources with
- * each publisher's transport metadata. What a receiver in its own process uses to find trainers.
+ * Source discovery through a {@link MetadataStore}: waits until exactly {@code publishers} READY
+ * shard tables of {@code identity} are fresh (ModelExpress §8.1), merges their replicas and returns
+ * the sources with each publisher's transport metadata. What a receiver in its own process uses to
+ * find trainers.
  */
 public final class StoreDiscovery implements SourceDiscovery {
 
@@ -26,11 +27,13 @@ public final class StoreDiscovery implements SourceDiscovery {
   private final Duration freshness;
   private final Duration poll;
 
-  private StoreDiscovery(MetadataStore store, String identity, int publishers, Duration freshness, Duration poll) {
+  private StoreDiscovery(
+      MetadataStore store, String identity, int publishers, Duration freshness, Duration poll) {
     this.store = Objects.requireNonNull(store, "store");
     this.identity = Objects.requireNonNull(identity, "identity");
     if (publishers < 1) {
-      throw new IllegalArgumentException("expected publishers must be at least 1, got " + publishers);
+      throw new IllegalArgumentException(
+          "expected publishers must be at least 1, got " + publishers);
     }
     this.publishers = publishers;
     this.freshness = freshness;
@@ -42,7 +45,9 @@ public final class StoreDiscovery implements SourceDiscovery {
     return new StoreDiscovery(store, identity, publishers, null, Duration.ofMillis(100));
   }
 
-  /** Counts a publisher only if it heartbeat READY within {@code f} (default: the store's liveness). */
+  /**
+   * Counts a publisher only if it heartbeat READY within {@code f} (default: the store's liveness).
+   */
   public StoreDiscovery withFreshness(Duration f) {
     return new StoreDiscovery(store, identity, publishers, f, poll);
   }

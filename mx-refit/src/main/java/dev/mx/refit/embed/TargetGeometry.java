@@ -14,10 +14,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A receiver's geometry declared parameter by parameter instead of captured from an engine's loader: each
- * parameter is a TP shard of one source tensor, or several shards fused along dimension 0 (vLLM's
- * {@code qkv_proj} and {@code gate_up_proj}). A source the publishers do not offer is reported as
- * unsupported, naming it, at capture time.
+ * A receiver's geometry declared parameter by parameter instead of captured from an engine's
+ * loader: each parameter is a TP shard of one source tensor, or several shards fused along
+ * dimension 0 (vLLM's {@code qkv_proj} and {@code gate_up_proj}). A source the publishers do not
+ * offer is reported as unsupported, naming it, at capture time.
  */
 public final class TargetGeometry implements GeometrySource {
 
@@ -52,7 +52,9 @@ public final class TargetGeometry implements GeometrySource {
       if (!manifest.isEmpty() && !offered.containsKey(c.srcName())) {
         if (!unsupported.contains(c.srcName())) {
           unsupported.add(c.srcName());
-          reasons.put(c.srcName(), "no publisher offers '" + c.srcName() + "' (needed by '" + c.paramName() + "')");
+          reasons.put(
+              c.srcName(),
+              "no publisher offers '" + c.srcName() + "' (needed by '" + c.paramName() + "')");
         }
       } else {
         kept.add(c);
@@ -71,18 +73,23 @@ public final class TargetGeometry implements GeometrySource {
     /** Parameter {@code param} holds {@code shard} of source {@code source}, as {@code dtype}. */
     public Builder shard(String param, String source, TpShard shard, DType dtype) {
       declare(param, shard.shape(), dtype);
-      copies.add(RecordedCopy.contiguous(source, List.of(shard.narrow()), param, 0, shard.shape(), dtype));
+      copies.add(
+          RecordedCopy.contiguous(source, List.of(shard.narrow()), param, 0, shard.shape(), dtype));
       return this;
     }
 
-    /** Parameter {@code param} holds all of {@code source} (a replicated tensor such as a norm weight). */
+    /**
+     * Parameter {@code param} holds all of {@code source} (a replicated tensor such as a norm
+     * weight).
+     */
     public Builder whole(String param, String source, Shape shape, DType dtype) {
       return shard(param, source, TpShard.whole(shape), dtype);
     }
 
     /**
-     * Parameter {@code param} is the concatenation along dimension 0 of the given parts, in order: e.g.
-     * {@code qkv_proj} = q shard, k shard, v shard. Every part must have the same trailing dimensions.
+     * Parameter {@code param} is the concatenation along dimension 0 of the given parts, in order:
+     * e.g. {@code qkv_proj} = q shard, k shard, v shard. Every part must have the same trailing
+     * dimensions.
      */
     public Builder fused(String param, DType dtype, Part... parts) {
       if (parts.length == 0) {
@@ -93,8 +100,15 @@ public final class TargetGeometry implements GeometrySource {
       for (Part p : parts) {
         Shape s = p.shard().shape();
         if (s.rank() != first.rank() || !trailing(s).equals(trailing(first))) {
-          throw new IllegalArgumentException("fused parameter '" + param + "': part '" + p.source() + "' " + s
-              + " does not match the trailing dimensions of " + first);
+          throw new IllegalArgumentException(
+              "fused parameter '"
+                  + param
+                  + "': part '"
+                  + p.source()
+                  + "' "
+                  + s
+                  + " does not match the trailing dimensions of "
+                  + first);
         }
         rows += s.dim(0);
       }
@@ -104,7 +118,9 @@ public final class TargetGeometry implements GeometrySource {
       long offset = 0;
       for (Part p : parts) {
         Shape s = p.shard().shape();
-        copies.add(RecordedCopy.contiguous(p.source(), List.of(p.shard().narrow()), param, offset, s, dtype));
+        copies.add(
+            RecordedCopy.contiguous(
+                p.source(), List.of(p.shard().narrow()), param, offset, s, dtype));
         offset += s.numel();
       }
       return this;
@@ -112,7 +128,8 @@ public final class TargetGeometry implements GeometrySource {
 
     /** Freezes the declaration. */
     public TargetGeometry build() {
-      return new TargetGeometry(java.util.Collections.unmodifiableMap(new LinkedHashMap<>(params)), List.copyOf(copies));
+      return new TargetGeometry(
+          java.util.Collections.unmodifiableMap(new LinkedHashMap<>(params)), List.copyOf(copies));
     }
 
     private void declare(String param, Shape shape, DType dtype) {

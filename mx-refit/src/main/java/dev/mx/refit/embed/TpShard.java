@@ -5,8 +5,8 @@ import dev.mx.api.plan.OpSpec;
 import java.lang.foreign.MemorySegment;
 
 /**
- * "Tensor-parallel shard {@code k} of {@code n} along dimension {@code dim}" of a global tensor: equal
- * contiguous blocks, as Megatron and vLLM split column- and row-parallel weights.
+ * "Tensor-parallel shard {@code k} of {@code n} along dimension {@code dim}" of a global tensor:
+ * equal contiguous blocks, as Megatron and vLLM split column- and row-parallel weights.
  *
  * @param global the global tensor's shape
  * @param dim the split dimension
@@ -18,14 +18,15 @@ public record TpShard(Shape global, int dim, int k, int n) {
   /** Validates the split, naming what does not fit. */
   public TpShard {
     if (dim < 0 || dim >= global.rank()) {
-      throw new IllegalArgumentException("TP shard along dim " + dim + " of a rank-" + global.rank() + " tensor " + global);
+      throw new IllegalArgumentException(
+          "TP shard along dim " + dim + " of a rank-" + global.rank() + " tensor " + global);
     }
     if (n < 1 || k < 0 || k >= n) {
       throw new IllegalArgumentException("TP shard " + k + " of " + n + ": need 0 <= k < n");
     }
     if (global.dim(dim) % n != 0) {
-      throw new IllegalArgumentException("TP " + n + " does not divide dim " + dim + " (" + global.dim(dim)
-          + ") of " + global);
+      throw new IllegalArgumentException(
+          "TP " + n + " does not divide dim " + dim + " (" + global.dim(dim) + ") of " + global);
     }
   }
 
@@ -69,8 +70,8 @@ public record TpShard(Shape global, int dim, int k, int n) {
   }
 
   /**
-   * Copies this shard out of a row-major global tensor into a row-major shard buffer: how a trainer fills
-   * its local shard from a full tensor.
+   * Copies this shard out of a row-major global tensor into a row-major shard buffer: how a trainer
+   * fills its local shard from a full tensor.
    *
    * @param globalBytes the global tensor, {@code global.numel() * elementSize} bytes
    * @param shardBytes the destination, {@code shape().numel() * elementSize} bytes

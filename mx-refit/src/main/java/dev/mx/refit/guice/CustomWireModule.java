@@ -4,7 +4,10 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Singleton;
 import dev.mx.api.refit.WirePolicy;
 
-/** Binds {@link WirePolicy} to an integrator's class (public no-argument or {@code @Inject} constructor). */
+/**
+ * Binds {@link WirePolicy} to an integrator's class (public no-argument or {@code @Inject}
+ * constructor).
+ */
 public final class CustomWireModule extends AbstractModule {
   private final Class<? extends WirePolicy> policy;
 

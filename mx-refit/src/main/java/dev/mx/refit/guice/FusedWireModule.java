@@ -5,7 +5,9 @@ import com.google.inject.Singleton;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.refit.wire.FusedWire;
 
-/** Binds {@link WirePolicy} to {@link FusedWire}: exact, full-pull and convert reads in one batch. */
+/**
+ * Binds {@link WirePolicy} to {@link FusedWire}: exact, full-pull and convert reads in one batch.
+ */
 public final class FusedWireModule extends AbstractModule {
   @Override
   protected void configure() {

@@ -19,12 +19,12 @@ import dev.mx.refit.SourceDiscovery;
 import jakarta.inject.Provider;
 
 /**
- * Binds a {@link Receiver} from its configuration, installing the wire-policy module that
- * {@code mx.receiver.wire} selects. The integrator binds {@link Transport}, {@link SourceDiscovery},
- * {@link GeometrySource} and {@link Installer}; it may override {@link RefitRecords} with
- * {@code OptionalBinder.newOptionalBinder(binder, RefitRecords.class).setBinding()}, or the policy with
- * {@code Modules.override}. Nothing native happens here: the receiver allocates on its first refit, and
- * closing it is the caller's job.
+ * Binds a {@link Receiver} from its configuration, installing the wire-policy module that {@code
+ * mx.receiver.wire} selects. The integrator binds {@link Transport}, {@link SourceDiscovery},
+ * {@link GeometrySource} and {@link Installer}; it may override {@link RefitRecords} with {@code
+ * OptionalBinder.newOptionalBinder(binder, RefitRecords.class).setBinding()}, or the policy with
+ * {@code Modules.override}. Nothing native happens here: the receiver allocates on its first refit,
+ * and closing it is the caller's job.
  */
 public final class ReceiverModule extends AbstractModule {
   private final ReceiverConfig config;
@@ -36,8 +36,8 @@ public final class ReceiverModule extends AbstractModule {
   }
 
   /**
-   * @throws IllegalArgumentException when {@code mx.receiver.wire} names no usable policy (checked here, so
-   *     the error is not buried in an injector-creation report)
+   * @throws IllegalArgumentException when {@code mx.receiver.wire} names no usable policy (checked
+   *     here, so the error is not buried in an injector-creation report)
    */
   public ReceiverModule(ReceiverConfig config, Settings settings) {
     this.config = config;
@@ -49,21 +49,35 @@ public final class ReceiverModule extends AbstractModule {
   protected void configure() {
     bind(ReceiverConfig.class).toInstance(config);
     bind(Settings.class).toInstance(settings);
-    OptionalBinder.newOptionalBinder(binder(), RefitRecords.class).setDefault().toInstance(RefitRecords.logging());
+    OptionalBinder.newOptionalBinder(binder(), RefitRecords.class)
+        .setDefault()
+        .toInstance(RefitRecords.logging());
     install(wireModule);
   }
 
-  /** The best planner on the class path ({@code -Dmx.planner=NAME} or {@code MX_PLANNER} to choose). */
+  /**
+   * The best planner on the class path ({@code -Dmx.planner=NAME} or {@code MX_PLANNER} to choose).
+   */
   @Provides
   @Singleton
   PlanBuilder planBuilder(Settings s) {
-    return ProviderRegistry.load(PlanBuilderProvider.class, "planner", "mx.planner", "MX_PLANNER", s).select().create();
+    return ProviderRegistry.load(
+            PlanBuilderProvider.class, "planner", "mx.planner", "MX_PLANNER", s)
+        .select()
+        .create();
   }
 
   @Provides
   @Singleton
-  Receiver receiver(ReceiverConfig c, Settings s, Transport transport, SourceDiscovery discovery,
-      GeometrySource geometry, Installer installer, PlanBuilder planner, Provider<WirePolicy> policy,
+  Receiver receiver(
+      ReceiverConfig c,
+      Settings s,
+      Transport transport,
+      SourceDiscovery discovery,
+      GeometrySource geometry,
+      Installer installer,
+      PlanBuilder planner,
+      Provider<WirePolicy> policy,
       RefitRecords records) {
     return Receiver.builder()
         .config(c)

@@ -14,7 +14,10 @@ import java.util.List;
 public final class Receivers {
   private Receivers() {}
 
-  /** Binder options every mx injector uses: explicit bindings, no circular proxies, exact annotations. */
+  /**
+   * Binder options every mx injector uses: explicit bindings, no circular proxies, exact
+   * annotations.
+   */
   public static Module strictBinder() {
     return new AbstractModule() {
       @Override
@@ -27,10 +30,11 @@ public final class Receivers {
   }
 
   /**
-   * An injector in {@link Stage#PRODUCTION} holding {@link ReceiverModule} for {@code config} plus the
-   * integrator's modules (which bind the transport, discovery, geometry source and installer).
+   * An injector in {@link Stage#PRODUCTION} holding {@link ReceiverModule} for {@code config} plus
+   * the integrator's modules (which bind the transport, discovery, geometry source and installer).
    */
-  public static Injector injector(ReceiverConfig config, Settings settings, Module... integratorModules) {
+  public static Injector injector(
+      ReceiverConfig config, Settings settings, Module... integratorModules) {
     List<Module> modules = new ArrayList<>();
     modules.add(strictBinder());
     modules.add(new ReceiverModule(config, settings));

@@ -9,8 +9,9 @@ public final class WireModules {
   private WireModules() {}
 
   /**
-   * {@code fused} → {@link FusedWireModule}, {@code phased} → {@link PhasedWireModule}, anything else is
-   * the fully qualified name of a {@link dev.mx.api.refit.WirePolicy} class → {@link CustomWireModule}.
+   * {@code fused} → {@link FusedWireModule}, {@code phased} → {@link PhasedWireModule}, anything
+   * else is the fully qualified name of a {@link dev.mx.api.refit.WirePolicy} class → {@link
+   * CustomWireModule}.
    *
    * @throws IllegalArgumentException when the class is missing or is no wire policy
    */

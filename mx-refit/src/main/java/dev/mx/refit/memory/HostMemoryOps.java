@@ -15,8 +15,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
- * Memory operations on host memory: arena allocations, {@link MemorySegment#copy}, mx-refit's casts and view
- * copies, and the digest of the best {@link DigestProvider} (resolved at the first digest).
+ * Memory operations on host memory: arena allocations, {@link MemorySegment#copy}, mx-refit's casts
+ * and view copies, and the digest of the best {@link DigestProvider} (resolved at the first
+ * digest).
  */
 public final class HostMemoryOps implements MemoryOps {
   private final Supplier<DigestProvider> digests;
@@ -37,7 +38,8 @@ public final class HostMemoryOps implements MemoryOps {
   }
 
   @Override
-  @SuppressWarnings("MustBeClosedChecker") // the returned registration owns the arena; its close() closes it
+  @SuppressWarnings(
+      "MustBeClosedChecker") // the returned registration owns the arena; its close() closes it
   public MemoryRegistration allocate(long bytes) {
     if (bytes <= 0) {
       throw new IllegalArgumentException("host allocation of " + bytes + " bytes");
@@ -67,17 +69,20 @@ public final class HostMemoryOps implements MemoryOps {
   }
 
   @Override
-  public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copy(
+      MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
     MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
   }
 
   @Override
-  public void copyToHost(MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes) {
+  public void copyToHost(
+      MemorySegment src, long srcOffset, MemorySegment host, long hostOffset, long bytes) {
     MemorySegment.copy(src, srcOffset, host, hostOffset, bytes);
   }
 
   @Override
-  public void copyFromHost(MemorySegment host, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
+  public void copyFromHost(
+      MemorySegment host, long hostOffset, MemorySegment dst, long dstOffset, long bytes) {
     MemorySegment.copy(host, hostOffset, dst, dstOffset, bytes);
   }
 
@@ -87,10 +92,25 @@ public final class HostMemoryOps implements MemoryOps {
   }
 
   @Override
-  public void viewCopy(MemorySegment src, long srcOffset, DType from, long[] srcStrides, MemorySegment dst,
-      long dstOffset, DType to, long[] dstStrides, long[] shape) {
-    ViewCopy.compile("host view copy", src, from, new AsStrided(srcOffset, shape, srcStrides), dst, to,
-        new AsStrided(dstOffset, shape, dstStrides)).run();
+  public void viewCopy(
+      MemorySegment src,
+      long srcOffset,
+      DType from,
+      long[] srcStrides,
+      MemorySegment dst,
+      long dstOffset,
+      DType to,
+      long[] dstStrides,
+      long[] shape) {
+    ViewCopy.compile(
+            "host view copy",
+            src,
+            from,
+            new AsStrided(srcOffset, shape, srcStrides),
+            dst,
+            to,
+            new AsStrided(dstOffset, shape, dstStrides))
+        .run();
   }
 
   @Override

@@ -4,7 +4,10 @@ import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.memory.MemoryOps;
 import java.lang.foreign.MemorySegment;
 
-/** The shard digest of a {@link MemoryOps}, as the {@link DigestProvider} the verification stages take. */
+/**
+ * The shard digest of a {@link MemoryOps}, as the {@link DigestProvider} the verification stages
+ * take.
+ */
 public final class OpsDigest extends DigestProvider {
   private final MemoryOps ops;
 

@@ -37,36 +37,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The trainer side of a refit (ModelExpress §1.2, §8.1): serves named tensor shards from native memory.
+ * The trainer side of a refit (ModelExpress §1.2, §8.1): serves named tensor shards from native
+ * memory.
  *
- * <p>{@link Builder#start()} registers the memory with the transport, computes each shard's digest (on by
- * default; {@code -Dmx.publish.digest=false} or {@code MX_RESHARD_PUBLISH_DIGEST=0} turns it off), publishes
- * the shard table ({@code agent_name} = the transport's session, {@code agent_meta_b64} = its
- * {@link Transport#localMetadata()}, {@code publisher_step} = the step) and heartbeats at once, then every
- * {@code MX_HEARTBEAT_INTERVAL_SECS} (30 s) on a daemon thread. A heartbeat says READY while the transport is
- * healthy and STALE while it reports an error, so receivers stop choosing a publisher that cannot serve.
- * After the trainer wrote new weights into the same memory, {@link #republish(long)} recomputes the digests
- * and publishes the table with the new step.
+ * <p>{@link Builder#start()} registers the memory with the transport, computes each shard's digest
+ * (on by default; {@code -Dmx.publish.digest=false} or {@code MX_RESHARD_PUBLISH_DIGEST=0} turns it
+ * off), publishes the shard table ({@code agent_name} = the transport's session, {@code
+ * agent_meta_b64} = its {@link Transport#localMetadata()}, {@code publisher_step} = the step) and
+ * heartbeats at once, then every {@code MX_HEARTBEAT_INTERVAL_SECS} (30 s) on a daemon thread. A
+ * heartbeat says READY while the transport is healthy and STALE while it reports an error, so
+ * receivers stop choosing a publisher that cannot serve. After the trainer wrote new weights into
+ * the same memory, {@link #republish(long)} recomputes the digests and publishes the table with the
+ * new step.
  *
- * <p>The memory must stay alive and unchanged while receivers read it; the caller owns it, the transport and
- * the store. {@link #close()} stops the heartbeats, marks the source STALE (best effort) and only then
- * deregisters the memory, in reverse order; it is idempotent.
+ * <p>The memory must stay alive and unchanged while receivers read it; the caller owns it, the
+ * transport and the store. {@link #close()} stops the heartbeats, marks the source STALE (best
+ * effort) and only then deregisters the memory, in reverse order; it is idempotent.
  */
 public final class Publisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Publisher.class);
 
   /**
-   * System property setting the tile of the per-shard tile digests (bytes; 0 publishes none). The default,
-   * 64 KiB, bounds what a receiver reading a shard in part pulls beyond its bytes to two tiles per shard
-   * (128 KiB), while the digests add 34 table bytes per tile (0.05 % of the weights).
+   * System property setting the tile of the per-shard tile digests (bytes; 0 publishes none). The
+   * default, 64 KiB, bounds what a receiver reading a shard in part pulls beyond its bytes to two
+   * tiles per shard (128 KiB), while the digests add 34 table bytes per tile (0.05 % of the
+   * weights).
    */
   public static final String TILE_BYTES_PROPERTY = "mx.publish.tile-bytes";
+
   /** Environment variable setting the tile bytes when the property is unset. */
   public static final String TILE_BYTES_ENV = "MX_RESHARD_PUBLISH_TILE_BYTES";
+
   /** Default tile of the tile digests. */
   public static final int DEFAULT_TILE_BYTES = 64 * 1024;
+
   /** System property switching shard digests (default on). */
   public static final String DIGEST_PROPERTY = "mx.publish.digest";
+
   /** Environment variable switching shard digests when the property is unset. */
   public static final String DIGEST_ENV = "MX_RESHARD_PUBLISH_DIGEST";
 
@@ -97,7 +104,10 @@ public final class Publisher implements AutoCloseable {
     this.identity = b.identity;
     this.workerId = b.workerId;
     this.rank = b.rank;
-    this.topology = b.topologyLayout == null ? null : new PublisherTopology(b.rank, b.topologyWorld, b.topologyLayout);
+    this.topology =
+        b.topologyLayout == null
+            ? null
+            : new PublisherTopology(b.rank, b.topologyWorld, b.topologyLayout);
     this.metadataEndpoint = b.metadataEndpoint;
     this.deviceId = b.deviceId;
     this.regions = List.copyOf(b.regions);
@@ -106,7 +116,10 @@ public final class Publisher implements AutoCloseable {
     this.tileBytes = b.tileBytes();
   }
 
-  /** A builder of a publisher serving through {@code transport} and announcing itself in {@code store}. */
+  /**
+   * A builder of a publisher serving through {@code transport} and announcing itself in {@code
+   * store}.
+   */
   public static Builder builder(Transport transport, MetadataStore store) {
     return new Builder(transport, store);
   }
@@ -139,8 +152,9 @@ public final class Publisher implements AutoCloseable {
   }
 
   /**
-   * Publishes the table again for training step {@code step}, after the trainer wrote new weights into the
-   * same memory: digests are recomputed, the record replaced, and a heartbeat sent at once.
+   * Publishes the table again for training step {@code step}, after the trainer wrote new weights
+   * into the same memory: digests are recomputed, the record replaced, and a heartbeat sent at
+   * once.
    */
   public void republish(long step) {
     ensureOpen();
@@ -151,8 +165,8 @@ public final class Publisher implements AutoCloseable {
   }
 
   /**
-   * Sends one heartbeat now: READY while the transport is healthy, STALE otherwise. When the store lost the
-   * record (a restarted Redis, an expired key) the table is published again first.
+   * Sends one heartbeat now: READY while the transport is healthy, STALE otherwise. When the store
+   * lost the record (a restarted Redis, an expired key) the table is published again first.
    *
    * @return the status sent
    */
@@ -165,8 +179,14 @@ public final class Publisher implements AutoCloseable {
 
   private void publish(Long step) {
     List<PublishedTensor> tensors = buildTensors();
-    ShardTable t = new ShardTable(transport.localSession(), metadataEndpoint, transport.localMetadata(), tensors, step,
-        topology);
+    ShardTable t =
+        new ShardTable(
+            transport.localSession(),
+            metadataEndpoint,
+            transport.localMetadata(),
+            tensors,
+            step,
+            topology);
     byte[] encoded = codec.encode(t);
     store.publish(new SourceRecord(identity, workerId, rank, encoded, SourceStatus.READY, 0));
     table = t;
@@ -178,19 +198,34 @@ public final class Publisher implements AutoCloseable {
     Map<String, PublishedRegion> first = new LinkedHashMap<>();
     for (PublishedRegion r : regions) {
       String digest = digests == null ? null : digests.digest(r.bytes());
-      // Right after the whole-shard digest, while the shard's bytes are still warm in cache; a shard of one
+      // Right after the whole-shard digest, while the shard's bytes are still warm in cache; a
+      // shard of one
       // tile gets none (its tile would be the shard itself).
-      TileDigests tiles = digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes ? null
-          : TileDigests.of(digests, r.bytes(), tileBytes);
+      TileDigests tiles =
+          digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes
+              ? null
+              : TileDigests.of(digests, r.bytes(), tileBytes);
       first.putIfAbsent(r.name(), r);
-      shards.computeIfAbsent(r.name(), n -> new ArrayList<>()).add(new PublishedShard(transport.localSession(),
-          deviceId, r.bytes().address(), r.shardOffset(), r.shape(), digest, tiles));
+      shards
+          .computeIfAbsent(r.name(), n -> new ArrayList<>())
+          .add(
+              new PublishedShard(
+                  transport.localSession(),
+                  deviceId,
+                  r.bytes().address(),
+                  r.shardOffset(),
+                  r.shape(),
+                  digest,
+                  tiles));
     }
     List<PublishedTensor> tensors = new ArrayList<>(shards.size());
-    shards.forEach((name, list) -> {
-      PublishedRegion r = first.get(name);
-      tensors.add(new PublishedTensor(name, r.dtype().torchLabel(), r.dtype().elementSize(), r.globalShape(), list));
-    });
+    shards.forEach(
+        (name, list) -> {
+          PublishedRegion r = first.get(name);
+          tensors.add(
+              new PublishedTensor(
+                  name, r.dtype().torchLabel(), r.dtype().elementSize(), r.globalShape(), list));
+        });
     return tensors;
   }
 
@@ -199,7 +234,8 @@ public final class Publisher implements AutoCloseable {
     try {
       store.heartbeat(identity, workerId, status);
     } catch (RuntimeException first) {
-      // The store may have forgotten us (restart, expiry): announce the table again, then heartbeat.
+      // The store may have forgotten us (restart, expiry): announce the table again, then
+      // heartbeat.
       try {
         store.publish(new SourceRecord(identity, workerId, rank, blob, SourceStatus.READY, 0));
         store.heartbeat(identity, workerId, status);
@@ -207,12 +243,20 @@ public final class Publisher implements AutoCloseable {
         again.addSuppressed(first);
         throw again;
       }
-      LOG.info("publisher {} of '{}' re-published its table after a heartbeat failed: {}", workerId, identity,
+      LOG.info(
+          "publisher {} of '{}' re-published its table after a heartbeat failed: {}",
+          workerId,
+          identity,
           first.toString());
     }
     if (status != lastStatus && lastStatus != null) {
-      LOG.warn("publisher {} of '{}' now heartbeats {} (transport {} healthy: {})", workerId, identity, status,
-          transport.name(), status == SourceStatus.READY);
+      LOG.warn(
+          "publisher {} of '{}' now heartbeats {} (transport {} healthy: {})",
+          workerId,
+          identity,
+          status,
+          transport.name(),
+          status == SourceStatus.READY);
     }
     lastStatus = status;
     return status;
@@ -223,7 +267,8 @@ public final class Publisher implements AutoCloseable {
     try {
       heartbeatNow();
       if (heartbeatFailing) {
-        LOG.info("publisher {} of '{}': heartbeats reach {} again", workerId, identity, store.uri());
+        LOG.info(
+            "publisher {} of '{}': heartbeats reach {} again", workerId, identity, store.uri());
       }
       heartbeatFailing = false;
     } catch (RuntimeException e) {
@@ -231,8 +276,12 @@ public final class Publisher implements AutoCloseable {
         return;
       }
       if (!heartbeatFailing) {
-        LOG.warn("publisher {} of '{}': heartbeat to {} failed, retrying every interval: {}", workerId, identity,
-            store.uri(), e.toString());
+        LOG.warn(
+            "publisher {} of '{}': heartbeat to {} failed, retrying every interval: {}",
+            workerId,
+            identity,
+            store.uri(),
+            e.toString());
       } else {
         LOG.debug("publisher {}: heartbeat failed again", workerId, e);
       }
@@ -241,11 +290,13 @@ public final class Publisher implements AutoCloseable {
   }
 
   private void startHeartbeats(Duration interval) {
-    heartbeats = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "mx-publisher-heartbeat-" + workerId);
-      t.setDaemon(true);
-      return t;
-    });
+    heartbeats =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "mx-publisher-heartbeat-" + workerId);
+              t.setDaemon(true);
+              return t;
+            });
     long nanos = interval.toNanos();
     heartbeats.scheduleWithFixedDelay(this::heartbeatTick, nanos, nanos, TimeUnit.NANOSECONDS);
   }
@@ -256,7 +307,10 @@ public final class Publisher implements AutoCloseable {
     }
   }
 
-  /** Stops heartbeats, marks the source STALE (best effort), then deregisters the memory in reverse order. */
+  /**
+   * Stops heartbeats, marks the source STALE (best effort), then deregisters the memory in reverse
+   * order.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -285,7 +339,11 @@ public final class Publisher implements AutoCloseable {
         lastStatus = SourceStatus.STALE;
       } catch (RuntimeException e) {
         // Best effort, as in ModelExpress: without a heartbeat the source goes stale on its own.
-        LOG.warn("publisher {} of '{}' could not mark itself STALE on {}: {}", workerId, identity, store.uri(),
+        LOG.warn(
+            "publisher {} of '{}' could not mark itself STALE on {}: {}",
+            workerId,
+            identity,
+            store.uri(),
             e.toString());
       }
     }
@@ -297,8 +355,13 @@ public final class Publisher implements AutoCloseable {
     private final MetadataStore store;
     private final List<PublishedRegion> regions = new ArrayList<>();
     private final List<MemorySegment> buffers = new ArrayList<>();
-    /** Buffers the caller registered (e.g. {@link Transport#allocate}d): served as they are, never closed here. */
+
+    /**
+     * Buffers the caller registered (e.g. {@link Transport#allocate}d): served as they are, never
+     * closed here.
+     */
     private final List<MemorySegment> preRegistered = new ArrayList<>();
+
     private String identity;
     private String workerId = UUID.randomUUID().toString();
     private int rank;
@@ -337,9 +400,10 @@ public final class Publisher implements AutoCloseable {
     }
 
     /**
-     * Declares the trainer job in the table ({@code publisher_topology}): this rank of {@code worldSize},
-     * laid out as {@code layout}. A receiver expecting another job then fails at once naming both; the
-     * rank must equal {@link #rank}. Default none (a ModelExpress-compatible table).
+     * Declares the trainer job in the table ({@code publisher_topology}): this rank of {@code
+     * worldSize}, laid out as {@code layout}. A receiver expecting another job then fails at once
+     * naming both; the rank must equal {@link #rank}. Default none (a ModelExpress-compatible
+     * table).
      */
     public Builder topology(int worldSize, String layout) {
       this.topologyWorld = worldSize;
@@ -347,7 +411,9 @@ public final class Publisher implements AutoCloseable {
       return this;
     }
 
-    /** {@code host:port} where peers fetch this endpoint's metadata in a handshake; default none. */
+    /**
+     * {@code host:port} where peers fetch this endpoint's metadata in a handshake; default none.
+     */
     public Builder metadataEndpoint(String endpoint) {
       this.metadataEndpoint = endpoint == null ? "" : endpoint;
       return this;
@@ -365,18 +431,27 @@ public final class Publisher implements AutoCloseable {
       return this;
     }
 
-    /** Where the digest switch and heartbeat interval are read (default: system properties, environment). */
+    /**
+     * Where the digest switch and heartbeat interval are read (default: system properties,
+     * environment).
+     */
     public Builder settings(Settings s) {
       this.settings = Objects.requireNonNull(s, "settings");
       return this;
     }
 
-    /** The tile of the tile digests from the settings ({@link #TILE_BYTES_PROPERTY}); 0 turns them off. */
+    /**
+     * The tile of the tile digests from the settings ({@link #TILE_BYTES_PROPERTY}); 0 turns them
+     * off.
+     */
     long tileBytes() {
       int t = settings.integer(TILE_BYTES_PROPERTY, TILE_BYTES_ENV, DEFAULT_TILE_BYTES);
       if (t < 0) {
-        throw new IllegalArgumentException(TILE_BYTES_PROPERTY + " must be 0 (no tile digests) or a positive"
-            + " number of bytes, got " + t);
+        throw new IllegalArgumentException(
+            TILE_BYTES_PROPERTY
+                + " must be 0 (no tile digests) or a positive"
+                + " number of bytes, got "
+                + t);
       }
       return t;
     }
@@ -403,7 +478,12 @@ public final class Publisher implements AutoCloseable {
      * A shard held alone in {@code data} (contiguous, row-major, exactly {@code shape} elements of
      * {@code dtype}); {@code data} is registered as one region.
      */
-    public Builder tensor(String name, DType dtype, Shape globalShape, long[] shardOffset, Shape shape,
+    public Builder tensor(
+        String name,
+        DType dtype,
+        Shape globalShape,
+        long[] shardOffset,
+        Shape shape,
         MemorySegment data) {
       regions.add(new PublishedRegion(name, dtype, globalShape, shardOffset, shape, data));
       buffers.add(data);
@@ -417,17 +497,20 @@ public final class Publisher implements AutoCloseable {
     }
 
     /**
-     * A buffer that {@link #alias aliases} point into, already registered with this publisher's transport
-     * (typically memory from {@link Transport#allocate}, which a shared-memory transport serves at memory
-     * speed). The publisher does not register it again and does not deregister it: the caller closes
-     * {@code registration} after closing the publisher, and before the transport.
+     * A buffer that {@link #alias aliases} point into, already registered with this publisher's
+     * transport (typically memory from {@link Transport#allocate}, which a shared-memory transport
+     * serves at memory speed). The publisher does not register it again and does not deregister it:
+     * the caller closes {@code registration} after closing the publisher, and before the transport.
      */
     public Builder buffer(MemoryRegistration registration) {
       preRegistered.add(Objects.requireNonNull(registration, "registration").segment());
       if (registration.memoryKind().isDevice()) {
         if (deviceMemory != null && !deviceMemory.equals(registration.memoryKind())) {
-          throw new IllegalArgumentException("a publisher serves the memory of one device; got " + deviceMemory
-              + " and " + registration.memoryKind());
+          throw new IllegalArgumentException(
+              "a publisher serves the memory of one device; got "
+                  + deviceMemory
+                  + " and "
+                  + registration.memoryKind());
         }
         deviceMemory = registration.memoryKind();
       }
@@ -445,35 +528,55 @@ public final class Publisher implements AutoCloseable {
     }
 
     /**
-     * A shard held contiguously inside a {@link #buffer registered buffer}, starting {@code byteOffset}
-     * bytes into it: zero-copy views such as the q, k and v rows of a fused QKV buffer.
+     * A shard held contiguously inside a {@link #buffer registered buffer}, starting {@code
+     * byteOffset} bytes into it: zero-copy views such as the q, k and v rows of a fused QKV buffer.
      */
-    public Builder alias(String name, DType dtype, Shape globalShape, long[] shardOffset, Shape shape,
-        MemorySegment buffer, long byteOffset) {
+    public Builder alias(
+        String name,
+        DType dtype,
+        Shape globalShape,
+        long[] shardOffset,
+        Shape shape,
+        MemorySegment buffer,
+        long byteOffset) {
       long bytes = shape.byteSize(dtype.elementSize());
-      if (byteOffset < 0 || byteOffset > buffer.byteSize() || bytes > buffer.byteSize() - byteOffset) {
-        throw new IllegalArgumentException("alias '" + name + "': " + bytes + " bytes at offset " + byteOffset
-            + " do not fit in its buffer of " + buffer.byteSize() + " bytes");
+      if (byteOffset < 0
+          || byteOffset > buffer.byteSize()
+          || bytes > buffer.byteSize() - byteOffset) {
+        throw new IllegalArgumentException(
+            "alias '"
+                + name
+                + "': "
+                + bytes
+                + " bytes at offset "
+                + byteOffset
+                + " do not fit in its buffer of "
+                + buffer.byteSize()
+                + " bytes");
       }
-      regions.add(new PublishedRegion(name, dtype, globalShape, shardOffset, shape,
-          buffer.asSlice(byteOffset, bytes)));
+      regions.add(
+          new PublishedRegion(
+              name, dtype, globalShape, shardOffset, shape, buffer.asSlice(byteOffset, bytes)));
       return this;
     }
 
     /**
      * Validates, registers the memory, computes digests, publishes the table and heartbeats READY.
      *
-     * @throws IllegalArgumentException for invalid tensors or a heartbeat interval that is not positive
+     * @throws IllegalArgumentException for invalid tensors or a heartbeat interval that is not
+     *     positive
      * @throws NoProviderException when digests are on and no digest provider is available
      */
     public Publisher start() {
       if (identity == null || identity.isEmpty()) {
-        throw new IllegalArgumentException("a publisher needs an identity (what it publishes, e.g. model and role)");
+        throw new IllegalArgumentException(
+            "a publisher needs an identity (what it publishes, e.g. model and role)");
       }
       if (workerId == null || workerId.isEmpty()) {
         throw new IllegalArgumentException("a publisher needs a non-empty worker id");
       }
-      Duration interval = heartbeatInterval != null ? heartbeatInterval : Liveness.heartbeatInterval(settings);
+      Duration interval =
+          heartbeatInterval != null ? heartbeatInterval : Liveness.heartbeatInterval(settings);
       if (interval.isNegative() || interval.isZero()) {
         throw new IllegalArgumentException("heartbeat interval must be positive, got " + interval);
       }
@@ -496,8 +599,15 @@ public final class Publisher implements AutoCloseable {
         }
         throw e;
       }
-      LOG.info("publisher {} (rank {}) of '{}' serves {} shard(s) of {} tensor(s) as session '{}' on {}; digests {}",
-          workerId, rank, identity, regions.size(), p.table.entryCount(), transport.localSession(), store.uri(),
+      LOG.info(
+          "publisher {} (rank {}) of '{}' serves {} shard(s) of {} tensor(s) as session '{}' on {}; digests {}",
+          workerId,
+          rank,
+          identity,
+          regions.size(),
+          p.table.entryCount(),
+          transport.localSession(),
+          store.uri(),
           digest == null ? "off" : "by " + digest.name());
       return p;
     }
@@ -508,17 +618,30 @@ public final class Publisher implements AutoCloseable {
       for (PublishedRegion r : regions) {
         r.validate();
         PublishedRegion first = firstOfName.putIfAbsent(r.name(), r);
-        if (first != null && (first.dtype() != r.dtype() || !first.globalShape().equals(r.globalShape()))) {
-          throw new IllegalArgumentException("tensor '" + r.name() + "' is published as " + first.dtype() + " "
-              + first.globalShape() + " and as " + r.dtype() + " " + r.globalShape());
+        if (first != null
+            && (first.dtype() != r.dtype() || !first.globalShape().equals(r.globalShape()))) {
+          throw new IllegalArgumentException(
+              "tensor '"
+                  + r.name()
+                  + "' is published as "
+                  + first.dtype()
+                  + " "
+                  + first.globalShape()
+                  + " and as "
+                  + r.dtype()
+                  + " "
+                  + r.globalShape());
         }
         if (!boxes.add(r.boxKey())) {
-          throw new IllegalArgumentException("tensor '" + r.name() + "': the same box is published twice: "
-              + r.boxKey());
+          throw new IllegalArgumentException(
+              "tensor '" + r.name() + "': the same box is published twice: " + r.boxKey());
         }
         if (!insideSomeBuffer(r.bytes())) {
-          throw new IllegalArgumentException("alias '" + r.name() + "' points into a buffer that was not added"
-              + " with buffer(...): only registered memory can be read");
+          throw new IllegalArgumentException(
+              "alias '"
+                  + r.name()
+                  + "' points into a buffer that was not added"
+                  + " with buffer(...): only registered memory can be read");
         }
       }
     }
@@ -526,7 +649,8 @@ public final class Publisher implements AutoCloseable {
     private boolean insideSomeBuffer(MemorySegment s) {
       for (List<MemorySegment> list : List.of(buffers, preRegistered)) {
         for (MemorySegment b : list) {
-          if (s.address() >= b.address() && s.address() + s.byteSize() <= b.address() + b.byteSize()) {
+          if (s.address() >= b.address()
+              && s.address() + s.byteSize() <= b.address() + b.byteSize()) {
             return true;
           }
         }
@@ -535,23 +659,36 @@ public final class Publisher implements AutoCloseable {
     }
 
     private DigestProvider chooseDigest() {
-      boolean on = digestsEnabled != null ? digestsEnabled : settings.bool(DIGEST_PROPERTY, DIGEST_ENV, true);
+      boolean on =
+          digestsEnabled != null
+              ? digestsEnabled
+              : settings.bool(DIGEST_PROPERTY, DIGEST_ENV, true);
       if (!on) {
         return null;
       }
       if (deviceMemory != null) {
         // The CPU must not read device memory: digest where the bytes are.
-        dev.mx.api.memory.MemoryOps ops = memoryOps != null ? memoryOps
-            : dev.mx.api.memory.MemoryOpsProvider.forKind(deviceMemory, dev.mx.api.memory.MemoryOpsProvider.registry());
+        dev.mx.api.memory.MemoryOps ops =
+            memoryOps != null
+                ? memoryOps
+                : dev.mx.api.memory.MemoryOpsProvider.forKind(
+                    deviceMemory, dev.mx.api.memory.MemoryOpsProvider.registry());
         return new dev.mx.refit.memory.OpsDigest(ops);
       }
-      ProviderRegistry<DigestProvider> registry = digestProviders != null ? digestProviders : DigestProvider.registry();
+      ProviderRegistry<DigestProvider> registry =
+          digestProviders != null ? digestProviders : DigestProvider.registry();
       try {
         return registry.select();
       } catch (NoProviderException e) {
-        NoProviderException explained = new NoProviderException(e.getMessage() + " Publishers compute shard"
-            + " digests by default; add dev.mx:mx-digest, or publish without digests with -D" + DIGEST_PROPERTY
-            + "=false or " + DIGEST_ENV + "=0.");
+        NoProviderException explained =
+            new NoProviderException(
+                e.getMessage()
+                    + " Publishers compute shard"
+                    + " digests by default; add dev.mx:mx-digest, or publish without digests with -D"
+                    + DIGEST_PROPERTY
+                    + "=false or "
+                    + DIGEST_ENV
+                    + "=0.");
         explained.initCause(e);
         throw explained;
       }

@@ -9,8 +9,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A strided view in elements: element {@code i} (a multi-index) sits at {@code offset + Σ i[d]·strides[d]}
- * of the underlying storage. The same triple torch's {@code as_strided(shape, stride, offset)} takes.
+ * A strided view in elements: element {@code i} (a multi-index) sits at {@code offset + Σ
+ * i[d]·strides[d]} of the underlying storage. The same triple torch's {@code as_strided(shape,
+ * stride, offset)} takes.
  */
 public record AsStrided(long offset, long[] shape, long[] strides) {
 
@@ -18,12 +19,17 @@ public record AsStrided(long offset, long[] shape, long[] strides) {
     shape = shape.clone();
     strides = strides.clone();
     if (shape.length != strides.length) {
-      throw new IllegalArgumentException("view shape " + Arrays.toString(shape) + " and strides "
-          + Arrays.toString(strides) + " differ in rank");
+      throw new IllegalArgumentException(
+          "view shape "
+              + Arrays.toString(shape)
+              + " and strides "
+              + Arrays.toString(strides)
+              + " differ in rank");
     }
     for (long s : shape) {
       if (s < 0) {
-        throw new IllegalArgumentException("view shape " + Arrays.toString(shape) + " has a negative extent");
+        throw new IllegalArgumentException(
+            "view shape " + Arrays.toString(shape) + " has a negative extent");
       }
     }
   }
@@ -34,22 +40,31 @@ public record AsStrided(long offset, long[] shape, long[] strides) {
   }
 
   /**
-   * Where a recorded op chain lands when replayed on a contiguous row-major tensor of shape {@code global}
-   * (mx-plan's view algebra; a chain whose copy keeps a strided mapping, such as
-   * {@code transpose(0, 1).contiguous()}, still yields the elements it reads).
+   * Where a recorded op chain lands when replayed on a contiguous row-major tensor of shape {@code
+   * global} (mx-plan's view algebra; a chain whose copy keeps a strided mapping, such as {@code
+   * transpose(0, 1).contiguous()}, still yields the elements it reads).
    *
-   * @throws UnsupportedReshardException naming {@code source} when the chain is no strided view of it
+   * @throws UnsupportedReshardException naming {@code source} when the chain is no strided view of
+   *     it
    */
   public static AsStrided replay(Shape global, List<OpSpec> chain, String source) {
     StridedView v = StridedView.replay(global, chain, source);
     if (!v.isRootView()) {
-      throw new UnsupportedReshardException(source, "op chain " + chain + " is no strided view of the source"
-          + " (it materialized a copy with " + v.materializedBy() + ")");
+      throw new UnsupportedReshardException(
+          source,
+          "op chain "
+              + chain
+              + " is no strided view of the source"
+              + " (it materialized a copy with "
+              + v.materializedBy()
+              + ")");
     }
     return new AsStrided(v.offset(), v.shape(), v.strides());
   }
 
-  /** The destination view of a recorded copy: {@code as_strided(destShape, destStride, destOffset)}. */
+  /**
+   * The destination view of a recorded copy: {@code as_strided(destShape, destStride, destOffset)}.
+   */
   public static AsStrided destinationOf(RecordedCopy copy) {
     return new AsStrided(copy.destOffset(), copy.destShape().dims(), copy.destStride());
   }
@@ -100,7 +115,9 @@ public record AsStrided(long offset, long[] shape, long[] strides) {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof AsStrided v && offset == v.offset && Arrays.equals(shape, v.shape)
+    return o instanceof AsStrided v
+        && offset == v.offset
+        && Arrays.equals(shape, v.shape)
         && Arrays.equals(strides, v.strides);
   }
 
@@ -111,6 +128,12 @@ public record AsStrided(long offset, long[] shape, long[] strides) {
 
   @Override
   public String toString() {
-    return "as_strided(" + Arrays.toString(shape) + ", " + Arrays.toString(strides) + ", " + offset + ")";
+    return "as_strided("
+        + Arrays.toString(shape)
+        + ", "
+        + Arrays.toString(strides)
+        + ", "
+        + offset
+        + ")";
   }
 }

@@ -3,15 +3,15 @@ package dev.mx.refit.reslice;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.ExecutionException;
 
 /**
- * Runs many compiled copies. When their destinations are provably disjoint (ModelExpress' span test) the
- * copies are a batch: order does not matter, so they are split into pieces and run in parallel. When two
- * destinations might overlap, they run one after another in captured order, so the later copy wins as it
- * would in the engine's own loader.
+ * Runs many compiled copies. When their destinations are provably disjoint (ModelExpress' span
+ * test) the copies are a batch: order does not matter, so they are split into pieces and run in
+ * parallel. When two destinations might overlap, they run one after another in captured order, so
+ * the later copy wins as it would in the engine's own loader.
  */
 public final class Reslicer {
   /** Pieces smaller than this are not split further; a piece is one task of the batch. */
@@ -21,9 +21,10 @@ public final class Reslicer {
 
   /**
    * The span test: each destination view spans {@code [(offset + Σ min(0,(size-1)·stride))·elsize,
-   * (offset + Σ max(0,(size-1)·stride) + 1)·elsize)} of its storage (absolute addresses here, so distinct
-   * storages never collide); empty views are ignored; after sorting, any span starting before the furthest
-   * end seen so far means "might overlap". Conservative: interleaved but disjoint views count as overlapping.
+   * (offset + Σ max(0,(size-1)·stride) + 1)·elsize)} of its storage (absolute addresses here, so
+   * distinct storages never collide); empty views are ignored; after sorting, any span starting
+   * before the furthest end seen so far means "might overlap". Conservative: interleaved but
+   * disjoint views count as overlapping.
    */
   public static boolean destinationsDisjoint(List<ViewCopy> copies) {
     List<long[]> spans = new ArrayList<>(copies.size());
@@ -57,9 +58,10 @@ public final class Reslicer {
   }
 
   /**
-   * Runs copies whose destinations are disjoint as one batch on {@code executor} ({@code parallelism}
-   * workers), splitting large copies along their runs. Falls back to the calling thread when
-   * {@code parallelism <= 1}. The caller must have checked {@link #destinationsDisjoint}.
+   * Runs copies whose destinations are disjoint as one batch on {@code executor} ({@code
+   * parallelism} workers), splitting large copies along their runs. Falls back to the calling
+   * thread when {@code parallelism <= 1}. The caller must have checked {@link
+   * #destinationsDisjoint}.
    */
   public static void runBatched(List<ViewCopy> copies, ExecutorService executor, int parallelism) {
     long total = 0;
@@ -88,7 +90,10 @@ public final class Reslicer {
     runAll(pieces, executor);
   }
 
-  /** Runs tasks on the executor and waits for all; the first failure is rethrown with the rest suppressed. */
+  /**
+   * Runs tasks on the executor and waits for all; the first failure is rethrown with the rest
+   * suppressed.
+   */
   public static void runAll(List<Runnable> tasks, ExecutorService executor) {
     List<Future<?>> futures = new ArrayList<>(tasks.size());
     for (Runnable t : tasks) {
@@ -100,11 +105,18 @@ public final class Reslicer {
         f.get();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        failure = addFailure(failure, new IllegalStateException("interrupted while waiting for local copies", e));
+        failure =
+            addFailure(
+                failure,
+                new IllegalStateException("interrupted while waiting for local copies", e));
       } catch (ExecutionException e) {
         Throwable cause = e.getCause();
-        failure = addFailure(failure, cause instanceof RuntimeException re ? re
-            : new IllegalStateException("a local copy failed: " + cause, cause));
+        failure =
+            addFailure(
+                failure,
+                cause instanceof RuntimeException re
+                    ? re
+                    : new IllegalStateException("a local copy failed: " + cause, cause));
       }
     }
     if (failure != null) {

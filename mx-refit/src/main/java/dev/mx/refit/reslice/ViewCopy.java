@@ -9,14 +9,14 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One compiled view-to-view copy, {@code dst.copy_(src)} with both views over native memory: the element
- * index space is coalesced (size-1 dims dropped, dims merged where both layouts are contiguous across
- * them), leaving an inner run and an outer odometer. Same-type contiguous runs move a row of the innermost
- * outer dim at a time through {@link Casts#copyRuns} (four streams on the Vector API, else one bulk
- * {@link MemorySegment#copy} per run); differing types go through one cast loop per run. Extents are
- * validated once, when the copy is compiled, with an error naming {@code label}. A copy compiled with device
- * {@link MemoryOps} (both segments device memory) runs as one strided kernel launch of those ops instead: one
- * run, never split.
+ * One compiled view-to-view copy, {@code dst.copy_(src)} with both views over native memory: the
+ * element index space is coalesced (size-1 dims dropped, dims merged where both layouts are
+ * contiguous across them), leaving an inner run and an outer odometer. Same-type contiguous runs
+ * move a row of the innermost outer dim at a time through {@link Casts#copyRuns} (four streams on
+ * the Vector API, else one bulk {@link MemorySegment#copy} per run); differing types go through one
+ * cast loop per run. Extents are validated once, when the copy is compiled, with an error naming
+ * {@code label}. A copy compiled with device {@link MemoryOps} (both segments device memory) runs
+ * as one strided kernel launch of those ops instead: one run, never split.
  */
 public final class ViewCopy {
   private final String label;
@@ -27,21 +27,39 @@ public final class ViewCopy {
   private final AsStrided dstView;
   private final long srcBase;
   private final long dstBase;
+
   /** Outer dims, outermost first, with byte strides. */
   private final long[] outerShape;
+
   private final long[] srcOuter;
   private final long[] dstOuter;
   private final long inner;
   private final long srcInner;
   private final long dstInner;
   private final long outerCount;
+
   /** Null for host memory. */
   private final MemoryOps device;
+
   private final AsStrided srcView;
 
-  private ViewCopy(String label, MemorySegment src, DType from, MemorySegment dst, DType to, AsStrided dstView,
-      long srcBase, long dstBase, long[] outerShape, long[] srcOuter, long[] dstOuter, long inner, long srcInner,
-      long dstInner, MemoryOps device, AsStrided srcView) {
+  private ViewCopy(
+      String label,
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      DType to,
+      AsStrided dstView,
+      long srcBase,
+      long dstBase,
+      long[] outerShape,
+      long[] srcOuter,
+      long[] dstOuter,
+      long inner,
+      long srcInner,
+      long dstInner,
+      MemoryOps device,
+      AsStrided srcView) {
     this.label = label;
     this.device = device;
     this.srcView = srcView;
@@ -66,30 +84,54 @@ public final class ViewCopy {
   }
 
   /**
-   * Compiles {@code dst[dstView] = src[srcView]} (cast from {@code from} to {@code to} when they differ).
+   * Compiles {@code dst[dstView] = src[srcView]} (cast from {@code from} to {@code to} when they
+   * differ).
    *
    * @param label names the copy in errors, e.g. {@code "full pull 'w' -> param 'p'"}
-   * @throws IllegalArgumentException when the shapes differ, the cast is unsupported, or a view reaches
-   *     outside its segment
+   * @throws IllegalArgumentException when the shapes differ, the cast is unsupported, or a view
+   *     reaches outside its segment
    */
-  public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
-      MemorySegment dst, DType to, AsStrided dstView) {
+  public static ViewCopy compile(
+      String label,
+      MemorySegment src,
+      DType from,
+      AsStrided srcView,
+      MemorySegment dst,
+      DType to,
+      AsStrided dstView) {
     return compile(label, src, from, srcView, dst, to, dstView, null);
   }
 
   /**
-   * As {@link #compile(String, MemorySegment, DType, AsStrided, MemorySegment, DType, AsStrided)}, run by
-   * {@code device}'s strided copy when it is not null (both segments are then that device's memory).
+   * As {@link #compile(String, MemorySegment, DType, AsStrided, MemorySegment, DType, AsStrided)},
+   * run by {@code device}'s strided copy when it is not null (both segments are then that device's
+   * memory).
    */
-  public static ViewCopy compile(String label, MemorySegment src, DType from, AsStrided srcView,
-      MemorySegment dst, DType to, AsStrided dstView, MemoryOps device) {
+  public static ViewCopy compile(
+      String label,
+      MemorySegment src,
+      DType from,
+      AsStrided srcView,
+      MemorySegment dst,
+      DType to,
+      AsStrided dstView,
+      MemoryOps device) {
     if (!Arrays.equals(srcView.shape(), dstView.shape())) {
-      throw new IllegalArgumentException(label + ": source view shape " + Arrays.toString(srcView.shape())
-          + " differs from destination view shape " + Arrays.toString(dstView.shape()));
+      throw new IllegalArgumentException(
+          label
+              + ": source view shape "
+              + Arrays.toString(srcView.shape())
+              + " differs from destination view shape "
+              + Arrays.toString(dstView.shape()));
     }
     if (device == null ? !Casts.supports(from, to) : !device.supportsCast(from, to)) {
-      throw new IllegalArgumentException(label + ": cannot convert " + from + " to " + to
-          + (device == null ? "" : " on " + device.kind()));
+      throw new IllegalArgumentException(
+          label
+              + ": cannot convert "
+              + from
+              + " to "
+              + to
+              + (device == null ? "" : " on " + device.kind()));
     }
     boolean empty = srcView.numel() == 0;
     if (!empty) {
@@ -97,7 +139,8 @@ public final class ViewCopy {
       checkInside(label, "destination", dstView, to, dst);
     }
     // Drop size-1 dims, then merge each dim into the next inner one where both layouts allow.
-    List<long[]> dims = new ArrayList<>(); // {extent, srcStride, dstStride} in elements, outermost first
+    List<long[]> dims =
+        new ArrayList<>(); // {extent, srcStride, dstStride} in elements, outermost first
     for (int d = 0; d < srcView.rank(); d++) {
       if (srcView.shape(d) != 1) {
         dims.add(new long[] {srcView.shape(d), srcView.stride(d), dstView.stride(d)});
@@ -133,18 +176,46 @@ public final class ViewCopy {
       srcOuter[i] = dims.get(i)[1] * fs;
       dstOuter[i] = dims.get(i)[2] * ts;
     }
-    return new ViewCopy(label, src, from, dst, to, dstView, srcView.offset() * fs, dstView.offset() * ts,
-        outerShape, srcOuter, dstOuter, inner, srcInner, dstInner, device, srcView);
+    return new ViewCopy(
+        label,
+        src,
+        from,
+        dst,
+        to,
+        dstView,
+        srcView.offset() * fs,
+        dstView.offset() * ts,
+        outerShape,
+        srcOuter,
+        dstOuter,
+        inner,
+        srcInner,
+        dstInner,
+        device,
+        srcView);
   }
 
-  private static void checkInside(String label, String what, AsStrided view, DType type, MemorySegment seg) {
+  private static void checkInside(
+      String label, String what, AsStrided view, DType type, MemorySegment seg) {
     long lo = view.minElement();
     long hi = view.maxElement();
     long size = type.elementSize();
     if (lo < 0 || (hi + 1) * size > seg.byteSize()) {
-      throw new IllegalArgumentException(label + ": " + what + " view " + view + " of " + type
-          + " touches elements [" + lo + ", " + hi + "] outside a buffer of " + seg.byteSize() / size
-          + " element(s)");
+      throw new IllegalArgumentException(
+          label
+              + ": "
+              + what
+              + " view "
+              + view
+              + " of "
+              + type
+              + " touches elements ["
+              + lo
+              + ", "
+              + hi
+              + "] outside a buffer of "
+              + seg.byteSize() / size
+              + " element(s)");
     }
   }
 
@@ -171,7 +242,10 @@ public final class ViewCopy {
     return to;
   }
 
-  /** Number of inner runs; {@link #run(long, long)} splits the copy along this index (one on a device). */
+  /**
+   * Number of inner runs; {@link #run(long, long)} splits the copy along this index (one on a
+   * device).
+   */
   public long runCount() {
     return device == null || outerCount == 0 ? outerCount : 1;
   }
@@ -192,9 +266,10 @@ public final class ViewCopy {
   }
 
   /**
-   * Copies inner runs {@code [first, end)} (row-major over the outer dims); disjoint ranges may run in
-   * parallel. Runs are handed over a row of the innermost outer dim at a time, so a same-type copy moves
-   * a whole row of equally spaced runs in one {@link Casts#copyRuns} call (four streams at a time).
+   * Copies inner runs {@code [first, end)} (row-major over the outer dims); disjoint ranges may run
+   * in parallel. Runs are handed over a row of the innermost outer dim at a time, so a same-type
+   * copy moves a whole row of equally spaced runs in one {@link Casts#copyRuns} call (four streams
+   * at a time).
    */
   public void run(long first, long end) {
     if (first >= end) {
@@ -202,7 +277,15 @@ public final class ViewCopy {
     }
     if (device != null) {
       // One launch covers every run; runCount() is 1, so a range is the whole copy.
-      device.viewCopy(src, srcView.offset(), from, srcView.strides(), dst, dstView.offset(), to, dstView.strides(),
+      device.viewCopy(
+          src,
+          srcView.offset(),
+          from,
+          srcView.strides(),
+          dst,
+          dstView.offset(),
+          to,
+          dstView.strides(),
           srcView.shape());
       return;
     }
@@ -247,19 +330,29 @@ public final class ViewCopy {
   }
 
   /** {@code n} inner runs {@code srcStep} / {@code dstStep} bytes apart. */
-  private void runRow(boolean bulk, long bulkBytes, long so, long srcStep, long d0, long dstStep, long n) {
+  private void runRow(
+      boolean bulk, long bulkBytes, long so, long srcStep, long d0, long dstStep, long n) {
     if (bulk) {
       Casts.copyRuns(src, so, srcStep, dst, d0, dstStep, bulkBytes, n);
       return;
     }
     for (long j = 0; j < n; j++) {
-      Casts.convertRun(src, so + j * srcStep, srcInner, from, dst, d0 + j * dstStep, dstInner, to, inner);
+      Casts.convertRun(
+          src, so + j * srcStep, srcInner, from, dst, d0 + j * dstStep, dstInner, to, inner);
     }
   }
 
   @Override
   public String toString() {
-    return label + " (" + outerCount + " run(s) of " + inner + " " + from + (from == to ? "" : " -> " + to)
-        + (device == null ? "" : " on " + device.kind()) + ")";
+    return label
+        + " ("
+        + outerCount
+        + " run(s) of "
+        + inner
+        + " "
+        + from
+        + (from == to ? "" : " -> " + to)
+        + (device == null ? "" : " on " + device.kind())
+        + ")";
   }
 }

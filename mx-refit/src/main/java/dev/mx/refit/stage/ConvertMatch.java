@@ -16,10 +16,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where each convert source's cast lands. Converts are planned in capture order, one per copy whose source
- * dtype differs from its destination dtype, so the k-th convert of a parameter matches its k-th such copy;
- * a convert matching no copy must cover its whole parameter. Shared by the cast stage and the coverage gate
- * so both agree on what a cast writes.
+ * Where each convert source's cast lands. Converts are planned in capture order, one per copy whose
+ * source dtype differs from its destination dtype, so the k-th convert of a parameter matches its
+ * k-th such copy; a convert matching no copy must cover its whole parameter. Shared by the cast
+ * stage and the coverage gate so both agree on what a cast writes.
  */
 public final class ConvertMatch {
 
@@ -29,7 +29,8 @@ public final class ConvertMatch {
   private ConvertMatch() {}
 
   /** One target per {@code plan.converts()} entry, in order. */
-  public static List<Target> match(Capture capture, Map<String, SourceInfo> sources, TransferPlan plan) {
+  public static List<Target> match(
+      Capture capture, Map<String, SourceInfo> sources, TransferPlan plan) {
     Map<String, Deque<RecordedCopy>> pending = new HashMap<>();
     for (RecordedCopy c : capture.result().copies()) {
       SourceInfo s = sources.get(c.srcName());
@@ -47,8 +48,12 @@ public final class ConvertMatch {
       } else if (spec != null && spec.shape().numel() == cs.destShape().numel()) {
         out.add(new Target(AsStrided.contiguous(cs.destShape()), spec.dtype()));
       } else {
-        throw new IllegalArgumentException("convert into parameter '" + cs.paramName() + "' of shape "
-            + cs.destShape() + " matches no captured copy and does not cover the whole parameter");
+        throw new IllegalArgumentException(
+            "convert into parameter '"
+                + cs.paramName()
+                + "' of shape "
+                + cs.destShape()
+                + " matches no captured copy and does not cover the whole parameter");
       }
     }
     return out;

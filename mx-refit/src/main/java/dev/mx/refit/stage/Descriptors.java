@@ -8,18 +8,21 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The descriptor stage's output for one set of receive buffers: the reads in the wire policy's three
- * groups (staged shards travel with full pulls: both land in staging), their count and bytes, and the
- * same reads grouped by peer for the pipelined wire. Built once and cached while the plan holds.
+ * The descriptor stage's output for one set of receive buffers: the reads in the wire policy's
+ * three groups (staged shards travel with full pulls: both land in staging), their count and bytes,
+ * and the same reads grouped by peer for the pipelined wire. Built once and cached while the plan
+ * holds.
  *
  * @param fused the policy flag the lists were built for
  * @param groups exact, full-pull plus staged-shard, and convert reads
  * @param verifiable exact, full-pull and convert reads (what whole-shard verification inspects)
  */
-public record Descriptors(boolean fused, WireGroups groups, List<ReadDescriptor> verifiable, long segments,
-    long bytes) {
+public record Descriptors(
+    boolean fused, WireGroups groups, List<ReadDescriptor> verifiable, long segments, long bytes) {
 
-  /** Every read, grouped by session in first-seen order (exact, then full and staged, then convert). */
+  /**
+   * Every read, grouped by session in first-seen order (exact, then full and staged, then convert).
+   */
   public Map<String, List<ReadDescriptor>> bySession() {
     Map<String, List<ReadDescriptor>> m = new LinkedHashMap<>();
     for (List<ReadDescriptor> group : List.of(groups.exact(), groups.full(), groups.convert())) {

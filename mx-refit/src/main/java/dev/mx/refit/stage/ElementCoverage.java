@@ -18,16 +18,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The element coverage gate (issue 12): before anything is installed, every element of every parameter the
- * engine loads must be written by the plan exactly once — by an exact segment, a cast out of convert
- * staging, a copy out of a full pull or a copy out of a staged shard — or be declared padding by the
- * geometry source. A hole or a doubly written element fails the refit, naming the parameter and the first
- * bad box. Staging buffers are held to the same rule (every byte read exactly once), so a full pull or a
- * convert with a missing shard cannot hand stale staging bytes to a copy.
+ * The element coverage gate (issue 12): before anything is installed, every element of every
+ * parameter the engine loads must be written by the plan exactly once — by an exact segment, a cast
+ * out of convert staging, a copy out of a full pull or a copy out of a staged shard — or be
+ * declared padding by the geometry source. A hole or a doubly written element fails the refit,
+ * naming the parameter and the first bad box. Staging buffers are held to the same rule (every byte
+ * read exactly once), so a full pull or a convert with a missing shard cannot hand stale staging
+ * bytes to a copy.
  *
- * <p>Works on element intervals: each parameter collects the {@code [start, end)} runs written into it;
- * sorting starts and ends separately and checking {@code start[i+1] == end[i]} proves an exact tiling
- * (the coverage count is then 1 everywhere), in O(n log n) on primitive arrays.
+ * <p>Works on element intervals: each parameter collects the {@code [start, end)} runs written into
+ * it; sorting starts and ends separately and checking {@code start[i+1] == end[i]} proves an exact
+ * tiling (the coverage count is then 1 everywhere), in O(n log n) on primitive arrays.
  */
 public final class ElementCoverage {
 
@@ -63,8 +64,8 @@ public final class ElementCoverage {
   /**
    * Checks a plan against the capture it was planned from.
    *
-   * @throws IncompleteRefitException naming the parameter (or staging buffer) and its first missing or
-   *     doubly written box
+   * @throws IncompleteRefitException naming the parameter (or staging buffer) and its first missing
+   *     or doubly written box
    */
   public static void check(Capture capture, Map<String, SourceInfo> sources, TransferPlan plan) {
     ElementCoverage cov = new ElementCoverage();
@@ -107,8 +108,12 @@ public final class ElementCoverage {
     }
     for (String key : cov.writes.keySet()) {
       if (key.startsWith("param ") && !layout.containsKey(key.substring(6))) {
-        throw new IncompleteRefitException("the plan writes " + key + " but the engine's parameter layout has no"
-            + " such parameter", List.of(key.substring(6)));
+        throw new IncompleteRefitException(
+            "the plan writes "
+                + key
+                + " but the engine's parameter layout has no"
+                + " such parameter",
+            List.of(key.substring(6)));
       }
     }
   }
@@ -116,8 +121,12 @@ public final class ElementCoverage {
   private static ParamSpec spec(Map<String, ParamSpec> layout, String param) {
     ParamSpec p = layout.get(param);
     if (p == null) {
-      throw new IncompleteRefitException("the plan writes param " + param + " but the engine's parameter layout"
-          + " has no such parameter", List.of(param));
+      throw new IncompleteRefitException(
+          "the plan writes param "
+              + param
+              + " but the engine's parameter layout"
+              + " has no such parameter",
+          List.of(param));
     }
     return p;
   }
@@ -128,9 +137,19 @@ public final class ElementCoverage {
 
   private void addBytes(String key, int elsize, PullSegment s) {
     if (s.dstByte() % elsize != 0 || s.nbytes() % elsize != 0) {
-      throw new IncompleteRefitException("a segment from session '" + s.session() + "' writes bytes ["
-          + s.dstByte() + ", " + (s.dstByte() + s.nbytes()) + ") of " + key + ", not whole " + elsize
-          + "-byte elements", List.of(key));
+      throw new IncompleteRefitException(
+          "a segment from session '"
+              + s.session()
+              + "' writes bytes ["
+              + s.dstByte()
+              + ", "
+              + (s.dstByte() + s.nbytes())
+              + ") of "
+              + key
+              + ", not whole "
+              + elsize
+              + "-byte elements",
+          List.of(key));
     }
     of(key).add(s.dstByte() / elsize, (s.dstByte() + s.nbytes()) / elsize);
   }
@@ -146,7 +165,8 @@ public final class ElementCoverage {
       iv.add(v.offset(), v.offset() + 1);
       return;
     }
-    // Merge dims that are contiguous across each other (innermost first), so a row-major block is one run.
+    // Merge dims that are contiguous across each other (innermost first), so a row-major block is
+    // one run.
     long inner = 1;
     int d = rank - 1;
     while (d >= 0 && v.shape(d) == 1) {
@@ -190,8 +210,13 @@ public final class ElementCoverage {
     long offset = 0;
     for (int k = 0; k < lo.length; k++) {
       if (box.hi(k) > shape.dims[k]) {
-        throw new IllegalArgumentException("padding box " + box + " of " + key + " reaches outside its shape "
-            + Arrays.toString(shape.dims));
+        throw new IllegalArgumentException(
+            "padding box "
+                + box
+                + " of "
+                + key
+                + " reaches outside its shape "
+                + Arrays.toString(shape.dims));
       }
       offset += lo[k] * strides[k];
     }
@@ -216,7 +241,8 @@ public final class ElementCoverage {
   }
 
   /** Sweeps the start/end events to find the first element covered zero or more than one time. */
-  private static IncompleteRefitException failure(String key, long numel, Shape2 shape, long[] s, long[] e) {
+  private static IncompleteRefitException failure(
+      String key, long numel, Shape2 shape, long[] s, long[] e) {
     int i = 0;
     int j = 0;
     int count = 0;
@@ -230,13 +256,21 @@ public final class ElementCoverage {
         count--;
         j++;
       }
-      long next = Math.min(i < s.length ? s[i] : Long.MAX_VALUE, j < e.length ? e[j] : Long.MAX_VALUE);
+      long next =
+          Math.min(i < s.length ? s[i] : Long.MAX_VALUE, j < e.length ? e[j] : Long.MAX_VALUE);
       if (x >= numel) {
-        return bad(key, numel, shape, "writes past its end, from element " + x, x, Math.max(x + 1, next));
+        return bad(
+            key, numel, shape, "writes past its end, from element " + x, x, Math.max(x + 1, next));
       }
       if (count != 1) {
         long end = Math.min(next, numel);
-        return bad(key, numel, shape, count == 0 ? "is never written" : "is written " + count + " times", x, end);
+        return bad(
+            key,
+            numel,
+            shape,
+            count == 0 ? "is never written" : "is written " + count + " times",
+            x,
+            end);
       }
       if (next == Long.MAX_VALUE) {
         return bad(key, numel, shape, "is never written", x, numel); // unreachable when consistent
@@ -245,12 +279,29 @@ public final class ElementCoverage {
     }
   }
 
-  private static IncompleteRefitException bad(String key, long numel, Shape2 shape, String what, long from, long to) {
+  private static IncompleteRefitException bad(
+      String key, long numel, Shape2 shape, String what, long from, long to) {
     String name = key.startsWith("param ") ? key.substring(6) : key;
-    String where = shape == null ? "bytes [" + from + ", " + to + ")" : "box " + shape.box(from, to)
-        + " (elements [" + from + ", " + to + ") of " + numel + ")";
-    return new IncompleteRefitException("element coverage: " + key + ": " + where + " " + what
-        + " by the plan; refusing to install (every element must be written exactly once or declared padding)",
+    String where =
+        shape == null
+            ? "bytes [" + from + ", " + to + ")"
+            : "box "
+                + shape.box(from, to)
+                + " (elements ["
+                + from
+                + ", "
+                + to
+                + ") of "
+                + numel
+                + ")";
+    return new IncompleteRefitException(
+        "element coverage: "
+            + key
+            + ": "
+            + where
+            + " "
+            + what
+            + " by the plan; refusing to install (every element must be written exactly once or declared padding)",
         List.of(name));
   }
 

@@ -14,16 +14,30 @@ import java.util.Map;
  * @param sourcesExact sources read only by exact (or convert) segments
  * @param sourcesStaged sources with at least one shard staged whole
  * @param sourcesFull sources pulled whole (ModelExpress full pulls)
- * @param verifiedShards shards whose digest matched this step (whole-shard checks plus staged shards)
+ * @param verifiedShards shards whose digest matched this step (whole-shard checks plus staged
+ *     shards)
  * @param unverifiableShards shards read without verification (opt-out modes only)
  * @param unverifiedBytes installed bytes that no digest covered (0 in the default mode)
  */
-public record RefitReport(long step, long bytes, long segments, TransferPlan plan, int stagedShards,
-    int sourcesExact, int sourcesStaged, int sourcesFull, long verifiedShards, long unverifiableShards,
-    long unverifiedBytes, String verifyMode, long sourceStep, Map<String, Double> stages) {
+public record RefitReport(
+    long step,
+    long bytes,
+    long segments,
+    TransferPlan plan,
+    int stagedShards,
+    int sourcesExact,
+    int sourcesStaged,
+    int sourcesFull,
+    long verifiedShards,
+    long unverifiableShards,
+    long unverifiedBytes,
+    String verifyMode,
+    long sourceStep,
+    Map<String, Double> stages) {
 
   /** Tag and schema of the per-step stage record. */
   public static final String STAGE_TAG = "MX_REFIT_STAGE";
+
   public static final String STAGE_SCHEMA = "refit-stage-v3";
 
   /** The metrics map: counters first, then every stage time in seconds (6 decimals). */
@@ -74,11 +88,12 @@ public record RefitReport(long step, long bytes, long segments, TransferPlan pla
     r.put("accounted_s", Rounding.round(accounted, 6));
     r.put("fused_wire", fused);
     r.put("batch_install", batch);
-    m.forEach((k, v) -> {
-      if (!k.equals("step") && !k.equals("bytes_received") && !k.equals("segments")) {
-        r.put(k, v);
-      }
-    });
+    m.forEach(
+        (k, v) -> {
+          if (!k.equals("step") && !k.equals("bytes_received") && !k.equals("segments")) {
+            r.put(k, v);
+          }
+        });
     records.emit(RefitRecords.Level.INFO, STAGE_TAG, r);
   }
 }

@@ -19,33 +19,46 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The shard-staging stage: decides which publisher shards land whole in a staging buffer of their own,
- * to be digest-verified before any copy reads them.
+ * The shard-staging stage: decides which publisher shards land whole in a staging buffer of their
+ * own, to be digest-verified before any copy reads them.
  *
- * <p>Two kinds of staged shards come out of it. The planner's {@link TransferPlan#stagedShards()} (the
- * {@code shard} bounding mode) are kept with their shard-relative copies. And, when every installed byte
- * must be verified ({@code mx.receiver.verify=all}), every shard that the exact or convert segments read
- * only in part is staged here: its segments leave the wire and become local byte runs out of the staged,
- * verified shard (one descriptor instead of many, the shard's bytes instead of the parts). Shards the
- * segments read whole stay on the wire and are verified where they land. A shard published with tile
- * digests is not staged whole: the tiles its segments hold whole stay on the wire (verified tile by tile
- * where they land), and only the partly held boundary tiles are staged, so the extra wire bytes stay under
- * two tiles per partly read stretch of the shard.
+ * <p>Two kinds of staged shards come out of it. The planner's {@link TransferPlan#stagedShards()}
+ * (the {@code shard} bounding mode) are kept with their shard-relative copies. And, when every
+ * installed byte must be verified ({@code mx.receiver.verify=all}), every shard that the exact or
+ * convert segments read only in part is staged here: its segments leave the wire and become local
+ * byte runs out of the staged, verified shard (one descriptor instead of many, the shard's bytes
+ * instead of the parts). Shards the segments read whole stay on the wire and are verified where
+ * they land. A shard published with tile digests is not staged whole: the tiles its segments hold
+ * whole stay on the wire (verified tile by tile where they land), and only the partly held boundary
+ * tiles are staged, so the extra wire bytes stay under two tiles per partly read stretch of the
+ * shard.
  */
 public final class ShardStaging {
 
-  /** Bytes {@code [stagingByte, stagingByte + nbytes)} of a staged shard go to byte {@code dstByte} of a target. */
+  /**
+   * Bytes {@code [stagingByte, stagingByte + nbytes)} of a staged shard go to byte {@code dstByte}
+   * of a target.
+   */
   public record Run(long stagingByte, long dstByte, long nbytes) {}
 
   /**
    * One shard staged whole, or one tile of it ({@code tile >= 0}, verified by its tile digest).
-   * {@code segment} reads the shard (or the tile) into staging buffer {@code key} at byte 0;
-   * {@code paramRuns} (by parameter) and {@code convertRuns} (by convert index) are this receiver's
-   * re-routed segments, their staging bytes relative to the buffer; {@code copies} are the planner's
-   * shard-relative copies (empty for re-routed ones).
+   * {@code segment} reads the shard (or the tile) into staging buffer {@code key} at byte 0; {@code
+   * paramRuns} (by parameter) and {@code convertRuns} (by convert index) are this receiver's
+   * re-routed segments, their staging bytes relative to the buffer; {@code copies} are the
+   * planner's shard-relative copies (empty for re-routed ones).
    */
-  public record Staged(String key, String source, int shardIndex, Shard shard, DType dtype, PullSegment segment,
-      Map<String, List<Run>> paramRuns, Map<Integer, List<Run>> convertRuns, List<RecordedCopy> copies, int tile) {
+  public record Staged(
+      String key,
+      String source,
+      int shardIndex,
+      Shard shard,
+      DType dtype,
+      PullSegment segment,
+      Map<String, List<Run>> paramRuns,
+      Map<Integer, List<Run>> convertRuns,
+      List<RecordedCopy> copies,
+      int tile) {
 
     /** Bytes of the staging buffer: the shard's, or the tile's. */
     public long stagingBytes() {
@@ -54,16 +67,28 @@ public final class ShardStaging {
 
     /** The digest the staged bytes must have: the shard's, or the tile's; null when unpublished. */
     public String expectedDigest() {
-      return tile < 0 ? shard.digest() : shard.usableTiles() == null ? null : shard.usableTiles().digest(tile);
+      return tile < 0
+          ? shard.digest()
+          : shard.usableTiles() == null ? null : shard.usableTiles().digest(tile);
     }
 
     /** What a mismatch names beside the shard: null for the shard, else the tile and its bytes. */
     public String region() {
-      return tile < 0 ? null : "tile " + tile + " (shard bytes [" + (segment.srcAddr() - shard.addr()) + ", "
-          + (segment.srcAddr() - shard.addr() + segment.nbytes()) + "))";
+      return tile < 0
+          ? null
+          : "tile "
+              + tile
+              + " (shard bytes ["
+              + (segment.srcAddr() - shard.addr())
+              + ", "
+              + (segment.srcAddr() - shard.addr() + segment.nbytes())
+              + "))";
     }
 
-    /** Bytes this shard's copies and runs move out of staging (an estimate for planner copies: the shard). */
+    /**
+     * Bytes this shard's copies and runs move out of staging (an estimate for planner copies: the
+     * shard).
+     */
     public long runBytes() {
       long n = 0;
       for (List<Run> rs : paramRuns.values()) {
@@ -81,8 +106,8 @@ public final class ShardStaging {
   }
 
   /**
-   * The plan as the wire sees it after staging: the exact and convert segments that still go straight to
-   * their destinations, and the staged shards.
+   * The plan as the wire sees it after staging: the exact and convert segments that still go
+   * straight to their destinations, and the staged shards.
    */
   public record Result(TransferPlan wirePlan, List<Staged> staged, int restaged) {}
 
@@ -92,14 +117,26 @@ public final class ShardStaging {
    * Applies staging to a plan.
    *
    * @param stagePartial re-route segments that read a shard in part through a staged copy of it
-   * @throws UnverifiableShardException when a segment reads bytes no published shard of a source holds
+   * @throws UnverifiableShardException when a segment reads bytes no published shard of a source
+   *     holds
    */
-  public static Result apply(TransferPlan plan, Map<String, SourceInfo> sources, boolean stagePartial) {
+  public static Result apply(
+      TransferPlan plan, Map<String, SourceInfo> sources, boolean stagePartial) {
     List<Staged> staged = new ArrayList<>();
     for (int i = 0; i < plan.stagedShards().size(); i++) {
       StagedShard s = plan.stagedShards().get(i);
-      staged.add(new Staged(s.segment().paramName(), s.srcName(), s.shardIndex(), s.shard(), s.dtype(),
-          s.segment(), Map.of(), Map.of(), s.copies(), -1));
+      staged.add(
+          new Staged(
+              s.segment().paramName(),
+              s.srcName(),
+              s.shardIndex(),
+              s.shard(),
+              s.dtype(),
+              s.segment(),
+              Map.of(),
+              Map.of(),
+              s.copies(),
+              -1));
     }
     if (!stagePartial) {
       return new Result(plan, staged, 0);
@@ -122,18 +159,21 @@ public final class ShardStaging {
       if (tiles == null) {
         partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
       } else {
-        // Tiles the reads hold whole stay on the wire (verified where they land); only the partly held
+        // Tiles the reads hold whole stay on the wire (verified where they land); only the partly
+        // held
         // boundary tiles are pulled whole into staging.
         List<Integer> partly = partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize());
         if (partly.size() == tiles.digests().size()) {
-          // Every tile held in part (a dim-1 split reads part of every row): one whole-shard read and digest
+          // Every tile held in part (a dim-1 split reads part of every row): one whole-shard read
+          // and digest
           // moves the same bytes with far fewer descriptors and checks.
           partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
           continue;
         }
         Map<Integer, Builder> boundary = new LinkedHashMap<>();
         for (int k : partly) {
-          boundary.put(k, new Builder(ref, k, tiles.start(k), tiles.end(k, ref.shard().byteSize())));
+          boundary.put(
+              k, new Builder(ref, k, tiles.start(k), tiles.end(k, ref.shard().byteSize())));
         }
         tiled.put(ref, boundary);
       }
@@ -143,7 +183,13 @@ public final class ShardStaging {
     }
     List<PullSegment> exact = new ArrayList<>(plan.segments().size());
     for (PullSegment s : plan.segments()) {
-      route(s, index, partial, tiled, exact, b -> b.paramRuns.computeIfAbsent(s.paramName(), k -> new ArrayList<>()));
+      route(
+          s,
+          index,
+          partial,
+          tiled,
+          exact,
+          b -> b.paramRuns.computeIfAbsent(s.paramName(), k -> new ArrayList<>()));
     }
     List<ConvertSource> converts = new ArrayList<>(plan.converts().size());
     for (int i = 0; i < plan.converts().size(); i++) {
@@ -151,7 +197,13 @@ public final class ShardStaging {
       List<PullSegment> kept = new ArrayList<>();
       int ci = i;
       for (PullSegment s : c.segments()) {
-        route(s, index, partial, tiled, kept, b -> b.convertRuns.computeIfAbsent(ci, k -> new ArrayList<>()));
+        route(
+            s,
+            index,
+            partial,
+            tiled,
+            kept,
+            b -> b.convertRuns.computeIfAbsent(ci, k -> new ArrayList<>()));
       }
       converts.add(new ConvertSource(c.paramName(), c.destShape(), c.srcDtype(), kept));
     }
@@ -161,22 +213,45 @@ public final class ShardStaging {
     for (Builder b : builders) {
       String key = "stage#" + (n++) + ":" + b.ref.source() + (b.tile < 0 ? "" : ":tile" + b.tile);
       Shard sh = b.ref.shard();
-      staged.add(new Staged(key, b.ref.source(), b.ref.index(), sh, sources.get(b.ref.source()).dtype(),
-          new PullSegment(sh.session(), sh.addr() + b.lo, key, 0, b.hi - b.lo), Map.copyOf(b.paramRuns),
-          Map.copyOf(b.convertRuns), List.of(), b.tile));
+      staged.add(
+          new Staged(
+              key,
+              b.ref.source(),
+              b.ref.index(),
+              sh,
+              sources.get(b.ref.source()).dtype(),
+              new PullSegment(sh.session(), sh.addr() + b.lo, key, 0, b.hi - b.lo),
+              Map.copyOf(b.paramRuns),
+              Map.copyOf(b.convertRuns),
+              List.of(),
+              b.tile));
     }
-    TransferPlan wire = new TransferPlan(exact, plan.fallback(), converts, plan.fullPulls(), plan.unboundedSources(),
-        plan.exactDescriptorCount(), plan.exactBytes(), plan.fallbackReasons(), plan.stagedShards());
+    TransferPlan wire =
+        new TransferPlan(
+            exact,
+            plan.fallback(),
+            converts,
+            plan.fullPulls(),
+            plan.unboundedSources(),
+            plan.exactDescriptorCount(),
+            plan.exactBytes(),
+            plan.fallbackReasons(),
+            plan.stagedShards());
     return new Result(wire, staged, builders.size());
   }
 
   /**
-   * Sends {@code s} where it goes: unchanged to {@code wire} when its shard is read whole; as runs out of
-   * the staged shard when the shard is staged whole; split at tile edges when the shard is verified by tile,
-   * the parts inside boundary tiles becoming runs out of those tiles' staging and the rest staying on the wire.
+   * Sends {@code s} where it goes: unchanged to {@code wire} when its shard is read whole; as runs
+   * out of the staged shard when the shard is staged whole; split at tile edges when the shard is
+   * verified by tile, the parts inside boundary tiles becoming runs out of those tiles' staging and
+   * the rest staying on the wire.
    */
-  private static void route(PullSegment s, ShardIndex index, Map<ShardIndex.Ref, Builder> partial,
-      Map<ShardIndex.Ref, Map<Integer, Builder>> tiled, List<PullSegment> wire,
+  private static void route(
+      PullSegment s,
+      ShardIndex index,
+      Map<ShardIndex.Ref, Builder> partial,
+      Map<ShardIndex.Ref, Map<Integer, Builder>> tiled,
+      List<PullSegment> wire,
       java.util.function.Function<Builder, List<Run>> runsOf) {
     ShardIndex.Ref ref = s.nbytes() == 0 ? null : index.find(s);
     Builder whole = ref == null ? null : partial.get(ref);
@@ -218,11 +293,19 @@ public final class ShardStaging {
 
   /** Shard bytes {@code [from, to)} of segment {@code s}, which starts at shard byte {@code lo}. */
   private static PullSegment part(PullSegment s, long lo, long from, long to) {
-    return new PullSegment(s.session(), s.srcAddr() + (from - lo), s.paramName(), s.dstByte() + (from - lo), to - from);
+    return new PullSegment(
+        s.session(),
+        s.srcAddr() + (from - lo),
+        s.paramName(),
+        s.dstByte() + (from - lo),
+        to - from);
   }
 
-  /** Tiles some range touches but the ranges together do not cover whole (ranges sorted by start). */
-  private static List<Integer> partlyHeldTiles(List<long[]> sortedRanges, TileDigests tiles, long size) {
+  /**
+   * Tiles some range touches but the ranges together do not cover whole (ranges sorted by start).
+   */
+  private static List<Integer> partlyHeldTiles(
+      List<long[]> sortedRanges, TileDigests tiles, long size) {
     List<long[]> merged = new ArrayList<>();
     for (long[] r : sortedRanges) {
       long[] last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
@@ -246,17 +329,25 @@ public final class ShardStaging {
     return new ArrayList<>(out);
   }
 
-  private static void attribute(List<PullSegment> segments, ShardIndex index,
-      Map<ShardIndex.Ref, List<long[]>> ranges) {
+  private static void attribute(
+      List<PullSegment> segments, ShardIndex index, Map<ShardIndex.Ref, List<long[]>> ranges) {
     for (PullSegment s : segments) {
       if (s.nbytes() == 0) {
         continue;
       }
       ShardIndex.Ref ref = index.find(s);
       if (ref == null) {
-        throw new UnverifiableShardException(s.paramName(), new long[0], s.session(), "a segment reads bytes ["
-            + s.srcAddr() + ", " + (s.srcAddr() + s.nbytes()) + ") that no published shard of session '"
-            + s.session() + "' holds, so they cannot be verified");
+        throw new UnverifiableShardException(
+            s.paramName(),
+            new long[0],
+            s.session(),
+            "a segment reads bytes ["
+                + s.srcAddr()
+                + ", "
+                + (s.srcAddr() + s.nbytes())
+                + ") that no published shard of session '"
+                + s.session()
+                + "' holds, so they cannot be verified");
       }
       long lo = s.srcAddr() - ref.shard().addr();
       ranges.computeIfAbsent(ref, k -> new ArrayList<>()).add(new long[] {lo, lo + s.nbytes()});
@@ -275,7 +366,10 @@ public final class ShardStaging {
     return until >= size;
   }
 
-  /** One staging buffer being planned: a whole shard ({@code tile < 0}) or one tile, shard bytes [lo, hi). */
+  /**
+   * One staging buffer being planned: a whole shard ({@code tile < 0}) or one tile, shard bytes
+   * [lo, hi).
+   */
   private static final class Builder {
     final ShardIndex.Ref ref;
     final int tile;
@@ -292,7 +386,9 @@ public final class ShardStaging {
     }
   }
 
-  /** Finds the published shard whose bytes hold a segment's source range, by session and address. */
+  /**
+   * Finds the published shard whose bytes hold a segment's source range, by session and address.
+   */
   static final class ShardIndex {
     record Ref(String source, int index, Shard shard) {}
 
@@ -301,19 +397,21 @@ public final class ShardStaging {
 
     ShardIndex(Map<String, SourceInfo> sources) {
       Map<String, List<Ref>> lists = new HashMap<>();
-      sources.forEach((name, info) -> {
-        for (int i = 0; i < info.shards().size(); i++) {
-          Shard s = info.shards().get(i);
-          if (s.byteSize() > 0) {
-            lists.computeIfAbsent(s.session(), k -> new ArrayList<>()).add(new Ref(name, i, s));
-          }
-        }
-      });
-      lists.forEach((session, refs) -> {
-        refs.sort(Comparator.comparingLong(r -> r.shard().addr()));
-        bySession.put(session, refs.toArray(new Ref[0]));
-        starts.put(session, refs.stream().mapToLong(r -> r.shard().addr()).toArray());
-      });
+      sources.forEach(
+          (name, info) -> {
+            for (int i = 0; i < info.shards().size(); i++) {
+              Shard s = info.shards().get(i);
+              if (s.byteSize() > 0) {
+                lists.computeIfAbsent(s.session(), k -> new ArrayList<>()).add(new Ref(name, i, s));
+              }
+            }
+          });
+      lists.forEach(
+          (session, refs) -> {
+            refs.sort(Comparator.comparingLong(r -> r.shard().addr()));
+            bySession.put(session, refs.toArray(new Ref[0]));
+            starts.put(session, refs.stream().mapToLong(r -> r.shard().addr()).toArray());
+          });
     }
 
     /** The shard holding all of {@code s}'s bytes, or null. */

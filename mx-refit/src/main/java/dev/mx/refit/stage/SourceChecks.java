@@ -9,16 +9,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The discovery-check stage: before planning, every discovered source's shards must tile its global shape
- * exactly — inside it, no two overlapping, no element left out — unless its publishers declared it partial. A missing shard or a missing tensor entry in
- * one publisher's table leaves a hole here, named with the source and the first uncovered box, instead of
- * installing zeros.
+ * The discovery-check stage: before planning, every discovered source's shards must tile its global
+ * shape exactly — inside it, no two overlapping, no element left out — unless its publishers
+ * declared it partial. A missing shard or a missing tensor entry in one publisher's table leaves a
+ * hole here, named with the source and the first uncovered box, instead of installing zeros.
  */
 public final class SourceChecks {
   private SourceChecks() {}
 
   /**
-   * Every non-partial source must tile its shape ({@link ShardTiling}, mx-plan's check shared with the planner).
+   * Every non-partial source must tile its shape ({@link ShardTiling}, mx-plan's check shared with
+   * the planner).
    *
    * @throws IncompleteRefitException naming the source and the first hole or overlap box
    */
@@ -29,9 +30,13 @@ public final class SourceChecks {
       }
       ShardTilingException bad = ShardTiling.find(e.getKey(), e.getValue());
       if (bad != null) {
-        IncompleteRefitException x = new IncompleteRefitException("discovered sources are incomplete: "
-            + bad.getMessage() + "; a publisher's table lacks a shard or a tensor entry, or two publishers disagree"
-            + " — refusing to plan", List.of(e.getKey()));
+        IncompleteRefitException x =
+            new IncompleteRefitException(
+                "discovered sources are incomplete: "
+                    + bad.getMessage()
+                    + "; a publisher's table lacks a shard or a tensor entry, or two publishers disagree"
+                    + " — refusing to plan",
+                List.of(e.getKey()));
         x.initCause(bad);
         throw x;
       }
@@ -39,8 +44,9 @@ public final class SourceChecks {
   }
 
   /**
-   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside. Shard
-   * order does not matter: stores list publishers newest heartbeat first, so it changes between reads.
+   * Same sources with the same shapes, dtypes and shards (session, address, box), digests aside.
+   * Shard order does not matter: stores list publishers newest heartbeat first, so it changes
+   * between reads.
    */
   public static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
     if (!a.keySet().equals(b.keySet())) {
@@ -49,7 +55,9 @@ public final class SourceChecks {
     for (Map.Entry<String, SourceInfo> e : a.entrySet()) {
       SourceInfo x = e.getValue();
       SourceInfo y = b.get(e.getKey());
-      if (!x.globalShape().equals(y.globalShape()) || x.dtype() != y.dtype() || x.shards().size() != y.shards().size()) {
+      if (!x.globalShape().equals(y.globalShape())
+          || x.dtype() != y.dtype()
+          || x.shards().size() != y.shards().size()) {
         return false;
       }
       java.util.Set<Shard> xs = new java.util.HashSet<>();
@@ -63,10 +71,14 @@ public final class SourceChecks {
     return true;
   }
 
-  /** The shard without its digests, keeping the tiling (a new tile size changes what gets staged). */
+  /**
+   * The shard without its digests, keeping the tiling (a new tile size changes what gets staged).
+   */
   private static Shard digestsAside(Shard s) {
-    return s.withDigests(null, s.tiles() == null ? null
-        : new dev.mx.api.digest.TileDigests(s.tiles().tileBytes(), java.util.List.of()));
+    return s.withDigests(
+        null,
+        s.tiles() == null
+            ? null
+            : new dev.mx.api.digest.TileDigests(s.tiles().tileBytes(), java.util.List.of()));
   }
-
 }

@@ -9,9 +9,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * The local work of one staged shard, run once its bytes have landed: verify the staged shard against its
- * published digest (when verification applies), then — only then — replay its copies and byte runs out of
- * the staging buffer into the receive buffers or convert staging.
+ * The local work of one staged shard, run once its bytes have landed: verify the staged shard
+ * against its published digest (when verification applies), then — only then — replay its copies
+ * and byte runs out of the staging buffer into the receive buffers or convert staging.
  */
 public final class StagedWork {
   private final ShardStaging.Staged staged;
@@ -19,10 +19,13 @@ public final class StagedWork {
   private final List<ViewCopy> copies;
   private final List<ByteRun> runs;
   private final boolean verify;
+
   /** Null for host memory. */
   private final MemoryOps device;
+
   /** The runs as arrays, for one batched device copy. */
   private final long[] runFrom;
+
   private final MemorySegment[] runDst;
   private final long[] runTo;
   private final long[] runBytes;
@@ -31,8 +34,13 @@ public final class StagedWork {
   /** {@code nbytes} from staging byte {@code from} to {@code dst} at byte {@code to}. */
   public record ByteRun(long from, MemorySegment dst, long to, long nbytes) {}
 
-  StagedWork(ShardStaging.Staged staged, MemorySegment staging, List<ViewCopy> copies, List<ByteRun> runs,
-      boolean verify, MemoryOps device) {
+  StagedWork(
+      ShardStaging.Staged staged,
+      MemorySegment staging,
+      List<ViewCopy> copies,
+      List<ByteRun> runs,
+      boolean verify,
+      MemoryOps device) {
     this.device = device;
     int n = runs.size();
     this.runFrom = new long[n];
@@ -87,15 +95,16 @@ public final class StagedWork {
   /**
    * Verifies, then copies.
    *
-   * @throws DigestMismatchException naming the source, shard offset and publisher, before any copy ran
+   * @throws DigestMismatchException naming the source, shard offset and publisher, before any copy
+   *     ran
    */
   public void run(DigestProvider digests) {
     if (verify) {
       String actual = digests.digest(staging);
       if (!actual.equalsIgnoreCase(expected)) {
         Shard s = staged.shard();
-        throw new DigestMismatchException(staged.source(), s.shardOffset(), s.session(), staged.region(), expected,
-            actual);
+        throw new DigestMismatchException(
+            staged.source(), s.shardOffset(), s.session(), staged.region(), expected, actual);
       }
     }
     for (ViewCopy c : copies) {
@@ -112,7 +121,12 @@ public final class StagedWork {
 
   @Override
   public String toString() {
-    return "staged shard " + staged.shardIndex() + (staged.tile() < 0 ? "" : " " + staged.region()) + " of '"
-        + staged.source() + "' from " + session();
+    return "staged shard "
+        + staged.shardIndex()
+        + (staged.tile() < 0 ? "" : " " + staged.region())
+        + " of '"
+        + staged.source()
+        + "' from "
+        + session();
   }
 }

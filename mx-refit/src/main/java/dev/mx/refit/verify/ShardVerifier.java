@@ -29,19 +29,22 @@ import java.util.function.BiFunction;
  * Recomputes the digest of every published shard a refit received whole and compares it with the
  * publisher's digest, before anything is installed.
  *
- * <p>A shard is "held whole" when the reads of the refit cover every byte of the shard's buffer: the reads
- * say where each source byte landed (a full-pull staging buffer, convert staging at the wire dtype, or a
- * receive buffer), so the shard's contiguous bytes can be reassembled exactly as the publisher digested
- * them. One read covering the whole shard (a full pull of a dim-0 partition, or an exact copy of a whole
- * shard into a contiguous destination) is digested in place; otherwise the pieces are gathered into a
- * scratch buffer first. This generalizes ModelExpress' "directly recoverable copy" to any plan whose reads
- * happen to cover whole shards, e.g. a coarser inference topology assembling whole trainer shards.
+ * <p>A shard is "held whole" when the reads of the refit cover every byte of the shard's buffer:
+ * the reads say where each source byte landed (a full-pull staging buffer, convert staging at the
+ * wire dtype, or a receive buffer), so the shard's contiguous bytes can be reassembled exactly as
+ * the publisher digested them. One read covering the whole shard (a full pull of a dim-0 partition,
+ * or an exact copy of a whole shard into a contiguous destination) is digested in place; otherwise
+ * the pieces are gathered into a scratch buffer first. This generalizes ModelExpress' "directly
+ * recoverable copy" to any plan whose reads happen to cover whole shards, e.g. a coarser inference
+ * topology assembling whole trainer shards.
  *
- * <p>In the default mode ({@code all}) a shard read only in part and published with tile digests is checked
- * tile by tile: every tile the reads touch must be held whole (the shard staging pulled the partly held
- * boundary tiles whole into staging, where they are checked before their bytes are copied out).
+ * <p>In the default mode ({@code all}) a shard read only in part and published with tile digests is
+ * checked tile by tile: every tile the reads touch must be held whole (the shard staging pulled the
+ * partly held boundary tiles whole into staging, where they are checked before their bytes are
+ * copied out).
  *
- * <p>The plan of checks is built once per set of receive buffers; {@link #verify} runs it every refit.
+ * <p>The plan of checks is built once per set of receive buffers; {@link #verify} runs it every
+ * refit.
  */
 public final class ShardVerifier implements AutoCloseable {
 
@@ -49,10 +52,11 @@ public final class ShardVerifier implements AutoCloseable {
   record Piece(long shardByte, MemorySegment bytes) {}
 
   /**
-   * One shard, or one tile of it ({@code tile >= 0}), to check: its pieces cover the region's {@code size}
-   * bytes in order (piece offsets relative to the region).
+   * One shard, or one tile of it ({@code tile >= 0}), to check: its pieces cover the region's
+   * {@code size} bytes in order (piece offsets relative to the region).
    */
-  record Check(String source, Shard shard, int tile, long size, String expected, List<Piece> pieces) {
+  record Check(
+      String source, Shard shard, int tile, long size, String expected, List<Piece> pieces) {
     boolean inPlace() {
       return pieces.size() == 1 && pieces.get(0).shardByte() == 0;
     }
@@ -67,10 +71,11 @@ public final class ShardVerifier implements AutoCloseable {
   }
 
   /**
-   * Takes the expected digests from a fresh discovery: publishers republish new digests every step while
-   * their geometry stays put. Shards are matched by source, publisher, offset and shape.
+   * Takes the expected digests from a fresh discovery: publishers republish new digests every step
+   * while their geometry stays put. Shards are matched by source, publisher, offset and shape.
    *
-   * @throws UnverifiableShardException when a checked shard is no longer published or lost its digest
+   * @throws UnverifiableShardException when a checked shard is no longer published or lost its
+   *     digest
    */
   public void refreshDigests(Map<String, SourceInfo> fresh) {
     List<Check> updated = new ArrayList<>(checks.size());
@@ -79,7 +84,8 @@ public final class ShardVerifier implements AutoCloseable {
       SourceInfo info = fresh.get(c.source());
       if (info != null) {
         for (Shard s : info.shards()) {
-          if (s.session().equals(c.shard().session()) && s.shape().equals(c.shard().shape())
+          if (s.session().equals(c.shard().session())
+              && s.shape().equals(c.shard().shape())
               && java.util.Arrays.equals(s.shardOffset(), c.shard().shardOffset())) {
             match = s;
             break;
@@ -88,12 +94,24 @@ public final class ShardVerifier implements AutoCloseable {
       }
       String digest = match == null ? null : digestOf(match, c.tile());
       if (digest == null) {
-        throw new UnverifiableShardException(c.source(), c.shard().shardOffset(), c.shard().session(),
-            match == null ? "the publisher no longer publishes this shard" : "the publisher stopped publishing a "
-                + (c.tile() < 0 ? "digest" : "tile digest for " + c.region()) + " of it");
+        throw new UnverifiableShardException(
+            c.source(),
+            c.shard().shardOffset(),
+            c.shard().session(),
+            match == null
+                ? "the publisher no longer publishes this shard"
+                : "the publisher stopped publishing a "
+                    + (c.tile() < 0 ? "digest" : "tile digest for " + c.region())
+                    + " of it");
       }
-      updated.add(new Check(c.source(), c.shard().withDigests(match.digest(), match.tiles()), c.tile(), c.size(),
-          digest, c.pieces()));
+      updated.add(
+          new Check(
+              c.source(),
+              c.shard().withDigests(match.digest(), match.tiles()),
+              c.tile(),
+              c.size(),
+              digest,
+              c.pieces()));
     }
     checks = List.copyOf(updated);
   }
@@ -105,15 +123,23 @@ public final class ShardVerifier implements AutoCloseable {
   private final int unverifiable;
   private final long unverifiableBytes;
   private final Arena scratchArena;
+
   /** Null for host memory; else the device whose memory the pieces and the scratch buffers are. */
   private final MemoryOps device;
+
   private final List<AutoCloseable> deviceScratch = new ArrayList<>();
   private final BlockingQueue<MemorySegment> scratch;
-  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   @SuppressWarnings("MustBeClosedChecker") // the scratch arena is a field, closed by close()
-  private ShardVerifier(List<Check> checks, int unverifiable, long unverifiableBytes, long maxGather,
-      int parallelism, MemoryOps device) {
+  private ShardVerifier(
+      List<Check> checks,
+      int unverifiable,
+      long unverifiableBytes,
+      long maxGather,
+      int parallelism,
+      MemoryOps device) {
     this.device = device;
     this.checks = List.copyOf(checks);
     this.unverifiable = unverifiable;
@@ -143,27 +169,41 @@ public final class ShardVerifier implements AutoCloseable {
   /**
    * Plans the checks for one set of reads.
    *
-   * @param mode {@code STRICT} fails here (before any byte moves) for a shard without digest or not held
-   *     whole; {@code WHOLE_SHARDS} counts those as unverifiable
+   * @param mode {@code STRICT} fails here (before any byte moves) for a shard without digest or not
+   *     held whole; {@code WHOLE_SHARDS} counts those as unverifiable
    * @param sources the discovered sources
-   * @param usedSources names of the sources the receiver reads; their shards are the ones considered
+   * @param usedSources names of the sources the receiver reads; their shards are the ones
+   *     considered
    * @param reads every read of the refit (exact, full pull, convert)
-   * @param destination maps a read's destination (absolute address, bytes) to the memory it lands in
+   * @param destination maps a read's destination (absolute address, bytes) to the memory it lands
+   *     in
    * @param parallelism workers {@link #verify} will use (sizes the gather scratch pool)
-   * @throws UnverifiableShardException in strict mode, naming the first shard that cannot be verified
+   * @throws UnverifiableShardException in strict mode, naming the first shard that cannot be
+   *     verified
    */
-  public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
-      List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism) {
+  public static ShardVerifier plan(
+      VerifyMode mode,
+      Map<String, SourceInfo> sources,
+      Collection<String> usedSources,
+      List<ReadDescriptor> reads,
+      BiFunction<Long, Long, MemorySegment> destination,
+      int parallelism) {
     return plan(mode, sources, usedSources, reads, destination, parallelism, null);
   }
 
   /**
-   * As {@link #plan(VerifyMode, Map, Collection, List, BiFunction, int)} for reads that land in device memory
-   * when {@code device} is not null: pieces are gathered into device scratch by {@code device}'s copies (the
-   * digest the caller passes to {@link #verify} must then read device memory).
+   * As {@link #plan(VerifyMode, Map, Collection, List, BiFunction, int)} for reads that land in
+   * device memory when {@code device} is not null: pieces are gathered into device scratch by
+   * {@code device}'s copies (the digest the caller passes to {@link #verify} must then read device
+   * memory).
    */
-  public static ShardVerifier plan(VerifyMode mode, Map<String, SourceInfo> sources, Collection<String> usedSources,
-      List<ReadDescriptor> reads, BiFunction<Long, Long, MemorySegment> destination, int parallelism,
+  public static ShardVerifier plan(
+      VerifyMode mode,
+      Map<String, SourceInfo> sources,
+      Collection<String> usedSources,
+      List<ReadDescriptor> reads,
+      BiFunction<Long, Long, MemorySegment> destination,
+      int parallelism,
       MemoryOps device) {
     if (mode == VerifyMode.OFF) {
       return new ShardVerifier(List.of(), 0, 0, 0, 0, device);
@@ -189,17 +229,27 @@ public final class ShardVerifier implements AutoCloseable {
         continue;
       }
       for (Shard shard : info.shards()) {
-        List<Piece> pieces = covering(shard, bySession.get(shard.session()), starts.get(shard.session()), destination);
+        List<Piece> pieces =
+            covering(
+                shard, bySession.get(shard.session()), starts.get(shard.session()), destination);
         boolean touched = pieces != null && !pieces.isEmpty();
-        boolean whole = pieces != null && (shard.byteSize() == 0 || coversWhole(pieces, shard.byteSize()));
+        boolean whole =
+            pieces != null && (shard.byteSize() == 0 || coversWhole(pieces, shard.byteSize()));
         if (mode == VerifyMode.STRICT) {
           if (!whole) {
-            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(),
+            throw new UnverifiableShardException(
+                name,
+                shard.shardOffset(),
+                shard.session(),
                 "strict staged verification cannot reconstruct the complete published shard: the plan reads "
-                    + (touched ? "only part of it" : "none of it") + " (full-pull the source to verify it)");
+                    + (touched ? "only part of it" : "none of it")
+                    + " (full-pull the source to verify it)");
           }
           if (shard.digest() == null) {
-            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(),
+            throw new UnverifiableShardException(
+                name,
+                shard.shardOffset(),
+                shard.session(),
                 "the publisher did not publish a verification digest");
           }
         } else if (!touched) {
@@ -209,11 +259,16 @@ public final class ShardVerifier implements AutoCloseable {
           continue;
         } else if (!whole || shard.digest() == null) {
           if (mode == VerifyMode.ALL) {
-            throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(), (shard.digest() == null
-                ? "the publisher did not publish a verification digest for it"
-                : "the plan reads only part of it and it was not staged whole") + "; the default verification ("
-                + "mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly with"
-                + " --verify whole-shards or --verify off (mx.receiver.verify=whole-shards|off)");
+            throw new UnverifiableShardException(
+                name,
+                shard.shardOffset(),
+                shard.session(),
+                (shard.digest() == null
+                        ? "the publisher did not publish a verification digest for it"
+                        : "the plan reads only part of it and it was not staged whole")
+                    + "; the default verification ("
+                    + "mx.receiver.verify=all) verifies every installed byte. Publish digests, or opt out explicitly with"
+                    + " --verify whole-shards or --verify off (mx.receiver.verify=whole-shards|off)");
           }
           unverifiable++;
           for (Piece p : pieces) {
@@ -221,22 +276,26 @@ public final class ShardVerifier implements AutoCloseable {
           }
           continue;
         }
-        Check c = new Check(name, shard, -1, shard.byteSize(), shard.digest(), trim(pieces, shard.byteSize()));
+        Check c =
+            new Check(
+                name, shard, -1, shard.byteSize(), shard.digest(), trim(pieces, shard.byteSize()));
         if (!c.inPlace()) {
           maxGather = Math.max(maxGather, shard.byteSize());
         }
         checks.add(c);
       }
     }
-    return new ShardVerifier(checks, unverifiable, unverifiableBytes, maxGather, parallelism, device);
+    return new ShardVerifier(
+        checks, unverifiable, unverifiableBytes, maxGather, parallelism, device);
   }
 
   /**
-   * Plans one check per tile of a partly read shard that the pieces touch: each must be held whole (the
-   * shard staging pulled the partly held boundary tiles into staging buffers of their own).
+   * Plans one check per tile of a partly read shard that the pieces touch: each must be held whole
+   * (the shard staging pulled the partly held boundary tiles into staging buffers of their own).
    *
    * @return the largest gather a tile check needs
-   * @throws UnverifiableShardException naming the shard and tile when a touched tile is held only in part
+   * @throws UnverifiableShardException naming the shard and tile when a touched tile is held only
+   *     in part
    */
   private static long planTiles(String name, Shard shard, List<Piece> pieces, List<Check> checks) {
     TileDigests tiles = shard.usableTiles();
@@ -245,11 +304,14 @@ public final class ShardVerifier implements AutoCloseable {
     for (Piece p : pieces) {
       long ps = p.shardByte();
       long pe = ps + p.bytes().byteSize();
-      for (int k = (int) (ps / tiles.tileBytes()); k < tiles.digests().size() && tiles.start(k) < pe; k++) {
+      for (int k = (int) (ps / tiles.tileBytes());
+          k < tiles.digests().size() && tiles.start(k) < pe;
+          k++) {
         long a = Math.max(ps, tiles.start(k));
         long b = Math.min(pe, tiles.end(k, size));
-        byTile.computeIfAbsent(k, x -> new ArrayList<>()).add(new Piece(a - tiles.start(k),
-            p.bytes().asSlice(a - ps, b - a)));
+        byTile
+            .computeIfAbsent(k, x -> new ArrayList<>())
+            .add(new Piece(a - tiles.start(k), p.bytes().asSlice(a - ps, b - a)));
       }
     }
     long maxGather = 0;
@@ -259,10 +321,20 @@ public final class ShardVerifier implements AutoCloseable {
       List<Piece> tp = e.getValue();
       tp.sort(Comparator.comparingLong(Piece::shardByte));
       if (!coversWhole(tp, n)) {
-        throw new UnverifiableShardException(name, shard.shardOffset(), shard.session(), "the plan reads only part"
-            + " of its tile " + k + " (shard bytes [" + tiles.start(k) + ", " + tiles.end(k, size) + ")) and that"
-            + " tile was not staged whole; the default verification (mx.receiver.verify=all) verifies every installed"
-            + " byte. Opt out explicitly with --verify whole-shards or --verify off");
+        throw new UnverifiableShardException(
+            name,
+            shard.shardOffset(),
+            shard.session(),
+            "the plan reads only part"
+                + " of its tile "
+                + k
+                + " (shard bytes ["
+                + tiles.start(k)
+                + ", "
+                + tiles.end(k, size)
+                + ")) and that"
+                + " tile was not staged whole; the default verification (mx.receiver.verify=all) verifies every installed"
+                + " byte. Opt out explicitly with --verify whole-shards or --verify off");
       }
       Check c = new Check(name, shard, k, n, tiles.digest(k), trim(tp, n));
       if (!c.inPlace()) {
@@ -281,8 +353,13 @@ public final class ShardVerifier implements AutoCloseable {
     return t == null || tile >= t.digests().size() ? null : t.digest(tile);
   }
 
-  /** The pieces of {@code shard} among the session's reads, sorted by shard byte; null when none. */
-  private static List<Piece> covering(Shard shard, List<ReadDescriptor> reads, long[] starts,
+  /**
+   * The pieces of {@code shard} among the session's reads, sorted by shard byte; null when none.
+   */
+  private static List<Piece> covering(
+      Shard shard,
+      List<ReadDescriptor> reads,
+      long[] starts,
       BiFunction<Long, Long, MemorySegment> destination) {
     if (reads == null) {
       return null;
@@ -352,19 +429,24 @@ public final class ShardVerifier implements AutoCloseable {
   }
 
   /**
-   * The digest {@code fresh} publishes now for the shard at {@code shard}'s session, offset and shape, or
-   * null when that shard or its digest is gone.
+   * The digest {@code fresh} publishes now for the shard at {@code shard}'s session, offset and
+   * shape, or null when that shard or its digest is gone.
    */
   public static String freshDigest(Map<String, SourceInfo> fresh, String source, Shard shard) {
     return freshDigest(fresh, source, shard, -1);
   }
 
-  /** As {@link #freshDigest(Map, String, Shard)}, for the shard's tile {@code tile} when it is not negative. */
-  public static String freshDigest(Map<String, SourceInfo> fresh, String source, Shard shard, int tile) {
+  /**
+   * As {@link #freshDigest(Map, String, Shard)}, for the shard's tile {@code tile} when it is not
+   * negative.
+   */
+  public static String freshDigest(
+      Map<String, SourceInfo> fresh, String source, Shard shard, int tile) {
     SourceInfo info = fresh.get(source);
     if (info != null) {
       for (Shard s : info.shards()) {
-        if (s.session().equals(shard.session()) && s.shape().equals(shard.shape())
+        if (s.session().equals(shard.session())
+            && s.shape().equals(shard.shape())
             && java.util.Arrays.equals(s.shardOffset(), shard.shardOffset())) {
           return digestOf(s, tile);
         }
@@ -385,10 +467,11 @@ public final class ShardVerifier implements AutoCloseable {
     AtomicInteger verified = new AtomicInteger();
     List<Runnable> tasks = new ArrayList<>(checks.size());
     for (Check c : checks) {
-      tasks.add(() -> {
-        check(c, digests);
-        verified.incrementAndGet();
-      });
+      tasks.add(
+          () -> {
+            check(c, digests);
+            verified.incrementAndGet();
+          });
     }
     if (executor == null || parallelism <= 1 || tasks.size() == 1) {
       for (Runnable t : tasks) {
@@ -401,16 +484,20 @@ public final class ShardVerifier implements AutoCloseable {
   }
 
   /**
-   * The checks as tasks grouped by the session whose reads fill them, so a pipelined wire can start each
-   * peer's digests as soon as that peer's reads landed; each task counts into {@code verified} on success.
+   * The checks as tasks grouped by the session whose reads fill them, so a pipelined wire can start
+   * each peer's digests as soon as that peer's reads landed; each task counts into {@code verified}
+   * on success.
    */
-  public Map<String, List<Runnable>> tasksBySession(DigestProvider digests, AtomicInteger verified) {
+  public Map<String, List<Runnable>> tasksBySession(
+      DigestProvider digests, AtomicInteger verified) {
     Map<String, List<Runnable>> out = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
-      out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>()).add(() -> {
-        check(c, digests);
-        verified.incrementAndGet();
-      });
+      out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
+          .add(
+              () -> {
+                check(c, digests);
+                verified.incrementAndGet();
+              });
     }
     return out;
   }
@@ -437,8 +524,13 @@ public final class ShardVerifier implements AutoCloseable {
       }
     }
     if (!actual.equalsIgnoreCase(c.expected())) {
-      throw new DigestMismatchException(c.source(), c.shard().shardOffset(), c.shard().session(), c.region(),
-          c.expected(), actual);
+      throw new DigestMismatchException(
+          c.source(),
+          c.shard().shardOffset(),
+          c.shard().session(),
+          c.region(),
+          c.expected(),
+          actual);
     }
   }
 

@@ -4,8 +4,9 @@ import dev.mx.api.error.MxException;
 import java.util.List;
 
 /**
- * A trainer could not get a buffer set back in time: the version it holds is still leased by receivers (or
- * still READY and not yet released). The message names the version and the leaseholders.
+ * A trainer could not get a buffer set back in time: the version it holds is still leased by
+ * receivers (or still READY and not yet released). The message names the version and the
+ * leaseholders.
  */
 public class BuffersLeasedException extends MxException {
   private static final long serialVersionUID = 1L;

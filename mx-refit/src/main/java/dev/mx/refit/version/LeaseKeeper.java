@@ -12,11 +12,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds one lease on one version and renews it every third of its TTL on a daemon thread, as ModelExpress's
- * generator does (§1.3). {@link #isHeld()} is judged conservatively on this host's monotonic clock: the lease
- * counts as held only until one TTL after the start of the last renewal that succeeded, so a renewal thread
- * that stalls (a GC pause, an unreachable store) makes it "lost" before the store lets it expire.
- * {@link #close()} stops renewing and drops the lease (best effort; it expires anyway); it is idempotent.
+ * Holds one lease on one version and renews it every third of its TTL on a daemon thread, as
+ * ModelExpress's generator does (§1.3). {@link #isHeld()} is judged conservatively on this host's
+ * monotonic clock: the lease counts as held only until one TTL after the start of the last renewal
+ * that succeeded, so a renewal thread that stalls (a GC pause, an unreachable store) makes it
+ * "lost" before the store lets it expire. {@link #close()} stops renewing and drops the lease (best
+ * effort; it expires anyway); it is idempotent.
  */
 public final class LeaseKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
@@ -31,26 +32,30 @@ public final class LeaseKeeper implements AutoCloseable {
   private volatile long validUntilNanos;
   private volatile WeightVersionException lost;
 
-  private LeaseKeeper(WeightVersionStore versions, String model, String versionId, String holder, Duration ttl) {
+  private LeaseKeeper(
+      WeightVersionStore versions, String model, String versionId, String holder, Duration ttl) {
     this.versions = versions;
     this.model = model;
     this.versionId = versionId;
     this.holder = holder;
     this.ttl = ttl;
-    this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "mx-lease-" + holder + "-" + versionId);
-      t.setDaemon(true);
-      return t;
-    });
+    this.renewer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "mx-lease-" + holder + "-" + versionId);
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
    * Takes the lease and starts renewing it.
    *
-   * @throws WeightVersionException when the store refuses the lease (the version is not READY, or gone)
+   * @throws WeightVersionException when the store refuses the lease (the version is not READY, or
+   *     gone)
    */
-  public static LeaseKeeper acquire(WeightVersionStore versions, String model, String versionId, String holder,
-      Duration ttl) {
+  public static LeaseKeeper acquire(
+      WeightVersionStore versions, String model, String versionId, String holder, Duration ttl) {
     LeaseKeeper k = new LeaseKeeper(versions, model, versionId, holder, ttl);
     long started = System.nanoTime();
     versions.acquireLease(model, versionId, holder, ttl);
@@ -71,10 +76,19 @@ public final class LeaseKeeper implements AutoCloseable {
       LOG.debug("lease of {} on {} renewed until {}", holder, versionId, l.expiresAtMillis());
     } catch (WeightVersionException e) {
       lost = e;
-      LOG.warn("lease of {} on version '{}' of '{}' is lost: {}", holder, versionId, model, e.getMessage());
+      LOG.warn(
+          "lease of {} on version '{}' of '{}' is lost: {}",
+          holder,
+          versionId,
+          model,
+          e.getMessage());
     } catch (RuntimeException e) {
       // The store may be back by the next tick; the lease stays valid until its TTL runs out.
-      LOG.warn("lease of {} on version '{}': renewal failed, retrying: {}", holder, versionId, e.toString());
+      LOG.warn(
+          "lease of {} on version '{}': renewal failed, retrying: {}",
+          holder,
+          versionId,
+          e.toString());
     }
   }
 
@@ -98,9 +112,18 @@ public final class LeaseKeeper implements AutoCloseable {
    */
   public void check() {
     if (!isHeld()) {
-      WeightVersionException e = new WeightVersionException(WeightVersionException.Reason.LEASE_LOST, "the lease of '"
-          + holder + "' on version '" + versionId + "' of '" + model + "' lapsed while reading it (TTL " + ttl
-          + "); its publishers may have reused the memory, so nothing read under it is installed");
+      WeightVersionException e =
+          new WeightVersionException(
+              WeightVersionException.Reason.LEASE_LOST,
+              "the lease of '"
+                  + holder
+                  + "' on version '"
+                  + versionId
+                  + "' of '"
+                  + model
+                  + "' lapsed while reading it (TTL "
+                  + ttl
+                  + "); its publishers may have reused the memory, so nothing read under it is installed");
       if (lost != null) {
         e.initCause(lost);
       }
@@ -118,7 +141,11 @@ public final class LeaseKeeper implements AutoCloseable {
     try {
       versions.dropLease(model, versionId, holder);
     } catch (RuntimeException e) {
-      LOG.warn("could not drop the lease of {} on version '{}' (it expires after {}): {}", holder, versionId, ttl,
+      LOG.warn(
+          "could not drop the lease of {} on version '{}' (it expires after {}): {}",
+          holder,
+          versionId,
+          ttl,
           e.toString());
     }
   }

@@ -35,29 +35,33 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver side of the weight-version protocol (docs/VERSIONS.md): {@link #next(Duration)} waits for a
- * readable version (READY, no STALE slot) newer than the last one installed, leases it (renewed every third
- * of the TTL by a {@link LeaseKeeper}), fetches its slots' shard tables, checks each table's SHA-256 against
- * the digest its publisher advertised, checks that every table carries the version's step, and runs one
- * refit through a {@link Receiver}; the lease is dropped afterwards whatever happened.
+ * The receiver side of the weight-version protocol (docs/VERSIONS.md): {@link #next(Duration)}
+ * waits for a readable version (READY, no STALE slot) newer than the last one installed, leases it
+ * (renewed every third of the TTL by a {@link LeaseKeeper}), fetches its slots' shard tables,
+ * checks each table's SHA-256 against the digest its publisher advertised, checks that every table
+ * carries the version's step, and runs one refit through a {@link Receiver}; the lease is dropped
+ * afterwards whatever happened.
  *
  * <p>A version that fails — a STALE or vanished publisher, a digest mismatch, a failed read or
  * verification — is never installed (the receiver installs only after everything succeeded, and the
- * installer given to it re-checks the lease first); the follower then waits for the next readable version,
- * and when none arrives before the timeout fails with {@link NoReadableVersionException} naming each
- * version it tried and why.
+ * installer given to it re-checks the lease first); the follower then waits for the next readable
+ * version, and when none arrives before the timeout fails with {@link NoReadableVersionException}
+ * naming each version it tried and why.
  *
- * <p>Receivers are made by the caller's {@link ReceiverFactory} (with {@code rediscoverEachStep(true)}, so
- * warm steps take each version's digests) and kept per shard geometry: a trainer's two buffer sets live at
- * different addresses, so the follower keeps one prepared receiver for each (at most
- * {@link Builder#maxReceivers}) instead of planning again every step. It owns those receivers and closes
- * them; the installer must therefore copy what it is given (as {@code LiveWeights} does) rather than keep
- * the receive buffers.
+ * <p>Receivers are made by the caller's {@link ReceiverFactory} (with {@code
+ * rediscoverEachStep(true)}, so warm steps take each version's digests) and kept per shard
+ * geometry: a trainer's two buffer sets live at different addresses, so the follower keeps one
+ * prepared receiver for each (at most {@link Builder#maxReceivers}) instead of planning again every
+ * step. It owns those receivers and closes them; the installer must therefore copy what it is given
+ * (as {@code LiveWeights} does) rather than keep the receive buffers.
  */
 public final class VersionFollower implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionFollower.class);
 
-  /** Makes a receiver that discovers through {@code discovery} and installs through {@code installer}. */
+  /**
+   * Makes a receiver that discovers through {@code discovery} and installs through {@code
+   * installer}.
+   */
   @FunctionalInterface
   public interface ReceiverFactory {
     Receiver create(SourceDiscovery discovery, Installer installer);
@@ -65,7 +69,10 @@ public final class VersionFollower implements AutoCloseable {
 
   /** Which readable version to take next. */
   public enum Selection {
-    /** The oldest one newer than the last installed: every step in order, skipping only what is gone. */
+    /**
+     * The oldest one newer than the last installed: every step in order, skipping only what is
+     * gone.
+     */
     NEXT,
     /** The newest one: catch up at once, skipping intermediate steps. */
     LATEST
@@ -90,12 +97,18 @@ public final class VersionFollower implements AutoCloseable {
   private final ReceiverFactory factory;
   private final Discovery.Expectation expectation;
   private final Transport transport;
-  /** The endpoint blob each publisher session was last seen with, to notice a restarted publisher. */
+
+  /**
+   * The endpoint blob each publisher session was last seen with, to notice a restarted publisher.
+   */
   private final Map<String, byte[]> peerBlobs = new HashMap<>();
+
   private final String storeUri;
   private final ShardTableCodec codec = ShardTableCodec.standard();
+
   /** Prepared receivers by geometry fingerprint, least recently used first. */
   private final LinkedHashMap<String, Receiver> receivers = new LinkedHashMap<>(4, 0.75f, true);
+
   private volatile DiscoveredSources current;
   private volatile LeaseKeeper currentLease;
   private Long lastStep;
@@ -123,7 +136,9 @@ public final class VersionFollower implements AutoCloseable {
     return new Builder(store, model);
   }
 
-  /** The step of the last installed version, or null before the first (or the builder's start step). */
+  /**
+   * The step of the last installed version, or null before the first (or the builder's start step).
+   */
   public synchronized Long lastStep() {
     return lastStep;
   }
@@ -141,27 +156,34 @@ public final class VersionFollower implements AutoCloseable {
   /**
    * Installs the next readable version (per the {@link Selection}) newer than the last one.
    *
-   * @throws NoReadableVersionException when none was installed within {@code timeout}, naming what failed
+   * @throws NoReadableVersionException when none was installed within {@code timeout}, naming what
+   *     failed
    */
   public synchronized Followed next(Duration timeout) {
     return follow(timeout, null);
   }
 
   /**
-   * Installs the version carrying exactly {@code step}, waiting at most {@code timeout} for it to become
-   * readable, and never another one: for a caller that knows which step comes next (a job publishing a fixed
-   * series, as {@code mx demo} does). Where {@link #next} would wait for a newer version, this fails at once
-   * when that version failed {@link Builder#maxAttempts} times, or once seen turned unreadable (a STALE slot)
-   * or vanished; a version still STAGING is waited for until the timeout, and the failure then names its
-   * missing slots.
+   * Installs the version carrying exactly {@code step}, waiting at most {@code timeout} for it to
+   * become readable, and never another one: for a caller that knows which step comes next (a job
+   * publishing a fixed series, as {@code mx demo} does). Where {@link #next} would wait for a newer
+   * version, this fails at once when that version failed {@link Builder#maxAttempts} times, or once
+   * seen turned unreadable (a STALE slot) or vanished; a version still STAGING is waited for until
+   * the timeout, and the failure then names its missing slots.
    *
    * @throws NoReadableVersionException naming the version, what was tried and why
    * @throws IllegalArgumentException when {@code step} is not above the last installed step
    */
   public synchronized Followed followStep(long step, Duration timeout) {
     if (lastStep != null && step <= lastStep) {
-      throw new IllegalArgumentException(holder + ": step " + step + " of '" + model
-          + "' is not newer than the installed step " + lastStep);
+      throw new IllegalArgumentException(
+          holder
+              + ": step "
+              + step
+              + " of '"
+              + model
+              + "' is not newer than the installed step "
+              + lastStep);
     }
     return follow(timeout, step);
   }
@@ -175,7 +197,8 @@ public final class VersionFollower implements AutoCloseable {
 
   private Followed follow(Duration timeout, Long exactStep) {
     if (closed) {
-      throw new IllegalStateException("version follower '" + holder + "' of '" + model + "' is closed");
+      throw new IllegalStateException(
+          "version follower '" + holder + "' of '" + model + "' is closed");
     }
     long started = System.nanoTime();
     long deadline = started + timeout.toNanos();
@@ -193,7 +216,8 @@ public final class VersionFollower implements AutoCloseable {
       } catch (MetadataStoreException e) {
         // The store is unreachable (a restarting Redis): keep asking until the timeout.
         if (lastFailure == null || !(lastFailure instanceof MetadataStoreException)) {
-          LOG.warn("{}: cannot list the versions of '{}', retrying: {}", holder, model, e.getMessage());
+          LOG.warn(
+              "{}: cannot list the versions of '{}', retrying: {}", holder, model, e.getMessage());
         }
         lastFailure = e;
         failures.put("listing versions", e.getMessage());
@@ -214,8 +238,15 @@ public final class VersionFollower implements AutoCloseable {
         throw e;
       } catch (RuntimeException e) {
         lastFailure = e;
-        failures.put(v.id() + " (step " + v.step() + ", attempt " + attempts.get(v.id()) + ")", e.getMessage());
-        LOG.warn("{}: version '{}' (step {}) of '{}' was not installed: {}", holder, v.id(), v.step(), model,
+        failures.put(
+            v.id() + " (step " + v.step() + ", attempt " + attempts.get(v.id()) + ")",
+            e.getMessage());
+        LOG.warn(
+            "{}: version '{}' (step {}) of '{}' was not installed: {}",
+            holder,
+            v.id(),
+            v.step(),
+            model,
             e.toString());
       }
     }
@@ -225,12 +256,15 @@ public final class VersionFollower implements AutoCloseable {
   private WeightVersion pick(Map<String, Integer> attempts) {
     WeightVersion best = null;
     for (WeightVersion v : versions.versions(model)) {
-      if (!v.isReadable() || (lastStep != null && v.step() <= lastStep)
+      if (!v.isReadable()
+          || (lastStep != null && v.step() <= lastStep)
           || attempts.getOrDefault(v.id(), 0) >= maxAttempts) {
         continue;
       }
-      if (best == null || (selection == Selection.NEXT ? WeightVersionStore.BY_STEP.compare(v, best) < 0
-          : WeightVersionStore.BY_STEP.compare(v, best) > 0)) {
+      if (best == null
+          || (selection == Selection.NEXT
+              ? WeightVersionStore.BY_STEP.compare(v, best) < 0
+              : WeightVersionStore.BY_STEP.compare(v, best) > 0)) {
         best = v;
       }
     }
@@ -238,8 +272,8 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * The version of {@code step} when it is readable and has attempts left; null to wait (not there yet, or
-   * still STAGING without a STALE slot); {@link GiveUp} when it can no longer be installed.
+   * The version of {@code step} when it is readable and has attempts left; null to wait (not there
+   * yet, or still STAGING without a STALE slot); {@link GiveUp} when it can no longer be installed.
    */
   private WeightVersion pickStep(long step, Map<String, Integer> attempts, boolean[] seen) {
     WeightVersion found = null;
@@ -251,7 +285,10 @@ public final class VersionFollower implements AutoCloseable {
     }
     if (found == null) {
       if (seen[0]) {
-        throw new GiveUp("the version of step " + step + " vanished (its publishers reclaimed it, or the store lost it)");
+        throw new GiveUp(
+            "the version of step "
+                + step
+                + " vanished (its publishers reclaimed it, or the store lost it)");
       }
       return null;
     }
@@ -292,8 +329,8 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * The version's tables, each checked against its advertised SHA-256 and step, merged into sources.
-   * Read under the lease, so the tables cannot change underneath.
+   * The version's tables, each checked against its advertised SHA-256 and step, merged into
+   * sources. Read under the lease, so the tables cannot change underneath.
    */
   private DiscoveredSources fetch(WeightVersion v) {
     List<VersionSlot> slots = versions.slots(model, v.id());
@@ -303,22 +340,51 @@ public final class VersionFollower implements AutoCloseable {
     for (String expected : v.expectedSlots()) {
       VersionSlot s = bySlot.get(expected);
       if (s == null) {
-        throw new WeightVersionException(WeightVersionException.Reason.NOT_FOUND, "slot '" + expected
-            + "' of version '" + v.id() + "' vanished (its publisher reclaimed it, or the store lost it)");
+        throw new WeightVersionException(
+            WeightVersionException.Reason.NOT_FOUND,
+            "slot '"
+                + expected
+                + "' of version '"
+                + v.id()
+                + "' vanished (its publisher reclaimed it, or the store lost it)");
       }
       if (s.status() == SlotStatus.STALE) {
-        throw new WeightVersionException(WeightVersionException.Reason.WRONG_STATE, "slot '" + expected
-            + "' of version '" + v.id() + "' is STALE: its publisher (worker '" + s.workerId() + "') went away");
+        throw new WeightVersionException(
+            WeightVersionException.Reason.WRONG_STATE,
+            "slot '"
+                + expected
+                + "' of version '"
+                + v.id()
+                + "' is STALE: its publisher (worker '"
+                + s.workerId()
+                + "') went away");
       }
       ShardTable t = codec.decode(s.verified(model).table());
       if (expectation != null) {
-        expectation.requireDeclaredBy(t, "publisher '" + s.workerId() + "' (slot '" + expected + "' of version '"
-            + v.id() + "')", storeUri);
+        expectation.requireDeclaredBy(
+            t,
+            "publisher '"
+                + s.workerId()
+                + "' (slot '"
+                + expected
+                + "' of version '"
+                + v.id()
+                + "')",
+            storeUri);
       }
       if (t.publisherStep() == null || t.publisherStep() != v.step()) {
-        throw new WeightVersionException(WeightVersionException.Reason.CONFLICT, "slot '" + expected + "' of version '"
-            + v.id() + "' (worker '" + s.workerId() + "') carries a table of step " + t.publisherStep()
-            + ", not the version's step " + v.step());
+        throw new WeightVersionException(
+            WeightVersionException.Reason.CONFLICT,
+            "slot '"
+                + expected
+                + "' of version '"
+                + v.id()
+                + "' (worker '"
+                + s.workerId()
+                + "') carries a table of step "
+                + t.publisherStep()
+                + ", not the version's step "
+                + v.step());
       }
       tables.add(t);
     }
@@ -331,9 +397,10 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * Connects again to each publisher session whose endpoint blob changed since an earlier version: a trainer
-   * rank restarted under the same session name is another process, and reads through the old connection
-   * would fail. Only with {@link Builder#transport}; a receiver connects a session it does not know itself.
+   * Connects again to each publisher session whose endpoint blob changed since an earlier version:
+   * a trainer rank restarted under the same session name is another process, and reads through the
+   * old connection would fail. Only with {@link Builder#transport}; a receiver connects a session
+   * it does not know itself.
    */
   private void reconnectRestarted(Map<String, byte[]> peers) {
     if (transport == null) {
@@ -341,9 +408,14 @@ public final class VersionFollower implements AutoCloseable {
     }
     for (Map.Entry<String, byte[]> e : peers.entrySet()) {
       byte[] before = peerBlobs.put(e.getKey(), e.getValue());
-      if (before != null && !Arrays.equals(before, e.getValue()) && transport.isConnected(e.getKey())) {
-        LOG.info("{}: publisher session '{}' of '{}' has a new endpoint (restarted): connecting again", holder,
-            e.getKey(), model);
+      if (before != null
+          && !Arrays.equals(before, e.getValue())
+          && transport.isConnected(e.getKey())) {
+        LOG.info(
+            "{}: publisher session '{}' of '{}' has a new endpoint (restarted): connecting again",
+            holder,
+            e.getKey(),
+            model);
         transport.connect(e.getKey(), e.getValue());
       }
     }
@@ -368,28 +440,48 @@ public final class VersionFollower implements AutoCloseable {
   private void guardedInstall(long step, Map<String, java.lang.foreign.MemorySegment> buffers) {
     LeaseKeeper lease = currentLease;
     if (lease == null) {
-      throw new IllegalStateException(holder + ": an install of step " + step + " outside a leased version");
+      throw new IllegalStateException(
+          holder + ": an install of step " + step + " outside a leased version");
     }
     lease.check();
     installer.install(step, buffers);
   }
 
-  /** Where every shard lives (session, address, box), digests aside: equal exactly when a plan is reusable. */
+  /**
+   * Where every shard lives (session, address, box), digests aside: equal exactly when a plan is
+   * reusable.
+   */
   static String fingerprint(Map<String, SourceInfo> sources) {
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<String, SourceInfo> e : new TreeMap<>(sources).entrySet()) {
       SourceInfo s = e.getValue();
-      sb.append(e.getKey()).append('|').append(s.dtype()).append('|').append(s.globalShape()).append('|');
-      s.shards().stream().map(x -> x.withDigest(null).toString()).sorted().forEach(x -> sb.append(x).append(';'));
+      sb.append(e.getKey())
+          .append('|')
+          .append(s.dtype())
+          .append('|')
+          .append(s.globalShape())
+          .append('|');
+      s.shards().stream()
+          .map(x -> x.withDigest(null).toString())
+          .sorted()
+          .forEach(x -> sb.append(x).append(';'));
       sb.append('\n');
     }
     return sb.toString();
   }
 
-  private NoReadableVersionException noVersion(Duration timeout, Map<String, String> failures, RuntimeException last) {
-    StringBuilder sb = new StringBuilder(holder + ": no version of '" + model + "' newer than "
-        + (lastStep == null ? "none" : "step " + lastStep) + " could be installed within " + timeout.toMillis()
-        + " ms");
+  private NoReadableVersionException noVersion(
+      Duration timeout, Map<String, String> failures, RuntimeException last) {
+    StringBuilder sb =
+        new StringBuilder(
+            holder
+                + ": no version of '"
+                + model
+                + "' newer than "
+                + (lastStep == null ? "none" : "step " + lastStep)
+                + " could be installed within "
+                + timeout.toMillis()
+                + " ms");
     if (!failures.isEmpty()) {
       sb.append("; tried: ");
       failures.forEach((v, why) -> sb.append(v).append(": ").append(why).append("; "));
@@ -400,8 +492,10 @@ public final class VersionFollower implements AutoCloseable {
     } catch (MetadataStoreException e) {
       seen = List.of("unreadable: " + e.getMessage());
     }
-    sb.append(seen.isEmpty() ? " (the store holds no versions)" : " (the store holds " + seen + ")");
-    return last == null ? new NoReadableVersionException(sb.toString())
+    sb.append(
+        seen.isEmpty() ? " (the store holds no versions)" : " (the store holds " + seen + ")");
+    return last == null
+        ? new NoReadableVersionException(sb.toString())
         : new NoReadableVersionException(sb.toString(), last);
   }
 
@@ -410,7 +504,8 @@ public final class VersionFollower implements AutoCloseable {
       TimeUnit.NANOSECONDS.sleep(pollInterval.toNanos());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException(holder + ": interrupted while waiting for a version of '" + model + "'", e);
+      throw new IllegalStateException(
+          holder + ": interrupted while waiting for a version of '" + model + "'", e);
     }
   }
 
@@ -476,13 +571,18 @@ public final class VersionFollower implements AutoCloseable {
       return this;
     }
 
-    /** Prepared receivers kept, one per publisher geometry (default 2: a trainer's two buffer sets). */
+    /**
+     * Prepared receivers kept, one per publisher geometry (default 2: a trainer's two buffer sets).
+     */
     public Builder maxReceivers(int n) {
       this.maxReceivers = n;
       return this;
     }
 
-    /** Where verified weights go; must copy them (the follower may close the receivers that own them). */
+    /**
+     * Where verified weights go; must copy them (the follower may close the receivers that own
+     * them).
+     */
     public Builder installer(Installer i) {
       this.installer = Objects.requireNonNull(i, "installer");
       return this;
@@ -494,9 +594,9 @@ public final class VersionFollower implements AutoCloseable {
     }
 
     /**
-     * The trainer job the publishers must declare in their tables (default: not checked). A version whose
-     * tables declare another topology fails the call at once with {@link InconsistentSourcesException}, naming
-     * both topologies.
+     * The trainer job the publishers must declare in their tables (default: not checked). A version
+     * whose tables declare another topology fails the call at once with {@link
+     * InconsistentSourcesException}, naming both topologies.
      */
     public Builder expect(Discovery.Expectation e) {
       this.expectation = e;
@@ -504,9 +604,9 @@ public final class VersionFollower implements AutoCloseable {
     }
 
     /**
-     * The transport the receivers read through, so that a publisher restarted under the same session name
-     * (its endpoint blob changed between versions) is connected again before its version is read (default:
-     * none; connections then stay as the receivers made them).
+     * The transport the receivers read through, so that a publisher restarted under the same
+     * session name (its endpoint blob changed between versions) is connected again before its
+     * version is read (default: none; connections then stay as the receivers made them).
      */
     public Builder transport(Transport t) {
       this.transport = t;
@@ -525,7 +625,10 @@ public final class VersionFollower implements AutoCloseable {
       if (maxAttempts < 1 || maxReceivers < 1) {
         throw new IllegalArgumentException("maxAttempts and maxReceivers must be at least 1");
       }
-      if (leaseTtl.isNegative() || leaseTtl.isZero() || pollInterval.isNegative() || pollInterval.isZero()) {
+      if (leaseTtl.isNegative()
+          || leaseTtl.isZero()
+          || pollInterval.isNegative()
+          || pollInterval.isZero()) {
         throw new IllegalArgumentException("lease TTL and poll interval must be positive");
       }
       store.versions(); // fails now, naming the store, when it keeps no versions

@@ -26,24 +26,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One trainer rank publishing every step as a weight version (docs/VERSIONS.md). It keeps two buffer sets,
- * each served by its own {@link Publisher}; {@link #publish(long, IntConsumer)} picks the set that does not
- * hold the newest version it published, gets that set's memory back (release the old version, then reclaim
- * its slot once no lease is live — an expired lease of a dead receiver frees it after its TTL), lets the
- * trainer write the step into it, republishes the set's table (fresh digests) and lands it as this rank's
- * slot of the step's version. The newest version is never overwritten.
+ * One trainer rank publishing every step as a weight version (docs/VERSIONS.md). It keeps two
+ * buffer sets, each served by its own {@link Publisher}; {@link #publish(long, IntConsumer)} picks
+ * the set that does not hold the newest version it published, gets that set's memory back (release
+ * the old version, then reclaim its slot once no lease is live — an expired lease of a dead
+ * receiver frees it after its TTL), lets the trainer write the step into it, republishes the set's
+ * table (fresh digests) and lands it as this rank's slot of the step's version. The newest version
+ * is never overwritten.
  *
- * <p>When the other set is still leased after {@link Builder#leaseWait} the call fails with
- * {@link BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
+ * <p>When the other set is still leased after {@link Builder#leaseWait} the call fails with {@link
+ * BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
  * trainer may retry (the step is still its to publish) or give up.
  *
- * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE within a second
- * so receivers skip its versions instead of reading from a dead peer; {@link #close()} does the same, then
- * closes both publishers (which deregister their memory). The caller owns the transport, the store and the
- * memory.
+ * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE
+ * within a second so receivers skip its versions instead of reading from a dead peer; {@link
+ * #close()} does the same, then closes both publishers (which deregister their memory). The caller
+ * owns the transport, the store and the memory.
  */
 public final class VersionedPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionedPublisher.class);
+
   /** How long the shutdown hook waits for the store to take the STALE marks. */
   static final Duration SHUTDOWN_BUDGET = Duration.ofMillis(900);
 
@@ -55,13 +57,18 @@ public final class VersionedPublisher implements AutoCloseable {
   private final Duration leaseWait;
   private final Duration pollInterval;
   private final LongFunction<String> versionIds;
+
   /** Each set's publisher, started when the set is first written (null before). */
   private final Publisher[] sets = new Publisher[2];
+
   /** Each set's publisher settings, until it starts. */
   private final Publisher.Builder[] pending;
+
   private final String[] held = new String[2];
+
   /** The table and step each set's slot was landed with, to land it again if the store loses it. */
   private final byte[][] tables = new byte[2][];
+
   private final long[] steps = new long[2];
   private final ShardTableCodec codec = ShardTableCodec.standard();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -79,14 +86,19 @@ public final class VersionedPublisher implements AutoCloseable {
     this.pollInterval = b.pollInterval;
     this.versionIds = b.versionIds;
     this.pending = pending;
-    this.shutdownHook = b.shutdownHook ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot) : null;
+    this.shutdownHook =
+        b.shutdownHook
+            ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot)
+            : null;
   }
 
   public static Builder builder(Transport transport, MetadataStore store) {
     return new Builder(transport, store);
   }
 
-  /** The version id a step is published under, the same for every rank: {@code step-<N>} by default. */
+  /**
+   * The version id a step is published under, the same for every rank: {@code step-<N>} by default.
+   */
   public String versionId(long step) {
     return versionIds.apply(step);
   }
@@ -99,7 +111,9 @@ public final class VersionedPublisher implements AutoCloseable {
     return workerId;
   }
 
-  /** The versions whose memory this rank still holds, by buffer set (null where a set holds none). */
+  /**
+   * The versions whose memory this rank still holds, by buffer set (null where a set holds none).
+   */
   public List<String> heldVersions() {
     synchronized (held) {
       List<String> out = new ArrayList<>(2);
@@ -110,19 +124,21 @@ public final class VersionedPublisher implements AutoCloseable {
   }
 
   /**
-   * Publishes step {@code step}: frees the other buffer set, calls {@code writer} with its index (0 or 1) to
-   * fill it, and lands this rank's slot of version {@link #versionId(long)}.
+   * Publishes step {@code step}: frees the other buffer set, calls {@code writer} with its index (0
+   * or 1) to fill it, and lands this rank's slot of version {@link #versionId(long)}.
    *
    * @return the version as of this rank's slot landing (READY when it was the last one)
-   * @throws BuffersLeasedException when the set's old version stayed leased beyond the lease wait; nothing was
-   *     written then
-   * @throws RuntimeException from the store (e.g. Redis unreachable); the call may simply be repeated
+   * @throws BuffersLeasedException when the set's old version stayed leased beyond the lease wait;
+   *     nothing was written then
+   * @throws RuntimeException from the store (e.g. Redis unreachable); the call may simply be
+   *     repeated
    */
   public synchronized WeightVersion publish(long step, IntConsumer writer) {
     ensureOpen();
     int set = newest < 0 ? 0 : 1 - newest;
     if (newest >= 0) {
-      // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a whole interval.
+      // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a
+      // whole interval.
       awaitPeers(newest);
     }
     free(set);
@@ -131,7 +147,8 @@ public final class VersionedPublisher implements AutoCloseable {
     versions.createVersion(model, id, step, expectedSlots);
     Publisher p = sets[set];
     if (p == null) {
-      // First use of this set: its publisher starts now, digesting the step just written (not empty memory).
+      // First use of this set: its publisher starts now, digesting the step just written (not empty
+      // memory).
       p = pending[set].step(step).start();
       pending[set] = null;
       sets[set] = p;
@@ -142,21 +159,31 @@ public final class VersionedPublisher implements AutoCloseable {
     WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
     tables[set] = table;
     steps[set] = step;
-    // Only a landed slot is held: a publish that failed (the store unreachable) can be retried on the same set.
+    // Only a landed slot is held: a publish that failed (the store unreachable) can be retried on
+    // the same set.
     synchronized (held) {
       held[set] = id;
     }
     newest = set;
     if (stopping) {
-      // The shutdown hook ran while the slot was landing: it must not outlive this process as READY.
+      // The shutdown hook ran while the slot was landing: it must not outlive this process as
+      // READY.
       markStale();
     }
-    LOG.info("rank slot {} published step {} as version '{}' from buffer set {} ({})", slot, step, id, set,
+    LOG.info(
+        "rank slot {} published step {} as version '{}' from buffer set {} ({})",
+        slot,
+        step,
+        id,
+        set,
         v.state());
     return v;
   }
 
-  /** The publisher serving buffer set {@code set}, for its table and status; null until the set was first written. */
+  /**
+   * The publisher serving buffer set {@code set}, for its table and status; null until the set was
+   * first written.
+   */
   public synchronized Publisher publisher(int set) {
     return sets[set];
   }
@@ -179,10 +206,26 @@ public final class VersionedPublisher implements AutoCloseable {
     Reclaim r = versions.reclaim(model, old, slot, workerId);
     while (!r.granted()) {
       if (System.nanoTime() - deadline > 0) {
-        throw new BuffersLeasedException("rank slot " + slot + " of '" + model + "': cannot reuse buffer set " + set
-            + ": version '" + old + "' is " + r.state() + " and still leased by " + r.holders() + " after "
-            + leaseWait.toMillis() + " ms (the other set holds the newest version '" + held[1 - set]
-            + "', which is never overwritten); nothing was written", old, r.holders());
+        throw new BuffersLeasedException(
+            "rank slot "
+                + slot
+                + " of '"
+                + model
+                + "': cannot reuse buffer set "
+                + set
+                + ": version '"
+                + old
+                + "' is "
+                + r.state()
+                + " and still leased by "
+                + r.holders()
+                + " after "
+                + leaseWait.toMillis()
+                + " ms (the other set holds the newest version '"
+                + held[1 - set]
+                + "', which is never overwritten); nothing was written",
+            old,
+            r.holders());
       }
       sleep(pollInterval);
       r = versions.reclaim(model, old, slot, workerId);
@@ -193,27 +236,40 @@ public final class VersionedPublisher implements AutoCloseable {
   }
 
   /**
-   * Waits, at most the lease wait, while the newest version (in set {@code set}) is still STAGING with no
-   * STALE slot. When the store lost it or this rank's slot of it (a Redis restarted empty), the slot is landed
-   * again first: the memory still holds that step, so receivers can have it.
+   * Waits, at most the lease wait, while the newest version (in set {@code set}) is still STAGING
+   * with no STALE slot. When the store lost it or this rank's slot of it (a Redis restarted empty),
+   * the slot is landed again first: the memory still holds that step, so receivers can have it.
    */
   private void awaitPeers(int set) {
     String id = held[set];
     long deadline = System.nanoTime() + leaseWait.toNanos();
     while (true) {
       Optional<WeightVersion> v = versions.version(model, id);
-      if (v.isEmpty() || (v.get().state() != WeightVersionState.RELEASING && !v.get().slots().containsKey(slot))) {
+      if (v.isEmpty()
+          || (v.get().state() != WeightVersionState.RELEASING
+              && !v.get().slots().containsKey(slot))) {
         versions.createVersion(model, id, steps[set], expectedSlots);
-        v = Optional.of(versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
-        LOG.info("rank slot {} of '{}': the store had lost version '{}'; landed its slot again", slot, model, id);
+        v =
+            Optional.of(
+                versions.publishSlot(model, VersionSlot.of(id, slot, workerId, tables[set])));
+        LOG.info(
+            "rank slot {} of '{}': the store had lost version '{}'; landed its slot again",
+            slot,
+            model,
+            id);
       }
-      if (v.get().state() != WeightVersionState.STAGING || !v.get().staleSlots().isEmpty()
+      if (v.get().state() != WeightVersionState.STAGING
+          || !v.get().staleSlots().isEmpty()
           || othersMovedPast(steps[set])) {
         return;
       }
       if (System.nanoTime() - deadline > 0) {
-        LOG.warn("rank slot {} of '{}': going on without {}: its other slots did not land within {} ms", slot, model,
-            v.get().describe(), leaseWait.toMillis());
+        LOG.warn(
+            "rank slot {} of '{}': going on without {}: its other slots did not land within {} ms",
+            slot,
+            model,
+            v.get().describe(),
+            leaseWait.toMillis());
         return;
       }
       sleep(pollInterval);
@@ -221,17 +277,24 @@ public final class VersionedPublisher implements AutoCloseable {
   }
 
   /**
-   * Waits, at most the lease wait, while version {@code id} is still STAGING with no STALE slot: the other
-   * ranks may still be landing theirs. A version a peer really abandoned is given up after the wait (logged).
+   * Waits, at most the lease wait, while version {@code id} is still STAGING with no STALE slot:
+   * the other ranks may still be landing theirs. A version a peer really abandoned is given up
+   * after the wait (logged).
    */
   private void awaitOtherSlots(String id) {
     long deadline = System.nanoTime() + leaseWait.toNanos();
     Optional<WeightVersion> v = versions.version(model, id);
-    while (v.isPresent() && v.get().state() == WeightVersionState.STAGING && v.get().staleSlots().isEmpty()
+    while (v.isPresent()
+        && v.get().state() == WeightVersionState.STAGING
+        && v.get().staleSlots().isEmpty()
         && !othersMovedPast(v.get().step())) {
       if (System.nanoTime() - deadline > 0) {
-        LOG.warn("rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms", slot, model,
-            v.get().describe(), leaseWait.toMillis());
+        LOG.warn(
+            "rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms",
+            slot,
+            model,
+            v.get().describe(),
+            leaseWait.toMillis());
         return;
       }
       sleep(pollInterval);
@@ -240,10 +303,10 @@ public final class VersionedPublisher implements AutoCloseable {
   }
 
   /**
-   * Whether another rank landed a slot of a version newer than {@code step}. It passed that step, which ranks
-   * do only once every rank landed it (or after the lease wait), so a version of that step still STAGING (one
-   * re-landed after the store lost it, e.g. a Redis restarted just as a peer moved on) will not complete: it
-   * is not waited for.
+   * Whether another rank landed a slot of a version newer than {@code step}. It passed that step,
+   * which ranks do only once every rank landed it (or after the lease wait), so a version of that
+   * step still STAGING (one re-landed after the store lost it, e.g. a Redis restarted just as a
+   * peer moved on) will not complete: it is not waited for.
    */
   private boolean othersMovedPast(long step) {
     for (WeightVersion v : versions.versions(model)) {
@@ -276,12 +339,19 @@ public final class VersionedPublisher implements AutoCloseable {
       try {
         versions.markSlotStale(model, id, slot, workerId);
       } catch (RuntimeException e) {
-        LOG.warn("rank slot {} could not mark its slot of version '{}' STALE: {}", slot, id, e.toString());
+        LOG.warn(
+            "rank slot {} could not mark its slot of version '{}' STALE: {}",
+            slot,
+            id,
+            e.toString());
       }
     }
   }
 
-  /** The shutdown hook's body: STALE marks on a daemon thread, waited for at most {@link #SHUTDOWN_BUDGET}. */
+  /**
+   * The shutdown hook's body: STALE marks on a daemon thread, waited for at most {@link
+   * #SHUTDOWN_BUDGET}.
+   */
   private void markStaleWithinBudget() {
     stopping = true;
     Thread t = new Thread(this::markStale, "mx-versions-stale-" + slot);
@@ -293,14 +363,18 @@ public final class VersionedPublisher implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     if (t.isAlive()) {
-      LOG.warn("rank slot {}: the store did not take the STALE marks within {} ms; its versions go stale with the"
-          + " store's GC instead", slot, SHUTDOWN_BUDGET.toMillis());
+      LOG.warn(
+          "rank slot {}: the store did not take the STALE marks within {} ms; its versions go stale with the"
+              + " store's GC instead",
+          slot,
+          SHUTDOWN_BUDGET.toMillis());
     }
   }
 
   private void ensureOpen() {
     if (closed.get()) {
-      throw new IllegalStateException("versioned publisher of slot " + slot + " of '" + model + "' is closed");
+      throw new IllegalStateException(
+          "versioned publisher of slot " + slot + " of '" + model + "' is closed");
     }
   }
 
@@ -357,7 +431,10 @@ public final class VersionedPublisher implements AutoCloseable {
       return this;
     }
 
-    /** Every slot a version needs before it is READY (all trainer ranks). Required; must contain the slot. */
+    /**
+     * Every slot a version needs before it is READY (all trainer ranks). Required; must contain the
+     * slot.
+     */
     public Builder expectedSlots(List<String> slots) {
       this.expectedSlots = List.copyOf(slots);
       return this;
@@ -375,8 +452,9 @@ public final class VersionedPublisher implements AutoCloseable {
     }
 
     /**
-     * Adds one buffer set: {@code tensors} adds its buffers, aliases or tensors to a {@link Publisher.Builder}
-     * exactly as for a plain publisher. Call it twice, with the same tensors in different memory.
+     * Adds one buffer set: {@code tensors} adds its buffers, aliases or tensors to a {@link
+     * Publisher.Builder} exactly as for a plain publisher. Call it twice, with the same tensors in
+     * different memory.
      */
     public Builder bufferSet(Consumer<Publisher.Builder> tensors) {
       bufferSets.add(Objects.requireNonNull(tensors, "tensors"));
@@ -389,7 +467,10 @@ public final class VersionedPublisher implements AutoCloseable {
       return this;
     }
 
-    /** How long {@link #publish} waits for a leased buffer set (default 60 s; longer than a lease TTL). */
+    /**
+     * How long {@link #publish} waits for a leased buffer set (default 60 s; longer than a lease
+     * TTL).
+     */
     public Builder leaseWait(Duration d) {
       this.leaseWait = Objects.requireNonNull(d, "leaseWait");
       return this;
@@ -414,33 +495,40 @@ public final class VersionedPublisher implements AutoCloseable {
     }
 
     /**
-   * Makes the versioned publisher and installs the shutdown hook. Each buffer set's publisher starts (registers
-   * what it must, digests, announces) when the set is first written, in {@link #publish}.
-   */
+     * Makes the versioned publisher and installs the shutdown hook. Each buffer set's publisher
+     * starts (registers what it must, digests, announces) when the set is first written, in {@link
+     * #publish}.
+     */
     public VersionedPublisher start() {
       if (model == null || model.isEmpty() || slot == null || slot.isEmpty()) {
         throw new IllegalArgumentException("a versioned publisher needs a model and a slot");
       }
       if (expectedSlots == null || !expectedSlots.contains(slot)) {
-        throw new IllegalArgumentException("slot '" + slot + "' must be one of the expected slots " + expectedSlots);
+        throw new IllegalArgumentException(
+            "slot '" + slot + "' must be one of the expected slots " + expectedSlots);
       }
       if (bufferSets.size() != 2) {
-        throw new IllegalArgumentException("a versioned publisher needs exactly two buffer sets, got "
-            + bufferSets.size());
+        throw new IllegalArgumentException(
+            "a versioned publisher needs exactly two buffer sets, got " + bufferSets.size());
       }
       if (leaseWait.isNegative() || pollInterval.isNegative() || pollInterval.isZero()) {
-        throw new IllegalArgumentException("lease wait must not be negative and the poll interval must be positive");
+        throw new IllegalArgumentException(
+            "lease wait must not be negative and the poll interval must be positive");
       }
-      WeightVersionStore checked = store.versions(); // fails now, naming the store, when it keeps no versions
+      WeightVersionStore checked =
+          store.versions(); // fails now, naming the store, when it keeps no versions
       Objects.requireNonNull(checked, "versions");
       Publisher.Builder[] pending = new Publisher.Builder[2];
       for (int i = 0; i < 2; i++) {
-        // Each set announces itself under its own identity so plain discovery of the model never counts it.
-        // It starts on the set's first write, so its first digests cover that step rather than empty memory.
-        Publisher.Builder b = Publisher.builder(transport, store)
-            .identity(model + "#buffer-set-" + i)
-            .workerId(workerId + "/set-" + i)
-            .rank(rank);
+        // Each set announces itself under its own identity so plain discovery of the model never
+        // counts it.
+        // It starts on the set's first write, so its first digests cover that step rather than
+        // empty memory.
+        Publisher.Builder b =
+            Publisher.builder(transport, store)
+                .identity(model + "#buffer-set-" + i)
+                .workerId(workerId + "/set-" + i)
+                .rank(rank);
         configure.accept(b);
         bufferSets.get(i).accept(b);
         pending[i] = b;

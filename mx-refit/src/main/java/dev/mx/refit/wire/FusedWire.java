@@ -10,8 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Issues exact ++ full-pull ++ convert reads as one transport batch. Safe because the three groups target
- * disjoint destinations and nothing reads those destinations until the whole batch completed.
+ * Issues exact ++ full-pull ++ convert reads as one transport batch. Safe because the three groups
+ * target disjoint destinations and nothing reads those destinations until the whole batch
+ * completed.
  */
 public final class FusedWire implements WirePolicy {
 
@@ -27,7 +28,8 @@ public final class FusedWire implements WirePolicy {
 
   @Override
   public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
-    List<ReadDescriptor> all = new ArrayList<>(groups.exact().size() + groups.full().size() + groups.convert().size());
+    List<ReadDescriptor> all =
+        new ArrayList<>(groups.exact().size() + groups.full().size() + groups.convert().size());
     all.addAll(groups.exact());
     all.addAll(groups.full());
     all.addAll(groups.convert());

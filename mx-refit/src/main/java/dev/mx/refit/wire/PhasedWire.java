@@ -10,8 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Issues the exact, full-pull and convert groups as separate batches, in that order, skipping empty groups;
- * a stage time is recorded only for a phase that ran. Useful to attribute wire time per group.
+ * Issues the exact, full-pull and convert groups as separate batches, in that order, skipping empty
+ * groups; a stage time is recorded only for a phase that ran. Useful to attribute wire time per
+ * group.
  */
 public final class PhasedWire implements WirePolicy {
 
@@ -34,7 +35,11 @@ public final class PhasedWire implements WirePolicy {
     return stages;
   }
 
-  private static void phase(Transport transport, List<ReadDescriptor> group, Duration timeout, String stage,
+  private static void phase(
+      Transport transport,
+      List<ReadDescriptor> group,
+      Duration timeout,
+      String stage,
       Map<String, Double> stages) {
     if (group.isEmpty()) {
       return;

@@ -35,8 +35,13 @@ class CastsTest {
           continue;
         }
         String[] f = line.split("\t");
-        rows.add(new Golden(DType.parse(f[0]), DType.parse(f[1]), Long.parseUnsignedLong(f[2], 16),
-            Long.parseUnsignedLong(f[3], 16), n));
+        rows.add(
+            new Golden(
+                DType.parse(f[0]),
+                DType.parse(f[1]),
+                Long.parseUnsignedLong(f[2], 16),
+                Long.parseUnsignedLong(f[3], 16),
+                n));
       }
     }
     return rows;
@@ -58,16 +63,30 @@ class CastsTest {
     assertEquals(201, rows.size(), "rows in casts.tsv");
     for (Golden g : rows) {
       long got = Casts.convertBits(g.in(), g.from(), g.to());
-      String where = "casts.tsv line " + g.line() + ": " + g.from() + " " + Long.toHexString(g.in()) + " -> " + g.to();
+      String where =
+          "casts.tsv line "
+              + g.line()
+              + ": "
+              + g.from()
+              + " "
+              + Long.toHexString(g.in())
+              + " -> "
+              + g.to();
       if (isNaN(g.in(), g.from())) {
         assertTrue(isNaN(got, g.to()), where + " must stay NaN, got " + Long.toHexString(got));
       } else {
-        assertEquals(g.out(), got, where + ": expected " + Long.toHexString(g.out()) + ", got " + Long.toHexString(got));
+        assertEquals(
+            g.out(),
+            got,
+            where + ": expected " + Long.toHexString(g.out()) + ", got " + Long.toHexString(got));
       }
     }
   }
 
-  /** The same rows through the bulk kernel, contiguous and strided, so the vector-friendly loops are covered. */
+  /**
+   * The same rows through the bulk kernel, contiguous and strided, so the vector-friendly loops are
+   * covered.
+   */
   @Test
   void everyGoldenRowMatchesPyTorchInBulk() throws IOException {
     List<Golden> rows = golden();
@@ -79,12 +98,21 @@ class CastsTest {
             continue;
           }
           for (int stride : new int[] {1, 3}) {
-            MemorySegment src = arena.allocate((long) pair.size() * stride * from.elementSize() + 8);
+            MemorySegment src =
+                arena.allocate((long) pair.size() * stride * from.elementSize() + 8);
             MemorySegment dst = arena.allocate((long) pair.size() * stride * to.elementSize() + 8);
             for (int i = 0; i < pair.size(); i++) {
               put(src, (long) i * stride * from.elementSize(), from, pair.get(i).in());
             }
-            Casts.convert(src, 0, (long) stride * from.elementSize(), from, dst, 0, (long) stride * to.elementSize(), to,
+            Casts.convert(
+                src,
+                0,
+                (long) stride * from.elementSize(),
+                from,
+                dst,
+                0,
+                (long) stride * to.elementSize(),
+                to,
                 pair.size());
             for (int i = 0; i < pair.size(); i++) {
               Golden g = pair.get(i);
@@ -129,28 +157,65 @@ class CastsTest {
     double sub4 = Math.scalb(1.0, -9); // e4m3fn smallest subnormal
     double sub5 = Math.scalb(1.0, -16); // e5m2 smallest subnormal
     Object[][] e4m3 = {
-        {0.0f, 0x00}, {-0.0f, 0x80}, {1.0f, 0x38}, {-1.0f, 0xB8},
-        {(float) sub4, 0x01}, {(float) (sub4 / 2), 0x00}, {(float) (sub4 * 0.75), 0x01}, {(float) (sub4 * 1.5), 0x02},
-        {(float) (sub4 * 2.5), 0x02}, {(float) (sub4 * 7), 0x07}, {(float) Math.scalb(1.0, -6), 0x08},
-        {1.0625f, 0x38}, {1.1875f, 0x3A}, {0.1f, 0x1D},
-        {448f, 0x7E}, {-448f, 0xFE}, {464f, 0x7E}, {465f, 0x7F}, {480f, 0x7F}, {1e6f, 0x7F},
-        {Float.POSITIVE_INFINITY, 0x7F}, {Float.NEGATIVE_INFINITY, 0xFF}, {Float.NaN, 0x7F},
-        {Float.MIN_VALUE, 0x00},
+      {0.0f, 0x00},
+      {-0.0f, 0x80},
+      {1.0f, 0x38},
+      {-1.0f, 0xB8},
+      {(float) sub4, 0x01},
+      {(float) (sub4 / 2), 0x00},
+      {(float) (sub4 * 0.75), 0x01},
+      {(float) (sub4 * 1.5), 0x02},
+      {(float) (sub4 * 2.5), 0x02},
+      {(float) (sub4 * 7), 0x07},
+      {(float) Math.scalb(1.0, -6), 0x08},
+      {1.0625f, 0x38},
+      {1.1875f, 0x3A},
+      {0.1f, 0x1D},
+      {448f, 0x7E},
+      {-448f, 0xFE},
+      {464f, 0x7E},
+      {465f, 0x7F},
+      {480f, 0x7F},
+      {1e6f, 0x7F},
+      {Float.POSITIVE_INFINITY, 0x7F},
+      {Float.NEGATIVE_INFINITY, 0xFF},
+      {Float.NaN, 0x7F},
+      {Float.MIN_VALUE, 0x00},
     };
     for (Object[] row : e4m3) {
       float v = (Float) row[0];
-      assertEquals((long) (Integer) row[1], Casts.convertBits(f32(v), DType.F32, DType.F8_E4M3FN), "e4m3fn(" + v + ")");
+      assertEquals(
+          (long) (Integer) row[1],
+          Casts.convertBits(f32(v), DType.F32, DType.F8_E4M3FN),
+          "e4m3fn(" + v + ")");
     }
     Object[][] e5m2 = {
-        {0.0f, 0x00}, {-0.0f, 0x80}, {1.0f, 0x3C}, {-2.0f, 0xC0},
-        {(float) sub5, 0x01}, {(float) (sub5 / 2), 0x00}, {(float) (sub5 * 1.5), 0x02}, {(float) (sub5 * 3), 0x03},
-        {(float) Math.scalb(1.0, -14), 0x04}, {1.125f, 0x3C}, {1.375f, 0x3E},
-        {57344f, 0x7B}, {60000f, 0x7B}, {61440f, 0x7C}, {65536f, 0x7C}, {-1e9f, 0xFC},
-        {Float.POSITIVE_INFINITY, 0x7C}, {Float.NEGATIVE_INFINITY, 0xFC}, {Float.NaN, 0x7F},
+      {0.0f, 0x00},
+      {-0.0f, 0x80},
+      {1.0f, 0x3C},
+      {-2.0f, 0xC0},
+      {(float) sub5, 0x01},
+      {(float) (sub5 / 2), 0x00},
+      {(float) (sub5 * 1.5), 0x02},
+      {(float) (sub5 * 3), 0x03},
+      {(float) Math.scalb(1.0, -14), 0x04},
+      {1.125f, 0x3C},
+      {1.375f, 0x3E},
+      {57344f, 0x7B},
+      {60000f, 0x7B},
+      {61440f, 0x7C},
+      {65536f, 0x7C},
+      {-1e9f, 0xFC},
+      {Float.POSITIVE_INFINITY, 0x7C},
+      {Float.NEGATIVE_INFINITY, 0xFC},
+      {Float.NaN, 0x7F},
     };
     for (Object[] row : e5m2) {
       float v = (Float) row[0];
-      assertEquals((long) (Integer) row[1], Casts.convertBits(f32(v), DType.F32, DType.F8_E5M2), "e5m2(" + v + ")");
+      assertEquals(
+          (long) (Integer) row[1],
+          Casts.convertBits(f32(v), DType.F32, DType.F8_E5M2),
+          "e5m2(" + v + ")");
     }
     // bf16 goes through f32 exactly: 1.0 and 448 in bf16.
     assertEquals(0x38L, Casts.convertBits(0x3F80, DType.BF16, DType.F8_E4M3FN));
@@ -175,8 +240,8 @@ class CastsTest {
   }
 
   /**
-   * Against a brute-force reference: the nearest finite code by value, ties to the even code; beyond the
-   * largest finite value by at least half a step, the overflow code.
+   * Against a brute-force reference: the nearest finite code by value, ties to the even code;
+   * beyond the largest finite value by at least half a step, the overflow code.
    */
   @Test
   void fp8MatchesNearestEvenReferenceOnRandomValues() {
@@ -217,9 +282,11 @@ class CastsTest {
         best = code;
       }
     }
-    // The step above max finite is the step just below it; at or past half of it the value overflows.
+    // The step above max finite is the step just below it; at or past half of it the value
+    // overflows.
     double step = maxFinite - fmt.toFloat(maxCode - 1);
-    if (a > maxFinite && (a - maxFinite > step / 2 || (a - maxFinite == step / 2 && (maxCode & 1) == 1))) {
+    if (a > maxFinite
+        && (a - maxFinite > step / 2 || (a - maxFinite == step / 2 && (maxCode & 1) == 1))) {
       return sign | fmt.fromFloat(Float.POSITIVE_INFINITY);
     }
     return sign | best;
@@ -227,7 +294,8 @@ class CastsTest {
 
   @Test
   void f16AndBf16KeepSubnormalsAndOverflowToInfinity() {
-    assertEquals(0x0001L, Casts.convertBits(f32((float) Math.scalb(1.0, -24)), DType.F32, DType.F16));
+    assertEquals(
+        0x0001L, Casts.convertBits(f32((float) Math.scalb(1.0, -24)), DType.F32, DType.F16));
     assertEquals(0x7C00L, Casts.convertBits(f32(65520f), DType.F32, DType.F16));
     assertEquals(0x7BFFL, Casts.convertBits(f32(65519f), DType.F32, DType.F16));
     assertEquals(0x0001L, Casts.convertBits(0x00010000L, DType.F32, DType.BF16));
@@ -240,9 +308,12 @@ class CastsTest {
     assertTrue(Casts.supports(DType.I32, DType.I32));
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment s = arena.allocate(16);
-      assertThrows(IllegalArgumentException.class, () -> Casts.convert(s, 0, DType.I32, s, 0, DType.F32, 1));
-      IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class,
-          () -> Casts.convert(s, 0, DType.F32, s, 0, DType.F64, 3));
+      assertThrows(
+          IllegalArgumentException.class, () -> Casts.convert(s, 0, DType.I32, s, 0, DType.F32, 1));
+      IndexOutOfBoundsException e =
+          assertThrows(
+              IndexOutOfBoundsException.class,
+              () -> Casts.convert(s, 0, DType.F32, s, 0, DType.F64, 3));
       assertTrue(e.getMessage().contains("destination"), e.getMessage());
     }
   }

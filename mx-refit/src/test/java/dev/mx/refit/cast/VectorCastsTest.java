@@ -14,17 +14,20 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Vector API cast kernel against the scalar kernel (itself checked against PyTorch in {@link CastsTest}),
- * bit for bit: every bf16, f16 and fp8 input to every other type, and millions of f32 bit patterns, random
- * and built to hit NaN payloads, infinities, subnormals, ties and the overflow thresholds of each target.
+ * The Vector API cast kernel against the scalar kernel (itself checked against PyTorch in {@link
+ * CastsTest}), bit for bit: every bf16, f16 and fp8 input to every other type, and millions of f32
+ * bit patterns, random and built to hit NaN payloads, infinities, subnormals, ties and the overflow
+ * thresholds of each target.
  */
 class VectorCastsTest {
   private static final int BLOCK = 4096;
-  private static final List<DType> TYPES = List.of(DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F8_E5M2);
+  private static final List<DType> TYPES =
+      List.of(DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F8_E5M2);
 
   @BeforeAll
   static void vectorKernelInUse() {
-    // This module's surefire configuration resolves jdk.incubator.vector; only a machine without 256-bit
+    // This module's surefire configuration resolves jdk.incubator.vector; only a machine without
+    // 256-bit
     // vectors may lack the kernel, and then the scalar path is all there is to test.
     Throwable cause = Casts.vectorUnavailabilityCause();
     if (cause != null) {
@@ -33,7 +36,8 @@ class VectorCastsTest {
         fail("vector cast kernel unavailable", cause);
       }
     }
-    org.junit.jupiter.api.Assumptions.assumeTrue(cause == null, () -> "vector cast kernel unavailable: " + cause);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        cause == null, () -> "vector cast kernel unavailable: " + cause);
     assertTrue(Casts.vectorized());
   }
 
@@ -70,7 +74,8 @@ class VectorCastsTest {
     int n = 1 << 21;
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment src = arena.allocate(4L * n);
-      // Half uniformly random bits (every exponent, every NaN payload), half built near rounding edges.
+      // Half uniformly random bits (every exponent, every NaN payload), half built near rounding
+      // edges.
       for (int i = 0; i < n; i++) {
         src.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, i % 2 == 0 ? rnd.nextInt() : edge(rnd));
       }
@@ -82,26 +87,66 @@ class VectorCastsTest {
   @Test
   void namedF32EdgesMatchTheScalarKernel() {
     int[] edges = {
-        0x0000_0000, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0xffc0_0000, 0x7f80_0001, 0x7fa0_0000,
-        0x7f80_2000, 0x7fff_ffff, 0x0000_0001, 0x007f_ffff, 0x0080_0000, // f32 subnormals, min normal
-        0x3f80_8000, 0x3f81_8000, 0x3f80_8001, 0x3f80_7fff, // bf16 ties (even down, odd up), just past, just below
-        0x3f80_1000, 0x3f80_3000, 0x477f_f000, 0x477f_efff, 0x477f_e000, 0x3880_0000, 0x387f_ffff, 0x3300_0000,
-        0x3300_0001, 0x32ff_ffff, 0x3380_0000, // f16: ties, 65520 (overflow), min normal, half min subnormal
-        0x43e8_0000, 0x43e8_0001, 0x43e0_0000, 0x43f0_0000, 0x3c80_0000, 0x3c7f_ffff, 0x3a80_0000, 0x3a80_0001,
-        0x3b40_0000, // e4m3fn: 464 (tie to 448), 448, 480, min normal, half min subnormal, 1.5 min subnormal
-        0x4770_0000, 0x476f_ffff, 0x4760_0000, 0x3780_0000, 0x3780_0001, 0x3840_0000, // e5m2 thresholds
+      0x0000_0000,
+      0x8000_0000,
+      0x7f80_0000,
+      0xff80_0000,
+      0x7fc0_0000,
+      0xffc0_0000,
+      0x7f80_0001,
+      0x7fa0_0000,
+      0x7f80_2000,
+      0x7fff_ffff,
+      0x0000_0001,
+      0x007f_ffff,
+      0x0080_0000, // f32 subnormals, min normal
+      0x3f80_8000,
+      0x3f81_8000,
+      0x3f80_8001,
+      0x3f80_7fff, // bf16 ties (even down, odd up), just past, just below
+      0x3f80_1000,
+      0x3f80_3000,
+      0x477f_f000,
+      0x477f_efff,
+      0x477f_e000,
+      0x3880_0000,
+      0x387f_ffff,
+      0x3300_0000,
+      0x3300_0001,
+      0x32ff_ffff,
+      0x3380_0000, // f16: ties, 65520 (overflow), min normal, half min subnormal
+      0x43e8_0000,
+      0x43e8_0001,
+      0x43e0_0000,
+      0x43f0_0000,
+      0x3c80_0000,
+      0x3c7f_ffff,
+      0x3a80_0000,
+      0x3a80_0001,
+      0x3b40_0000, // e4m3fn: 464 (tie to 448), 448, 480, min normal, half min subnormal, 1.5 min
+      // subnormal
+      0x4770_0000,
+      0x476f_ffff,
+      0x4760_0000,
+      0x3780_0000,
+      0x3780_0001,
+      0x3840_0000, // e5m2 thresholds
     };
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment src = arena.allocate(8L * edges.length);
       for (int i = 0; i < edges.length; i++) {
         src.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, 2 * i, edges[i]);
-        src.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, 2 * i + 1, edges[i] ^ 0x8000_0000); // the other sign
+        src.setAtIndex(
+            ValueLayout.JAVA_INT_UNALIGNED, 2 * i + 1, edges[i] ^ 0x8000_0000); // the other sign
       }
       assertSameAsScalar(arena, src, DType.F32, 2 * edges.length, "named edges");
     }
   }
 
-  /** Runs of every length 0..3 vectors at odd offsets: the vector body plus the scalar tail, through Casts. */
+  /**
+   * Runs of every length 0..3 vectors at odd offsets: the vector body plus the scalar tail, through
+   * Casts.
+   */
   @Test
   void oddLengthsAndOffsetsMatchTheScalarKernel() {
     SplittableRandom rnd = new SplittableRandom(11);
@@ -121,32 +166,42 @@ class VectorCastsTest {
             got.fill((byte) 0x5a);
             want.fill((byte) 0x5a);
             Casts.convert(src, so, from, got, d0, to, count);
-            Casts.convertRunScalar(src, so, from.elementSize(), from, want, d0, to.elementSize(), to, count);
-            assertEquals(-1L, got.mismatch(want), from + " -> " + to + ", " + count + " element(s) at byte " + so);
+            Casts.convertRunScalar(
+                src, so, from.elementSize(), from, want, d0, to.elementSize(), to, count);
+            assertEquals(
+                -1L,
+                got.mismatch(want),
+                from + " -> " + to + ", " + count + " element(s) at byte " + so);
           }
         }
       }
     }
   }
 
-  /** f32 bits near where some target rounds: a random exponent around the targets' ranges, tie-ish low bits. */
+  /**
+   * f32 bits near where some target rounds: a random exponent around the targets' ranges, tie-ish
+   * low bits.
+   */
   private static int edge(SplittableRandom rnd) {
     int sign = rnd.nextBoolean() ? 0x8000_0000 : 0;
-    int exp = switch (rnd.nextInt(4)) {
-      case 0 -> rnd.nextInt(256); // anything, NaN and infinity included
-      case 1 -> 127 - 30 + rnd.nextInt(50); // the f16 / fp8 ranges, subnormals to overflow
-      case 2 -> rnd.nextBoolean() ? 0 : 255; // f32 subnormal or NaN / infinity
-      default -> 127 + 14 + rnd.nextInt(3); // around the f16 and e5m2 overflow
-    };
+    int exp =
+        switch (rnd.nextInt(4)) {
+          case 0 -> rnd.nextInt(256); // anything, NaN and infinity included
+          case 1 -> 127 - 30 + rnd.nextInt(50); // the f16 / fp8 ranges, subnormals to overflow
+          case 2 -> rnd.nextBoolean() ? 0 : 255; // f32 subnormal or NaN / infinity
+          default -> 127 + 14 + rnd.nextInt(3); // around the f16 and e5m2 overflow
+        };
     int mant = rnd.nextInt() & 0x7f_ffff;
-    // Put an exact tie (a 1 followed by zeros) at a rounding position of one of the targets, sometimes.
-    int pos = switch (rnd.nextInt(6)) {
-      case 0 -> 15; // bf16
-      case 1 -> 12 + rnd.nextInt(12); // f16 normal and subnormal
-      case 2 -> 19 + rnd.nextInt(4); // e4m3fn / e5m2 normal
-      case 3 -> rnd.nextInt(23); // anywhere
-      default -> -1;
-    };
+    // Put an exact tie (a 1 followed by zeros) at a rounding position of one of the targets,
+    // sometimes.
+    int pos =
+        switch (rnd.nextInt(6)) {
+          case 0 -> 15; // bf16
+          case 1 -> 12 + rnd.nextInt(12); // f16 normal and subnormal
+          case 2 -> 19 + rnd.nextInt(4); // e4m3fn / e5m2 normal
+          case 3 -> rnd.nextInt(23); // anywhere
+          default -> -1;
+        };
     if (pos >= 0) {
       mant = (mant & ~((2 << pos) - 1)) | (1 << pos);
       if (rnd.nextInt(4) == 0) {
@@ -157,19 +212,26 @@ class VectorCastsTest {
     return sign | (exp << 23) | mant;
   }
 
-  /** Converts {@code n} elements of {@code from} to every other type both ways and compares the bytes. */
-  private static void assertSameAsScalar(Arena arena, MemorySegment src, DType from, int n, String what) {
+  /**
+   * Converts {@code n} elements of {@code from} to every other type both ways and compares the
+   * bytes.
+   */
+  private static void assertSameAsScalar(
+      Arena arena, MemorySegment src, DType from, int n, String what) {
     for (DType to : TYPES) {
       if (to == from) {
         continue;
       }
       MemorySegment vec = arena.allocate((long) n * to.elementSize());
       MemorySegment ref = arena.allocate((long) n * to.elementSize());
-      // In blocks, as re-slice runs arrive: many calls get the loops compiled sooner than one long call.
+      // In blocks, as re-slice runs arrive: many calls get the loops compiled sooner than one long
+      // call.
       long done = 0;
       for (long at = 0; at < n; at += BLOCK) {
         long count = Math.min(BLOCK, n - at);
-        long did = VectorCasts.convert(src, at * from.elementSize(), from, vec, at * to.elementSize(), to, count);
+        long did =
+            VectorCasts.convert(
+                src, at * from.elementSize(), from, vec, at * to.elementSize(), to, count);
         done += did;
         if (did < count) {
           break;
@@ -179,14 +241,31 @@ class VectorCastsTest {
       Casts.convertRunScalar(src, 0, from.elementSize(), from, ref, 0, to.elementSize(), to, n);
       if (done < n) {
         // The tail is the caller's: compare the vector part only.
-        MemorySegment.copy(ref, done * to.elementSize(), vec, done * to.elementSize(), (n - done) * to.elementSize());
+        MemorySegment.copy(
+            ref,
+            done * to.elementSize(),
+            vec,
+            done * to.elementSize(),
+            (n - done) * to.elementSize());
       }
       long at = vec.mismatch(ref);
       if (at >= 0) {
         long i = at / to.elementSize();
         long in = bits(src, i, from);
-        fail(from + " -> " + to + " (" + what + "): element " + i + " input 0x" + Long.toHexString(in) + " vector 0x"
-            + Long.toHexString(bits(vec, i, to)) + " scalar 0x" + Long.toHexString(bits(ref, i, to)));
+        fail(
+            from
+                + " -> "
+                + to
+                + " ("
+                + what
+                + "): element "
+                + i
+                + " input 0x"
+                + Long.toHexString(in)
+                + " vector 0x"
+                + Long.toHexString(bits(vec, i, to))
+                + " scalar 0x"
+                + Long.toHexString(bits(ref, i, to)));
       }
     }
   }

@@ -4,7 +4,10 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.metadata.ForwardingMetadataStore;
 
-/** Test double around a real store that lets a test look at the world just before each heartbeat lands. */
+/**
+ * Test double around a real store that lets a test look at the world just before each heartbeat
+ * lands.
+ */
 final class ObservingStore extends ForwardingMetadataStore {
   interface HeartbeatObserver {
     void beforeHeartbeat(String identity, String workerId, SourceStatus status);

@@ -28,13 +28,19 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A publisher serving memory the caller allocated (and registered) through the transport, over the mem transport. */
+/**
+ * A publisher serving memory the caller allocated (and registered) through the transport, over the
+ * mem transport.
+ */
 class PublisherAllocatedBufferTest {
   private static final Settings NO_ENV = Settings.of(Map.of(), Map.of());
 
-  private final Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
-  private final Transport receiver = new MemTransportProvider().create(TransportConfig.of("receiver-0"));
-  private final MemoryMetadataStore store = new MemoryMetadataStore("publisher-alloc-" + UUID.randomUUID());
+  private final Transport trainer =
+      new MemTransportProvider().create(TransportConfig.of("trainer-0"));
+  private final Transport receiver =
+      new MemTransportProvider().create(TransportConfig.of("receiver-0"));
+  private final MemoryMetadataStore store =
+      new MemoryMetadataStore("publisher-alloc-" + UUID.randomUUID());
   private final Sha256TestDoubleDigestProvider digest = new Sha256TestDoubleDigestProvider();
 
   @AfterEach
@@ -60,26 +66,49 @@ class PublisherAllocatedBufferTest {
     for (int i = 0; i < 16; i++) {
       qkv.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, 10 + i);
     }
-    Publisher p = Publisher.builder(trainer, store).identity("model=tiny;role=trainer").workerId("w0")
-        .settings(NO_ENV).heartbeatInterval(Duration.ofHours(1))
-        .digestProviders(ProviderRegistry.of(DigestProvider.class, "digest", "mx.digest", "MX_DIGEST", NO_ENV,
-            List.<DigestProvider>of(digest)))
-        .buffer(qkv)
-        .alias("q", DType.F32, Shape.of(2, 4), new long[] {0, 0}, Shape.of(2, 4), qkv.segment(), 0)
-        .alias("k", DType.F32, Shape.of(1, 4), new long[] {0, 0}, Shape.of(1, 4), qkv.segment(), 32)
-        .start();
+    Publisher p =
+        Publisher.builder(trainer, store)
+            .identity("model=tiny;role=trainer")
+            .workerId("w0")
+            .settings(NO_ENV)
+            .heartbeatInterval(Duration.ofHours(1))
+            .digestProviders(
+                ProviderRegistry.of(
+                    DigestProvider.class,
+                    "digest",
+                    "mx.digest",
+                    "MX_DIGEST",
+                    NO_ENV,
+                    List.<DigestProvider>of(digest)))
+            .buffer(qkv)
+            .alias(
+                "q", DType.F32, Shape.of(2, 4), new long[] {0, 0}, Shape.of(2, 4), qkv.segment(), 0)
+            .alias(
+                "k",
+                DType.F32,
+                Shape.of(1, 4),
+                new long[] {0, 0},
+                Shape.of(1, 4),
+                qkv.segment(),
+                32)
+            .start();
     ShardTable t = p.table();
     PublishedShard k = t.tensors().get(1).shards().get(0);
     assertEquals(qkv.address() + 32, k.addr());
     assertEquals(digest.digest(qkv.segment().asSlice(32, 16)), k.digest());
-    assertArrayEquals(qkv.segment().asSlice(32, 16).toArray(ValueLayout.JAVA_BYTE), readRemote(t, k.addr(), 16));
+    assertArrayEquals(
+        qkv.segment().asSlice(32, 16).toArray(ValueLayout.JAVA_BYTE), readRemote(t, k.addr(), 16));
 
     p.close();
-    // The publisher did not own the registration: the memory is still served until its owner closes it.
-    assertArrayEquals(qkv.segment().asSlice(0, 16).toArray(ValueLayout.JAVA_BYTE), readRemote(t, qkv.address(), 16),
+    // The publisher did not own the registration: the memory is still served until its owner closes
+    // it.
+    assertArrayEquals(
+        qkv.segment().asSlice(0, 16).toArray(ValueLayout.JAVA_BYTE),
+        readRemote(t, qkv.address(), 16),
         "closing the publisher must not deregister memory it was handed already registered");
     qkv.close();
-    TransportException gone = assertThrows(TransportException.class, () -> readRemote(t, qkv.address(), 16));
+    TransportException gone =
+        assertThrows(TransportException.class, () -> readRemote(t, qkv.address(), 16));
     assertTrue(gone.getMessage().contains("outside every region"), gone.getMessage());
   }
 
@@ -87,9 +116,17 @@ class PublisherAllocatedBufferTest {
   void aliasesOutsideEveryBufferAreStillRefused() {
     MemoryRegistration small = trainer.allocate(16);
     MemorySegment other = trainer.allocate(16).segment();
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
-        Publisher.builder(trainer, store).identity("x").settings(NO_ENV).digests(false).buffer(small)
-            .alias("w", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), other, 0).start());
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                Publisher.builder(trainer, store)
+                    .identity("x")
+                    .settings(NO_ENV)
+                    .digests(false)
+                    .buffer(small)
+                    .alias("w", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), other, 0)
+                    .start());
     assertTrue(e.getMessage().contains("alias 'w'"), e.getMessage());
   }
 }

@@ -8,8 +8,9 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * Test double of the shard digest (the real one comes from mx-digest): the first 128 bits of SHA-256 over
- * the bytes, as 32 lowercase hex characters. Counts its calls so tests can see digests being recomputed.
+ * Test double of the shard digest (the real one comes from mx-digest): the first 128 bits of
+ * SHA-256 over the bytes, as 32 lowercase hex characters. Counts its calls so tests can see digests
+ * being recomputed.
  */
 final class Sha256TestDoubleDigestProvider extends DigestProvider {
   int calls;
@@ -28,7 +29,8 @@ final class Sha256TestDoubleDigestProvider extends DigestProvider {
   public String digest(MemorySegment bytes) {
     calls++;
     try {
-      byte[] sha = MessageDigest.getInstance("SHA-256").digest(bytes.toArray(ValueLayout.JAVA_BYTE));
+      byte[] sha =
+          MessageDigest.getInstance("SHA-256").digest(bytes.toArray(ValueLayout.JAVA_BYTE));
       return HexFormat.of().formatHex(sha, 0, 16);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);

@@ -40,8 +40,15 @@ class ReslicerTest {
       MemorySegment param = arena.allocate(4L * 8);
       AsStrided src = AsStrided.replay(Shape.of(4, 4), List.of(OpSpec.narrow(1, 0, 2)), "w");
       assertEquals(new AsStrided(0, new long[] {4, 2}, new long[] {4, 1}), src);
-      ViewCopy c = ViewCopy.compile("test", staging, DType.F32, src, param, DType.F32,
-          new AsStrided(0, new long[] {4, 2}, new long[] {2, 1}));
+      ViewCopy c =
+          ViewCopy.compile(
+              "test",
+              staging,
+              DType.F32,
+              src,
+              param,
+              DType.F32,
+              new AsStrided(0, new long[] {4, 2}, new long[] {2, 1}));
       assertEquals(4, c.runCount());
       assertEquals(2, c.runLength());
       c.run();
@@ -54,9 +61,12 @@ class ReslicerTest {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment staging = floats(arena, 2 * 3 * 4, 0); // 2x3x4
       // permute(2, 0, 1) -> shape (4, 2, 3), written into a contiguous destination.
-      AsStrided src = AsStrided.replay(Shape.of(2, 3, 4), List.of(OpSpec.of("permute", 2L, 0L, 1L)), "w");
+      AsStrided src =
+          AsStrided.replay(Shape.of(2, 3, 4), List.of(OpSpec.of("permute", 2L, 0L, 1L)), "w");
       MemorySegment dst = arena.allocate(4L * 24);
-      ViewCopy.compile("t", staging, DType.F32, src, dst, DType.F32, AsStrided.contiguous(Shape.of(4, 2, 3))).run();
+      ViewCopy.compile(
+              "t", staging, DType.F32, src, dst, DType.F32, AsStrided.contiguous(Shape.of(4, 2, 3)))
+          .run();
       float[] got = read(dst);
       int k = 0;
       for (int c = 0; c < 4; c++) {
@@ -67,8 +77,15 @@ class ReslicerTest {
         }
       }
       // A whole contiguous copy coalesces to one run.
-      ViewCopy whole = ViewCopy.compile("w", staging, DType.F32, AsStrided.contiguous(Shape.of(2, 3, 4)), dst,
-          DType.F32, AsStrided.contiguous(Shape.of(2, 3, 4)));
+      ViewCopy whole =
+          ViewCopy.compile(
+              "w",
+              staging,
+              DType.F32,
+              AsStrided.contiguous(Shape.of(2, 3, 4)),
+              dst,
+              DType.F32,
+              AsStrided.contiguous(Shape.of(2, 3, 4)));
       assertEquals(1, whole.runCount());
       assertEquals(24, whole.runLength());
     }
@@ -83,8 +100,11 @@ class ReslicerTest {
       }
       MemorySegment dst = arena.allocate(4L * 4);
       // Column 1 of a 4x2 bf16 source into a contiguous f32 vector.
-      AsStrided src = AsStrided.replay(Shape.of(4, 2), List.of(OpSpec.of("t"), OpSpec.of("getitem", 1L)), "w");
-      ViewCopy.compile("c", staging, DType.BF16, src, dst, DType.F32, AsStrided.contiguous(Shape.of(4))).run();
+      AsStrided src =
+          AsStrided.replay(Shape.of(4, 2), List.of(OpSpec.of("t"), OpSpec.of("getitem", 1L)), "w");
+      ViewCopy.compile(
+              "c", staging, DType.BF16, src, dst, DType.F32, AsStrided.contiguous(Shape.of(4)))
+          .run();
       assertArrayEquals(new float[] {1.5f, 3.5f, 5.5f, 7.5f}, read(dst));
     }
   }
@@ -93,11 +113,31 @@ class ReslicerTest {
   void compileRejectsShapeMismatchAndViewsOutsideTheBuffer() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment a = arena.allocate(64);
-      IllegalArgumentException shape = assertThrows(IllegalArgumentException.class, () -> ViewCopy.compile("copy X",
-          a, DType.F32, AsStrided.contiguous(Shape.of(4)), a, DType.F32, AsStrided.contiguous(Shape.of(2, 2))));
+      IllegalArgumentException shape =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  ViewCopy.compile(
+                      "copy X",
+                      a,
+                      DType.F32,
+                      AsStrided.contiguous(Shape.of(4)),
+                      a,
+                      DType.F32,
+                      AsStrided.contiguous(Shape.of(2, 2))));
       assertTrue(shape.getMessage().startsWith("copy X"), shape.getMessage());
-      IllegalArgumentException outside = assertThrows(IllegalArgumentException.class, () -> ViewCopy.compile("copy Y",
-          a, DType.F32, AsStrided.contiguous(Shape.of(4)), a, DType.F32, new AsStrided(14, new long[] {4}, new long[] {1})));
+      IllegalArgumentException outside =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  ViewCopy.compile(
+                      "copy Y",
+                      a,
+                      DType.F32,
+                      AsStrided.contiguous(Shape.of(4)),
+                      a,
+                      DType.F32,
+                      new AsStrided(14, new long[] {4}, new long[] {1})));
       assertTrue(outside.getMessage().contains("destination"), outside.getMessage());
     }
   }
@@ -120,8 +160,15 @@ class ReslicerTest {
     }
   }
 
-  private static ViewCopy copyInto(MemorySegment src, MemorySegment dst, long offset, long[] shape, long[] strides) {
-    return ViewCopy.compile("c", src, DType.F32, new AsStrided(0, shape, rowMajor(shape)), dst, DType.F32,
+  private static ViewCopy copyInto(
+      MemorySegment src, MemorySegment dst, long offset, long[] shape, long[] strides) {
+    return ViewCopy.compile(
+        "c",
+        src,
+        DType.F32,
+        new AsStrided(0, shape, rowMajor(shape)),
+        dst,
+        DType.F32,
         new AsStrided(offset, shape, strides));
   }
 
@@ -135,11 +182,24 @@ class ReslicerTest {
       MemorySegment first = floats(arena, 4, 1);
       MemorySegment second = floats(arena, 4, 10);
       MemorySegment dst = arena.allocate(4L * 4);
-      List<ViewCopy> copies = List.of(
-          ViewCopy.compile("a", first, DType.F32, AsStrided.contiguous(Shape.of(4)), dst, DType.F32,
-              AsStrided.contiguous(Shape.of(4))),
-          ViewCopy.compile("b", second, DType.F32, AsStrided.contiguous(Shape.of(2)), dst, DType.F32,
-              new AsStrided(1, new long[] {2}, new long[] {1})));
+      List<ViewCopy> copies =
+          List.of(
+              ViewCopy.compile(
+                  "a",
+                  first,
+                  DType.F32,
+                  AsStrided.contiguous(Shape.of(4)),
+                  dst,
+                  DType.F32,
+                  AsStrided.contiguous(Shape.of(4))),
+              ViewCopy.compile(
+                  "b",
+                  second,
+                  DType.F32,
+                  AsStrided.contiguous(Shape.of(2)),
+                  dst,
+                  DType.F32,
+                  new AsStrided(1, new long[] {2}, new long[] {1})));
       assertFalse(Reslicer.destinationsDisjoint(copies));
       Reslicer.runSequential(copies);
       assertArrayEquals(new float[] {1, 10, 11, 4}, read(dst));
@@ -159,8 +219,15 @@ class ReslicerTest {
       for (int half = 0; half < 2; half++) {
         long start = half == 0 ? 0 : cols / 2;
         AsStrided view = new AsStrided(start, new long[] {rows, cols / 2}, new long[] {cols, 1});
-        copies.add(ViewCopy.compile("half", src, DType.F32, view, half == 0 ? a : b, DType.F32,
-            AsStrided.contiguous(Shape.of(rows, cols / 2))));
+        copies.add(
+            ViewCopy.compile(
+                "half",
+                src,
+                DType.F32,
+                view,
+                half == 0 ? a : b,
+                DType.F32,
+                AsStrided.contiguous(Shape.of(rows, cols / 2))));
       }
       assertTrue(Reslicer.destinationsDisjoint(copies));
       Reslicer.runBatched(copies, pool, 3);

@@ -13,13 +13,15 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Random view-to-view copies (ranks 1 to 4, narrowed and permuted sources, strided destinations, same
- * type and casts) against a naive element-by-element gather through {@link Casts#convertBits}, run whole
- * and in random run ranges. Sizes are drawn so that rows of equally spaced runs reach the four-stream copy
- * (runs of 256 bytes and more, tails not a multiple of 64) and single long runs split into quarters.
+ * Random view-to-view copies (ranks 1 to 4, narrowed and permuted sources, strided destinations,
+ * same type and casts) against a naive element-by-element gather through {@link Casts#convertBits},
+ * run whole and in random run ranges. Sizes are drawn so that rows of equally spaced runs reach the
+ * four-stream copy (runs of 256 bytes and more, tails not a multiple of 64) and single long runs
+ * split into quarters.
  */
 class ViewCopyPropertyTest {
-  private static final List<DType> TYPES = List.of(DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F64);
+  private static final List<DType> TYPES =
+      List.of(DType.F32, DType.BF16, DType.F16, DType.F8_E4M3FN, DType.F64);
 
   @Test
   void randomViewCopiesMatchANaiveGather() {
@@ -33,17 +35,40 @@ class ViewCopyPropertyTest {
     }
   }
 
-  /** One long contiguous run (split into four quarter streams) and one row of many runs, fixed sizes. */
+  /**
+   * One long contiguous run (split into four quarter streams) and one row of many runs, fixed
+   * sizes.
+   */
   @Test
   void longRunsAndRowsOfRunsMatchANaiveGather() {
     try (Arena arena = Arena.ofConfined()) {
       SplittableRandom rnd = new SplittableRandom(5);
       // 300,001 f32: a single run of 1.2 MB, not a multiple of four quarters of 64 bytes.
-      checkCopy(arena, rnd, DType.F32, DType.F32, new long[] {300_001}, new long[] {1}, 0, 300_001,
-          new long[] {1}, 0, "single long run");
+      checkCopy(
+          arena,
+          rnd,
+          DType.F32,
+          DType.F32,
+          new long[] {300_001},
+          new long[] {1},
+          0,
+          300_001,
+          new long[] {1},
+          0,
+          "single long run");
       // 37 rows, narrow to 333 of 700 bf16 columns (666-byte runs), destination rows padded to 340.
-      checkCopy(arena, rnd, DType.BF16, DType.BF16, new long[] {37, 333}, new long[] {700, 1}, 5, 37 * 700,
-          new long[] {340, 1}, 3, "row of runs");
+      checkCopy(
+          arena,
+          rnd,
+          DType.BF16,
+          DType.BF16,
+          new long[] {37, 333},
+          new long[] {700, 1},
+          5,
+          37 * 700,
+          new long[] {340, 1},
+          3,
+          "row of runs");
     }
   }
 
@@ -52,7 +77,12 @@ class ViewCopyPropertyTest {
     long[] shape = new long[rank];
     long budget = 1 + rnd.nextInt(1 << 16); // elements
     for (int d = rank - 1; d >= 0; d--) {
-      long max = Math.max(1, d == rank - 1 ? Math.min(budget, 1 + rnd.nextInt(600)) : Math.min(budget, 1 + rnd.nextInt(9)));
+      long max =
+          Math.max(
+              1,
+              d == rank - 1
+                  ? Math.min(budget, 1 + rnd.nextInt(600))
+                  : Math.min(budget, 1 + rnd.nextInt(9)));
       shape[d] = rnd.nextInt(8) == 0 ? 1 : 1 + rnd.nextLong(max);
       budget = Math.max(1, budget / shape[d]);
     }
@@ -85,12 +115,32 @@ class ViewCopyPropertyTest {
     long dstOffset = rnd.nextInt(3);
     DType from = TYPES.get(rnd.nextInt(TYPES.size()));
     DType to = rnd.nextBoolean() ? from : TYPES.get(rnd.nextInt(TYPES.size()));
-    checkCopy(arena, rnd, from, to, viewShape, srcStrides, srcOffset, srcElements, dstStrides, dstOffset,
+    checkCopy(
+        arena,
+        rnd,
+        from,
+        to,
+        viewShape,
+        srcStrides,
+        srcOffset,
+        srcElements,
+        dstStrides,
+        dstOffset,
         what + " " + from + "->" + to + " shape " + java.util.Arrays.toString(viewShape));
   }
 
-  private static void checkCopy(Arena arena, SplittableRandom rnd, DType from, DType to, long[] shape, long[] srcStrides,
-      long srcOffset, long srcElements, long[] dstStrides, long dstOffset, String what) {
+  private static void checkCopy(
+      Arena arena,
+      SplittableRandom rnd,
+      DType from,
+      DType to,
+      long[] shape,
+      long[] srcStrides,
+      long srcOffset,
+      long srcElements,
+      long[] dstStrides,
+      long dstOffset,
+      String what) {
     MemorySegment src = arena.allocate((srcElements * from.elementSize() + 16) & -8, 64);
     for (long b = 0; b + 8 <= src.byteSize(); b += 8) {
       src.set(ValueLayout.JAVA_LONG_UNALIGNED, b, rnd.nextLong());
@@ -116,11 +166,15 @@ class ViewCopyPropertyTest {
     }
     gather(src, from, srcView, want, to, dstView);
     long at = got.mismatch(want);
-    assertEquals(-1L, at, what + ": first differing byte " + at + " (" + runs + " runs of " + copy.runLength() + ")");
+    assertEquals(
+        -1L,
+        at,
+        what + ": first differing byte " + at + " (" + runs + " runs of " + copy.runLength() + ")");
   }
 
   /** The reference: every element by its multi-index, one scalar conversion each. */
-  private static void gather(MemorySegment src, DType from, AsStrided sv, MemorySegment dst, DType to, AsStrided dv) {
+  private static void gather(
+      MemorySegment src, DType from, AsStrided sv, MemorySegment dst, DType to, AsStrided dv) {
     long n = sv.numel();
     int rank = sv.rank();
     long[] idx = new long[rank];

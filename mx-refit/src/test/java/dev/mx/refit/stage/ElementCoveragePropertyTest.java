@@ -26,10 +26,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * Property test of the element coverage gate: random plans mixing exact segments, full-pull copies and
- * staged-shard copies (row blocks and strided column blocks), with declared padding, always pass when every
- * element is written once, and are always rejected when one random element is dropped or doubled — naming
- * that parameter. The seed is printed on failure.
+ * Property test of the element coverage gate: random plans mixing exact segments, full-pull copies
+ * and staged-shard copies (row blocks and strided column blocks), with declared padding, always
+ * pass when every element is written once, and are always rejected when one random element is
+ * dropped or doubled — naming that parameter. The seed is printed on failure.
  */
 class ElementCoveragePropertyTest {
   private static final int EL = 4;
@@ -37,7 +37,11 @@ class ElementCoveragePropertyTest {
   /** A generated plan; {@code param}/{@code element} say where the mutation (if any) went. */
   record Generated(Capture capture, TransferPlan plan, String param, long element) {}
 
-  enum Mutation { NONE, DROP, DOUBLE }
+  enum Mutation {
+    NONE,
+    DROP,
+    DOUBLE
+  }
 
   static Generated generate(Random rnd, Mutation mutation) {
     Map<String, ParamSpec> layout = new LinkedHashMap<>();
@@ -79,7 +83,8 @@ class ElementCoveragePropertyTest {
         lo[axis] = blocks.get(b)[0];
         size[axis] = blocks.get(b)[1];
         Box box = new Box(lo, add(lo, size));
-        boolean holdsVictim = e >= 0 && mutation == Mutation.DROP && contains(box, unravel(e, dims));
+        boolean holdsVictim =
+            e >= 0 && mutation == Mutation.DROP && contains(box, unravel(e, dims));
         if (!holdsVictim && b == blocks.size() - 1 && blocks.size() > 1 && rnd.nextInt(4) == 0) {
           padding.computeIfAbsent(name, k -> new ArrayList<>()).add(box);
           continue;
@@ -100,16 +105,35 @@ class ElementCoveragePropertyTest {
             }
           }
         } else {
-          RecordedCopy c = new RecordedCopy("src-" + name + "-" + b, List.of(), name, offset, Shape.of(size), strides,
-              DType.F32);
+          RecordedCopy c =
+              new RecordedCopy(
+                  "src-" + name + "-" + b,
+                  List.of(),
+                  name,
+                  offset,
+                  Shape.of(size),
+                  strides,
+                  DType.F32);
           long bytes = Shape.of(size).numel() * EL;
           if (kind == 1) {
-            full.add(new FullPullSource(c.srcName(), Shape.of(size), DType.F32, EL,
-                List.of(new PullSegment("s", 1 << 20, c.srcName(), 0, bytes)), List.of(c)));
+            full.add(
+                new FullPullSource(
+                    c.srcName(),
+                    Shape.of(size),
+                    DType.F32,
+                    EL,
+                    List.of(new PullSegment("s", 1 << 20, c.srcName(), 0, bytes)),
+                    List.of(c)));
           } else {
             Shard sh = new Shard(new long[rank], Shape.of(size), "s", 1 << 20, EL, "d");
-            staged.add(new StagedShard(c.srcName(), 0, sh, DType.F32,
-                new PullSegment("s", 1 << 20, "stage-" + c.srcName(), 0, bytes), List.of(c)));
+            staged.add(
+                new StagedShard(
+                    c.srcName(),
+                    0,
+                    sh,
+                    DType.F32,
+                    new PullSegment("s", 1 << 20, "stage-" + c.srcName(), 0, bytes),
+                    List.of(c)));
           }
         }
       }
@@ -120,8 +144,9 @@ class ElementCoveragePropertyTest {
     // Shuffle the exact segments: the gate must not depend on plan order.
     java.util.Collections.shuffle(exact, rnd);
     Capture capture = new Capture(CaptureResult.of(List.of()), layout, padding);
-    TransferPlan plan = new TransferPlan(exact, List.of(), List.of(), full, List.of(), exact.size(), 0, Map.of(),
-        staged);
+    TransferPlan plan =
+        new TransferPlan(
+            exact, List.of(), List.of(), full, List.of(), exact.size(), 0, Map.of(), staged);
     return new Generated(capture, plan, victimParam, victim);
   }
 
@@ -133,17 +158,33 @@ class ElementCoveragePropertyTest {
     for (int i = 0; i < 3000; i++) {
       Mutation m = Mutation.values()[i % 3];
       Generated g = generate(rnd, m);
-      String where = "seed " + seed + " iteration " + i + " " + m + " " + g.param() + "[" + g.element() + "] plan "
-          + g.plan();
+      String where =
+          "seed "
+              + seed
+              + " iteration "
+              + i
+              + " "
+              + m
+              + " "
+              + g.param()
+              + "["
+              + g.element()
+              + "] plan "
+              + g.plan();
       if (m == Mutation.NONE) {
         assertDoesNotThrow(() -> ElementCoverage.check(g.capture(), Map.of(), g.plan()), where);
       } else {
-        IncompleteRefitException e = assertThrows(IncompleteRefitException.class,
-            () -> ElementCoverage.check(g.capture(), Map.of(), g.plan()), where);
+        IncompleteRefitException e =
+            assertThrows(
+                IncompleteRefitException.class,
+                () -> ElementCoverage.check(g.capture(), Map.of(), g.plan()),
+                where);
         assertEquals(List.of(g.param()), e.missing(), where + ": " + e.getMessage());
-        assertTrue(e.getMessage().contains(m == Mutation.DROP ? "never written" : "written 2 times"),
+        assertTrue(
+            e.getMessage().contains(m == Mutation.DROP ? "never written" : "written 2 times"),
             where + ": " + e.getMessage());
-        assertTrue(e.getMessage().contains("[" + g.element() + ", "), where + ": " + e.getMessage());
+        assertTrue(
+            e.getMessage().contains("[" + g.element() + ", "), where + ": " + e.getMessage());
         rejected++;
       }
     }
@@ -153,13 +194,25 @@ class ElementCoveragePropertyTest {
   @Test
   void aStagingBufferWithAMissingShardIsRejectedEvenWhenItsCopiesCoverTheParameter() {
     RecordedCopy c = RecordedCopy.contiguous("w", List.of(), "p", 0, Shape.of(4), DType.F32);
-    FullPullSource f = new FullPullSource("w", Shape.of(4), DType.F32, EL,
-        List.of(new PullSegment("s", 1 << 20, "w", 0, 2 * EL)), List.of(c)); // half of the source never read
-    Capture capture = new Capture(CaptureResult.of(List.of(c)), Map.of("p", new ParamSpec(Shape.of(4), DType.F32)));
-    TransferPlan plan = new TransferPlan(List.of(), List.of(), List.of(), List.of(f), List.of(), 1, 16, Map.of());
-    IncompleteRefitException e = assertThrows(IncompleteRefitException.class,
-        () -> ElementCoverage.check(capture, Map.of(), plan));
-    assertTrue(e.getMessage().contains("full-pull staging of 'w': bytes [8, 16) is never written"), e.getMessage());
+    FullPullSource f =
+        new FullPullSource(
+            "w",
+            Shape.of(4),
+            DType.F32,
+            EL,
+            List.of(new PullSegment("s", 1 << 20, "w", 0, 2 * EL)),
+            List.of(c)); // half of the source never read
+    Capture capture =
+        new Capture(
+            CaptureResult.of(List.of(c)), Map.of("p", new ParamSpec(Shape.of(4), DType.F32)));
+    TransferPlan plan =
+        new TransferPlan(List.of(), List.of(), List.of(), List.of(f), List.of(), 1, 16, Map.of());
+    IncompleteRefitException e =
+        assertThrows(
+            IncompleteRefitException.class, () -> ElementCoverage.check(capture, Map.of(), plan));
+    assertTrue(
+        e.getMessage().contains("full-pull staging of 'w': bytes [8, 16) is never written"),
+        e.getMessage());
   }
 
   private static void add(List<PullSegment> out, String param, long element, long count) {

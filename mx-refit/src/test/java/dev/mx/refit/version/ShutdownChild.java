@@ -12,22 +12,29 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The child JVM of {@link PublisherShutdownTest}: a one-rank trainer over a {@code file:} store that publishes
- * steps 0 and 1 (so it holds a slot in each), prints {@code PUBLISHED}, and waits to be signalled.
- * Arguments: store dir, model.
+ * The child JVM of {@link PublisherShutdownTest}: a one-rank trainer over a {@code file:} store
+ * that publishes steps 0 and 1 (so it holds a slot in each), prints {@code PUBLISHED}, and waits to
+ * be signalled. Arguments: store dir, model.
  */
 public final class ShutdownChild {
   private ShutdownChild() {}
 
   public static void main(String[] args) throws Exception {
     FileMetadataStore store = new FileMetadataStore(Path.of(args[0]));
-    Transport transport = new MemTransportProvider().create(TransportConfig.of("child-" + ProcessHandle.current().pid()));
+    Transport transport =
+        new MemTransportProvider()
+            .create(TransportConfig.of("child-" + ProcessHandle.current().pid()));
     Arena arena = Arena.global(); // lives until the test signals this process
     MemorySegment[] sets = {arena.allocate(64, 64), arena.allocate(64, 64)};
-    VersionedPublisher.Builder b = VersionedPublisher.builder(transport, store).model(args[1]).slot("0")
-        .expectedSlots(List.of("0")).workerId("child-trainer");
+    VersionedPublisher.Builder b =
+        VersionedPublisher.builder(transport, store)
+            .model(args[1])
+            .slot("0")
+            .expectedSlots(List.of("0"))
+            .workerId("child-trainer");
     for (MemorySegment s : sets) {
-      b.bufferSet(p -> p.tensor("w", DType.F32, Shape.of(4, 4), new long[] {0, 0}, Shape.of(4, 4), s));
+      b.bufferSet(
+          p -> p.tensor("w", DType.F32, Shape.of(4, 4), new long[] {0, 0}, Shape.of(4, 4), s));
     }
     VersionedPublisher publisher = b.start();
     publisher.publish(0, set -> sets[set].fill((byte) 1));

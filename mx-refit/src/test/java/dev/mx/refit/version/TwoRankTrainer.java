@@ -17,9 +17,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A real two-rank trainer for tests: tensor {@code w} (4x4 f32) split by rows over ranks 0 and 1, each rank
- * a {@link VersionedPublisher} over its own {@code mem} transport with two buffer sets in native memory.
- * Step {@code s} writes {@code w[i] = 100 s + i}.
+ * A real two-rank trainer for tests: tensor {@code w} (4x4 f32) split by rows over ranks 0 and 1,
+ * each rank a {@link VersionedPublisher} over its own {@code mem} transport with two buffer sets in
+ * native memory. Step {@code s} writes {@code w[i] = 100 s + i}.
  */
 final class TwoRankTrainer implements AutoCloseable {
   static final Shape GLOBAL = Shape.of(4, 4);
@@ -30,7 +30,11 @@ final class TwoRankTrainer implements AutoCloseable {
   final List<VersionedPublisher> ranks = new ArrayList<>();
   final MemorySegment[][] sets = new MemorySegment[2][2];
 
-  TwoRankTrainer(MetadataStore store, String model, Duration leaseWait, Consumer<VersionedPublisher.Builder> more) {
+  TwoRankTrainer(
+      MetadataStore store,
+      String model,
+      Duration leaseWait,
+      Consumer<VersionedPublisher.Builder> more) {
     for (int r = 0; r < 2; r++) {
       Transport t = new MemTransportProvider().create(TransportConfig.of(model + "-trainer-" + r));
       transports.add(t);
@@ -38,13 +42,21 @@ final class TwoRankTrainer implements AutoCloseable {
       for (int k = 0; k < 2; k++) {
         sets[r][k] = arena.allocate(8 * 4, 64);
       }
-      VersionedPublisher.Builder b = VersionedPublisher.builder(t, store).model(model).slot(Integer.toString(r))
-          .expectedSlots(SLOTS).workerId("trainer-" + r).rank(r).leaseWait(leaseWait)
-          .pollInterval(Duration.ofMillis(20)).shutdownHook(false)
-          .configure(p -> p.heartbeatInterval(Duration.ofSeconds(30)));
+      VersionedPublisher.Builder b =
+          VersionedPublisher.builder(t, store)
+              .model(model)
+              .slot(Integer.toString(r))
+              .expectedSlots(SLOTS)
+              .workerId("trainer-" + r)
+              .rank(r)
+              .leaseWait(leaseWait)
+              .pollInterval(Duration.ofMillis(20))
+              .shutdownHook(false)
+              .configure(p -> p.heartbeatInterval(Duration.ofSeconds(30)));
       for (int k = 0; k < 2; k++) {
         MemorySegment seg = sets[r][k];
-        b.bufferSet(p -> p.tensor("w", DType.F32, GLOBAL, new long[] {2L * rank, 0}, Shape.of(2, 4), seg));
+        b.bufferSet(
+            p -> p.tensor("w", DType.F32, GLOBAL, new long[] {2L * rank, 0}, Shape.of(2, 4), seg));
       }
       more.accept(b);
       ranks.add(b.start());
@@ -58,12 +70,16 @@ final class TwoRankTrainer implements AutoCloseable {
 
   /** Rank {@code r} publishes step {@code s}. */
   WeightVersion publish(int r, long step) {
-    return ranks.get(r).publish(step, set -> {
-      MemorySegment seg = sets[r][set];
-      for (int j = 0; j < 8; j++) {
-        seg.setAtIndex(ValueLayout.JAVA_FLOAT, j, value(step, 8 * r + j));
-      }
-    });
+    return ranks
+        .get(r)
+        .publish(
+            step,
+            set -> {
+              MemorySegment seg = sets[r][set];
+              for (int j = 0; j < 8; j++) {
+                seg.setAtIndex(ValueLayout.JAVA_FLOAT, j, value(step, 8 * r + j));
+              }
+            });
   }
 
   /** Both ranks publish step {@code s}; returns what the last one saw. */

@@ -40,14 +40,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Both sides of the version protocol in one JVM over real parts: {@code mem} transports between native
- * buffers, a real receiver with the real planner and digests, real {@code memory:} and {@code file:} stores.
+ * Both sides of the version protocol in one JVM over real parts: {@code mem} transports between
+ * native buffers, a real receiver with the real planner and digests, real {@code memory:} and
+ * {@code file:} stores.
  */
 class VersionProtocolTest {
   private static final Duration WAIT = Duration.ofSeconds(20);
   private final String model = "model=versions-" + UUID.randomUUID();
-  private final Transport receiverTransport = new MemTransportProvider().create(TransportConfig.of("recv-" + model));
-  private final LiveWeights live = new LiveWeights(Map.of("p", new ParamSpec(TwoRankTrainer.GLOBAL, DType.F32)));
+  private final Transport receiverTransport =
+      new MemTransportProvider().create(TransportConfig.of("recv-" + model));
+  private final LiveWeights live =
+      new LiveWeights(Map.of("p", new ParamSpec(TwoRankTrainer.GLOBAL, DType.F32)));
   @TempDir Path dir;
   private MetadataStore store;
 
@@ -61,16 +64,32 @@ class VersionProtocolTest {
   }
 
   private VersionFollower follower(String holder) {
-    RecordedCopy whole = new RecordedCopy("w", List.of(), "p", 0, TwoRankTrainer.GLOBAL, new long[] {4, 1}, DType.F32);
-    Capture capture = new Capture(CaptureResult.of(List.of(whole)),
-        Map.of("p", new ParamSpec(TwoRankTrainer.GLOBAL, DType.F32)));
-    return VersionFollower.builder(store, model).holder(holder).leaseTtl(Duration.ofSeconds(5))
-        .pollInterval(Duration.ofMillis(20)).installer(live)
-        .receivers((discovery, installer) -> Receiver.builder()
-            .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS).withTimeout(Duration.ofSeconds(10)))
-            .settings(Settings.of(Map.of(), Map.of()))
-            .transport(receiverTransport).discovery(discovery).geometry(m -> capture).installer(installer)
-            .rediscoverEachStep(true).build())
+    RecordedCopy whole =
+        new RecordedCopy(
+            "w", List.of(), "p", 0, TwoRankTrainer.GLOBAL, new long[] {4, 1}, DType.F32);
+    Capture capture =
+        new Capture(
+            CaptureResult.of(List.of(whole)),
+            Map.of("p", new ParamSpec(TwoRankTrainer.GLOBAL, DType.F32)));
+    return VersionFollower.builder(store, model)
+        .holder(holder)
+        .leaseTtl(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(20))
+        .installer(live)
+        .receivers(
+            (discovery, installer) ->
+                Receiver.builder()
+                    .config(
+                        ReceiverConfig.defaults()
+                            .withVerify(VerifyMode.WHOLE_SHARDS)
+                            .withTimeout(Duration.ofSeconds(10)))
+                    .settings(Settings.of(Map.of(), Map.of()))
+                    .transport(receiverTransport)
+                    .discovery(discovery)
+                    .geometry(m -> capture)
+                    .installer(installer)
+                    .rediscoverEachStep(true)
+                    .build())
         .build();
   }
 
@@ -96,24 +115,39 @@ class VersionProtocolTest {
         WeightVersion first = trainer.publish(0, step);
         assertEquals(WeightVersionState.STAGING, first.state(), "one of two slots landed");
         WeightVersion last = trainer.publish(1, step);
-        assertEquals(WeightVersionState.READY, last.state(), "the second slot makes step " + step + " READY");
+        assertEquals(
+            WeightVersionState.READY,
+            last.state(),
+            "the second slot makes step " + step + " READY");
         VersionFollower.Followed f = follower.next(WAIT);
         assertEquals(step, f.step(), "steps arrive in order");
         assertEquals("step-" + step, f.version().id());
         assertEquals(step, f.metrics().get("step"));
         assertArrayEquals(expected(step), installed(), "installed values of step " + step);
         assertEquals(step, follower.lastStep());
-        assertEquals(List.of(), versions.leases(model, "step-" + step), "the lease is dropped after install");
-        assertEquals(Math.min(step + 1, 2), follower.receiverCount(), "one prepared receiver per buffer set");
+        assertEquals(
+            List.of(),
+            versions.leases(model, "step-" + step),
+            "the lease is dropped after install");
+        assertEquals(
+            Math.min(step + 1, 2),
+            follower.receiverCount(),
+            "one prepared receiver per buffer set");
         int set = (int) (step % 2);
         assertEquals("step-" + step, trainer.ranks.get(0).heldVersions().get(set));
         if (step >= 2) {
-          assertEquals(Optional.empty(), versions.version(model, "step-" + (step - 2)),
+          assertEquals(
+              Optional.empty(),
+              versions.version(model, "step-" + (step - 2)),
               "both ranks reclaimed step " + (step - 2) + " before overwriting its buffer set");
         }
       }
-      assertEquals(List.of("step-3", "step-4"), versions.versions(model).stream().map(WeightVersion::id).toList());
-      assertEquals(WeightVersionState.READY, versions.version(model, "step-3").orElseThrow().state(),
+      assertEquals(
+          List.of("step-3", "step-4"),
+          versions.versions(model).stream().map(WeightVersion::id).toList());
+      assertEquals(
+          WeightVersionState.READY,
+          versions.version(model, "step-3").orElseThrow().state(),
           "a superseded version is released only when its buffer set is needed again");
     }
   }
@@ -122,23 +156,35 @@ class VersionProtocolTest {
   void whenTheOtherBufferSetStaysLeasedPublishFailsNamingTheHoldersAndAnExpiredLeaseFreesIt() {
     store = new MemoryMetadataStore(model);
     WeightVersionStore versions = store.versions();
-    try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, Duration.ofMillis(300), b -> {})) {
+    try (TwoRankTrainer trainer =
+        new TwoRankTrainer(store, model, Duration.ofMillis(300), b -> {})) {
       trainer.publishAll(0);
       trainer.publishAll(1);
       versions.acquireLease(model, "step-0", "slow-receiver", Duration.ofSeconds(60));
       AtomicBoolean wrote = new AtomicBoolean();
-      BuffersLeasedException e = assertThrows(BuffersLeasedException.class,
-          () -> trainer.ranks.get(0).publish(2, set -> wrote.set(true)));
+      BuffersLeasedException e =
+          assertThrows(
+              BuffersLeasedException.class,
+              () -> trainer.ranks.get(0).publish(2, set -> wrote.set(true)));
       assertFalse(wrote.get(), "nothing is written into a leased set");
       assertEquals("step-0", e.versionId());
       assertEquals(List.of("slow-receiver"), e.holders());
-      assertTrue(e.getMessage().contains("'step-0'") && e.getMessage().contains("slow-receiver")
-          && e.getMessage().contains("'step-1'"), e.getMessage());
-      assertEquals(WeightVersionState.RELEASING, versions.version(model, "step-0").orElseThrow().state());
-      assertTrue(versions.version(model, "step-1").orElseThrow().isReadable(), "the newest version is untouched");
+      assertTrue(
+          e.getMessage().contains("'step-0'")
+              && e.getMessage().contains("slow-receiver")
+              && e.getMessage().contains("'step-1'"),
+          e.getMessage());
+      assertEquals(
+          WeightVersionState.RELEASING, versions.version(model, "step-0").orElseThrow().state());
+      assertTrue(
+          versions.version(model, "step-1").orElseThrow().isReadable(),
+          "the newest version is untouched");
 
       versions.dropLease(model, "step-0", "slow-receiver");
-      assertEquals(WeightVersionState.READY, trainer.publishAll(2).state(), "retried once the lease is dropped");
+      assertEquals(
+          WeightVersionState.READY,
+          trainer.publishAll(2).state(),
+          "retried once the lease is dropped");
       assertEquals(Optional.empty(), versions.version(model, "step-0"));
 
       // A receiver that dies holding a lease: the trainer proceeds after the TTL.
@@ -168,11 +214,16 @@ class VersionProtocolTest {
       assertEquals(0, follower.next(WAIT).step());
       trainer.publishAll(1);
       versions.markSlotStale(model, "step-1", "1", "trainer-1"); // rank 1 is going away
-      NoReadableVersionException e = assertThrows(NoReadableVersionException.class,
-          () -> follower.next(Duration.ofMillis(300)));
-      assertTrue(e.getMessage().contains("'step-1'") && e.getMessage().contains("stale slots=[1]")
-          && e.getMessage().contains("newer than step 0"), e.getMessage());
-      assertArrayEquals(expected(0), installed(), "the receiver stays on its last complete version");
+      NoReadableVersionException e =
+          assertThrows(
+              NoReadableVersionException.class, () -> follower.next(Duration.ofMillis(300)));
+      assertTrue(
+          e.getMessage().contains("'step-1'")
+              && e.getMessage().contains("stale slots=[1]")
+              && e.getMessage().contains("newer than step 0"),
+          e.getMessage());
+      assertArrayEquals(
+          expected(0), installed(), "the receiver stays on its last complete version");
       trainer.publishAll(2);
       VersionFollower.Followed f = follower.next(WAIT);
       assertEquals(2, f.step(), "the next READY version after the stale one");
@@ -188,46 +239,73 @@ class VersionProtocolTest {
       trainer.publishAll(0);
       assertEquals(0, follower.next(WAIT).step());
       trainer.publishAll(1);
-      Path table = dir.resolve(".versions").resolve(StoreNames.encode(model)).resolve("step-1").resolve("slot-0.table");
+      Path table =
+          dir.resolve(".versions")
+              .resolve(StoreNames.encode(model))
+              .resolve("step-1")
+              .resolve("slot-0.table");
       String json = Files.readString(table);
       assertTrue(json.contains("\"addr\""), json);
       Files.writeString(table, json.replace("\"addr\":", "\"addr\": ")); // same table, other bytes
-      NoReadableVersionException e = assertThrows(NoReadableVersionException.class,
-          () -> follower.next(Duration.ofMillis(500)));
-      assertTrue(e.getMessage().contains("SHA-256") && e.getMessage().contains("slot '0'")
-          && e.getMessage().contains("'trainer-0'"), e.getMessage());
+      NoReadableVersionException e =
+          assertThrows(
+              NoReadableVersionException.class, () -> follower.next(Duration.ofMillis(500)));
+      assertTrue(
+          e.getMessage().contains("SHA-256")
+              && e.getMessage().contains("slot '0'")
+              && e.getMessage().contains("'trainer-0'"),
+          e.getMessage());
       assertArrayEquals(expected(0), installed(), "nothing of the refused version was installed");
       assertEquals(0, follower.lastStep());
     }
   }
 
   @Test
-  void aRankWritesTheNextStepOnlyOnceItsPeersLandedThePreviousOneAndGivesUpAfterTheWait() throws Exception {
+  void aRankWritesTheNextStepOnlyOnceItsPeersLandedThePreviousOneAndGivesUpAfterTheWait()
+      throws Exception {
     store = new MemoryMetadataStore(model);
     WeightVersionStore versions = store.versions();
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
     try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {})) {
       trainer.publish(0, 0);
       AtomicBoolean wrote = new AtomicBoolean();
-      java.util.concurrent.Future<WeightVersion> ahead = pool.submit(() -> trainer.ranks.get(0).publish(1, set -> {
-        wrote.set(true);
-        trainer.sets[0][set].fill((byte) 0);
-      }));
+      java.util.concurrent.Future<WeightVersion> ahead =
+          pool.submit(
+              () ->
+                  trainer
+                      .ranks
+                      .get(0)
+                      .publish(
+                          1,
+                          set -> {
+                            wrote.set(true);
+                            trainer.sets[0][set].fill((byte) 0);
+                          }));
       Thread.sleep(300);
       assertFalse(ahead.isDone(), "rank 0 waits for rank 1 to land step 0");
       assertFalse(wrote.get(), "and writes nothing meanwhile");
-      assertEquals(WeightVersionState.READY, trainer.publish(1, 0).state(), "rank 1's slot makes step 0 READY");
+      assertEquals(
+          WeightVersionState.READY,
+          trainer.publish(1, 0).state(),
+          "rank 1's slot makes step 0 READY");
       assertEquals("step-1", ahead.get(20, java.util.concurrent.TimeUnit.SECONDS).id());
       assertTrue(wrote.get());
-      assertTrue(versions.version(model, "step-0").orElseThrow().isReadable(), "step 0 stays readable");
+      assertTrue(
+          versions.version(model, "step-0").orElseThrow().isReadable(), "step 0 stays readable");
     } finally {
       pool.shutdownNow();
     }
-    try (TwoRankTrainer impatient = new TwoRankTrainer(store, model + "-2", Duration.ofMillis(200), b -> {})) {
+    try (TwoRankTrainer impatient =
+        new TwoRankTrainer(store, model + "-2", Duration.ofMillis(200), b -> {})) {
       impatient.publish(0, 0);
-      assertEquals(WeightVersionState.STAGING, impatient.publish(0, 1).state(), "goes on after the wait");
+      assertEquals(
+          WeightVersionState.STAGING, impatient.publish(0, 1).state(), "goes on after the wait");
       assertEquals(WeightVersionState.STAGING, impatient.publish(0, 2).state());
-      assertEquals(Optional.empty(), versions.version(model + "-2", "step-0"), "the abandoned version is gone");
+      assertEquals(
+          Optional.empty(),
+          versions.version(model + "-2", "step-0"),
+          "the abandoned version is gone");
     }
   }
 
@@ -241,13 +319,20 @@ class VersionProtocolTest {
       trainer.publishAll(1);
       // Rank 1 dies without a word: its slot stays READY but its memory is gone from the transport.
       trainer.ranks.get(1).publisher(1).close();
-      NoReadableVersionException e = assertThrows(NoReadableVersionException.class,
-          () -> follower.next(Duration.ofMillis(500)));
-      assertTrue(e.getMessage().contains("step-1 (step 1, attempt 1)") && e.getMessage().contains("attempt 2"),
+      NoReadableVersionException e =
+          assertThrows(
+              NoReadableVersionException.class, () -> follower.next(Duration.ofMillis(500)));
+      assertTrue(
+          e.getMessage().contains("step-1 (step 1, attempt 1)")
+              && e.getMessage().contains("attempt 2"),
           "both attempts are named: " + e.getMessage());
-      assertArrayEquals(expected(0), installed(), "the receiver stays on its last complete version");
+      assertArrayEquals(
+          expected(0), installed(), "the receiver stays on its last complete version");
       assertEquals(0, follower.lastStep());
-      assertEquals(List.of(), store.versions().leases(model, "step-1"), "leases are dropped after a failed read");
+      assertEquals(
+          List.of(),
+          store.versions().leases(model, "step-1"),
+          "leases are dropped after a failed read");
     }
   }
 }

@@ -13,25 +13,29 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * In-process transport. A peer is another {@code MemTransport} of this JVM, found through the token in
- * its metadata; reads check the peer's <em>current</em> registrations, so memory a peer deregistered can
- * no longer be read. Copies run on the calling thread with {@link MemorySegment#copy}, at memory speed.
+ * In-process transport. A peer is another {@code MemTransport} of this JVM, found through the token
+ * in its metadata; reads check the peer's <em>current</em> registrations, so memory a peer
+ * deregistered can no longer be read. Copies run on the calling thread with {@link
+ * MemorySegment#copy}, at memory speed.
  */
 public final class MemTransport extends AbstractTransport {
   private static final int MAGIC = 0x4d584d45; // "MXME"
-  /** Live endpoints of this JVM by token, so metadata resolves to an object, never to raw addresses. */
+
+  /**
+   * Live endpoints of this JVM by token, so metadata resolves to an object, never to raw addresses.
+   */
   private static final Map<UUID, MemTransport> LIVE = new ConcurrentHashMap<>();
 
   private final UUID token = UUID.randomUUID();
   private final RegionBook<Registration> book = new RegionBook<>("mem");
   private final Map<String, UUID> peers = new ConcurrentHashMap<>();
+
   MemTransport(TransportConfig config) {
     super(config);
     LIVE.put(token, this);
@@ -43,9 +47,9 @@ public final class MemTransport extends AbstractTransport {
   }
 
   /**
-   * In-process memory copies: ~0.5 µs per descriptor (7.5 M/s cache-resident; ~0.5 µs each in the in-process
-   * demo's 262k reads), the wire at memory-copy speed, and the local re-slice (the same kind of copy, run by the
-   * receiver) at 0.75 of it (docs/performance/foundation.md, mx-refit.md).
+   * In-process memory copies: ~0.5 µs per descriptor (7.5 M/s cache-resident; ~0.5 µs each in the
+   * in-process demo's 262k reads), the wire at memory-copy speed, and the local re-slice (the same
+   * kind of copy, run by the receiver) at 0.75 of it (docs/performance/foundation.md, mx-refit.md).
    */
   @Override
   public dev.mx.api.transport.TransportCosts costs() {
@@ -60,7 +64,8 @@ public final class MemTransport extends AbstractTransport {
   private final class Registration implements MemoryRegistration {
     final int id;
     final MemorySegment segment;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
 
     Registration(int id, MemorySegment segment) {
       this.id = id;
@@ -85,7 +90,10 @@ public final class MemTransport extends AbstractTransport {
     ensureOpen();
     RegionTable t = book.table();
     ByteBuffer b = ByteBuffer.allocate(4 + 16 + 4).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(MAGIC).putLong(token.getMostSignificantBits()).putLong(token.getLeastSignificantBits()).putInt(t.size());
+    b.putInt(MAGIC)
+        .putLong(token.getMostSignificantBits())
+        .putLong(token.getLeastSignificantBits())
+        .putInt(t.size());
     return b.array();
   }
 
@@ -95,14 +103,22 @@ public final class MemTransport extends AbstractTransport {
     byte[] peerMetadata = TransportBundle.forTransport(session, name(), metadata);
     ByteBuffer b = ByteBuffer.wrap(peerMetadata).order(ByteOrder.LITTLE_ENDIAN);
     if (peerMetadata.length < 20 || b.getInt() != MAGIC) {
-      throw new TransportException(session, "mem transport: metadata for peer '" + session
-          + "' is not mem transport metadata (" + peerMetadata.length + " bytes)");
+      throw new TransportException(
+          session,
+          "mem transport: metadata for peer '"
+              + session
+              + "' is not mem transport metadata ("
+              + peerMetadata.length
+              + " bytes)");
     }
     UUID peerToken = new UUID(b.getLong(), b.getLong());
     if (!LIVE.containsKey(peerToken)) {
-      throw new TransportException(session, "mem transport: peer '" + session
-          + "' is not a live endpoint of this JVM; the mem transport only reaches memory in its own process"
-          + " (use ucx across processes)");
+      throw new TransportException(
+          session,
+          "mem transport: peer '"
+              + session
+              + "' is not a live endpoint of this JVM; the mem transport only reaches memory in its own process"
+              + " (use ucx across processes)");
     }
     peers.put(session, peerToken);
   }
@@ -128,9 +144,9 @@ public final class MemTransport extends AbstractTransport {
   }
 
   /**
-   * A validated batch: the descriptors and, per descriptor, the source and destination region ids found
-   * at validation. Segments are captured then too, so a concurrent deregistration cannot redirect a
-   * validated copy.
+   * A validated batch: the descriptors and, per descriptor, the source and destination region ids
+   * found at validation. Segments are captured then too, so a concurrent deregistration cannot
+   * redirect a validated copy.
    */
   private static final class MemBatch implements PendingRead {
     final String session;
@@ -141,7 +157,10 @@ public final class MemTransport extends AbstractTransport {
     final int[] dstRegion;
     long total;
 
-    MemBatch(String session, List<ReadDescriptor> group, RegionBook.Snapshot<Registration> srcRegions,
+    MemBatch(
+        String session,
+        List<ReadDescriptor> group,
+        RegionBook.Snapshot<Registration> srcRegions,
         RegionBook.Snapshot<Registration> dstRegions) {
       this.session = session;
       this.group = group;
@@ -202,7 +221,8 @@ public final class MemTransport extends AbstractTransport {
       ReadDescriptor d = group.get(i);
       MemorySegment from = b.srcRegions.get(b.srcRegion[i]).segment;
       MemorySegment to = b.dstRegions.get(b.dstRegion[i]).segment;
-      MemorySegment.copy(from, d.srcAddr() - from.address(), to, d.dstAddr() - to.address(), d.nbytes());
+      MemorySegment.copy(
+          from, d.srcAddr() - from.address(), to, d.dstAddr() - to.address(), d.nbytes());
     }
   }
 

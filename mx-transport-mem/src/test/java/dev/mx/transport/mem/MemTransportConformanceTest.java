@@ -11,7 +11,8 @@ class MemTransportConformanceTest extends AbstractTransportConformanceTest {
   /** mem reaches memory of its own JVM only. */
   @Override
   protected boolean hasBehavior(TransportBehavior behavior) {
-    return behavior != TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES && behavior.defaultValue();
+    return behavior != TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES
+        && behavior.defaultValue();
   }
 
   @Override

@@ -5,19 +5,23 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * Whether NIXL can be used in this process, decided once: the kill switch {@code -Dmx.transport.noNative=true},
- * then {@code libnixl_capi.so} from {@code -Dmx.nixl.library} or {@code MX_NIXL_LIBRARY} (a path) or else the
- * system loader path, checked for every function the binding calls and rejected when it is NIXL's stub build,
- * then one short-lived agent that lists the backend plugins NIXL can load (none is a cause too: NIXL looks for
- * them in {@code NIXL_PLUGIN_DIR}). The real failure is kept for {@link #unavailabilityCause()}.
+ * Whether NIXL can be used in this process, decided once: the kill switch {@code
+ * -Dmx.transport.noNative=true}, then {@code libnixl_capi.so} from {@code -Dmx.nixl.library} or
+ * {@code MX_NIXL_LIBRARY} (a path) or else the system loader path, checked for every function the
+ * binding calls and rejected when it is NIXL's stub build, then one short-lived agent that lists
+ * the backend plugins NIXL can load (none is a cause too: NIXL looks for them in {@code
+ * NIXL_PLUGIN_DIR}). The real failure is kept for {@link #unavailabilityCause()}.
  */
 public final class Nixl {
   /** The system property naming the library's path. */
   public static final String LIBRARY_PROPERTY = "mx.nixl.library";
+
   /** The environment variable naming it when the property is unset. */
   public static final String LIBRARY_ENV = "MX_NIXL_LIBRARY";
+
   /** The system property that disables every native backend of mx. */
   public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";
+
   /** The name looked up on the system loader path when no path is configured. */
   static final String DEFAULT_NAME = "libnixl_capi.so";
 
@@ -32,7 +36,8 @@ public final class Nixl {
   static Probe probe(Settings settings) {
     try {
       if (Boolean.parseBoolean(settings.property(NO_NATIVE_PROPERTY))) {
-        throw new UnsupportedOperationException("native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
+        throw new UnsupportedOperationException(
+            "native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
       }
       String configured = settings.string(LIBRARY_PROPERTY, LIBRARY_ENV, null);
       NixlLibrary lib;
@@ -42,16 +47,27 @@ public final class Nixl {
         if (configured != null) {
           throw e;
         }
-        UnsatisfiedLinkError err = new UnsatisfiedLinkError("NIXL is not installed: " + DEFAULT_NAME
-            + " is not on the system loader path and neither -D" + LIBRARY_PROPERTY + " nor " + LIBRARY_ENV
-            + " names one (" + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()) + ")");
+        UnsatisfiedLinkError err =
+            new UnsatisfiedLinkError(
+                "NIXL is not installed: "
+                    + DEFAULT_NAME
+                    + " is not on the system loader path and neither -D"
+                    + LIBRARY_PROPERTY
+                    + " nor "
+                    + LIBRARY_ENV
+                    + " names one ("
+                    + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage())
+                    + ")");
         err.initCause(e);
         throw err;
       }
       List<String> plugins = listPlugins(lib);
       if (plugins.isEmpty()) {
-        throw new UnsatisfiedLinkError("NIXL at " + lib.origin() + " finds no backend plugin (set NIXL_PLUGIN_DIR to"
-            + " the folder holding libplugin_UCX.so, by default <folder of libnixl.so>/plugins)");
+        throw new UnsatisfiedLinkError(
+            "NIXL at "
+                + lib.origin()
+                + " finds no backend plugin (set NIXL_PLUGIN_DIR to"
+                + " the folder holding libplugin_UCX.so, by default <folder of libnixl.so>/plugins)");
       }
       return new Probe(lib, plugins, null);
     } catch (Throwable t) {
@@ -60,8 +76,9 @@ public final class Nixl {
   }
 
   private static List<String> listPlugins(NixlLibrary lib) {
-    MemorySegment agent = lib.createConfiguredAgent("mx-probe-" + ProcessHandle.current().pid(), false,
-        NixlOptions.THREAD_SYNC_STRICT, 0);
+    MemorySegment agent =
+        lib.createConfiguredAgent(
+            "mx-probe-" + ProcessHandle.current().pid(), false, NixlOptions.THREAD_SYNC_STRICT, 0);
     try {
       return List.copyOf(lib.availablePlugins(agent));
     } finally {
@@ -83,7 +100,8 @@ public final class Nixl {
   public static void ensureAvailability() {
     Throwable cause = PROBE.cause();
     if (cause != null) {
-      throw (UnsatisfiedLinkError) new UnsatisfiedLinkError("NIXL is unavailable: " + cause).initCause(cause);
+      throw (UnsatisfiedLinkError)
+          new UnsatisfiedLinkError("NIXL is unavailable: " + cause).initCause(cause);
     }
   }
 

@@ -21,35 +21,40 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The downcalls into one loaded {@code libnixl_capi.so} (or anything exporting its ABI, such as the tests'
- * double), with the layouts of {@code shared/reference/nixl-capi.md}. Each method makes one call; those that
- * return a handle or a buffer take care of the out-pointer and throw {@link NixlStatusException} on a non-zero
- * status, so callers never see a half-made handle. Buffers NIXL allocates for us are copied and freed with
- * libc {@code free()} here. Not thread-safe per agent: {@link NixlTransport} serializes calls.
+ * The downcalls into one loaded {@code libnixl_capi.so} (or anything exporting its ABI, such as the
+ * tests' double), with the layouts of {@code shared/reference/nixl-capi.md}. Each method makes one
+ * call; those that return a handle or a buffer take care of the out-pointer and throw {@link
+ * NixlStatusException} on a non-zero status, so callers never see a half-made handle. Buffers NIXL
+ * allocates for us are copied and freed with libc {@code free()} here. Not thread-safe per agent:
+ * {@link NixlTransport} serializes calls.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
 final class NixlLibrary {
   static final int DRAM = 0;
+
   /** {@code nixl_capi_mem_type_t} of GPU memory; its descriptors carry the CUDA device ordinal. */
   static final int VRAM = 1;
+
   static final int READ = 0;
 
   /** {@code nixl_capi_agent_config_t}: 40 bytes, fields at 0, 1, 4, 8, 12, 16, 24, 32. */
-  static final StructLayout AGENT_CONFIG = MemoryLayout.structLayout(
-      JAVA_BOOLEAN.withName("enable_prog_thread"),
-      JAVA_BOOLEAN.withName("enable_listen_thread"),
-      MemoryLayout.paddingLayout(2),
-      JAVA_INT.withName("listen_port"),
-      JAVA_INT.withName("thread_sync"),
-      JAVA_INT.withName("num_workers"),
-      JAVA_LONG.withName("pthr_delay_us"),
-      JAVA_LONG.withName("lthr_delay_us"),
-      JAVA_BOOLEAN.withName("capture_telemetry"),
-      MemoryLayout.paddingLayout(7));
+  static final StructLayout AGENT_CONFIG =
+      MemoryLayout.structLayout(
+          JAVA_BOOLEAN.withName("enable_prog_thread"),
+          JAVA_BOOLEAN.withName("enable_listen_thread"),
+          MemoryLayout.paddingLayout(2),
+          JAVA_INT.withName("listen_port"),
+          JAVA_INT.withName("thread_sync"),
+          JAVA_INT.withName("num_workers"),
+          JAVA_LONG.withName("pthr_delay_us"),
+          JAVA_LONG.withName("lthr_delay_us"),
+          JAVA_BOOLEAN.withName("capture_telemetry"),
+          MemoryLayout.paddingLayout(7));
 
   private static final Linker LINKER = Linker.nativeLinker();
-  private static final MethodHandle FREE = LINKER.downcallHandle(
-      LINKER.defaultLookup().find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
+  private static final MethodHandle FREE =
+      LINKER.downcallHandle(
+          LINKER.defaultLookup().find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
   private static final Map<String, NixlLibrary> LOADED = new ConcurrentHashMap<>();
 
   private final String origin;
@@ -104,12 +109,16 @@ final class NixlLibrary {
     createConfiguredAgent = bind("create_configured_agent", hhh);
     destroyAgent = bind("destroy_agent", h);
     getLocalMd = bind("get_local_md", hhh);
-    loadRemoteMd = bind("load_remote_md", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    loadRemoteMd =
+        bind(
+            "load_remote_md",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
     invalidateRemoteMd = bind("invalidate_remote_md", hh);
     checkRemoteMd = bind("check_remote_md", hhh);
     getAvailablePlugins = bind("get_available_plugins", hh);
     stringListSize = bind("string_list_size", hh);
-    stringListGet = bind("string_list_get", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
+    stringListGet =
+        bind("string_list_get", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     destroyStringList = bind("destroy_string_list", h);
     getPluginParams = bind("get_plugin_params", hhhh);
     destroyMemList = bind("destroy_mem_list", h);
@@ -119,18 +128,31 @@ final class NixlLibrary {
     createBackend = bind("create_backend", hhhh);
     destroyBackend = bind("destroy_backend", h);
     createRegDlist = bind("create_reg_dlist", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-    regDlistAddDesc = bind("reg_dlist_add_desc",
-        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    regDlistAddDesc =
+        bind(
+            "reg_dlist_add_desc",
+            FunctionDescriptor.of(
+                JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
     destroyRegDlist = bind("destroy_reg_dlist", h);
     registerMem = bind("register_mem", hhh);
     deregisterMem = bind("deregister_mem", hhh);
     createXferDlist = bind("create_xfer_dlist", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-    xferDlistAddDesc = bind("xfer_dlist_add_desc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    xferDlistAddDesc =
+        bind(
+            "xfer_dlist_add_desc",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     destroyXferDlist = bind("destroy_xfer_dlist", h);
-    prepXferDlist = bind("prep_xfer_dlist", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    prepXferDlist =
+        bind(
+            "prep_xfer_dlist",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
     releaseXferDlistHandle = bind("release_xfer_dlist_handle", hh);
-    makeXferReq = bind("make_xfer_req", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG,
-        ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
+    makeXferReq =
+        bind(
+            "make_xfer_req",
+            FunctionDescriptor.of(
+                JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS,
+                JAVA_LONG, ADDRESS, ADDRESS));
     postXferReq = bind("post_xfer_req", hhh);
     getXferStatus = bind("get_xfer_status", hh);
     releaseXferReq = bind("release_xfer_req", hh);
@@ -141,23 +163,29 @@ final class NixlLibrary {
   }
 
   /**
-   * Sets {@code UCX_ERROR_SIGNALS} empty in the C environment unless the user set it, before NIXL can load UCX:
-   * libucs would otherwise install its own SIGSEGV handler, and the JVM raises SIGSEGV on purpose for implicit
-   * null checks, so the first one would end the process.
+   * Sets {@code UCX_ERROR_SIGNALS} empty in the C environment unless the user set it, before NIXL
+   * can load UCX: libucs would otherwise install its own SIGSEGV handler, and the JVM raises
+   * SIGSEGV on purpose for implicit null checks, so the first one would end the process.
    */
   static void keepJvmSignals() {
-    MethodHandle setenv = LINKER.downcallHandle(LINKER.defaultLookup().find("setenv").orElseThrow(),
-        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    MethodHandle setenv =
+        LINKER.downcallHandle(
+            LINKER.defaultLookup().find("setenv").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
     try (Arena a = Arena.ofConfined()) {
-      int ignored = (int) setenv.invokeExact(a.allocateFrom("UCX_ERROR_SIGNALS"), a.allocateFrom(""), 0); // 0: keep a set one
+      int ignored =
+          (int)
+              setenv.invokeExact(
+                  a.allocateFrom("UCX_ERROR_SIGNALS"), a.allocateFrom(""), 0); // 0: keep a set one
     } catch (Throwable t) {
       throw rethrow(t);
     }
   }
 
   /**
-   * Loads the library at {@code pathOrName} (a path, or a bare name for the system loader path) once per
-   * process and checks that it is a real NIXL build exporting every function this binding calls.
+   * Loads the library at {@code pathOrName} (a path, or a bare name for the system loader path)
+   * once per process and checks that it is a real NIXL build exporting every function this binding
+   * calls.
    *
    * @throws UnsatisfiedLinkError naming the library and what is wrong with it
    */
@@ -173,23 +201,33 @@ final class NixlLibrary {
     }
     SymbolLookup lookup;
     try {
-      lookup = isPath ? SymbolLookup.libraryLookup(Path.of(pathOrName), Arena.global())
-          : SymbolLookup.libraryLookup(pathOrName, Arena.global());
+      lookup =
+          isPath
+              ? SymbolLookup.libraryLookup(Path.of(pathOrName), Arena.global())
+              : SymbolLookup.libraryLookup(pathOrName, Arena.global());
     } catch (IllegalArgumentException e) {
-      UnsatisfiedLinkError err = new UnsatisfiedLinkError("NIXL C library " + pathOrName + " could not be loaded: "
-          + e.getMessage());
+      UnsatisfiedLinkError err =
+          new UnsatisfiedLinkError(
+              "NIXL C library " + pathOrName + " could not be loaded: " + e.getMessage());
       err.initCause(e);
       throw err;
     }
     NixlLibrary lib = new NixlLibrary(pathOrName, lookup);
     if (!lib.missing.isEmpty()) {
-      throw new UnsatisfiedLinkError("NIXL C library " + pathOrName + " lacks " + lib.missing
-          + " (mx needs NIXL 1.4 or newer with its C API, libnixl_capi.so)");
+      throw new UnsatisfiedLinkError(
+          "NIXL C library "
+              + pathOrName
+              + " lacks "
+              + lib.missing
+              + " (mx needs NIXL 1.4 or newer with its C API, libnixl_capi.so)");
     }
     if (lib.isStub()) {
-      throw new UnsatisfiedLinkError("NIXL C library " + pathOrName + " is NIXL's stub build (nixl_capi_is_stub() is"
-          + " true: it was built without NIXL and fails every call); point -Dmx.nixl.library / MX_NIXL_LIBRARY at a"
-          + " real libnixl_capi.so");
+      throw new UnsatisfiedLinkError(
+          "NIXL C library "
+              + pathOrName
+              + " is NIXL's stub build (nixl_capi_is_stub() is"
+              + " true: it was built without NIXL and fails every call); point -Dmx.nixl.library / MX_NIXL_LIBRARY at a"
+              + " real libnixl_capi.so");
     }
     LOADED.putIfAbsent(pathOrName, lib);
     return LOADED.get(pathOrName);
@@ -256,7 +294,8 @@ final class NixlLibrary {
   }
 
   /** Creates a configured agent; the config struct is laid out by {@link #AGENT_CONFIG}. */
-  MemorySegment createConfiguredAgent(String name, boolean progressThread, int threadSync, long progressDelayUs) {
+  MemorySegment createConfiguredAgent(
+      String name, boolean progressThread, int threadSync, long progressDelayUs) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment cfg = a.allocate(AGENT_CONFIG);
       cfg.set(JAVA_BOOLEAN, offset("enable_prog_thread"), progressThread);
@@ -297,7 +336,8 @@ final class NixlLibrary {
       check(st, "get_local_md");
       MemorySegment buf = data.get(ADDRESS, 0);
       try {
-        return buf.reinterpret(len.get(JAVA_LONG, 0)).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        return buf.reinterpret(len.get(JAVA_LONG, 0))
+            .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
       } finally {
         free(buf);
       }
@@ -306,7 +346,10 @@ final class NixlLibrary {
     }
   }
 
-  /** Loads a peer's metadata and returns the agent name it describes (NIXL's copy of the name is freed). */
+  /**
+   * Loads a peer's metadata and returns the agent name it describes (NIXL's copy of the name is
+   * freed).
+   */
   String loadRemoteMd(MemorySegment agent, byte[] blob) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment data = a.allocate(Math.max(1, blob.length));
@@ -355,7 +398,8 @@ final class NixlLibrary {
         MemorySegment str = a.allocate(ADDRESS);
         for (long i = 0, n = size.get(JAVA_LONG, 0); i < n; i++) {
           check((int) stringListGet.invokeExact(list, i, str), "string_list_get");
-          names.add(str.get(ADDRESS, 0).reinterpret(Long.MAX_VALUE).getString(0)); // borrowed: copy now
+          names.add(
+              str.get(ADDRESS, 0).reinterpret(Long.MAX_VALUE).getString(0)); // borrowed: copy now
         }
         return names;
       } finally {
@@ -367,23 +411,31 @@ final class NixlLibrary {
   }
 
   /**
-   * Creates a backend of {@code plugin}: the plugin's default parameters ({@code get_plugin_params}, which also
-   * fails when the plugin cannot be loaded) overridden by {@code params}; the params and memory-type lists are
-   * destroyed again here.
+   * Creates a backend of {@code plugin}: the plugin's default parameters ({@code
+   * get_plugin_params}, which also fails when the plugin cannot be loaded) overridden by {@code
+   * params}; the params and memory-type lists are destroyed again here.
    */
   MemorySegment createBackend(MemorySegment agent, String plugin, Map<String, String> params) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment mems = a.allocate(ADDRESS);
       MemorySegment out = a.allocate(ADDRESS);
-      check((int) getPluginParams.invokeExact(agent, a.allocateFrom(plugin), mems, out), "get_plugin_params");
+      check(
+          (int) getPluginParams.invokeExact(agent, a.allocateFrom(plugin), mems, out),
+          "get_plugin_params");
       int ignoredMems = (int) destroyMemList.invokeExact(mems.get(ADDRESS, 0));
       MemorySegment p = out.get(ADDRESS, 0);
       try {
         for (Map.Entry<String, String> e : params.entrySet()) {
-          check((int) paramsAdd.invokeExact(p, a.allocateFrom(e.getKey()), a.allocateFrom(e.getValue())), "params_add");
+          check(
+              (int)
+                  paramsAdd.invokeExact(
+                      p, a.allocateFrom(e.getKey()), a.allocateFrom(e.getValue())),
+              "params_add");
         }
         MemorySegment backend = a.allocate(ADDRESS);
-        check((int) createBackend.invokeExact(agent, a.allocateFrom(plugin), p, backend), "create_backend");
+        check(
+            (int) createBackend.invokeExact(agent, a.allocateFrom(plugin), p, backend),
+            "create_backend");
         return backend.get(ADDRESS, 0);
       } finally {
         int ignored = (int) destroyParams.invokeExact(p);
@@ -409,7 +461,10 @@ final class NixlLibrary {
     return regDlist(DRAM, 0, address, length);
   }
 
-  /** A one-descriptor registration list of {@code memType} ({@link #DRAM}, {@link #VRAM}) on device {@code devId}. */
+  /**
+   * A one-descriptor registration list of {@code memType} ({@link #DRAM}, {@link #VRAM}) on device
+   * {@code devId}.
+   */
   MemorySegment regDlist(int memType, long devId, long address, long length) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment out = a.allocate(ADDRESS);
@@ -452,12 +507,16 @@ final class NixlLibrary {
 
   // ------------------------------------------------------------------ transfers
 
-  /** A DRAM transfer list of {@code addr[from..to)} / {@code len[from..to)}; the caller destroys it. */
+  /**
+   * A DRAM transfer list of {@code addr[from..to)} / {@code len[from..to)}; the caller destroys it.
+   */
   MemorySegment xferDlist(long[] addr, long[] len, int from, int to) {
     return xferDlist(DRAM, 0, addr, len, from, to);
   }
 
-  /** As {@link #xferDlist(long[], long[], int, int)}, of {@code memType} on device {@code devId}. */
+  /**
+   * As {@link #xferDlist(long[], long[], int, int)}, of {@code memType} on device {@code devId}.
+   */
   MemorySegment xferDlist(int memType, long devId, long[] addr, long[] len, int from, int to) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment out = a.allocate(ADDRESS);
@@ -488,7 +547,10 @@ final class NixlLibrary {
   MemorySegment prepXferDlist(MemorySegment agent, String agentName, MemorySegment dlist) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment out = a.allocate(ADDRESS);
-      int st = (int) prepXferDlist.invokeExact(agent, a.allocateFrom(agentName), dlist, out, MemorySegment.NULL);
+      int st =
+          (int)
+              prepXferDlist.invokeExact(
+                  agent, a.allocateFrom(agentName), dlist, out, MemorySegment.NULL);
       check(st, "prep_xfer_dlist");
       return out.get(ADDRESS, 0);
     } catch (Throwable t) {
@@ -504,7 +566,10 @@ final class NixlLibrary {
     }
   }
 
-  /** A READ request pairing descriptor i of {@code local} with descriptor i of {@code remote}, for i below n. */
+  /**
+   * A READ request pairing descriptor i of {@code local} with descriptor i of {@code remote}, for i
+   * below n.
+   */
   MemorySegment makeReadReq(MemorySegment agent, MemorySegment local, MemorySegment remote, int n) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment idx = a.allocate(JAVA_INT, Math.max(1, n));
@@ -512,8 +577,19 @@ final class NixlLibrary {
         idx.setAtIndex(JAVA_INT, i, i);
       }
       MemorySegment out = a.allocate(ADDRESS);
-      int st = (int) makeXferReq.invokeExact(agent, READ, local, idx, (long) n, remote, idx, (long) n, out,
-          MemorySegment.NULL);
+      int st =
+          (int)
+              makeXferReq.invokeExact(
+                  agent,
+                  READ,
+                  local,
+                  idx,
+                  (long) n,
+                  remote,
+                  idx,
+                  (long) n,
+                  out,
+                  MemorySegment.NULL);
       check(st, "make_xfer_req");
       return out.get(ADDRESS, 0);
     } catch (Throwable t) {
@@ -573,7 +649,9 @@ final class NixlLibrary {
     }
   }
 
-  /** Drives the agent's backends once (what makes progress when the agent has no progress thread). */
+  /**
+   * Drives the agent's backends once (what makes progress when the agent has no progress thread).
+   */
   int getNotifs(MemorySegment agent, MemorySegment map) {
     try {
       return (int) getNotifs.invokeExact(agent, map, MemorySegment.NULL);

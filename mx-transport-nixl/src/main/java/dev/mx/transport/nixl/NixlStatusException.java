@@ -1,6 +1,9 @@
 package dev.mx.transport.nixl;
 
-/** A {@code nixl_capi_*} call returned a non-zero status; {@link NixlTransport} turns it into a transport error. */
+/**
+ * A {@code nixl_capi_*} call returned a non-zero status; {@link NixlTransport} turns it into a
+ * transport error.
+ */
 final class NixlStatusException extends RuntimeException {
   private static final long serialVersionUID = 1L;
   private final String function;

@@ -4,11 +4,11 @@ import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.MemoryKind;
-import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
@@ -30,63 +30,86 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One-sided reads through NIXL. Each endpoint is one NIXL agent named after its session, with one backend
- * (UCX unless configured otherwise); callers' native memory is registered in place, as DRAM (device id 0), or
- * as VRAM with the CUDA device ordinal when registered as {@code cuda:N} memory. The blob of
- * {@link #localMetadata()} is exactly NIXL's {@code get_local_md}, what ModelExpress publishers put in a
- * shard table's {@code agent_meta_b64}, so either side can be mx or ModelExpress.
+ * One-sided reads through NIXL. Each endpoint is one NIXL agent named after its session, with one
+ * backend (UCX unless configured otherwise); callers' native memory is registered in place, as DRAM
+ * (device id 0), or as VRAM with the CUDA device ordinal when registered as {@code cuda:N} memory.
+ * The blob of {@link #localMetadata()} is exactly NIXL's {@code get_local_md}, what ModelExpress
+ * publishers put in a shard table's {@code agent_meta_b64}, so either side can be mx or
+ * ModelExpress.
  *
- * <p>The peer's published regions live inside that blob, in NIXL's own serialization, so they are checked
- * with NIXL rather than parsed by mx: before anything is posted, every peer's source descriptors go through
- * {@code check_remote_md} against the metadata the receiver loaded (a failure is narrowed down to the first
- * descriptor at fault), and destinations are checked against this endpoint's registrations. Each peer's
- * group then becomes one READ request ({@code prep_xfer_dlist} on both sides, {@code make_xfer_req}); requests
- * are kept in a small cache keyed by the exact descriptors, so the next refit with the same plan re-posts
- * them without rebuilding any list. All groups are posted, then polled with {@code get_xfer_status} until
- * each is done or the call's timeout passes; failures name the peer and NIXL's status, and a late or failed
- * request is released (aborted) so no byte lands after the call returned.
+ * <p>The peer's published regions live inside that blob, in NIXL's own serialization, so they are
+ * checked with NIXL rather than parsed by mx: before anything is posted, every peer's source
+ * descriptors go through {@code check_remote_md} against the metadata the receiver loaded (a
+ * failure is narrowed down to the first descriptor at fault), and destinations are checked against
+ * this endpoint's registrations. Each peer's group then becomes one READ request ({@code
+ * prep_xfer_dlist} on both sides, {@code make_xfer_req}); requests are kept in a small cache keyed
+ * by the exact descriptors, so the next refit with the same plan re-posts them without rebuilding
+ * any list. All groups are posted, then polled with {@code get_xfer_status} until each is done or
+ * the call's timeout passes; failures name the peer and NIXL's status, and a late or failed request
+ * is released (aborted) so no byte lands after the call returned.
  *
- * <p>Every call into the agent is made under one lock (NIXL's own thread-sync setting is extra safety).
- * Progress comes from NIXL's progress thread with a delay (default 1 ms) so it does not burn a core, or, with
- * {@code nixl.progressThread=false}, from the waiting caller, which then also drives the other agents of this
- * JVM (within one process a transfer needs both agents driven). Close order: cached requests (release, then
- * destroy, then their prepared lists), remote metadata, registrations, the backend handle, the agent.
+ * <p>Every call into the agent is made under one lock (NIXL's own thread-sync setting is extra
+ * safety). Progress comes from NIXL's progress thread with a delay (default 1 ms) so it does not
+ * burn a core, or, with {@code nixl.progressThread=false}, from the waiting caller, which then also
+ * drives the other agents of this JVM (within one process a transfer needs both agents driven).
+ * Close order: cached requests (release, then destroy, then their prepared lists), remote metadata,
+ * registrations, the backend handle, the agent.
  */
 public final class NixlTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(NixlTransport.class);
+
   /** A failed source check is narrowed down this many descriptors at a time before one by one. */
   private static final int CHECK_CHUNK = 1024;
+
   /** How long a waiting caller spins before it starts to park between polls. */
   private static final long SPIN_NANOS = 20_000;
+
   /** Longest park between two polls. */
   private static final long MAX_PARK_NANOS = 200_000;
+
   /** Endpoints of this JVM, so a caller driving progress can drive its in-process peers too. */
   private static final Set<NixlTransport> LIVE = ConcurrentHashMap.newKeySet();
 
   private final NixlLibrary lib;
   private final NixlOptions options;
+
   /** Serializes every call into the agent; taken after {@link #registry}, never before it. */
   private final ReentrantLock agentLock = new ReentrantLock();
+
   private final MemorySegment agent;
   private final MemorySegment backend;
+
   /** For caller-driven progress ({@code get_notifs}); NULL when NIXL's progress thread runs. */
   private final MemorySegment notifMap;
 
   /** Guards {@link #registrations}. */
   private final Object registry = new Object();
+
   private final Map<Integer, Registration> registrations = new HashMap<>();
   private int nextRegistrationId;
   private volatile RegionTable localRegions = RegionTable.EMPTY;
+
   /** The memory kind of each live registration by id, published with {@link #localRegions}. */
   private volatile Map<Integer, MemoryKind> localKinds = Map.of();
+
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
-  /** Prepared requests by their exact descriptors, least recently used first (guarded by the agent lock). */
+
+  /**
+   * Prepared requests by their exact descriptors, least recently used first (guarded by the agent
+   * lock).
+   */
   private final LinkedHashMap<Key, Prepared> cache = new LinkedHashMap<>(16, 0.75f, true);
-  /** Requests NIXL would not release (still active); retried at close (guarded by the agent lock). */
+
+  /**
+   * Requests NIXL would not release (still active); retried at close (guarded by the agent lock).
+   */
   private final List<Prepared> unreleased = new ArrayList<>();
 
-  /** A connected peer: its session, the NIXL agent name its metadata declared, and a connection generation. */
+  /**
+   * A connected peer: its session, the NIXL agent name its metadata declared, and a connection
+   * generation.
+   */
   private record Peer(String session, String agentName, long generation) {}
 
   /** Creates an endpoint over the NIXL that {@link Nixl} found. */
@@ -100,16 +123,32 @@ public final class NixlTransport extends AbstractTransport {
     try {
       this.options = NixlOptions.from(config, Settings.system());
     } catch (IllegalArgumentException e) {
-      throw new TransportException(null, "nixl transport: bad configuration for endpoint '" + config.session() + "': "
-          + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "nixl transport: bad configuration for endpoint '"
+              + config.session()
+              + "': "
+              + e.getMessage(),
+          e);
     }
     MemorySegment a;
     try {
-      a = lib.createConfiguredAgent(config.session(), options.progressThread(), options.threadSync(),
-          options.progressDelayUs());
+      a =
+          lib.createConfiguredAgent(
+              config.session(),
+              options.progressThread(),
+              options.threadSync(),
+              options.progressDelayUs());
     } catch (NixlStatusException e) {
-      throw new TransportException(null, "nixl transport: could not create NIXL agent '" + config.session() + "' ("
-          + lib.origin() + "): " + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "nixl transport: could not create NIXL agent '"
+              + config.session()
+              + "' ("
+              + lib.origin()
+              + "): "
+              + e.getMessage(),
+          e);
     }
     MemorySegment b;
     MemorySegment map = MemorySegment.NULL;
@@ -126,9 +165,20 @@ public final class NixlTransport extends AbstractTransport {
         plugins = "unknown (" + listing.getMessage() + ")";
       }
       lib.destroyAgent(a);
-      throw new TransportException(null, "nixl transport: could not create the " + options.backend()
-          + " backend of agent '" + config.session() + "' with parameters " + options.backendParams() + ": "
-          + e.getMessage() + " (plugins NIXL can load: " + plugins + ")", e);
+      throw new TransportException(
+          null,
+          "nixl transport: could not create the "
+              + options.backend()
+              + " backend of agent '"
+              + config.session()
+              + "' with parameters "
+              + options.backendParams()
+              + ": "
+              + e.getMessage()
+              + " (plugins NIXL can load: "
+              + plugins
+              + ")",
+          e);
     }
     this.agent = a;
     this.backend = b;
@@ -164,13 +214,16 @@ public final class NixlTransport extends AbstractTransport {
     return register(region, MemoryKind.HOST, NixlLibrary.DRAM, 0);
   }
 
-  /** Device memory is registered as VRAM with its device ordinal (NIXL's descriptor for GPU memory). */
+  /**
+   * Device memory is registered as VRAM with its device ordinal (NIXL's descriptor for GPU memory).
+   */
   @Override
   protected MemoryRegistration doRegister(MemorySegment region, MemoryKind kind) {
     return register(region, kind, NixlLibrary.VRAM, kind.ordinal());
   }
 
-  private MemoryRegistration register(MemorySegment region, MemoryKind kind, int memType, long devId) {
+  private MemoryRegistration register(
+      MemorySegment region, MemoryKind kind, int memType, long devId) {
     synchronized (registry) {
       int id = nextRegistrationId++;
       List<RegionTable.Region> list = new ArrayList<>(registrations.size() + 1);
@@ -182,8 +235,12 @@ public final class NixlTransport extends AbstractTransport {
       try {
         table = RegionTable.of(list);
       } catch (IllegalArgumentException overlap) {
-        throw new TransportException(null, "nixl transport: region " + describe(region.address(), region.byteSize())
-            + " overlaps a region already registered", overlap);
+        throw new TransportException(
+            null,
+            "nixl transport: region "
+                + describe(region.address(), region.byteSize())
+                + " overlaps a region already registered",
+            overlap);
       }
       agentLock.lock();
       try {
@@ -192,9 +249,17 @@ public final class NixlTransport extends AbstractTransport {
         int st = lib.registerMem(agent, dlist);
         if (st != NixlStatus.SUCCESS) {
           lib.destroyRegDlist(dlist);
-          throw new TransportException(null, "nixl transport: registering " + kind + " memory " + describe(
-              region.address(), region.byteSize()) + " with agent '" + localSession() + "' failed: register_mem"
-              + " returned " + NixlStatus.describe(st));
+          throw new TransportException(
+              null,
+              "nixl transport: registering "
+                  + kind
+                  + " memory "
+                  + describe(region.address(), region.byteSize())
+                  + " with agent '"
+                  + localSession()
+                  + "' failed: register_mem"
+                  + " returned "
+                  + NixlStatus.describe(st));
         }
         Registration r = new Registration(id, region, dlist, kind);
         registrations.put(id, r);
@@ -202,8 +267,13 @@ public final class NixlTransport extends AbstractTransport {
         publishKinds();
         return r;
       } catch (NixlStatusException e) {
-        throw new TransportException(null, "nixl transport: registering " + describe(region.address(),
-            region.byteSize()) + " failed: " + e.getMessage(), e);
+        throw new TransportException(
+            null,
+            "nixl transport: registering "
+                + describe(region.address(), region.byteSize())
+                + " failed: "
+                + e.getMessage(),
+            e);
       } finally {
         agentLock.unlock();
       }
@@ -213,10 +283,13 @@ public final class NixlTransport extends AbstractTransport {
   private final class Registration implements MemoryRegistration {
     final int id;
     final MemorySegment segment;
+
     /** The registration list, kept for deregister_mem; destroyed with the registration. */
     final MemorySegment dlist;
+
     final AtomicBoolean closed = new AtomicBoolean();
     final MemoryKind kind;
+
     /** Set once NIXL no longer holds the memory (guarded by the agent lock). */
     boolean released;
 
@@ -255,13 +328,19 @@ public final class NixlTransport extends AbstractTransport {
           if (released) {
             return; // the endpoint closed first and released it
           }
-          // Prepared local lists may name this memory: drop them all (refits do not deregister midway).
+          // Prepared local lists may name this memory: drop them all (refits do not deregister
+          // midway).
           evict(p -> true);
           int st = release(this);
           if (st != NixlStatus.SUCCESS) {
-            throw new TransportException(null, "nixl transport: deregistering " + describe(segment.address(),
-                segment.byteSize()) + " from agent '" + localSession() + "' failed: deregister_mem returned "
-                + NixlStatus.describe(st));
+            throw new TransportException(
+                null,
+                "nixl transport: deregistering "
+                    + describe(segment.address(), segment.byteSize())
+                    + " from agent '"
+                    + localSession()
+                    + "' failed: deregister_mem returned "
+                    + NixlStatus.describe(st));
           }
         } finally {
           agentLock.unlock();
@@ -277,7 +356,10 @@ public final class NixlTransport extends AbstractTransport {
     localKinds = Map.copyOf(kinds);
   }
 
-  /** Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock held. */
+  /**
+   * Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock
+   * held.
+   */
   private int release(Registration r) {
     r.released = true;
     int st = lib.deregisterMem(agent, r.dlist);
@@ -295,8 +377,13 @@ public final class NixlTransport extends AbstractTransport {
       ensureOpen();
       return lib.getLocalMd(agent);
     } catch (NixlStatusException e) {
-      throw new TransportException(null, "nixl transport: agent '" + localSession() + "' could not give its metadata: "
-          + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "nixl transport: agent '"
+              + localSession()
+              + "' could not give its metadata: "
+              + e.getMessage(),
+          e);
     } finally {
       agentLock.unlock();
     }
@@ -320,17 +407,28 @@ public final class NixlTransport extends AbstractTransport {
         evict(p -> p.key.agentName.equals(old.agentName));
         int st = lib.invalidateRemoteMd(agent, old.agentName);
         if (st != NixlStatus.SUCCESS) {
-          LOG.debug("invalidating the metadata of peer '{}' (agent '{}') before reloading it: {}", session,
-              old.agentName, NixlStatus.describe(st));
+          LOG.debug(
+              "invalidating the metadata of peer '{}' (agent '{}') before reloading it: {}",
+              session,
+              old.agentName,
+              NixlStatus.describe(st));
         }
       }
       String name;
       try {
         name = lib.loadRemoteMd(agent, blob);
       } catch (NixlStatusException e) {
-        throw new TransportException(session, "nixl transport: the metadata for peer '" + session + "' ("
-            + blob.length + " bytes) is not NIXL agent metadata agent '" + localSession()
-            + "' can load: " + e.getMessage(), e);
+        throw new TransportException(
+            session,
+            "nixl transport: the metadata for peer '"
+                + session
+                + "' ("
+                + blob.length
+                + " bytes) is not NIXL agent metadata agent '"
+                + localSession()
+                + "' can load: "
+                + e.getMessage(),
+            e);
       }
       if (!name.equals(session)) {
         LOG.debug("peer '{}' is NIXL agent '{}'", session, name);
@@ -355,12 +453,21 @@ public final class NixlTransport extends AbstractTransport {
     final long[] src;
     final long[] dst;
     final long[] len;
+
     /** The memory both transfer lists name: DRAM on device 0, or VRAM of one device. */
     final int memType;
+
     final long devId;
     private final int hash;
 
-    Key(String agentName, long generation, long[] src, long[] dst, long[] len, int memType, long devId) {
+    Key(
+        String agentName,
+        long generation,
+        long[] src,
+        long[] dst,
+        long[] len,
+        int memType,
+        long devId) {
       this.agentName = agentName;
       this.generation = generation;
       this.src = src;
@@ -368,8 +475,15 @@ public final class NixlTransport extends AbstractTransport {
       this.len = len;
       this.memType = memType;
       this.devId = devId;
-      this.hash = Objects.hash(agentName, generation, Arrays.hashCode(src), Arrays.hashCode(dst), Arrays.hashCode(len),
-          memType, devId);
+      this.hash =
+          Objects.hash(
+              agentName,
+              generation,
+              Arrays.hashCode(src),
+              Arrays.hashCode(dst),
+              Arrays.hashCode(len),
+              memType,
+              devId);
     }
 
     @Override
@@ -379,9 +493,15 @@ public final class NixlTransport extends AbstractTransport {
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Key k && k.hash == hash && k.generation == generation && k.agentName.equals(agentName)
-          && k.memType == memType && k.devId == devId
-          && Arrays.equals(k.len, len) && Arrays.equals(k.src, src) && Arrays.equals(k.dst, dst);
+      return o instanceof Key k
+          && k.hash == hash
+          && k.generation == generation
+          && k.agentName.equals(agentName)
+          && k.memType == memType
+          && k.devId == devId
+          && Arrays.equals(k.len, len)
+          && Arrays.equals(k.src, src)
+          && Arrays.equals(k.dst, dst);
     }
   }
 
@@ -391,8 +511,10 @@ public final class NixlTransport extends AbstractTransport {
     MemorySegment local;
     MemorySegment remote;
     MemorySegment req;
+
     /** A batch is using it (posted or about to be). */
     boolean inUse;
+
     /** It sits in the cache; otherwise it is freed once its batch finished. */
     boolean cached;
 
@@ -439,7 +561,14 @@ public final class NixlTransport extends AbstractTransport {
     }
 
     String describeBatch() {
-      return count + " reads (" + bytes + " bytes) from peer '" + session + "' (NIXL agent '" + agentName + "')";
+      return count
+          + " reads ("
+          + bytes
+          + " bytes) from peer '"
+          + session
+          + "' (NIXL agent '"
+          + agentName
+          + "')";
     }
   }
 
@@ -470,9 +599,20 @@ public final class NixlTransport extends AbstractTransport {
       if (kind == null) {
         kind = k;
       } else if (!kind.equals(k)) {
-        throw new TransportException(session, "nixl transport: descriptor #" + i + " " + d + " writes " + k
-            + " memory while earlier reads from peer '" + session + "' in this batch write " + kind + " memory; one"
-            + " NIXL request moves memory of one type; nothing in this batch was read");
+        throw new TransportException(
+            session,
+            "nixl transport: descriptor #"
+                + i
+                + " "
+                + d
+                + " writes "
+                + k
+                + " memory while earlier reads from peer '"
+                + session
+                + "' in this batch write "
+                + kind
+                + " memory; one"
+                + " NIXL request moves memory of one type; nothing in this batch was read");
       }
       if (self && local.find(d.srcAddr(), d.nbytes()) < 0) {
         throw sourceOutsideRegions(i, d, local);
@@ -483,8 +623,15 @@ public final class NixlTransport extends AbstractTransport {
       total += d.nbytes();
     }
     boolean device = kind != null && kind.isDevice();
-    Key key = new Key(agentName, self ? -1 : peer.generation(), src, dst, len,
-        device ? NixlLibrary.VRAM : NixlLibrary.DRAM, device ? kind.ordinal() : 0);
+    Key key =
+        new Key(
+            agentName,
+            self ? -1 : peer.generation(),
+            src,
+            dst,
+            len,
+            device ? NixlLibrary.VRAM : NixlLibrary.DRAM,
+            device ? kind.ordinal() : 0);
     agentLock.lock();
     try {
       ensureOpen();
@@ -515,8 +662,10 @@ public final class NixlTransport extends AbstractTransport {
     MemorySegment lh = MemorySegment.NULL;
     MemorySegment rh = MemorySegment.NULL;
     try {
-      // The peer's memory is taken to be of the same type and device as ours (VRAM to VRAM, as ModelExpress
-      // refits run); check_remote_md refuses descriptors that do not match what the peer registered.
+      // The peer's memory is taken to be of the same type and device as ours (VRAM to VRAM, as
+      // ModelExpress
+      // refits run); check_remote_md refuses descriptors that do not match what the peer
+      // registered.
       remoteList = lib.xferDlist(key.memType, key.devId, key.src, key.len, 0, n);
       if (!self) {
         int st = lib.checkRemoteMd(agent, key.agentName, remoteList);
@@ -536,8 +685,18 @@ public final class NixlTransport extends AbstractTransport {
       if (!lh.equals(MemorySegment.NULL)) {
         lib.releaseXferDlistHandle(agent, lh);
       }
-      throw new TransportException(session, "nixl transport: preparing " + n + " reads from peer '" + session
-          + "' (NIXL agent '" + key.agentName + "') failed: " + e.getMessage() + "; nothing in this batch was read", e);
+      throw new TransportException(
+          session,
+          "nixl transport: preparing "
+              + n
+              + " reads from peer '"
+              + session
+              + "' (NIXL agent '"
+              + key.agentName
+              + "') failed: "
+              + e.getMessage()
+              + "; nothing in this batch was read",
+          e);
     } finally {
       if (!localList.equals(MemorySegment.NULL)) {
         lib.destroyXferDlist(localList);
@@ -548,8 +707,11 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  /** The error for sources the peer's metadata does not cover, naming the first descriptor at fault. */
-  private TransportException outsidePublished(Key key, String session, List<ReadDescriptor> group, int status) {
+  /**
+   * The error for sources the peer's metadata does not cover, naming the first descriptor at fault.
+   */
+  private TransportException outsidePublished(
+      Key key, String session, List<ReadDescriptor> group, int status) {
     int n = key.len.length;
     int culprit = -1;
     for (int from = 0; from < n && culprit < 0; from += CHECK_CHUNK) {
@@ -563,10 +725,21 @@ public final class NixlTransport extends AbstractTransport {
         }
       }
     }
-    String which = culprit < 0 ? "some descriptor of " + n : "descriptor #" + culprit + " " + group.get(culprit);
-    return new TransportException(session, "nixl transport: " + which + " reads outside every region peer '" + session
-        + "' published (check_remote_md against NIXL agent '" + key.agentName + "' returned "
-        + NixlStatus.describe(status) + "); nothing in this batch was read");
+    String which =
+        culprit < 0
+            ? "some descriptor of " + n
+            : "descriptor #" + culprit + " " + group.get(culprit);
+    return new TransportException(
+        session,
+        "nixl transport: "
+            + which
+            + " reads outside every region peer '"
+            + session
+            + "' published (check_remote_md against NIXL agent '"
+            + key.agentName
+            + "' returned "
+            + NixlStatus.describe(status)
+            + "); nothing in this batch was read");
   }
 
   private int check(Key key, int from, int to) {
@@ -597,8 +770,12 @@ public final class NixlTransport extends AbstractTransport {
       agentLock.unlock();
     }
     if (st != NixlStatus.SUCCESS && st != NixlStatus.IN_PROG) {
-      throw new TransportException(b.session, "nixl transport: posting " + b.describeBatch()
-          + " failed: post_xfer_req returned " + NixlStatus.describe(st));
+      throw new TransportException(
+          b.session,
+          "nixl transport: posting "
+              + b.describeBatch()
+              + " failed: post_xfer_req returned "
+              + NixlStatus.describe(st));
     }
   }
 
@@ -691,14 +868,21 @@ public final class NixlTransport extends AbstractTransport {
       (b.status == NixlStatus.IN_PROG ? late : failed).add(b);
     }
     if (!late.isEmpty()) {
-      StringBuilder sb = new StringBuilder("nixl transport: reads did not complete within ").append(timeout)
-          .append(closedMeanwhile ? " (the endpoint was closed meanwhile)" : "").append("; outstanding: ");
+      StringBuilder sb =
+          new StringBuilder("nixl transport: reads did not complete within ")
+              .append(timeout)
+              .append(closedMeanwhile ? " (the endpoint was closed meanwhile)" : "")
+              .append("; outstanding: ");
       for (int i = 0; i < late.size(); i++) {
-        sb.append(i == 0 ? "" : ", ").append(late.get(i).describeBatch()).append(", still ")
+        sb.append(i == 0 ? "" : ", ")
+            .append(late.get(i).describeBatch())
+            .append(", still ")
             .append(NixlStatus.describe(NixlStatus.IN_PROG));
       }
-      TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session,
-          sb.append("; their requests were released (aborted)").toString());
+      TransportTimeoutException e =
+          new TransportTimeoutException(
+              late.getFirst().session,
+              sb.append("; their requests were released (aborted)").toString());
       for (Batch b : failed) {
         e.addSuppressed(failure(b));
       }
@@ -714,13 +898,20 @@ public final class NixlTransport extends AbstractTransport {
   }
 
   private static TransportException failure(Batch b) {
-    return new TransportException(b.session, "nixl transport: " + b.describeBatch() + " failed: "
-        + (b.failedCall == null ? "post_xfer_req" : b.failedCall) + " returned " + NixlStatus.describe(b.status));
+    return new TransportException(
+        b.session,
+        "nixl transport: "
+            + b.describeBatch()
+            + " failed: "
+            + (b.failedCall == null ? "post_xfer_req" : b.failedCall)
+            + " returned "
+            + NixlStatus.describe(b.status));
   }
 
   /**
-   * Drives this agent's backend once when it has no progress thread (a no-op otherwise). A caller-driven
-   * publisher must be driven while receivers read from it (over TCP a read needs the target's progress).
+   * Drives this agent's backend once when it has no progress thread (a no-op otherwise). A
+   * caller-driven publisher must be driven while receivers read from it (over TCP a read needs the
+   * target's progress).
    */
   public void progress() {
     if (options.progressThread()) {
@@ -735,7 +926,10 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  /** One round of caller-driven progress: this agent, and the other caller-driven agents of this JVM. */
+  /**
+   * One round of caller-driven progress: this agent, and the other caller-driven agents of this
+   * JVM.
+   */
   private void driveProgress() {
     lib.getNotifs(agent, notifMap);
     for (NixlTransport t : LIVE) {
@@ -766,7 +960,9 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  /** Drops the cache entries {@code which} selects; entries in use are freed when their batch ends. */
+  /**
+   * Drops the cache entries {@code which} selects; entries in use are freed when their batch ends.
+   */
   private void evict(java.util.function.Predicate<Prepared> which) {
     Iterator<Prepared> it = cache.values().iterator();
     while (it.hasNext()) {
@@ -781,7 +977,9 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  /** Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown). */
+  /**
+   * Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown).
+   */
   private void discard(Prepared p) {
     if (p.cached) {
       cache.remove(p.key, p);
@@ -792,15 +990,18 @@ public final class NixlTransport extends AbstractTransport {
   }
 
   /**
-   * Releases (aborting it if active) and destroys the request, then its prepared lists, in that order. A
-   * request NIXL will not release yet is kept for a retry at close. Agent lock held.
+   * Releases (aborting it if active) and destroys the request, then its prepared lists, in that
+   * order. A request NIXL will not release yet is kept for a retry at close. Agent lock held.
    */
   private void free(Prepared p) {
     if (p.req != null) {
       int st = lib.releaseXferReq(agent, p.req);
       if (st != NixlStatus.SUCCESS) {
-        LOG.warn("nixl transport: agent '{}' could not release a request to agent '{}' ({}); retrying at close",
-            localSession(), p.key.agentName, NixlStatus.describe(st));
+        LOG.warn(
+            "nixl transport: agent '{}' could not release a request to agent '{}' ({}); retrying at close",
+            localSession(),
+            p.key.agentName,
+            NixlStatus.describe(st));
         if (!unreleased.contains(p)) {
           unreleased.add(p);
         }
@@ -809,7 +1010,8 @@ public final class NixlTransport extends AbstractTransport {
       unreleased.remove(p);
       st = lib.destroyXferReq(p.req);
       if (st != NixlStatus.SUCCESS) {
-        LOG.warn("nixl transport: destroy_xfer_req after release returned {}", NixlStatus.describe(st));
+        LOG.warn(
+            "nixl transport: destroy_xfer_req after release returned {}", NixlStatus.describe(st));
       }
       p.req = null;
     }
@@ -846,15 +1048,22 @@ public final class NixlTransport extends AbstractTransport {
         for (Peer p : peers.values()) {
           int st = lib.invalidateRemoteMd(agent, p.agentName());
           if (st != NixlStatus.SUCCESS) {
-            failures.add("invalidate_remote_md('" + p.agentName() + "') returned " + NixlStatus.describe(st));
+            failures.add(
+                "invalidate_remote_md('"
+                    + p.agentName()
+                    + "') returned "
+                    + NixlStatus.describe(st));
           }
         }
         peers.clear();
         for (Registration r : registrations.values()) {
           int st = release(r);
           if (st != NixlStatus.SUCCESS) {
-            failures.add("deregister_mem(" + describe(r.segment.address(), r.segment.byteSize()) + ") returned "
-                + NixlStatus.describe(st));
+            failures.add(
+                "deregister_mem("
+                    + describe(r.segment.address(), r.segment.byteSize())
+                    + ") returned "
+                    + NixlStatus.describe(st));
           }
         }
         registrations.clear();
@@ -875,8 +1084,14 @@ public final class NixlTransport extends AbstractTransport {
       }
     }
     if (!failures.isEmpty()) {
-      throw new TransportException(null, "nixl transport: closing agent '" + localSession() + "' met "
-          + failures.size() + " problem(s): " + String.join("; ", failures));
+      throw new TransportException(
+          null,
+          "nixl transport: closing agent '"
+              + localSession()
+              + "' met "
+              + failures.size()
+              + " problem(s): "
+              + String.join("; ", failures));
     }
   }
 
@@ -896,7 +1111,15 @@ public final class NixlTransport extends AbstractTransport {
 
   @Override
   public String toString() {
-    return "NixlTransport[session " + localSession() + ", backend " + options.backend() + ", "
-        + localRegions.size() + " regions, " + peers.size() + " peers" + (isClosed() ? ", closed]" : "]");
+    return "NixlTransport[session "
+        + localSession()
+        + ", backend "
+        + options.backend()
+        + ", "
+        + localRegions.size()
+        + " regions, "
+        + peers.size()
+        + " peers"
+        + (isClosed() ? ", closed]" : "]");
   }
 }

@@ -5,8 +5,9 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 
 /**
- * Provides the {@code nixl} transport when {@link Nixl} finds a real {@code libnixl_capi.so}; priority 9, above
- * {@code ucx} (8): where NIXL is installed it is what ModelExpress deployments speak.
+ * Provides the {@code nixl} transport when {@link Nixl} finds a real {@code libnixl_capi.so};
+ * priority 9, above {@code ucx} (8): where NIXL is installed it is what ModelExpress deployments
+ * speak.
  */
 public final class NixlTransportProvider extends TransportProvider {
 

@@ -14,14 +14,17 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** How {@link Nixl} finds, accepts and rejects a NIXL library, and what the provider says about it. */
+/**
+ * How {@link Nixl} finds, accepts and rejects a NIXL library, and what the provider says about it.
+ */
 class NixlAvailabilityTest {
 
   @Test
   void theStubBuildIsRejectedWithItsCause() {
     String stub = NixlDouble.path("mx.nixl.test.stubDouble");
     UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, () -> NixlLibrary.load(stub));
-    assertTrue(e.getMessage().contains("stub build") && e.getMessage().contains(stub), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("stub build") && e.getMessage().contains(stub), e.getMessage());
     Nixl.Probe p = Nixl.probe(Settings.of(Map.of(Nixl.LIBRARY_PROPERTY, stub), Map.of()));
     assertNull(p.library());
     assertTrue(p.cause().getMessage().contains("stub build"), p.cause().getMessage());
@@ -34,10 +37,14 @@ class NixlAvailabilityTest {
     assertNull(fromEnv.cause());
     assertEquals(lib, fromEnv.library().origin());
     assertEquals(List.of("UCX"), fromEnv.plugins());
-    Nixl.Probe propertyWins = Nixl.probe(Settings.of(Map.of(Nixl.LIBRARY_PROPERTY, "/nonexistent/libnixl_capi.so"),
-        Map.of(Nixl.LIBRARY_ENV, lib)));
+    Nixl.Probe propertyWins =
+        Nixl.probe(
+            Settings.of(
+                Map.of(Nixl.LIBRARY_PROPERTY, "/nonexistent/libnixl_capi.so"),
+                Map.of(Nixl.LIBRARY_ENV, lib)));
     assertInstanceOf(UnsatisfiedLinkError.class, propertyWins.cause());
-    assertTrue(propertyWins.cause().getMessage().contains("/nonexistent/libnixl_capi.so does not exist"),
+    assertTrue(
+        propertyWins.cause().getMessage().contains("/nonexistent/libnixl_capi.so does not exist"),
         propertyWins.cause().getMessage());
   }
 
@@ -46,7 +53,11 @@ class NixlAvailabilityTest {
     Nixl.Probe p = Nixl.probe(Settings.of(Map.of(), Map.of()));
     if (p.cause() != null) {
       String m = p.cause().getMessage();
-      assertTrue(m.contains("libnixl_capi.so") && m.contains(Nixl.LIBRARY_ENV) && m.contains(Nixl.LIBRARY_PROPERTY), m);
+      assertTrue(
+          m.contains("libnixl_capi.so")
+              && m.contains(Nixl.LIBRARY_ENV)
+              && m.contains(Nixl.LIBRARY_PROPERTY),
+          m);
     } else {
       assertTrue(!p.plugins().isEmpty(), "a NIXL on the loader path lists its plugins");
     }
@@ -54,14 +65,22 @@ class NixlAvailabilityTest {
 
   @Test
   void theKillSwitchWins() {
-    Nixl.Probe p = Nixl.probe(Settings.of(Map.of(Nixl.NO_NATIVE_PROPERTY, "true",
-        Nixl.LIBRARY_PROPERTY, NixlDouble.path("mx.nixl.test.double")), Map.of()));
+    Nixl.Probe p =
+        Nixl.probe(
+            Settings.of(
+                Map.of(
+                    Nixl.NO_NATIVE_PROPERTY,
+                    "true",
+                    Nixl.LIBRARY_PROPERTY,
+                    NixlDouble.path("mx.nixl.test.double")),
+                Map.of()));
     assertInstanceOf(UnsupportedOperationException.class, p.cause());
   }
 
   @Test
   void aLibraryWithoutNixlsFunctionsIsRejectedNamingThem() {
-    UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, () -> NixlLibrary.load("libc.so.6"));
+    UnsatisfiedLinkError e =
+        assertThrows(UnsatisfiedLinkError.class, () -> NixlLibrary.load("libc.so.6"));
     assertTrue(e.getMessage().contains("nixl_capi_create_configured_agent"), e.getMessage());
   }
 
@@ -87,10 +106,13 @@ class NixlAvailabilityTest {
     assertEquals(Nixl.isAvailable(), available);
     if (!available) {
       assertSame(Nixl.unavailabilityCause(), p.unavailabilityCause());
-      UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class,
-          () -> p.create(dev.mx.api.transport.TransportConfig.of("x")));
+      UnsatisfiedLinkError e =
+          assertThrows(
+              UnsatisfiedLinkError.class,
+              () -> p.create(dev.mx.api.transport.TransportConfig.of("x")));
       assertSame(Nixl.unavailabilityCause(), e.getCause());
     }
-    assertTrue(TransportProvider.registry().providers().stream().anyMatch(t -> t.name().equals("nixl")));
+    assertTrue(
+        TransportProvider.registry().providers().stream().anyMatch(t -> t.name().equals("nixl")));
   }
 }

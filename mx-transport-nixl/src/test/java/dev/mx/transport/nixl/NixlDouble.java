@@ -15,41 +15,53 @@ import java.lang.invoke.MethodHandle;
 import java.util.Map;
 
 /**
- * The tests' handle on the C test double of NIXL's ABI ({@code src/test/c/nixl_capi_double.c}, compiled by the
- * build into {@code target/native}): the library itself, loaded through the binding like a real NIXL, and its
- * test-only knobs. Also the skip-or-fail rule for tests that need a real NIXL.
+ * The tests' handle on the C test double of NIXL's ABI ({@code src/test/c/nixl_capi_double.c},
+ * compiled by the build into {@code target/native}): the library itself, loaded through the binding
+ * like a real NIXL, and its test-only knobs. Also the skip-or-fail rule for tests that need a real
+ * NIXL.
  */
 @SuppressWarnings("restricted")
 final class NixlDouble {
   private static final Linker LINKER = Linker.nativeLinker();
   static final NixlLibrary LIBRARY = NixlLibrary.load(path("mx.nixl.test.double"));
-  private static final MethodHandle INJECT = knob("nixl_double_inject",
-      FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
-  private static final MethodHandle SET = knob("nixl_double_set", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
-  private static final MethodHandle LIVE = knob("nixl_double_live", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-  private static final MethodHandle LAST_AGENT_CONFIG = knob("nixl_double_last_agent_config",
-      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
-  private static final MethodHandle LAST_BACKEND = knob("nixl_double_last_backend",
-      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
-  private static final MethodHandle LAST_REGISTRATION = knob("nixl_double_last_registration",
-      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
-  private static final MethodHandle LAST_XFER = knob("nixl_double_last_xfer",
-      FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle INJECT =
+      knob("nixl_double_inject", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
+  private static final MethodHandle SET =
+      knob("nixl_double_set", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LIVE =
+      knob("nixl_double_live", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+  private static final MethodHandle LAST_AGENT_CONFIG =
+      knob("nixl_double_last_agent_config", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LAST_BACKEND =
+      knob("nixl_double_last_backend", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LAST_REGISTRATION =
+      knob("nixl_double_last_registration", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+  private static final MethodHandle LAST_XFER =
+      knob("nixl_double_last_xfer", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
 
   private NixlDouble() {}
 
   static String path(String property) {
     String p = System.getProperty(property);
     if (p == null) {
-      throw new IllegalStateException("-D" + property + " is not set: run the tests through Maven, which compiles"
-          + " the NIXL test double into target/native");
+      throw new IllegalStateException(
+          "-D"
+              + property
+              + " is not set: run the tests through Maven, which compiles"
+              + " the NIXL test double into target/native");
     }
     return p;
   }
 
   private static MethodHandle knob(String symbol, FunctionDescriptor fd) {
-    return LINKER.downcallHandle(LIBRARY.find(symbol).orElseThrow(
-        () -> new IllegalStateException(LIBRARY.origin() + " is not the NIXL test double (no " + symbol + ")")), fd);
+    return LINKER.downcallHandle(
+        LIBRARY
+            .find(symbol)
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        LIBRARY.origin() + " is not the NIXL test double (no " + symbol + ")")),
+        fd);
   }
 
   /** An endpoint over the double. */
@@ -58,7 +70,8 @@ final class NixlDouble {
   }
 
   static NixlTransport transport(String session, Map<String, String> properties) {
-    return new NixlTransport(LIBRARY, new TransportConfig(session, java.time.Duration.ofSeconds(30), properties));
+    return new NixlTransport(
+        LIBRARY, new TransportConfig(session, java.time.Duration.ofSeconds(30), properties));
   }
 
   /** Makes the next {@code times} calls of {@code nixl_capi_<function>} return {@code status}. */
@@ -100,12 +113,17 @@ final class NixlDouble {
     return text(LAST_BACKEND);
   }
 
-  /** {@code type=T dev=D addr=0x.. len=N}: memory type and device id of the last register_mem list. */
+  /**
+   * {@code type=T dev=D addr=0x.. len=N}: memory type and device id of the last register_mem list.
+   */
   static String lastRegistration() {
     return text(LAST_REGISTRATION);
   }
 
-  /** The last two prep_xfer_dlist lists, {@code agent=NAME type=T dev=D count=N; ...} (local first, then remote). */
+  /**
+   * The last two prep_xfer_dlist lists, {@code agent=NAME type=T dev=D count=N; ...} (local first,
+   * then remote).
+   */
   static String lastXfer() {
     return text(LAST_XFER);
   }
@@ -126,7 +144,8 @@ final class NixlDouble {
    */
   static void requireRealNixl() {
     String why = null;
-    if (System.getProperty(Nixl.LIBRARY_PROPERTY) == null && System.getenv(Nixl.LIBRARY_ENV) == null
+    if (System.getProperty(Nixl.LIBRARY_PROPERTY) == null
+        && System.getenv(Nixl.LIBRARY_ENV) == null
         && !Nixl.isAvailable()) {
       why = "no real NIXL: " + Nixl.LIBRARY_ENV + " is unset and " + Nixl.unavailabilityCause();
     } else if (!Nixl.isAvailable()) {
@@ -135,7 +154,8 @@ final class NixlDouble {
       why = Nixl.libraryOrigin() + " is mx's test double, not a real NIXL";
     }
     if (why == null) {
-      System.err.println("testing the real NIXL at " + Nixl.libraryOrigin() + ", plugins " + Nixl.plugins());
+      System.err.println(
+          "testing the real NIXL at " + Nixl.libraryOrigin() + ", plugins " + Nixl.plugins());
       return;
     }
     if (Boolean.getBoolean("mx.test.requireNative")) {

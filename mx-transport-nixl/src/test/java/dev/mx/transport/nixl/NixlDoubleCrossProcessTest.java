@@ -19,8 +19,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The publisher tool in a child JVM and this JVM reading from it, both over the test double (which reaches the
- * other process with process_vm_readv): the same path {@code mx bench nixl} and the real two-process test take.
+ * The publisher tool in a child JVM and this JVM reading from it, both over the test double (which
+ * reaches the other process with process_vm_readv): the same path {@code mx bench nixl} and the
+ * real two-process test take.
  */
 class NixlDoubleCrossProcessTest {
 
@@ -32,8 +33,9 @@ class NixlDoubleCrossProcessTest {
   @Test
   void readsFromAPublisherProcessAndItsDeathIsATransportErrorNamingIt() throws Exception {
     Map<String, String> useDouble = Map.of(Nixl.LIBRARY_PROPERTY, NixlDouble.LIBRARY.origin());
-    try (NixlPublisherProcess pub = NixlPublisherProcess.start("child", List.of(1L << 20), Duration.ofSeconds(60),
-            useDouble);
+    try (NixlPublisherProcess pub =
+            NixlPublisherProcess.start(
+                "child", List.of(1L << 20), Duration.ofSeconds(60), useDouble);
         Arena arena = Arena.ofShared();
         NixlTransport receiver = NixlDouble.transport("parent")) {
       MemorySegment dst = arena.allocate(1 << 20, 4096);
@@ -42,15 +44,23 @@ class NixlDoubleCrossProcessTest {
       long base = pub.regions().getFirst().base();
       List<ReadDescriptor> batch = new ArrayList<>();
       for (int i = 0; i < 256; i++) {
-        batch.add(new ReadDescriptor("child", base + i * 4096L, dst.address() + (255 - i) * 4096L, 4096));
+        batch.add(
+            new ReadDescriptor("child", base + i * 4096L, dst.address() + (255 - i) * 4096L, 4096));
       }
       receiver.read(batch);
       for (int i = 0; i < 256; i += 17) {
-        assertEquals(NixlPublisher.word(0, i * 512L + 3), dst.get(ValueLayout.JAVA_LONG_UNALIGNED, (255 - i) * 4096L + 24),
+        assertEquals(
+            NixlPublisher.word(0, i * 512L + 3),
+            dst.get(ValueLayout.JAVA_LONG_UNALIGNED, (255 - i) * 4096L + 24),
             "block " + i);
       }
-      TransportException outside = assertThrows(TransportException.class, () -> receiver.read(List.of(
-          new ReadDescriptor("child", base + (1 << 20) - 8, dst.address(), 16))));
+      TransportException outside =
+          assertThrows(
+              TransportException.class,
+              () ->
+                  receiver.read(
+                      List.of(
+                          new ReadDescriptor("child", base + (1 << 20) - 8, dst.address(), 16))));
       assertTrue(outside.getMessage().contains("#0"), outside.getMessage());
       pub.kill();
       TransportException dead = assertThrows(TransportException.class, () -> receiver.read(batch));

@@ -24,15 +24,29 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The binding's error paths, over the test double: every non-zero NIXL status at each call that moves data,
- * a transfer stuck in progress past the timeout, a blob that is not NIXL metadata, descriptors outside the
- * peer's registered regions; and the request cache, the agent's configuration layout, backend parameters and
- * the release order, checked through the double's handle counts (nothing leaks).
+ * The binding's error paths, over the test double: every non-zero NIXL status at each call that
+ * moves data, a transfer stuck in progress past the timeout, a blob that is not NIXL metadata,
+ * descriptors outside the peer's registered regions; and the request cache, the agent's
+ * configuration layout, backend parameters and the release order, checked through the double's
+ * handle counts (nothing leaks).
  */
 class NixlErrorPathTest {
   private static final String PEER = "publisher";
-  private static final String[] HANDLE_KINDS = {"agent", "params", "backend", "opt_args", "string_list", "reg_dlist",
-      "xfer_dlist", "dlist_handle", "xfer_req", "notif_map", "registered", "registered_at_destroy", "mem_list"};
+  private static final String[] HANDLE_KINDS = {
+    "agent",
+    "params",
+    "backend",
+    "opt_args",
+    "string_list",
+    "reg_dlist",
+    "xfer_dlist",
+    "dlist_handle",
+    "xfer_req",
+    "notif_map",
+    "registered",
+    "registered_at_destroy",
+    "mem_list"
+  };
 
   private Arena arena;
   private NixlTransport publisher;
@@ -79,7 +93,9 @@ class NixlErrorPathTest {
   }
 
   private static void assertNamesStatus(TransportException e, int status) {
-    assertTrue(e.getMessage().contains("NIXL status " + status + " (" + NixlStatus.name(status) + ")"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("NIXL status " + status + " (" + NixlStatus.name(status) + ")"),
+        e.getMessage());
   }
 
   @ParameterizedTest(name = "post_xfer_req returns {0}")
@@ -110,11 +126,17 @@ class NixlErrorPathTest {
   @ParameterizedTest(name = "prep/make request returns {0}")
   @ValueSource(ints = {-1, -2, -3, -4, -5, -6})
   void everyFailedPreparationNamesPeerAndStatus(int status) {
-    for (String call : new String[] {"prep_xfer_dlist", "make_xfer_req", "create_xfer_dlist", "xfer_dlist_add_desc"}) {
+    for (String call :
+        new String[] {
+          "prep_xfer_dlist", "make_xfer_req", "create_xfer_dlist", "xfer_dlist_add_desc"
+        }) {
       NixlDouble.inject(call, status, 1);
-      TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch(1024)), call);
+      TransportException e =
+          assertThrows(TransportException.class, () -> receiver.read(batch(1024)), call);
       assertEquals(PEER, e.peer(), call);
-      assertTrue(e.getMessage().contains(call) && e.getMessage().contains("nothing in this batch was read"),
+      assertTrue(
+          e.getMessage().contains(call)
+              && e.getMessage().contains("nothing in this batch was read"),
           e.getMessage());
       assertNamesStatus(e, status);
       assertEquals(0, NixlDouble.live("dlist_handle"), call + ": prepared lists were released");
@@ -127,8 +149,9 @@ class NixlErrorPathTest {
   @ValueSource(ints = {-1, -2, -3, -4, -5, -6})
   void everyFailedMetadataLoadNamesPeerAndStatus(int status) {
     NixlDouble.inject("load_remote_md", status, 1);
-    TransportException e = assertThrows(TransportException.class,
-        () -> receiver.connect("other", publisher.localMetadata()));
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> receiver.connect("other", publisher.localMetadata()));
     assertEquals("other", e.peer());
     assertNamesStatus(e, status);
     assertTrue(!receiver.isConnected("other"));
@@ -158,10 +181,15 @@ class NixlErrorPathTest {
 
   @Test
   void unknownBackendFailsNamingItAndTheAvailablePlugins() {
-    TransportException e = assertThrows(TransportException.class,
-        () -> NixlDouble.transport("gds", Map.of("nixl.backend", "GDS")));
-    assertTrue(e.getMessage().contains("GDS") && e.getMessage().contains("[UCX]")
-        && e.getMessage().contains("get_plugin_params"), e.getMessage());
+    TransportException e =
+        assertThrows(
+            TransportException.class,
+            () -> NixlDouble.transport("gds", Map.of("nixl.backend", "GDS")));
+    assertTrue(
+        e.getMessage().contains("GDS")
+            && e.getMessage().contains("[UCX]")
+            && e.getMessage().contains("get_plugin_params"),
+        e.getMessage());
     assertNamesStatus(e, -2);
     assertEquals(2, NixlDouble.live("agent"), "the half-made agent was destroyed");
   }
@@ -170,11 +198,15 @@ class NixlErrorPathTest {
   void transferStuckInProgressTimesOutNamingPeerAndIsAborted() {
     NixlDouble.set("stuck", 1);
     List<ReadDescriptor> b = batch(4096);
-    TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
-        () -> receiver.read(b, Duration.ofMillis(200)));
+    TransportTimeoutException e =
+        assertThrows(
+            TransportTimeoutException.class, () -> receiver.read(b, Duration.ofMillis(200)));
     assertEquals(PEER, e.peer());
-    assertTrue(e.getMessage().contains("IN_PROG") && e.getMessage().contains("'" + PEER + "'"), e.getMessage());
-    assertEquals(0, NixlDouble.live("xfer_req"), "the late request was released (aborted) and destroyed");
+    assertTrue(
+        e.getMessage().contains("IN_PROG") && e.getMessage().contains("'" + PEER + "'"),
+        e.getMessage());
+    assertEquals(
+        0, NixlDouble.live("xfer_req"), "the late request was released (aborted) and destroyed");
     NixlDouble.set("stuck", 0);
     assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, 1), "the aborted transfer moved nothing");
     assertTrue(!receiver.isHealthy());
@@ -184,9 +216,14 @@ class NixlErrorPathTest {
 
   @Test
   void blobThatIsNotNixlMetadataIsRejectedNamingThePeer() {
-    for (byte[] blob : new byte[][] {"hello".getBytes(StandardCharsets.UTF_8), new byte[0],
-        java.util.Arrays.copyOf(publisher.localMetadata(), 20)}) {
-      TransportException e = assertThrows(TransportException.class, () -> receiver.connect("stranger", blob));
+    for (byte[] blob :
+        new byte[][] {
+          "hello".getBytes(StandardCharsets.UTF_8),
+          new byte[0],
+          java.util.Arrays.copyOf(publisher.localMetadata(), 20)
+        }) {
+      TransportException e =
+          assertThrows(TransportException.class, () -> receiver.connect("stranger", blob));
       assertEquals("stranger", e.peer());
       assertTrue(e.getMessage().contains("not NIXL agent metadata"), e.getMessage());
       assertTrue(e.getMessage().contains(blob.length + " bytes"), e.getMessage());
@@ -215,8 +252,12 @@ class NixlErrorPathTest {
     MemoryRegistration r = publisher.register(more);
     receiver.connect(PEER, publisher.localMetadata());
     r.close();
-    TransportException e = assertThrows(TransportException.class, () -> receiver.read(List.of(
-        new ReadDescriptor(PEER, more.address(), dst.address(), 64))));
+    TransportException e =
+        assertThrows(
+            TransportException.class,
+            () ->
+                receiver.read(
+                    List.of(new ReadDescriptor(PEER, more.address(), dst.address(), 64))));
     assertEquals(PEER, e.peer());
     assertNamesStatus(e, -2);
   }
@@ -266,10 +307,21 @@ class NixlErrorPathTest {
 
   @Test
   void agentConfigurationAndBackendParametersReachNixl() {
-    try (NixlTransport t = NixlDouble.transport("configured", Map.of("nixl.progressDelayUs", "777",
-        "nixl.threadSync", "RW", "nixl.param.num_workers", "2"))) {
+    try (NixlTransport t =
+        NixlDouble.transport(
+            "configured",
+            Map.of(
+                "nixl.progressDelayUs",
+                "777",
+                "nixl.threadSync",
+                "RW",
+                "nixl.param.num_workers",
+                "2"))) {
       String cfg = NixlDouble.lastAgentConfig();
-      assertTrue(cfg.contains("prog=1 listen=0 port=0 sync=2 workers=1 pdelay=777 ldelay=100000 telemetry=0"), cfg);
+      assertTrue(
+          cfg.contains(
+              "prog=1 listen=0 port=0 sync=2 workers=1 pdelay=777 ldelay=100000 telemetry=0"),
+          cfg);
       assertEquals("UCX:num_workers=2", NixlDouble.lastBackend());
       assertTrue(t.usesProgressThread());
     }
@@ -285,7 +337,10 @@ class NixlErrorPathTest {
     assertEquals(1, NixlDouble.live("xfer_req"));
     receiver.close();
     receiver.close();
-    assertEquals(0, NixlDouble.live("registered_at_destroy"), "memory was deregistered before the agent went");
+    assertEquals(
+        0,
+        NixlDouble.live("registered_at_destroy"),
+        "memory was deregistered before the agent went");
     assertEquals(1, NixlDouble.live("agent"), "only the publisher's agent is left");
     assertEquals(0, NixlDouble.live("xfer_req"));
     assertEquals(0, NixlDouble.live("dlist_handle"));

@@ -6,8 +6,9 @@ import dev.mx.transport.testsuite.AbstractTransportConformanceTest;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The conformance suite against a real NIXL, when {@code MX_NIXL_LIBRARY} (or {@code -Dmx.nixl.library}) points
- * at one; otherwise the class is skipped with the cause printed ({@code -Dmx.test.requireNative=true} fails).
+ * The conformance suite against a real NIXL, when {@code MX_NIXL_LIBRARY} (or {@code
+ * -Dmx.nixl.library}) points at one; otherwise the class is skipped with the cause printed ({@code
+ * -Dmx.test.requireNative=true} fails).
  */
 class NixlRealConformanceTest extends AbstractTransportConformanceTest {
 

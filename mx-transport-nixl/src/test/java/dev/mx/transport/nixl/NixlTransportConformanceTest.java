@@ -4,7 +4,10 @@ import dev.mx.api.transport.Transport;
 import dev.mx.transport.testsuite.AbstractTransportConformanceTest;
 import org.junit.jupiter.api.BeforeEach;
 
-/** The conformance suite over the test double of NIXL's C ABI, with NIXL's progress thread (the default). */
+/**
+ * The conformance suite over the test double of NIXL's C ABI, with NIXL's progress thread (the
+ * default).
+ */
 class NixlTransportConformanceTest extends AbstractTransportConformanceTest {
 
   @BeforeEach
@@ -17,7 +20,9 @@ class NixlTransportConformanceTest extends AbstractTransportConformanceTest {
     return NixlDouble.transport(session);
   }
 
-  /** The peer process finds the double the way a user finds NIXL: through {@code mx.nixl.library}. */
+  /**
+   * The peer process finds the double the way a user finds NIXL: through {@code mx.nixl.library}.
+   */
   @Override
   protected java.util.List<String> peerJvmArguments() {
     return java.util.List.of("-Dmx.nixl.library=" + NixlDouble.path("mx.nixl.test.double"));

@@ -17,11 +17,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Device memory goes to NIXL as VRAM with its CUDA device ordinal, host memory as DRAM on device 0: in
- * {@code register_mem} and in both transfer lists of a read. Checked through the C test double, which records
- * the memory type and device id the binding passed (its memory is host memory whatever the type says, so the
- * bytes still move and are compared). A real NIXL needs a GPU and CUDA-enabled UCX to check the same with real
- * VRAM (see docs/performance/mx-cuda.md).
+ * Device memory goes to NIXL as VRAM with its CUDA device ordinal, host memory as DRAM on device 0:
+ * in {@code register_mem} and in both transfer lists of a read. Checked through the C test double,
+ * which records the memory type and device id the binding passed (its memory is host memory
+ * whatever the type says, so the bytes still move and are compared). A real NIXL needs a GPU and
+ * CUDA-enabled UCX to check the same with real VRAM (see docs/performance/mx-cuda.md).
  */
 class NixlVramRegistrationTest {
   private Arena arena;
@@ -60,16 +60,19 @@ class NixlVramRegistrationTest {
     MemorySegment dev = filled(4096);
     MemoryRegistration r = publisher.register(dev, MemoryKind.device(3));
     assertEquals(MemoryKind.device(3), r.memoryKind());
-    assertEquals("type=1 dev=3 addr=0x" + Long.toHexString(dev.address()) + " len=4096",
+    assertEquals(
+        "type=1 dev=3 addr=0x" + Long.toHexString(dev.address()) + " len=4096",
         NixlDouble.lastRegistration());
     MemorySegment host = filled(512);
     MemoryRegistration h = publisher.register(host);
     assertEquals(MemoryKind.HOST, h.memoryKind());
-    assertEquals("type=0 dev=0 addr=0x" + Long.toHexString(host.address()) + " len=512",
+    assertEquals(
+        "type=0 dev=0 addr=0x" + Long.toHexString(host.address()) + " len=512",
         NixlDouble.lastRegistration());
     MemorySegment stated = filled(256);
     publisher.register(stated, MemoryKind.HOST);
-    assertTrue(NixlDouble.lastRegistration().startsWith("type=0 dev=0 "), NixlDouble.lastRegistration());
+    assertTrue(
+        NixlDouble.lastRegistration().startsWith("type=0 dev=0 "), NixlDouble.lastRegistration());
   }
 
   @Test
@@ -79,9 +82,11 @@ class NixlVramRegistrationTest {
     publisher.register(src, MemoryKind.device(1));
     receiver.register(dst, MemoryKind.device(1));
     receiver.connect("vram-publisher", publisher.localMetadata());
-    receiver.read(List.of(new ReadDescriptor("vram-publisher", src.address() + 100, dst.address(), 4000)));
+    receiver.read(
+        List.of(new ReadDescriptor("vram-publisher", src.address() + 100, dst.address(), 4000)));
     assertEquals(-1, MemorySegment.mismatch(src, 100, 4100, dst, 0, 4000), "the bytes landed");
-    assertEquals("agent=(local) type=1 dev=1 count=1; agent=vram-publisher type=1 dev=1 count=1",
+    assertEquals(
+        "agent=(local) type=1 dev=1 count=1; agent=vram-publisher type=1 dev=1 count=1",
         NixlDouble.lastXfer());
   }
 
@@ -92,9 +97,11 @@ class NixlVramRegistrationTest {
     publisher.register(src);
     receiver.register(dst);
     receiver.connect("vram-publisher", publisher.localMetadata());
-    receiver.read(List.of(new ReadDescriptor("vram-publisher", src.address(), dst.address(), 1024)));
+    receiver.read(
+        List.of(new ReadDescriptor("vram-publisher", src.address(), dst.address(), 1024)));
     assertEquals(-1, src.mismatch(dst));
-    assertEquals("agent=(local) type=0 dev=0 count=1; agent=vram-publisher type=0 dev=0 count=1",
+    assertEquals(
+        "agent=(local) type=0 dev=0 count=1; agent=vram-publisher type=0 dev=0 count=1",
         NixlDouble.lastXfer());
   }
 
@@ -107,10 +114,18 @@ class NixlVramRegistrationTest {
     receiver.register(hostDst);
     receiver.register(devDst, MemoryKind.device(0));
     receiver.connect("vram-publisher", publisher.localMetadata());
-    TransportException e = assertThrows(TransportException.class, () -> receiver.read(List.of(
-        new ReadDescriptor("vram-publisher", src.address(), hostDst.address(), 1024),
-        new ReadDescriptor("vram-publisher", src.address() + 1024, devDst.address(), 1024))));
-    assertTrue(e.getMessage().contains("cuda:0") && e.getMessage().contains("host"), e.getMessage());
+    TransportException e =
+        assertThrows(
+            TransportException.class,
+            () ->
+                receiver.read(
+                    List.of(
+                        new ReadDescriptor(
+                            "vram-publisher", src.address(), hostDst.address(), 1024),
+                        new ReadDescriptor(
+                            "vram-publisher", src.address() + 1024, devDst.address(), 1024))));
+    assertTrue(
+        e.getMessage().contains("cuda:0") && e.getMessage().contains("host"), e.getMessage());
     assertTrue(e.getMessage().contains("descriptor #1"), e.getMessage());
   }
 }

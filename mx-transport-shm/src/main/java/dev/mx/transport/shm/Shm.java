@@ -9,15 +9,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Whether the shm transport can work in this process, decided once: Linux with a writable shared-memory
- * directory ({@code /dev/shm}, or {@code -Dmx.shm.dir} / {@code MX_SHM_DIR}) and libc's calls linked. A second,
- * separate probe says whether cross-memory attach ({@code process_vm_readv}, needed only to serve memory a caller
- * registered rather than {@link dev.mx.api.transport.Transport#allocate allocated}) works; the transport is
- * available without it. {@code -Dmx.transport.noNative=true} switches the transport off.
+ * Whether the shm transport can work in this process, decided once: Linux with a writable
+ * shared-memory directory ({@code /dev/shm}, or {@code -Dmx.shm.dir} / {@code MX_SHM_DIR}) and
+ * libc's calls linked. A second, separate probe says whether cross-memory attach ({@code
+ * process_vm_readv}, needed only to serve memory a caller registered rather than {@link
+ * dev.mx.api.transport.Transport#allocate allocated}) works; the transport is available without it.
+ * {@code -Dmx.transport.noNative=true} switches the transport off.
  */
 public final class Shm {
   /** The shared-memory directory's property and environment variable. */
   public static final String DIR_PROPERTY = "mx.shm.dir";
+
   public static final String DIR_ENV = "MX_SHM_DIR";
 
   private static final Throwable CAUSE;
@@ -32,15 +34,22 @@ public final class Shm {
     ShmHost self = null;
     try {
       if (Settings.system().bool("mx.transport.noNative", null, false)) {
-        throw new IllegalStateException("native transports are switched off (-Dmx.transport.noNative=true)");
+        throw new IllegalStateException(
+            "native transports are switched off (-Dmx.transport.noNative=true)");
       }
       String os = System.getProperty("os.name", "");
       if (!os.toLowerCase(java.util.Locale.ROOT).contains("linux")) {
         throw new UnsupportedOperationException("the shm transport needs Linux; this is " + os);
       }
       if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
-        throw new IllegalStateException("shared-memory directory " + dir + " is missing or not writable (set "
-            + DIR_PROPERTY + " or " + DIR_ENV + ")");
+        throw new IllegalStateException(
+            "shared-memory directory "
+                + dir
+                + " is missing or not writable (set "
+                + DIR_PROPERTY
+                + " or "
+                + DIR_ENV
+                + ")");
       }
       self = ShmHost.current();
       ShmNative.describe(0); // links libc now, so a missing symbol shows here
@@ -56,7 +65,10 @@ public final class Shm {
 
   private Shm() {}
 
-  /** Reads 8 bytes of this process's own memory through process_vm_readv; returns why that failed, or null. */
+  /**
+   * Reads 8 bytes of this process's own memory through process_vm_readv; returns why that failed,
+   * or null.
+   */
   private static Throwable probeCrossMemoryAttach(ShmHost self) {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment src = a.allocate(8);
@@ -70,7 +82,8 @@ public final class Shm {
       remote.set(ValueLayout.JAVA_LONG, 8, 8);
       long n = ShmNative.processVmReadv((int) self.pid(), local, remote, 1, ShmNative.callState(a));
       if (n != 8 || dst.get(ValueLayout.JAVA_LONG, 0) != src.get(ValueLayout.JAVA_LONG, 0)) {
-        return new IllegalStateException("process_vm_readv read " + n + " bytes of 8, or wrong bytes");
+        return new IllegalStateException(
+            "process_vm_readv read " + n + " bytes of 8, or wrong bytes");
       }
       return null;
     } catch (Throwable t) {

@@ -9,35 +9,48 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Names of the shm transport's files and the reclaiming of leftovers. Every file is named
- * {@code mx-shm-<pid namespace>-<pid>-<start time>-<endpoint nonce>-<what>}, so any later start on the host can
- * tell, without any registry, that its creator is dead (no process with that pid and start time in that
- * namespace) and delete it. Files of live processes, of other pid namespaces and of other users are left alone.
+ * Names of the shm transport's files and the reclaiming of leftovers. Every file is named {@code
+ * mx-shm-<pid namespace>-<pid>-<start time>-<endpoint nonce>-<what>}, so any later start on the
+ * host can tell, without any registry, that its creator is dead (no process with that pid and start
+ * time in that namespace) and delete it. Files of live processes, of other pid namespaces and of
+ * other users are left alone.
  */
 final class ShmFiles {
   private static final Logger LOG = LoggerFactory.getLogger(ShmFiles.class);
+
   /** The prefix every shm transport file carries. */
   static final String PREFIX = "mx-shm-";
 
-  /** Files of live endpoints of this JVM, deleted by a shutdown hook if the JVM exits before they are closed. */
-  private static final java.util.Set<Path> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /**
+   * Files of live endpoints of this JVM, deleted by a shutdown hook if the JVM exits before they
+   * are closed.
+   */
+  private static final java.util.Set<Path> LIVE =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   static {
-    Thread hook = new Thread(() -> {
-      for (Path p : LIVE) {
-        try {
-          Files.deleteIfExists(p); // unlinking leaves any mapping valid: safe while threads still read
-        } catch (IOException | RuntimeException ignored) {
-          // Best effort: the next start reclaims what is left.
-        }
-      }
-    }, "mx-shm-cleanup");
+    Thread hook =
+        new Thread(
+            () -> {
+              for (Path p : LIVE) {
+                try {
+                  Files.deleteIfExists(
+                      p); // unlinking leaves any mapping valid: safe while threads still read
+                } catch (IOException | RuntimeException ignored) {
+                  // Best effort: the next start reclaims what is left.
+                }
+              }
+            },
+            "mx-shm-cleanup");
     Runtime.getRuntime().addShutdownHook(hook);
   }
 
   private ShmFiles() {}
 
-  /** Records a file this JVM created, so an exit (SIGTERM, System.exit) without close still deletes it. */
+  /**
+   * Records a file this JVM created, so an exit (SIGTERM, System.exit) without close still deletes
+   * it.
+   */
   static void created(Path path) {
     LIVE.add(path);
   }
@@ -49,8 +62,15 @@ final class ShmFiles {
 
   /** The prefix of an endpoint's files: its creator and a random nonce. */
   static String endpointPrefix(ShmHost self, long nonce) {
-    return PREFIX + self.pidNamespaceId() + "-" + self.pid() + "-" + self.startTime() + "-"
-        + Long.toHexString(nonce) + "-";
+    return PREFIX
+        + self.pidNamespaceId()
+        + "-"
+        + self.pid()
+        + "-"
+        + self.startTime()
+        + "-"
+        + Long.toHexString(nonce)
+        + "-";
   }
 
   /** A fresh random non-zero nonce. */
@@ -59,8 +79,8 @@ final class ShmFiles {
   }
 
   /**
-   * Deletes every file in {@code dir} whose creator (named in the file name) is dead, in this pid namespace.
-   * Returns how many it deleted. Never throws.
+   * Deletes every file in {@code dir} whose creator (named in the file name) is dead, in this pid
+   * namespace. Returns how many it deleted. Never throws.
    */
   static int reclaim(Path dir, ShmHost self) {
     int deleted = 0;

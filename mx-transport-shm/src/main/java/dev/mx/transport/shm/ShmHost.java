@@ -6,12 +6,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Who and where this process is, as the shm transport decides "same host" and "still alive": the kernel's boot
- * id and host name (two hosts never share a boot id; two containers on one kernel do, so the host name and the
- * pid namespace must match too), and each process's start time, so that a reused pid never passes for the
- * process that published.
+ * Who and where this process is, as the shm transport decides "same host" and "still alive": the
+ * kernel's boot id and host name (two hosts never share a boot id; two containers on one kernel do,
+ * so the host name and the pid namespace must match too), and each process's start time, so that a
+ * reused pid never passes for the process that published.
  */
-record ShmHost(String bootId, String hostname, String pidNamespace, long pid, long startTime, int uid) {
+record ShmHost(
+    String bootId, String hostname, String pidNamespace, long pid, long startTime, int uid) {
 
   /** This process. */
   static ShmHost current() throws IOException {
@@ -20,8 +21,12 @@ record ShmHost(String bootId, String hostname, String pidNamespace, long pid, lo
     if (start < 0) {
       throw new IOException("cannot read /proc/" + pid + "/stat");
     }
-    return new ShmHost(read("/proc/sys/kernel/random/boot_id"), read("/proc/sys/kernel/hostname"),
-        Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString(), pid, start,
+    return new ShmHost(
+        read("/proc/sys/kernel/random/boot_id"),
+        read("/proc/sys/kernel/hostname"),
+        Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString(),
+        pid,
+        start,
         (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
   }
 
@@ -30,8 +35,8 @@ record ShmHost(String bootId, String hostname, String pidNamespace, long pid, lo
   }
 
   /**
-   * The start time (clock ticks after boot, field 22 of {@code /proc/PID/stat}) of process {@code pid}, or -1
-   * when there is no such process.
+   * The start time (clock ticks after boot, field 22 of {@code /proc/PID/stat}) of process {@code
+   * pid}, or -1 when there is no such process.
    */
   static long startTime(long pid) {
     String stat;
@@ -40,7 +45,8 @@ record ShmHost(String bootId, String hostname, String pidNamespace, long pid, lo
     } catch (IOException | RuntimeException e) {
       return -1;
     }
-    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last
+    // ')'.
     int close = stat.lastIndexOf(')');
     if (close < 0) {
       return -1;
@@ -60,7 +66,10 @@ record ShmHost(String bootId, String hostname, String pidNamespace, long pid, lo
     }
   }
 
-  /** Whether the process {@code pid} that started at {@code startTime} still runs (in this pid namespace). */
+  /**
+   * Whether the process {@code pid} that started at {@code startTime} still runs (in this pid
+   * namespace).
+   */
   static boolean alive(long pid, long startTime) {
     return startTime(pid) == startTime;
   }

@@ -12,10 +12,11 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * The few libc calls Java has no API for: {@code process_vm_readv} (cross-memory attach, for memory a caller
- * registered rather than allocated through the transport), and {@code open}/{@code posix_fallocate}/
- * {@code close} (to reserve a shared file's pages up front, so a full {@code /dev/shm} fails the allocation
- * with ENOSPC instead of a later SIGBUS on first write). Each call reports errno.
+ * The few libc calls Java has no API for: {@code process_vm_readv} (cross-memory attach, for memory
+ * a caller registered rather than allocated through the transport), and {@code open}/{@code
+ * posix_fallocate}/ {@code close} (to reserve a shared file's pages up front, so a full {@code
+ * /dev/shm} fails the allocation with ENOSPC instead of a later SIGBUS on first write). Each call
+ * reports errno.
  */
 @SuppressWarnings("restricted") // calling libc is what this class is for
 final class ShmNative {
@@ -26,8 +27,10 @@ final class ShmNative {
   static final int EFAULT = 14;
   static final int ENOSPC = 28;
   static final int ENOSYS = 38;
+
   /** Linux's IOV_MAX: the most iovecs one process_vm_readv accepts per side. */
   static final int IOV_MAX = 1024;
+
   private static final int O_RDWR = 2;
 
   private static final Linker LINKER = Linker.nativeLinker();
@@ -42,16 +45,40 @@ final class ShmNative {
   static {
     SymbolLookup libc = LINKER.defaultLookup();
     Linker.Option errno = Linker.Option.captureCallState("errno");
-    PROCESS_VM_READV = LINKER.downcallHandle(libc.find("process_vm_readv").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
-            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), errno);
-    OPEN = LINKER.downcallHandle(libc.find("open").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-        errno, Linker.Option.firstVariadicArg(2));
-    CLOSE = LINKER.downcallHandle(libc.find("close").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    POSIX_FALLOCATE = LINKER.downcallHandle(libc.find("posix_fallocate").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    PROCESS_VM_READV =
+        LINKER.downcallHandle(
+            libc.find("process_vm_readv").orElseThrow(),
+            FunctionDescriptor.of(
+                ValueLayout.JAVA_LONG,
+                ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS,
+                ValueLayout.JAVA_LONG,
+                ValueLayout.ADDRESS,
+                ValueLayout.JAVA_LONG,
+                ValueLayout.JAVA_LONG),
+            errno);
+    OPEN =
+        LINKER.downcallHandle(
+            libc.find("open").orElseThrow(),
+            FunctionDescriptor.of(
+                ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT),
+            errno,
+            Linker.Option.firstVariadicArg(2));
+    CLOSE =
+        LINKER.downcallHandle(
+            libc.find("close").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    POSIX_FALLOCATE =
+        LINKER.downcallHandle(
+            libc.find("posix_fallocate").orElseThrow(),
+            FunctionDescriptor.of(
+                ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_LONG,
+                ValueLayout.JAVA_LONG));
   }
 
   private ShmNative() {}
@@ -82,14 +109,19 @@ final class ShmNative {
   }
 
   /**
-   * Reads from process {@code pid}: {@code count} iovecs at {@code local} and {@code remote} (16 bytes each:
-   * base, length). Returns the bytes read, which is less than asked when part of the remote range is unmapped.
+   * Reads from process {@code pid}: {@code count} iovecs at {@code local} and {@code remote} (16
+   * bytes each: base, length). Returns the bytes read, which is less than asked when part of the
+   * remote range is unmapped.
    */
-  static long processVmReadv(int pid, MemorySegment local, MemorySegment remote, int count, MemorySegment state)
+  static long processVmReadv(
+      int pid, MemorySegment local, MemorySegment remote, int count, MemorySegment state)
       throws NativeError {
     long n;
     try {
-      n = (long) PROCESS_VM_READV.invokeExact(state, pid, local, (long) count, remote, (long) count, 0L);
+      n =
+          (long)
+              PROCESS_VM_READV.invokeExact(
+                  state, pid, local, (long) count, remote, (long) count, 0L);
     } catch (Throwable t) {
       throw new AssertionError("process_vm_readv downcall failed", t);
     }

@@ -8,16 +8,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What a shm endpoint publishes: who and where it runs ({@link ShmHost}), its nonce (also written in its
- * directory file, so a receiver proves it sees the same shared memory rather than trusting names), the
- * directory file, whether it serves registered memory through cross-memory attach, and its regions. Each region
- * is either a shared file (memory the transport allocated) or a range of the process's own memory.
+ * What a shm endpoint publishes: who and where it runs ({@link ShmHost}), its nonce (also written
+ * in its directory file, so a receiver proves it sees the same shared memory rather than trusting
+ * names), the directory file, whether it serves registered memory through cross-memory attach, and
+ * its regions. Each region is either a shared file (memory the transport allocated) or a range of
+ * the process's own memory.
  *
- * <p>Layout, little-endian: {@code "MXSH"}, version, then the fields in declaration order; strings as u16
- * length + UTF-8.
+ * <p>Layout, little-endian: {@code "MXSH"}, version, then the fields in declaration order; strings
+ * as u16 length + UTF-8.
  */
-record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int directoryCapacity,
-    boolean crossMemoryAttach, List<Region> regions) {
+record ShmPeerMetadata(
+    ShmHost host,
+    long nonce,
+    String directoryPath,
+    int directoryCapacity,
+    boolean crossMemoryAttach,
+    List<Region> regions) {
   static final int MAGIC = 0x48534d58; // "MXSH" read little-endian
   private static final int VERSION = 1;
 
@@ -31,7 +37,8 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
   byte[] encode() {
     List<byte[]> strings = new ArrayList<>();
     int size = 4 + 4 + 8 + 8 + 4 + 8 + 4 + 1 + 4;
-    for (String s : new String[] {host.bootId(), host.hostname(), host.pidNamespace(), directoryPath}) {
+    for (String s :
+        new String[] {host.bootId(), host.hostname(), host.pidNamespace(), directoryPath}) {
       strings.add(s.getBytes(StandardCharsets.UTF_8));
     }
     for (Region r : regions) {
@@ -46,11 +53,20 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
     for (int i = 0; i < 4; i++) {
       putString(b, strings.get(i));
     }
-    b.putLong(host.pid()).putLong(host.startTime()).putInt(host.uid()).putLong(nonce).putInt(directoryCapacity)
-        .put((byte) (crossMemoryAttach ? 1 : 0)).putInt(regions.size());
+    b.putLong(host.pid())
+        .putLong(host.startTime())
+        .putInt(host.uid())
+        .putLong(nonce)
+        .putInt(directoryCapacity)
+        .put((byte) (crossMemoryAttach ? 1 : 0))
+        .putInt(regions.size());
     for (int i = 0; i < regions.size(); i++) {
       Region r = regions.get(i);
-      b.putLong(r.base).putLong(r.length).putInt(r.slot).putLong(r.cookie).put((byte) (r.path == null ? 0 : 1));
+      b.putLong(r.base)
+          .putLong(r.length)
+          .putInt(r.slot)
+          .putLong(r.cookie)
+          .put((byte) (r.path == null ? 0 : 1));
       putString(b, strings.get(4 + i));
     }
     return b.array();
@@ -68,7 +84,8 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
 
   /** Whether {@code blob} starts like shm metadata. */
   static boolean looksLike(byte[] blob) {
-    return blob.length >= 8 && ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN).getInt(0) == MAGIC;
+    return blob.length >= 8
+        && ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN).getInt(0) == MAGIC;
   }
 
   /**
@@ -85,7 +102,8 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
     try {
       int version = b.getInt();
       if (version != VERSION) {
-        throw new IllegalArgumentException("shm metadata version " + version + ", this build reads " + VERSION);
+        throw new IllegalArgumentException(
+            "shm metadata version " + version + ", this build reads " + VERSION);
       }
       String bootId = getString(b);
       String hostname = getString(b);
@@ -99,7 +117,8 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
       boolean cma = b.get() != 0;
       int n = b.getInt();
       if (n < 0 || n > capacity) {
-        throw new IllegalArgumentException("shm metadata lists " + n + " regions for " + capacity + " slots");
+        throw new IllegalArgumentException(
+            "shm metadata lists " + n + " regions for " + capacity + " slots");
       }
       List<Region> regions = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
@@ -110,17 +129,24 @@ record ShmPeerMetadata(ShmHost host, long nonce, String directoryPath, int direc
         boolean shared = b.get() != 0;
         String path = getString(b);
         if (slot < 0 || slot >= capacity || length <= 0) {
-          throw new IllegalArgumentException("shm metadata region #" + i + " has slot " + slot + ", length " + length);
+          throw new IllegalArgumentException(
+              "shm metadata region #" + i + " has slot " + slot + ", length " + length);
         }
         regions.add(new Region(base, length, slot, cookie, shared ? path : null));
       }
       if (b.hasRemaining()) {
         throw new IllegalArgumentException("shm metadata has " + b.remaining() + " trailing bytes");
       }
-      return new ShmPeerMetadata(new ShmHost(bootId, hostname, pidns, pid, start, uid), nonce, dir, capacity, cma,
+      return new ShmPeerMetadata(
+          new ShmHost(bootId, hostname, pidns, pid, start, uid),
+          nonce,
+          dir,
+          capacity,
+          cma,
           List.copyOf(regions));
     } catch (BufferUnderflowException e) {
-      throw new IllegalArgumentException("shm metadata is truncated (" + blob.length + " bytes)", e);
+      throw new IllegalArgumentException(
+          "shm metadata is truncated (" + blob.length + " bytes)", e);
     }
   }
 }

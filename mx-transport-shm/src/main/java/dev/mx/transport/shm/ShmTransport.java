@@ -37,34 +37,44 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Same-host one-sided reads through shared memory. Memory the transport {@link #allocate allocates} lives in a
- * file of the shared-memory directory ({@code /dev/shm}), created for the owner only (a {@code shm.group} setting
- * widens it to a group, read-only), its pages reserved up front and never truncated; a receiver maps it
- * read-only once at {@link #connect} and reads are plain memory copies. Memory a caller merely
- * {@link #register registers} is read with {@code process_vm_readv} (the kernel copies from the publisher's
- * address space; same user only).
+ * Same-host one-sided reads through shared memory. Memory the transport {@link #allocate allocates}
+ * lives in a file of the shared-memory directory ({@code /dev/shm}), created for the owner only (a
+ * {@code shm.group} setting widens it to a group, read-only), its pages reserved up front and never
+ * truncated; a receiver maps it read-only once at {@link #connect} and reads are plain memory
+ * copies. Memory a caller merely {@link #register registers} is read with {@code process_vm_readv}
+ * (the kernel copies from the publisher's address space; same user only).
  *
- * <p>Every endpoint also publishes a {@link RegionDirectory} in a shared file; a receiver checks the slots of
- * the regions a call reads before any byte moves (so a deregistered region is refused) and again after its
- * copies, together with the publisher's liveness (pid and start time): a publisher that died or deregistered
- * meanwhile fails the call with an error naming it. Nothing a receiver does waits on a publisher, so a
- * publisher killed at any moment cannot wedge it; a mapping never shrinks, so it cannot crash it (no SIGBUS);
- * and a receiver's death is invisible to the publisher.
+ * <p>Every endpoint also publishes a {@link RegionDirectory} in a shared file; a receiver checks
+ * the slots of the regions a call reads before any byte moves (so a deregistered region is refused)
+ * and again after its copies, together with the publisher's liveness (pid and start time): a
+ * publisher that died or deregistered meanwhile fails the call with an error naming it. Nothing a
+ * receiver does waits on a publisher, so a publisher killed at any moment cannot wedge it; a
+ * mapping never shrinks, so it cannot crash it (no SIGBUS); and a receiver's death is invisible to
+ * the publisher.
  *
- * <p>Files are named after their creator ({@link ShmFiles}): a clean close deletes them, and every new endpoint
- * (and a receiver that finds a peer dead) deletes those of dead processes.
+ * <p>Files are named after their creator ({@link ShmFiles}): a clean close deletes them, and every
+ * new endpoint (and a receiver that finds a peer dead) deletes those of dead processes.
  */
 public final class ShmTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
-  /** Config property (or {@code -Dmx.shm.group} / {@code MX_SHM_GROUP}): a group that may read this endpoint's files. */
+
+  /**
+   * Config property (or {@code -Dmx.shm.group} / {@code MX_SHM_GROUP}): a group that may read this
+   * endpoint's files.
+   */
   public static final String GROUP = "shm.group";
+
   /** Config property: the most regions an endpoint registers at once (default 4096). */
   public static final String MAX_REGIONS = "shm.maxRegions";
+
   private static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL; // "MXSHDIR1"
   private static final long HEADER_BYTES = 64;
+
   /** While copying, look at the clock once per this many bytes or descriptors. */
   private static final long CHECK_EVERY_BYTES = 64L << 20;
+
   private static final int CHECK_EVERY_DESCRIPTORS = 4096;
+
   /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
   private static final long EXIT_GRACE_NANOS = 200_000_000L;
 
@@ -79,16 +89,25 @@ public final class ShmTransport extends AbstractTransport {
 
   /** Guards {@link #registrations} and {@link #nextFile}. */
   private final Object registry = new Object();
+
   private final Map<Integer, ShmRegistration> registrations = new HashMap<>();
   private int nextId;
   private long nextFile;
   private volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
-  /** Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory by attach. */
+
+  /**
+   * Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory
+   * by attach.
+   */
   private final LongAdder mappedBytesRead = new LongAdder();
+
   private final LongAdder attachedBytesRead = new LongAdder();
 
-  /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
+  /**
+   * A snapshot of the local registrations: the lookup table and the registration for each region
+   * id.
+   */
   private record LocalRegions(RegionTable table, Map<Integer, ShmRegistration> byId) {
     static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
   }
@@ -102,23 +121,43 @@ public final class ShmTransport extends AbstractTransport {
     ShmFiles.reclaim(dir, self);
     this.nonce = ShmFiles.newNonce();
     this.prefix = ShmFiles.endpointPrefix(self, nonce);
-    String groupName = config.property(GROUP, Settings.system().get("mx.shm.group", "MX_SHM_GROUP"));
+    String groupName =
+        config.property(GROUP, Settings.system().get("mx.shm.group", "MX_SHM_GROUP"));
     int capacity;
     try {
       capacity = Integer.parseInt(config.property(MAX_REGIONS, "4096"));
       if (capacity <= 0) {
         throw new NumberFormatException("not positive");
       }
-      this.group = groupName == null || groupName.isBlank() ? null
-          : FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByGroupName(groupName.trim());
+      this.group =
+          groupName == null || groupName.isBlank()
+              ? null
+              : FileSystems.getDefault()
+                  .getUserPrincipalLookupService()
+                  .lookupPrincipalByGroupName(groupName.trim());
     } catch (NumberFormatException | IOException e) {
-      throw new TransportException(null, "shm transport: bad configuration for endpoint '" + config.session() + "' ("
-          + GROUP + "=" + groupName + ", " + MAX_REGIONS + "=" + config.property(MAX_REGIONS, "4096") + "): " + e, e);
+      throw new TransportException(
+          null,
+          "shm transport: bad configuration for endpoint '"
+              + config.session()
+              + "' ("
+              + GROUP
+              + "="
+              + groupName
+              + ", "
+              + MAX_REGIONS
+              + "="
+              + config.property(MAX_REGIONS, "4096")
+              + "): "
+              + e,
+          e);
     }
     this.directoryPath = dir.resolve(prefix + "dir");
     this.directoryArena = Arena.ofShared();
     try {
-      MemorySegment file = createFile(directoryPath, HEADER_BYTES + RegionDirectory.bytesFor(capacity), directoryArena);
+      MemorySegment file =
+          createFile(
+              directoryPath, HEADER_BYTES + RegionDirectory.bytesFor(capacity), directoryArena);
       file.set(ValueLayout.JAVA_LONG, 8, nonce);
       file.set(ValueLayout.JAVA_LONG, 16, self.pid());
       file.set(ValueLayout.JAVA_LONG, 24, capacity);
@@ -139,13 +178,18 @@ public final class ShmTransport extends AbstractTransport {
   // ---------------------------------------------------------------- files
 
   /**
-   * Creates {@code path} (it must not exist) for the owner only, or owner plus {@link #group} read-only, reserves
-   * {@code size} bytes of pages and maps it read-write into {@code arena}. On failure nothing is left behind.
+   * Creates {@code path} (it must not exist) for the owner only, or owner plus {@link #group}
+   * read-only, reserves {@code size} bytes of pages and maps it read-write into {@code arena}. On
+   * failure nothing is left behind.
    */
   private MemorySegment createFile(Path path, long size, Arena arena) {
     Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
-    try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-        StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(ownerOnly))) {
+    try (FileChannel ch =
+        FileChannel.open(
+            path,
+            Set.of(
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+            PosixFilePermissions.asFileAttribute(ownerOnly))) {
       ShmFiles.created(path);
       if (group != null) {
         Files.setAttribute(path, "posix:group", group);
@@ -156,8 +200,17 @@ public final class ShmTransport extends AbstractTransport {
       return ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
     } catch (IOException | ShmNative.NativeError | RuntimeException e) {
       deleteQuietly(path);
-      throw new TransportException(null, "shm transport: cannot create " + size + " bytes of shared memory at " + path
-          + " for endpoint '" + localSession() + "': " + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "shm transport: cannot create "
+              + size
+              + " bytes of shared memory at "
+              + path
+              + " for endpoint '"
+              + localSession()
+              + "': "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -178,12 +231,13 @@ public final class ShmTransport extends AbstractTransport {
   }
 
   /**
-   * Shared memory: a new file of the shared-memory directory, mapped read-write here and read-only by receivers,
-   * so their reads are plain copies. Closing the registration deletes the file and unmaps it here; receivers that
-   * still map it are refused by the directory.
+   * Shared memory: a new file of the shared-memory directory, mapped read-write here and read-only
+   * by receivers, so their reads are plain copies. Closing the registration deletes the file and
+   * unmaps it here; receivers that still map it are refused by the directory.
    */
   @Override
-  @SuppressWarnings("MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
+  @SuppressWarnings(
+      "MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
   public MemoryRegistration allocate(long bytes) {
     checkAllocation(bytes);
     Path path;
@@ -219,13 +273,25 @@ public final class ShmTransport extends AbstractTransport {
       try {
         table = tableOf(next);
       } catch (IllegalArgumentException overlap) {
-        throw new TransportException(null, "shm transport: region " + describe(region.address(), region.byteSize())
-            + " overlaps a region already registered on endpoint '" + localSession() + "'", overlap);
+        throw new TransportException(
+            null,
+            "shm transport: region "
+                + describe(region.address(), region.byteSize())
+                + " overlaps a region already registered on endpoint '"
+                + localSession()
+                + "'",
+            overlap);
       }
       r.slot = directory.claim(cookie);
       if (r.slot < 0) {
-        throw new TransportException(null, "shm transport: endpoint '" + localSession() + "' already has "
-            + directory.capacity() + " regions registered; close some or raise " + MAX_REGIONS);
+        throw new TransportException(
+            null,
+            "shm transport: endpoint '"
+                + localSession()
+                + "' already has "
+                + directory.capacity()
+                + " regions registered; close some or raise "
+                + MAX_REGIONS);
       }
       registrations.put(id, r);
       local = new LocalRegions(table, Map.copyOf(registrations));
@@ -277,7 +343,10 @@ public final class ShmTransport extends AbstractTransport {
       }
     }
 
-    /** Clears the directory slot first (receivers refuse the region from then on), then deletes and unmaps. */
+    /**
+     * Clears the directory slot first (receivers refuse the region from then on), then deletes and
+     * unmaps.
+     */
     void release() {
       if (released) {
         return;
@@ -297,20 +366,32 @@ public final class ShmTransport extends AbstractTransport {
     List<ShmPeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
       for (ShmRegistration r : registrations.values()) {
-        regions.add(new ShmPeerMetadata.Region(r.segment.address(), r.segment.byteSize(), r.slot, r.cookie,
-            r.path == null ? null : r.path.toString()));
+        regions.add(
+            new ShmPeerMetadata.Region(
+                r.segment.address(),
+                r.segment.byteSize(),
+                r.slot,
+                r.cookie,
+                r.path == null ? null : r.path.toString()));
       }
     }
-    return new ShmPeerMetadata(self, nonce, directoryPath.toString(), directory.capacity(), Shm.crossMemoryAttach(),
-        regions).encode();
+    return new ShmPeerMetadata(
+            self,
+            nonce,
+            directoryPath.toString(),
+            directory.capacity(),
+            Shm.crossMemoryAttach(),
+            regions)
+        .encode();
   }
 
   // ---------------------------------------------------------------- peers
 
   /**
-   * Connects a peer on this host: same boot id, host name and pid namespace, a live process, and a directory file
-   * this endpoint can open whose nonce matches the metadata (proof that both see the same shared memory). Any
-   * other peer is refused with the reason, so a routing endpoint falls through to its next transport.
+   * Connects a peer on this host: same boot id, host name and pid namespace, a live process, and a
+   * directory file this endpoint can open whose nonce matches the metadata (proof that both see the
+   * same shared memory). Any other peer is refused with the reason, so a routing endpoint falls
+   * through to its next transport.
    */
   @Override
   public void connect(String session, byte[] peerMetadata) {
@@ -319,21 +400,38 @@ public final class ShmTransport extends AbstractTransport {
     RegionTable regions;
     try {
       meta = ShmPeerMetadata.decode(blob);
-      regions = RegionTable.indexed(meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
+      regions =
+          RegionTable.indexed(
+              meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
     } catch (IllegalArgumentException e) {
       throw unusableMetadata(session, e);
     }
     ShmHost h = meta.host();
-    if (!h.bootId().equals(self.bootId()) || !h.hostname().equals(self.hostname())
+    if (!h.bootId().equals(self.bootId())
+        || !h.hostname().equals(self.hostname())
         || !h.pidNamespace().equals(self.pidNamespace())) {
-      throw new TransportException(session, "shm transport: peer '" + session + "' is not on this host (its boot id "
-          + h.bootId() + ", host " + h.hostname() + ", " + h.pidNamespace() + "; here " + self.bootId() + ", "
-          + self.hostname() + ", " + self.pidNamespace() + ")");
+      throw new TransportException(
+          session,
+          "shm transport: peer '"
+              + session
+              + "' is not on this host (its boot id "
+              + h.bootId()
+              + ", host "
+              + h.hostname()
+              + ", "
+              + h.pidNamespace()
+              + "; here "
+              + self.bootId()
+              + ", "
+              + self.hostname()
+              + ", "
+              + self.pidNamespace()
+              + ")");
     }
     if (!ShmHost.alive(h.pid(), h.startTime())) {
       ShmFiles.reclaim(dir, self); // what it left is of no use to anyone now
-      throw new TransportException(session, "shm transport: peer '" + session + "' (pid " + h.pid()
-          + ") has exited");
+      throw new TransportException(
+          session, "shm transport: peer '" + session + "' (pid " + h.pid() + ") has exited");
     }
     Peer peer = new Peer(session, meta, regions);
     try {
@@ -371,11 +469,19 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     void open() {
-      MemorySegment dirFile = map(Path.of(meta.directoryPath()),
-          HEADER_BYTES + RegionDirectory.bytesFor(meta.directoryCapacity()));
-      if (dirFile.get(ValueLayout.JAVA_LONG, 0) != DIRECTORY_MAGIC || dirFile.get(ValueLayout.JAVA_LONG, 8) != meta.nonce()) {
-        throw new TransportException(session, "shm transport: peer '" + session + "' directory " + meta.directoryPath()
-            + " is not the one its metadata describes (another file under that name, or another /dev/shm)");
+      MemorySegment dirFile =
+          map(
+              Path.of(meta.directoryPath()),
+              HEADER_BYTES + RegionDirectory.bytesFor(meta.directoryCapacity()));
+      if (dirFile.get(ValueLayout.JAVA_LONG, 0) != DIRECTORY_MAGIC
+          || dirFile.get(ValueLayout.JAVA_LONG, 8) != meta.nonce()) {
+        throw new TransportException(
+            session,
+            "shm transport: peer '"
+                + session
+                + "' directory "
+                + meta.directoryPath()
+                + " is not the one its metadata describes (another file under that name, or another /dev/shm)");
       }
       directorySlots = dirFile.asSlice(HEADER_BYTES);
       boolean needsAttach = false;
@@ -393,37 +499,72 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     /**
-     * Maps a peer's file read-only after checking it is at least {@code length} bytes (a shorter file would
-     * SIGBUS the reader); its creator never truncates it.
+     * Maps a peer's file read-only after checking it is at least {@code length} bytes (a shorter
+     * file would SIGBUS the reader); its creator never truncates it.
      */
     private MemorySegment map(Path path, long length) {
       try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
         long size = ch.size();
         if (size < length) {
-          throw new TransportException(session, "shm transport: peer '" + session + "' file " + path + " holds " + size
-              + " bytes, its metadata says " + length);
+          throw new TransportException(
+              session,
+              "shm transport: peer '"
+                  + session
+                  + "' file "
+                  + path
+                  + " holds "
+                  + size
+                  + " bytes, its metadata says "
+                  + length);
         }
         return ch.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
       } catch (AccessDeniedException e) {
-        throw new TransportException(session, "shm transport: may not open peer '" + session + "' shared memory "
-            + path + " (" + describeAccess(path) + "; this process runs as uid " + self.uid()
-            + "): run the receiver as the publisher's user, or let the publisher widen access with " + GROUP, e);
+        throw new TransportException(
+            session,
+            "shm transport: may not open peer '"
+                + session
+                + "' shared memory "
+                + path
+                + " ("
+                + describeAccess(path)
+                + "; this process runs as uid "
+                + self.uid()
+                + "): run the receiver as the publisher's user, or let the publisher widen access with "
+                + GROUP,
+            e);
       } catch (NoSuchFileException e) {
-        throw new TransportException(session, "shm transport: peer '" + session + "' shared memory " + path
-            + " is gone (the peer deregistered it or exited)", e);
+        throw new TransportException(
+            session,
+            "shm transport: peer '"
+                + session
+                + "' shared memory "
+                + path
+                + " is gone (the peer deregistered it or exited)",
+            e);
       } catch (IOException e) {
-        throw new TransportException(session, "shm transport: cannot map peer '" + session + "' shared memory "
-            + path + ": " + e, e);
+        throw new TransportException(
+            session,
+            "shm transport: cannot map peer '" + session + "' shared memory " + path + ": " + e,
+            e);
       }
     }
 
-    /** Reads one byte of the peer's registered memory with process_vm_readv, so a refusal shows at connect. */
+    /**
+     * Reads one byte of the peer's registered memory with process_vm_readv, so a refusal shows at
+     * connect.
+     */
     private void probeAttach() {
       if (!meta.crossMemoryAttach() || !Shm.crossMemoryAttach()) {
-        throw new TransportException(session, "shm transport: peer '" + session + "' serves registered memory, which"
-            + " needs cross-memory attach (process_vm_readv) on both sides: "
-            + (meta.crossMemoryAttach() ? "here it fails: " + Shm.crossMemoryAttachCause() : "it fails at the peer")
-            + "; the peer can allocate() its buffers in shared memory instead");
+        throw new TransportException(
+            session,
+            "shm transport: peer '"
+                + session
+                + "' serves registered memory, which"
+                + " needs cross-memory attach (process_vm_readv) on both sides: "
+                + (meta.crossMemoryAttach()
+                    ? "here it fails: " + Shm.crossMemoryAttachCause()
+                    : "it fails at the peer")
+                + "; the peer can allocate() its buffers in shared memory instead");
       }
       ShmPeerMetadata.Region first = null;
       for (ShmPeerMetadata.Region r : meta.regions()) {
@@ -447,21 +588,32 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     TransportException attachFailure(ShmNative.NativeError e, long done) {
-      String why = switch (e.errno) {
-        case ShmNative.EPERM, ShmNative.EACCES -> "may not read its memory (" + e.getMessage() + "; it runs as uid "
-            + meta.host().uid() + ", this process as uid " + self.uid() + "): run the receiver as the publisher's user";
-        case ShmNative.ESRCH -> "has exited (" + e.getMessage() + ")";
-        default -> e.getMessage() + " after " + done + " bytes";
-      };
-      return new TransportException(session, "shm transport: peer '" + session + "' (pid " + meta.host().pid() + ") "
-          + why, e);
+      String why =
+          switch (e.errno) {
+            case ShmNative.EPERM, ShmNative.EACCES ->
+                "may not read its memory ("
+                    + e.getMessage()
+                    + "; it runs as uid "
+                    + meta.host().uid()
+                    + ", this process as uid "
+                    + self.uid()
+                    + "): run the receiver as the publisher's user";
+            case ShmNative.ESRCH -> "has exited (" + e.getMessage() + ")";
+            default -> e.getMessage() + " after " + done + " bytes";
+          };
+      return new TransportException(
+          session,
+          "shm transport: peer '" + session + "' (pid " + meta.host().pid() + ") " + why,
+          e);
     }
 
     boolean alive() {
       return ShmHost.alive(meta.host().pid(), meta.host().startTime());
     }
 
-    /** Deletes the files a dead peer left (its mappings here stay valid until this peer is closed). */
+    /**
+     * Deletes the files a dead peer left (its mappings here stay valid until this peer is closed).
+     */
     void reclaimIfDead() {
       if (!alive()) {
         ShmFiles.reclaim(dir, self);
@@ -469,8 +621,8 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     /**
-     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds; wait up to
-     * {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files.
+     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds;
+     * wait up to {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files.
      */
     void reclaimOnceGone() {
       long until = System.nanoTime() + EXIT_GRACE_NANOS;
@@ -491,7 +643,9 @@ public final class ShmTransport extends AbstractTransport {
 
   private static String describeAccess(Path path) {
     try {
-      return "mode " + PosixFilePermissions.toString(Files.getPosixFilePermissions(path)) + ", owner uid "
+      return "mode "
+          + PosixFilePermissions.toString(Files.getPosixFilePermissions(path))
+          + ", owner uid "
           + Files.getAttribute(path, "unix:uid");
     } catch (IOException | RuntimeException e) {
       return "its mode cannot be read either";
@@ -501,15 +655,17 @@ public final class ShmTransport extends AbstractTransport {
   // ---------------------------------------------------------------- reads
 
   /**
-   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run in
-   * {@link #await} after every peer of the call was checked.
+   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run
+   * in {@link #await} after every peer of the call was checked.
    */
   private static final class ShmBatch implements PendingRead {
     final Peer peer;
     final List<ReadDescriptor> group;
     final int[] region;
+
     /** The peer's mapped region per descriptor, or null where it is read by cross-memory attach. */
     final MemorySegment[] src;
+
     final long[] srcOff;
     final MemorySegment[] dst;
     final long[] dstOff;
@@ -589,8 +745,9 @@ public final class ShmTransport extends AbstractTransport {
   }
 
   /**
-   * Checks every peer's directory and liveness (nothing moves when one fails), copies, then checks again: a
-   * region deregistered or a peer that died during the copies fails the call, naming the peer.
+   * Checks every peer's directory and liveness (nothing moves when one fails), copies, then checks
+   * again: a region deregistered or a peer that died during the copies fails the call, naming the
+   * peer.
    */
   @Override
   protected void await(List<PendingRead> started, Duration timeout) {
@@ -602,32 +759,48 @@ public final class ShmTransport extends AbstractTransport {
     }
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        guarded(b, () -> {
-          copy(b, deadline, timeout);
-          check(b, "what was read cannot be trusted");
-        });
+        guarded(
+            b,
+            () -> {
+              copy(b, deadline, timeout);
+              check(b, "what was read cannot be trusted");
+            });
       } else {
         ((LocalCopy) p).copy();
       }
     }
   }
 
-  /** Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint closed) fail it. */
+  /**
+   * Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint
+   * closed) fail it.
+   */
   private static void guarded(ShmBatch b, Runnable step) {
     try {
       step.run();
     } catch (IllegalStateException closedMeanwhile) {
-      throw new TransportException(b.peer.session, "shm transport: peer '" + b.peer.session
-          + "' was disconnected or this endpoint closed during the read", closedMeanwhile);
+      throw new TransportException(
+          b.peer.session,
+          "shm transport: peer '"
+              + b.peer.session
+              + "' was disconnected or this endpoint closed during the read",
+          closedMeanwhile);
     }
   }
 
-  /** Throws, naming the peer and {@code consequence}, when the peer died or deregistered a region the batch reads. */
+  /**
+   * Throws, naming the peer and {@code consequence}, when the peer died or deregistered a region
+   * the batch reads.
+   */
   private void check(ShmBatch b, String consequence) {
     Peer peer = b.peer;
     if (peer.closed) {
-      throw new TransportException(peer.session, "shm transport: peer '" + peer.session
-          + "' was reconnected with new metadata while this batch was prepared; " + consequence);
+      throw new TransportException(
+          peer.session,
+          "shm transport: peer '"
+              + peer.session
+              + "' was reconnected with new metadata while this batch was prepared; "
+              + consequence);
     }
     for (int r = 0; r < b.used.length; r++) {
       ShmPeerMetadata.Region reg = peer.meta.regions().get(r);
@@ -639,15 +812,30 @@ public final class ShmTransport extends AbstractTransport {
         if (!peer.alive()) {
           break; // report the death, below
         }
-        throw new TransportException(peer.session, "shm transport: descriptor #" + first + " " + b.group.get(first)
-            + " reads region " + describe(reg.base(), reg.length()) + " which peer '" + peer.session
-            + "' has deregistered since it published its metadata; " + consequence);
+        throw new TransportException(
+            peer.session,
+            "shm transport: descriptor #"
+                + first
+                + " "
+                + b.group.get(first)
+                + " reads region "
+                + describe(reg.base(), reg.length())
+                + " which peer '"
+                + peer.session
+                + "' has deregistered since it published its metadata; "
+                + consequence);
       }
     }
     if (!peer.alive()) {
       peer.reclaimIfDead();
-      throw new TransportException(peer.session, "shm transport: peer '" + peer.session + "' (pid "
-          + peer.meta.host().pid() + ") has exited; " + consequence);
+      throw new TransportException(
+          peer.session,
+          "shm transport: peer '"
+              + peer.session
+              + "' (pid "
+              + peer.meta.host().pid()
+              + ") has exited; "
+              + consequence);
     }
   }
 
@@ -682,8 +870,17 @@ public final class ShmTransport extends AbstractTransport {
             attach.flush();
           }
           if (System.nanoTime() - deadline > 0) {
-            throw new TransportTimeoutException(peer.session, "shm transport: reads from peer '" + peer.session
-                + "' did not complete within " + timeout + " (" + (i + 1) + " of " + n + " descriptors done)");
+            throw new TransportTimeoutException(
+                peer.session,
+                "shm transport: reads from peer '"
+                    + peer.session
+                    + "' did not complete within "
+                    + timeout
+                    + " ("
+                    + (i + 1)
+                    + " of "
+                    + n
+                    + " descriptors done)");
           }
         }
       }
@@ -740,8 +937,16 @@ public final class ShmTransport extends AbstractTransport {
         throw peer.attachFailure(e, done);
       }
       if (got != want) {
-        throw new TransportException(peer.session, "shm transport: peer '" + peer.session + "' memory could be read"
-            + " only in part (" + got + " of " + want + " bytes): the peer unmapped it or exited");
+        throw new TransportException(
+            peer.session,
+            "shm transport: peer '"
+                + peer.session
+                + "' memory could be read"
+                + " only in part ("
+                + got
+                + " of "
+                + want
+                + " bytes): the peer unmapped it or exited");
       }
       done += got;
       count = 0;
@@ -789,14 +994,18 @@ public final class ShmTransport extends AbstractTransport {
   }
 
   /**
-   * Bytes this endpoint has copied from peers' shared (allocated, mapped) memory since it was created: the
-   * memory-speed path. For diagnostics and tests, next to {@link #attachedBytesRead()}.
+   * Bytes this endpoint has copied from peers' shared (allocated, mapped) memory since it was
+   * created: the memory-speed path. For diagnostics and tests, next to {@link
+   * #attachedBytesRead()}.
    */
   public long mappedBytesRead() {
     return mappedBytesRead.sum();
   }
 
-  /** Bytes this endpoint has read from peers' caller-registered memory with {@code process_vm_readv}. */
+  /**
+   * Bytes this endpoint has read from peers' caller-registered memory with {@code
+   * process_vm_readv}.
+   */
   public long attachedBytesRead() {
     return attachedBytesRead.sum();
   }
@@ -808,7 +1017,13 @@ public final class ShmTransport extends AbstractTransport {
 
   @Override
   public String toString() {
-    return "ShmTransport[session " + localSession() + ", " + local.table().size() + " regions, " + peers.size()
-        + " peers" + (isClosed() ? ", closed]" : "]");
+    return "ShmTransport[session "
+        + localSession()
+        + ", "
+        + local.table().size()
+        + " regions, "
+        + peers.size()
+        + " peers"
+        + (isClosed() ? ", closed]" : "]");
   }
 }

@@ -5,8 +5,9 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 
 /**
- * Provides the {@code shm} transport on Linux; priority 9, above {@code ucx}, since on one host it moves bytes at
- * memory speed. It reaches only peers on this host ({@link #hostLocal()}), so routing keeps ucx as the primary.
+ * Provides the {@code shm} transport on Linux; priority 9, above {@code ucx}, since on one host it
+ * moves bytes at memory speed. It reaches only peers on this host ({@link #hostLocal()}), so
+ * routing keeps ucx as the primary.
  */
 public final class ShmTransportProvider extends TransportProvider {
 

@@ -9,7 +9,8 @@ import java.util.Base64;
 
 /**
  * Tries to connect to the shm peer whose metadata (base64) is in file {@code args[0]} under session
- * {@code args[1]}; prints {@code connected} or {@code refused: MESSAGE}. Run as another user by permission tests.
+ * {@code args[1]}; prints {@code connected} or {@code refused: MESSAGE}. Run as another user by
+ * permission tests.
  */
 public final class ShmConnectProbe {
   private ShmConnectProbe() {}

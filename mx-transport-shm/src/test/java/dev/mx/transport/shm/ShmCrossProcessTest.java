@@ -6,8 +6,9 @@ import dev.mx.transport.testsuite.AbstractCrossProcessTest;
 import java.time.Duration;
 
 /**
- * The cross-process suite over shm: a child JVM publishes 256 MiB (three regions of its own memory, read by
- * cross-memory attach, and one shared file from {@code allocate}), this one reads it byte-exact.
+ * The cross-process suite over shm: a child JVM publishes 256 MiB (three regions of its own memory,
+ * read by cross-memory attach, and one shared file from {@code allocate}), this one reads it
+ * byte-exact.
  */
 class ShmCrossProcessTest extends AbstractCrossProcessTest {
 

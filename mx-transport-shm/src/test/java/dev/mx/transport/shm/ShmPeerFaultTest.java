@@ -30,8 +30,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Peer death over shm, with real processes: a publisher killed with SIGKILL in the middle of a large read, twenty
- * times in a row against one receiver, and a receiver killed in the middle of its reads.
+ * Peer death over shm, with real processes: a publisher killed with SIGKILL in the middle of a
+ * large read, twenty times in a row against one receiver, and a receiver killed in the middle of
+ * its reads.
  */
 class ShmPeerFaultTest {
   private static final long MIB = 1 << 20;
@@ -50,41 +51,62 @@ class ShmPeerFaultTest {
   }
 
   @Test
-  void aPublisherKilledMidReadFailsTheReadNamingItTwentyTimesInARowAndLeavesNoFiles() throws Exception {
+  void aPublisherKilledMidReadFailsTheReadNamingItTwentyTimesInARowAndLeavesNoFiles()
+      throws Exception {
     Random random = new Random(5);
     try (Arena arena = Arena.ofShared();
-        Transport receiver = new ShmTransportProvider().create(TransportConfig.of("inference-0").withTimeout(TIMEOUT))) {
+        Transport receiver =
+            new ShmTransportProvider()
+                .create(TransportConfig.of("inference-0").withTimeout(TIMEOUT))) {
       MemorySegment dst = arena.allocate(16 * MIB, 4096);
       receiver.register(dst);
       String ns = Shm.self().pidNamespaceId();
       for (int round = 0; round < 20; round++) {
         String peer = "trainer-" + round;
         // One region of the child's own memory (cross-memory attach), one shared file (allocate).
-        PublisherProcess pub = PublisherProcess.start("shm", peer, round, List.of(8 * MIB), List.of(8 * MIB), Map.of(),
-            Duration.ofSeconds(60));
+        PublisherProcess pub =
+            PublisherProcess.start(
+                "shm",
+                peer,
+                round,
+                List.of(8 * MIB),
+                List.of(8 * MIB),
+                Map.of(),
+                Duration.ofSeconds(60));
         String files = ShmFiles.PREFIX + ns + "-" + pub.pid() + "-";
         try {
-          assertEquals(2, filesStartingWith(files).size(), "the publisher's directory and its shared region");
+          assertEquals(
+              2,
+              filesStartingWith(files).size(),
+              "the publisher's directory and its shared region");
           receiver.connect(peer, pub.metadata());
           List<ReadDescriptor> all = new ArrayList<>();
           for (PublisherProcess.Region r : pub.regions()) {
             for (long off = 0; off < r.length(); off += MIB) {
-              all.add(new ReadDescriptor(peer, r.base() + off, dst.address() + (r.index() * r.length()) + off, MIB));
+              all.add(
+                  new ReadDescriptor(
+                      peer, r.base() + off, dst.address() + (r.index() * r.length()) + off, MIB));
             }
           }
           receiver.read(all); // it works before the kill, byte-exact
-          for (PublisherProcess.Region r : round == 0 ? pub.regions() : List.<PublisherProcess.Region>of()) {
-            assertEquals(-1, pub.pattern().mismatch(dst, r.index() * r.length(), r.index(), 0, r.length()), peer);
+          for (PublisherProcess.Region r :
+              round == 0 ? pub.regions() : List.<PublisherProcess.Region>of()) {
+            assertEquals(
+                -1,
+                pub.pattern().mismatch(dst, r.index() * r.length(), r.index(), 0, r.length()),
+                peer);
           }
-          CompletableFuture<TransportException> reading = CompletableFuture.supplyAsync(() -> {
-            while (true) {
-              try {
-                receiver.read(all);
-              } catch (TransportException e) {
-                return e;
-              }
-            }
-          });
+          CompletableFuture<TransportException> reading =
+              CompletableFuture.supplyAsync(
+                  () -> {
+                    while (true) {
+                      try {
+                        receiver.read(all);
+                      } catch (TransportException e) {
+                        return e;
+                      }
+                    }
+                  });
           Thread.sleep(random.nextInt(40));
           long killedAt = System.nanoTime();
           pub.kill();
@@ -92,9 +114,13 @@ class ShmPeerFaultTest {
           long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
           assertEquals(peer, e.peer(), e.getMessage());
           assertTrue(e.getMessage().contains("'" + peer + "'"), e.getMessage());
-          assertTrue(tookMs < TIMEOUT.toMillis(), "the read failed " + tookMs + " ms after the kill");
+          assertTrue(
+              tookMs < TIMEOUT.toMillis(), "the read failed " + tookMs + " ms after the kill");
           // The receiver reclaimed what the dead publisher left in the shared-memory directory.
-          assertEquals(List.of(), filesStartingWith(files), "files of the killed publisher (pid " + pub.pid() + ")");
+          assertEquals(
+              List.of(),
+              filesStartingWith(files),
+              "files of the killed publisher (pid " + pub.pid() + ")");
           assertTrue(receiver.isConnected(peer));
         } finally {
           pub.close();
@@ -105,11 +131,13 @@ class ShmPeerFaultTest {
 
   @Test
   void aPublisherEndedWithSigtermWithoutClosingLeavesNoFiles() throws Exception {
-    try (PublisherProcess pub = PublisherProcess.start("shm", "trainer-t", 1, List.of(), List.of(MIB), Map.of(),
-        Duration.ofSeconds(60))) {
+    try (PublisherProcess pub =
+        PublisherProcess.start(
+            "shm", "trainer-t", 1, List.of(), List.of(MIB), Map.of(), Duration.ofSeconds(60))) {
       String files = ShmFiles.PREFIX + Shm.self().pidNamespaceId() + "-" + pub.pid() + "-";
       assertEquals(2, filesStartingWith(files).size());
-      assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(pub.pid())).start().waitFor());
+      assertEquals(
+          0, new ProcessBuilder("kill", "-TERM", Long.toString(pub.pid())).start().waitFor());
       for (int i = 0; i < 200 && pub.isAlive(); i++) {
         Thread.sleep(50);
       }
@@ -130,12 +158,21 @@ class ShmPeerFaultTest {
       }
       Path meta = Files.createTempFile("mx-shm-test-meta", ".b64");
       Files.writeString(meta, Base64.getEncoder().encodeToString(publisher.localMetadata()));
-      List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "--enable-native-access=ALL-UNNAMED", "-Xmx64m", "-cp", System.getProperty("java.class.path"),
-          ShmReadLoop.class.getName(), meta.toString(), "trainer-0");
+      List<String> cmd =
+          List.of(
+              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              "--enable-native-access=ALL-UNNAMED",
+              "-Xmx64m",
+              "-cp",
+              System.getProperty("java.class.path"),
+              ShmReadLoop.class.getName(),
+              meta.toString(),
+              "trainer-0");
       Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
       try {
-        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        BufferedReader out =
+            new BufferedReader(
+                new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
         String line;
         int reads = 0;
         while ((line = out.readLine()) != null && reads < 3) {
@@ -143,7 +180,8 @@ class ShmPeerFaultTest {
             reads++;
           }
         }
-        assertEquals(3, reads, "the child receiver read before it was killed (last line: " + line + ")");
+        assertEquals(
+            3, reads, "the child receiver read before it was killed (last line: " + line + ")");
         child.destroyForcibly();
         assertTrue(child.waitFor(30, TimeUnit.SECONDS));
       } finally {
@@ -155,8 +193,11 @@ class ShmPeerFaultTest {
         MemorySegment dst = arena.allocate(32 * MIB, 4096);
         next.register(dst);
         next.connect("trainer-0", publisher.localMetadata());
-        next.read(List.of(new ReadDescriptor("trainer-0", shared.address(), dst.address(), 16 * MIB),
-            new ReadDescriptor("trainer-0", own.address(), dst.address() + 16 * MIB, 16 * MIB)));
+        next.read(
+            List.of(
+                new ReadDescriptor("trainer-0", shared.address(), dst.address(), 16 * MIB),
+                new ReadDescriptor(
+                    "trainer-0", own.address(), dst.address() + 16 * MIB, 16 * MIB)));
         assertEquals(-1, MemorySegment.mismatch(shared, 0, 16 * MIB, dst, 0, 16 * MIB));
         assertEquals(-1, MemorySegment.mismatch(own, 0, 16 * MIB, dst, 16 * MIB, 32 * MIB));
         assertTrue(publisher.isHealthy());

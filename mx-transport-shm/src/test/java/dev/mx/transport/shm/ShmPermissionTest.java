@@ -24,7 +24,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Weights are not world-readable: owner-only files, and a receiver running as another user is refused. */
+/**
+ * Weights are not world-readable: owner-only files, and a receiver running as another user is
+ * refused.
+ */
 class ShmPermissionTest {
   private static final int NOBODY = 65534;
 
@@ -41,28 +44,39 @@ class ShmPermissionTest {
 
   @Test
   void theDirectoryAndSharedRegionsAreOwnerOnlyUnlessAGroupIsConfigured() throws Exception {
-    try (ShmTransport t = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("p"))) {
+    try (ShmTransport t =
+        (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("p"))) {
       t.allocate(1 << 16);
       List<Path> files = filesOf(t);
       assertEquals(2, files.size(), files.toString());
       for (Path f : files) {
-        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
+        assertEquals(
+            "rw-------",
+            PosixFilePermissions.toString(Files.getPosixFilePermissions(f)),
+            f.toString());
       }
     }
     String group = Files.getAttribute(Path.of("/tmp"), "posix:group").toString();
-    try (ShmTransport t = (ShmTransport) new ShmTransportProvider().create(
-        new TransportConfig("p", java.time.Duration.ofSeconds(5), Map.of(ShmTransport.GROUP, group)))) {
+    try (ShmTransport t =
+        (ShmTransport)
+            new ShmTransportProvider()
+                .create(
+                    new TransportConfig(
+                        "p", java.time.Duration.ofSeconds(5), Map.of(ShmTransport.GROUP, group)))) {
       t.allocate(1 << 16);
       for (Path f : filesOf(t)) {
-        assertEquals("rw-r-----", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
+        assertEquals(
+            "rw-r-----",
+            PosixFilePermissions.toString(Files.getPosixFilePermissions(f)),
+            f.toString());
         assertEquals(group, Files.getAttribute(f, "posix:group").toString());
       }
     }
   }
 
   /**
-   * Copies what the probe needs (this module's and mx-api's classes, slf4j-api) where another user can read it:
-   * the build's own directories may sit under a home only root can enter.
+   * Copies what the probe needs (this module's and mx-api's classes, slf4j-api) where another user
+   * can read it: the build's own directories may sit under a home only root can enter.
    */
   private static String readableClassPath(Path into) throws IOException {
     List<String> entries = new ArrayList<>();
@@ -91,7 +105,8 @@ class ShmPermissionTest {
     }
     try (Stream<Path> walk = Files.walk(into)) {
       for (Path p : walk.toList()) {
-        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r--r--"));
+        Files.setPosixFilePermissions(
+            p, PosixFilePermissions.fromString(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r--r--"));
       }
     }
     return String.join(File.pathSeparator, entries);
@@ -108,14 +123,18 @@ class ShmPermissionTest {
   void aReceiverRunningAsAnotherUserIsRefusedWithAClearError() throws Exception {
     String tried;
     try {
-      tried = run(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", "true"));
+      tried =
+          run(
+              List.of(
+                  "setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", "true"));
     } catch (IOException e) {
       tried = "setpriv cannot run: " + e;
     }
     String probe = tried;
     boolean canSwitch = probe.startsWith("exit 0");
     if (!canSwitch) {
-      System.out.println("skipping: cannot run a process as uid " + NOBODY + " (" + probe.trim() + ")");
+      System.out.println(
+          "skipping: cannot run a process as uid " + NOBODY + " (" + probe.trim() + ")");
     }
     assumeTrue(canSwitch, () -> "cannot run a process as uid " + NOBODY + ": " + probe);
     Path tmp = Files.createTempDirectory("mx-shm-perm");
@@ -128,11 +147,26 @@ class ShmPermissionTest {
       Files.setPosixFilePermissions(meta, PosixFilePermissions.fromString("rw-r--r--"));
       String cp = readableClassPath(tmp);
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      String out = run(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", java,
-          "--enable-native-access=ALL-UNNAMED", "-Xmx64m", "-cp", cp, ShmConnectProbe.class.getName(), meta.toString(),
-          "trainer-0"));
-      assertTrue(out.contains("refused:") && out.contains("may not open peer 'trainer-0'")
-          && out.contains("rw-------"), out);
+      String out =
+          run(
+              List.of(
+                  "setpriv",
+                  "--reuid=" + NOBODY,
+                  "--regid=" + NOBODY,
+                  "--clear-groups",
+                  java,
+                  "--enable-native-access=ALL-UNNAMED",
+                  "-Xmx64m",
+                  "-cp",
+                  cp,
+                  ShmConnectProbe.class.getName(),
+                  meta.toString(),
+                  "trainer-0"));
+      assertTrue(
+          out.contains("refused:")
+              && out.contains("may not open peer 'trainer-0'")
+              && out.contains("rw-------"),
+          out);
     } finally {
       try (Stream<Path> walk = Files.walk(tmp)) {
         for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {

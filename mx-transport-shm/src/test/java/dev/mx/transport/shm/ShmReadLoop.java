@@ -12,9 +12,9 @@ import java.util.Base64;
 import java.util.List;
 
 /**
- * A receiver process for fault tests: connects to the shm peer whose metadata (base64) is in the file
- * {@code args[0]} under session {@code args[1]}, then reads all of its regions again and again, printing
- * {@code read N} after each, until it is killed.
+ * A receiver process for fault tests: connects to the shm peer whose metadata (base64) is in the
+ * file {@code args[0]} under session {@code args[1]}, then reads all of its regions again and
+ * again, printing {@code read N} after each, until it is killed.
  */
 public final class ShmReadLoop {
   private ShmReadLoop() {}

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Per-peer routing with real processes: a publisher serving shm and ucx at once is read over shm by a routing
- * receiver and over ucx by a receiver forced to ucx, in the same step; a ucx-only publisher is read over ucx by a
- * receiver that also has shm.
+ * Per-peer routing with real processes: a publisher serving shm and ucx at once is read over shm by
+ * a routing receiver and over ucx by a receiver forced to ucx, in the same step; a ucx-only
+ * publisher is read over ucx by a receiver that also has shm.
  */
 class ShmRoutingTest {
   private static final long MIB = 1 << 20;
@@ -48,18 +48,28 @@ class ShmRoutingTest {
   }
 
   private static Transport routing(String session) {
-    Transport shm = new ShmTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
-    Transport ucx = new UcxTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
-    return new RoutingTransport(TransportConfig.of(session).withTimeout(TIMEOUT), List.of(shm, ucx), 1);
+    Transport shm =
+        new ShmTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
+    Transport ucx =
+        new UcxTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
+    return new RoutingTransport(
+        TransportConfig.of(session).withTimeout(TIMEOUT), List.of(shm, ucx), 1);
   }
 
-  /** Reads every region of {@code pub} into {@code dst} in 1 MiB descriptors and checks every byte. */
+  /**
+   * Reads every region of {@code pub} into {@code dst} in 1 MiB descriptors and checks every byte.
+   */
   private static void readAllExact(Transport receiver, PublisherProcess pub, MemorySegment dst) {
     List<ReadDescriptor> all = new ArrayList<>();
     long at = 0;
     for (PublisherProcess.Region r : pub.regions()) {
       for (long off = 0; off < r.length(); off += MIB) {
-        all.add(new ReadDescriptor(pub.session(), r.base() + off, dst.address() + at + off, Math.min(MIB, r.length() - off)));
+        all.add(
+            new ReadDescriptor(
+                pub.session(),
+                r.base() + off,
+                dst.address() + at + off,
+                Math.min(MIB, r.length() - off)));
       }
       at += r.length();
     }
@@ -67,20 +77,27 @@ class ShmRoutingTest {
     receiver.read(all);
     at = 0;
     for (PublisherProcess.Region r : pub.regions()) {
-      assertEquals(-1, pub.pattern().mismatch(dst, at, r.index(), 0, r.length()), "region " + r.index());
+      assertEquals(
+          -1, pub.pattern().mismatch(dst, at, r.index(), 0, r.length()), "region " + r.index());
       at += r.length();
     }
   }
 
   @Test
   void onePublisherTwoReceiversOneOverShmOneForcedToUcxBothExact() throws Exception {
-    try (PublisherProcess pub = PublisherProcess.start("auto", "trainer-0", 3, List.of(8 * MIB), List.of(8 * MIB),
-            Map.of(), TIMEOUT);
+    try (PublisherProcess pub =
+            PublisherProcess.start(
+                "auto", "trainer-0", 3, List.of(8 * MIB), List.of(8 * MIB), Map.of(), TIMEOUT);
         Arena arena = Arena.ofShared();
         Transport viaShm = routing("inference-0");
-        Transport viaUcx = new UcxTransportProvider().create(TransportConfig.of("inference-1").withTimeout(TIMEOUT))) {
+        Transport viaUcx =
+            new UcxTransportProvider()
+                .create(TransportConfig.of("inference-1").withTimeout(TIMEOUT))) {
       List<TransportBundle.Entry> offered = TransportBundle.decode(pub.metadata());
-      assertEquals(List.of("ucx", "shm"), TransportBundle.names(offered), "ucx is primary: agent_meta_b64 stays ucx's");
+      assertEquals(
+          List.of("ucx", "shm"),
+          TransportBundle.names(offered),
+          "ucx is primary: agent_meta_b64 stays ucx's");
       MemorySegment a = arena.allocate(16 * MIB, 4096);
       MemorySegment b = arena.allocate(16 * MIB, 4096);
       viaShm.register(a);
@@ -92,15 +109,21 @@ class ShmRoutingTest {
       CompletableFuture<Void> two = CompletableFuture.runAsync(() -> readAllExact(viaUcx, pub, b));
       one.get();
       two.get();
-      assertTrue(((RoutingTransport) viaShm).transports().get(0).stats().bytesMoved() >= 16 * MIB, "shm moved it");
-      assertEquals(0, ((RoutingTransport) viaShm).transports().get(1).stats().bytesMoved(), "ucx moved nothing");
+      assertTrue(
+          ((RoutingTransport) viaShm).transports().get(0).stats().bytesMoved() >= 16 * MIB,
+          "shm moved it");
+      assertEquals(
+          0,
+          ((RoutingTransport) viaShm).transports().get(1).stats().bytesMoved(),
+          "ucx moved nothing");
     }
   }
 
   @Test
   void aUcxOnlyPublisherIsReadOverUcxByAReceiverThatAlsoHasShm() throws Exception {
-    try (PublisherProcess pub = PublisherProcess.start("ucx", "trainer-1", 4, List.of(8 * MIB), List.of(), Map.of(),
-            TIMEOUT);
+    try (PublisherProcess pub =
+            PublisherProcess.start(
+                "ucx", "trainer-1", 4, List.of(8 * MIB), List.of(), Map.of(), TIMEOUT);
         Arena arena = Arena.ofShared();
         Transport receiver = routing("inference-0")) {
       MemorySegment dst = arena.allocate(8 * MIB, 4096);
@@ -114,10 +137,13 @@ class ShmRoutingTest {
   @Test
   void aPeerNoTransportReachesIsRefusedNamingItAndEveryReason() {
     try (Transport receiver = routing("inference-0")) {
-      TransportException e = assertThrows(TransportException.class, () -> receiver.connect("ghost", new byte[] {1, 2, 3, 4,
-          5, 6, 7, 8, 9}));
+      TransportException e =
+          assertThrows(
+              TransportException.class,
+              () -> receiver.connect("ghost", new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}));
       assertEquals("ghost", e.peer());
-      assertTrue(e.getMessage().contains("'ghost'") && e.getMessage().contains("shm+ucx"), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("'ghost'") && e.getMessage().contains("shm+ucx"), e.getMessage());
       assertInstanceOf(TransportException.class, e.getCause());
     }
   }

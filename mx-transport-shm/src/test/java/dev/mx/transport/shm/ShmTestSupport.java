@@ -2,7 +2,10 @@ package dev.mx.transport.shm;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Skips (printing the cause) when shm cannot work here; {@code -Dmx.test.requireNative=true} fails instead. */
+/**
+ * Skips (printing the cause) when shm cannot work here; {@code -Dmx.test.requireNative=true} fails
+ * instead.
+ */
 final class ShmTestSupport {
   private ShmTestSupport() {}
 

@@ -4,7 +4,10 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.transport.testsuite.AbstractTransportConformanceTest;
 
-/** The conformance suite over the {@code shm} transport (callers' registered memory: cross-memory attach). */
+/**
+ * The conformance suite over the {@code shm} transport (callers' registered memory: cross-memory
+ * attach).
+ */
 class ShmTransportConformanceTest extends AbstractTransportConformanceTest {
 
   @Override

@@ -36,7 +36,8 @@ class ShmTransportTest {
   @Test
   void allocatedMemoryIsReadFromItsSharedFileAndGoneOnceDeregistered() throws Exception {
     try (Arena arena = Arena.ofConfined();
-        ShmTransport pub = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
+        ShmTransport pub =
+            (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
         Transport rec = new ShmTransportProvider().create(TransportConfig.of("rec"))) {
       MemoryRegistration shared = pub.allocate(1 << 20);
       for (long i = 0; i < (1 << 20); i += 8) {
@@ -50,32 +51,63 @@ class ShmTransportTest {
       assertEquals(2, ShmPeerFaultTest.filesStartingWith(pub.filePrefix()).size());
       long address = shared.address();
       shared.close();
-      assertEquals(1, ShmPeerFaultTest.filesStartingWith(pub.filePrefix()).size(), "the region's file is deleted");
-      TransportException e = assertThrows(TransportException.class,
-          () -> rec.read(List.of(new ReadDescriptor("pub", address, dst.address(), 64))));
+      assertEquals(
+          1,
+          ShmPeerFaultTest.filesStartingWith(pub.filePrefix()).size(),
+          "the region's file is deleted");
+      TransportException e =
+          assertThrows(
+              TransportException.class,
+              () -> rec.read(List.of(new ReadDescriptor("pub", address, dst.address(), 64))));
       assertTrue(e.getMessage().contains("deregistered"), e.getMessage());
       pub.close();
-      assertEquals(List.of(), ShmPeerFaultTest.filesStartingWith(pub.filePrefix()), "a clean close leaves nothing");
+      assertEquals(
+          List.of(),
+          ShmPeerFaultTest.filesStartingWith(pub.filePrefix()),
+          "a clean close leaves nothing");
     }
   }
 
   @Test
   void aPeerOnAnotherHostIsRefusedSoARouterFallsThrough() {
-    try (ShmTransport pub = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
+    try (ShmTransport pub =
+            (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
         Transport rec = new ShmTransportProvider().create(TransportConfig.of("rec"))) {
       ShmPeerMetadata m = ShmPeerMetadata.decode(pub.localMetadata());
       ShmHost h = m.host();
-      ShmHost elsewhere = new ShmHost("00000000-0000-0000-0000-000000000000", h.hostname(), h.pidNamespace(), h.pid(),
-          h.startTime(), h.uid());
-      byte[] foreign = new ShmPeerMetadata(elsewhere, m.nonce(), m.directoryPath(), m.directoryCapacity(),
-          m.crossMemoryAttach(), m.regions()).encode();
-      TransportException e = assertThrows(TransportException.class, () -> rec.connect("pub", foreign));
+      ShmHost elsewhere =
+          new ShmHost(
+              "00000000-0000-0000-0000-000000000000",
+              h.hostname(),
+              h.pidNamespace(),
+              h.pid(),
+              h.startTime(),
+              h.uid());
+      byte[] foreign =
+          new ShmPeerMetadata(
+                  elsewhere,
+                  m.nonce(),
+                  m.directoryPath(),
+                  m.directoryCapacity(),
+                  m.crossMemoryAttach(),
+                  m.regions())
+              .encode();
+      TransportException e =
+          assertThrows(TransportException.class, () -> rec.connect("pub", foreign));
       assertEquals("pub", e.peer());
       assertTrue(e.getMessage().contains("not on this host"), e.getMessage());
       // A forged nonce (another /dev/shm under the same name) is refused too.
-      byte[] forged = new ShmPeerMetadata(h, m.nonce() + 2, m.directoryPath(), m.directoryCapacity(),
-          m.crossMemoryAttach(), m.regions()).encode();
-      TransportException f = assertThrows(TransportException.class, () -> rec.connect("pub", forged));
+      byte[] forged =
+          new ShmPeerMetadata(
+                  h,
+                  m.nonce() + 2,
+                  m.directoryPath(),
+                  m.directoryCapacity(),
+                  m.crossMemoryAttach(),
+                  m.regions())
+              .encode();
+      TransportException f =
+          assertThrows(TransportException.class, () -> rec.connect("pub", forged));
       assertTrue(f.getMessage().contains("not the one its metadata describes"), f.getMessage());
     }
   }
@@ -83,8 +115,10 @@ class ShmTransportTest {
   @Test
   void countsBytesReadFromMappingsApartFromBytesReadByCrossMemoryAttach() {
     try (Arena arena = Arena.ofShared();
-        ShmTransport pub = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
-        ShmTransport rec = (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("rec"))) {
+        ShmTransport pub =
+            (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("pub"));
+        ShmTransport rec =
+            (ShmTransport) new ShmTransportProvider().create(TransportConfig.of("rec"))) {
       MemoryRegistration shared = pub.allocate(8192);
       MemorySegment own = arena.allocate(4096, 4096);
       shared.segment().fill((byte) 1);
@@ -95,13 +129,17 @@ class ShmTransportTest {
       rec.connect("pub", pub.localMetadata());
       assertEquals(0, rec.mappedBytesRead());
       assertEquals(0, rec.attachedBytesRead());
-      rec.read(List.of(new ReadDescriptor("pub", shared.address(), dst.address(), 8192),
-          new ReadDescriptor("pub", own.address(), dst.address() + 8192, 4096)));
+      rec.read(
+          List.of(
+              new ReadDescriptor("pub", shared.address(), dst.address(), 8192),
+              new ReadDescriptor("pub", own.address(), dst.address() + 8192, 4096)));
       assertEquals(8192, rec.mappedBytesRead(), "allocated memory is copied from its mapping");
-      assertEquals(4096, rec.attachedBytesRead(), "registered memory is read with process_vm_readv");
+      assertEquals(
+          4096, rec.attachedBytesRead(), "registered memory is read with process_vm_readv");
       assertEquals(2, dst.get(ValueLayout.JAVA_BYTE, 8192 + 4095));
       assertEquals(1, dst.get(ValueLayout.JAVA_BYTE, 8191));
-      assertEquals(0, pub.mappedBytesRead() + pub.attachedBytesRead(), "the publisher read nothing");
+      assertEquals(
+          0, pub.mappedBytesRead() + pub.attachedBytesRead(), "the publisher read nothing");
     }
   }
 }

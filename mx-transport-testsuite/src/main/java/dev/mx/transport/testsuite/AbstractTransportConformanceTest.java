@@ -31,30 +31,35 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every transport must do. Each test has a publisher endpoint that registers source memory and a
- * receiver endpoint that registers destination memory, connects the publisher under {@link #PEER} and
- * reads. A backend supplies its endpoints through {@link #newTransport(String)}.
+ * What every transport must do. Each test has a publisher endpoint that registers source memory and
+ * a receiver endpoint that registers destination memory, connects the publisher under {@link #PEER}
+ * and reads. A backend supplies its endpoints through {@link #newTransport(String)}.
  *
  * <h2>Capability flags</h2>
- * What a backend may or may not do is a {@link TransportBehavior}, declared by overriding
- * {@link #hasBehavior}; a subclass that declares nothing gets each flag's default, so existing subclasses
- * keep compiling and passing. Every flag has one test that runs either way: "yes" asserts the capability
- * works, "no" asserts the specific failure documented on the flag (never a skip).
+ *
+ * What a backend may or may not do is a {@link TransportBehavior}, declared by overriding {@link
+ * #hasBehavior}; a subclass that declares nothing gets each flag's default, so existing subclasses
+ * keep compiling and passing. Every flag has one test that runs either way: "yes" asserts the
+ * capability works, "no" asserts the specific failure documented on the flag (never a skip).
+ *
  * <ul>
- *   <li>{@link TransportBehavior#SUPPORTS_PEERS_IN_OTHER_PROCESSES} (default yes): a publisher in another JVM
- *       ({@link PublisherProcess}, started with the test class path and {@link #peerTransportName()}) is read
- *       byte-exact; "no" must fail with a {@code TransportException} naming the peer.</li>
- *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate} gives
- *       registered memory a peer reads; "no" must throw naming the transport.</li>
- *   <li>{@link TransportBehavior#SUPPORTS_DEVICE_MEMORY} (default no): device buffers from
- *       {@link #deviceMemory} are read byte-exact; "no" must reject a device buffer's registration.</li>
+ *   <li>{@link TransportBehavior#SUPPORTS_PEERS_IN_OTHER_PROCESSES} (default yes): a publisher in
+ *       another JVM ({@link PublisherProcess}, started with the test class path and {@link
+ *       #peerTransportName()}) is read byte-exact; "no" must fail with a {@code TransportException}
+ *       naming the peer.
+ *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate}
+ *       gives registered memory a peer reads; "no" must throw naming the transport.
+ *   <li>{@link TransportBehavior#SUPPORTS_DEVICE_MEMORY} (default no): device buffers from {@link
+ *       #deviceMemory} are read byte-exact; "no" must reject a device buffer's registration.
  * </ul>
+ *
  * Example: {@code @Override protected boolean hasBehavior(TransportBehavior b) { return b !=
  * TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES && b.defaultValue(); }}
  */
 public abstract class AbstractTransportConformanceTest {
   /** The session name the receiver knows the publisher by. */
   protected static final String PEER = "publisher";
+
   private static final long MIB = 1 << 20;
 
   protected Arena arena;
@@ -65,27 +70,34 @@ public abstract class AbstractTransportConformanceTest {
   /** A new endpoint of the backend under test with the given session name. */
   protected abstract Transport newTransport(String session);
 
-  /** Whether the backend has {@code behavior}; override to declare a "no" (or a "yes" whose default is no). */
+  /**
+   * Whether the backend has {@code behavior}; override to declare a "no" (or a "yes" whose default
+   * is no).
+   */
   protected boolean hasBehavior(TransportBehavior behavior) {
     return behavior.defaultValue();
   }
 
-  /** The provider name the {@link PublisherProcess} of {@code peersInOtherProcesses} selects; default: the receiver endpoint's {@code name()}. */
+  /**
+   * The provider name the {@link PublisherProcess} of {@code peersInOtherProcesses} selects;
+   * default: the receiver endpoint's {@code name()}.
+   */
   protected String peerTransportName() {
     return receiver.name();
   }
 
   /**
-   * Extra JVM arguments for that {@link PublisherProcess} (e.g. {@code -Dmx.nixl.library=...} when this suite runs
-   * against a library the provider would not find by itself); default none.
+   * Extra JVM arguments for that {@link PublisherProcess} (e.g. {@code -Dmx.nixl.library=...} when
+   * this suite runs against a library the provider would not find by itself); default none.
    */
   protected List<String> peerJvmArguments() {
     return List.of();
   }
 
   /**
-   * Device memory of {@code bytes} holding {@code content}, for {@link TransportBehavior#SUPPORTS_DEVICE_MEMORY};
-   * {@link #copyFromDevice} reads it back. Default: none (null), as on a machine without a GPU.
+   * Device memory of {@code bytes} holding {@code content}, for {@link
+   * TransportBehavior#SUPPORTS_DEVICE_MEMORY}; {@link #copyFromDevice} reads it back. Default: none
+   * (null), as on a machine without a GPU.
    */
   protected MemorySegment deviceMemory(long bytes, MemorySegment content) {
     return null;
@@ -156,11 +168,13 @@ public abstract class AbstractTransportConformanceTest {
     receiver.connect(PEER, publisher.localMetadata());
   }
 
-  protected static ReadDescriptor desc(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
+  protected static ReadDescriptor desc(
+      MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
     return new ReadDescriptor(PEER, src.address() + srcOff, dst.address() + dstOff, n);
   }
 
-  protected static void assertSameBytes(MemorySegment expected, long eOff, MemorySegment actual, long aOff, long n, String what) {
+  protected static void assertSameBytes(
+      MemorySegment expected, long eOff, MemorySegment actual, long aOff, long n, String what) {
     long mismatch = MemorySegment.mismatch(expected, eOff, eOff + n, actual, aOff, aOff + n);
     assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch);
   }
@@ -220,9 +234,10 @@ public abstract class AbstractTransportConformanceTest {
     MemorySegment dst = zeroed(4096);
     publish(src);
     registerOn(receiver, dst);
-    List<ReadDescriptor> batch = List.of(
-        desc(src, 0, dst, 0, 1024),
-        desc(src, 4000, dst, 1024, 200)); // runs 104 bytes past the end of the published region
+    List<ReadDescriptor> batch =
+        List.of(
+            desc(src, 0, dst, 0, 1024),
+            desc(src, 4000, dst, 1024, 200)); // runs 104 bytes past the end of the published region
     TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
     assertTrue(e.getMessage().contains("#1"), "names the descriptor: " + e.getMessage());
     assertEquals(PEER, e.peer());
@@ -236,13 +251,13 @@ public abstract class AbstractTransportConformanceTest {
     MemorySegment unregistered = zeroed(4096);
     publish(src);
     registerOn(receiver, dst);
-    List<ReadDescriptor> batch = List.of(
-        desc(src, 0, dst, 0, 512),
-        desc(src, 512, unregistered, 0, 512));
+    List<ReadDescriptor> batch =
+        List.of(desc(src, 0, dst, 0, 512), desc(src, 512, unregistered, 0, 512));
     TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
     assertTrue(e.getMessage().contains("#1"), e.getMessage());
     assertEquals(-1, MemorySegment.mismatch(dst, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
-    assertEquals(-1, MemorySegment.mismatch(unregistered, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
+    assertEquals(
+        -1, MemorySegment.mismatch(unregistered, 0, 4096, zeroed(4096), 0, 4096), "nothing moved");
   }
 
   @Test
@@ -257,15 +272,18 @@ public abstract class AbstractTransportConformanceTest {
     reg.close(); // idempotent
     MemorySegment fresh = zeroed(4096);
     registerOn(receiver, fresh);
-    assertThrows(TransportException.class, () -> receiver.read(List.of(desc(src, 0, fresh, 0, 4096))));
+    assertThrows(
+        TransportException.class, () -> receiver.read(List.of(desc(src, 0, fresh, 0, 4096))));
   }
 
   @Test
   void unknownSessionIsRejectedNamingIt() {
     MemorySegment dst = zeroed(64);
     registerOn(receiver, dst);
-    TransportException e = assertThrows(TransportException.class,
-        () -> receiver.read(List.of(new ReadDescriptor("nobody", 4096, dst.address(), 8))));
+    TransportException e =
+        assertThrows(
+            TransportException.class,
+            () -> receiver.read(List.of(new ReadDescriptor("nobody", 4096, dst.address(), 8))));
     assertEquals("nobody", e.peer());
     assertTrue(e.getMessage().contains("nobody"), e.getMessage());
   }
@@ -277,7 +295,8 @@ public abstract class AbstractTransportConformanceTest {
     TransportStats before = receiver.stats();
     receiver.read(List.of());
     // Zero-length descriptors are ignored even when their addresses point nowhere.
-    receiver.read(List.of(new ReadDescriptor(PEER, 0, 0, 0), new ReadDescriptor("nobody", 1, 2, 0)));
+    receiver.read(
+        List.of(new ReadDescriptor(PEER, 0, 0, 0), new ReadDescriptor("nobody", 1, 2, 0)));
     assertEquals(before, receiver.stats());
     assertNull(receiver.post(PEER, List.of(new ReadDescriptor(PEER, 0, 0, 0))));
   }
@@ -289,7 +308,11 @@ public abstract class AbstractTransportConformanceTest {
     publish(src);
     registerOn(receiver, dst);
     TransportStats before = receiver.stats();
-    receiver.read(List.of(desc(src, 0, dst, 0, 1000), desc(src, 1000, dst, 1000, 0), desc(src, 2000, dst, 2000, 3000)));
+    receiver.read(
+        List.of(
+            desc(src, 0, dst, 0, 1000),
+            desc(src, 1000, dst, 1000, 0),
+            desc(src, 2000, dst, 2000, 3000)));
     receiver.read(List.of(desc(src, 5000, dst, 5000, 5000)));
     TransportStats after = receiver.stats();
     assertEquals(9000, after.bytesMoved() - before.bytesMoved());
@@ -308,7 +331,10 @@ public abstract class AbstractTransportConformanceTest {
     receiver.connect("second", second.localMetadata());
     registerOn(receiver, dst);
     PendingRead pa = receiver.post(PEER, List.of(desc(a, 0, dst, 0, 8192)));
-    PendingRead pb = receiver.post("second", List.of(new ReadDescriptor("second", b.address(), dst.address() + 8192, 8192)));
+    PendingRead pb =
+        receiver.post(
+            "second",
+            List.of(new ReadDescriptor("second", b.address(), dst.address() + 8192, 8192)));
     assertEquals(8192, pa.bytes());
     assertEquals("second", pb.session());
     receiver.awaitAll(List.of(pa, pb), Duration.ofSeconds(30));
@@ -317,10 +343,11 @@ public abstract class AbstractTransportConformanceTest {
     // One mixed batch through read() groups by peer.
     MemorySegment dst2 = zeroed(16384);
     registerOn(receiver, dst2);
-    receiver.read(List.of(
-        new ReadDescriptor("second", b.address(), dst2.address(), 4096),
-        desc(a, 0, dst2, 4096, 4096),
-        new ReadDescriptor("second", b.address() + 4096, dst2.address() + 8192, 4096)));
+    receiver.read(
+        List.of(
+            new ReadDescriptor("second", b.address(), dst2.address(), 4096),
+            desc(a, 0, dst2, 4096, 4096),
+            new ReadDescriptor("second", b.address() + 4096, dst2.address() + 8192, 4096)));
     assertSameBytes(b, 0, dst2, 0, 4096, "mixed 1");
     assertSameBytes(a, 0, dst2, 4096, 4096, "mixed 2");
     assertSameBytes(b, 4096, dst2, 8192, 4096, "mixed 3");
@@ -340,16 +367,17 @@ public abstract class AbstractTransportConformanceTest {
     try {
       List<Callable<Void>> jobs = new ArrayList<>();
       for (MemorySegment dst : List.of(dstA, dstB)) {
-        jobs.add(() -> {
-          for (int round = 0; round < 20; round++) {
-            List<ReadDescriptor> batch = new ArrayList<>();
-            for (int i = 0; i < blocks; i++) {
-              batch.add(desc(src, i * block, dst, i * block, block));
-            }
-            receiver.read(batch);
-          }
-          return null;
-        });
+        jobs.add(
+            () -> {
+              for (int round = 0; round < 20; round++) {
+                List<ReadDescriptor> batch = new ArrayList<>();
+                for (int i = 0; i < blocks; i++) {
+                  batch.add(desc(src, i * block, dst, i * block, block));
+                }
+                receiver.read(batch);
+              }
+              return null;
+            });
       }
       for (Future<Void> f : pool.invokeAll(jobs)) {
         f.get();
@@ -364,7 +392,8 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void heapMemoryCannotBeRegistered() {
-    assertThrows(TransportException.class, () -> receiver.register(MemorySegment.ofArray(new byte[64])));
+    assertThrows(
+        TransportException.class, () -> receiver.register(MemorySegment.ofArray(new byte[64])));
   }
 
   @Test
@@ -374,7 +403,9 @@ public abstract class AbstractTransportConformanceTest {
     t.register(dst);
     t.close();
     assertDoesNotThrow(t::close);
-    TransportException e = assertThrows(TransportException.class, () -> t.read(List.of(new ReadDescriptor("x", 1, 2, 3))));
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> t.read(List.of(new ReadDescriptor("x", 1, 2, 3))));
     assertTrue(e.getMessage().contains("closed"), e.getMessage());
     assertThrows(TransportException.class, () -> t.register(zeroed(64)));
     assertThrows(TransportException.class, t::localMetadata);
@@ -386,7 +417,8 @@ public abstract class AbstractTransportConformanceTest {
     MemorySegment dst = zeroed(1024);
     registerOn(receiver, src);
     registerOn(receiver, dst);
-    receiver.read(List.of(new ReadDescriptor(receiver.localSession(), src.address(), dst.address(), 1024)));
+    receiver.read(
+        List.of(new ReadDescriptor(receiver.localSession(), src.address(), dst.address(), 1024)));
     assertSameBytes(src, 0, dst, 0, 1024, "local read");
     assertArrayEquals(src.toArray(ValueLayout.JAVA_BYTE), dst.toArray(ValueLayout.JAVA_BYTE));
   }
@@ -394,8 +426,17 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void peersInOtherProcesses() throws Exception {
     long bytes = 3 * MIB + 17;
-    try (PublisherProcess peer = PublisherProcess.start(peerTransportName(), PEER, 77, List.of(bytes), List.of(),
-        Map.of(), peerJvmArguments(), Map.of(), Duration.ofSeconds(60))) {
+    try (PublisherProcess peer =
+        PublisherProcess.start(
+            peerTransportName(),
+            PEER,
+            77,
+            List.of(bytes),
+            List.of(),
+            Map.of(),
+            peerJvmArguments(),
+            Map.of(),
+            Duration.ofSeconds(60))) {
       PublisherProcess.Region region = peer.regions().getFirst();
       MemorySegment dst = zeroed(bytes);
       registerOn(receiver, dst);
@@ -403,13 +444,21 @@ public abstract class AbstractTransportConformanceTest {
       if (hasBehavior(TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES)) {
         receiver.connect(PEER, peer.metadata());
         receiver.read(List.of(d), Duration.ofSeconds(60));
-        assertEquals(-1, peer.pattern().mismatch(dst, 0, 0, 0, bytes), "read from another process: first wrong byte");
+        assertEquals(
+            -1,
+            peer.pattern().mismatch(dst, 0, 0, 0, bytes),
+            "read from another process: first wrong byte");
       } else {
-        TransportException e = assertThrows(TransportException.class, () -> {
-          receiver.connect(PEER, peer.metadata());
-          receiver.read(List.of(d), Duration.ofSeconds(10));
-        });
-        assertTrue(e.getMessage().contains(PEER), "the error should name peer '" + PEER + "': " + e.getMessage());
+        TransportException e =
+            assertThrows(
+                TransportException.class,
+                () -> {
+                  receiver.connect(PEER, peer.metadata());
+                  receiver.read(List.of(d), Duration.ofSeconds(10));
+                });
+        assertTrue(
+            e.getMessage().contains(PEER),
+            "the error should name peer '" + PEER + "': " + e.getMessage());
       }
     }
   }
@@ -427,8 +476,11 @@ public abstract class AbstractTransportConformanceTest {
       assertSameBytes(patterned(MIB, 5), 0, dst, 0, MIB, "read of transport-allocated memory");
     } else {
       RuntimeException e = assertThrows(RuntimeException.class, () -> publisher.allocate(MIB));
-      assertTrue(e instanceof UnsupportedOperationException || e instanceof TransportException, e.toString());
-      assertTrue(String.valueOf(e.getMessage()).contains(publisher.name()),
+      assertTrue(
+          e instanceof UnsupportedOperationException || e instanceof TransportException,
+          e.toString());
+      assertTrue(
+          String.valueOf(e.getMessage()).contains(publisher.name()),
           "the error should name transport '" + publisher.name() + "': " + e.getMessage());
     }
   }
@@ -438,7 +490,8 @@ public abstract class AbstractTransportConformanceTest {
     MemorySegment content = patterned(MIB, 9);
     MemorySegment device = deviceMemory(MIB, content);
     if (hasBehavior(TransportBehavior.SUPPORTS_DEVICE_MEMORY)) {
-      assertTrue(device != null, "declares SUPPORTS_DEVICE_MEMORY but deviceMemory() supplies no buffer");
+      assertTrue(
+          device != null, "declares SUPPORTS_DEVICE_MEMORY but deviceMemory() supplies no buffer");
       registerOn(publisher, device);
       receiver.connect(PEER, publisher.localMetadata());
       MemorySegment dstDevice = deviceMemory(MIB, zeroed(MIB));
@@ -448,8 +501,10 @@ public abstract class AbstractTransportConformanceTest {
       copyFromDevice(dstDevice, back);
       assertSameBytes(content, 0, back, 0, MIB, "device-to-device read");
     } else if (device != null) {
-      TransportException e = assertThrows(TransportException.class, () -> registerOn(publisher, device));
-      assertTrue(e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("device"), e.getMessage());
+      TransportException e =
+          assertThrows(TransportException.class, () -> registerOn(publisher, device));
+      assertTrue(
+          e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("device"), e.getMessage());
     } else {
       // No device buffer on this machine: the declared "no" is consistent with the hooks.
       assertThrows(UnsupportedOperationException.class, () -> copyFromDevice(content, zeroed(MIB)));

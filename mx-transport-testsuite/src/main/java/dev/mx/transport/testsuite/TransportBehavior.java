@@ -1,33 +1,35 @@
 package dev.mx.transport.testsuite;
 
 /**
- * What a transport can do beyond the core every backend must pass. A conformance subclass declares each
- * with {@link AbstractTransportConformanceTest#hasBehavior}; the default is {@link #defaultValue()}. A "yes"
- * runs the positive test; a "no" runs the same scenario and asserts that it fails with the specific error
- * documented on the constant — never a skip.
+ * What a transport can do beyond the core every backend must pass. A conformance subclass declares
+ * each with {@link AbstractTransportConformanceTest#hasBehavior}; the default is {@link
+ * #defaultValue()}. A "yes" runs the positive test; a "no" runs the same scenario and asserts that
+ * it fails with the specific error documented on the constant — never a skip.
  */
 public enum TransportBehavior {
 
   /**
-   * Reads from a publisher endpoint that lives in another process (and so, with the right network, on
-   * another host). Default yes. "No" must fail with a {@link dev.mx.api.error.TransportException} naming
-   * the peer session, at {@code connect} or at the first read.
+   * Reads from a publisher endpoint that lives in another process (and so, with the right network,
+   * on another host). Default yes. "No" must fail with a {@link
+   * dev.mx.api.error.TransportException} naming the peer session, at {@code connect} or at the
+   * first read.
    */
   SUPPORTS_PEERS_IN_OTHER_PROCESSES(true),
 
   /**
-   * {@link dev.mx.api.transport.Transport#allocate} returns registered memory that peers can read. Default
-   * yes (the SPI's default method allocates off-heap and registers). "No" must throw
-   * {@link UnsupportedOperationException} or a {@link dev.mx.api.error.TransportException} naming the
+   * {@link dev.mx.api.transport.Transport#allocate} returns registered memory that peers can read.
+   * Default yes (the SPI's default method allocates off-heap and registers). "No" must throw {@link
+   * UnsupportedOperationException} or a {@link dev.mx.api.error.TransportException} naming the
    * transport.
    */
   SUPPORTS_ALLOCATION(true),
 
   /**
    * Registers and reads device (GPU) memory; the subclass supplies device buffers by overriding
-   * {@link AbstractTransportConformanceTest#deviceMemory}. Default no. "No" with a device buffer available
-   * must reject its registration with a {@link dev.mx.api.error.TransportException} saying "device"; "no"
-   * without one asserts that the subclass supplies none (a CPU-only machine cannot produce the negative).
+   * {@link AbstractTransportConformanceTest#deviceMemory}. Default no. "No" with a device buffer
+   * available must reject its registration with a {@link dev.mx.api.error.TransportException}
+   * saying "device"; "no" without one asserts that the subclass supplies none (a CPU-only machine
+   * cannot produce the negative).
    */
   SUPPORTS_DEVICE_MEMORY(false);
 

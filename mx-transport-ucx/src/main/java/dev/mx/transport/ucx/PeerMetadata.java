@@ -7,18 +7,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What a publisher tells receivers (the opaque blob of {@link UcxTransport#localMetadata()}): its UCX worker
- * address, where its region directory lives, and per registered region the base address, length, directory
- * slot and cookie (to tell whether the region is still registered) and the packed remote key.
+ * What a publisher tells receivers (the opaque blob of {@link UcxTransport#localMetadata()}): its
+ * UCX worker address, where its region directory lives, and per registered region the base address,
+ * length, directory slot and cookie (to tell whether the region is still registered) and the packed
+ * remote key.
  *
- * <p>Layout, little-endian: {@code int magic "MXUC", short version, bytes workerAddress, long directoryBase,
- * int directorySlots, bytes directoryRkey, int regionCount, regionCount × (long base, long length, int slot,
- * long cookie, bytes rkey)}, where {@code bytes} is an int length followed by that many bytes.
+ * <p>Layout, little-endian: {@code int magic "MXUC", short version, bytes workerAddress, long
+ * directoryBase, int directorySlots, bytes directoryRkey, int regionCount, regionCount × (long
+ * base, long length, int slot, long cookie, bytes rkey)}, where {@code bytes} is an int length
+ * followed by that many bytes.
  */
-record PeerMetadata(byte[] workerAddress, long directoryBase, int directorySlots, byte[] directoryRkey,
+record PeerMetadata(
+    byte[] workerAddress,
+    long directoryBase,
+    int directorySlots,
+    byte[] directoryRkey,
     List<Region> regions) {
   private static final int MAGIC = 0x4355584d; // "MXUC" read little-endian
   private static final short VERSION = 1;
+
   /** No UCX worker address or packed remote key comes near this; anything larger is corrupt. */
   private static final int MAX_BLOB = 1 << 20;
 
@@ -50,20 +57,27 @@ record PeerMetadata(byte[] workerAddress, long directoryBase, int directorySlots
   /**
    * Parses a blob.
    *
-   * @throws IllegalArgumentException saying what is wrong, when the blob is not ucx metadata or is corrupt
+   * @throws IllegalArgumentException saying what is wrong, when the blob is not ucx metadata or is
+   *     corrupt
    */
   static PeerMetadata decode(byte[] blob) {
     if (blob == null || blob.length < 6) {
-      throw new IllegalArgumentException("not ucx transport metadata (" + (blob == null ? "null" : blob.length + " bytes") + ")");
+      throw new IllegalArgumentException(
+          "not ucx transport metadata (" + (blob == null ? "null" : blob.length + " bytes") + ")");
     }
     ByteBuffer b = ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN);
     if (b.getInt() != MAGIC) {
-      throw new IllegalArgumentException("not ucx transport metadata (bad magic; " + blob.length + " bytes)");
+      throw new IllegalArgumentException(
+          "not ucx transport metadata (bad magic; " + blob.length + " bytes)");
     }
     short version = b.getShort();
     if (version != VERSION) {
-      throw new IllegalArgumentException("ucx transport metadata version " + version + " is not supported (expected "
-          + VERSION + ")");
+      throw new IllegalArgumentException(
+          "ucx transport metadata version "
+              + version
+              + " is not supported (expected "
+              + VERSION
+              + ")");
     }
     try {
       byte[] address = getBytes(b, "worker address");
@@ -72,7 +86,8 @@ record PeerMetadata(byte[] workerAddress, long directoryBase, int directorySlots
       byte[] directoryRkey = getBytes(b, "directory remote key");
       int n = b.getInt();
       if (n < 0 || n > directorySlots) {
-        throw new IllegalArgumentException("corrupt ucx metadata: " + n + " regions for " + directorySlots + " slots");
+        throw new IllegalArgumentException(
+            "corrupt ucx metadata: " + n + " regions for " + directorySlots + " slots");
       }
       List<Region> regions = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
@@ -82,16 +97,19 @@ record PeerMetadata(byte[] workerAddress, long directoryBase, int directorySlots
         long cookie = b.getLong();
         byte[] rkey = getBytes(b, "remote key of region " + i);
         if (length <= 0 || slot < 0 || slot >= directorySlots) {
-          throw new IllegalArgumentException("corrupt ucx metadata: region " + i + " has length " + length + ", slot " + slot);
+          throw new IllegalArgumentException(
+              "corrupt ucx metadata: region " + i + " has length " + length + ", slot " + slot);
         }
         regions.add(new Region(base, length, slot, cookie, rkey));
       }
       if (b.hasRemaining()) {
-        throw new IllegalArgumentException("corrupt ucx metadata: " + b.remaining() + " trailing bytes");
+        throw new IllegalArgumentException(
+            "corrupt ucx metadata: " + b.remaining() + " trailing bytes");
       }
       return new PeerMetadata(address, directoryBase, directorySlots, directoryRkey, regions);
     } catch (BufferUnderflowException e) {
-      throw new IllegalArgumentException("truncated ucx transport metadata (" + blob.length + " bytes)", e);
+      throw new IllegalArgumentException(
+          "truncated ucx transport metadata (" + blob.length + " bytes)", e);
     }
   }
 
@@ -102,7 +120,8 @@ record PeerMetadata(byte[] workerAddress, long directoryBase, int directorySlots
   private static byte[] getBytes(ByteBuffer b, String what) {
     int n = b.getInt();
     if (n < 0 || n > MAX_BLOB || n > b.remaining()) {
-      throw new IllegalArgumentException("corrupt ucx metadata: " + what + " claims " + n + " bytes");
+      throw new IllegalArgumentException(
+          "corrupt ucx metadata: " + what + " claims " + n + " bytes");
     }
     byte[] out = new byte[n];
     b.get(out);

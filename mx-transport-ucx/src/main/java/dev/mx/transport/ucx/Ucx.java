@@ -11,15 +11,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Whether UCX can be used in this process, decided once: the kill switch {@code -Dmx.transport.noNative=true},
- * then {@code libucp} through the foreign-function API (before any jucx class is touched, so a missing
- * library is an explained cause, not a JVM failure), then the symbols jucx calls for what this transport
- * uses, then jucx's own native library. The real failure is kept for {@link #unavailabilityCause()}.
+ * Whether UCX can be used in this process, decided once: the kill switch {@code
+ * -Dmx.transport.noNative=true}, then {@code libucp} through the foreign-function API (before any
+ * jucx class is touched, so a missing library is an explained cause, not a JVM failure), then the
+ * symbols jucx calls for what this transport uses, then jucx's own native library. The real failure
+ * is kept for {@link #unavailabilityCause()}.
  *
- * <p>Before libucp is first loaded, {@code UCX_ERROR_SIGNALS} is set empty in the C environment (unless the
- * user set it): libucs installs its own SIGSEGV handler when it loads, and the JVM takes SIGSEGV for
- * ordinary null checks in compiled code, so until jucx removes that handler any such check would end the
- * process. With the variable empty, the handler is never installed.
+ * <p>Before libucp is first loaded, {@code UCX_ERROR_SIGNALS} is set empty in the C environment
+ * (unless the user set it): libucs installs its own SIGSEGV handler when it loads, and the JVM
+ * takes SIGSEGV for ordinary null checks in compiled code, so until jucx removes that handler any
+ * such check would end the process. With the variable empty, the handler is never installed.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
 public final class Ucx {
@@ -27,16 +28,37 @@ public final class Ucx {
   public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";
 
   /**
-   * The libucp functions jucx calls on this transport's paths. jucx binds lazily, so a missing one would
-   * kill the JVM at its first call (as {@code ucp_memh_pack} does with UCX 1.13): check them up front.
+   * The libucp functions jucx calls on this transport's paths. jucx binds lazily, so a missing one
+   * would kill the JVM at its first call (as {@code ucp_memh_pack} does with UCX 1.13): check them
+   * up front.
    */
-  private static final List<String> REQUIRED_SYMBOLS = List.of(
-      "ucp_init_version", "ucp_cleanup", "ucp_config_read", "ucp_config_modify", "ucp_config_release",
-      "ucp_worker_create", "ucp_worker_destroy", "ucp_worker_get_address", "ucp_worker_release_address",
-      "ucp_worker_progress", "ucp_worker_arm", "ucp_worker_get_efd", "ucp_worker_signal",
-      "ucp_ep_create", "ucp_ep_close_nbx", "ucp_ep_flush_nbx", "ucp_ep_rkey_unpack", "ucp_rkey_destroy",
-      "ucp_mem_map", "ucp_mem_unmap", "ucp_rkey_pack", "ucp_rkey_buffer_release", "ucp_get_nbi",
-      "ucp_request_free", "ucp_request_cancel");
+  private static final List<String> REQUIRED_SYMBOLS =
+      List.of(
+          "ucp_init_version",
+          "ucp_cleanup",
+          "ucp_config_read",
+          "ucp_config_modify",
+          "ucp_config_release",
+          "ucp_worker_create",
+          "ucp_worker_destroy",
+          "ucp_worker_get_address",
+          "ucp_worker_release_address",
+          "ucp_worker_progress",
+          "ucp_worker_arm",
+          "ucp_worker_get_efd",
+          "ucp_worker_signal",
+          "ucp_ep_create",
+          "ucp_ep_close_nbx",
+          "ucp_ep_flush_nbx",
+          "ucp_ep_rkey_unpack",
+          "ucp_rkey_destroy",
+          "ucp_mem_map",
+          "ucp_mem_unmap",
+          "ucp_rkey_pack",
+          "ucp_rkey_buffer_release",
+          "ucp_get_nbi",
+          "ucp_request_free",
+          "ucp_request_cancel");
 
   private static final Throwable CAUSE;
   private static final String VERSION;
@@ -46,14 +68,18 @@ public final class Ucx {
     String version = null;
     try {
       if (Boolean.getBoolean(NO_NATIVE_PROPERTY)) {
-        throw new UnsupportedOperationException("native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
+        throw new UnsupportedOperationException(
+            "native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
       }
       version = probeLibucp();
       // Only now touch jucx: its static initializer loads libjucx, which links against libucp.
-      Class<?> nativeLibs = Class.forName("org.openucx.jucx.NativeLibs", true, Ucx.class.getClassLoader());
+      Class<?> nativeLibs =
+          Class.forName("org.openucx.jucx.NativeLibs", true, Ucx.class.getClassLoader());
       nativeLibs.getMethod("load").invoke(null);
     } catch (java.lang.reflect.InvocationTargetException e) {
-      cause = new UnsatisfiedLinkError("jucx could not load its native library: " + e.getCause().getMessage());
+      cause =
+          new UnsatisfiedLinkError(
+              "jucx could not load its native library: " + e.getCause().getMessage());
       cause.initCause(e.getCause());
     } catch (Throwable t) {
       cause = t;
@@ -64,14 +90,25 @@ public final class Ucx {
 
   private Ucx() {}
 
-  /** Keeps libucs from installing signal handlers that would take the JVM's SIGSEGVs (see the class doc). */
+  /**
+   * Keeps libucs from installing signal handlers that would take the JVM's SIGSEGVs (see the class
+   * doc).
+   */
   private static void keepJvmSignalHandlers() throws Throwable {
     Linker linker = Linker.nativeLinker();
     SymbolLookup libc = linker.defaultLookup();
-    MethodHandle getenv = linker.downcallHandle(libc.find("getenv").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-    MethodHandle setenv = linker.downcallHandle(libc.find("setenv").orElseThrow(),
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    MethodHandle getenv =
+        linker.downcallHandle(
+            libc.find("getenv").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+    MethodHandle setenv =
+        linker.downcallHandle(
+            libc.find("setenv").orElseThrow(),
+            FunctionDescriptor.of(
+                ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS,
+                ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT));
     try (Arena a = Arena.ofConfined()) {
       MemorySegment name = a.allocateFrom("UCX_ERROR_SIGNALS");
       if (((MemorySegment) getenv.invokeExact(name)).equals(MemorySegment.NULL)) {
@@ -97,8 +134,10 @@ public final class Ucx {
       }
     }
     if (ucp == null) {
-      throw new UnsatisfiedLinkError("UCX is not installed: none of " + tried
-          + " could be loaded (install libucx0, e.g. apt-get install libucx0 ucx-utils)");
+      throw new UnsatisfiedLinkError(
+          "UCX is not installed: none of "
+              + tried
+              + " could be loaded (install libucx0, e.g. apt-get install libucx0 ucx-utils)");
     }
     List<String> missing = new ArrayList<>();
     for (String s : REQUIRED_SYMBOLS) {
@@ -107,11 +146,16 @@ public final class Ucx {
       }
     }
     if (!missing.isEmpty()) {
-      throw new UnsatisfiedLinkError("libucp lacks " + missing + " which jucx needs; install a newer UCX");
+      throw new UnsatisfiedLinkError(
+          "libucp lacks " + missing + " which jucx needs; install a newer UCX");
     }
-    MethodHandle versionString = Linker.nativeLinker().downcallHandle(
-        ucp.find("ucp_get_version_string").orElseThrow(() -> new UnsatisfiedLinkError("libucp lacks ucp_get_version_string")),
-        FunctionDescriptor.of(ValueLayout.ADDRESS));
+    MethodHandle versionString =
+        Linker.nativeLinker()
+            .downcallHandle(
+                ucp.find("ucp_get_version_string")
+                    .orElseThrow(
+                        () -> new UnsatisfiedLinkError("libucp lacks ucp_get_version_string")),
+                FunctionDescriptor.of(ValueLayout.ADDRESS));
     MemorySegment s = (MemorySegment) versionString.invokeExact();
     return s.reinterpret(256).getString(0);
   }
@@ -129,7 +173,8 @@ public final class Ucx {
   /** Throws an error carrying {@link #unavailabilityCause()} when UCX is unavailable. */
   public static void ensureAvailability() {
     if (CAUSE != null) {
-      throw (UnsatisfiedLinkError) new UnsatisfiedLinkError("UCX is unavailable: " + CAUSE).initCause(CAUSE);
+      throw (UnsatisfiedLinkError)
+          new UnsatisfiedLinkError("UCX is unavailable: " + CAUSE).initCause(CAUSE);
     }
   }
 

@@ -9,9 +9,10 @@ import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link UcxServe}):
- * {@link UcxTransport#start} issues only the probe (is each region this batch reads still registered?);
- * {@link UcxTransport#await} checks the probe of every batch, then issues one data request per descriptor.
+ * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link
+ * UcxServe}): {@link UcxTransport#start} issues only the probe (is each region this batch reads
+ * still registered?); {@link UcxTransport#await} checks the probe of every batch, then issues one
+ * data request per descriptor.
  */
 final class UcxBatch implements PendingRead {
   final UcxPeer peer;
@@ -19,28 +20,46 @@ final class UcxBatch implements PendingRead {
   final long[] src;
   final long[] dst;
   final long[] len;
+
   /** Index of each descriptor's source region in the peer's metadata. */
   final int[] region;
+
   final boolean[] regionUsed;
   final long bytes;
   UcxConnection connection;
-  /** Names this batch in the peer's replies; registered with the transport while the batch waits for them. */
+
+  /**
+   * Names this batch in the peer's replies; registered with the transport while the batch waits for
+   * them.
+   */
   long token;
+
   /** The request headers of the current phase; freed by the GC once no send references them. */
   MemorySegment headers;
+
   /** Position (in the peer's metadata) of the first region the probe found deregistered, or -1. */
   volatile int deadRegion = -1;
+
   Flush probe;
   Flush data;
+
   /** Rendezvous receives of the data phase still in progress (worker lock). */
   private final List<Receiving> receives = new ArrayList<>();
 
   private record Receiving(int index, UcpRequest request) {}
+
   /** Failure of the current phase (connection or flush), once settled. */
   String failure;
 
-  UcxBatch(UcxPeer peer, List<ReadDescriptor> group, long[] src, long[] dst, long[] len, int[] region,
-      boolean[] regionUsed, long bytes) {
+  UcxBatch(
+      UcxPeer peer,
+      List<ReadDescriptor> group,
+      long[] src,
+      long[] dst,
+      long[] len,
+      int[] region,
+      boolean[] regionUsed,
+      long bytes) {
     this.peer = peer;
     this.group = group;
     this.src = src;
@@ -52,9 +71,10 @@ final class UcxBatch implements PendingRead {
   }
 
   /**
-   * Whether the current phase has finished, successfully or not. A failed endpoint wins over a completed
-   * flush: when UCX fails an endpoint it purges what was outstanding and completes its flushes without an
-   * error (in the same progress call that reports the failure), so such a flush proves nothing.
+   * Whether the current phase has finished, successfully or not. A failed endpoint wins over a
+   * completed flush: when UCX fails an endpoint it purges what was outstanding and completes its
+   * flushes without an error (in the same progress call that reports the failure), so such a flush
+   * proves nothing.
    */
   boolean settled() {
     if (connection.failure != null) {
@@ -71,7 +91,10 @@ final class UcxBatch implements PendingRead {
     return false;
   }
 
-  /** Records a rendezvous receive of {@code phase}, completing it at once if UCX already has. Worker lock held. */
+  /**
+   * Records a rendezvous receive of {@code phase}, completing it at once if UCX already has. Worker
+   * lock held.
+   */
   void receiving(Flush phase, int index, UcpRequest request) {
     if (!settleReceive(phase, index, request)) {
       receives.add(new Receiving(index, request));
@@ -91,7 +114,8 @@ final class UcxBatch implements PendingRead {
     if (request == null || request.getStatus() == UcsConstants.STATUS.UCS_OK) {
       phase.landed();
     } else {
-      phase.fail("receiving descriptor #" + index + " failed (UCS status " + request.getStatus() + ")");
+      phase.fail(
+          "receiving descriptor #" + index + " failed (UCS status " + request.getStatus() + ")");
     }
     return true;
   }
@@ -117,8 +141,8 @@ final class UcxBatch implements PendingRead {
   }
 
   /**
-   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one failed.
-   * Updated from progress, under the worker lock; read by waiting threads.
+   * Completion of one phase: every reply of its {@code outstanding} requests has landed, or one
+   * failed. Updated from progress, under the worker lock; read by waiting threads.
    */
   static final class Flush {
     volatile boolean done;

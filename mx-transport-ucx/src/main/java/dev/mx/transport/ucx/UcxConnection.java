@@ -12,8 +12,10 @@ final class UcxConnection {
   private final UcxTransport owner;
   final UcxPeer peer;
   UcpEndpoint endpoint;
+
   /** UCX's description of the failure once the endpoint failed (set from the error callback). */
   volatile String failure;
+
   int inFlight;
   boolean closeWhenIdle;
   boolean closed;
@@ -46,7 +48,10 @@ final class UcxConnection {
     owner.awaitClosed(List.of(this), beginClose(force));
   }
 
-  /** Starts closing the endpoint; returns the close request, or null when there is nothing to wait for. Worker lock held. */
+  /**
+   * Starts closing the endpoint; returns the close request, or null when there is nothing to wait
+   * for. Worker lock held.
+   */
   UcpRequest beginClose(boolean force) {
     if (closed) {
       return null;
@@ -56,7 +61,9 @@ final class UcxConnection {
       return null;
     }
     try {
-      return force || failure != null ? endpoint.closeNonBlockingForce() : endpoint.closeNonBlockingFlush();
+      return force || failure != null
+          ? endpoint.closeNonBlockingForce()
+          : endpoint.closeNonBlockingFlush();
     } catch (RuntimeException e) {
       LOG.debug("closing the ucx endpoint to peer '{}': {}", peer.session, e.toString());
       return null;

@@ -32,26 +32,37 @@ final class UcxPeer {
   /** Creates the endpoint; the caller holds the worker lock. */
   void open() {
     UcxConnection c = new UcxConnection(owner, this);
-    UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(UcxTransport.direct(meta.workerAddress()))
-        .setName("mx:" + owner.localSession() + "->" + session);
+    UcpEndpointParams params =
+        new UcpEndpointParams()
+            .setUcpAddress(UcxTransport.direct(meta.workerAddress()))
+            .setName("mx:" + owner.localSession() + "->" + session);
     if (owner.options().peerErrorHandling()) {
-      params.setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> c.fail(status, message));
+      params
+          .setPeerErrorHandlingMode()
+          .setErrorHandler((ep, status, message) -> c.fail(status, message));
     }
     try {
       // Reads are requests the peer answers (UcxServe), so its remote keys are not unpacked.
       c.endpoint = owner.worker().newEndpoint(params);
     } catch (RuntimeException e) {
       c.close(true);
-      throw new TransportException(session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);
+      throw new TransportException(
+          session, "ucx transport: cannot reach peer '" + session + "': " + e.getMessage(), e);
     }
     connection = c;
   }
 
-  /** The live connection, reconnecting after a failure; counted as in use. The caller holds the worker lock. */
+  /**
+   * The live connection, reconnecting after a failure; counted as in use. The caller holds the
+   * worker lock.
+   */
   UcxConnection acquire() {
     if (retired) {
-      throw new TransportException(session, "ucx transport: peer '" + session
-          + "' was reconnected with new metadata while this batch was prepared; prepare it again");
+      throw new TransportException(
+          session,
+          "ucx transport: peer '"
+              + session
+              + "' was reconnected with new metadata while this batch was prepared; prepare it again");
     }
     if (connection == null) {
       open();
@@ -60,7 +71,9 @@ final class UcxPeer {
     return connection;
   }
 
-  /** Replaced by a newer connect(): close as soon as no batch uses the connection. Worker lock held. */
+  /**
+   * Replaced by a newer connect(): close as soon as no batch uses the connection. Worker lock held.
+   */
   void retire() {
     retired = true;
     if (connection != null) {
@@ -70,7 +83,9 @@ final class UcxPeer {
     }
   }
 
-  /** Force-closes a failed connection so nothing it issued lands later; the next batch reconnects. */
+  /**
+   * Force-closes a failed connection so nothing it issued lands later; the next batch reconnects.
+   */
   void breakConnection(UcxConnection c, String why) {
     if (c.failure == null) {
       c.failure = why;

@@ -25,7 +25,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
-import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpParams;
@@ -36,45 +35,57 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a
- * {@link WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or hands out
- * memory UCX allocates ({@link #allocate}), and publishes a {@link PeerMetadata} blob. A receiver
- * {@link #connect connects} a peer once (an endpoint, cached).
+ * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a {@link
+ * WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or hands
+ * out memory UCX allocates ({@link #allocate}), and publishes a {@link PeerMetadata} blob. A
+ * receiver {@link #connect connects} a peer once (an endpoint, cached).
  *
  * <p>A read goes in two phases, each a set of requests the peer answers with UCX active messages
  * ({@link UcxServe}; one-sided GETs would let a vanished receiver abort the publisher, issue 14).
  * {@link #prepare} checks every descriptor against the regions the peer published and the local
- * registrations; {@link #start} asks the peer, per region the batch reads, whether it is still registered;
- * {@link #await} waits for every peer's answers, rejects the whole call when a region was deregistered
- * meanwhile (so nothing moves), then sends one request per descriptor, which the peer answers with the bytes
- * (zero-copy rendezvous where the transport can), and waits, progressing the worker, spinning briefly and then
- * sleeping on its event fd when nothing moves, all within the call's timeout. Every endpoint serves its own
- * registered regions the same way, and only bytes inside them.
+ * registrations; {@link #start} asks the peer, per region the batch reads, whether it is still
+ * registered; {@link #await} waits for every peer's answers, rejects the whole call when a region
+ * was deregistered meanwhile (so nothing moves), then sends one request per descriptor, which the
+ * peer answers with the bytes (zero-copy rendezvous where the transport can), and waits,
+ * progressing the worker, spinning briefly and then sleeping on its event fd when nothing moves,
+ * all within the call's timeout. Every endpoint serves its own registered regions the same way, and
+ * only bytes inside them.
  *
- * <p>A peer that dies or cannot be reached fails the reads waiting on it with a {@link TransportException}
- * naming it; reads that outlive the call's timeout fail with a {@link TransportTimeoutException}. Either way
- * the peer's endpoint is force-closed, so no late byte lands after the call returned, and the next batch to
- * that peer reconnects from its metadata.
+ * <p>A peer that dies or cannot be reached fails the reads waiting on it with a {@link
+ * TransportException} naming it; reads that outlive the call's timeout fail with a {@link
+ * TransportTimeoutException}. Either way the peer's endpoint is force-closed, so no late byte lands
+ * after the call returned, and the next batch to that peer reconnects from its metadata.
  *
- * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close
- * endpoints, deregister memory, destroy the worker, then the context.
+ * <p>Close order (UCX aborts the process otherwise): stop the progress thread, close endpoints,
+ * deregister memory, destroy the worker, then the context.
  *
- * <p>Split the way Netty splits a native transport: this class holds the endpoint and the read path;
- * {@link UcxRegistration} a registered region, {@link UcxPeer} a connected peer, {@link UcxConnection} one UCX
- * endpoint to it, {@link UcxBatch} one peer's reads of a call. What every backend shares (grouping, validation
- * before any byte moves, own-session copies, the live-region directory) comes from mx-api.
+ * <p>Split the way Netty splits a native transport: this class holds the endpoint and the read
+ * path; {@link UcxRegistration} a registered region, {@link UcxPeer} a connected peer, {@link
+ * UcxConnection} one UCX endpoint to it, {@link UcxBatch} one peer's reads of a call. What every
+ * backend shares (grouping, validation before any byte moves, own-session copies, the live-region
+ * directory) comes from mx-api.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
 public final class UcxTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
-  /** While issuing, progress the worker once per this many requests, so the peer starts serving early. */
+
+  /**
+   * While issuing, progress the worker once per this many requests, so the peer starts serving
+   * early.
+   */
   private static final int PROGRESS_EVERY_REQUESTS = 64;
+
   /** ... or once per this many bytes requested. */
   private static final long PROGRESS_EVERY_BYTES = 8L << 20;
-  /** Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up). */
+
+  /**
+   * Longest single sleep on the event fd while a call waits (bounds the cost of a missed wake-up).
+   */
   private static final long MAX_SLEEP_NANOS = 2_000_000;
+
   /** How long memory UCX allocated stays mapped after its registration closed. */
   static final long FREE_GRACE_NANOS = 5_000_000_000L;
+
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
@@ -85,29 +96,39 @@ public final class UcxTransport extends AbstractTransport {
   private final ReentrantLock workerLock;
   final RegionDirectory directory;
   private final UcpMemory directoryMemory;
+
   /** The arena the directory's segment is bound to, closed before UCX frees the memory. */
   private final Arena directoryArena;
+
   private final byte[] directoryRkey;
   private final byte[] workerAddress;
 
   /** Guards {@link #registrations}; taken before the worker lock, never after it. */
   final Object registry = new Object();
+
   final Map<Integer, UcxRegistration> registrations = new HashMap<>();
+
   /**
-   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}).  A reply to a read a
-   * receiver's probe passed just before the close may still be on its way out of it (or a rendezvous reading
-   * it): freeing at once could crash this process. They are freed after a grace period
-   * (on a later registration change) or when the endpoint closes.
+   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). A reply to
+   * a read a receiver's probe passed just before the close may still be on its way out of it (or a
+   * rendezvous reading it): freeing at once could crash this process. They are freed after a grace
+   * period (on a later registration change) or when the endpoint closes.
    */
   final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+
   private int nextRegistrationId;
   volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
+
   /** Batches waiting for their peer's replies, by token ({@link UcxServe}). */
   private final Map<Long, UcxBatch> awaiting = new ConcurrentHashMap<>();
+
   private final AtomicLong nextToken = new AtomicLong(1);
 
-  /** A snapshot of the local registrations: the lookup table and the registration for each region id. */
+  /**
+   * A snapshot of the local registrations: the lookup table and the registration for each region
+   * id.
+   */
   record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
     static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
   }
@@ -120,8 +141,13 @@ public final class UcxTransport extends AbstractTransport {
     try {
       opts = UcxOptions.from(config, Settings.system());
     } catch (IllegalArgumentException e) {
-      throw new TransportException(null, "ucx transport: bad configuration for endpoint '" + config.session() + "': "
-          + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "ucx transport: bad configuration for endpoint '"
+              + config.session()
+              + "': "
+              + e.getMessage(),
+          e);
     }
     this.options = opts;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -131,7 +157,8 @@ public final class UcxTransport extends AbstractTransport {
     UcpMemory dirMem = null;
     Arena dirArena = null;
     try {
-      UcpParams params = new UcpParams().requestRmaFeature().requestAmFeature().requestWakeupFeature();
+      UcpParams params =
+          new UcpParams().requestRmaFeature().requestAmFeature().requestWakeupFeature();
       if (opts.tls() != null) {
         params.setConfig("TLS", opts.tls());
       }
@@ -140,16 +167,20 @@ public final class UcxTransport extends AbstractTransport {
       opened.add(ctx);
       w = ctx.newWorker(new UcpWorkerParams().requestThreadSafety());
       opened.add(w);
-      // The directory lives in memory UCX allocates: on one host a receiver's probe is then a plain copy.
+      // The directory lives in memory UCX allocates: on one host a receiver's probe is then a plain
+      // copy.
       long dirBytes = RegionDirectory.bytesFor(opts.maxRegions());
       dirMem = ctx.memoryMap(new UcpMemMapParams().allocate().setLength(dirBytes));
       opened.add(dirMem::deregister);
       dirArena = Arena.ofShared();
       opened.add(dirArena);
-      dir = new RegionDirectory(MemorySegment.ofAddress(dirMem.getAddress()).reinterpret(dirBytes, dirArena, null));
+      dir =
+          new RegionDirectory(
+              MemorySegment.ofAddress(dirMem.getAddress()).reinterpret(dirBytes, dirArena, null));
       this.directoryRkey = bytes(dirMem.getRemoteKeyBuffer());
       this.workerAddress = bytes(w.getAddress());
-      // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread starts, so
+      // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread
+      // starts, so
       // no request finds the worker without them.
       new UcxServe(this, w, awaiting);
       this.loop = new WorkerLoop(w, config.session());
@@ -162,8 +193,15 @@ public final class UcxTransport extends AbstractTransport {
           e.addSuppressed(suppressed);
         }
       }
-      throw new TransportException(null, "ucx transport: could not open endpoint '" + config.session() + "' (UCX_TLS="
-          + (opts.tls() == null ? "from environment" : opts.tls()) + "): " + e, e);
+      throw new TransportException(
+          null,
+          "ucx transport: could not open endpoint '"
+              + config.session()
+              + "' (UCX_TLS="
+              + (opts.tls() == null ? "from environment" : opts.tls())
+              + "): "
+              + e,
+          e);
     }
     this.context = ctx;
     this.worker = w;
@@ -179,9 +217,10 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Reads answered by the peer: ~10-20 µs per descriptor and one to a few GB/s over TCP (47 k 4 KiB reads/s
-   * and 1.2-1.3 GB/s in 1-64 MiB reads on a loaded 2-core machine, docs/performance/mx-transport-ucx.md); RDMA
-   * NICs are faster, override with {@code mx.plan.cost.*}.
+   * Reads answered by the peer: ~10-20 µs per descriptor and one to a few GB/s over TCP (47 k 4 KiB
+   * reads/s and 1.2-1.3 GB/s in 1-64 MiB reads on a loaded 2-core machine,
+   * docs/performance/mx-transport-ucx.md); RDMA NICs are faster, override with {@code
+   * mx.plan.cost.*}.
    */
   @Override
   public dev.mx.api.transport.TransportCosts costs() {
@@ -205,14 +244,15 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Memory UCX allocates ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}) and registers. With shared
-   * memory transports it lives in a segment a reader on the same host maps and copies from directly, the
-   * path ucx_perftest measures, instead of GETs UCX 1.13 emulates for memory it merely registered. Closing the
-   * registration makes the segment unusable at once (it is bound to an arena closed then); UCX frees the
-   * memory a few seconds later (see {@link #quarantine}).
+   * Memory UCX allocates ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}) and registers.
+   * With shared memory transports it lives in a segment a reader on the same host maps and copies
+   * from directly, the path ucx_perftest measures, instead of GETs UCX 1.13 emulates for memory it
+   * merely registered. Closing the registration makes the segment unusable at once (it is bound to
+   * an arena closed then); UCX frees the memory a few seconds later (see {@link #quarantine}).
    */
   @Override
-  @SuppressWarnings("MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
+  @SuppressWarnings(
+      "MustBeClosedChecker") // the registration owns the arena; closing it closes the arena
   public MemoryRegistration allocate(long bytes) {
     checkAllocation(bytes);
     UcpMemory memory;
@@ -221,14 +261,24 @@ public final class UcxTransport extends AbstractTransport {
       ensureOpen();
       memory = context.memoryMap(new UcpMemMapParams().allocate().setLength(bytes));
     } catch (RuntimeException e) {
-      throw new TransportException(null, "ucx transport: allocating " + bytes + " bytes on endpoint '" + localSession()
-          + "' failed: " + e.getMessage(), e);
+      throw new TransportException(
+          null,
+          "ucx transport: allocating "
+              + bytes
+              + " bytes on endpoint '"
+              + localSession()
+              + "' failed: "
+              + e.getMessage(),
+          e);
     } finally {
       workerLock.unlock();
     }
     Arena owner = Arena.ofShared();
     try {
-      return registerRegion(MemorySegment.ofAddress(memory.getAddress()).reinterpret(bytes, owner, null), memory, owner);
+      return registerRegion(
+          MemorySegment.ofAddress(memory.getAddress()).reinterpret(bytes, owner, null),
+          memory,
+          owner);
     } catch (RuntimeException | Error e) {
       owner.close();
       unmap(memory);
@@ -237,8 +287,9 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Registers a region: maps it with UCX unless {@code mapped} already is its mapping, claims a directory
-   * slot, and publishes it in the local table. {@code owner}, when given, is closed on deregistration.
+   * Registers a region: maps it with UCX unless {@code mapped} already is its mapping, claims a
+   * directory slot, and publishes it in the local table. {@code owner}, when given, is closed on
+   * deregistration.
    */
   private MemoryRegistration registerRegion(MemorySegment region, UcpMemory mapped, Arena owner) {
     synchronized (registry) {
@@ -251,15 +302,26 @@ public final class UcxTransport extends AbstractTransport {
       try {
         table = tableOf(next, id, region);
       } catch (IllegalArgumentException overlap) {
-        throw new TransportException(null, "ucx transport: region " + describe(region.address(), region.byteSize())
-            + " overlaps a region already registered on endpoint '" + localSession() + "'", overlap);
+        throw new TransportException(
+            null,
+            "ucx transport: region "
+                + describe(region.address(), region.byteSize())
+                + " overlaps a region already registered on endpoint '"
+                + localSession()
+                + "'",
+            overlap);
       }
       UcpMemory memory;
       byte[] rkey;
       workerLock.lock();
       try {
-        memory = mapped != null ? mapped
-            : context.memoryMap(new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
+        memory =
+            mapped != null
+                ? mapped
+                : context.memoryMap(
+                    new UcpMemMapParams()
+                        .setAddress(region.address())
+                        .setLength(region.byteSize()));
         try {
           rkey = bytes(memory.getRemoteKeyBuffer());
         } catch (RuntimeException e) {
@@ -269,8 +331,15 @@ public final class UcxTransport extends AbstractTransport {
           throw e;
         }
       } catch (RuntimeException e) {
-        throw new TransportException(null, "ucx transport: registering " + describe(region.address(), region.byteSize())
-            + " on endpoint '" + localSession() + "' failed: " + e.getMessage(), e);
+        throw new TransportException(
+            null,
+            "ucx transport: registering "
+                + describe(region.address(), region.byteSize())
+                + " on endpoint '"
+                + localSession()
+                + "' failed: "
+                + e.getMessage(),
+            e);
       } finally {
         workerLock.unlock();
       }
@@ -280,8 +349,14 @@ public final class UcxTransport extends AbstractTransport {
         if (mapped == null) {
           unmap(memory);
         }
-        throw new TransportException(null, "ucx transport: endpoint '" + localSession() + "' already has "
-            + directory.capacity() + " regions registered; close some or raise " + UcxOptions.MAX_REGIONS);
+        throw new TransportException(
+            null,
+            "ucx transport: endpoint '"
+                + localSession()
+                + "' already has "
+                + directory.capacity()
+                + " regions registered; close some or raise "
+                + UcxOptions.MAX_REGIONS);
       }
       UcxRegistration r = new UcxRegistration(this, id, region, memory, rkey, slot, cookie, owner);
       registrations.put(id, r);
@@ -294,8 +369,8 @@ public final class UcxTransport extends AbstractTransport {
   record Quarantined(UcpMemory memory, long freeAfterNanos) {}
 
   /**
-   * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the caller holds
-   * the registry lock.
+   * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the
+   * caller holds the registry lock.
    */
   void freeQuarantined(boolean all) {
     long now = System.nanoTime();
@@ -304,8 +379,12 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code pending}. */
-  static RegionTable tableOf(Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
+  /**
+   * The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code
+   * pending}.
+   */
+  static RegionTable tableOf(
+      Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
     List<RegionTable.Region> list = new ArrayList<>(regions.size());
     for (Map.Entry<Integer, UcxRegistration> e : regions.entrySet()) {
       MemorySegment s = e.getKey() == pendingId ? pending : e.getValue().segment;
@@ -320,10 +399,17 @@ public final class UcxTransport extends AbstractTransport {
     List<PeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
       for (UcxRegistration r : registrations.values()) {
-        regions.add(new PeerMetadata.Region(r.segment.address(), r.segment.byteSize(), r.slot, r.cookie, r.rkey));
+        regions.add(
+            new PeerMetadata.Region(
+                r.segment.address(), r.segment.byteSize(), r.slot, r.cookie, r.rkey));
       }
     }
-    return new PeerMetadata(workerAddress, directory.segment().address(), directory.capacity(), directoryRkey, regions)
+    return new PeerMetadata(
+            workerAddress,
+            directory.segment().address(),
+            directory.capacity(),
+            directoryRkey,
+            regions)
         .encode();
   }
 
@@ -336,7 +422,9 @@ public final class UcxTransport extends AbstractTransport {
     RegionTable regions;
     try {
       meta = PeerMetadata.decode(blob);
-      regions = RegionTable.indexed(meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
+      regions =
+          RegionTable.indexed(
+              meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
     } catch (IllegalArgumentException e) {
       throw unusableMetadata(session, e);
     }
@@ -360,8 +448,8 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Progresses until every close request completed or {@link #CLOSE_WAIT_NANOS} passed; endpoints still
-   * closing then are abandoned (the worker's destruction reclaims them). Worker lock held.
+   * Progresses until every close request completed or {@link #CLOSE_WAIT_NANOS} passed; endpoints
+   * still closing then are abandoned (the worker's destruction reclaims them). Worker lock held.
    */
   void awaitClosed(List<UcxConnection> connections, UcpRequest... requests) {
     long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
@@ -370,7 +458,9 @@ public final class UcxTransport extends AbstractTransport {
         loop.progressLocked();
       }
       if (requests[i] != null && !requests[i].isCompleted()) {
-        LOG.warn("ucx endpoint to peer '{}' did not close within {} ms; abandoning it", connections.get(i).peer.session,
+        LOG.warn(
+            "ucx endpoint to peer '{}' did not close within {} ms; abandoning it",
+            connections.get(i).peer.session,
             CLOSE_WAIT_NANOS / 1_000_000);
       }
     }
@@ -415,8 +505,8 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Connects (if needed) and issues the batch's probe: one request per region the batch reads, which the peer
-   * answers saying whether the region is still registered.
+   * Connects (if needed) and issues the batch's probe: one request per region the batch reads,
+   * which the peer answers saying whether the region is still registered.
    */
   @Override
   protected void start(PendingRead prepared) {
@@ -444,7 +534,14 @@ public final class UcxTransport extends AbstractTransport {
         for (int r = 0; r < b.regionUsed.length; r++) {
           if (b.regionUsed[r]) {
             PeerMetadata.Region region = b.peer.meta.regions().get(r);
-            UcxServe.writeRequest(b.headers, i, b.token, -1 - r, region.slot(), region.cookie(), region.base(),
+            UcxServe.writeRequest(
+                b.headers,
+                i,
+                b.token,
+                -1 - r,
+                region.slot(),
+                region.cookie(),
+                region.base(),
                 region.length());
             UcxServe.send(c.endpoint, b.headers, i++);
           }
@@ -453,7 +550,8 @@ public final class UcxTransport extends AbstractTransport {
         String why = "starting reads failed: " + e.getMessage();
         b.peer.breakConnection(c, why);
         finish(b);
-        throw new TransportException(b.session(), "ucx transport: peer '" + b.session() + "': " + why, e);
+        throw new TransportException(
+            b.session(), "ucx transport: peer '" + b.session() + "': " + why, e);
       }
     } finally {
       workerLock.unlock();
@@ -461,8 +559,8 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Waits for every probe, rejects the whole call (before any data moves) when a peer failed or a region was
-   * deregistered, copies local batches, sends every peer's data requests, and waits for
+   * Waits for every probe, rejects the whole call (before any data moves) when a peer failed or a
+   * region was deregistered, copies local batches, sends every peer's data requests, and waits for
    * them; all within {@code timeout}.
    */
   @Override
@@ -496,7 +594,10 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /** Rejects the batch, naming its first descriptor concerned, when a region it reads was deregistered. */
+  /**
+   * Rejects the batch, naming its first descriptor concerned, when a region it reads was
+   * deregistered.
+   */
   private void checkStillPublished(UcxBatch b) {
     UcxPeer peer = b.peer;
     for (int r = 0; r < b.regionUsed.length; r++) {
@@ -506,9 +607,17 @@ public final class UcxTransport extends AbstractTransport {
           first++;
         }
         PeerMetadata.Region gone = peer.meta.regions().get(r);
-        throw new TransportException(peer.session, "ucx transport: descriptor #" + first + " " + b.group.get(first)
-            + " reads region " + describe(gone.base(), gone.length()) + " which peer '" + peer.session
-            + "' has deregistered since it published its metadata; nothing in this batch was read");
+        throw new TransportException(
+            peer.session,
+            "ucx transport: descriptor #"
+                + first
+                + " "
+                + b.group.get(first)
+                + " reads region "
+                + describe(gone.base(), gone.length())
+                + " which peer '"
+                + peer.session
+                + "' has deregistered since it published its metadata; nothing in this batch was read");
       }
     }
   }
@@ -522,14 +631,16 @@ public final class UcxTransport extends AbstractTransport {
       b.data = new UcxBatch.Flush(b.len.length);
       try {
         if (c.failure != null || c.closed) {
-          throw new IllegalStateException(c.failure != null ? c.failure : "its endpoint was closed");
+          throw new IllegalStateException(
+              c.failure != null ? c.failure : "its endpoint was closed");
         }
         UcpEndpoint ep = c.endpoint;
         b.headers = Arena.ofAuto().allocate((long) b.len.length * UcxServe.REQUEST_BYTES, 8);
         long sinceProgress = 0;
         for (int i = 0; i < b.len.length; i++) {
           int r = b.region[i];
-          UcxServe.writeRequest(b.headers, i, b.token, i, b.peer.slots[r], b.peer.cookies[r], b.src[i], b.len[i]);
+          UcxServe.writeRequest(
+              b.headers, i, b.token, i, b.peer.slots[r], b.peer.cookies[r], b.src[i], b.len[i]);
           UcxServe.send(ep, b.headers, i);
           sinceProgress += b.len[i];
           if ((i + 1) % PROGRESS_EVERY_REQUESTS == 0 || sinceProgress >= PROGRESS_EVERY_BYTES) {
@@ -546,8 +657,8 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * Progresses the worker until every batch's current phase finished or the deadline passed, sleeping on the
-   * worker's event fd whenever a spell of progress calls found nothing to do.
+   * Progresses the worker until every batch's current phase finished or the deadline passed,
+   * sleeping on the worker's event fd whenever a spell of progress calls found nothing to do.
    */
   private void waitForPhase(List<UcxBatch> batches, long deadline) {
     if (batches.isEmpty()) {
@@ -591,8 +702,9 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   /**
-   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints (so nothing
-   * lands after the call returns) and throw, naming them; a timeout wins over a failure.
+   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints
+   * (so nothing lands after the call returns) and throw, naming them; a timeout wins over a
+   * failure.
    */
   private void throwIfFailed(List<UcxBatch> batches, Duration timeout) {
     List<UcxBatch> late = new ArrayList<>();
@@ -619,15 +731,28 @@ public final class UcxTransport extends AbstractTransport {
       workerLock.unlock();
     }
     if (!late.isEmpty()) {
-      StringBuilder sb = new StringBuilder("ucx transport: reads did not complete within ").append(timeout)
-          .append(isClosed() ? " (the endpoint was closed meanwhile)" : "").append("; outstanding: ");
+      StringBuilder sb =
+          new StringBuilder("ucx transport: reads did not complete within ")
+              .append(timeout)
+              .append(isClosed() ? " (the endpoint was closed meanwhile)" : "")
+              .append("; outstanding: ");
       for (int i = 0; i < late.size(); i++) {
         UcxBatch b = late.get(i);
-        sb.append(i == 0 ? "" : ", ").append("peer '").append(b.session()).append("' (").append(b.len.length)
-            .append(" reads, ").append(b.bytes).append(" bytes; ").append(b.phase()).append(')');
+        sb.append(i == 0 ? "" : ", ")
+            .append("peer '")
+            .append(b.session())
+            .append("' (")
+            .append(b.len.length)
+            .append(" reads, ")
+            .append(b.bytes)
+            .append(" bytes; ")
+            .append(b.phase())
+            .append(')');
       }
-      TransportTimeoutException e = new TransportTimeoutException(late.getFirst().session(),
-          sb.append("; their endpoints were closed and reconnect on the next read").toString());
+      TransportTimeoutException e =
+          new TransportTimeoutException(
+              late.getFirst().session(),
+              sb.append("; their endpoints were closed and reconnect on the next read").toString());
       for (UcxBatch b : failed) {
         e.addSuppressed(failure(b));
       }
@@ -641,8 +766,18 @@ public final class UcxTransport extends AbstractTransport {
   }
 
   private static TransportException failure(UcxBatch b) {
-    return new TransportException(b.session(), "ucx transport: peer '" + b.session() + "' failed with "
-        + b.len.length + " reads (" + b.bytes + " bytes) outstanding (" + b.phase() + "): " + b.failure);
+    return new TransportException(
+        b.session(),
+        "ucx transport: peer '"
+            + b.session()
+            + "' failed with "
+            + b.len.length
+            + " reads ("
+            + b.bytes
+            + " bytes) outstanding ("
+            + b.phase()
+            + "): "
+            + b.failure);
   }
 
   /** Releases every batch's connection and probe memory. */
@@ -673,10 +808,11 @@ public final class UcxTransport extends AbstractTransport {
   // ---------------------------------------------------------------- close
 
   /**
-   * Stops the progress thread, closes every endpoint (all at once, one shared deadline), deregisters and frees
-   * memory, then destroys the worker and the context. Failures are collected and thrown together at the end,
-   * after everything that could be released was; if memory stayed registered or the thread did not stop, the
-   * worker and context are leaked rather than destroyed (UCX would abort the process).
+   * Stops the progress thread, closes every endpoint (all at once, one shared deadline),
+   * deregisters and frees memory, then destroys the worker and the context. Failures are collected
+   * and thrown together at the end, after everything that could be released was; if memory stayed
+   * registered or the thread did not stop, the worker and context are leaked rather than destroyed
+   * (UCX would abort the process).
    */
   @Override
   protected void doClose() {
@@ -702,8 +838,14 @@ public final class UcxTransport extends AbstractTransport {
             r.release();
           } catch (RuntimeException e) {
             memoryReleased = false;
-            failures.add(new TransportException(null, "deregistering " + describe(r.segment.address(),
-                r.segment.byteSize()) + " failed: " + e.getMessage(), e));
+            failures.add(
+                new TransportException(
+                    null,
+                    "deregistering "
+                        + describe(r.segment.address(), r.segment.byteSize())
+                        + " failed: "
+                        + e.getMessage(),
+                    e));
           }
         }
         registrations.clear();
@@ -722,8 +864,13 @@ public final class UcxTransport extends AbstractTransport {
           loop.markDestroyed();
           context.close();
         } else {
-          failures.add(new TransportException(null, "leaked its UCX worker and context because "
-              + (threadStopped ? "some memory could not be deregistered" : "its progress thread did not stop")));
+          failures.add(
+              new TransportException(
+                  null,
+                  "leaked its UCX worker and context because "
+                      + (threadStopped
+                          ? "some memory could not be deregistered"
+                          : "its progress thread did not stop")));
         }
       } finally {
         workerLock.unlock();
@@ -734,7 +881,10 @@ public final class UcxTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- helpers
 
-  /** Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker lock. */
+  /**
+   * Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker
+   * lock.
+   */
   void unmap(UcpMemory memory) {
     workerLock.lock();
     try {
@@ -762,11 +912,22 @@ public final class UcxTransport extends AbstractTransport {
 
   @Override
   public String toString() {
-    return "UcxTransport[session " + localSession() + ", tls " + options.tls() + ", " + local.table().size()
-        + " regions, " + peers.size() + " peers" + (isClosed() ? ", closed]" : "]");
+    return "UcxTransport[session "
+        + localSession()
+        + ", tls "
+        + options.tls()
+        + ", "
+        + local.table().size()
+        + " regions, "
+        + peers.size()
+        + " peers"
+        + (isClosed() ? ", closed]" : "]");
   }
 
-  /** The UCX_TLS value this endpoint applied, or null when it left UCX's own ({@code UCX_TLS} from the environment). */
+  /**
+   * The UCX_TLS value this endpoint applied, or null when it left UCX's own ({@code UCX_TLS} from
+   * the environment).
+   */
   public String transports() {
     return options.tls();
   }

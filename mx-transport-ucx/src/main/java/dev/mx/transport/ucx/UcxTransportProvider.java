@@ -4,7 +4,10 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 
-/** Provides the {@code ucx} transport when {@link Ucx} finds libucp and jucx usable; priority 8 (above {@code mem}). */
+/**
+ * Provides the {@code ucx} transport when {@link Ucx} finds libucp and jucx usable; priority 8
+ * (above {@code mem}).
+ */
 public final class UcxTransportProvider extends TransportProvider {
 
   @Override

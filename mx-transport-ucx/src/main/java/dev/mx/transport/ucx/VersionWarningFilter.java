@@ -12,10 +12,11 @@ import java.lang.invoke.MethodType;
 import java.util.function.Supplier;
 
 /**
- * Drops the one warning UCX prints on every context when jucx is newer than libucp ("UCP API version is
- * incompatible": jucx 1.18 asks for API 1.18, Debian ships 1.13, and the calls this transport makes exist in
- * both). A log handler is pushed onto UCX's handler stack only while a context is created, on the creating
- * thread's watch, and passes every other message on; if the handler cannot be installed, nothing is filtered.
+ * Drops the one warning UCX prints on every context when jucx is newer than libucp ("UCP API
+ * version is incompatible": jucx 1.18 asks for API 1.18, Debian ships 1.13, and the calls this
+ * transport makes exist in both). A log handler is pushed onto UCX's handler stack only while a
+ * context is created, on the creating thread's watch, and passes every other message on; if the
+ * handler cannot be installed, nothing is filtered.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
 final class VersionWarningFilter {
@@ -34,17 +35,41 @@ final class VersionWarningFilter {
     try {
       Linker linker = Linker.nativeLinker();
       SymbolLookup ucs = SymbolLookup.libraryLookup("libucs.so.0", Arena.global());
-      push = linker.downcallHandle(ucs.find("ucs_log_push_handler").orElseThrow(),
-          FunctionDescriptor.ofVoid(ValueLayout.ADDRESS));
-      pop = linker.downcallHandle(ucs.find("ucs_log_pop_handler").orElseThrow(), FunctionDescriptor.ofVoid());
-      // ucs_log_func_rc_t (*)(const char *file, unsigned line, const char *function, ucs_log_level_t level,
-      //                       const ucs_log_component_config_t *comp, const char *format, va_list ap)
-      FunctionDescriptor signature = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
-          ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-          ValueLayout.ADDRESS);
-      MethodHandle target = MethodHandles.lookup().findStatic(VersionWarningFilter.class, "onLog",
-          MethodType.methodType(int.class, MemorySegment.class, int.class, MemorySegment.class, int.class,
-              MemorySegment.class, MemorySegment.class, MemorySegment.class));
+      push =
+          linker.downcallHandle(
+              ucs.find("ucs_log_push_handler").orElseThrow(),
+              FunctionDescriptor.ofVoid(ValueLayout.ADDRESS));
+      pop =
+          linker.downcallHandle(
+              ucs.find("ucs_log_pop_handler").orElseThrow(), FunctionDescriptor.ofVoid());
+      // ucs_log_func_rc_t (*)(const char *file, unsigned line, const char *function,
+      // ucs_log_level_t level,
+      //                       const ucs_log_component_config_t *comp, const char *format, va_list
+      // ap)
+      FunctionDescriptor signature =
+          FunctionDescriptor.of(
+              ValueLayout.JAVA_INT,
+              ValueLayout.ADDRESS,
+              ValueLayout.JAVA_INT,
+              ValueLayout.ADDRESS,
+              ValueLayout.JAVA_INT,
+              ValueLayout.ADDRESS,
+              ValueLayout.ADDRESS,
+              ValueLayout.ADDRESS);
+      MethodHandle target =
+          MethodHandles.lookup()
+              .findStatic(
+                  VersionWarningFilter.class,
+                  "onLog",
+                  MethodType.methodType(
+                      int.class,
+                      MemorySegment.class,
+                      int.class,
+                      MemorySegment.class,
+                      int.class,
+                      MemorySegment.class,
+                      MemorySegment.class,
+                      MemorySegment.class));
       handler = linker.upcallStub(target, signature, Arena.global());
     } catch (Throwable t) {
       push = null;
@@ -58,8 +83,14 @@ final class VersionWarningFilter {
 
   /** The upcall: must never throw (an exception escaping an upcall ends the JVM). */
   @SuppressWarnings("unused")
-  private static int onLog(MemorySegment file, int line, MemorySegment function, int level, MemorySegment comp,
-      MemorySegment format, MemorySegment args) {
+  private static int onLog(
+      MemorySegment file,
+      int line,
+      MemorySegment function,
+      int level,
+      MemorySegment comp,
+      MemorySegment format,
+      MemorySegment args) {
     try {
       String f = format.reinterpret(256).getString(0);
       String message = f.equals("%s") ? firstStringArgument(args) : f;
@@ -70,8 +101,9 @@ final class VersionWarningFilter {
   }
 
   /**
-   * UCX formats the message first and logs it as {@code "%s"}: read that string out of the x86-64 System V
-   * {@code va_list} ({@code gp_offset, fp_offset, overflow_arg_area, reg_save_area}). Elsewhere: null.
+   * UCX formats the message first and logs it as {@code "%s"}: read that string out of the x86-64
+   * System V {@code va_list} ({@code gp_offset, fp_offset, overflow_arg_area, reg_save_area}).
+   * Elsewhere: null.
    */
   private static String firstStringArgument(MemorySegment vaList) {
     if (!IS_AMD64) {
@@ -79,9 +111,10 @@ final class VersionWarningFilter {
     }
     MemorySegment ap = vaList.reinterpret(24);
     int gpOffset = ap.get(ValueLayout.JAVA_INT, 0);
-    MemorySegment slot = gpOffset <= 40
-        ? ap.get(ValueLayout.ADDRESS, 16).reinterpret(48).asSlice(gpOffset, 8)
-        : ap.get(ValueLayout.ADDRESS, 8).reinterpret(8);
+    MemorySegment slot =
+        gpOffset <= 40
+            ? ap.get(ValueLayout.ADDRESS, 16).reinterpret(48).asSlice(gpOffset, 8)
+            : ap.get(ValueLayout.ADDRESS, 8).reinterpret(8);
     return slot.get(ValueLayout.ADDRESS, 0).reinterpret(4096).getString(0);
   }
 

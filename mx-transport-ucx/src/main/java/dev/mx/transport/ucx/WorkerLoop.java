@@ -13,17 +13,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Owns access to one UCX worker: every jucx call on the worker, its endpoints and keys runs under
- * {@link #lock()}, so batches may come from several threads. A daemon thread progresses the worker while no
- * caller does, because peers' GETs are served by this side's progress on transports that emulate them (shared
- * memory and TCP); once nothing has happened for {@link #SPIN_NANOS} it sleeps on the worker's event fd.
+ * {@link #lock()}, so batches may come from several threads. A daemon thread progresses the worker
+ * while no caller does, because peers' GETs are served by this side's progress on transports that
+ * emulate them (shared memory and TCP); once nothing has happened for {@link #SPIN_NANOS} it sleeps
+ * on the worker's event fd.
  */
 final class WorkerLoop {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
-  /** How long the background thread sleeps on the event fd at most (a missed wake-up costs no more). */
-  private static final int IDLE_WAIT_MILLIS = 50;
+
   /**
-   * How long a progressing thread keeps polling after the last event before it sleeps: within a transfer
-   * the next event is microseconds away, and a sleep would cost an arm, a poll and a wake-up each time.
+   * How long the background thread sleeps on the event fd at most (a missed wake-up costs no more).
+   */
+  private static final int IDLE_WAIT_MILLIS = 50;
+
+  /**
+   * How long a progressing thread keeps polling after the last event before it sleeps: within a
+   * transfer the next event is microseconds away, and a sleep would cost an arm, a poll and a
+   * wake-up each time.
    */
   static final long SPIN_NANOS = 200_000;
 
@@ -34,6 +40,7 @@ final class WorkerLoop {
   private final AtomicInteger activeCallers = new AtomicInteger();
   private final Thread thread;
   private volatile boolean running = true;
+
   /** Set (under the lock) once the worker is destroyed: nothing may touch it afterwards. */
   private boolean destroyed;
 
@@ -61,7 +68,10 @@ final class WorkerLoop {
     }
   }
 
-  /** Progresses until an idle call (at most {@code maxRounds} calls); returns whether anything happened. */
+  /**
+   * Progresses until an idle call (at most {@code maxRounds} calls); returns whether anything
+   * happened.
+   */
   boolean progress(int maxRounds) {
     lock.lock();
     try {
@@ -76,8 +86,8 @@ final class WorkerLoop {
   }
 
   /**
-   * Sleeps until the worker has an event or {@code timeout} passes, returning at once when there is work.
-   * Arms the worker under the lock and polls its fd without it.
+   * Sleeps until the worker has an event or {@code timeout} passes, returning at once when there is
+   * work. Arms the worker under the lock and polls its fd without it.
    */
   void waitForEvents(Duration timeout) {
     lock.lock();
@@ -98,7 +108,10 @@ final class WorkerLoop {
     EventWait.await(eventFd, millis);
   }
 
-  /** A caller that progresses the worker itself while it waits; the background thread stands aside meanwhile. */
+  /**
+   * A caller that progresses the worker itself while it waits; the background thread stands aside
+   * meanwhile.
+   */
   void enterCaller() {
     activeCallers.incrementAndGet();
   }

@@ -2,13 +2,19 @@ package dev.mx.transport.ucx;
 
 import dev.mx.api.transport.TransportProvider;
 
-/** Prints, in a fresh JVM, what the transport registry says about ucx (for {@link UcxAvailabilityTest}). */
+/**
+ * Prints, in a fresh JVM, what the transport registry says about ucx (for {@link
+ * UcxAvailabilityTest}).
+ */
 public final class AvailabilityProbe {
   private AvailabilityProbe() {}
 
   public static void main(String[] args) {
-    TransportProvider ucx = TransportProvider.registry().providers().stream()
-        .filter(p -> p.name().equals("ucx")).findFirst().orElseThrow();
+    TransportProvider ucx =
+        TransportProvider.registry().providers().stream()
+            .filter(p -> p.name().equals("ucx"))
+            .findFirst()
+            .orElseThrow();
     System.out.println("available=" + ucx.isAvailable());
     System.out.println("cause=" + ucx.unavailabilityCause());
     try {

@@ -11,10 +11,16 @@ import org.junit.jupiter.api.Test;
 
 /** The metadata blob: what goes in comes out, and anything else is refused with a reason. */
 class PeerMetadataTest {
-  private static final PeerMetadata SAMPLE = new PeerMetadata(new byte[] {1, 2, 3, 4, 5}, 0x7f00_0000_1000L, 64,
-      new byte[] {9, 9}, List.of(
-          new PeerMetadata.Region(0x7f00_0010_0000L, 4096, 0, 0x1234_5678_9abc_def1L, new byte[] {7, 7, 7}),
-          new PeerMetadata.Region(0x7f00_0020_0000L, 1L << 33, 63, -3L, new byte[0])));
+  private static final PeerMetadata SAMPLE =
+      new PeerMetadata(
+          new byte[] {1, 2, 3, 4, 5},
+          0x7f00_0000_1000L,
+          64,
+          new byte[] {9, 9},
+          List.of(
+              new PeerMetadata.Region(
+                  0x7f00_0010_0000L, 4096, 0, 0x1234_5678_9abc_def1L, new byte[] {7, 7, 7}),
+              new PeerMetadata.Region(0x7f00_0020_0000L, 1L << 33, 63, -3L, new byte[0])));
 
   @Test
   void roundTripsEveryField() {
@@ -52,13 +58,19 @@ class PeerMetadataTest {
     byte[] hugeAddress = blob.clone();
     hugeAddress[6] = (byte) 0xff; // worker address length: 255 bytes more than the blob holds
     assertRefused(hugeAddress, "worker address claims");
-    PeerMetadata badSlot = new PeerMetadata(new byte[1], 0, 4, new byte[1],
-        List.of(new PeerMetadata.Region(4096, 8, 4, 1, new byte[1])));
+    PeerMetadata badSlot =
+        new PeerMetadata(
+            new byte[1],
+            0,
+            4,
+            new byte[1],
+            List.of(new PeerMetadata.Region(4096, 8, 4, 1, new byte[1])));
     assertRefused(badSlot.encode(), "slot 4");
   }
 
   private static void assertRefused(byte[] blob, String why) {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PeerMetadata.decode(blob));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> PeerMetadata.decode(blob));
     assertTrue(e.getMessage().contains(why), "expected '" + why + "' in: " + e.getMessage());
   }
 }

@@ -17,12 +17,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A ucx receiver in its own JVM, for tests that stop or kill one mid-read: {@code ReaderProcess PEER METADATA BASE
- * LENGTH COPIES TIMEOUT_MS [KEY=VALUE]...} connects to publisher {@code PEER}, reads its region once and prints
- * {@code READY}, then reads it {@code COPIES} times in one call (many outstanding GETs) and prints {@code RESULT ok},
- * {@code RESULT timeout} or {@code RESULT failed ...}. It then obeys its stdin: {@code close} closes its endpoint
- * (worker and context) and prints {@code CLOSED}; {@code exit} exits without closing anything; end of input
- * closes and exits.
+ * A ucx receiver in its own JVM, for tests that stop or kill one mid-read: {@code ReaderProcess
+ * PEER METADATA BASE LENGTH COPIES TIMEOUT_MS [KEY=VALUE]...} connects to publisher {@code PEER},
+ * reads its region once and prints {@code READY}, then reads it {@code COPIES} times in one call
+ * (many outstanding GETs) and prints {@code RESULT ok}, {@code RESULT timeout} or {@code RESULT
+ * failed ...}. It then obeys its stdin: {@code close} closes its endpoint (worker and context) and
+ * prints {@code CLOSED}; {@code exit} exits without closing anything; end of input closes and
+ * exits.
  */
 public final class ReaderProcess {
   /** Prefix of every line this process prints for its parent. */
@@ -42,9 +43,11 @@ public final class ReaderProcess {
       int eq = args[i].indexOf('=');
       properties.put(args[i].substring(0, eq), args[i].substring(eq + 1));
     }
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     try (Arena arena = Arena.ofShared()) {
-      Transport t = new UcxTransportProvider().create(new TransportConfig("reader", timeout, properties));
+      Transport t =
+          new UcxTransportProvider().create(new TransportConfig("reader", timeout, properties));
       MemorySegment dst = arena.allocate(length, 4096);
       t.register(dst);
       t.connect(peer, metadata);

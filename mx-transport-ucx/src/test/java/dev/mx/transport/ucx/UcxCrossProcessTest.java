@@ -5,7 +5,9 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.transport.testsuite.AbstractCrossProcessTest;
 import java.time.Duration;
 
-/** The cross-process suite over ucx: a child JVM publishes 256 MiB, this one reads it byte-exact. */
+/**
+ * The cross-process suite over ucx: a child JVM publishes 256 MiB, this one reads it byte-exact.
+ */
 class UcxCrossProcessTest extends AbstractCrossProcessTest {
 
   @Override

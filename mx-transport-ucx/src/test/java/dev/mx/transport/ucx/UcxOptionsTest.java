@@ -34,17 +34,21 @@ class UcxOptionsTest {
     UcxOptions o = UcxOptions.from(config(Map.of("ucx.tls", "sm,tcp")), NOTHING);
     assertEquals("sm,tcp", o.tls());
     assertEquals("y", o.ucxConfig().get("MM_ERROR_HANDLING"));
-    UcxOptions none = UcxOptions.from(config(Map.of("ucx.tls", "sm,tcp", "ucx.errorHandling", "none")), NOTHING);
+    UcxOptions none =
+        UcxOptions.from(config(Map.of("ucx.tls", "sm,tcp", "ucx.errorHandling", "none")), NOTHING);
     assertFalse(none.peerErrorHandling());
     assertEquals(Map.of(), none.ucxConfig());
   }
 
   @Test
   void propertyBeatsSystemPropertyBeatsEnvironment() {
-    Settings both = Settings.of(Map.of("mx.ucx.tls", "rc,tcp"), Map.of("MX_UCX_TLS", "ud", "UCX_TLS", "tcp"));
+    Settings both =
+        Settings.of(Map.of("mx.ucx.tls", "rc,tcp"), Map.of("MX_UCX_TLS", "ud", "UCX_TLS", "tcp"));
     assertEquals("posix,tcp", UcxOptions.from(config(Map.of("ucx.tls", "posix,tcp")), both).tls());
     assertEquals("rc,tcp", UcxOptions.from(config(Map.of()), both).tls());
-    assertEquals("ud", UcxOptions.from(config(Map.of()), Settings.of(Map.of(), Map.of("MX_UCX_TLS", "ud"))).tls());
+    assertEquals(
+        "ud",
+        UcxOptions.from(config(Map.of()), Settings.of(Map.of(), Map.of("MX_UCX_TLS", "ud"))).tls());
   }
 
   @Test
@@ -59,26 +63,35 @@ class UcxOptionsTest {
     UcxOptions o = UcxOptions.from(config(Map.of()), env);
     assertNull(o.tls());
     assertEquals("y", o.ucxConfig().get("MM_ERROR_HANDLING"), "UCX_TLS=sm selects shared memory");
-    assertFalse(o.ucxConfig().containsKey("KEEPALIVE_INTERVAL"), "the environment's keepalive stays");
+    assertFalse(
+        o.ucxConfig().containsKey("KEEPALIVE_INTERVAL"), "the environment's keepalive stays");
   }
 
   @Test
   void ucxConfigPropertiesPassThroughUpperCased() {
-    UcxOptions o = UcxOptions.from(config(Map.of("ucx.config.rndv_thresh", "8k", "ucx.config.KEEPALIVE_INTERVAL", "3s")),
-        NOTHING);
+    UcxOptions o =
+        UcxOptions.from(
+            config(Map.of("ucx.config.rndv_thresh", "8k", "ucx.config.KEEPALIVE_INTERVAL", "3s")),
+            NOTHING);
     assertEquals("8k", o.ucxConfig().get("RNDV_THRESH"));
     assertEquals("3s", o.ucxConfig().get("KEEPALIVE_INTERVAL"));
   }
 
   @Test
   void badValuesAreRefusedNamingTheKey() {
-    IllegalArgumentException mode = assertThrows(IllegalArgumentException.class,
-        () -> UcxOptions.from(config(Map.of("ucx.errorHandling", "sometimes")), NOTHING));
+    IllegalArgumentException mode =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> UcxOptions.from(config(Map.of("ucx.errorHandling", "sometimes")), NOTHING));
     assertTrue(mode.getMessage().contains("ucx.errorHandling"), mode.getMessage());
-    IllegalArgumentException regions = assertThrows(IllegalArgumentException.class,
-        () -> UcxOptions.from(config(Map.of("ucx.maxRegions", "lots")), NOTHING));
+    IllegalArgumentException regions =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> UcxOptions.from(config(Map.of("ucx.maxRegions", "lots")), NOTHING));
     assertTrue(regions.getMessage().contains("ucx.maxRegions"), regions.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> UcxOptions.from(config(Map.of("ucx.maxRegions", "0")), NOTHING));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> UcxOptions.from(config(Map.of("ucx.maxRegions", "0")), NOTHING));
   }
 
   @Test

@@ -41,7 +41,9 @@ class UcxPeerFailureTest {
   void openReceiver() {
     UcxTestSupport.requireUcx();
     arena = Arena.ofShared();
-    receiver = new UcxTransportProvider().create(TransportConfig.of("receiver").withTimeout(Duration.ofSeconds(30)));
+    receiver =
+        new UcxTransportProvider()
+            .create(TransportConfig.of("receiver").withTimeout(Duration.ofSeconds(30)));
     dst = arena.allocate(64 * MIB, 4096);
     receiver.register(dst);
   }
@@ -65,44 +67,59 @@ class UcxPeerFailureTest {
   private void readAndVerify(PublisherProcess p) {
     dst.fill((byte) 0);
     receiver.read(List.of(whole(p, dst)));
-    assertEquals(-1, p.pattern().mismatch(dst, 0, 0, 0, p.regions().getFirst().length()), "bytes from " + p.session());
+    assertEquals(
+        -1,
+        p.pattern().mismatch(dst, 0, 0, 0, p.regions().getFirst().length()),
+        "bytes from " + p.session());
   }
 
   @Test
-  void killingThePublisherMidReadFailsTheReadNamingItWithinTheTimeoutAndAFreshPublisherWorks() throws Exception {
+  void killingThePublisherMidReadFailsTheReadNamingItWithinTheTimeoutAndAFreshPublisherWorks()
+      throws Exception {
     Duration timeout = Duration.ofSeconds(10);
-    try (PublisherProcess doomed = PublisherProcess.start("doomed", 5, List.of(64 * MIB), Map.of(), START)) {
+    try (PublisherProcess doomed =
+        PublisherProcess.start("doomed", 5, List.of(64 * MIB), Map.of(), START)) {
       receiver.connect("doomed", doomed.metadata());
       readAndVerify(doomed);
       // 16 GiB in 64 MiB GETs: seconds of work, so the kill lands in the middle of it.
       List<ReadDescriptor> large = Collections.nCopies(256, whole(doomed, dst));
-      CompletableFuture<Throwable> outcome = CompletableFuture.supplyAsync(() -> {
-        try {
-          receiver.read(large, timeout);
-          return null;
-        } catch (Throwable t) {
-          return t;
-        }
-      });
+      CompletableFuture<Throwable> outcome =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  receiver.read(large, timeout);
+                  return null;
+                } catch (Throwable t) {
+                  return t;
+                }
+              });
       Thread.sleep(500);
-      assertFalse(outcome.isDone(), "the large read was still running when the publisher was killed: " + outcome);
+      assertFalse(
+          outcome.isDone(),
+          "the large read was still running when the publisher was killed: " + outcome);
       long killedAt = System.nanoTime();
       doomed.kill();
 
       Throwable t = outcome.get(timeout.toSeconds() + 30, TimeUnit.SECONDS); // a hang fails here
       double seconds = (System.nanoTime() - killedAt) / 1e9;
-      TransportException e = assertInstanceOf(TransportException.class, t, "the read fails with a transport error");
+      TransportException e =
+          assertInstanceOf(TransportException.class, t, "the read fails with a transport error");
       System.out.printf("read failed %.2f s after the publisher was killed: %s%n", seconds, e);
       assertEquals("doomed", e.peer());
       assertTrue(e.getMessage().contains("'doomed'"), e.getMessage());
-      assertTrue(seconds <= timeout.toSeconds() + 5, "failed " + seconds + " s after the kill; the timeout is " + timeout);
+      assertTrue(
+          seconds <= timeout.toSeconds() + 5,
+          "failed " + seconds + " s after the kill; the timeout is " + timeout);
 
       // Reading from the dead peer again fails the same way, without hanging.
-      TransportException again = assertThrows(TransportException.class,
-          () -> receiver.read(List.of(whole(doomed, dst)), Duration.ofSeconds(5)));
+      TransportException again =
+          assertThrows(
+              TransportException.class,
+              () -> receiver.read(List.of(whole(doomed, dst)), Duration.ofSeconds(5)));
       assertEquals("doomed", again.peer());
     }
-    try (PublisherProcess fresh = PublisherProcess.start("fresh", 6, List.of(16 * MIB), Map.of(), START)) {
+    try (PublisherProcess fresh =
+        PublisherProcess.start("fresh", 6, List.of(16 * MIB), Map.of(), START)) {
       receiver.connect("fresh", fresh.metadata());
       readAndVerify(fresh);
     }
@@ -110,13 +127,16 @@ class UcxPeerFailureTest {
 
   @Test
   void aStalledPublisherTimesOutNamingItAndTheNextReadReconnects() throws Exception {
-    try (PublisherProcess stalled = PublisherProcess.start("stalled", 7, List.of(8 * MIB), Map.of(), START)) {
+    try (PublisherProcess stalled =
+        PublisherProcess.start("stalled", 7, List.of(8 * MIB), Map.of(), START)) {
       receiver.connect("stalled", stalled.metadata());
       readAndVerify(stalled);
       signal("STOP", stalled.pid());
       try {
-        TransportTimeoutException e = assertThrows(TransportTimeoutException.class,
-            () -> receiver.read(List.of(whole(stalled, dst)), Duration.ofSeconds(2)));
+        TransportTimeoutException e =
+            assertThrows(
+                TransportTimeoutException.class,
+                () -> receiver.read(List.of(whole(stalled, dst)), Duration.ofSeconds(2)));
         assertEquals("stalled", e.peer());
         assertTrue(e.getMessage().contains("PT2S"), e.getMessage());
       } finally {
@@ -127,27 +147,35 @@ class UcxPeerFailureTest {
   }
 
   /**
-   * Issue 14: a publisher stopped in the middle of serving a large read, past the receiver's timeout, must survive
-   * when it resumes, whether the receiver only dropped its endpoint (it times out and force-closes it) or is gone
-   * altogether (its endpoint, worker and context closed while the publisher was stopped), and serve the next read.
+   * Issue 14: a publisher stopped in the middle of serving a large read, past the receiver's
+   * timeout, must survive when it resumes, whether the receiver only dropped its endpoint (it times
+   * out and force-closes it) or is gone altogether (its endpoint, worker and context closed while
+   * the publisher was stopped), and serve the next read.
    *
-   * <p>With {@code established} false the second receiver's first read is the large one, so its connection may
-   * still be being set up when the publisher stops. That case is a known UCX 1.13.1 abort: the publisher's
-   * wireup reply is still queued on its TCP endpoint when the receiver goes away, and {@code
-   * ucp_request_send_state_ff} asserts on it ("got REP message"). mx cannot reach that queue; it runs only with
-   * {@code -Dmx.test.ucxKnownAborts=true}.
+   * <p>With {@code established} false the second receiver's first read is the large one, so its
+   * connection may still be being set up when the publisher stops. That case is a known UCX 1.13.1
+   * abort: the publisher's wireup reply is still queued on its TCP endpoint when the receiver goes
+   * away, and {@code ucp_request_send_state_ff} asserts on it ("got REP message"). mx cannot reach
+   * that queue; it runs only with {@code -Dmx.test.ucxKnownAborts=true}.
    */
   @ParameterizedTest(name = "second receiver connected before the stop: {0}")
   @ValueSource(booleans = {true, false})
-  void aPublisherStoppedMidReadPastTheReceiversTimeoutSurvivesWhenItResumes(boolean established) throws Exception {
+  void aPublisherStoppedMidReadPastTheReceiversTimeoutSurvivesWhenItResumes(boolean established)
+      throws Exception {
     if (!established && !Boolean.getBoolean("mx.test.ucxKnownAborts")) {
-      String known = "a receiver that vanishes while its UCX connection is being set up with a stopped publisher"
-          + " aborts the publisher inside UCX 1.13.1 ('got REP message'); run with -Dmx.test.ucxKnownAborts=true";
-      System.err.println("SKIPPED aPublisherStoppedMidReadPastTheReceiversTimeoutSurvivesWhenItResumes[false]: " + known);
+      String known =
+          "a receiver that vanishes while its UCX connection is being set up with a stopped publisher"
+              + " aborts the publisher inside UCX 1.13.1 ('got REP message'); run with -Dmx.test.ucxKnownAborts=true";
+      System.err.println(
+          "SKIPPED aPublisherStoppedMidReadPastTheReceiversTimeoutSurvivesWhenItResumes[false]: "
+              + known);
       assumeTrue(false, known);
     }
-    try (PublisherProcess stalled = PublisherProcess.start("paused", 8, List.of(64 * MIB), Map.of(), START)) {
-      Transport gone = new UcxTransportProvider().create(TransportConfig.of("gone").withTimeout(Duration.ofSeconds(3)));
+    try (PublisherProcess stalled =
+        PublisherProcess.start("paused", 8, List.of(64 * MIB), Map.of(), START)) {
+      Transport gone =
+          new UcxTransportProvider()
+              .create(TransportConfig.of("gone").withTimeout(Duration.ofSeconds(3)));
       try {
         MemorySegment into = arena.allocate(64 * MIB, 4096);
         gone.register(into);
@@ -156,18 +184,23 @@ class UcxPeerFailureTest {
         }
         readAndVerify(stalled);
         if (established) {
-          gone.read(List.of(whole(stalled, into))); // its connection is set up before the publisher stops
+          gone.read(
+              List.of(whole(stalled, into))); // its connection is set up before the publisher stops
         }
         List<ReadDescriptor> large = Collections.nCopies(256, whole(stalled, dst));
         List<ReadDescriptor> largeToo = Collections.nCopies(256, whole(stalled, into));
-        List<CompletableFuture<Throwable>> outcomes = List.of(
-            CompletableFuture.supplyAsync(() -> failureOf(() -> receiver.read(large, Duration.ofSeconds(3)))),
-            CompletableFuture.supplyAsync(() -> failureOf(() -> gone.read(largeToo, Duration.ofSeconds(3)))));
+        List<CompletableFuture<Throwable>> outcomes =
+            List.of(
+                CompletableFuture.supplyAsync(
+                    () -> failureOf(() -> receiver.read(large, Duration.ofSeconds(3)))),
+                CompletableFuture.supplyAsync(
+                    () -> failureOf(() -> gone.read(largeToo, Duration.ofSeconds(3)))));
         Thread.sleep(300);
         signal("STOP", stalled.pid());
         try {
           for (CompletableFuture<Throwable> o : outcomes) {
-            TransportTimeoutException e = assertInstanceOf(TransportTimeoutException.class, o.get(60, TimeUnit.SECONDS));
+            TransportTimeoutException e =
+                assertInstanceOf(TransportTimeoutException.class, o.get(60, TimeUnit.SECONDS));
             assertEquals("paused", e.peer());
           }
           gone.close(); // the second receiver goes away entirely while the publisher is stopped

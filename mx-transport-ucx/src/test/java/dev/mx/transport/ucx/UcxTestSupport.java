@@ -3,7 +3,10 @@ package dev.mx.transport.ucx;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Skips (or, with {@code -Dmx.test.requireNative=true}, fails) a test when UCX is unavailable, printing why. */
+/**
+ * Skips (or, with {@code -Dmx.test.requireNative=true}, fails) a test when UCX is unavailable,
+ * printing why.
+ */
 final class UcxTestSupport {
   private UcxTestSupport() {}
 

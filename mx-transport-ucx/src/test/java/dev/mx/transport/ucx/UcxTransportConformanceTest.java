@@ -9,8 +9,8 @@ import org.junit.jupiter.api.BeforeAll;
 class UcxTransportConformanceTest extends AbstractTransportConformanceTest {
 
   /**
-   * Skips the whole class: skipping in each test's set-up would be counted per test, but the suite's
-   * tear-down then fails on the endpoints that set-up never opened.
+   * Skips the whole class: skipping in each test's set-up would be counted per test, but the
+   * suite's tear-down then fails on the endpoints that set-up never opened.
    */
   @BeforeAll
   static void ucxIsAvailable() {

@@ -31,7 +31,8 @@ class UcxTransportTest {
   }
 
   private static Transport open(String session, Map<String, String> properties) {
-    return new UcxTransportProvider().create(new TransportConfig(session, Duration.ofSeconds(30), properties));
+    return new UcxTransportProvider()
+        .create(new TransportConfig(session, Duration.ofSeconds(30), properties));
   }
 
   private static MemorySegment filled(Arena arena, long size, int seed) {
@@ -43,23 +44,30 @@ class UcxTransportTest {
   }
 
   private static void assertSame(MemorySegment expected, MemorySegment actual) {
-    assertEquals(-1, MemorySegment.mismatch(expected, 0, expected.byteSize(), actual, 0, expected.byteSize()));
+    assertEquals(
+        -1,
+        MemorySegment.mismatch(expected, 0, expected.byteSize(), actual, 0, expected.byteSize()));
   }
 
   @Test
   void unusableMetadataAndTheOwnSessionAreRefusedNamingTheSession() {
-    try (Transport t = open("t", Map.of()); Transport other = open("other", Map.of())) {
-      TransportException junk = assertThrows(TransportException.class, () -> t.connect("peer-x", new byte[] {1, 2, 3}));
+    try (Transport t = open("t", Map.of());
+        Transport other = open("other", Map.of())) {
+      TransportException junk =
+          assertThrows(TransportException.class, () -> t.connect("peer-x", new byte[] {1, 2, 3}));
       assertEquals("peer-x", junk.peer());
       assertTrue(junk.getMessage().contains("'peer-x'"), junk.getMessage());
-      TransportException own = assertThrows(TransportException.class, () -> t.connect("t", other.localMetadata()));
+      TransportException own =
+          assertThrows(TransportException.class, () -> t.connect("t", other.localMetadata()));
       assertTrue(own.getMessage().contains("own session"), own.getMessage());
     }
   }
 
   @Test
   void regionsRegisteredAfterConnectBecomeReadableOnReconnect() {
-    try (Arena arena = Arena.ofShared(); Transport pub = open("pub", Map.of()); Transport recv = open("recv", Map.of())) {
+    try (Arena arena = Arena.ofShared();
+        Transport pub = open("pub", Map.of());
+        Transport recv = open("recv", Map.of())) {
       MemorySegment a = filled(arena, 4096, 1);
       MemorySegment b = filled(arena, 4096, 2);
       MemorySegment dst = arena.allocate(4096, 64);
@@ -68,7 +76,8 @@ class UcxTransportTest {
       recv.connect("pub", pub.localMetadata());
       pub.register(b);
       ReadDescriptor fromB = new ReadDescriptor("pub", b.address(), dst.address(), 4096);
-      TransportException unknown = assertThrows(TransportException.class, () -> recv.read(List.of(fromB)));
+      TransportException unknown =
+          assertThrows(TransportException.class, () -> recv.read(List.of(fromB)));
       assertTrue(unknown.getMessage().contains("outside every region"), unknown.getMessage());
       recv.connect("pub", pub.localMetadata()); // the publisher's fresh metadata lists b
       recv.read(List.of(fromB));
@@ -80,13 +89,16 @@ class UcxTransportTest {
 
   @Test
   void overlappingRegistrationsAndAFullDirectoryAreRefused() {
-    try (Arena arena = Arena.ofShared(); Transport t = open("t", Map.of("ucx.maxRegions", "2"))) {
+    try (Arena arena = Arena.ofShared();
+        Transport t = open("t", Map.of("ucx.maxRegions", "2"))) {
       MemorySegment s = arena.allocate(3 * 4096, 4096);
       t.register(s.asSlice(0, 4096));
-      TransportException overlap = assertThrows(TransportException.class, () -> t.register(s.asSlice(2048, 4096)));
+      TransportException overlap =
+          assertThrows(TransportException.class, () -> t.register(s.asSlice(2048, 4096)));
       assertTrue(overlap.getMessage().contains("overlaps"), overlap.getMessage());
       MemoryRegistration second = t.register(s.asSlice(4096, 4096));
-      TransportException full = assertThrows(TransportException.class, () -> t.register(s.asSlice(8192, 4096)));
+      TransportException full =
+          assertThrows(TransportException.class, () -> t.register(s.asSlice(8192, 4096)));
       assertTrue(full.getMessage().contains("ucx.maxRegions"), full.getMessage());
       second.close(); // frees its directory slot
       t.register(s.asSlice(8192, 4096));
@@ -96,7 +108,9 @@ class UcxTransportTest {
   @Test
   void sharedMemoryTransportsWorkWhenChosen() {
     Map<String, String> sm = Map.of("ucx.tls", "sm,tcp");
-    try (Arena arena = Arena.ofShared(); Transport pub = open("pub", sm); Transport recv = open("recv", sm)) {
+    try (Arena arena = Arena.ofShared();
+        Transport pub = open("pub", sm);
+        Transport recv = open("recv", sm)) {
       assertEquals("sm,tcp", ((UcxTransport) recv).transports());
       MemorySegment src = filled(arena, 1 << 20, 3);
       MemorySegment dst = arena.allocate(1 << 20, 64);
@@ -110,8 +124,11 @@ class UcxTransportTest {
 
   @Test
   void memoryUcxAllocatesIsReadableByPeersAndGoneAfterClose() {
-    for (Map<String, String> props : List.of(Map.<String, String>of(), Map.of("ucx.tls", "sm,tcp"))) {
-      try (Arena arena = Arena.ofShared(); Transport pub = open("pub", props); Transport recv = open("recv", props)) {
+    for (Map<String, String> props :
+        List.of(Map.<String, String>of(), Map.of("ucx.tls", "sm,tcp"))) {
+      try (Arena arena = Arena.ofShared();
+          Transport pub = open("pub", props);
+          Transport recv = open("recv", props)) {
         MemoryRegistration allocated = pub.allocate(1 << 20);
         MemorySegment src = allocated.segment();
         assertEquals(1 << 20, src.byteSize());
@@ -124,8 +141,12 @@ class UcxTransportTest {
         assertSame(expected, dst);
         allocated.close();
         allocated.close();
-        assertThrows(IllegalStateException.class, () -> src.get(ValueLayout.JAVA_BYTE, 0), "freed with its registration");
-        TransportException gone = assertThrows(TransportException.class, () -> recv.read(List.of(all)));
+        assertThrows(
+            IllegalStateException.class,
+            () -> src.get(ValueLayout.JAVA_BYTE, 0),
+            "freed with its registration");
+        TransportException gone =
+            assertThrows(TransportException.class, () -> recv.read(List.of(all)));
         assertTrue(gone.getMessage().contains("deregistered"), gone.getMessage());
       }
     }
@@ -139,9 +160,15 @@ class UcxTransportTest {
       cycle();
     }
     long fdsAfter = openFileDescriptors();
-    assertTrue(fdsAfter - fdsBefore <= 4, "file descriptors " + fdsBefore + " -> " + fdsAfter + " after 25 cycles");
-    assertEquals(0, Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().startsWith("mx-ucx-progress-") && t.isAlive()).count(), "progress threads left");
+    assertTrue(
+        fdsAfter - fdsBefore <= 4,
+        "file descriptors " + fdsBefore + " -> " + fdsAfter + " after 25 cycles");
+    assertEquals(
+        0,
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("mx-ucx-progress-") && t.isAlive())
+            .count(),
+        "progress threads left");
   }
 
   private static void cycle() {

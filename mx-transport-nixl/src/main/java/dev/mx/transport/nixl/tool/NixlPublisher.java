@@ -17,9 +17,10 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * {@code NixlPublisher SESSION SIZE...}: opens a nixl endpoint named SESSION, registers one region per SIZE
- * (bytes) filled with {@link #word the pattern}, prints {@code region INDEX BASE LENGTH} per region, then
- * {@code metadata BASE64} (NIXL's blob) and {@code ready}, and serves reads until its standard input closes.
+ * {@code NixlPublisher SESSION SIZE...}: opens a nixl endpoint named SESSION, registers one region
+ * per SIZE (bytes) filled with {@link #word the pattern}, prints {@code region INDEX BASE LENGTH}
+ * per region, then {@code metadata BASE64} (NIXL's blob) and {@code ready}, and serves reads until
+ * its standard input closes.
  */
 public final class NixlPublisher {
   /** Every line this process prints for its launcher starts with this. */
@@ -62,12 +63,17 @@ public final class NixlPublisher {
       // Without NIXL's progress thread nobody would drive this agent while receivers read from it.
       Thread driver = null;
       if (t instanceof NixlTransport n && !n.usesProgressThread()) {
-        driver = Thread.ofPlatform().daemon().name("nixl-publisher-progress").start(() -> {
-          while (!Thread.currentThread().isInterrupted()) {
-            n.progress();
-            LockSupport.parkNanos(50_000);
-          }
-        });
+        driver =
+            Thread.ofPlatform()
+                .daemon()
+                .name("nixl-publisher-progress")
+                .start(
+                    () -> {
+                      while (!Thread.currentThread().isInterrupted()) {
+                        n.progress();
+                        LockSupport.parkNanos(50_000);
+                      }
+                    });
       }
       while (System.in.read() >= 0) {
         // serve until the launcher closes our stdin

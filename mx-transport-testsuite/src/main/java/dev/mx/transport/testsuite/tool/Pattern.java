@@ -6,12 +6,14 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Deterministic contents for test regions: little-endian 64-bit word {@code k} of region {@code r} is
- * {@code splitmix64(seed ^ r * 0x9E3779B97F4A7C15 ^ k)}, so any byte of any region can be recomputed without
- * keeping a copy, and a byte that lands at a wrong offset or from a wrong region shows.
+ * Deterministic contents for test regions: little-endian 64-bit word {@code k} of region {@code r}
+ * is {@code splitmix64(seed ^ r * 0x9E3779B97F4A7C15 ^ k)}, so any byte of any region can be
+ * recomputed without keeping a copy, and a byte that lands at a wrong offset or from a wrong region
+ * shows.
  */
 public record Pattern(long seed) {
-  private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfLong WORD =
+      ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final long CHUNK = 1 << 20;
 
   /** Word {@code k} of region {@code region}. */
@@ -33,7 +35,9 @@ public record Pattern(long seed) {
     write(target, 0, region, 0, target.byteSize());
   }
 
-  /** Writes bytes {@code [from, from + n)} of region {@code region} to {@code target} at {@code at}. */
+  /**
+   * Writes bytes {@code [from, from + n)} of region {@code region} to {@code target} at {@code at}.
+   */
   public void write(MemorySegment target, long at, int region, long from, long n) {
     long k = from >>> 3;
     int skip = (int) (from & 7);
@@ -56,8 +60,9 @@ public record Pattern(long seed) {
   }
 
   /**
-   * Compares {@code actual[at, at + n)} with bytes {@code [from, from + n)} of region {@code region}; returns the
-   * offset (relative to {@code at}) of the first differing byte, or -1 when all match.
+   * Compares {@code actual[at, at + n)} with bytes {@code [from, from + n)} of region {@code
+   * region}; returns the offset (relative to {@code at}) of the first differing byte, or -1 when
+   * all match.
    */
   public long mismatch(MemorySegment actual, long at, int region, long from, long n) {
     try (Arena arena = Arena.ofConfined()) {

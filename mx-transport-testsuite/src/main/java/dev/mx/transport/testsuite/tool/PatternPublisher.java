@@ -1,8 +1,8 @@
 package dev.mx.transport.testsuite.tool;
 
+import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.TransportProvider;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,15 +18,17 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them with an
- * endpoint of {@code --transport} ({@code ucx} by default; {@code auto} routes over every available one) and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region, a
- * {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves reads until
- * its stdin closes (so it never outlives the process that started it), then closes the endpoint and exits 0.
- * Regions of {@code --regions} are this process's memory, registered ({@code registered}); regions of
- * {@code --allocated} come from {@link Transport#allocate} ({@code allocated}) and follow them in index order.
+ * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them
+ * with an endpoint of {@code --transport} ({@code ucx} by default; {@code auto} routes over every
+ * available one) and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region,
+ * a {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves
+ * reads until its stdin closes (so it never outlives the process that started it), then closes the
+ * endpoint and exits 0. Regions of {@code --regions} are this process's memory, registered ({@code
+ * registered}); regions of {@code --allocated} come from {@link Transport#allocate} ({@code
+ * allocated}) and follow them in index order.
  *
- * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--allocated 64m,...]
- * [--property KEY=VALUE]... [--transport NAME]}
+ * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--allocated
+ * 64m,...] [--property KEY=VALUE]... [--transport NAME]}
  */
 public final class PatternPublisher {
   /** Prefix of every line this process prints for its parent. */
@@ -75,20 +77,25 @@ public final class PatternPublisher {
     PrintStream out = System.out;
     Pattern pattern = new Pattern(seed);
     try (Arena arena = Arena.ofShared();
-        Transport transport = open(transportName, new TransportConfig(session, Duration.ofSeconds(120), properties))) {
+        Transport transport =
+            open(
+                transportName, new TransportConfig(session, Duration.ofSeconds(120), properties))) {
       int index = 0;
       for (long size : sizes) {
         MemorySegment region = arena.allocate(size, 4096);
         pattern.fill(region, index);
         transport.register(region);
-        out.println(PREFIX + "region " + index++ + " " + region.address() + " " + size + " registered");
+        out.println(
+            PREFIX + "region " + index++ + " " + region.address() + " " + size + " registered");
       }
       for (long size : allocated) {
         MemorySegment region = transport.allocate(size).segment();
         pattern.fill(region, index);
-        out.println(PREFIX + "region " + index++ + " " + region.address() + " " + size + " allocated");
+        out.println(
+            PREFIX + "region " + index++ + " " + region.address() + " " + size + " allocated");
       }
-      out.println(PREFIX + "metadata " + Base64.getEncoder().encodeToString(transport.localMetadata()));
+      out.println(
+          PREFIX + "metadata " + Base64.getEncoder().encodeToString(transport.localMetadata()));
       out.println(PREFIX + "ready");
       out.flush();
       drain(System.in);
@@ -97,7 +104,9 @@ public final class PatternPublisher {
 
   /** {@code auto}: a routing endpoint over every available transport; otherwise the one named. */
   static Transport open(String name, TransportConfig config) {
-    return name.equals("auto") ? RoutingTransport.open(config) : TransportProvider.registry().select(name).create(config);
+    return name.equals("auto")
+        ? RoutingTransport.open(config)
+        : TransportProvider.registry().select(name).create(config);
   }
 
   private static void drain(InputStream in) throws IOException {
@@ -117,12 +126,13 @@ public final class PatternPublisher {
   /** {@code 4096}, {@code 64k}, {@code 96m}, {@code 1g} (binary units). */
   static long parseSize(String s) {
     String t = s.trim().toLowerCase(Locale.ROOT);
-    long unit = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
-      case 'k' -> 1L << 10;
-      case 'm' -> 1L << 20;
-      case 'g' -> 1L << 30;
-      default -> 1;
-    };
+    long unit =
+        switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+          case 'k' -> 1L << 10;
+          case 'm' -> 1L << 20;
+          case 'g' -> 1L << 30;
+          default -> 1;
+        };
     return Long.parseLong(unit == 1 ? t : t.substring(0, t.length() - 1)) * unit;
   }
 }

@@ -19,9 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A {@link PatternPublisher} running in a child JVM (this JVM's {@code java} and class path), with what it
- * printed: its regions and its metadata blob. {@link #close()} closes its stdin and waits for a clean exit;
- * {@link #kill()} kills it outright, as a crashed publisher.
+ * A {@link PatternPublisher} running in a child JVM (this JVM's {@code java} and class path), with
+ * what it printed: its regions and its metadata blob. {@link #close()} closes its stdin and waits
+ * for a clean exit; {@link #kill()} kills it outright, as a crashed publisher.
  */
 public final class PublisherProcess implements AutoCloseable {
   private final Process process;
@@ -32,12 +32,17 @@ public final class PublisherProcess implements AutoCloseable {
   private final Path log;
 
   /**
-   * A region the child published: its index in the pattern, base address, length, and whether it came from
-   * {@code Transport.allocate} rather than the child's own memory.
+   * A region the child published: its index in the pattern, base address, length, and whether it
+   * came from {@code Transport.allocate} rather than the child's own memory.
    */
   public record Region(int index, long base, long length, boolean allocated) {}
 
-  private PublisherProcess(Process process, String session, Pattern pattern, List<Region> regions, byte[] metadata,
+  private PublisherProcess(
+      Process process,
+      String session,
+      Pattern pattern,
+      List<Region> regions,
+      byte[] metadata,
       Path log) {
     this.process = process;
     this.session = session;
@@ -53,34 +58,73 @@ public final class PublisherProcess implements AutoCloseable {
    * @param sizes the byte size of each region
    * @param properties transport properties for its endpoint (e.g. {@code ucx.tls})
    */
-  public static PublisherProcess start(String session, long seed, List<Long> sizes, Map<String, String> properties,
-      Duration startTimeout) throws IOException {
+  public static PublisherProcess start(
+      String session,
+      long seed,
+      List<Long> sizes,
+      Map<String, String> properties,
+      Duration startTimeout)
+      throws IOException {
     return start(session, seed, sizes, List.of(), properties, startTimeout);
   }
 
   /**
-   * As {@link #start(String, long, List, Map, Duration)}, with further regions of {@code allocatedSizes}
-   * bytes that the publisher takes from {@code Transport.allocate} (indexed after the others).
+   * As {@link #start(String, long, List, Map, Duration)}, with further regions of {@code
+   * allocatedSizes} bytes that the publisher takes from {@code Transport.allocate} (indexed after
+   * the others).
    */
-  public static PublisherProcess start(String session, long seed, List<Long> sizes, List<Long> allocatedSizes,
-      Map<String, String> properties, Duration startTimeout) throws IOException {
+  public static PublisherProcess start(
+      String session,
+      long seed,
+      List<Long> sizes,
+      List<Long> allocatedSizes,
+      Map<String, String> properties,
+      Duration startTimeout)
+      throws IOException {
     return start("ucx", session, seed, sizes, allocatedSizes, properties, startTimeout);
   }
 
-  /** As {@link #start(String, long, List, List, Map, Duration)} over the transport named {@code transport}. */
-  public static PublisherProcess start(String transport, String session, long seed, List<Long> sizes,
-      List<Long> allocatedSizes, Map<String, String> properties, Duration startTimeout) throws IOException {
-    return start(transport, session, seed, sizes, allocatedSizes, properties, List.of(), Map.of(), startTimeout);
+  /**
+   * As {@link #start(String, long, List, List, Map, Duration)} over the transport named {@code
+   * transport}.
+   */
+  public static PublisherProcess start(
+      String transport,
+      String session,
+      long seed,
+      List<Long> sizes,
+      List<Long> allocatedSizes,
+      Map<String, String> properties,
+      Duration startTimeout)
+      throws IOException {
+    return start(
+        transport,
+        session,
+        seed,
+        sizes,
+        allocatedSizes,
+        properties,
+        List.of(),
+        Map.of(),
+        startTimeout);
   }
 
   /**
-   * As {@link #start(String, String, long, List, List, Map, Duration)}, with extra JVM arguments for the child
-   * (e.g. {@code -Dmx.nixl.library=...}) and extra environment variables (e.g. {@code UCX_TCP_KEEPIDLE}, which
-   * UCX reads only from its environment).
+   * As {@link #start(String, String, long, List, List, Map, Duration)}, with extra JVM arguments
+   * for the child (e.g. {@code -Dmx.nixl.library=...}) and extra environment variables (e.g. {@code
+   * UCX_TCP_KEEPIDLE}, which UCX reads only from its environment).
    */
-  public static PublisherProcess start(String transport, String session, long seed, List<Long> sizes,
-      List<Long> allocatedSizes, Map<String, String> properties, List<String> jvmArguments,
-      Map<String, String> environment, Duration startTimeout) throws IOException {
+  public static PublisherProcess start(
+      String transport,
+      String session,
+      long seed,
+      List<Long> sizes,
+      List<Long> allocatedSizes,
+      Map<String, String> properties,
+      List<String> jvmArguments,
+      Map<String, String> environment,
+      Duration startTimeout)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -88,7 +132,8 @@ public final class PublisherProcess implements AutoCloseable {
     cmd.add("-XX:+UseSerialGC");
     cmd.addAll(jvmArguments);
     cmd.add("-cp");
-    // Under surefire java.class.path may be its booter jar alone; the test class path is the real one.
+    // Under surefire java.class.path may be its booter jar alone; the test class path is the real
+    // one.
     cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
     cmd.add(PatternPublisher.class.getName());
     cmd.add("--transport");
@@ -105,10 +150,11 @@ public final class PublisherProcess implements AutoCloseable {
       cmd.add("--allocated");
       cmd.add(String.join(",", allocatedSizes.stream().map(String::valueOf).toList()));
     }
-    properties.forEach((k, v) -> {
-      cmd.add("--property");
-      cmd.add(k + "=" + v);
-    });
+    properties.forEach(
+        (k, v) -> {
+          cmd.add("--property");
+          cmd.add(k + "=" + v);
+        });
     Path log = Files.createTempFile("mx-publisher-" + session + "-", ".log");
     ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(log.toFile());
     builder.environment().putAll(environment);
@@ -121,25 +167,45 @@ public final class PublisherProcess implements AutoCloseable {
       for (String line : got) {
         String[] f = line.substring(PatternPublisher.PREFIX.length()).split(" ");
         switch (f[0]) {
-          case "region" -> regions.add(new Region(Integer.parseInt(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]),
-              f[4].equals("allocated")));
+          case "region" ->
+              regions.add(
+                  new Region(
+                      Integer.parseInt(f[1]),
+                      Long.parseLong(f[2]),
+                      Long.parseLong(f[3]),
+                      f[4].equals("allocated")));
           case "metadata" -> metadata = Base64.getDecoder().decode(f[1]);
-          default -> { }
+          default -> {}
         }
       }
       if (metadata == null || regions.size() != sizes.size() + allocatedSizes.size()) {
         throw new IOException("publisher '" + session + "' printed no metadata or too few regions");
       }
       return new PublisherProcess(p, session, new Pattern(seed), regions, metadata, log);
-    } catch (InterruptedException | ExecutionException | TimeoutException | IOException | RuntimeException e) {
+    } catch (InterruptedException
+        | ExecutionException
+        | TimeoutException
+        | IOException
+        | RuntimeException e) {
       p.destroyForcibly();
-      throw new IOException("publisher '" + session + "' did not start within " + startTimeout + ": " + e
-          + "; its log " + log + " ends with: " + tail(log), e);
+      throw new IOException(
+          "publisher '"
+              + session
+              + "' did not start within "
+              + startTimeout
+              + ": "
+              + e
+              + "; its log "
+              + log
+              + " ends with: "
+              + tail(log),
+          e);
     }
   }
 
   private static List<String> readUntilReady(Process p) {
-    BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     List<String> lines = new ArrayList<>();
     try {
       for (String line; (line = r.readLine()) != null; ) {
@@ -151,9 +217,11 @@ public final class PublisherProcess implements AutoCloseable {
         }
       }
     } catch (IOException e) {
-      throw new TransportException(null, "reading the publisher's output failed: " + e.getMessage(), e);
+      throw new TransportException(
+          null, "reading the publisher's output failed: " + e.getMessage(), e);
     }
-    throw new IllegalStateException("the publisher exited (status " + p.exitValue() + ") before it was ready");
+    throw new IllegalStateException(
+        "the publisher exited (status " + p.exitValue() + ") before it was ready");
   }
 
   private static String tail(Path log) {
