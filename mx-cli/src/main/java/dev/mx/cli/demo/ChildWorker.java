@@ -42,6 +42,36 @@ final class ChildWorker implements WorkerHandle {
 
   private final boolean verbose;
 
+  /** The young generation bound of every child JVM. */
+  static final String MAX_NEW_SIZE = "256m";
+
+  /** Extra JVM options for the children, whitespace-separated. */
+  static final String JVM_OPTIONS_PROPERTY = "mx.demo.jvmOptions";
+
+  static final String JVM_OPTIONS_ENV = "MX_DEMO_JVM_OPTIONS";
+
+  /**
+   * The heap options of every child, then the extra ones {@code -Dmx.demo.jvmOptions} or {@code
+   * MX_DEMO_JVM_OPTIONS} give (whitespace-separated, last so they win: e.g. {@code -Xlog:gc} or
+   * another {@code -XX:MaxNewSize}).
+   */
+  static List<String> jvmOptions(dev.mx.api.util.Settings settings) {
+    List<String> out = new ArrayList<>();
+    out.add("-XX:+UseParallelGC");
+    // A bounded young generation: the weights live off-heap and the live heap is tens of MB, but
+    // the generator's short-lived garbage let ParallelGC grow each trainer's eden to ~1.8 GB; with
+    // two buffer sets per trainer and two prepared receivers per rank that left the host short of
+    // memory, and direct reclaim slowed the later warm steps (docs/performance/mx-cli.md).
+    out.add("-XX:MaxNewSize=" + MAX_NEW_SIZE);
+    String extra = settings.string(JVM_OPTIONS_PROPERTY, JVM_OPTIONS_ENV, "");
+    for (String o : extra.split("\\s+")) {
+      if (!o.isEmpty()) {
+        out.add(o);
+      }
+    }
+    return out;
+  }
+
   /**
    * Starts the child.
    *
@@ -59,7 +89,7 @@ final class ChildWorker implements WorkerHandle {
       cmd.add("--add-modules");
       cmd.add("jdk.incubator.vector");
     }
-    cmd.add("-XX:+UseParallelGC");
+    cmd.addAll(jvmOptions(dev.mx.api.util.Settings.system()));
     // The child logs everything to its own file; its tail is quoted when it fails.
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
     cmd.add("-cp");
