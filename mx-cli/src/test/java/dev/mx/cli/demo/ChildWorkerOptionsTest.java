@@ -21,7 +21,8 @@ class ChildWorkerOptionsTest {
     assertEquals(
         List.of("-XX:+UseParallelGC", "-XX:MaxNewSize=256m", "-Xlog:gc", "-XX:MaxNewSize=1g"),
         ChildWorker.jvmOptions(
-            Settings.of(Map.of(), Map.of("MX_DEMO_JVM_OPTIONS", "  -Xlog:gc \t -XX:MaxNewSize=1g "))));
+            Settings.of(
+                Map.of(), Map.of("MX_DEMO_JVM_OPTIONS", "  -Xlog:gc \t -XX:MaxNewSize=1g "))));
   }
 
   @Test
