@@ -119,16 +119,7 @@ final class TrainerWorker implements Worker {
       // free them.
       device.registrations().values().forEach(b::buffer);
       b.deviceId(spec.memoryKind().ordinal());
-      for (AliasShard a : layout.published()) {
-        b.alias(
-            a.hfName(),
-            layout.dtype(),
-            a.globalShape(),
-            a.shardOffset(),
-            a.shape(),
-            device.segment(a.bufferName()),
-            a.elementOffset() * layout.dtype().elementSize());
-      }
+      VersionedTrainer.aliases(b, layout, device::segment);
     };
   }
 

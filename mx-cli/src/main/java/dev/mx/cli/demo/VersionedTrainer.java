@@ -13,11 +13,13 @@ import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.publish.Publisher;
 import dev.mx.refit.version.VersionedPublisher;
 import java.io.PrintWriter;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
 /**
@@ -44,17 +46,26 @@ public final class VersionedTrainer {
       } else {
         buffers.registrations().values().forEach(p::buffer);
       }
-      for (AliasShard a : layout.published()) {
-        p.alias(
-            a.hfName(),
-            layout.dtype(),
-            a.globalShape(),
-            a.shardOffset(),
-            a.shape(),
-            buffers.segment(a.bufferName()),
-            a.elementOffset() * layout.dtype().elementSize());
-      }
+      aliases(p, layout, buffers::segment);
     };
+  }
+
+  /**
+   * Adds a rank's published shards to a publisher as zero-copy aliases into the buffers that {@code
+   * buffer} names (host buffers, or their device copies).
+   */
+  static void aliases(
+      Publisher.Builder p, TrainerRankLayout layout, Function<String, MemorySegment> buffer) {
+    for (AliasShard a : layout.published()) {
+      p.alias(
+          a.hfName(),
+          layout.dtype(),
+          a.globalShape(),
+          a.shardOffset(),
+          a.shape(),
+          buffer.apply(a.bufferName()),
+          a.elementOffset() * layout.dtype().elementSize());
+    }
   }
 
   /**
