@@ -1,35 +1,47 @@
 package dev.mx.refit;
 
 import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.refit.InPlaceTarget;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Closeables;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An engine's live weights in native memory, installed by copying: {@link #install} copies every
- * receive buffer into the live parameter of the same name. Because the receiver calls it only after
- * a refit fully succeeded, a failed refit never touches these bytes. Useful as the installer of a
- * simple engine, of {@code mx demo}, and of tests. With device {@link MemoryOps} the live
- * parameters are device memory and installs copy device to device.
+ * An engine's live weights in native memory: one slab carved into the parameters of a layout.
+ *
+ * <p>Two ways to fill them. As an {@link Installer}, {@link #install} copies every receive buffer
+ * into the live parameter of the same name; because the receiver calls it only after a refit fully
+ * succeeded, a failed refit never touches these bytes. As an {@link InPlaceTarget}, a receiver
+ * writes the parameters themselves (register them first with {@link #registerWith}); {@link
+ * #isTorn()} then says whether the last in-place step failed part-way. With device {@link
+ * MemoryOps} the parameters are device memory and installs copy device to device.
  */
-public final class LiveWeights implements Installer, AutoCloseable {
+public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseable {
   private final Arena arena = Arena.ofShared();
   private final Map<String, ParamSpec> layout;
-  private final Map<String, MemorySegment> live = new LinkedHashMap<>();
+  private final Map<String, MemorySegment> live;
+  private final MemorySegment slab;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final List<MemoryRegistration> registrations = new ArrayList<>();
   private volatile long installs;
   private volatile long lastStep = -1;
+  private volatile long tornStep = -1;
 
   /** Null for host memory. */
   private final MemoryOps device;
 
-  private final java.util.List<MemoryRegistration> deviceMemory = new java.util.ArrayList<>();
+  private MemoryRegistration deviceSlab;
 
   /** Allocates zeroed live parameters for the given layout. */
   public LiveWeights(Map<String, ParamSpec> layout) {
@@ -43,26 +55,42 @@ public final class LiveWeights implements Installer, AutoCloseable {
   public LiveWeights(Map<String, ParamSpec> layout, MemoryOps device) {
     this.device = device != null && device.kind().isDevice() ? device : null;
     this.layout = Collections.unmodifiableMap(new LinkedHashMap<>(layout));
+    Map<String, Long> sizes = new LinkedHashMap<>();
+    layout.forEach((name, spec) -> sizes.put(name, spec.byteSize()));
+    long total = Slabs.size(sizes.values());
     try {
-      layout.forEach((name, spec) -> live.put(name, allocate(spec.byteSize())));
+      if (this.device == null) {
+        slab = arena.allocate(Math.max(Slabs.ALIGN, total), 4096);
+      } else {
+        deviceSlab = this.device.allocate(Math.max(Slabs.ALIGN, total));
+        slab = deviceSlab.segment();
+      }
     } catch (RuntimeException e) {
       close();
       throw e;
     }
-  }
-
-  private MemorySegment allocate(long bytes) {
-    if (device == null) {
-      return arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-    }
-    MemoryRegistration m = device.allocate(Math.max(1, bytes));
-    deviceMemory.add(m);
-    return m.segment().asSlice(0, bytes);
+    this.live = Slabs.carve(slab, sizes);
   }
 
   /** Where the live parameters are: host memory, or the device of the operations given. */
-  public dev.mx.api.transport.MemoryKind memory() {
-    return device == null ? dev.mx.api.transport.MemoryKind.HOST : device.kind();
+  public MemoryKind memory() {
+    return device == null ? MemoryKind.HOST : device.kind();
+  }
+
+  /** Bytes of native memory the live parameters take (one slab, cache-line aligned buffers). */
+  public long nativeBytes() {
+    return slab.byteSize();
+  }
+
+  /**
+   * Registers the live memory with {@code transport} so that a receiver reading through it can
+   * write the parameters in place; the registration is released by {@link #close()}, before the
+   * memory. Register once per transport.
+   */
+  public synchronized void registerWith(Transport transport) {
+    ensureOpen();
+    registrations.add(
+        device == null ? transport.register(slab) : transport.register(slab, device.kind()));
   }
 
   /**
@@ -79,16 +107,15 @@ public final class LiveWeights implements Installer, AutoCloseable {
   }
 
   /**
-   * Copies each buffer into its live parameter.
+   * Copies each buffer into its live parameter; a buffer that is the live parameter itself (an
+   * in-place refit) is not copied.
    *
    * @throws IllegalArgumentException naming a parameter that is unknown or of another size (before
    *     any copy)
    */
   @Override
   public synchronized void install(long step, Map<String, MemorySegment> receiveBuffers) {
-    if (closed.get()) {
-      throw new IllegalStateException("live weights are closed");
-    }
+    ensureOpen();
     for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
       MemorySegment target = live.get(e.getKey());
       if (target == null || target.byteSize() != e.getValue().byteSize()) {
@@ -102,20 +129,53 @@ public final class LiveWeights implements Installer, AutoCloseable {
       }
     }
     for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
-      if (device == null) {
-        MemorySegment.copy(e.getValue(), 0, live.get(e.getKey()), 0, e.getValue().byteSize());
-      } else if (e.getValue().byteSize() > 0) {
-        device.copy(e.getValue(), 0, live.get(e.getKey()), 0, e.getValue().byteSize());
+      MemorySegment target = live.get(e.getKey());
+      long n = e.getValue().byteSize();
+      if (n == 0 || e.getValue().address() == target.address()) {
+        continue;
       }
+      if (device == null) {
+        MemorySegment.copy(e.getValue(), 0, target, 0, n);
+      } else {
+        device.copy(e.getValue(), 0, target, 0, n);
+      }
+    }
+    installed(step);
+  }
+
+  @Override
+  public synchronized void installed(long step) {
+    if (step == lastStep && tornStep < 0 && installs > 0) {
+      return; // already told (an in-place receiver calls both install and installed)
     }
     installs++;
     lastStep = step;
+    tornStep = -1;
+  }
+
+  @Override
+  public synchronized void torn(long step, RuntimeException cause) {
+    tornStep = step;
   }
 
   /**
-   * The live parameter (read it; it changes only inside {@link #install}); device memory when
-   * {@link #memory()} is a device: read it with {@link #readInto} then.
+   * Whether the last in-place refit failed part-way and nothing was installed since: the parameters
+   * may then hold a mix of {@link #lastStep()} and {@link #tornStep()}.
    */
+  public boolean isTorn() {
+    return tornStep >= 0;
+  }
+
+  /** The step whose in-place install failed part-way, or -1 when the weights are whole. */
+  public long tornStep() {
+    return tornStep;
+  }
+
+  /**
+   * The live parameter (read it; it changes only inside {@link #install} or an in-place refit);
+   * device memory when {@link #memory()} is a device: read it with {@link #readInto} then.
+   */
+  @Override
   public MemorySegment parameter(String name) {
     MemorySegment s = live.get(name);
     if (s == null) {
@@ -139,12 +199,25 @@ public final class LiveWeights implements Installer, AutoCloseable {
     return lastStep;
   }
 
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("live weights are closed");
+    }
+  }
+
+  /** Deregisters the live memory from every transport (reverse order), then frees it. */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      java.util.List<AutoCloseable> order = new java.util.ArrayList<>(deviceMemory.reversed());
+      List<AutoCloseable> order = new ArrayList<>();
+      synchronized (this) {
+        order.addAll(registrations.reversed());
+      }
+      if (deviceSlab != null) {
+        order.add(deviceSlab);
+      }
       order.add(arena);
-      dev.mx.api.util.Closeables.closeAll(order);
+      Closeables.closeAll(order);
     }
   }
 }

@@ -7,7 +7,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,8 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * their memory kind.
  */
 final class NativeBuffers implements AutoCloseable {
-  /** Alignment of every carved buffer (a cache line; slabs themselves are page-aligned). */
-  static final long ALIGN = 64;
+  static final long ALIGN = Slabs.ALIGN;
 
   private final Arena arena = Arena.ofShared();
   private final List<MemorySegment> slabs = new ArrayList<>();
@@ -31,6 +29,9 @@ final class NativeBuffers implements AutoCloseable {
   private final MemoryOps device;
 
   private final List<MemoryRegistration> deviceSlabs = new ArrayList<>();
+
+  /** Memory others own (an engine's live weights written in place): resolvable, never freed. */
+  private final List<MemorySegment> external = new ArrayList<>();
 
   /** Host memory. */
   NativeBuffers() {
@@ -50,27 +51,21 @@ final class NativeBuffers implements AutoCloseable {
     if (sizes.isEmpty()) {
       return Map.of();
     }
-    long total = 0;
-    for (long size : sizes.values()) {
-      total = align(total) + size;
-    }
+    return Slabs.carve(slab(Slabs.size(sizes.values())), sizes);
+  }
+
+  /** Allocates one zeroed slab of at least {@code bytes} (page-aligned), to carve or to reuse. */
+  MemorySegment slab(long bytes) {
     MemorySegment slab;
     if (device == null) {
-      slab = arena.allocate(Math.max(ALIGN, align(total)), 4096);
+      slab = arena.allocate(Math.max(ALIGN, Slabs.align(bytes)), 4096);
     } else {
-      MemoryRegistration m = device.allocate(Math.max(ALIGN, align(total)));
+      MemoryRegistration m = device.allocate(Math.max(ALIGN, Slabs.align(bytes)));
       deviceSlabs.add(m);
       slab = m.segment();
     }
     slabs.add(slab);
-    Map<K, MemorySegment> out = new LinkedHashMap<>();
-    long at = 0;
-    for (Map.Entry<K, Long> e : sizes.entrySet()) {
-      at = align(at);
-      out.put(e.getKey(), slab.asSlice(at, e.getValue()));
-      at += e.getValue();
-    }
-    return Collections.unmodifiableMap(out);
+    return slab;
   }
 
   /** Registers every slab allocated so far and not yet registered. */
@@ -81,6 +76,14 @@ final class NativeBuffers implements AutoCloseable {
               ? transport.register(slabs.get(i))
               : transport.register(slabs.get(i), device.kind()));
     }
+  }
+
+  /**
+   * Makes memory owned elsewhere resolvable by {@link #resolve}; it is neither freed nor
+   * registered.
+   */
+  void external(java.util.Collection<MemorySegment> segments) {
+    external.addAll(segments);
   }
 
   /** Total bytes allocated. */
@@ -98,18 +101,16 @@ final class NativeBuffers implements AutoCloseable {
    * @throws IllegalArgumentException otherwise
    */
   MemorySegment resolve(long addr, long n) {
-    for (MemorySegment s : slabs) {
-      long off = addr - s.address();
-      if (off >= 0 && off + n <= s.byteSize()) {
-        return s.asSlice(off, n);
+    for (List<MemorySegment> l : List.of(slabs, external)) {
+      for (MemorySegment s : l) {
+        long off = addr - s.address();
+        if (off >= 0 && off + n <= s.byteSize()) {
+          return s.asSlice(off, n);
+        }
       }
     }
     throw new IllegalArgumentException(
         "address 0x" + Long.toHexString(addr) + "+" + n + " lies outside the receiver's buffers");
-  }
-
-  private static long align(long v) {
-    return (v + ALIGN - 1) & -ALIGN;
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.mx.refit;
 
 import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.error.TornInstallException;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
@@ -14,6 +15,7 @@ import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.GeometrySource;
+import dev.mx.api.refit.InPlaceTarget;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.ParamSpec;
@@ -36,6 +38,7 @@ import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.ShardStaging;
 import dev.mx.refit.stage.SourceChecks;
 import dev.mx.refit.stage.StagedWork;
+import dev.mx.refit.stage.StagingWaves;
 import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WirePolicies;
 import java.lang.foreign.MemorySegment;
@@ -110,6 +113,12 @@ public final class Receiver implements AutoCloseable {
   private final RefitRecords records;
   private final MemoryKind memory;
 
+  /** The engine's live weights when the receiver writes them in place; null to copy at install. */
+  private final InPlaceTarget inPlace;
+
+  /** The staging budget the user set ({@link StagingWaves#PROPERTY}), or -1 for the default. */
+  private final long stagingBudget;
+
   /**
    * Device operations for {@link #memory} (null for host memory), resolved at the first prepare.
    */
@@ -147,6 +156,14 @@ public final class Receiver implements AutoCloseable {
     this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
     this.memory = Objects.requireNonNull(b.memory, "memory");
+    this.inPlace = b.inPlace;
+    this.stagingBudget = b.stagingBytes > 0 ? b.stagingBytes : StagingWaves.configured(settings);
+    if (inPlace != null && config.doubleBuffer()) {
+      throw new IllegalArgumentException(
+          "a receiver writing live weights in place cannot also double buffer ("
+              + ReceiverConfig.DOUBLE_BUFFER
+              + "): choose one");
+    }
     this.device = b.memoryOps != null && b.memoryOps.kind().isDevice() ? b.memoryOps : null;
     if (device != null && !device.kind().equals(memory)) {
       throw new IllegalArgumentException(
@@ -178,6 +195,16 @@ public final class Receiver implements AutoCloseable {
   /** The coverage of the last successful prepare, or null before it. */
   public synchronized Coverage coverage() {
     return prepared == null ? null : prepared.coverage;
+  }
+
+  /** Whether this receiver writes the engine's live weights in place ({@link Builder#inPlace}). */
+  public boolean inPlace() {
+    return inPlace != null;
+  }
+
+  /** The staging budget of the last prepare in bytes, or -1 before it. */
+  public synchronized long stagingBudget() {
+    return prepared == null ? -1 : prepared.stagingBudget;
   }
 
   /** Native bytes held for receive buffers and staging (0 before prepare). */
@@ -297,49 +324,89 @@ public final class Receiver implements AutoCloseable {
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
     boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
-    Descriptors d = set.cached;
-    if (!cache || d == null || d.fused() != policy.fused()) {
-      d = buildDescriptors(p, set, policy.fused());
+    List<Descriptors> waves = set.cached;
+    if (!cache || waves == null || waves.get(0).fused() != policy.fused()) {
+      waves = buildWaves(p, set, policy.fused());
       descriptorBuilds++;
     }
-    set.cached = cache ? d : null;
+    set.cached = cache ? waves : null;
     stages.put("descriptor_build_s", seconds(t));
-
-    // Wire, with each peer's verification and staged copies starting as soon as that peer landed.
-    AtomicInteger verified = new AtomicInteger();
-    Map<String, List<Runnable>> work = perPeerWork(set, verified);
-    Map<String, Double> wire =
-        PipelinedWire.run(
-            policy,
-            transport,
-            d,
-            work,
-            p.workers,
-            config.timeout(),
-            RefitFlag.PIPELINE.bool(settings));
-    stages.putAll(wire);
-    ThroughputCeiling.check(settings, records, config.rank(), step, d.bytes(), wire);
-
-    boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
-    if (set.local.resliceCount() > 0) {
-      t = System.nanoTime();
-      set.local.reslice(batch, p.workers, p.threads);
-      stages.put("reslice_s", seconds(t));
-      stages.put("reslice_copies", (double) set.local.resliceCount());
+    long bytes = 0;
+    long segments = 0;
+    for (Descriptors d : waves) {
+      bytes += d.bytes();
+      segments += d.segments();
     }
-    if (set.local.convertCount() > 0) {
+
+    // In place, the live weights are written from the first read on: a failure after this point
+    // leaves them torn until restored or refitted.
+    if (inPlace != null) {
+      inPlace.writing(step);
+    }
+    AtomicInteger verified = new AtomicInteger();
+    boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
+    try {
+      // Wire, wave by wave (staged shards beyond the staging budget wait for the next wave), with
+      // each peer's verification and staged copies starting as soon as that peer landed.
+      Map<String, Double> wire = new LinkedHashMap<>();
+      for (int w = 0; w < waves.size(); w++) {
+        Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified);
+        PipelinedWire.run(
+                policy,
+                transport,
+                waves.get(w),
+                work,
+                p.workers,
+                config.timeout(),
+                RefitFlag.PIPELINE.bool(settings))
+            .forEach((k, v) -> wire.merge(k, v, Double::sum));
+      }
+      if (waves.size() > 1) {
+        stages.put("staging_waves", (double) waves.size());
+      }
+      stages.putAll(wire);
+      ThroughputCeiling.check(settings, records, config.rank(), step, bytes, wire);
+
+      if (set.local.resliceCount() > 0) {
+        t = System.nanoTime();
+        set.local.reslice(batch, p.workers, p.threads);
+        stages.put("reslice_s", seconds(t));
+        stages.put("reslice_copies", (double) set.local.resliceCount());
+      }
+      if (set.local.convertCount() > 0) {
+        t = System.nanoTime();
+        set.local.casts(batch, p.workers, p.threads);
+        stages.put("convert_s", seconds(t));
+      }
+      // Install: only now does the engine see anything (in place: only now is the step whole).
       t = System.nanoTime();
-      set.local.casts(batch, p.workers, p.threads);
-      stages.put("convert_s", seconds(t));
+      installer.install(step, set.params);
+      if (inPlace != null && installer != inPlace) {
+        inPlace.installed(step);
+      }
+      stages.put("install_s", seconds(t));
+    } catch (RuntimeException e) {
+      if (inPlace == null) {
+        throw e;
+      }
+      inPlace.torn(step, e);
+      throw new TornInstallException(
+          "rank "
+              + config.rank()
+              + " step "
+              + step
+              + ": the in-place refit failed after it began writing the live weights ("
+              + set.params.size()
+              + " parameter(s) may hold a mix of the previous step and this one): "
+              + (e.getMessage() == null ? e.toString() : e.getMessage()),
+          config.rank(),
+          step,
+          e);
     }
     ShardVerifier.Outcome outcome =
         new ShardVerifier.Outcome(
             verified.get(),
             config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
-    // Install: only now does the engine see anything.
-    t = System.nanoTime();
-    installer.install(step, set.params);
-    stages.put("install_s", seconds(t));
     if (p.sets.size() > 1) {
       nextSet = (nextSet + 1) % p.sets.size();
     }
@@ -353,15 +420,15 @@ public final class Receiver implements AutoCloseable {
     }
     long unverifiedBytes =
         switch (config.verify()) {
-          case OFF -> d.bytes();
+          case OFF -> bytes;
           case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
           case ALL, STRICT -> 0L;
         };
     RefitReport report =
         new RefitReport(
             step,
-            d.bytes(),
-            d.segments(),
+            bytes,
+            segments,
             p.plan,
             set.local.staged().size(),
             p.sourcesExact,
@@ -380,17 +447,27 @@ public final class Receiver implements AutoCloseable {
   }
 
   /**
-   * The work that depends only on one peer's reads: each staged shard (verify, then copy) and each
-   * whole-shard digest check. The digest provider is resolved only when something is digested.
+   * The work of wave {@code wave} that depends only on one peer's reads: each of its staged shards
+   * (verify, then copy) and, in wave 0, each whole-shard digest check. The digest provider is
+   * resolved only when something is digested.
    */
-  private Map<String, List<Runnable>> perPeerWork(BufferSet set, AtomicInteger verified) {
+  private Map<String, List<Runnable>> perPeerWork(
+      BufferSet set, Map<String, Integer> waveOf, int wave, AtomicInteger verified) {
     Map<String, List<Runnable>> work = new LinkedHashMap<>();
-    boolean digesting = config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
+    boolean checks =
+        wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
+    List<StagedWork> staged = new ArrayList<>();
     for (StagedWork w : set.local.staged()) {
+      if (waveOf.getOrDefault(w.staged().key(), 0) == wave) {
+        staged.add(w);
+      }
+    }
+    boolean digesting = checks;
+    for (StagedWork w : staged) {
       digesting |= w.verifies();
     }
     DigestProvider dp = digesting ? digestProvider() : null;
-    for (StagedWork w : set.local.staged()) {
+    for (StagedWork w : staged) {
       work.computeIfAbsent(w.session(), k -> new ArrayList<>())
           .add(
               () -> {
@@ -400,7 +477,7 @@ public final class Receiver implements AutoCloseable {
                 }
               });
     }
-    if (config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0) {
+    if (checks) {
       set.verifier
           .tasksBySession(dp, verified)
           .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
@@ -507,7 +584,7 @@ public final class Receiver implements AutoCloseable {
             "rank %d prepared: %d descriptor(s) (%d exact before bounding), sources %d exact / %d shard-staged"
                 + " (%d shard(s), %d staged here for verification) / %d full-pulled, %d convert(s), %.1f MB per pull,"
                 + " %.1f MB extra wire, %d unbounded, %d fallback; verify %s: %d shard check(s), %d unverifiable,"
-                + " %s wire, %.1f MB native",
+                + " %s wire, %.1f MB native (%s, staging budget %.1f MB, %d wave(s))",
             config.rank(),
             p.sets.get(0).descriptorCount,
             plan.exactDescriptorCount(),
@@ -525,7 +602,10 @@ public final class Receiver implements AutoCloseable {
             p.sets.get(0).verifier.checkCount(),
             p.sets.get(0).verifier.unverifiableCount(),
             wirePolicy.get().name(),
-            p.buffers.bytes() / 1e6));
+            p.buffers.bytes() / 1e6,
+            inPlace != null ? "in place" : "receive buffers",
+            p.stagingBudget / 1e6,
+            p.waveCount));
     return p;
   }
 
@@ -546,18 +626,52 @@ public final class Receiver implements AutoCloseable {
       ConvertSource c = wirePlan.converts().get(i);
       convertSizes.put(i, c.destShape().byteSize(c.srcDtype().elementSize()));
     }
-    Map<String, Long> shardSizes = new LinkedHashMap<>();
-    for (ShardStaging.Staged s : p.staging.staged()) {
-      shardSizes.put(s.key(), s.stagingBytes());
+    long held = 0;
+    String largestHeld = null;
+    long largestHeldBytes = -1;
+    for (Map.Entry<String, Long> e : fullSizes.entrySet()) {
+      held += Slabs.align(e.getValue());
+      if (e.getValue() > largestHeldBytes) {
+        largestHeldBytes = e.getValue();
+        largestHeld = "full pull of " + e.getKey();
+      }
     }
-    int setCount = config.doubleBuffer() ? 2 : 1;
+    for (Map.Entry<Integer, Long> e : convertSizes.entrySet()) {
+      held += Slabs.align(e.getValue());
+      if (e.getValue() > largestHeldBytes) {
+        largestHeldBytes = e.getValue();
+        largestHeld = "convert of " + wirePlan.converts().get(e.getKey()).paramName();
+      }
+    }
+    // Staged shards in waves that fit the staging budget, all waves sharing one slab.
+    StagingWaves waves =
+        StagingWaves.cut(p.staging.staged(), held, largestHeld, stagingBudget, config.rank());
+    p.stagingBudget = waves.budget();
     List<Map<String, MemorySegment>> receive = new ArrayList<>();
-    for (int s = 0; s < setCount; s++) {
-      receive.add(p.buffers.carve(paramSizes));
+    if (inPlace != null) {
+      receive.add(livePlaces(p, paramSizes));
+    } else {
+      int setCount = config.doubleBuffer() ? 2 : 1;
+      for (int s = 0; s < setCount; s++) {
+        receive.add(p.buffers.carve(paramSizes));
+      }
     }
     p.fullStaging = p.buffers.carve(fullSizes);
     p.convertStaging = p.buffers.carve(convertSizes);
-    p.shardStaging = p.buffers.carve(shardSizes);
+    Map<String, MemorySegment> shardStaging = new LinkedHashMap<>();
+    if (waves.waveBytes() > 0) {
+      MemorySegment slab = p.buffers.slab(waves.waveBytes());
+      for (int w = 0; w < waves.waves().size(); w++) {
+        Map<String, Long> sizes = new LinkedHashMap<>();
+        for (ShardStaging.Staged s : waves.waves().get(w)) {
+          sizes.put(s.key(), s.stagingBytes());
+          p.waveOf.put(s.key(), w);
+        }
+        shardStaging.putAll(Slabs.carve(slab, sizes));
+      }
+    }
+    p.shardStaging = shardStaging;
+    p.waveCount = waves.waves().size();
     p.stages().put("prepare_alloc_s", seconds(t));
 
     t = System.nanoTime();
@@ -597,12 +711,20 @@ public final class Receiver implements AutoCloseable {
               new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
               s -> mode != VerifyMode.OFF && s.shard().digest() != null,
               device);
-      Descriptors d = buildDescriptors(p, set, true);
-      set.descriptorCount = d.segments();
-      set.bytes = d.bytes();
+      List<Descriptors> ds = buildWaves(p, set, true);
+      for (Descriptors d : ds) {
+        set.descriptorCount += d.segments();
+        set.bytes += d.bytes();
+      }
       set.verifier =
           ShardVerifier.plan(
-              mode, p.found.sources(), used, d.verifiable(), p.buffers::resolve, p.threads, device);
+              mode,
+              p.found.sources(),
+              used,
+              ds.get(0).verifiable(),
+              p.buffers::resolve,
+              p.threads,
+              device);
       p.sets.add(set);
     }
   }
@@ -617,10 +739,10 @@ public final class Receiver implements AutoCloseable {
   }
 
   /**
-   * The descriptor stage: every read of one refit into the given buffer set (destinations validated
-   * at prepare).
+   * The descriptor stage: every read of one refit into the given buffer set, by staging wave (wave
+   * 0 holds every exact, full-pull and convert read; destinations validated at prepare).
    */
-  private static Descriptors buildDescriptors(Prepared p, BufferSet set, boolean fused) {
+  private static List<Descriptors> buildWaves(Prepared p, BufferSet set, boolean fused) {
     TransferPlan plan = p.staging.wirePlan();
     List<ReadDescriptor> exact =
         ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
@@ -634,30 +756,77 @@ public final class Receiver implements AutoCloseable {
       long base = p.convertStaging.get(i).address();
       convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
     }
-    List<ReadDescriptor> verifiable = new ArrayList<>(exact);
-    verifiable.addAll(full);
-    verifiable.addAll(convert);
-    long bytes = 0;
-    for (ReadDescriptor r : verifiable) {
-      bytes += r.nbytes();
+    List<List<ReadDescriptor>> staged = new ArrayList<>();
+    for (int w = 0; w < p.waveCount; w++) {
+      staged.add(new ArrayList<>());
     }
-    List<ReadDescriptor> fullAndStaged = new ArrayList<>(full);
     for (ShardStaging.Staged s : p.staging.staged()) {
       PullSegment seg = s.segment();
-      fullAndStaged.add(
-          new ReadDescriptor(
-              seg.session(),
-              seg.srcAddr(),
-              p.shardStaging.get(s.key()).address() + seg.dstByte(),
-              seg.nbytes()));
-      bytes += seg.nbytes();
+      staged
+          .get(p.waveOf.getOrDefault(s.key(), 0))
+          .add(
+              new ReadDescriptor(
+                  seg.session(),
+                  seg.srcAddr(),
+                  p.shardStaging.get(s.key()).address() + seg.dstByte(),
+                  seg.nbytes()));
     }
-    return new Descriptors(
-        fused,
-        new WireGroups(exact, fullAndStaged, convert),
-        verifiable,
-        exact.size() + fullAndStaged.size() + convert.size(),
-        bytes);
+    List<Descriptors> out = new ArrayList<>();
+    for (int w = 0; w < p.waveCount; w++) {
+      List<ReadDescriptor> verifiable = new ArrayList<>();
+      List<ReadDescriptor> fullAndStaged = new ArrayList<>();
+      List<ReadDescriptor> waveExact = List.of();
+      List<ReadDescriptor> waveConvert = List.of();
+      if (w == 0) {
+        waveExact = exact;
+        waveConvert = convert;
+        verifiable.addAll(exact);
+        verifiable.addAll(full);
+        verifiable.addAll(convert);
+        fullAndStaged.addAll(full);
+      }
+      fullAndStaged.addAll(staged.get(w));
+      long bytes = 0;
+      for (ReadDescriptor r : verifiable) {
+        bytes += r.nbytes();
+      }
+      for (ReadDescriptor r : staged.get(w)) {
+        bytes += r.nbytes();
+      }
+      out.add(
+          new Descriptors(
+              fused,
+              new WireGroups(waveExact, fullAndStaged, waveConvert),
+              verifiable,
+              waveExact.size() + fullAndStaged.size() + waveConvert.size(),
+              bytes));
+    }
+    return out;
+  }
+
+  /**
+   * The engine's live parameters as the receive buffers of an in-place refit, each checked against
+   * the captured layout's size; also made resolvable for the verifier.
+   */
+  private Map<String, MemorySegment> livePlaces(Prepared p, Map<String, Long> sizes) {
+    Map<String, MemorySegment> out = new LinkedHashMap<>();
+    for (Map.Entry<String, Long> e : sizes.entrySet()) {
+      MemorySegment live = inPlace.parameter(e.getKey());
+      if (live.byteSize() != e.getValue()) {
+        throw new IllegalArgumentException(
+            "rank "
+                + config.rank()
+                + ": live parameter '"
+                + e.getKey()
+                + "' has "
+                + live.byteSize()
+                + " bytes, the captured layout "
+                + e.getValue());
+      }
+      out.put(e.getKey(), live);
+    }
+    p.buffers.external(out.values());
+    return java.util.Collections.unmodifiableMap(out);
   }
 
   /** Checks that every segment lands inside the buffer it names, so no read can write past it. */
@@ -731,7 +900,7 @@ public final class Receiver implements AutoCloseable {
     final Map<String, MemorySegment> params;
     LocalCopies local;
     ShardVerifier verifier;
-    Descriptors cached;
+    List<Descriptors> cached;
     long descriptorCount;
     long bytes;
 
@@ -752,6 +921,12 @@ public final class Receiver implements AutoCloseable {
     Map<String, MemorySegment> fullStaging = Map.of();
     Map<Integer, MemorySegment> convertStaging = Map.of();
     Map<String, MemorySegment> shardStaging = Map.of();
+
+    /** The staging wave of each staged shard (by key); absent means wave 0. */
+    final Map<String, Integer> waveOf = new LinkedHashMap<>();
+
+    int waveCount = 1;
+    long stagingBudget;
     final List<BufferSet> sets = new ArrayList<>();
     ExecutorService workers;
     int threads = 1;
@@ -822,8 +997,34 @@ public final class Receiver implements AutoCloseable {
     private RefitRecords records = RefitRecords.logging();
     private MemoryKind memory = MemoryKind.HOST;
     private MemoryOps memoryOps;
+    private InPlaceTarget inPlace;
+    private long stagingBytes = -1;
 
     private Builder() {}
+
+    /**
+     * Write the engine's live weights in place instead of into receive buffers that the installer
+     * copies: reads land in {@code target}'s parameters, staged shards are verified before they are
+     * copied in, and only a bounded staging budget ({@link #stagingBytes}) is held beside them. A
+     * step that fails after it began writing throws {@link TornInstallException} and tells {@code
+     * target} ({@link InPlaceTarget#torn}). The installer is still called (last, with the live
+     * parameters) once the step verified. The owner registers the live memory with the transport.
+     */
+    public Builder inPlace(InPlaceTarget target) {
+      this.inPlace = target;
+      return this;
+    }
+
+    /**
+     * The staging budget in bytes (default {@link StagingWaves#PROPERTY} from the settings, else
+     * {@link StagingWaves#DEFAULT_BYTES} or what the largest staged unit needs): staged shards
+     * beyond it go in later waves of the same refit. A budget that cannot hold the largest unit
+     * fails the prepare naming the unit and the bytes needed.
+     */
+    public Builder stagingBytes(long bytes) {
+      this.stagingBytes = bytes;
+      return this;
+    }
 
     /**
      * Where receive buffers and staging live (default host). Device memory ({@code cuda:N}) takes
