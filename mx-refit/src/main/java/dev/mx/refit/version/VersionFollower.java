@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.error.TornInstallException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SlotStatus;
@@ -109,6 +110,21 @@ public final class VersionFollower implements AutoCloseable {
   /** Prepared receivers by geometry fingerprint, least recently used first. */
   private final LinkedHashMap<String, Receiver> receivers = new LinkedHashMap<>(4, 0.75f, true);
 
+  private final boolean restorePrevious;
+  private final boolean holdUntilCommit;
+
+  /**
+   * With {@link Builder#restorePrevious}: the installed version, still leased so that a torn
+   * in-place install of the next one can be put back from it.
+   */
+  private HeldVersion installed;
+
+  /** With {@link Builder#holdUntilCommit}: the version before {@link #installed}, until commit. */
+  private HeldVersion previous;
+
+  /** A version kept leased after its install, with what re-reading it needs. */
+  private record HeldVersion(WeightVersion version, DiscoveredSources sources, LeaseKeeper lease) {}
+
   private volatile DiscoveredSources current;
   private volatile LeaseKeeper currentLease;
   private Long lastStep;
@@ -130,6 +146,8 @@ public final class VersionFollower implements AutoCloseable {
     this.transport = b.transport;
     this.storeUri = b.store.uri();
     this.lastStep = b.afterStep;
+    this.restorePrevious = b.restorePrevious;
+    this.holdUntilCommit = b.holdUntilCommit;
   }
 
   public static Builder builder(MetadataStore store, String model) {
@@ -306,15 +324,34 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   private Followed install(WeightVersion v, double waitedSeconds) {
-    try (LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl)) {
+    LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl);
+    boolean kept = false;
+    try {
       currentLease = lease;
       DiscoveredSources sources = fetch(v);
       reconnectRestarted(sources.peerMetadata());
       Receiver receiver = receiverFor(sources);
       current = sources;
-      Map<String, Object> metrics = receiver.updateWeights(v.step());
+      Map<String, Object> metrics;
+      try {
+        metrics = receiver.updateWeights(v.step());
+      } catch (TornInstallException torn) {
+        throw restore(torn);
+      }
       lastStep = v.step();
       lastVersion = v.id();
+      if (restorePrevious) {
+        // Keep this version leased: it is what a torn install of the next one is restored from.
+        kept = true;
+        HeldVersion before = installed;
+        installed = new HeldVersion(v, sources, lease);
+        if (holdUntilCommit) {
+          release(previous);
+          previous = before;
+        } else {
+          release(before);
+        }
+      }
       Map<String, Object> m = new LinkedHashMap<>(metrics);
       m.put("version", v.id());
       // Time from the call until this version was picked: waiting for publishers, not refitting.
@@ -325,6 +362,86 @@ public final class VersionFollower implements AutoCloseable {
       return new Followed(v, m);
     } finally {
       currentLease = null;
+      if (!kept) {
+        lease.close();
+      }
+    }
+  }
+
+  /**
+   * After a torn in-place install: re-installs the version installed before (still leased) through
+   * its receiver, so the live weights hold it again, verified. Returns the failure to throw: marked
+   * restored, or as it was (the restore's own failure suppressed) when there was nothing to restore
+   * from or the restore failed too (e.g. a publisher of that version is dead).
+   */
+  private TornInstallException restore(TornInstallException torn) {
+    HeldVersion p = installed;
+    if (p == null) {
+      return torn;
+    }
+    try {
+      reinstall(p);
+      LOG.warn(
+          "{}: version of step {} tore the live weights; restored version '{}' (step {})",
+          holder,
+          torn.step(),
+          p.version().id(),
+          p.version().step());
+      return torn.restoredTo(p.version().step());
+    } catch (RuntimeException again) {
+      torn.addSuppressed(again);
+      return torn;
+    }
+  }
+
+  /** Runs a held version's refit again, under its lease. */
+  private void reinstall(HeldVersion h) {
+    LeaseKeeper before = currentLease;
+    try {
+      currentLease = h.lease();
+      h.lease().check();
+      current = h.sources();
+      receiverFor(h.sources()).updateWeights(h.version().step());
+    } finally {
+      currentLease = before;
+    }
+  }
+
+  /**
+   * With {@link Builder#holdUntilCommit}: every rank installed the last version, so the one before
+   * it is no longer needed to roll back; its lease goes (its publishers may reuse that memory).
+   */
+  public synchronized void commit() {
+    release(previous);
+    previous = null;
+  }
+
+  /**
+   * With {@link Builder#holdUntilCommit}: another rank failed the last version, so this rank puts
+   * back the version before it (still leased, read again and verified) and drops the last one.
+   *
+   * @return the step now installed
+   * @throws IllegalStateException when no earlier version is held
+   * @throws RuntimeException from the re-install (the live weights are torn then)
+   */
+  public synchronized long rollback() {
+    HeldVersion p = previous;
+    if (p == null) {
+      throw new IllegalStateException(
+          holder + ": no earlier version of '" + model + "' is held to roll back to");
+    }
+    reinstall(p);
+    release(installed);
+    installed = p;
+    previous = null;
+    lastStep = p.version().step();
+    lastVersion = p.version().id();
+    return p.version().step();
+  }
+
+  private static void release(HeldVersion h) {
+    if (h != null) {
+      h.lease().close();
     }
   }
 
@@ -516,6 +633,10 @@ public final class VersionFollower implements AutoCloseable {
       return;
     }
     closed = true;
+    release(previous);
+    release(installed);
+    previous = null;
+    installed = null;
     List<Receiver> all = new ArrayList<>(receivers.values());
     receivers.clear();
     dev.mx.api.util.Closeables.closeAll(all.reversed());
@@ -536,6 +657,8 @@ public final class VersionFollower implements AutoCloseable {
     private Long afterStep;
     private Discovery.Expectation expectation;
     private Transport transport;
+    private boolean restorePrevious;
+    private boolean holdUntilCommit;
 
     private Builder(MetadataStore store, String model) {
       this.store = Objects.requireNonNull(store, "store");
@@ -613,6 +736,27 @@ public final class VersionFollower implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Keep the installed version leased until the next one installed, so that an in-place install
+     * that fails part-way ({@link TornInstallException}) is restored from it: the receiver of that
+     * version reads it again and verifies it (default off). Needs publishers with two buffer sets:
+     * a one-set publisher cannot write the next version while this lease holds its memory.
+     */
+    public Builder restorePrevious(boolean on) {
+      this.restorePrevious = on;
+      return this;
+    }
+
+    /**
+     * With {@link #restorePrevious}: also keep the version before the installed one leased until
+     * {@link VersionFollower#commit()}, so that a job committing each step across ranks can {@link
+     * VersionFollower#rollback()} a rank that installed it when another rank failed (default off).
+     */
+    public Builder holdUntilCommit(boolean on) {
+      this.holdUntilCommit = on;
+      return this;
+    }
+
     /** Follow only versions with a step above this one (default: every version). */
     public Builder afterStep(Long step) {
       this.afterStep = step;
@@ -630,6 +774,9 @@ public final class VersionFollower implements AutoCloseable {
           || pollInterval.isNegative()
           || pollInterval.isZero()) {
         throw new IllegalArgumentException("lease TTL and poll interval must be positive");
+      }
+      if (holdUntilCommit && !restorePrevious) {
+        throw new IllegalArgumentException("holdUntilCommit needs restorePrevious");
       }
       store.versions(); // fails now, naming the store, when it keeps no versions
       return new VersionFollower(this);

@@ -13,6 +13,7 @@ import dev.mx.metadata.ShardTableCodec;
 import dev.mx.refit.publish.Publisher;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -26,13 +27,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One trainer rank publishing every step as a weight version (docs/VERSIONS.md). It keeps two
- * buffer sets, each served by its own {@link Publisher}; {@link #publish(long, IntConsumer)} picks
- * the set that does not hold the newest version it published, gets that set's memory back (release
- * the old version, then reclaim its slot once no lease is live — an expired lease of a dead
- * receiver frees it after its TTL), lets the trainer write the step into it, republishes the set's
- * table (fresh digests) and lands it as this rank's slot of the step's version. The newest version
- * is never overwritten.
+ * One trainer rank publishing every step as a weight version (docs/VERSIONS.md). It keeps one or
+ * two buffer sets, each served by its own {@link Publisher}; {@link #publish(long, IntConsumer)}
+ * picks the set that does not hold the newest version it published (with one set: that set), gets
+ * that set's memory back (release the old version, then reclaim its slot once no lease is live — an
+ * expired lease of a dead receiver frees it after its TTL), lets the trainer write the step into
+ * it, republishes the set's table (fresh digests) and lands it as this rank's slot of the step's
+ * version. With two sets the newest version is never overwritten and training can write step N+1
+ * while receivers read step N; with one set (a trainer publishing its own buffers, zero-copy, at
+ * the cost of that overlap) the next step waits until every reader of the last one released it.
  *
  * <p>When the other set is still leased after {@link Builder#leaseWait} the call fails with {@link
  * BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
@@ -59,17 +62,17 @@ public final class VersionedPublisher implements AutoCloseable {
   private final LongFunction<String> versionIds;
 
   /** Each set's publisher, started when the set is first written (null before). */
-  private final Publisher[] sets = new Publisher[2];
+  private final Publisher[] sets;
 
   /** Each set's publisher settings, until it starts. */
   private final Publisher.Builder[] pending;
 
-  private final String[] held = new String[2];
+  private final String[] held;
 
   /** The table and step each set's slot was landed with, to land it again if the store loses it. */
-  private final byte[][] tables = new byte[2][];
+  private final byte[][] tables;
 
-  private final long[] steps = new long[2];
+  private final long[] steps;
   private final ShardTableCodec codec = ShardTableCodec.standard();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Thread shutdownHook;
@@ -86,6 +89,10 @@ public final class VersionedPublisher implements AutoCloseable {
     this.pollInterval = b.pollInterval;
     this.versionIds = b.versionIds;
     this.pending = pending;
+    this.sets = new Publisher[pending.length];
+    this.held = new String[pending.length];
+    this.tables = new byte[pending.length][];
+    this.steps = new long[pending.length];
     this.shutdownHook =
         b.shutdownHook
             ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot)
@@ -116,9 +123,8 @@ public final class VersionedPublisher implements AutoCloseable {
    */
   public List<String> heldVersions() {
     synchronized (held) {
-      List<String> out = new ArrayList<>(2);
-      out.add(held[0]);
-      out.add(held[1]);
+      List<String> out = new ArrayList<>(held.length);
+      out.addAll(Arrays.asList(held));
       return out;
     }
   }
@@ -135,7 +141,7 @@ public final class VersionedPublisher implements AutoCloseable {
    */
   public synchronized WeightVersion publish(long step, IntConsumer writer) {
     ensureOpen();
-    int set = newest < 0 ? 0 : 1 - newest;
+    int set = newest < 0 ? 0 : (newest + 1) % sets.length;
     if (newest >= 0) {
       // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a
       // whole interval.
@@ -221,9 +227,14 @@ public final class VersionedPublisher implements AutoCloseable {
                 + r.holders()
                 + " after "
                 + leaseWait.toMillis()
-                + " ms (the other set holds the newest version '"
-                + held[1 - set]
-                + "', which is never overwritten); nothing was written",
+                + " ms ("
+                + (sets.length > 1
+                    ? "the other set holds the newest version '"
+                        + held[(set + 1) % sets.length]
+                        + "', which is never overwritten"
+                    : "this rank keeps one buffer set: the next version waits for every reader of"
+                        + " the last one")
+                + "); nothing was written",
             old,
             r.holders());
       }
@@ -393,12 +404,13 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     List<AutoCloseable> steps = new ArrayList<>();
     steps.add(this::markStale);
-    steps.add(sets[1]);
-    steps.add(sets[0]);
+    for (int i = sets.length - 1; i >= 0; i--) {
+      steps.add(sets[i]);
+    }
     Closeables.closeAll(steps);
   }
 
-  /** Settings and the two buffer sets; {@link #start()} starts both publishers. */
+  /** Settings and the buffer sets (one or two); {@link #start()} prepares their publishers. */
   public static final class Builder {
     private final Transport transport;
     private final MetadataStore store;
@@ -507,9 +519,9 @@ public final class VersionedPublisher implements AutoCloseable {
         throw new IllegalArgumentException(
             "slot '" + slot + "' must be one of the expected slots " + expectedSlots);
       }
-      if (bufferSets.size() != 2) {
+      if (bufferSets.size() != 1 && bufferSets.size() != 2) {
         throw new IllegalArgumentException(
-            "a versioned publisher needs exactly two buffer sets, got " + bufferSets.size());
+            "a versioned publisher needs one or two buffer sets, got " + bufferSets.size());
       }
       if (leaseWait.isNegative() || pollInterval.isNegative() || pollInterval.isZero()) {
         throw new IllegalArgumentException(
@@ -518,8 +530,8 @@ public final class VersionedPublisher implements AutoCloseable {
       WeightVersionStore checked =
           store.versions(); // fails now, naming the store, when it keeps no versions
       Objects.requireNonNull(checked, "versions");
-      Publisher.Builder[] pending = new Publisher.Builder[2];
-      for (int i = 0; i < 2; i++) {
+      Publisher.Builder[] pending = new Publisher.Builder[bufferSets.size()];
+      for (int i = 0; i < pending.length; i++) {
         // Each set announces itself under its own identity so plain discovery of the model never
         // counts it.
         // It starts on the set's first write, so its first digests cover that step rather than
