@@ -1,6 +1,5 @@
 package dev.mx.cli.demo;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -40,16 +39,12 @@ final class InProcessWorker implements WorkerHandle {
     String op = String.valueOf(command.get("cmd"));
     Future<Map<String, Object>> f =
         thread.submit(
-            () ->
-                switch (op) {
-                  case "start" -> worker.start();
-                  case "step" -> worker.step(((Number) command.get("step")).longValue());
-                  case "commit" -> worker.commit(((Number) command.get("step")).longValue());
-                  case "fault" -> worker.fault(String.valueOf(command.get("kind")));
-                  case "dump" -> worker.dump(Path.of(String.valueOf(command.get("dir"))));
-                  default ->
-                      throw new IllegalArgumentException("unknown worker command '" + op + "'");
-                });
+            () -> {
+              if (op.equals("exit")) {
+                throw new IllegalArgumentException("unknown worker command 'exit'");
+              }
+              return Worker.run(worker, command);
+            });
     try {
       return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {

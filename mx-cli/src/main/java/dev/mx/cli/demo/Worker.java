@@ -25,6 +25,14 @@ public interface Worker extends AutoCloseable {
     return Map.of();
   }
 
+  /**
+   * Puts back the step installed before the last one (receivers writing in place, when another
+   * rank failed the last step); returns the step now installed.
+   */
+  default Map<String, Object> rollback() throws Exception {
+    throw new IllegalArgumentException("this worker cannot roll back");
+  }
+
   /** Injects a fault into this worker (trainers only): {@code corrupt}. */
   default Map<String, Object> fault(String kind) throws Exception {
     throw new IllegalArgumentException("this worker does not inject fault '" + kind + "'");
@@ -37,4 +45,22 @@ public interface Worker extends AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * Runs one orchestrator command ({@code start}, {@code step}, {@code commit}, {@code rollback},
+   * {@code fault}, {@code dump}) on {@code worker}; null for {@code exit}.
+   */
+  static Map<String, Object> run(Worker worker, Map<String, Object> cmd) throws Exception {
+    String op = String.valueOf(cmd.get("cmd"));
+    return switch (op) {
+      case "start" -> worker.start();
+      case "step" -> worker.step(((Number) cmd.get("step")).longValue());
+      case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
+      case "rollback" -> worker.rollback();
+      case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
+      case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
+      case "exit" -> null;
+      default -> throw new IllegalArgumentException("unknown worker command '" + op + "'");
+    };
+  }
 }

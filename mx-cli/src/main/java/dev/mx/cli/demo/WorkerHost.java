@@ -5,7 +5,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -48,17 +47,7 @@ public final class WorkerHost {
         String op = String.valueOf(cmd.get("cmd"));
         Map<String, Object> reply = new LinkedHashMap<>();
         try {
-          Map<String, Object> result =
-              switch (op) {
-                case "start" -> worker.start();
-                case "step" -> worker.step(((Number) cmd.get("step")).longValue());
-                case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
-                case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
-                case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
-                case "exit" -> null;
-                default ->
-                    throw new IllegalArgumentException("unknown worker command '" + op + "'");
-              };
+          Map<String, Object> result = Worker.run(worker, cmd);
           if (result == null) {
             out.println(REPLY_PREFIX + JSON.writeValueAsString(Map.of("ok", true)));
             return 0;

@@ -22,6 +22,13 @@ import java.util.Map;
  * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
  * @param device where the weights live: {@code host} (also when null, from a spec without the
  *     field) or {@code cuda:N}
+ * @param install how receivers install: {@code in-place} (into the live weights, bounded staging)
+ *     or {@code copy} (receive buffers copied into the live weights once every rank verified;
+ *     also when null)
+ * @param trainerBuffers buffer sets per trainer rank under weight versions: 1 (zero-copy, the next
+ *     step waits for readers) or 2 (training overlaps reading; also when 0)
+ * @param stagingBytes the receivers' staging budget ({@code mx.receiver.staging-bytes}); 0 for the
+ *     default
  */
 public record WorkerSpec(
     String role,
@@ -38,7 +45,81 @@ public record WorkerSpec(
     String verify,
     double timeoutSeconds,
     double heartbeatSeconds,
-    String device) {
+    String device,
+    String install,
+    int trainerBuffers,
+    long stagingBytes) {
+
+  /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
+  public WorkerSpec(
+      String role,
+      int rank,
+      String model,
+      Map<String, Integer> trainer,
+      Map<String, Integer> inference,
+      String transport,
+      String metadata,
+      String identity,
+      String trainerDtype,
+      String inferenceDtype,
+      String wire,
+      String verify,
+      double timeoutSeconds,
+      double heartbeatSeconds,
+      String device) {
+    this(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        "copy",
+        2,
+        0);
+  }
+
+  /** Whether receivers write the live weights in place. */
+  public boolean inPlace() {
+    return "in-place".equals(install);
+  }
+
+  /** Buffer sets per trainer rank under weight versions (1 or 2). */
+  public int trainerSets() {
+    return trainerBuffers == 1 ? 1 : 2;
+  }
+
+  /** The same job with the given install mode, trainer buffer sets and staging budget. */
+  public WorkerSpec withMemory(String installMode, int buffers, long staging) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        installMode,
+        buffers,
+        staging);
+  }
 
   /** A spec with weights in host memory. */
   public WorkerSpec(
@@ -98,7 +179,10 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        kind.toString());
+        kind.toString(),
+        install,
+        trainerBuffers,
+        stagingBytes);
   }
 
   public int trainerWorldSize() {
@@ -127,7 +211,10 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        device);
+        device,
+        install,
+        trainerBuffers,
+        stagingBytes);
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
@@ -146,6 +233,9 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        device);
+        device,
+        install,
+        trainerBuffers,
+        stagingBytes);
   }
 }
