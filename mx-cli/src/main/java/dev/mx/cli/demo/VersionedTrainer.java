@@ -125,6 +125,8 @@ public final class VersionedTrainer {
                   IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
               .workerId(Workers.trainerSession(ws, ws.rank()))
               .rank(ws.rank())
+              .leaseWait(Workers.cap(ws))
+              .stallLimit(Workers.stallLimit(ws))
               .configure(
                   p ->
                       p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
@@ -140,7 +142,7 @@ public final class VersionedTrainer {
                 publisher,
                 step,
                 set -> sets[set].fill(step, threads),
-                Workers.seconds(ws.timeoutSeconds()));
+                Workers.readTimeout(ws));
         out.println(
             "trainer rank "
                 + ws.rank()

@@ -18,10 +18,13 @@ import java.util.Map;
  * @param inferenceDtype dtype of the inference parameters
  * @param wire {@code fused} or {@code phased}
  * @param verify {@code all}, {@code strict}, {@code whole-shards} or {@code off}
- * @param timeoutSeconds the per-call transport timeout and discovery timeout
+ * @param timeoutSeconds the optional overall cap on each wait ({@code --timeout}); 0 sets none:
+ *     waits then last while the peers waited on progress
  * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
  * @param device where the weights live: {@code host} (also when null, from a spec without the
  *     field) or {@code cuda:N}
+ * @param stallLimitSeconds how long a peer waited on may make no progress ({@code --stall-limit});
+ *     0 (also from a spec without the field) takes {@code mx.stall-limit}
  */
 public record WorkerSpec(
     String role,
@@ -38,7 +41,8 @@ public record WorkerSpec(
     String verify,
     double timeoutSeconds,
     double heartbeatSeconds,
-    String device) {
+    String device,
+    double stallLimitSeconds) {
 
   /** A spec with weights in host memory. */
   public WorkerSpec(
@@ -71,7 +75,8 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        "host");
+        "host",
+        0);
   }
 
   /** Where the weights live ({@link #device()} parsed; host when absent). */
@@ -98,7 +103,29 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        kind.toString());
+        kind.toString(),
+        stallLimitSeconds);
+  }
+
+  /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
+  public WorkerSpec withStallLimit(double seconds) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        seconds);
   }
 
   public int trainerWorldSize() {
@@ -127,7 +154,8 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        device);
+        device,
+        stallLimitSeconds);
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
@@ -146,6 +174,7 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        device);
+        device,
+        stallLimitSeconds);
   }
 }
