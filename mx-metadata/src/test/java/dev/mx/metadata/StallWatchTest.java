@@ -14,7 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The waiter's rule, on a {@link FakeTicker}: a party counts as alive while its progress changes. */
+/**
+ * The waiter's rule, on a {@link FakeTicker}: a party counts as alive while its progress changes.
+ */
 class StallWatchTest {
   private static final Duration LIMIT = Duration.ofSeconds(30);
   private final FakeTicker ticker = new FakeTicker();

@@ -24,8 +24,8 @@ public interface MetadataStore extends AutoCloseable {
    * (docs/VERSIONS.md, "Waiting on liveness"). A store that keeps no progress ignores the two; its
    * waiters then judge the worker by its heartbeat time alone.
    *
-   * @param progress a counter that never decreases for one worker ({@link
-   *     SourceRecord#NO_PROGRESS} reports none)
+   * @param progress a counter that never decreases for one worker ({@link SourceRecord#NO_PROGRESS}
+   *     reports none)
    * @param phase a short text saying what the worker is doing
    */
   default void heartbeat(
@@ -50,9 +50,7 @@ public interface MetadataStore extends AutoCloseable {
     if (withBlobs) {
       return full;
     }
-    return full.stream()
-        .map(r -> r.withBlob(new byte[0]))
-        .toList();
+    return full.stream().map(r -> r.withBlob(new byte[0])).toList();
   }
 
   /** One worker's record. */

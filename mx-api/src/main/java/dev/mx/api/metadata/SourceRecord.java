@@ -11,11 +11,10 @@ import java.util.Objects;
  * @param blob the shard table (JSON, UTF-8)
  * @param status liveness
  * @param updatedAtMillis last heartbeat (epoch millis); 0 until the first heartbeat
- * @param progress a counter the worker advances while it makes progress (docs/VERSIONS.md,
- *     "Waiting on liveness"); {@link #NO_PROGRESS} in a record of a worker (or a store) that
- *     reports none
- * @param phase what the worker was doing at its last heartbeat ("writing step 3, 40 %"); empty
- *     when it said nothing
+ * @param progress a counter the worker advances while it makes progress (docs/VERSIONS.md, "Waiting
+ *     on liveness"); {@link #NO_PROGRESS} in a record of a worker (or a store) that reports none
+ * @param phase what the worker was doing at its last heartbeat ("writing step 3, 40 %"); empty when
+ *     it said nothing
  */
 public record SourceRecord(
     String identity,

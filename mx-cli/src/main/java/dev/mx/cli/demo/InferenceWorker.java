@@ -199,8 +199,7 @@ final class InferenceWorker implements Worker {
     Map<String, Object> m;
     double notRefit = 0;
     if (versions) {
-      VersionFollower.Followed f =
-          follower.followStep(step, Workers.cap(spec));
+      VersionFollower.Followed f = follower.followStep(step, Workers.cap(spec));
       m = new LinkedHashMap<>(f.metrics());
       notRefit = m.get("version_wait_s") instanceof Number n ? n.doubleValue() : 0;
       for (Map.Entry<String, Object> e : f.metrics().entrySet()) {

@@ -16,8 +16,8 @@ import java.util.stream.Collectors;
 /**
  * What the demo's receivers wait on, for its progress line: every period it reads the trainer
  * ranks' progress records (the ones the receivers' waits judge) and hands {@code sink} a summary
- * such as "trainer 0: digesting step 0, 12/40 shards; trainer 1: writing step 0". Read failures
- * are left out of the line (the workers report real failures). {@link #close()} is idempotent.
+ * such as "trainer 0: digesting step 0, 12/40 shards; trainer 1: writing step 0". Read failures are
+ * left out of the line (the workers report real failures). {@link #close()} is idempotent.
  */
 final class PeerProgress implements AutoCloseable {
   private final MetadataStore store;

@@ -139,10 +139,7 @@ public final class VersionedTrainer {
         long step = firstStep + i;
         WeightVersion v =
             publishRetrying(
-                publisher,
-                step,
-                set -> sets[set].fill(step, threads),
-                Workers.readTimeout(ws));
+                publisher, step, set -> sets[set].fill(step, threads), Workers.readTimeout(ws));
         out.println(
             "trainer rank "
                 + ws.rank()

@@ -77,13 +77,12 @@ public final class Workers {
   static Duration stallLimit(WorkerSpec spec) {
     return spec.stallLimitSeconds() > 0
         ? seconds(spec.stallLimitSeconds())
-        : dev.mx.metadata.progress.ProgressSettings.stallLimit(
-            dev.mx.api.util.Settings.system());
+        : dev.mx.metadata.progress.ProgressSettings.stallLimit(dev.mx.api.util.Settings.system());
   }
 
   /**
-   * The bound of one wire call or discovery: the cap when one was set, else the stall limit (a
-   * read that moves nothing for that long has stalled).
+   * The bound of one wire call or discovery: the cap when one was set, else the stall limit (a read
+   * that moves nothing for that long has stalled).
    */
   static Duration readTimeout(WorkerSpec spec) {
     Duration cap = cap(spec);

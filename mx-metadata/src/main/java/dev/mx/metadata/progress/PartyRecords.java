@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * Where the heartbeat records of a model's parties live: in the publisher directory of the metadata
  * store, under identity {@code <model>#parties}, one record per party keyed by its party name (a
- * trainer rank's slot), its blob the party's label for messages ("rank slot 2 (worker
- * trainer-2)"). Plain discovery of {@code <model>} never sees them.
+ * trainer rank's slot), its blob the party's label for messages ("rank slot 2 (worker trainer-2)").
+ * Plain discovery of {@code <model>} never sees them.
  */
 public final class PartyRecords {
   /**

@@ -16,14 +16,14 @@ import org.slf4j.LoggerFactory;
  * The heartbeat of one party others wait on (a trainer rank): a record in {@link PartyRecords}
  * rewritten every period on a daemon thread with a progress counter and a phase.
  *
- * <p>The counter advances in one of two modes. {@link #working} is for work mx itself does in
- * steps (digesting shards): only {@link #advance} moves the counter, so a thread wedged inside
- * the work stops it although the heartbeat thread runs on. {@link #waiting} is for time that is
- * idle by design (waiting for peers or for leases — waits that are themselves bounded by the
- * liveness of whom they wait on —, the trainer's own writer, training between steps): every beat
- * moves the counter, so the party counts as progressing while its process runs. Either way a
- * stopped (SIGSTOP) or killed process stops the counter, and its waiters fail after their stall
- * limit naming it and its last phase.
+ * <p>The counter advances in one of two modes. {@link #working} is for work mx itself does in steps
+ * (digesting shards): only {@link #advance} moves the counter, so a thread wedged inside the work
+ * stops it although the heartbeat thread runs on. {@link #waiting} is for time that is idle by
+ * design (waiting for peers or for leases — waits that are themselves bounded by the liveness of
+ * whom they wait on —, the trainer's own writer, training between steps): every beat moves the
+ * counter, so the party counts as progressing while its process runs. Either way a stopped
+ * (SIGSTOP) or killed process stops the counter, and its waiters fail after their stall limit
+ * naming it and its last phase.
  *
  * <p>Store failures are logged once and retried every period; a record the store lost is written
  * again. {@link #close()} stops the beats and marks the record STALE (best effort); idempotent.

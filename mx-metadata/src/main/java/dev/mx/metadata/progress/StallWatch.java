@@ -12,15 +12,15 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * A waiter's view of the parties it waits on. It samples their heartbeat records and notes, on
- * this host's monotonic clock, when each one's progress last changed; a record without progress
- * (an older writer or store) counts as changed when its heartbeat time changes. Writers' clocks are
+ * A waiter's view of the parties it waits on. It samples their heartbeat records and notes, on this
+ * host's monotonic clock, when each one's progress last changed; a record without progress (an
+ * older writer or store) counts as changed when its heartbeat time changes. Writers' clocks are
  * never compared with this one, so skewed hosts cannot fake or hide a stall.
  *
- * <p>{@link #check} fails with {@link StalledPartyException} when a party waited on has not
- * changed for the stall limit — whether its process was stopped, killed, wedged, or its record
- * cannot be read — or, once any party was seen, a party waited on never appeared within the stall
- * limit. While no party at all has been seen (publishers not started yet, or too old to heartbeat
+ * <p>{@link #check} fails with {@link StalledPartyException} when a party waited on has not changed
+ * for the stall limit — whether its process was stopped, killed, wedged, or its record cannot be
+ * read — or, once any party was seen, a party waited on never appeared within the stall limit.
+ * While no party at all has been seen (publishers not started yet, or too old to heartbeat
  * progress) nothing fails here: an overall cap is the caller's. Not thread-safe: one waiter.
  */
 public final class StallWatch {
@@ -36,7 +36,8 @@ public final class StallWatch {
   private RuntimeException lastSampleFailure;
 
   /** What was last seen of one party, and when it last changed. */
-  private record Seen(String label, long progress, long heartbeat, String phase, long changedNanos) {}
+  private record Seen(
+      String label, long progress, long heartbeat, String phase, long changedNanos) {}
 
   public StallWatch(Duration stallLimit, Ticker ticker) {
     if (!stallLimit.isPositive()) {
@@ -44,7 +45,8 @@ public final class StallWatch {
     }
     this.stallLimit = stallLimit;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
-    // Often enough to judge a stall to a tenth of the limit, rarely enough to leave the store alone.
+    // Often enough to judge a stall to a tenth of the limit, rarely enough to leave the store
+    // alone.
     this.sampleNanos = Math.min(stallLimit.toNanos() / 10, Duration.ofSeconds(1).toNanos());
     this.createdNanos = ticker.nanoTime();
   }
@@ -105,8 +107,7 @@ public final class StallWatch {
    * Fails when a party of {@code parties} stalled; with no parties named, every party seen so far
    * counts.
    *
-   * @throws StalledPartyException naming the party, how long it has been silent, and its last
-   *     phase
+   * @throws StalledPartyException naming the party, how long it has been silent, and its last phase
    */
   public void check(Collection<String> parties) {
     long now = ticker.nanoTime();
@@ -144,7 +145,10 @@ public final class StallWatch {
     }
   }
 
-  /** "label: phase" of each party of {@code parties} (every party seen when empty), for progress lines. */
+  /**
+   * "label: phase" of each party of {@code parties} (every party seen when empty), for progress
+   * lines.
+   */
   public List<String> describe(Collection<String> parties) {
     List<String> out = new ArrayList<>();
     for (String party : parties.isEmpty() ? seen.keySet().stream().sorted().toList() : parties) {

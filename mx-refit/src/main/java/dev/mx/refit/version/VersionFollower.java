@@ -11,10 +11,10 @@ import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
-import dev.mx.api.util.Settings;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.metadata.progress.PartyRecords;
 import dev.mx.metadata.progress.ProgressSettings;
@@ -186,8 +186,8 @@ public final class VersionFollower implements AutoCloseable {
   /**
    * As {@link #next()}, and also failing once {@code cap} (null: none) passed without an install.
    *
-   * @throws NoReadableVersionException when a rank waited on stalled or the cap passed, naming
-   *     what failed
+   * @throws NoReadableVersionException when a rank waited on stalled or the cap passed, naming what
+   *     failed
    */
   public synchronized Followed next(Duration cap) {
     return follow(cap, null);
@@ -200,8 +200,8 @@ public final class VersionFollower implements AutoCloseable {
 
   /**
    * Installs the version carrying exactly {@code step}, waiting at most {@code timeout} for it to
-   * become readable (null: no cap; it waits while the ranks progress), and never another one: for
-   * a caller that knows which step comes next (a job publishing a fixed series, as {@code mx demo}
+   * become readable (null: no cap; it waits while the ranks progress), and never another one: for a
+   * caller that knows which step comes next (a job publishing a fixed series, as {@code mx demo}
    * does). Where {@link #next} would wait for a newer version, this fails at once when that version
    * failed {@link Builder#maxAttempts} times, or once seen turned unreadable (a STALE slot) or
    * vanished; a version still STAGING is waited for while its missing slots' ranks progress (or
@@ -314,7 +314,9 @@ public final class VersionFollower implements AutoCloseable {
       return List.of();
     }
     boolean awaited = exactStep == null && (lastStep == null || newest.step() > lastStep);
-    return awaited && newest.state() == WeightVersionState.STAGING && !newest.missingSlots().isEmpty()
+    return awaited
+            && newest.state() == WeightVersionState.STAGING
+            && !newest.missingSlots().isEmpty()
         ? newest.missingSlots()
         : newest.expectedSlots();
   }

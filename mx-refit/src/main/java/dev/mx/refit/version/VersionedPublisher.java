@@ -40,13 +40,13 @@ import org.slf4j.LoggerFactory;
  * table (fresh digests) and lands it as this rank's slot of the step's version. The newest version
  * is never overwritten.
  *
- * <p>Its waits are liveness-based (docs/VERSIONS.md, "Waiting on liveness"): it waits for the
- * other set's leases while they are live (a receiver that dies or stops stops renewing, and its
- * lease expires after its TTL), and for the other ranks' slots while those ranks heartbeat with
- * progress, going on without a rank that stalled for the {@link Builder#stallLimit}. Only when
- * {@link Builder#leaseWait} sets an overall cap and the other set is still leased after it does
- * the call fail with {@link BuffersLeasedException} naming the version and the leaseholders, and
- * nothing was written: the trainer may retry (the step is still its to publish) or give up.
+ * <p>Its waits are liveness-based (docs/VERSIONS.md, "Waiting on liveness"): it waits for the other
+ * set's leases while they are live (a receiver that dies or stops stops renewing, and its lease
+ * expires after its TTL), and for the other ranks' slots while those ranks heartbeat with progress,
+ * going on without a rank that stalled for the {@link Builder#stallLimit}. Only when {@link
+ * Builder#leaseWait} sets an overall cap and the other set is still leased after it does the call
+ * fail with {@link BuffersLeasedException} naming the version and the leaseholders, and nothing was
+ * written: the trainer may retry (the step is still its to publish) or give up.
  *
  * <p>The rank heartbeats its own progress ({@link ProgressBeat}, under {@link PartyRecords}) from
  * {@link Builder#start} to {@link #close}, so that receivers waiting for its slot wait while it
@@ -328,7 +328,12 @@ public final class VersionedPublisher implements AutoCloseable {
       }
       String stalled = stalledPeer(peers, v.get(), started);
       if (stalled != null) {
-        LOG.warn("rank slot {} of '{}': going on without {}: {}", slot, model, v.get().describe(), stalled);
+        LOG.warn(
+            "rank slot {} of '{}': going on without {}: {}",
+            slot,
+            model,
+            v.get().describe(),
+            stalled);
         return;
       }
       sleep(pollInterval);
@@ -375,7 +380,8 @@ public final class VersionedPublisher implements AutoCloseable {
         && !othersMovedPast(v.get().step())) {
       String stalled = stalledPeer(peers, v.get(), started);
       if (stalled != null) {
-        LOG.warn("rank slot {} of '{}': abandoning {}: {}", slot, model, v.get().describe(), stalled);
+        LOG.warn(
+            "rank slot {} of '{}': abandoning {}: {}", slot, model, v.get().describe(), stalled);
         return;
       }
       sleep(pollInterval);

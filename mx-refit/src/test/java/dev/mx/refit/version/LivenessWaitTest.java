@@ -43,9 +43,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Liveness-based waits with short settings (stall limit 2 s, heartbeats every 100 ms) over a real
- * {@code file:} store: a follower of trainer ranks whose steps take three stall limits each installs
- * every version without any timeout; a publisher process stopped (SIGSTOP) or killed mid-step fails
- * the wait, naming the rank and its last phase.
+ * {@code file:} store: a follower of trainer ranks whose steps take three stall limits each
+ * installs every version without any timeout; a publisher process stopped (SIGSTOP) or killed
+ * mid-step fails the wait, naming the rank and its last phase.
  */
 class LivenessWaitTest {
   private static final Duration STALL = Duration.ofSeconds(2);
@@ -205,11 +205,13 @@ class LivenessWaitTest {
   private void awaitPhase(String phase) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
     while (true) {
-      List<String> phases = PartyRecords.list(store, model).stream().map(SourceRecord::phase).toList();
+      List<String> phases =
+          PartyRecords.list(store, model).stream().map(SourceRecord::phase).toList();
       if (phases.contains(phase)) {
         return;
       }
-      assertTrue(System.nanoTime() < deadline, "the child never heartbeated '" + phase + "': " + phases);
+      assertTrue(
+          System.nanoTime() < deadline, "the child never heartbeated '" + phase + "': " + phases);
       Thread.sleep(20);
     }
   }

@@ -15,8 +15,8 @@ import java.util.List;
 /**
  * The child JVM of {@link LivenessWaitTest}: a one-rank trainer over a {@code file:} store,
  * heartbeating every 100 ms, whose writer of step 0 reports "writing step 0, 40 %", prints {@code
- * WRITING} and then never finishes, so that the test can stop or kill it mid-step. Arguments:
- * store dir, model.
+ * WRITING} and then never finishes, so that the test can stop or kill it mid-step. Arguments: store
+ * dir, model.
  */
 public final class StallingPublisherChild {
   private StallingPublisherChild() {}
