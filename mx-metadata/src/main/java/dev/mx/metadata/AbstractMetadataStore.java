@@ -49,8 +49,7 @@ public abstract class AbstractMetadataStore implements MetadataStore {
 
   /** The record with another blob (an empty one for blob-less listings). */
   protected static SourceRecord withBlob(SourceRecord r, byte[] blob) {
-    return new SourceRecord(
-        r.identity(), r.workerId(), r.rank(), blob, r.status(), r.updatedAtMillis());
+    return r.withBlob(blob);
   }
 
   /** Fails when the store was closed. */

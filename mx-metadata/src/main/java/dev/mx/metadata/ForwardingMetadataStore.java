@@ -40,6 +40,12 @@ public abstract class ForwardingMetadataStore implements MetadataStore {
   }
 
   @Override
+  public void heartbeat(
+      String identity, String workerId, SourceStatus status, long progress, String phase) {
+    delegate.heartbeat(identity, workerId, status, progress, phase);
+  }
+
+  @Override
   public List<SourceRecord> listReady(String identity, Duration freshness) {
     return listReady(identity, freshness, true);
   }

@@ -67,6 +67,29 @@ abstract class AbstractMetadataStoreTest {
   }
 
   @Test
+  void aHeartbeatCarriesProgressAndPhaseAndAPlainHeartbeatKeepsThem() {
+    store.publish(record("w", 3, TestTables.blob("a", 1)));
+    store.heartbeat(identity, "w", SourceStatus.READY);
+    SourceRecord before = store.listReady(identity, FRESH).getFirst();
+    assertEquals(SourceRecord.NO_PROGRESS, before.progress(), "none reported yet");
+    assertEquals("", before.phase());
+    store.heartbeat(identity, "w", SourceStatus.READY, 41, "writing step 3, 40 %");
+    for (SourceRecord r :
+        List.of(
+            store.listReady(identity, FRESH).getFirst(),
+            store.listReady(identity, FRESH, false).getFirst(),
+            store.get(identity, "w").orElseThrow())) {
+      assertEquals(41, r.progress(), r.toString());
+      assertEquals("writing step 3, 40 %", r.phase(), r.toString());
+      assertEquals(3, r.rank());
+    }
+    store.heartbeat(identity, "w", SourceStatus.READY);
+    SourceRecord kept = store.get(identity, "w").orElseThrow();
+    assertEquals(41, kept.progress(), "a heartbeat without progress keeps the last one");
+    assertEquals("writing step 3, 40 %", kept.phase());
+  }
+
+  @Test
   void aPublishedSourceIsListedOnlyAfterItsFirstHeartbeat() {
     store.publish(record("w0", 0, TestTables.blob("a0", 2)));
     assertEquals(

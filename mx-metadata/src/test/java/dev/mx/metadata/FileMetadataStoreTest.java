@@ -2,6 +2,7 @@ package dev.mx.metadata;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,6 +61,25 @@ class FileMetadataStoreTest extends AbstractMetadataStoreTest {
         assertThrows(MetadataStoreException.class, () -> store.get(identity, "bad"));
     assertTrue(
         e.getMessage().contains("bad.state") && e.getMessage().contains("damaged"), e.getMessage());
+  }
+
+  @Test
+  void aStateFileWrittenBeforeProgressExistedReadsAsARecordWithoutProgress() throws IOException {
+    Files.createDirectories(identityDir());
+    Files.write(identityDir().resolve("old.blob"), TestTables.blob("o", 1));
+    Files.writeString(
+        identityDir().resolve("old.state"),
+        "{\"identity\":\""
+            + identity
+            + "\",\"worker_id\":\"old\",\"rank\":2,\"status\":\"READY\",\"updated_at\":"
+            + System.currentTimeMillis()
+            + "}");
+    SourceRecord r = store.listReady(identity, FRESH).getFirst();
+    assertEquals("old", r.workerId());
+    assertEquals(2, r.rank());
+    assertEquals(SourceRecord.NO_PROGRESS, r.progress());
+    assertFalse(r.reportsProgress());
+    assertEquals("", r.phase());
   }
 
   @Test

@@ -16,8 +16,22 @@ public interface MetadataStore extends AutoCloseable {
    */
   void publish(SourceRecord record);
 
-  /** Stamps the worker's status and heartbeat time. */
+  /** Stamps the worker's status and heartbeat time; its progress and phase stay as they were. */
   void heartbeat(String identity, String workerId, SourceStatus status);
+
+  /**
+   * Stamps the worker's status and heartbeat time together with its progress counter and phase
+   * (docs/VERSIONS.md, "Waiting on liveness"). A store that keeps no progress ignores the two; its
+   * waiters then judge the worker by its heartbeat time alone.
+   *
+   * @param progress a counter that never decreases for one worker ({@link SourceRecord#NO_PROGRESS}
+   *     reports none)
+   * @param phase a short text saying what the worker is doing
+   */
+  default void heartbeat(
+      String identity, String workerId, SourceStatus status, long progress, String phase) {
+    heartbeat(identity, workerId, status);
+  }
 
   /**
    * Records of {@code identity} with status READY whose last heartbeat is within {@code freshness},
@@ -36,17 +50,7 @@ public interface MetadataStore extends AutoCloseable {
     if (withBlobs) {
       return full;
     }
-    return full.stream()
-        .map(
-            r ->
-                new SourceRecord(
-                    r.identity(),
-                    r.workerId(),
-                    r.rank(),
-                    new byte[0],
-                    r.status(),
-                    r.updatedAtMillis()))
-        .toList();
+    return full.stream().map(r -> r.withBlob(new byte[0])).toList();
   }
 
   /** One worker's record. */

@@ -89,6 +89,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** The orchestrator's call bound without {@code --timeout}: none that a run could reach. */
+  private static final Duration NO_CAP = Duration.ofDays(365);
+
   /** Set by the shutdown hook: failures after it are the signal's doing, not the workers'. */
   private volatile boolean signalled;
 
@@ -154,9 +157,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               return t;
             });
     long installedStep = -1;
+    PeerProgress peers = null;
     try {
       WorkerSpec base = plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"));
-      Duration callTimeout = Duration.ofMillis((long) (timeoutSeconds * 1000 * 3 + 60_000));
+      peers =
+          new PeerProgress(
+              base.metadata(), base.identity(), Duration.ofSeconds(2), progress::waitingOn);
+      // Every wait inside the workers is bounded by the liveness of whom it waits on; the
+      // orchestrator's calls are capped only when --timeout sets a cap.
+      Duration callTimeout =
+          timeoutSeconds != null
+              ? Duration.ofMillis((long) (timeoutSeconds * 1000 * 3 + 60_000))
+              : NO_CAP;
       progress.note(
           "starting "
               + base.trainerWorldSize()
@@ -210,8 +222,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               s,
               steps,
               s == 0
-                  ? "receivers wait for version step-0, then discover, plan and register"
-                  : "receivers refit step " + s);
+                  ? "receivers wait for version step-0 from the trainers, then plan and register"
+                  : "receivers wait for version step-" + s + " from the trainers, then refit");
           try {
             results = onAll(pool, receivers, step, callTimeout);
           } catch (Exception receiversFailed) {
@@ -264,6 +276,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                     : e.getMessage()));
       }
       pool.shutdownNow();
+      if (peers != null) {
+        peers.close();
+      }
       closeAll(receivers, trainers, tmp);
       try {
         Runtime.getRuntime().removeShutdownHook(cleanup);
@@ -317,8 +332,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               + fault
               + "'");
     }
-    if (!(timeoutSeconds > 0)) {
+    if (timeoutSeconds != null && !(timeoutSeconds > 0)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
+    }
+    if (stallLimitSeconds != null && !(stallLimitSeconds > 0)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--stall-limit must be positive");
     }
   }
 
@@ -337,7 +356,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       int steps,
       double timeoutSeconds,
       boolean verbose,
-      dev.mx.api.transport.MemoryKind device) {
+      dev.mx.api.transport.MemoryKind device,
+      double stallLimitSeconds) {
 
     WorkerSpec base(String metadataUri) {
       return new WorkerSpec(
@@ -355,7 +375,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               verify,
               timeoutSeconds,
               1.0)
-          .withDevice(device);
+          .withDevice(device)
+          .withStallLimit(stallLimitSeconds);
     }
 
     Map<String, Object> runFields() {
@@ -453,11 +474,20 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         wire,
         verify,
         steps,
-        fault != null && fault.equals("stall-publisher")
-            ? Math.min(timeoutSeconds, 10)
-            : timeoutSeconds,
+        capSeconds(),
         verbose,
-        memory);
+        memory,
+        // A stopped publisher is noticed within the stall limit: keep the fault's run short.
+        fault != null && fault.equals("stall-publisher")
+            ? Math.min(
+                stallLimitSeconds != null
+                    ? stallLimitSeconds
+                    : dev.mx.metadata.progress.ProgressSettings.stallLimit(
+                                dev.mx.api.util.Settings.system())
+                            .toMillis()
+                        / 1000.0,
+                10)
+            : stallSeconds());
   }
 
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
@@ -583,22 +613,46 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   /** Progress lines on stderr; a redrawn bar when stderr is a terminal. */
   static final class Progress {
+    /** Off a terminal, a changed "waiting on" line is printed at most this often. */
+    private static final long WAITING_LINE_NANOS = Duration.ofSeconds(10).toNanos();
+
     private final java.io.PrintStream err;
     private final boolean terminal;
+    private String current = "";
+    private String waitingOn = "";
+    private long waitingPrinted;
 
     Progress(java.io.PrintStream err, boolean terminal) {
       this.err = err;
       this.terminal = terminal;
     }
 
-    void note(String line) {
+    /**
+     * What the receivers wait on now (the trainer ranks' phases): appended to the step line on a
+     * terminal, else printed when it changed, at most every 10 s.
+     */
+    synchronized void waitingOn(String summary) {
+      if (summary.equals(waitingOn) || current.isEmpty()) {
+        return;
+      }
+      waitingOn = summary;
+      if (terminal) {
+        err.print("\r\033[K" + current + " | waiting on " + summary);
+        err.flush();
+      } else if (System.nanoTime() - waitingPrinted > WAITING_LINE_NANOS) {
+        waitingPrinted = System.nanoTime();
+        err.println("mx demo:   waiting on " + summary);
+      }
+    }
+
+    synchronized void note(String line) {
       if (terminal) {
         err.print("\r\033[K");
       }
       err.println("mx demo: " + line);
     }
 
-    void step(int step, int total, String what) {
+    synchronized void step(int step, int total, String what) {
       int width = 20;
       int filled = (int) Math.round(width * (double) step / total);
       String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
@@ -606,6 +660,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       String line =
           String.format(
               Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
+      current = step >= total ? "" : line;
+      waitingOn = "";
       if (terminal) {
         err.print("\r\033[K" + line);
         err.flush();
@@ -614,7 +670,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       }
     }
 
-    void done() {
+    synchronized void done() {
+      current = "";
       if (terminal) {
         err.print("\r\033[K");
         err.flush();

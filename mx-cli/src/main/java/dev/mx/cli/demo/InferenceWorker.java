@@ -91,6 +91,9 @@ final class InferenceWorker implements Worker {
               // A failed step fails the demo (fail closed): no second try of the same version.
               .maxAttempts(1)
               .pollInterval(Duration.ofMillis(20))
+              // Waits for a version last while the trainer ranks progress; a stalled one fails the
+              // step.
+              .stallLimit(Workers.stallLimit(spec))
               .installer(staged)
               // One receiver per trainer buffer set, each used every other step: its receive
               // buffers are free
@@ -116,7 +119,7 @@ final class InferenceWorker implements Worker {
                 .withWire(spec.wire())
                 .withVerify(VerifyMode.parse(spec.verify()))
                 .withRank(spec.rank())
-                .withTimeout(Workers.seconds(spec.timeoutSeconds()))
+                .withTimeout(Workers.readTimeout(spec))
                 .withDoubleBuffer(doubleBuffer)
                 // shard bounding unless -Dmx.receiver.bounding / MX_RESHARD_BOUNDING says
                 // modelexpress
@@ -196,8 +199,7 @@ final class InferenceWorker implements Worker {
     Map<String, Object> m;
     double notRefit = 0;
     if (versions) {
-      VersionFollower.Followed f =
-          follower.followStep(step, Workers.seconds(spec.timeoutSeconds()));
+      VersionFollower.Followed f = follower.followStep(step, Workers.cap(spec));
       m = new LinkedHashMap<>(f.metrics());
       notRefit = m.get("version_wait_s") instanceof Number n ? n.doubleValue() : 0;
       for (Map.Entry<String, Object> e : f.metrics().entrySet()) {

@@ -75,8 +75,25 @@ abstract class JobOptions {
 
   @Option(
       names = "--timeout",
-      defaultValue = "60",
       description =
-          "Seconds a wire call or discovery may take, at most 1000000 (default ${DEFAULT-VALUE}).")
-  double timeoutSeconds;
+          "An overall cap in seconds on each wait (for a version, a lease, a read), at most 1000000"
+              + " (default none: a wait lasts while the peers it waits on heartbeat with progress).")
+  Double timeoutSeconds;
+
+  @Option(
+      names = "--stall-limit",
+      description =
+          "Seconds a peer waited on may make no progress (stopped, killed, wedged) before the wait"
+              + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_SECS, 60).")
+  Double stallLimitSeconds;
+
+  /** {@code --timeout} as a spec field: 0 when none was given. */
+  double capSeconds() {
+    return timeoutSeconds == null ? 0 : timeoutSeconds;
+  }
+
+  /** {@code --stall-limit} as a spec field: 0 when none was given (the setting decides). */
+  double stallSeconds() {
+    return stallLimitSeconds == null ? 0 : stallLimitSeconds;
+  }
 }

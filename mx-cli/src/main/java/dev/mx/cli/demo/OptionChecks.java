@@ -129,7 +129,12 @@ public final class OptionChecks {
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
     oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
     transport(cmd, o.transport);
-    seconds(cmd, "--timeout", o.timeoutSeconds, MAX_TIMEOUT_SECONDS);
+    if (o.timeoutSeconds != null) {
+      seconds(cmd, "--timeout", o.timeoutSeconds, MAX_TIMEOUT_SECONDS);
+    }
+    if (o.stallLimitSeconds != null) {
+      seconds(cmd, "--stall-limit", o.stallLimitSeconds, MAX_TIMEOUT_SECONDS);
+    }
     return new Job(trainer, inference);
   }
 

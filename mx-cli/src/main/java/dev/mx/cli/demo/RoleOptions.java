@@ -52,9 +52,10 @@ final class RoleOptions extends JobOptions {
             inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype,
             wire,
             verify,
-            timeoutSeconds,
+            capSeconds(),
             heartbeatSeconds)
-        .withDevice(deviceKind(cmd));
+        .withDevice(deviceKind(cmd))
+        .withStallLimit(stallSeconds());
   }
 
   /**

@@ -85,6 +85,8 @@ final class TrainerWorker implements Worker {
                   IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
               .workerId(Workers.trainerSession(spec, spec.rank()))
               .rank(spec.rank())
+              .leaseWait(Workers.cap(spec))
+              .stallLimit(Workers.stallLimit(spec))
               .configure(this::configure);
       for (int i = 0; i < sets.size(); i++) {
         b.bufferSet(tensors(i));

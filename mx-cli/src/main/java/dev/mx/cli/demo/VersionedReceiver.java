@@ -27,8 +27,9 @@ import java.util.Map;
 /**
  * {@code mx receive --follow}: one inference rank installing each new READY weight version as it
  * appears (docs/VERSIONS.md), or {@code --steps N} of them, and reporting the step each version
- * carries. Waits up to {@code --timeout} for each version; a version with a STALE or vanished
- * publisher is skipped.
+ * carries. Waits for each version while the trainer ranks heartbeat with progress (at most {@code
+ * --timeout} when given), failing naming a rank that stalled for {@code --stall-limit}; a version
+ * with a STALE or vanished publisher is skipped.
  */
 final class VersionedReceiver {
   private VersionedReceiver() {}
@@ -56,6 +57,7 @@ final class VersionedReceiver {
     VersionFollower follower =
         VersionFollower.builder(store, ws.identity())
             .holder("receiver-" + ws.rank())
+            .stallLimit(Workers.stallLimit(ws))
             .expect(
                 new dev.mx.metadata.Discovery.Expectation(
                     ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
@@ -71,7 +73,7 @@ final class VersionedReceiver {
                                 .withWire(ws.wire())
                                 .withVerify(VerifyMode.parse(ws.verify()))
                                 .withRank(ws.rank())
-                                .withTimeout(Workers.seconds(ws.timeoutSeconds()))
+                                .withTimeout(Workers.readTimeout(ws))
                                 .withDoubleBuffer(true))
                         .transport(transport)
                         .discovery(discovery)
@@ -81,7 +83,8 @@ final class VersionedReceiver {
                         .build())
             .build();
     try {
-      Duration wait = Workers.seconds(ws.timeoutSeconds());
+      // No cap unless --timeout: a version is waited for while the trainer ranks progress.
+      Duration wait = Workers.cap(ws);
       for (int i = 0; versions == null || i < versions; i++) {
         long t0 = System.nanoTime();
         VersionFollower.Followed f = follower.next(wait);

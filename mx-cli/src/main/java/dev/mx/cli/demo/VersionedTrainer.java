@@ -125,6 +125,8 @@ public final class VersionedTrainer {
                   IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
               .workerId(Workers.trainerSession(ws, ws.rank()))
               .rank(ws.rank())
+              .leaseWait(Workers.cap(ws))
+              .stallLimit(Workers.stallLimit(ws))
               .configure(
                   p ->
                       p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
@@ -137,10 +139,7 @@ public final class VersionedTrainer {
         long step = firstStep + i;
         WeightVersion v =
             publishRetrying(
-                publisher,
-                step,
-                set -> sets[set].fill(step, threads),
-                Workers.seconds(ws.timeoutSeconds()));
+                publisher, step, set -> sets[set].fill(step, threads), Workers.readTimeout(ws));
         out.println(
             "trainer rank "
                 + ws.rank()

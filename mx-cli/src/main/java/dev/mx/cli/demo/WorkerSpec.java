@@ -18,10 +18,13 @@ import java.util.Map;
  * @param inferenceDtype dtype of the inference parameters
  * @param wire {@code fused} or {@code phased}
  * @param verify {@code all}, {@code strict}, {@code whole-shards} or {@code off}
- * @param timeoutSeconds the per-call transport timeout and discovery timeout
+ * @param timeoutSeconds the optional overall cap on each wait ({@code --timeout}); 0 sets none:
+ *     waits then last while the peers waited on progress
  * @param heartbeatSeconds publisher heartbeat interval; liveness timeout is three of them
  * @param device where the weights live: {@code host} (also when null, from a spec without the
  *     field) or {@code cuda:N}
+ * @param stallLimitSeconds how long a peer waited on may make no progress ({@code --stall-limit});
+ *     0 (also from a spec without the field) takes {@code mx.stall-limit}
  * @param install how receivers install: {@code in-place} (into the live weights, bounded staging)
  *     or {@code copy} (receive buffers copied into the live weights once every rank verified;
  *     also when null)
@@ -46,6 +49,7 @@ public record WorkerSpec(
     double timeoutSeconds,
     double heartbeatSeconds,
     String device,
+    double stallLimitSeconds,
     String install,
     int trainerBuffers,
     long stagingBytes) {
@@ -66,7 +70,8 @@ public record WorkerSpec(
       String verify,
       double timeoutSeconds,
       double heartbeatSeconds,
-      String device) {
+      String device,
+      double stallLimitSeconds) {
     this(
         role,
         rank,
@@ -83,6 +88,7 @@ public record WorkerSpec(
         timeoutSeconds,
         heartbeatSeconds,
         device,
+        stallLimitSeconds,
         "copy",
         2,
         0);
@@ -116,6 +122,7 @@ public record WorkerSpec(
         timeoutSeconds,
         heartbeatSeconds,
         device,
+        stallLimitSeconds,
         installMode,
         buffers,
         staging);
@@ -152,7 +159,8 @@ public record WorkerSpec(
         verify,
         timeoutSeconds,
         heartbeatSeconds,
-        "host");
+        "host",
+        0);
   }
 
   /** Where the weights live ({@link #device()} parsed; host when absent). */
@@ -180,6 +188,31 @@ public record WorkerSpec(
         timeoutSeconds,
         heartbeatSeconds,
         kind.toString(),
+        stallLimitSeconds,
+        install,
+        trainerBuffers,
+        stagingBytes);
+  }
+
+  /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
+  public WorkerSpec withStallLimit(double seconds) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        seconds,
         install,
         trainerBuffers,
         stagingBytes);
@@ -212,6 +245,7 @@ public record WorkerSpec(
         timeoutSeconds,
         heartbeatSeconds,
         device,
+        stallLimitSeconds,
         install,
         trainerBuffers,
         stagingBytes);
@@ -234,6 +268,7 @@ public record WorkerSpec(
         timeoutSeconds,
         heartbeatSeconds,
         device,
+        stallLimitSeconds,
         install,
         trainerBuffers,
         stagingBytes);

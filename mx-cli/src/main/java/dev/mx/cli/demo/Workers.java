@@ -44,7 +44,7 @@ public final class Workers {
   }
 
   static Transport transport(WorkerSpec spec, String session) {
-    TransportConfig config = new TransportConfig(session, seconds(spec.timeoutSeconds()), Map.of());
+    TransportConfig config = new TransportConfig(session, readTimeout(spec), Map.of());
     if (spec.transport().equals("auto")) {
       // Every available transport, routed per peer: shm to peers on this host, ucx to the others.
       return RoutingTransport.open(config);
@@ -66,6 +66,27 @@ public final class Workers {
   static InferenceTopology inferenceTopology(WorkerSpec spec) {
     return new InferenceTopology(
         spec.inference().getOrDefault("tp", 1), spec.inference().getOrDefault("ep", 1));
+  }
+
+  /** The overall cap on a wait ({@code --timeout}), or null when none was set. */
+  static Duration cap(WorkerSpec spec) {
+    return spec.timeoutSeconds() > 0 ? seconds(spec.timeoutSeconds()) : null;
+  }
+
+  /** How long a peer waited on may make no progress ({@code --stall-limit}, else the setting). */
+  static Duration stallLimit(WorkerSpec spec) {
+    return spec.stallLimitSeconds() > 0
+        ? seconds(spec.stallLimitSeconds())
+        : dev.mx.metadata.progress.ProgressSettings.stallLimit(dev.mx.api.util.Settings.system());
+  }
+
+  /**
+   * The bound of one wire call or discovery: the cap when one was set, else the stall limit (a read
+   * that moves nothing for that long has stalled).
+   */
+  static Duration readTimeout(WorkerSpec spec) {
+    Duration cap = cap(spec);
+    return cap != null ? cap : stallLimit(spec);
   }
 
   static Duration seconds(double s) {

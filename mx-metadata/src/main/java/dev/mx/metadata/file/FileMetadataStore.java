@@ -90,7 +90,16 @@ public final class FileMetadataStore extends AbstractMetadataStore {
       writeAtomically(
           dir,
           worker + STATE,
-          encodeState(record.identity(), record.workerId(), record.rank(), record.status(), 0));
+          encodeState(
+              new SourceRecord(
+                  record.identity(),
+                  record.workerId(),
+                  record.rank(),
+                  new byte[0],
+                  record.status(),
+                  0,
+                  record.progress(),
+                  record.phase())));
     } catch (IOException e) {
       throw new MetadataStoreException(
           uri(), "cannot publish worker '" + record.workerId() + "' in " + dir, e);
@@ -99,6 +108,18 @@ public final class FileMetadataStore extends AbstractMetadataStore {
 
   @Override
   public void heartbeat(String identity, String workerId, SourceStatus status) {
+    beat(identity, workerId, status, null, null);
+  }
+
+  @Override
+  public void heartbeat(
+      String identity, String workerId, SourceStatus status, long progress, String phase) {
+    beat(identity, workerId, status, progress, phase);
+  }
+
+  /** Rewrites a state file; a null progress keeps the file's progress and phase. */
+  private void beat(
+      String identity, String workerId, SourceStatus status, Long progress, String phase) {
     ensureOpen();
     Path dir = identityDir(identity);
     String worker = fileName("worker id", workerId);
@@ -108,7 +129,16 @@ public final class FileMetadataStore extends AbstractMetadataStore {
       writeAtomically(
           dir,
           worker + STATE,
-          encodeState(identity, workerId, state.rank(), status, clockMillis.getAsLong()));
+          encodeState(
+              new SourceRecord(
+                  identity,
+                  workerId,
+                  state.rank(),
+                  new byte[0],
+                  status,
+                  clockMillis.getAsLong(),
+                  progress == null ? state.progress() : progress,
+                  progress == null ? state.phase() : phase)));
     } catch (NoSuchFileException e) {
       throw unknownSource(identity, workerId);
     } catch (IOException e) {
@@ -251,17 +281,20 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     return Files.readAllBytes(path);
   }
 
-  private static byte[] encodeState(
-      String identity, String workerId, int rank, SourceStatus status, long updatedAtMillis)
-      throws IOException {
+  /** A state file: the record without its blob; progress and phase only when it reports them. */
+  private static byte[] encodeState(SourceRecord r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream(128);
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartObject();
-      g.writeStringField("identity", identity);
-      g.writeStringField("worker_id", workerId);
-      g.writeNumberField("rank", rank);
-      g.writeStringField("status", status.name());
-      g.writeNumberField("updated_at", updatedAtMillis);
+      g.writeStringField("identity", r.identity());
+      g.writeStringField("worker_id", r.workerId());
+      g.writeNumberField("rank", r.rank());
+      g.writeStringField("status", r.status().name());
+      g.writeNumberField("updated_at", r.updatedAtMillis());
+      if (r.reportsProgress()) {
+        g.writeNumberField("progress", r.progress());
+        g.writeStringField("phase", r.phase());
+      }
       g.writeEndObject();
     }
     return out.toByteArray();
@@ -275,6 +308,9 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     Integer rank = null;
     SourceStatus status = null;
     Long updatedAt = null;
+    // Absent in state files written before progress existed: such a record reports none.
+    long progress = SourceRecord.NO_PROGRESS;
+    String phase = "";
     try (JsonParser p = JSON.createParser(bytes)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw corruptState(path, "not a JSON object");
@@ -290,6 +326,10 @@ public final class FileMetadataStore extends AbstractMetadataStore {
               status = value == JsonToken.VALUE_STRING ? parseStatus(path, p.getText()) : null;
           case "updated_at" ->
               updatedAt = value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
+          case "progress" ->
+              progress =
+                  value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : SourceRecord.NO_PROGRESS;
+          case "phase" -> phase = value == JsonToken.VALUE_STRING ? p.getText() : "";
           default -> p.skipChildren();
         }
       }
@@ -303,7 +343,8 @@ public final class FileMetadataStore extends AbstractMetadataStore {
         || updatedAt == null) {
       throw corruptState(path, "lacks one of identity, worker_id, rank, status, updated_at");
     }
-    return new SourceRecord(identity, workerId, rank, new byte[0], status, updatedAt);
+    return new SourceRecord(
+        identity, workerId, rank, new byte[0], status, updatedAt, progress, phase);
   }
 
   private SourceStatus parseStatus(Path path, String s) {

@@ -67,6 +67,18 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
 
   @Override
   public void heartbeat(String identity, String workerId, SourceStatus status) {
+    beat(identity, workerId, status, null, null);
+  }
+
+  @Override
+  public void heartbeat(
+      String identity, String workerId, SourceStatus status, long progress, String phase) {
+    beat(identity, workerId, status, progress, phase);
+  }
+
+  /** Stamps a record; a null progress keeps the record's progress and phase. */
+  private void beat(
+      String identity, String workerId, SourceStatus status, Long progress, String phase) {
     ensureOpen();
     long now = clockMillis.getAsLong();
     SourceRecord updated =
@@ -74,7 +86,15 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
             .computeIfPresent(
                 workerId,
                 (w, r) ->
-                    new SourceRecord(r.identity(), r.workerId(), r.rank(), r.blob(), status, now));
+                    new SourceRecord(
+                        r.identity(),
+                        r.workerId(),
+                        r.rank(),
+                        r.blob(),
+                        status,
+                        now,
+                        progress == null ? r.progress() : progress,
+                        progress == null ? r.phase() : phase));
     if (updated == null) {
       throw unknownSource(identity, workerId);
     }

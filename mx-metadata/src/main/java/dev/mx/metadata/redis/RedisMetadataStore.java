@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>{@code mx:{<identity>}:source:<worker>} — a hash: {@code identity, worker_id, rank, status,
- *       updated_at, blob};
+ *       updated_at, blob}, and {@code progress, phase} once the worker reported progress (a hash
+ *       without them, written before they existed, reads as a record without progress);
  *   <li>{@code mx:{<identity>}:sources} — a sorted set of workers scored by their last heartbeat.
  * </ul>
  *
@@ -56,6 +57,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       redis.call('DEL', KEYS[1])
       redis.call('HSET', KEYS[1], 'identity', ARGV[1], 'worker_id', ARGV[2], 'rank', ARGV[3],
           'status', ARGV[4], 'updated_at', '0', 'blob', ARGV[5])
+      if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'progress', ARGV[8], 'phase', ARGV[9]) end
       redis.call('EXPIRE', KEYS[1], ARGV[6])
       redis.call('ZADD', KEYS[2], 0, ARGV[7])
       redis.call('EXPIRE', KEYS[2], ARGV[6])
@@ -68,6 +70,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated_at', string.format('%d', now))
+      if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'progress', ARGV[4], 'phase', ARGV[5]) end
       redis.call('EXPIRE', KEYS[1], ARGV[2])
       redis.call('ZADD', KEYS[2], now, ARGV[3])
       redis.call('EXPIRE', KEYS[2], ARGV[2])
@@ -75,8 +78,8 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       """;
 
   /**
-   * Returns worker_id, rank, updated_at[, blob] per live READY worker, newest first; prunes expired
-   * ones.
+   * Returns worker_id, rank, updated_at, progress, phase[, blob] per live READY worker, newest
+   * first (progress and phase nil when the worker reported none); prunes expired ones.
    */
   private static final String LIST_READY =
       """
@@ -87,13 +90,16 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       local out = {}
       for _, member in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', oldest)) do
         local key = ARGV[2] .. member
-        local f = redis.call('HMGET', key, 'worker_id', 'rank', 'status', 'updated_at')
+        local f = redis.call('HMGET', key, 'worker_id', 'rank', 'status', 'updated_at', 'progress',
+            'phase')
         if not f[1] then
           redis.call('ZREM', KEYS[1], member)
         elseif f[3] == 'READY' and tonumber(f[4]) >= oldest then
           out[#out + 1] = f[1]
           out[#out + 1] = f[2]
           out[#out + 1] = f[4]
+          out[#out + 1] = f[5]
+          out[#out + 1] = f[6]
           if ARGV[3] == '1' then out[#out + 1] = redis.call('HGET', key, 'blob') end
         end
       end
@@ -211,11 +217,30 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
                 utf8(record.status().name()),
                 record.blob(),
                 utf8(Long.toString(ttlSeconds)),
-                utf8(worker)));
+                utf8(worker),
+                utf8(record.reportsProgress() ? Long.toString(record.progress()) : ""),
+                utf8(record.phase())));
   }
 
   @Override
   public void heartbeat(String identity, String workerId, SourceStatus status) {
+    beat(identity, workerId, status, null, "");
+  }
+
+  @Override
+  public void heartbeat(
+      String identity, String workerId, SourceStatus status, long progress, String phase) {
+    beat(
+        identity,
+        workerId,
+        status,
+        progress == SourceRecord.NO_PROGRESS ? null : progress,
+        phase == null ? "" : phase);
+  }
+
+  /** Stamps a record; a null progress leaves the record's progress and phase as they are. */
+  private void beat(
+      String identity, String workerId, SourceStatus status, Long progress, String phase) {
     ensureOpen();
     requireName("identity", identity);
     requireName("worker id", workerId);
@@ -230,7 +255,9 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
                     keys(recordKey(identity, worker), indexKey(identity)),
                     utf8(status.name()),
                     utf8(Long.toString(ttlSeconds)),
-                    utf8(worker)));
+                    utf8(worker),
+                    utf8(progress == null ? "" : Long.toString(progress)),
+                    utf8(phase)));
     if (stamped == null || stamped < 0) {
       throw unknownSource(identity, workerId);
     }
@@ -252,10 +279,10 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
                     utf8(Long.toString(freshness.toMillis())),
                     utf8(recordKeyPrefix(identity)),
                     utf8(withBlobs ? "1" : "0")));
-    int stride = withBlobs ? 4 : 3;
+    int stride = withBlobs ? 6 : 5;
     List<SourceRecord> records = new ArrayList<>(flat.size() / stride);
     for (int i = 0; i + stride <= flat.size(); i += stride) {
-      byte[] blob = withBlobs ? (byte[]) flat.get(i + 3) : new byte[0];
+      byte[] blob = withBlobs ? (byte[]) flat.get(i + 5) : new byte[0];
       if (blob == null) {
         continue; // removed between the two reads inside the script: impossible, but never NPE
       }
@@ -266,7 +293,9 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
               Integer.parseInt(str(flat.get(i + 1))),
               blob,
               SourceStatus.READY,
-              Long.parseLong(str(flat.get(i + 2)))));
+              Long.parseLong(str(flat.get(i + 2))),
+              progress(flat.get(i + 3)),
+              flat.get(i + 4) == null ? "" : str(flat.get(i + 4))));
     }
     records.sort(NEWEST_FIRST);
     return List.copyOf(records);
@@ -294,7 +323,9 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
               Integer.parseInt(str(fields.get("rank"))),
               fields.get("blob"),
               SourceStatus.valueOf(str(fields.get("status"))),
-              Long.parseLong(str(fields.get("updated_at")))));
+              Long.parseLong(str(fields.get("updated_at"))),
+              progress(fields.get("progress")),
+              fields.get("phase") == null ? "" : str(fields.get("phase"))));
     } catch (RuntimeException e) {
       throw new MetadataStoreException(
           uri(),
@@ -307,6 +338,11 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
               + ")",
           e);
     }
+  }
+
+  /** A hash's progress field; absent (a record written without progress) reads as none. */
+  private static long progress(Object field) {
+    return field == null ? SourceRecord.NO_PROGRESS : Long.parseLong(str(field));
   }
 
   @Override

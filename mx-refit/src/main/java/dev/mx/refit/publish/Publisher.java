@@ -97,6 +97,14 @@ public final class Publisher implements AutoCloseable {
   private final long tileBytes;
   private volatile SourceStatus lastStatus;
   private boolean heartbeatFailing;
+  private final DigestListener digestListener;
+
+  /** Told after each shard's digests were computed, so a waiter sees a long digest progress. */
+  @FunctionalInterface
+  public interface DigestListener {
+    /** {@code done} of {@code total} shards of this table are digested. */
+    void digested(int done, int total);
+  }
 
   private Publisher(Builder b, List<MemoryRegistration> registrations, DigestProvider digests) {
     this.transport = b.transport;
@@ -114,6 +122,7 @@ public final class Publisher implements AutoCloseable {
     this.registrations = registrations;
     this.digests = digests;
     this.tileBytes = b.tileBytes();
+    this.digestListener = b.digestListener;
   }
 
   /**
@@ -196,6 +205,7 @@ public final class Publisher implements AutoCloseable {
   private List<PublishedTensor> buildTensors() {
     Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
     Map<String, PublishedRegion> first = new LinkedHashMap<>();
+    int done = 0;
     for (PublishedRegion r : regions) {
       String digest = digests == null ? null : digests.digest(r.bytes());
       // Right after the whole-shard digest, while the shard's bytes are still warm in cache; a
@@ -205,6 +215,9 @@ public final class Publisher implements AutoCloseable {
           digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes
               ? null
               : TileDigests.of(digests, r.bytes(), tileBytes);
+      if (digests != null) {
+        digestListener.digested(++done, regions.size());
+      }
       first.putIfAbsent(r.name(), r);
       shards
           .computeIfAbsent(r.name(), n -> new ArrayList<>())
@@ -376,6 +389,7 @@ public final class Publisher implements AutoCloseable {
     private dev.mx.api.memory.MemoryOps memoryOps;
     private ProviderRegistry<DigestProvider> digestProviders;
     private Duration heartbeatInterval;
+    private DigestListener digestListener = (done, total) -> {};
 
     private Builder(Transport transport, MetadataStore store) {
       this.transport = Objects.requireNonNull(transport, "transport");
@@ -465,6 +479,12 @@ public final class Publisher implements AutoCloseable {
     /** The digest providers to choose from (default {@link DigestProvider#registry()}). */
     public Builder digestProviders(ProviderRegistry<DigestProvider> registry) {
       this.digestProviders = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /** Told after each shard's digests (default: nobody). */
+    public Builder digestListener(DigestListener listener) {
+      this.digestListener = Objects.requireNonNull(listener, "listener");
       return this;
     }
 

@@ -12,10 +12,15 @@ import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.progress.PartyRecords;
+import dev.mx.metadata.progress.ProgressSettings;
+import dev.mx.metadata.progress.StallWatch;
+import dev.mx.metadata.progress.StalledPartyException;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.refit.DiscoveredSources;
@@ -46,8 +51,16 @@ import org.slf4j.LoggerFactory;
  * <p>A version that fails — a STALE or vanished publisher, a digest mismatch, a failed read or
  * verification — is never installed (the receiver installs only after everything succeeded, and the
  * installer given to it re-checks the lease first); the follower then waits for the next readable
- * version, and when none arrives before the timeout fails with {@link NoReadableVersionException}
- * naming each version it tried and why.
+ * version, and fails with {@link NoReadableVersionException} naming each version it tried and why
+ * when none can come.
+ *
+ * <p>Waiting is liveness-based (docs/VERSIONS.md, "Waiting on liveness"): it waits as long as the
+ * trainer ranks it waits for — a STAGING version's missing slots, else every slot of the newest
+ * version, else every rank seen — heartbeat with advancing progress ({@link PartyRecords}), and
+ * fails once one of them made none for the {@link Builder#stallLimit}, naming it and its last phase
+ * ("rank slot 2 (worker trainer-2) made no progress for 61.0 s ..., last seen 'digesting step 0,
+ * 12/40 shards'"). The duration given to {@link #next(Duration)} and {@link #followStep(long,
+ * Duration)} is an optional overall cap on top; null sets none.
  *
  * <p>Receivers are made by the caller's {@link ReceiverFactory} (with {@code
  * rediscoverEachStep(true)}, so warm steps take each version's digests) and kept per shard
@@ -91,6 +104,8 @@ public final class VersionFollower implements AutoCloseable {
   private final String holder;
   private final Duration leaseTtl;
   private final Duration pollInterval;
+  private final Duration stallLimit;
+  private final MetadataStore store;
   private final Selection selection;
   private final int maxAttempts;
   private final int maxReceivers;
@@ -131,12 +146,17 @@ public final class VersionFollower implements AutoCloseable {
   private String lastVersion;
   private boolean closed;
 
+  /** The versions as the last pick listed them: they say which ranks a wait waits on. */
+  private List<WeightVersion> listed = List.of();
+
   private VersionFollower(Builder b) {
     this.versions = b.store.versions();
     this.model = b.model;
     this.holder = b.holder;
     this.leaseTtl = b.leaseTtl;
     this.pollInterval = b.pollInterval;
+    this.stallLimit = b.stallLimit;
+    this.store = b.store;
     this.selection = b.selection;
     this.maxAttempts = b.maxAttempts;
     this.maxReceivers = b.maxReceivers;
@@ -172,22 +192,38 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * Installs the next readable version (per the {@link Selection}) newer than the last one.
+   * Installs the next readable version (per the {@link Selection}) newer than the last one, waiting
+   * while the trainer ranks progress.
    *
-   * @throws NoReadableVersionException when none was installed within {@code timeout}, naming what
+   * @throws NoReadableVersionException when a rank waited on stalled, naming it and what failed
+   */
+  public synchronized Followed next() {
+    return follow(null, null);
+  }
+
+  /**
+   * As {@link #next()}, and also failing once {@code cap} (null: none) passed without an install.
+   *
+   * @throws NoReadableVersionException when a rank waited on stalled or the cap passed, naming what
    *     failed
    */
-  public synchronized Followed next(Duration timeout) {
-    return follow(timeout, null);
+  public synchronized Followed next(Duration cap) {
+    return follow(cap, null);
+  }
+
+  /** {@link #followStep(long, Duration)} without an overall cap. */
+  public synchronized Followed followStep(long step) {
+    return followStep(step, null);
   }
 
   /**
    * Installs the version carrying exactly {@code step}, waiting at most {@code timeout} for it to
-   * become readable, and never another one: for a caller that knows which step comes next (a job
-   * publishing a fixed series, as {@code mx demo} does). Where {@link #next} would wait for a newer
-   * version, this fails at once when that version failed {@link Builder#maxAttempts} times, or once
-   * seen turned unreadable (a STALE slot) or vanished; a version still STAGING is waited for until
-   * the timeout, and the failure then names its missing slots.
+   * become readable (null: no cap; it waits while the ranks progress), and never another one: for a
+   * caller that knows which step comes next (a job publishing a fixed series, as {@code mx demo}
+   * does). Where {@link #next} would wait for a newer version, this fails at once when that version
+   * failed {@link Builder#maxAttempts} times, or once seen turned unreadable (a STALE slot) or
+   * vanished; a version still STAGING is waited for while its missing slots' ranks progress (or
+   * until the cap), and the failure then names the rank that stalled and its missing slots.
    *
    * @throws NoReadableVersionException naming the version, what was tried and why
    * @throws IllegalArgumentException when {@code step} is not above the last installed step
@@ -219,7 +255,7 @@ public final class VersionFollower implements AutoCloseable {
           "version follower '" + holder + "' of '" + model + "' is closed");
     }
     long started = System.nanoTime();
-    long deadline = started + timeout.toNanos();
+    StallWatch ranks = new StallWatch(stallLimit);
     Map<String, String> failures = new LinkedHashMap<>();
     Map<String, Integer> attempts = new TreeMap<>();
     RuntimeException lastFailure = null;
@@ -230,7 +266,7 @@ public final class VersionFollower implements AutoCloseable {
         v = exactStep == null ? pick(attempts) : pickStep(exactStep, attempts, seen);
       } catch (GiveUp e) {
         failures.put("step " + exactStep, e.getMessage());
-        throw noVersion(timeout, failures, lastFailure);
+        throw noVersion(null, failures, lastFailure);
       } catch (MetadataStoreException e) {
         // The store is unreachable (a restarting Redis): keep asking until the timeout.
         if (lastFailure == null || !(lastFailure instanceof MetadataStoreException)) {
@@ -242,8 +278,15 @@ public final class VersionFollower implements AutoCloseable {
         v = null;
       }
       if (v == null) {
-        if (System.nanoTime() - deadline > 0) {
+        if (timeout != null && System.nanoTime() - started - timeout.toNanos() > 0) {
           throw noVersion(timeout, failures, lastFailure);
+        }
+        ranks.sample(() -> PartyRecords.list(store, model));
+        try {
+          ranks.check(awaitedSlots(exactStep));
+        } catch (StalledPartyException e) {
+          failures.put("waiting", e.getMessage());
+          throw noVersion(null, failures, e);
         }
         sleep();
         continue;
@@ -270,10 +313,37 @@ public final class VersionFollower implements AutoCloseable {
     }
   }
 
+  /**
+   * The trainer slots a wait for {@code exactStep} (null: the next version) waits on: the missing
+   * slots of the version it waits for when that one is STAGING, else every slot of the newest
+   * version, else (no version yet) none named, which means every rank seen.
+   */
+  private List<String> awaitedSlots(Long exactStep) {
+    WeightVersion newest = null;
+    for (WeightVersion v : listed) {
+      if (exactStep != null && v.step() == exactStep) {
+        return v.missingSlots().isEmpty() ? v.expectedSlots() : v.missingSlots();
+      }
+      if (newest == null || WeightVersionStore.BY_STEP.compare(v, newest) > 0) {
+        newest = v;
+      }
+    }
+    if (newest == null) {
+      return List.of();
+    }
+    boolean awaited = exactStep == null && (lastStep == null || newest.step() > lastStep);
+    return awaited
+            && newest.state() == WeightVersionState.STAGING
+            && !newest.missingSlots().isEmpty()
+        ? newest.missingSlots()
+        : newest.expectedSlots();
+  }
+
   /** The candidate per the selection, skipping versions tried {@code maxAttempts} times. */
   private WeightVersion pick(Map<String, Integer> attempts) {
     WeightVersion best = null;
-    for (WeightVersion v : versions.versions(model)) {
+    listed = versions.versions(model);
+    for (WeightVersion v : listed) {
       if (!v.isReadable()
           || (lastStep != null && v.step() <= lastStep)
           || attempts.getOrDefault(v.id(), 0) >= maxAttempts) {
@@ -295,7 +365,8 @@ public final class VersionFollower implements AutoCloseable {
    */
   private WeightVersion pickStep(long step, Map<String, Integer> attempts, boolean[] seen) {
     WeightVersion found = null;
-    for (WeightVersion v : versions.versions(model)) {
+    listed = versions.versions(model);
+    for (WeightVersion v : listed) {
       if (v.step() == step) {
         found = v;
         break;
@@ -587,8 +658,9 @@ public final class VersionFollower implements AutoCloseable {
     return sb.toString();
   }
 
+  /** The failure of a wait; {@code cap} is the overall cap that passed, null when none did. */
   private NoReadableVersionException noVersion(
-      Duration timeout, Map<String, String> failures, RuntimeException last) {
+      Duration cap, Map<String, String> failures, RuntimeException last) {
     StringBuilder sb =
         new StringBuilder(
             holder
@@ -596,9 +668,8 @@ public final class VersionFollower implements AutoCloseable {
                 + model
                 + "' newer than "
                 + (lastStep == null ? "none" : "step " + lastStep)
-                + " could be installed within "
-                + timeout.toMillis()
-                + " ms");
+                + " could be installed"
+                + (cap == null ? "" : " within the cap of " + cap.toMillis() + " ms"));
     if (!failures.isEmpty()) {
       sb.append("; tried: ");
       failures.forEach((v, why) -> sb.append(v).append(": ").append(why).append("; "));
@@ -649,6 +720,7 @@ public final class VersionFollower implements AutoCloseable {
     private String holder = "receiver-" + UUID.randomUUID();
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration pollInterval = Duration.ofMillis(50);
+    private Duration stallLimit = ProgressSettings.stallLimit(Settings.system());
     private Selection selection = Selection.NEXT;
     private int maxAttempts = 2;
     private int maxReceivers = 2;
@@ -680,6 +752,15 @@ public final class VersionFollower implements AutoCloseable {
     /** How often the store is asked for new versions (default 50 ms). */
     public Builder pollInterval(Duration d) {
       this.pollInterval = Objects.requireNonNull(d, "pollInterval");
+      return this;
+    }
+
+    /**
+     * How long a trainer rank waited on may make no progress before the wait fails (default {@code
+     * mx.stall-limit}, 60 s).
+     */
+    public Builder stallLimit(Duration d) {
+      this.stallLimit = Objects.requireNonNull(d, "stallLimit");
       return this;
     }
 
@@ -772,8 +853,10 @@ public final class VersionFollower implements AutoCloseable {
       if (leaseTtl.isNegative()
           || leaseTtl.isZero()
           || pollInterval.isNegative()
-          || pollInterval.isZero()) {
-        throw new IllegalArgumentException("lease TTL and poll interval must be positive");
+          || pollInterval.isZero()
+          || !stallLimit.isPositive()) {
+        throw new IllegalArgumentException(
+            "lease TTL, poll interval and stall limit must be positive");
       }
       if (holdUntilCommit && !restorePrevious) {
         throw new IllegalArgumentException("holdUntilCommit needs restorePrevious");

@@ -9,7 +9,13 @@ import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
+import dev.mx.api.util.Settings;
 import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.progress.PartyRecords;
+import dev.mx.metadata.progress.ProgressBeat;
+import dev.mx.metadata.progress.ProgressSettings;
+import dev.mx.metadata.progress.StallWatch;
+import dev.mx.metadata.progress.StalledPartyException;
 import dev.mx.refit.publish.Publisher;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,9 +43,18 @@ import org.slf4j.LoggerFactory;
  * while receivers read step N; with one set (a trainer publishing its own buffers, zero-copy, at
  * the cost of that overlap) the next step waits until every reader of the last one released it.
  *
- * <p>When the other set is still leased after {@link Builder#leaseWait} the call fails with {@link
- * BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
- * trainer may retry (the step is still its to publish) or give up.
+ * <p>Its waits are liveness-based (docs/VERSIONS.md, "Waiting on liveness"): it waits for the other
+ * set's leases while they are live (a receiver that dies or stops stops renewing, and its lease
+ * expires after its TTL), and for the other ranks' slots while those ranks heartbeat with progress,
+ * going on without a rank that stalled for the {@link Builder#stallLimit}. Only when {@link
+ * Builder#leaseWait} sets an overall cap and the other set is still leased after it does the call
+ * fail with {@link BuffersLeasedException} naming the version and the leaseholders, and nothing was
+ * written: the trainer may retry (the step is still its to publish) or give up.
+ *
+ * <p>The rank heartbeats its own progress ({@link ProgressBeat}, under {@link PartyRecords}) from
+ * {@link Builder#start} to {@link #close}, so that receivers waiting for its slot wait while it
+ * works and fail, naming it and its phase, once it stops: "writing step 3", "digesting step 3,
+ * 12/40 shards", "waiting for leases on 'step-1' held by [receiver-0]", "idle after step 3".
  *
  * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE
  * within a second so receivers skip its versions instead of reading from a dead peer; {@link
@@ -58,6 +73,9 @@ public final class VersionedPublisher implements AutoCloseable {
   private final String workerId;
   private final List<String> expectedSlots;
   private final Duration leaseWait;
+  private final Duration stallLimit;
+  private final MetadataStore store;
+  private final ProgressBeat beat;
   private final Duration pollInterval;
   private final LongFunction<String> versionIds;
 
@@ -78,6 +96,7 @@ public final class VersionedPublisher implements AutoCloseable {
   private final Thread shutdownHook;
   private int newest = -1;
   private volatile boolean stopping;
+  private volatile String digestPhase = "digesting";
 
   private VersionedPublisher(Builder b, Publisher.Builder[] pending) {
     this.versions = b.store.versions();
@@ -86,6 +105,8 @@ public final class VersionedPublisher implements AutoCloseable {
     this.workerId = b.workerId;
     this.expectedSlots = List.copyOf(b.expectedSlots);
     this.leaseWait = b.leaseWait;
+    this.stallLimit = b.stallLimit;
+    this.store = b.store;
     this.pollInterval = b.pollInterval;
     this.versionIds = b.versionIds;
     this.pending = pending;
@@ -93,6 +114,18 @@ public final class VersionedPublisher implements AutoCloseable {
     this.held = new String[pending.length];
     this.tables = new byte[pending.length][];
     this.steps = new long[pending.length];
+    this.beat =
+        ProgressBeat.start(
+            b.store,
+            b.model,
+            b.slot,
+            b.rank,
+            "rank slot " + b.slot + " (worker " + b.workerId + ")",
+            "started, no step published yet",
+            b.heartbeatPeriod);
+    for (Publisher.Builder set : pending) {
+      set.digestListener(this::digested);
+    }
     this.shutdownHook =
         b.shutdownHook
             ? new Thread(this::markStaleWithinBudget, "mx-versions-shutdown-" + slot)
@@ -116,6 +149,18 @@ public final class VersionedPublisher implements AutoCloseable {
 
   public String workerId() {
     return workerId;
+  }
+
+  /**
+   * Reports progress of the writer given to {@link #publish} ("writing step 3, 40 %"): the phase
+   * receivers see while they wait for this rank's slot.
+   */
+  public void progress(String phase) {
+    beat.advance(phase);
+  }
+
+  private void digested(int done, int total) {
+    beat.advance(digestPhase + ", " + done + "/" + total + " shards");
   }
 
   /**
@@ -148,7 +193,10 @@ public final class VersionedPublisher implements AutoCloseable {
       awaitPeers(newest);
     }
     free(set);
+    beat.waiting("writing step " + step);
     writer.accept(set);
+    digestPhase = "digesting step " + step;
+    beat.working(digestPhase);
     String id = versionId(step);
     versions.createVersion(model, id, step, expectedSlots);
     Publisher p = sets[set];
@@ -171,6 +219,14 @@ public final class VersionedPublisher implements AutoCloseable {
       held[set] = id;
     }
     newest = set;
+    beat.waiting(
+        "published step "
+            + step
+            + " as '"
+            + id
+            + "' ("
+            + v.state()
+            + "); idle until the next step");
     if (stopping) {
       // The shutdown hook ran while the slot was landing: it must not outlive this process as
       // READY.
@@ -208,10 +264,15 @@ public final class VersionedPublisher implements AutoCloseable {
         throw e;
       }
     }
-    long deadline = System.nanoTime() + leaseWait.toNanos();
+    long started = System.nanoTime();
     Reclaim r = versions.reclaim(model, old, slot, workerId);
+    List<String> waitedOn = null;
     while (!r.granted()) {
-      if (System.nanoTime() - deadline > 0) {
+      if (!r.holders().equals(waitedOn)) {
+        waitedOn = r.holders();
+        beat.waiting("waiting for leases on '" + old + "' held by " + waitedOn);
+      }
+      if (capPassed(started)) {
         throw new BuffersLeasedException(
             "rank slot "
                 + slot
@@ -225,7 +286,7 @@ public final class VersionedPublisher implements AutoCloseable {
                 + r.state()
                 + " and still leased by "
                 + r.holders()
-                + " after "
+                + " after the cap of "
                 + leaseWait.toMillis()
                 + " ms ("
                 + (sets.length > 1
@@ -253,7 +314,9 @@ public final class VersionedPublisher implements AutoCloseable {
    */
   private void awaitPeers(int set) {
     String id = held[set];
-    long deadline = System.nanoTime() + leaseWait.toNanos();
+    long started = System.nanoTime();
+    StallWatch peers = new StallWatch(stallLimit);
+    beat.waiting("waiting for the other ranks to land step " + steps[set]);
     while (true) {
       Optional<WeightVersion> v = versions.version(model, id);
       if (v.isEmpty()
@@ -274,17 +337,40 @@ public final class VersionedPublisher implements AutoCloseable {
           || othersMovedPast(steps[set])) {
         return;
       }
-      if (System.nanoTime() - deadline > 0) {
+      String stalled = stalledPeer(peers, v.get(), started);
+      if (stalled != null) {
         LOG.warn(
-            "rank slot {} of '{}': going on without {}: its other slots did not land within {} ms",
+            "rank slot {} of '{}': going on without {}: {}",
             slot,
             model,
             v.get().describe(),
-            leaseWait.toMillis());
+            stalled);
         return;
       }
       sleep(pollInterval);
     }
+  }
+
+  /**
+   * Why the missing slots of {@code v} will not land (a peer stalled, or the cap passed), or null
+   * while they may.
+   */
+  private String stalledPeer(StallWatch peers, WeightVersion v, long started) {
+    if (capPassed(started)) {
+      return "its other slots did not land within the cap of " + leaseWait.toMillis() + " ms";
+    }
+    peers.sample(() -> PartyRecords.list(store, model));
+    try {
+      peers.check(v.missingSlots());
+      return null;
+    } catch (StalledPartyException e) {
+      return e.getMessage();
+    }
+  }
+
+  /** Whether the overall cap ({@link Builder#leaseWait}), if any, passed since {@code started}. */
+  private boolean capPassed(long started) {
+    return leaseWait != null && System.nanoTime() - started - leaseWait.toNanos() > 0;
   }
 
   /**
@@ -293,19 +379,20 @@ public final class VersionedPublisher implements AutoCloseable {
    * after the wait (logged).
    */
   private void awaitOtherSlots(String id) {
-    long deadline = System.nanoTime() + leaseWait.toNanos();
+    long started = System.nanoTime();
+    StallWatch peers = new StallWatch(stallLimit);
     Optional<WeightVersion> v = versions.version(model, id);
+    if (v.isPresent()) {
+      beat.waiting("waiting for the other ranks to land step " + v.get().step());
+    }
     while (v.isPresent()
         && v.get().state() == WeightVersionState.STAGING
         && v.get().staleSlots().isEmpty()
         && !othersMovedPast(v.get().step())) {
-      if (System.nanoTime() - deadline > 0) {
+      String stalled = stalledPeer(peers, v.get(), started);
+      if (stalled != null) {
         LOG.warn(
-            "rank slot {} of '{}': abandoning {}: its other slots did not land within {} ms",
-            slot,
-            model,
-            v.get().describe(),
-            leaseWait.toMillis());
+            "rank slot {} of '{}': abandoning {}: {}", slot, model, v.get().describe(), stalled);
         return;
       }
       sleep(pollInterval);
@@ -365,7 +452,13 @@ public final class VersionedPublisher implements AutoCloseable {
    */
   private void markStaleWithinBudget() {
     stopping = true;
-    Thread t = new Thread(this::markStale, "mx-versions-stale-" + slot);
+    Thread t =
+        new Thread(
+            () -> {
+              markStale();
+              beat.close();
+            },
+            "mx-versions-stale-" + slot);
     t.setDaemon(true);
     t.start();
     try {
@@ -404,6 +497,7 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     List<AutoCloseable> steps = new ArrayList<>();
     steps.add(this::markStale);
+    steps.add(beat);
     for (int i = sets.length - 1; i >= 0; i--) {
       steps.add(sets[i]);
     }
@@ -421,7 +515,9 @@ public final class VersionedPublisher implements AutoCloseable {
     private String workerId = UUID.randomUUID().toString();
     private int rank;
     private List<String> expectedSlots;
-    private Duration leaseWait = Duration.ofSeconds(60);
+    private Duration leaseWait;
+    private Duration stallLimit = ProgressSettings.stallLimit(Settings.system());
+    private Duration heartbeatPeriod = ProgressSettings.heartbeatPeriod(Settings.system());
     private Duration pollInterval = Duration.ofMillis(50);
     private LongFunction<String> versionIds = step -> "step-" + step;
     private boolean shutdownHook = true;
@@ -480,11 +576,27 @@ public final class VersionedPublisher implements AutoCloseable {
     }
 
     /**
-     * How long {@link #publish} waits for a leased buffer set (default 60 s; longer than a lease
-     * TTL).
+     * An overall cap on how long {@link #publish} waits for a leased buffer set or for the other
+     * ranks' slots; null (the default) sets none: it waits while the leases are renewed and the
+     * ranks progress.
      */
     public Builder leaseWait(Duration d) {
-      this.leaseWait = Objects.requireNonNull(d, "leaseWait");
+      this.leaseWait = d;
+      return this;
+    }
+
+    /**
+     * How long another rank may make no progress before this one stops waiting for its slot
+     * (default {@code mx.stall-limit}, 60 s).
+     */
+    public Builder stallLimit(Duration d) {
+      this.stallLimit = Objects.requireNonNull(d, "stallLimit");
+      return this;
+    }
+
+    /** How often this rank heartbeats its progress (default {@code mx.heartbeat-period}, 2 s). */
+    public Builder heartbeatPeriod(Duration d) {
+      this.heartbeatPeriod = Objects.requireNonNull(d, "heartbeatPeriod");
       return this;
     }
 
@@ -523,9 +635,13 @@ public final class VersionedPublisher implements AutoCloseable {
         throw new IllegalArgumentException(
             "a versioned publisher needs one or two buffer sets, got " + bufferSets.size());
       }
-      if (leaseWait.isNegative() || pollInterval.isNegative() || pollInterval.isZero()) {
+      if ((leaseWait != null && leaseWait.isNegative())
+          || !pollInterval.isPositive()
+          || !stallLimit.isPositive()
+          || !heartbeatPeriod.isPositive()) {
         throw new IllegalArgumentException(
-            "lease wait must not be negative and the poll interval must be positive");
+            "lease wait must not be negative; poll interval, stall limit and heartbeat period must"
+                + " be positive");
       }
       WeightVersionStore checked =
           store.versions(); // fails now, naming the store, when it keeps no versions

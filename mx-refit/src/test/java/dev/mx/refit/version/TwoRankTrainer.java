@@ -70,11 +70,17 @@ final class TwoRankTrainer implements AutoCloseable {
 
   /** Rank {@code r} publishes step {@code s}. */
   WeightVersion publish(int r, long step) {
+    return publish(r, step, () -> {});
+  }
+
+  /** Rank {@code r} publishes step {@code s}, running {@code training} in its writer first. */
+  WeightVersion publish(int r, long step, Runnable training) {
     return ranks
         .get(r)
         .publish(
             step,
             set -> {
+              training.run();
               MemorySegment seg = sets[r][set];
               for (int j = 0; j < 8; j++) {
                 seg.setAtIndex(ValueLayout.JAVA_FLOAT, j, value(step, 8 * r + j));
