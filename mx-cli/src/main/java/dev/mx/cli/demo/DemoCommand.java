@@ -3,6 +3,7 @@ package dev.mx.cli.demo;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.cli.Json;
 import dev.mx.cli.Table;
+import dev.mx.refit.stage.StagingWaves;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.foreign.Arena;
@@ -79,6 +80,34 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
   String fault;
 
+  @Option(
+      names = "--install",
+      defaultValue = "in-place",
+      description =
+          "How receivers install: in-place (default: reads land in the live weights, staged bytes"
+              + " are verified before they are copied in; a step that fails part-way is restored from"
+              + " the trainers' other buffer set with --trainer-buffers 2, else reported torn) or copy"
+              + " (receive buffers beside the live weights, installed on every rank only once all"
+              + " verified: one more copy of the weights per rank).")
+  String install;
+
+  @Option(
+      names = "--trainer-buffers",
+      defaultValue = "1",
+      description =
+          "Buffer sets per trainer rank: 1 (default: the trainer's own buffers, zero-copy; the next"
+              + " step waits until receivers read the last) or 2 (one more copy of the trainer's"
+              + " weights: training writes step N+1 while receivers read step N, and an in-place step"
+              + " that fails is restored from the set still holding the previous step).")
+  int trainerBuffers;
+
+  @Option(
+      names = "--staging-bytes",
+      description =
+          "Each receiver's staging budget (mx.receiver.staging-bytes), e.g. 64m (default: 64 MiB, or"
+              + " what the largest staged unit needs).")
+  String stagingBytes;
+
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
   boolean json;
 
@@ -129,8 +158,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
 
     Path tmp = Files.createTempDirectory("mx-demo-");
-    List<WorkerHandle> trainers = new ArrayList<>();
-    List<WorkerHandle> receivers = new ArrayList<>();
+    // Read by the memory sampler while workers are launched.
+    List<WorkerHandle> trainers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<WorkerHandle> receivers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MemoryWatch memoryWatch = new MemoryWatch(() -> processes(trainers, receivers));
     Thread cleanup =
         new Thread(
             () -> {
@@ -256,6 +287,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       progress.done();
     } catch (Exception e) {
       progress.done();
+      if (!signalled && plan.restorable() && installedStep >= 0) {
+        // In place, a rank may have installed the step another rank failed: put every rank back on
+        // the last committed step (the trainers' other buffer set still holds it).
+        rollBack(receivers, Duration.ofMinutes(5), progress);
+      }
       report.fail(
           signalled
               ? "stopped by a signal"
@@ -279,6 +315,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       if (peers != null) {
         peers.close();
       }
+      memoryWatch.close();
+      report.memory = memoryWatch.report(report.weightBytes());
       closeAll(receivers, trainers, tmp);
       try {
         Runtime.getRuntime().removeShutdownHook(cleanup);
@@ -313,6 +351,29 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   private void validate() {
     if (steps < 1) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--steps must be at least 1");
+    }
+    if (!List.of("in-place", "copy").contains(install)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--install must be in-place or copy, got '" + install + "'");
+    }
+    if (trainerBuffers != 1 && trainerBuffers != 2) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--trainer-buffers must be 1 or 2, got " + trainerBuffers);
+    }
+    if (stagingBytes != null) {
+      long b;
+      try {
+        b = StagingWaves.parseBytes(stagingBytes.trim());
+      } catch (NumberFormatException e) {
+        b = -1;
+      }
+      if (b <= 0) {
+        throw new CommandLine.ParameterException(
+            spec.commandLine(),
+            "--staging-bytes must be a positive byte count (e.g. 67108864, 64m, 1g), got '"
+                + stagingBytes
+                + "'");
+      }
     }
     if (!List.of("fused", "phased").contains(wire)) {
       throw new CommandLine.ParameterException(
@@ -357,7 +418,17 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       double timeoutSeconds,
       boolean verbose,
       dev.mx.api.transport.MemoryKind device,
-      double stallLimitSeconds) {
+      double stallLimitSeconds,
+      String install,
+      int trainerBuffers,
+      long stagingBytes) {
+
+    /**
+     * Whether a rank that installed a step in place can be put back when another rank failed it.
+     */
+    boolean restorable() {
+      return install.equals("in-place") && trainerBuffers == 2 && !device.isDevice();
+    }
 
     WorkerSpec base(String metadataUri) {
       return new WorkerSpec(
@@ -376,7 +447,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               timeoutSeconds,
               1.0)
           .withDevice(device)
-          .withStallLimit(stallLimitSeconds);
+          .withStallLimit(stallLimitSeconds)
+          .withMemory(install, trainerBuffers, stagingBytes);
     }
 
     Map<String, Object> runFields() {
@@ -399,6 +471,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       run.put("transport", transport);
       run.put("wire", wire);
       run.put("verify", verify);
+      run.put("install", install);
+      run.put("trainer_buffers", trainerBuffers);
       run.put("device", device.toString());
       return run;
     }
@@ -487,7 +561,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                             .toMillis()
                         / 1000.0,
                 10)
-            : stallSeconds());
+            : stallSeconds(),
+        install,
+        trainerBuffers,
+        stagingBytes == null ? 0 : StagingWaves.parseBytes(stagingBytes));
   }
 
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
@@ -553,6 +630,37 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       throw first;
     }
     return results;
+  }
+
+  /** This process and every child worker, by name, for the memory sampler. */
+  private static Map<String, Long> processes(
+      List<WorkerHandle> trainers, List<WorkerHandle> receivers) {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("orchestrator", ProcessHandle.current().pid());
+    for (WorkerHandle w : concat(trainers, receivers)) {
+      if (w instanceof ChildWorker c) {
+        m.put(w.name(), c.pid());
+      }
+    }
+    return m;
+  }
+
+  /**
+   * Asks every live receiver to roll back to the step before the one that failed; best effort: a
+   * rank that cannot (it restored itself, or the trainers are gone) says why on stderr.
+   */
+  private static void rollBack(List<WorkerHandle> receivers, Duration timeout, Progress progress) {
+    for (WorkerHandle w : receivers) {
+      if (!w.isAlive()) {
+        continue;
+      }
+      try {
+        Map<String, Object> r = w.call(Map.of("cmd", "rollback"), timeout);
+        progress.note(w.name() + ": back on step " + r.get("step"));
+      } catch (Exception e) {
+        progress.note(w.name() + ": no rollback: " + e.getMessage());
+      }
+    }
   }
 
   private void writeDump(
@@ -694,6 +802,24 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     String error;
     long lastStep = -1;
 
+    /** The run's memory ({@link MemoryWatch#report}); null until the run ended. */
+    Map<String, Object> memory;
+
+    /** Bytes of the inference weights: what every rank installed in the first step, summed. */
+    long weightBytes() {
+      if (steps.isEmpty()) {
+        return -1;
+      }
+      Object first = steps.get(0).get("step");
+      long n = 0;
+      for (Map<String, Object> s : steps) {
+        if (s.get("step").equals(first)) {
+          n += num(s.get("bytes")).longValue();
+        }
+      }
+      return n;
+    }
+
     DemoReport(Map<String, Object> run) {
       this.run = run;
     }
@@ -752,6 +878,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
       // covered.
       doc.put("unverified_bytes", unverifiedBytes());
+      doc.put("memory", memory);
       return doc;
     }
 
@@ -854,6 +981,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                   + run.get("verify")
                   + ")";
       out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
+      printMemory(out);
       out.println(
           ok
               ? "result: ok, last installed step " + lastStep + verified
@@ -861,6 +989,33 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                   + error
                   + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
       out.flush();
+    }
+
+    /** Peak memory per process and in total, against the weights' bytes. */
+    @SuppressWarnings("unchecked")
+    private void printMemory(PrintWriter out) {
+      if (memory == null || num(memory.get("peak_above_idle_bytes")).longValue() < 0) {
+        return;
+      }
+      Table t = new Table("PROCESS", "PID", "PEAK RSS GB");
+      for (Map<String, Object> p : (List<Map<String, Object>>) memory.get("processes")) {
+        t.row(
+            p.get("name"),
+            p.get("pid"),
+            f("%.3f", num(p.get("peak_rss_bytes")).doubleValue() / 1e9));
+      }
+      t.print(out);
+      long weights = num(memory.get("weight_bytes")).longValue();
+      out.println(
+          String.format(
+              Locale.ROOT,
+              "memory: peak %.3f GB above idle for %.3f GB of weights (%s; peak RSS counts the"
+                  + " shared memory a process touched, so the total is the host's, not the sum)",
+              num(memory.get("peak_above_idle_bytes")).doubleValue() / 1e9,
+              weights / 1e9,
+              memory.get("peak_per_weight") instanceof Number r
+                  ? String.format(Locale.ROOT, "%.2fx the weights", r.doubleValue())
+                  : "no weights installed"));
     }
 
     private static String f(String fmt, Object v) {

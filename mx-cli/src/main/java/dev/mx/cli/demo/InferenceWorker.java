@@ -58,6 +58,10 @@ final class InferenceWorker implements Worker {
   private StagedInstall staged;
   private Receiver receiver;
   private VersionFollower follower;
+
+  /** Whether the receivers write {@link #live} in place (weight versions, host memory). */
+  private boolean inPlace;
+
   private final Set<String> knownPublishers = new LinkedHashSet<>();
 
   InferenceWorker(WorkerSpec spec, boolean versions) {
@@ -82,6 +86,14 @@ final class InferenceWorker implements Worker {
     out.put("rank", spec.rank());
     out.put("params", geometry.params().size());
     if (versions) {
+      // In place (host memory): the receivers write the live weights themselves, registered once
+      // with the transport; restoring a torn step needs the trainers' second buffer set.
+      inPlace = spec.inPlace() && !memory.isDevice();
+      boolean restore = inPlace && spec.trainerSets() == 2;
+      if (inPlace) {
+        live.registerWith(transport);
+      }
+      out.put("install", inPlace ? "in-place" : "copy");
       follower =
           VersionFollower.builder(store, spec.identity())
               .holder("receiver-" + spec.rank())
@@ -94,17 +106,20 @@ final class InferenceWorker implements Worker {
               // Waits for a version last while the trainer ranks progress; a stalled one fails the
               // step.
               .stallLimit(Workers.stallLimit(spec))
-              .installer(staged)
+              .installer(inPlace ? live : staged)
+              .restorePrevious(restore)
+              .holdUntilCommit(restore)
               // One receiver per trainer buffer set, each used every other step: its receive
               // buffers are free
               // again (committed) by the time it runs next, so double buffers would only cost
               // memory.
               .receivers(
-                  (discovery, installer) -> newReceiver(geometry, discovery, installer, false))
+                  (discovery, installer) ->
+                      newReceiver(geometry, discovery, installer, false, inPlace ? live : null))
               .build();
       return out;
     }
-    receiver = newReceiver(geometry, this::discover, staged, true);
+    receiver = newReceiver(geometry, this::discover, staged, true, null);
     receiver.prepare();
     out.put("descriptors", receiver.plan().descriptorCount());
     out.put("bytes_planned", receiver.plan().bytesPlanned());
@@ -112,7 +127,11 @@ final class InferenceWorker implements Worker {
   }
 
   private Receiver newReceiver(
-      VllmLayout geometry, SourceDiscovery discovery, Installer installer, boolean doubleBuffer) {
+      VllmLayout geometry,
+      SourceDiscovery discovery,
+      Installer installer,
+      boolean doubleBuffer,
+      LiveWeights inPlaceTarget) {
     return Receiver.builder()
         .config(
             ReceiverConfig.defaults()
@@ -131,6 +150,8 @@ final class InferenceWorker implements Worker {
         .geometry(geometry)
         .installer(installer)
         .memory(spec.memoryKind())
+        .inPlace(inPlaceTarget)
+        .stagingBytes(spec.stagingBytes())
         .rediscoverEachStep(true)
         .build();
   }
@@ -280,13 +301,45 @@ final class InferenceWorker implements Worker {
   @Override
   public Map<String, Object> commit(long step) {
     long t0 = System.nanoTime();
-    staged.commitInto(live, step);
+    if (inPlace) {
+      // Already live and verified: every rank has it, so the version before it may be let go.
+      if (live.lastStep() != step) {
+        throw new IllegalStateException(
+            "no verified weights of step " + step + " are live (last: " + live.lastStep() + ")");
+      }
+      follower.commit();
+    } else {
+      staged.commitInto(live, step);
+    }
     return Map.of("step", step, "install_s", (System.nanoTime() - t0) / 1e9);
+  }
+
+  /**
+   * Another rank failed the step this one installed in place: put back the step before it, read
+   * again from the trainers' other buffer set and verified.
+   */
+  @Override
+  public Map<String, Object> rollback() {
+    if (!inPlace) {
+      return Map.of("step", live.lastStep());
+    }
+    long t0 = System.nanoTime();
+    long step = follower.rollback();
+    return Map.of("step", step, "rollback_s", (System.nanoTime() - t0) / 1e9);
   }
 
   /** Writes the live (installed) weights: exactly what the engine would serve now. */
   @Override
   public Map<String, Object> dump(Path dir) throws Exception {
+    if (live.isTorn()) {
+      throw new IllegalStateException(
+          "receiver "
+              + spec.rank()
+              + ": not dumping torn live weights: step "
+              + live.tornStep()
+              + " failed part-way through an in-place install over step "
+              + live.lastStep());
+    }
     Files.createDirectories(dir);
     // Device weights are copied to the host to be written.
     java.lang.foreign.Arena dumpArena = java.lang.foreign.Arena.ofConfined();

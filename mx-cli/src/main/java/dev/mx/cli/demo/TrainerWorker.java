@@ -65,7 +65,7 @@ final class TrainerWorker implements Worker {
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
     store = MetadataStores.open(spec.metadata());
-    for (int i = 0; i < (versions ? 2 : 1); i++) {
+    for (int i = 0; i < (versions ? spec.trainerSets() : 1); i++) {
       if (spec.memoryKind().isDevice()) {
         // The generator writes host buffers; the device copies are what the transport serves.
         TrainerBuffers host = TrainerBuffers.allocate(layout);

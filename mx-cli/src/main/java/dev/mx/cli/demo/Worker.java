@@ -26,8 +26,8 @@ public interface Worker extends AutoCloseable {
   }
 
   /**
-   * Puts back the step installed before the last one (receivers writing in place, when another
-   * rank failed the last step); returns the step now installed.
+   * Puts back the step installed before the last one (receivers writing in place, when another rank
+   * failed the last step); returns the step now installed.
    */
   default Map<String, Object> rollback() throws Exception {
     throw new IllegalArgumentException("this worker cannot roll back");

@@ -26,8 +26,8 @@ import java.util.Map;
  * @param stallLimitSeconds how long a peer waited on may make no progress ({@code --stall-limit});
  *     0 (also from a spec without the field) takes {@code mx.stall-limit}
  * @param install how receivers install: {@code in-place} (into the live weights, bounded staging)
- *     or {@code copy} (receive buffers copied into the live weights once every rank verified;
- *     also when null)
+ *     or {@code copy} (receive buffers copied into the live weights once every rank verified; also
+ *     when null)
  * @param trainerBuffers buffer sets per trainer rank under weight versions: 1 (zero-copy, the next
  *     step waits for readers) or 2 (training overlaps reading; also when 0)
  * @param stagingBytes the receivers' staging budget ({@code mx.receiver.staging-bytes}); 0 for the
