@@ -3,23 +3,21 @@ package dev.mx.digest.safetensors;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.testing.SmallTmpfs;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,11 +56,9 @@ class SafetensorsWriterFullDiskTest {
 
   @Test
   void aDumpLargerThanTheFreeSpaceFailsBeforeWritingAndKeepsTheOldFile() throws Exception {
-    Path mnt = Files.createDirectories(dir.resolve("tmpfs"));
-    String cause = run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.toString());
-    assumeTrue(cause == null, "skipped: cannot mount a 1 MiB tmpfs: " + cause);
-    try (Arena arena = Arena.ofConfined()) {
-      Path file = mnt.resolve("receiver-0.safetensors");
+    try (SmallTmpfs tmpfs = SmallTmpfs.mount(Files.createDirectories(dir.resolve("tmpfs")), "1m");
+        Arena arena = Arena.ofConfined()) {
+      Path file = tmpfs.dir().resolve("receiver-0.safetensors");
       SafetensorsWriter.write(file, List.of(tensor(arena, "small", 16)), Map.of());
       byte[] before = Files.readAllBytes(file);
 
@@ -71,7 +67,7 @@ class SafetensorsWriterFullDiskTest {
       IOException e =
           assertThrows(IOException.class, () -> SafetensorsWriter.write(file, big, Map.of()));
       long needed = Long.BYTES + SafetensorsWriter.header(big, Map.of()).length + 2L * 1024 * 1024;
-      long free = Files.getFileStore(mnt).getUsableSpace();
+      long free = Files.getFileStore(tmpfs.dir()).getUsableSpace();
       assertEquals(
           "cannot write "
               + file
@@ -82,12 +78,9 @@ class SafetensorsWriterFullDiskTest {
               + " bytes free)",
           e.getMessage());
       assertArrayEquals(before, Files.readAllBytes(file), "the previous dump is untouched");
-      try (var files = Files.list(mnt)) {
+      try (var files = Files.list(tmpfs.dir())) {
         assertEquals(List.of(file), files.toList(), "no temporary file left behind");
       }
-    } finally {
-      String unmounted = run("umount", mnt.toString());
-      assertTrue(unmounted == null, "umount " + mnt + ": " + unmounted);
     }
   }
 
@@ -98,17 +91,5 @@ class SafetensorsWriterFullDiskTest {
       data.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
     }
     return new SafetensorsTensor(name, DType.F32, Shape.of(floats), data);
-  }
-
-  /** Runs a command; null when it succeeded, else what it printed (or why it could not start). */
-  private static String run(String... command) throws InterruptedException {
-    try {
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-      assertTrue(p.waitFor(60, TimeUnit.SECONDS), String.join(" ", command) + " did not finish");
-      return p.exitValue() == 0 ? null : "exit " + p.exitValue() + ": " + out;
-    } catch (IOException e) {
-      return e.getMessage();
-    }
   }
 }
