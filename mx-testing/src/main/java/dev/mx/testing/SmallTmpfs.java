@@ -38,9 +38,15 @@ public final class SmallTmpfs implements AutoCloseable {
 
   /** Unmounts it, once. */
   @Override
-  public void close() throws IOException, InterruptedException {
+  public void close() throws IOException {
     if (mounted.compareAndSet(true, false)) {
-      String cause = run("umount", dir.toString());
+      String cause;
+      try {
+        cause = run("umount", dir.toString());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        cause = "interrupted";
+      }
       if (cause != null) {
         throw new IOException("umount " + dir + ": " + cause);
       }
