@@ -64,7 +64,10 @@ public record Shape(long[] dims) {
     long acc = 1;
     for (int d = dims.length - 1; d >= 0; d--) {
       s[d] = acc;
-      acc = Math.multiplyExact(acc, Math.max(1, dims[d]));
+      if (d > 0) {
+        // Not past dim 0: the outermost extent is in no stride, and [2^62, 8] has strides [8, 1].
+        acc = Math.multiplyExact(acc, Math.max(1, dims[d]));
+      }
     }
     return s;
   }

@@ -39,6 +39,12 @@ class ValueTypesTest {
         List.of(12L, 4L, 1L),
         java.util.Arrays.stream(Shape.of(2, 3, 4).rowMajorStrides()).boxed().toList());
     assertThrows(ArithmeticException.class, () -> Shape.of(1L << 40, 1L << 40).numel());
+    // The outermost extent is in no stride: strides that fit are returned even when the numel
+    // would not (issue 23).
+    assertEquals(
+        List.of(8L, 1L),
+        java.util.Arrays.stream(Shape.of(1L << 62, 8).rowMajorStrides()).boxed().toList());
+    assertThrows(ArithmeticException.class, () -> Shape.of(2, 1L << 62, 8).rowMajorStrides());
     assertThrows(IllegalArgumentException.class, () -> Shape.of(2, -1));
     assertEquals(Shape.of(2, 3), Shape.of(2L, 3L));
   }

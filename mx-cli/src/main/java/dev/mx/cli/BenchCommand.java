@@ -14,6 +14,7 @@ import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
 import dev.mx.cli.bench.ShmBench;
 import dev.mx.cli.bench.UcxBench;
+import dev.mx.cli.demo.OptionChecks;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -83,6 +84,9 @@ final class BenchCommand implements Callable<Integer> {
       description = "Measured repetitions per metric (default ${DEFAULT-VALUE}).")
   int repetitions;
 
+  /** More threads than any host has cores; the bound keeps per-thread arrays small. */
+  private static final int MAX_THREADS = 4096;
+
   @Option(
       names = "--threads",
       defaultValue = "0",
@@ -103,6 +107,7 @@ final class BenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--repetitions must be at least 1");
     }
+    OptionChecks.range(spec.commandLine(), "--threads", threads, 0, MAX_THREADS);
     List<BenchResult> results = b.run(new BenchOptions(repetitions, threads, System.err));
     if (json) {
       List<Map<String, Object>> out = new ArrayList<>();

@@ -1,12 +1,12 @@
 package dev.mx.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mx.api.plan.BoundingDecision;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.util.Settings;
 import dev.mx.cli.plan.PlanJson;
+import dev.mx.cli.plan.StrictJson;
 import dev.mx.plan.BoundingSummary;
 import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
@@ -15,7 +15,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -139,6 +138,10 @@ final class PlanCommand implements Callable<Integer> {
       plan = planner.plan(request.capture(), request.sources(), options);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
+    } catch (ArithmeticException e) {
+      // PlanJson bounds every size it reads; this is the net for sums the planner derives.
+      throw new IllegalArgumentException(
+          what + ": a size derived from the request overflows 64 bits (" + e.getMessage() + ")", e);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (summary) {
@@ -153,24 +156,13 @@ final class PlanCommand implements Callable<Integer> {
   }
 
   private JsonNode readJson(String what) throws IOException {
+    if (!input.equals("-") && Files.isDirectory(Path.of(input))) {
+      throw new IOException("cannot read " + what + ": is a directory");
+    }
     try (InputStream in = input.equals("-") ? System.in : Files.newInputStream(Path.of(input))) {
-      JsonNode root = Json.mapper().readTree(in);
-      if (root == null || root.isMissingNode()) {
-        throw new IllegalArgumentException("empty input, expected a JSON object");
-      }
-      return root;
-    } catch (NoSuchFileException e) {
-      throw new IOException("cannot read " + what + ": no such file", e);
-    } catch (JsonProcessingException e) {
-      // Limits (nesting depth, number and string lengths) are reported without a location.
-      var at = e.getLocation();
-      throw new IllegalArgumentException(
-          "not valid JSON: "
-              + e.getOriginalMessage()
-              + (at == null
-                  ? ""
-                  : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"),
-          e);
+      return StrictJson.read(in);
+    } catch (IOException e) {
+      throw new IOException("cannot read " + what + ": " + IoErrors.reason(e, what), e);
     }
   }
 

@@ -56,6 +56,15 @@ class CliContractTest {
         "demo --wire sideways                               | mx demo     | --wire must be fused or phased",
         "demo --no-such-option                              | mx demo     | Unknown option: '--no-such-option'",
         "nosuchcommand                                      | mx          | Unmatched argument",
+        "publish --rank 0 --metadata file:/tmp/mx-none --steps 0 | mx publish | --steps 0 is out of range: must be from 1 to 1000000",
+        "publish --rank 0 --metadata file:/tmp/mx-none --steps -1 | mx publish | --steps -1 is out of range",
+        "publish --rank 0 --metadata file:/tmp/mx-none --interval -1 | mx publish | --interval -1.0 is out of range",
+        "publish --rank 0 --metadata file:/tmp/mx-none --interval NaN | mx publish | --interval NaN is out of range",
+        "bench mem --threads -1                             | mx bench    | --threads -1 is out of range: must be from 0 to 4096",
+        "demo --metadata ftp://x                            | mx demo     | --metadata: no metadata store for scheme 'ftp'; known schemes: file, memory, redis",
+        "publish --rank 0 --metadata ftp://x                | mx publish  | --metadata: no metadata store for scheme 'ftp'",
+        "demo --metadata /tmp/store                         | mx demo     | --metadata has no scheme: expected file:DIR or redis://host:port",
+        "receive --rank 0 --metadata memory:x               | mx receive  | --metadata memory: a memory store lives in one JVM and cannot be shared between processes; use file:DIR or redis://host:port (try",
       })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {
     CliProcess.Run r = CliProcess.inProcess(args.split(" "));

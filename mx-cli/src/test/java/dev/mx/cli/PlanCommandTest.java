@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -172,6 +173,84 @@ class PlanCommandTest {
     r = run("{ not json", "plan", "-");
     assertEquals(1, r.code());
     assertTrue(r.err().contains("not valid JSON"), r.err());
+  }
+
+  @Test
+  void hugeShapesExitOneWithOneLineNamingTheJsonPath() {
+    // Without dest_stride the row-major strides are derived: they used to overflow in a stack
+    // trace.
+    String huge = "4611686018427387904";
+    Run r =
+        run(
+            REQUEST.replace(
+                "\"dest_shape\": [4, 4], \"dest_stride\": [4, 1], ",
+                "\"dest_shape\": [" + huge + ", 4], "),
+            "plan",
+            "-");
+    assertEquals(1, r.code(), r.err());
+    assertEquals(
+        "mx plan: error: <stdin>: copies[0].dest_shape: destination shape ["
+            + huge
+            + ", 4] of torch.float32 holds more than 2^63-1 bytes",
+        r.err().strip());
+
+    // No element at all, but the strides of the inner dims overflow.
+    r =
+        run(
+            REQUEST.replace(
+                "\"dest_shape\": [4, 4], \"dest_stride\": [4, 1], ",
+                "\"dest_shape\": [0, " + huge + ", 4], "),
+            "plan",
+            "-");
+    assertEquals(1, r.code(), r.err());
+    assertEquals(
+        "mx plan: error: <stdin>: copies[0].dest_shape: the row-major strides of [0, "
+            + huge
+            + ", 4] exceed 2^63-1",
+        r.err().strip());
+  }
+
+  @Test
+  void aKeyGivenTwiceExitsOneNamingItsPath() {
+    Run r = run("{\"sources\": {}, \"sources\": {}}", "plan", "-");
+    assertEquals(1, r.code(), r.err());
+    assertEquals(
+        "mx plan: error: <stdin>: sources: duplicate key (line 1, column 26)", r.err().strip());
+
+    r =
+        run(
+            REQUEST.replace(
+                "\"session\": \"a\", \"addr\": 2000",
+                "\"session\": \"a\", \"addr\": 2000, \"addr\": 0"),
+            "plan",
+            "-");
+    assertEquals(1, r.code(), r.err());
+    assertTrue(
+        r.err().contains("<stdin>: sources.w.shards[0].addr: duplicate key (line 3"), r.err());
+    assertEquals(1, r.err().lines().count(), r.err());
+  }
+
+  @Test
+  void contentAfterTheDocumentExitsOneNamingThePosition() {
+    for (String trailing : List.of(" xyz", " {}", "\n ]", " 1")) {
+      Run r = run("{\"sources\": {}}" + trailing, "plan", "-");
+      assertEquals(1, r.code(), trailing + ": " + r.err());
+      assertEquals(1, r.err().lines().count(), r.err());
+      assertTrue(
+          r.err().contains("<stdin>: unexpected content after the JSON document (line "),
+          trailing + ": " + r.err());
+    }
+    Run r = run("{\"sources\": {}} xyz", "plan", "-");
+    assertTrue(r.err().endsWith("(line 1, column 17)\n"), r.err());
+    // Whitespace after the document is fine.
+    assertEquals(0, run("{\"sources\": {}}\n\n  ", "plan", "-").code());
+  }
+
+  @Test
+  void aDirectoryIsNamed(@TempDir Path dir) {
+    Run r = run(null, "plan", dir.toString());
+    assertEquals(1, r.code(), r.err());
+    assertEquals("mx plan: error: cannot read " + dir + ": is a directory", r.err().strip());
   }
 
   @Test

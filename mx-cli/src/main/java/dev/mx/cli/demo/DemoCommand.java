@@ -494,7 +494,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     String tDtype =
         trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
     String iDtype = inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype;
-    boolean threads = inProcess;
     String chosen;
     if (memory.isDevice()) {
       // Device weights move device to device: cuda-ipc on one host (also between threads of one
@@ -524,11 +523,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               ? TransportProvider.registry().select("auto").name()
               : TransportProvider.registry().select(transport).name();
       if (chosen.equals("mem")) {
-        // mem reaches memory of its own JVM only, so ranks must share one process.
         progress.note("transport mem works within one JVM: running every rank in this process");
-        threads = true;
       }
     }
+    boolean threads = ranksShareThisProcess(memory, chosen);
     if (fault != null && threads && !fault.equals("corrupt") && !fault.equals("trainer-topology")) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
@@ -565,6 +563,20 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         install,
         trainerBuffers,
         stagingBytes == null ? 0 : StagingWaves.parseBytes(stagingBytes));
+  }
+
+  /**
+   * Whether every rank runs as a thread of this JVM, as OptionChecks needs to know before the run:
+   * with {@code --in-process}, or when host weights go over mem, which reaches only its own JVM's
+   * memory.
+   */
+  boolean ranksShareThisProcess(CommandLine.Model.CommandSpec cmd) {
+    return ranksShareThisProcess(
+        DeviceCheck.kind(cmd, device), TransportProvider.registry().select(transport).name());
+  }
+
+  private boolean ranksShareThisProcess(dev.mx.api.transport.MemoryKind memory, String chosen) {
+    return inProcess || (!memory.isDevice() && chosen.equals("mem"));
   }
 
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {

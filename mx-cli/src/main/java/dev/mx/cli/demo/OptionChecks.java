@@ -2,6 +2,7 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
 import dev.mx.api.error.MxException;
+import dev.mx.api.metadata.MetadataStoreProvider;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.cli.IoErrors;
 import dev.mx.layout.model.ModelArchitecture;
@@ -9,11 +10,14 @@ import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.TrainerTopology;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.metadata.MetadataStores;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
@@ -35,6 +39,9 @@ public final class OptionChecks {
   static final int MAX_STEPS = 1_000_000;
   static final int MAX_WORLD = 4096;
 
+  /** The scheme of stores that live in one JVM. */
+  private static final String MEMORY_SCHEME = "memory";
+
   private OptionChecks() {}
 
   /**
@@ -45,6 +52,9 @@ public final class OptionChecks {
     if (command instanceof DemoCommand d) {
       job(cmd, d);
       range(cmd, "--steps", d.steps, 1, MAX_STEPS);
+      if (d.metadata != null) {
+        metadata(cmd, d.metadata, () -> d.ranksShareThisProcess(cmd.getCommandSpec()));
+      }
       if (d.dump != null) {
         dumpDir(cmd, d.dump);
       }
@@ -55,6 +65,10 @@ public final class OptionChecks {
       if (p.step < 0) {
         throw new ParameterException(cmd, "--step must be 0 or more, got " + p.step);
       }
+      if (p.steps != null) {
+        range(cmd, "--steps", p.steps, 1, MAX_STEPS);
+      }
+      seconds(cmd, "--interval", p.interval, MAX_TIMEOUT_SECONDS);
     } else if (command instanceof ReceiveCommand r) {
       Job job = job(cmd, r.role);
       role(cmd, r.role);
@@ -143,9 +157,55 @@ public final class OptionChecks {
       throw new ParameterException(
           cmd, "--metadata must name a store: file:DIR or redis://host:port");
     }
+    // A trainer rank and an inference rank are always separate processes.
+    metadata(cmd, o.metadata, () -> false);
     seconds(cmd, "--heartbeat", o.heartbeatSeconds, MAX_HEARTBEAT_SECONDS);
     if (o.identity != null && o.identity.isBlank()) {
       throw new ParameterException(cmd, "--identity must not be empty");
+    }
+  }
+
+  /**
+   * {@code --metadata}: a scheme a provider on the class path serves and can open here; {@code
+   * memory:} only where every rank is a thread of this JVM. Opens nothing, and names the scheme
+   * rather than the URI, which may hold a password.
+   */
+  private static void metadata(CommandLine cmd, String uri, BooleanSupplier oneProcess) {
+    int colon = uri.indexOf(':');
+    List<MetadataStoreProvider> providers = MetadataStores.registry().providers();
+    String known =
+        String.join(", ", providers.stream().map(MetadataStoreProvider::scheme).sorted().toList());
+    if (colon <= 0) {
+      throw new ParameterException(
+          cmd,
+          "--metadata has no scheme: expected file:DIR or redis://host:port (known schemes: "
+              + known
+              + ")");
+    }
+    String scheme = uri.substring(0, colon).toLowerCase(Locale.ROOT);
+    MetadataStoreProvider provider =
+        providers.stream()
+            .filter(p -> p.scheme().equalsIgnoreCase(scheme))
+            .findFirst()
+            .orElse(null);
+    if (provider == null) {
+      throw new ParameterException(
+          cmd,
+          "--metadata: no metadata store for scheme '" + scheme + "'; known schemes: " + known);
+    }
+    if (!provider.isAvailable()) {
+      throw new ParameterException(
+          cmd,
+          "--metadata: scheme '" + scheme + "' is unavailable: " + provider.unavailabilityCause());
+    }
+    if (scheme.equals(MEMORY_SCHEME) && !oneProcess.getAsBoolean()) {
+      throw new ParameterException(
+          cmd,
+          "--metadata "
+              + MEMORY_SCHEME
+              + ": a memory store lives in one JVM and cannot be shared between processes;"
+              + " use file:DIR or redis://host:port"
+              + (cmd.getCommand() instanceof DemoCommand ? ", or --in-process" : ""));
     }
   }
 
@@ -212,7 +272,8 @@ public final class OptionChecks {
     }
   }
 
-  private static void range(CommandLine cmd, String option, long value, long min, long max) {
+  /** Bad usage naming {@code option} unless {@code min <= value <= max}. */
+  public static void range(CommandLine cmd, String option, long value, long min, long max) {
     if (value < min || value > max) {
       throw new ParameterException(
           cmd,

@@ -170,12 +170,25 @@ public final class PlanJson {
     Shape shape = shape(required(n, "dest_shape", path), path + ".dest_shape");
     JsonNode st = n.get("dest_stride");
     long[] stride =
-        st == null || st.isNull() ? shape.rowMajorStrides() : longs(st, path + ".dest_stride");
+        st == null || st.isNull() ? rowMajorStrides(shape, path) : longs(st, path + ".dest_stride");
     DType dtype = dtype(required(n, "dest_dtype", path), path + ".dest_dtype");
     try {
       return new RecordedCopy(src, chain, param, offset, shape, stride, dtype);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The default {@code dest_stride}; PlanInputCheck bounds the byte counts, but the strides of a
+   * huge (even empty) shape can overflow before it runs.
+   */
+  private static long[] rowMajorStrides(Shape shape, String path) {
+    try {
+      return shape.rowMajorStrides();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(
+          path + ".dest_shape: the row-major strides of " + shape + " exceed 2^63-1", e);
     }
   }
 

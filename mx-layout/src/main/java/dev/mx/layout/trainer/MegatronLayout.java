@@ -57,6 +57,21 @@ public final class MegatronLayout implements TrainerLayout {
               + " is not divisible by pp "
               + topology.pp());
     }
+    // Whole attention heads per rank, as Megatron requires. KV heads and tp must divide one
+    // another as for vLLM: fewer KV heads than tp stays valid (the fused rows split in bands).
+    if (model.numAttentionHeads() % tp != 0) {
+      throw new LayoutException(
+          where
+              + "num_attention_heads "
+              + model.numAttentionHeads()
+              + " is not divisible by tp "
+              + tp);
+    }
+    int kv = model.numKeyValueHeads();
+    if (kv >= tp ? kv % tp != 0 : tp % kv != 0) {
+      throw new LayoutException(
+          where + "num_key_value_heads " + kv + " and tp " + tp + " must divide one another");
+    }
     if (fusedQkvRows() % tp != 0) {
       throw new LayoutException(
           where

@@ -287,6 +287,37 @@ class TrainerLayoutTest {
   }
 
   @Test
+  void everyTpRankHoldsWholeHeads() {
+    // 6 heads of 16 fill 96 fused query rows, which split 4 ways; the heads do not (issue 23).
+    ModelArchitecture six = heads(6, 6);
+    assertEquals(
+        "trainer tp=4,pp=1,ep=1 for six: num_attention_heads 6 is not divisible by tp 4",
+        assertThrows(
+                LayoutException.class,
+                () -> new MegatronLayout(six, new TrainerTopology.Megatron(4, 1, 1), DType.F32))
+            .getMessage());
+    assertMessage(
+        () -> new MegatronLayout(heads(12, 6), new TrainerTopology.Megatron(4, 1, 1), DType.F32),
+        "num_key_value_heads 6 and tp 4 must divide one another");
+    // Fewer KV heads than tp, or a multiple of tp: valid.
+    new MegatronLayout(heads(12, 2), new TrainerTopology.Megatron(4, 1, 1), DType.F32);
+    new MegatronLayout(heads(12, 6), new TrainerTopology.Megatron(3, 1, 1), DType.F32);
+    new MegatronLayout(six, new TrainerTopology.Megatron(2, 1, 1), DType.F32);
+  }
+
+  /** A one-layer model named "six" with these head counts (head_dim 16). */
+  private static ModelArchitecture heads(int heads, int kvHeads) {
+    return ModelConfigs.parse(
+        """
+        {"architectures": ["LlamaForCausalLM"], "hidden_size": %d, "num_attention_heads": %d,
+         "num_key_value_heads": %d, "num_hidden_layers": 1, "vocab_size": 128,
+         "intermediate_size": 96}"""
+            .formatted(16 * heads, heads, kvHeads),
+        "/m/config.json",
+        "six");
+  }
+
+  @Test
   void topologiesParse() {
     assertEquals(new TrainerTopology.Megatron(4, 1, 1), TrainerTopology.parse("tp=4"));
     assertEquals(new TrainerTopology.Megatron(2, 2, 2), TrainerTopology.parse("tp=2, pp=2, ep=2"));
