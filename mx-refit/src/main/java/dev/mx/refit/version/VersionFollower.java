@@ -15,6 +15,7 @@ import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.SlotRanks;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.refit.DiscoveredSources;
@@ -71,7 +72,8 @@ public final class VersionFollower implements AutoCloseable {
   public enum Selection {
     /**
      * The oldest one newer than the last installed: every step in order, skipping only what is
-     * gone.
+     * gone. Before the first install (and without {@link Builder#afterStep}) it begins with the
+     * newest, as a receiver started late should.
      */
     NEXT,
     /** The newest one: catch up at once, skipping intermediate steps. */
@@ -252,8 +254,13 @@ public final class VersionFollower implements AutoCloseable {
     }
   }
 
-  /** The candidate per the selection, skipping versions tried {@code maxAttempts} times. */
+  /**
+   * The candidate per the selection, skipping versions tried {@code maxAttempts} times. With
+   * nothing installed yet the newest wins either way: a receiver started late begins with the
+   * newest version, not with whatever old one its trainers still hold.
+   */
   private WeightVersion pick(Map<String, Integer> attempts) {
+    boolean oldestFirst = selection == Selection.NEXT && lastStep != null;
     WeightVersion best = null;
     for (WeightVersion v : versions.versions(model)) {
       if (!v.isReadable()
@@ -262,7 +269,7 @@ public final class VersionFollower implements AutoCloseable {
         continue;
       }
       if (best == null
-          || (selection == Selection.NEXT
+          || (oldestFirst
               ? WeightVersionStore.BY_STEP.compare(v, best) < 0
               : WeightVersionStore.BY_STEP.compare(v, best) > 0)) {
         best = v;
@@ -337,6 +344,7 @@ public final class VersionFollower implements AutoCloseable {
     Map<String, VersionSlot> bySlot = new TreeMap<>();
     slots.forEach(s -> bySlot.put(s.slot(), s));
     List<ShardTable> tables = new ArrayList<>();
+    SlotRanks ranks = new SlotRanks(expectation, storeUri);
     for (String expected : v.expectedSlots()) {
       VersionSlot s = bySlot.get(expected);
       if (s == null) {
@@ -360,18 +368,11 @@ public final class VersionFollower implements AutoCloseable {
                 + "') went away");
       }
       ShardTable t = codec.decode(s.verified(model).table());
-      if (expectation != null) {
-        expectation.requireDeclaredBy(
-            t,
-            "publisher '"
-                + s.workerId()
-                + "' (slot '"
-                + expected
-                + "' of version '"
-                + v.id()
-                + "')",
-            storeUri);
-      }
+      // As plain discovery refuses a publisher outside the job or claiming another's rank.
+      ranks.require(
+          t,
+          expected,
+          "publisher '" + s.workerId() + "' (slot '" + expected + "' of version '" + v.id() + "')");
       if (t.publisherStep() == null || t.publisherStep() != v.step()) {
         throw new WeightVersionException(
             WeightVersionException.Reason.CONFLICT,
