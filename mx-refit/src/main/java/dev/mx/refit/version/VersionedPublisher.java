@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
  * trainer may retry (the step is still its to publish) or give up.
  *
- * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE
- * within a second so receivers skip its versions instead of reading from a dead peer; {@link
+ * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE,
+ * then its buffer sets' shard tables ({@link Publisher#withdraw()}), within a second so receivers
+ * skip its versions instead of reading from a dead peer; {@link
  * #close()} does the same, then closes both publishers (which deregister their memory). The caller
  * owns the transport, the store and the memory.
  */
@@ -151,7 +152,9 @@ public final class VersionedPublisher implements AutoCloseable {
       // memory).
       p = pending[set].step(step).start();
       pending[set] = null;
-      sets[set] = p;
+      synchronized (held) {
+        sets[set] = p; // seen by the shutdown hook, which withdraws it
+      }
     } else {
       p.republish(step);
     }
@@ -326,11 +329,16 @@ public final class VersionedPublisher implements AutoCloseable {
     }
   }
 
-  /** Marks every slot this rank holds STALE; best effort, each failure logged. */
+  /**
+   * Marks every slot this rank holds STALE, then each buffer set's shard table (its {@code .state}
+   * on a {@code file:} store) too; best effort, each failure logged.
+   */
   void markStale() {
     String[] ids;
+    Publisher[] started;
     synchronized (held) {
       ids = held.clone();
+      started = sets.clone();
     }
     for (String id : ids) {
       if (id == null) {
@@ -344,6 +352,12 @@ public final class VersionedPublisher implements AutoCloseable {
             slot,
             id,
             e.toString());
+      }
+    }
+    // A READY table of a gone process would still be listed by plain discovery of the buffer set.
+    for (Publisher p : started) {
+      if (p != null) {
+        p.withdraw();
       }
     }
   }
