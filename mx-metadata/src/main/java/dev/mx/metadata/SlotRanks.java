@@ -5,12 +5,12 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The rank checks of {@link Discovery#awaitConsistent} for the slots of one weight version, which
- * a receiver reads without a listing: each slot's table must belong to the expected job ({@link
+ * The rank checks of {@link Discovery#awaitConsistent} for the slots of one weight version, which a
+ * receiver reads without a listing: each slot's table must belong to the expected job ({@link
  * Discovery.Expectation#requireRankOf}), a slot named by a trainer rank (a decimal string, as
  * {@code mx publish} names them) must hold a table declaring that rank, and no two slots may hold
- * tables declaring one rank. A slot's table that declares no topology (a ModelExpress publisher)
- * is taken as the rank its slot names. One instance checks one version.
+ * tables declaring one rank. A slot's table that declares no topology (a ModelExpress publisher) is
+ * taken as the rank its slot names. One instance checks one version.
  */
 public final class SlotRanks {
   private final Discovery.Expectation expected;
@@ -31,8 +31,8 @@ public final class SlotRanks {
    *
    * @param who the slot and its publisher, as errors name them
    * @throws InconsistentSourcesException naming the slot and both ranks when the table declares
-   *     another rank than the slot's, another job than the expected one, or a rank an earlier slot's
-   *     table declared
+   *     another rank than the slot's, another job than the expected one, or a rank an earlier
+   *     slot's table declared
    */
   public void require(ShardTable table, String slot, String who) {
     Integer slotRank = rankNamedBy(slot);

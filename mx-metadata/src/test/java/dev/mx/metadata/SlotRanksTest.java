@@ -44,7 +44,8 @@ class SlotRanksTest {
         assertThrows(
             InconsistentSourcesException.class,
             () -> ranks.require(declaring(1, 2), "0", "slot '0'"));
-    assertTrue(e.getMessage().contains("trainer rank 0 but its table declares rank 1"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("trainer rank 0 but its table declares rank 1"), e.getMessage());
   }
 
   @Test

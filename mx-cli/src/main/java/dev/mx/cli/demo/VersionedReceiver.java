@@ -27,8 +27,8 @@ import java.util.Map;
 /**
  * {@code mx receive --follow}: one inference rank installing each new READY weight version as it
  * appears (docs/VERSIONS.md), beginning with the newest one, or {@code --steps N} of them, and
- * reporting the step each version carries. Waits up to {@code --timeout} for each version; a version with a STALE or vanished
- * publisher is skipped.
+ * reporting the step each version carries. Waits up to {@code --timeout} for each version; a
+ * version with a STALE or vanished publisher is skipped.
  */
 final class VersionedReceiver {
   private VersionedReceiver() {}

@@ -72,7 +72,10 @@ class DemoInterruptTest {
     Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "mx-it-interrupt-");
     Path log = Files.createTempFile("mx-it-interrupt-", ".log");
     Process demo =
-        startDemo("shm", Map.of("MX_SHM_DIR", shm.toString()), ProcessBuilder.Redirect.to(log.toFile()))
+        startDemo(
+                "shm",
+                Map.of("MX_SHM_DIR", shm.toString()),
+                ProcessBuilder.Redirect.to(log.toFile()))
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .start();
     try {
@@ -93,8 +96,7 @@ class DemoInterruptTest {
           Await.until(() -> files(shm), List::isEmpty, EXIT_BOUND),
           "shared-memory files of the interrupted run (trainers " + owners + ") in " + shm);
       assertTrue(
-          Files.readString(log).contains("stopped by a signal: stopping the workers"),
-          tail(log));
+          Files.readString(log).contains("stopped by a signal: stopping the workers"), tail(log));
     } finally {
       demo.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       try (Stream<Path> left = Files.walk(shm)) {

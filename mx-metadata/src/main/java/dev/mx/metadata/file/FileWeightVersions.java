@@ -89,7 +89,12 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
     } catch (UncheckedIOException e) {
       throw new MetadataStoreException(
           uri,
-          "cannot update the versions of '" + model + "' in " + dir + ": " + e.getCause().getMessage(),
+          "cannot update the versions of '"
+              + model
+              + "' in "
+              + dir
+              + ": "
+              + e.getCause().getMessage(),
           e.getCause());
     } finally {
       jvmLock.unlock();

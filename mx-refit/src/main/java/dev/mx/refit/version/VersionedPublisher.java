@@ -38,11 +38,11 @@ import org.slf4j.LoggerFactory;
  * BuffersLeasedException} naming the version and the leaseholders, and nothing was written: the
  * trainer may retry (the step is still its to publish) or give up.
  *
- * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE,
- * then its buffer sets' shard tables ({@link Publisher#withdraw()}), within a second so receivers
- * skip its versions instead of reading from a dead peer; {@link
- * #close()} does the same, then closes both publishers (which deregister their memory). The caller
- * owns the transport, the store and the memory.
+ * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE, then
+ * its buffer sets' shard tables ({@link Publisher#withdraw()}), within a second so receivers skip
+ * its versions instead of reading from a dead peer; {@link #close()} does the same, then closes
+ * both publishers (which deregister their memory). The caller owns the transport, the store and the
+ * memory.
  */
 public final class VersionedPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionedPublisher.class);

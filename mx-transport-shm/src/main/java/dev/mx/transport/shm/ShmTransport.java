@@ -639,7 +639,8 @@ public final class ShmTransport extends AbstractTransport {
       if (!alive()) {
         reclaimIfDead();
       } else if (watchingExit.compareAndSet(false, true)) {
-        // Still tearing down (or not dying at all): the read fails now, the files go once it is gone.
+        // Still tearing down (or not dying at all): the read fails now, the files go once it is
+        // gone.
         Thread.ofVirtual()
             .name("mx-shm-reclaim-" + session)
             .start(
