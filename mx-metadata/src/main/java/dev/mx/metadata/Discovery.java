@@ -243,6 +243,35 @@ public final class Discovery {
       }
     }
 
+    /**
+     * The rank {@code table} claims (its declared topology's, else {@code listedRank}, the rank its
+     * publisher is listed under), checked to be one of this job's: the check {@link
+     * #awaitConsistent} makes of every READY publisher, and a weight version's receiver of every
+     * slot.
+     *
+     * @param who the table's publisher, as errors name it
+     * @param where the store it came from
+     * @throws InconsistentSourcesException when the table declares another topology (naming both)
+     *     or the rank lies outside {@code 0 … worldSize-1}
+     */
+    public int requireRankOf(ShardTable table, int listedRank, String who, String where) {
+      requireDeclaredBy(table, who, where);
+      int rank = table.topology() != null ? table.topology().rank() : listedRank;
+      if (rank < 0 || rank >= worldSize) {
+        throw new InconsistentSourcesException(
+            who
+                + " claims rank "
+                + rank
+                + " but the receiver expects trainer topology "
+                + this
+                + " (ranks 0.."
+                + (worldSize - 1)
+                + ") on "
+                + where);
+      }
+      return rank;
+    }
+
     @Override
     public String toString() {
       return (layout == null ? "a trainer job" : layout)
@@ -320,21 +349,9 @@ public final class Discovery {
             empty++;
             continue;
           }
-          int rank = table.topology() != null ? table.topology().rank() : ref.rank();
-          expected.requireDeclaredBy(table, "publisher '" + ref.workerId() + "'", store.uri());
-          if (rank < 0 || rank >= expected.worldSize()) {
-            throw new InconsistentSourcesException(
-                "publisher '"
-                    + ref.workerId()
-                    + "' claims rank "
-                    + rank
-                    + " but the receiver expects trainer topology "
-                    + expected
-                    + " (ranks 0.."
-                    + (expected.worldSize() - 1)
-                    + ") on "
-                    + store.uri());
-          }
+          int rank =
+              expected.requireRankOf(
+                  table, ref.rank(), "publisher '" + ref.workerId() + "'", store.uri());
           byRank
               .computeIfAbsent(rank, k -> new ArrayList<>())
               .add(new Entry(ref.workerId(), table));

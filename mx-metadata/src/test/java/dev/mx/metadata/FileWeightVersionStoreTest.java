@@ -1,6 +1,8 @@
 package dev.mx.metadata;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.metadata.MetadataStore;
@@ -11,6 +13,7 @@ import dev.mx.metadata.file.FileMetadataStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -75,5 +78,70 @@ class FileWeightVersionStoreTest extends AbstractWeightVersionStoreTest {
     } finally {
       child.destroyForcibly();
     }
+  }
+
+  @Test
+  void junkEntriesAreSkippedWithOneWarningNamingTheirPathsAndTheOtherVersionsProceed()
+      throws Exception {
+    versions.createVersion(model, "step-1", 1, List.of("0"));
+    versions.publishSlot(model, slot("step-1", "0", "w0", 1));
+    versions.createVersion(model, "step-2", 2, List.of("0"));
+    Path models = dir.resolve(".versions").resolve(StoreNames.encode(model));
+    Path damaged = Files.createDirectory(models.resolve("step-9"));
+    Files.writeString(damaged.resolve("version.json"), "{\"id\": \"step-9\", \"step\": tru");
+    Path stray = Files.writeString(models.resolve("notes.txt"), "not a version");
+    Path copy = Files.createDirectory(models.resolve("step-1.bak"));
+    Files.copy(models.resolve("step-1").resolve("version.json"), copy.resolve("version.json"));
+    Files.createDirectory(models.resolve("half-deleted")); // no document: silently not a version
+
+    String log =
+        stderrOf(
+            () -> {
+              for (int i = 0; i < 3; i++) {
+                assertEquals(
+                    List.of("step-1", "step-2"),
+                    versions.versions(model).stream().map(WeightVersion::id).toList(),
+                    "every real version is listed, once, past the junk");
+              }
+            });
+    for (Path junk : List.of(damaged, stray, copy)) {
+      assertEquals(
+          1,
+          log.lines().filter(l -> l.contains("WARN") && l.contains(junk.toString())).count(),
+          "one warning naming " + junk + " in: " + log);
+    }
+    assertTrue(log.contains("is damaged"), log);
+    assertTrue(log.contains("is not that version's folder"), log);
+    assertFalse(log.contains("half-deleted"), log);
+
+    // The versions proceed: a lease, a new slot, READY.
+    versions.acquireLease(model, "step-1", "receiver", Duration.ofSeconds(5));
+    assertEquals(
+        WeightVersionState.READY,
+        versions.publishSlot(model, slot("step-2", "0", "w0", 2)).state());
+    // Where skipping is unsafe (the junk holds the id a trainer creates), the call fails naming it.
+    MetadataStoreException e =
+        assertThrows(
+            MetadataStoreException.class,
+            () -> versions.createVersion(model, "step-9", 9, List.of("0")));
+    assertTrue(
+        e.getMessage().contains(damaged.resolve("version.json").toString())
+            && e.getMessage().contains("damaged"),
+        e.getMessage());
+  }
+
+  /** What {@code body} wrote to stderr (where slf4j-simple logs), also passed through. */
+  private static String stderrOf(Runnable body) {
+    java.io.PrintStream original = System.err;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      body.run();
+    } finally {
+      System.setErr(original);
+    }
+    String text = captured.toString(StandardCharsets.UTF_8);
+    original.print(text);
+    return text;
   }
 }

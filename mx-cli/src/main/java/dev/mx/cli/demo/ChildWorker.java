@@ -192,6 +192,32 @@ final class ChildWorker implements WorkerHandle {
     process.destroyForcibly();
   }
 
+  /**
+   * Asks the child to exit with SIGTERM, resuming it first when stalled, and returns at once: its
+   * shutdown hooks then mark its version slots STALE and delete its shared-memory files, which a
+   * SIGKILL would leave behind.
+   */
+  void terminate() {
+    process.destroy();
+    if (stalled) {
+      signal("CONT"); // a stopped process handles the SIGTERM only once resumed
+      stalled = false;
+    }
+  }
+
+  /**
+   * Waits up to {@code grace} for the child to exit after {@link #terminate()}, then kills it.
+   *
+   * @return whether it exited by itself
+   */
+  boolean awaitExit(Duration grace) throws InterruptedException {
+    if (process.waitFor(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+      return true;
+    }
+    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    return false;
+  }
+
   @Override
   public void stall() {
     signal("STOP");

@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -158,24 +159,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
 
     Path tmp = Files.createTempDirectory("mx-demo-");
-    // Read by the memory sampler while workers are launched.
-    List<WorkerHandle> trainers = new java.util.concurrent.CopyOnWriteArrayList<>();
-    List<WorkerHandle> receivers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    // Read by the shutdown hook and the memory sampler while workers are launched.
+    List<WorkerHandle> trainers = new CopyOnWriteArrayList<>();
+    List<WorkerHandle> receivers = new CopyOnWriteArrayList<>();
     MemoryWatch memoryWatch = new MemoryWatch(() -> processes(trainers, receivers));
     Thread cleanup =
         new Thread(
             () -> {
-              // SIGTERM or Ctrl-C: stop the child JVMs at once (a busy child would not read
-              // "exit"), then clean up.
               signalled = true;
               progress.done();
               System.err.println(
                   "mx demo: stopped by a signal: stopping the workers and removing " + tmp);
-              for (WorkerHandle w : concat(receivers, trainers)) {
-                if (w instanceof ChildWorker) {
-                  w.kill();
-                }
-              }
+              stopChildren(concat(receivers, trainers));
               closeAll(receivers, trainers, tmp);
             },
             "mx-demo-cleanup");
@@ -684,6 +679,42 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("last_step", report.lastStep);
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
+  }
+
+  /** How long a signalled child may take to run its shutdown hooks before it is killed. */
+  static final Duration CHILD_STOP_GRACE = Duration.ofSeconds(15);
+
+  /**
+   * SIGTERM or Ctrl-C: stops every child JVM at once with SIGTERM (a busy child would not read
+   * "exit"; with Ctrl-C from a terminal a child may ignore the SIGINT its process group got), so
+   * that each runs its shutdown hooks: trainers mark their slots STALE and delete their {@code
+   * /dev/shm} files. A child still there after {@link #CHILD_STOP_GRACE} is killed.
+   */
+  private static void stopChildren(List<WorkerHandle> workers) {
+    List<ChildWorker> children = new ArrayList<>();
+    for (WorkerHandle w : workers) {
+      if (w instanceof ChildWorker c) {
+        c.terminate();
+        children.add(c);
+      }
+    }
+    try {
+      for (ChildWorker c : children) {
+        if (!c.awaitExit(CHILD_STOP_GRACE)) {
+          System.err.println(
+              "mx demo: "
+                  + c.name()
+                  + " (pid "
+                  + c.pid()
+                  + ") did not exit within "
+                  + CHILD_STOP_GRACE.toSeconds()
+                  + " s of SIGTERM: killed it; the next shm start on this host reclaims its files");
+        }
+      }
+    } catch (InterruptedException e) {
+      children.forEach(ChildWorker::kill);
+      Thread.currentThread().interrupt();
+    }
   }
 
   private static List<WorkerHandle> concat(List<WorkerHandle> a, List<WorkerHandle> b) {

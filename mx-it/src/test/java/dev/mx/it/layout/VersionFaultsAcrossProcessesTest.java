@@ -293,8 +293,10 @@ class VersionFaultsAcrossProcessesTest {
 
     LayoutRefitEndToEndTest.CheckingInstaller installer = checking(0, 1);
     VersionFollower live = follower(ucx, store, "receiver-live", 0, 1, installer, () -> {});
-    VersionFollower.Followed got = live.next(Duration.ofSeconds(60));
-    assertEquals(1, got.step(), "the oldest readable version after step 0");
+    // A fresh follower would begin with the newest (step 2); step 1's set, untouched by the
+    // rewrite, is read first on purpose.
+    VersionFollower.Followed got = live.followStep(1, Duration.ofSeconds(60));
+    assertEquals(1, got.step(), "the version the lease expiry did not disturb");
     assertInstalled(1, live, installer);
     assertEquals(2, live.next(Duration.ofSeconds(30)).step());
     assertInstalled(2, live, installer);

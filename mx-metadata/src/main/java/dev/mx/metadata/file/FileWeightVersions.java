@@ -27,6 +27,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The weight versions of a {@code file:DIR} store, for many processes on one host. Under {@code
@@ -39,12 +41,16 @@ import java.util.function.Supplier;
  * its table.
  */
 final class FileWeightVersions extends AbstractWeightVersionStore {
+  private static final Logger LOG = LoggerFactory.getLogger(FileWeightVersions.class);
   private static final JsonFactory JSON = new JsonFactory();
   private static final String DOC = "version.json";
   private static final Map<Path, ReentrantLock> JVM_LOCKS = new ConcurrentHashMap<>();
 
   private final Path root;
   private final String uri;
+
+  /** Junk entries a listing warned about, so a follower's polling does not repeat it. */
+  private final java.util.Set<Path> warned = ConcurrentHashMap.newKeySet();
 
   FileWeightVersions(Path storeRoot, String uri, LongSupplier clockMillis, Runnable ensureOpen) {
     super(uri, clockMillis, ensureOpen);
@@ -82,7 +88,14 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
           uri, "cannot lock the versions of '" + model + "' (" + lockFile + ")", e);
     } catch (UncheckedIOException e) {
       throw new MetadataStoreException(
-          uri, "cannot update the versions of '" + model + "' in " + dir, e.getCause());
+          uri,
+          "cannot update the versions of '"
+              + model
+              + "' in "
+              + dir
+              + ": "
+              + e.getCause().getMessage(),
+          e.getCause());
     } finally {
       jvmLock.unlock();
     }
@@ -141,15 +154,31 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
       for (Path v : versions) {
         try {
           // Directory names are encoded ids: the real id is in the document.
-          ids.add(decode(v.resolve(DOC), Files.readAllBytes(v.resolve(DOC))).id);
+          String id = decode(v.resolve(DOC), Files.readAllBytes(v.resolve(DOC))).id;
+          if (!StoreNames.encode(id).equals(v.getFileName().toString())) {
+            throw new IOException(
+                v + " holds the document of version '" + id + "' but is not that version's folder");
+          }
+          ids.add(id);
         } catch (NoSuchFileException deletedOrNotAVersion) {
-          // Not a version (any more).
+          // Not a version (any more): a version is deleted document first.
+        } catch (IOException junk) {
+          // One junk entry must not block every other version; operations on its id still fail.
+          skipped(v, junk);
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
     return ids;
+  }
+
+  /** Warns once per entry that a listing skips it, naming its path and what is wrong. */
+  private void skipped(Path entry, IOException why) {
+    if (warned.add(entry.toAbsolutePath().normalize())) {
+      LOG.warn(
+          "{}: skipping {}, which is not a readable version: {}", uri, entry, why.getMessage());
+    }
   }
 
   @Override

@@ -106,6 +106,9 @@ public final class Publisher implements AutoCloseable {
     void digested(int done, int total);
   }
 
+  /** Set by {@link #withdraw()}: from then on the source only ever says STALE. */
+  private volatile boolean withdrawn;
+
   private Publisher(Builder b, List<MemoryRegistration> registrations, DigestProvider digests) {
     this.transport = b.transport;
     this.store = b.store;
@@ -197,7 +200,7 @@ public final class Publisher implements AutoCloseable {
             step,
             topology);
     byte[] encoded = codec.encode(t);
-    store.publish(new SourceRecord(identity, workerId, rank, encoded, SourceStatus.READY, 0));
+    store.publish(new SourceRecord(identity, workerId, rank, encoded, announced(), 0));
     table = t;
     blob = encoded;
   }
@@ -242,15 +245,21 @@ public final class Publisher implements AutoCloseable {
     return tensors;
   }
 
+  /** The status a publication announces: READY unless {@link #withdraw() withdrawn}. */
+  private SourceStatus announced() {
+    return withdrawn ? SourceStatus.STALE : SourceStatus.READY;
+  }
+
   private SourceStatus heartbeatLocked() {
-    SourceStatus status = transport.isHealthy() ? SourceStatus.READY : SourceStatus.STALE;
+    SourceStatus status =
+        !withdrawn && transport.isHealthy() ? SourceStatus.READY : SourceStatus.STALE;
     try {
       store.heartbeat(identity, workerId, status);
     } catch (RuntimeException first) {
       // The store may have forgotten us (restart, expiry): announce the table again, then
       // heartbeat.
       try {
-        store.publish(new SourceRecord(identity, workerId, rank, blob, SourceStatus.READY, 0));
+        store.publish(new SourceRecord(identity, workerId, rank, blob, announced(), 0));
         store.heartbeat(identity, workerId, status);
       } catch (RuntimeException again) {
         again.addSuppressed(first);
@@ -318,6 +327,17 @@ public final class Publisher implements AutoCloseable {
     if (closed.get()) {
       throw new IllegalStateException("publisher " + workerId + " of '" + identity + "' is closed");
     }
+  }
+
+  /**
+   * Marks the source STALE now and keeps it STALE (later heartbeats and republications say so),
+   * best effort, without deregistering anything: for a process about to exit (a shutdown hook),
+   * whose table must not outlive it as READY while there is no time for {@link #close()}.
+   * Idempotent.
+   */
+  public void withdraw() {
+    withdrawn = true;
+    markStale();
   }
 
   /**

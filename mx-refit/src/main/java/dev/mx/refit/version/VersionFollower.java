@@ -21,6 +21,7 @@ import dev.mx.metadata.progress.PartyRecords;
 import dev.mx.metadata.progress.ProgressSettings;
 import dev.mx.metadata.progress.StallWatch;
 import dev.mx.metadata.progress.StalledPartyException;
+import dev.mx.metadata.SlotRanks;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.refit.DiscoveredSources;
@@ -85,7 +86,8 @@ public final class VersionFollower implements AutoCloseable {
   public enum Selection {
     /**
      * The oldest one newer than the last installed: every step in order, skipping only what is
-     * gone.
+     * gone. Before the first install (and without {@link Builder#afterStep}) it begins with the
+     * newest, as a receiver started late should.
      */
     NEXT,
     /** The newest one: catch up at once, skipping intermediate steps. */
@@ -339,8 +341,13 @@ public final class VersionFollower implements AutoCloseable {
         : newest.expectedSlots();
   }
 
-  /** The candidate per the selection, skipping versions tried {@code maxAttempts} times. */
+  /**
+   * The candidate per the selection, skipping versions tried {@code maxAttempts} times. With
+   * nothing installed yet the newest wins either way: a receiver started late begins with the
+   * newest version, not with whatever old one its trainers still hold.
+   */
   private WeightVersion pick(Map<String, Integer> attempts) {
+    boolean oldestFirst = selection == Selection.NEXT && lastStep != null;
     WeightVersion best = null;
     listed = versions.versions(model);
     for (WeightVersion v : listed) {
@@ -350,7 +357,7 @@ public final class VersionFollower implements AutoCloseable {
         continue;
       }
       if (best == null
-          || (selection == Selection.NEXT
+          || (oldestFirst
               ? WeightVersionStore.BY_STEP.compare(v, best) < 0
               : WeightVersionStore.BY_STEP.compare(v, best) > 0)) {
         best = v;
@@ -525,6 +532,7 @@ public final class VersionFollower implements AutoCloseable {
     Map<String, VersionSlot> bySlot = new TreeMap<>();
     slots.forEach(s -> bySlot.put(s.slot(), s));
     List<ShardTable> tables = new ArrayList<>();
+    SlotRanks ranks = new SlotRanks(expectation, storeUri);
     for (String expected : v.expectedSlots()) {
       VersionSlot s = bySlot.get(expected);
       if (s == null) {
@@ -548,18 +556,11 @@ public final class VersionFollower implements AutoCloseable {
                 + "') went away");
       }
       ShardTable t = codec.decode(s.verified(model).table());
-      if (expectation != null) {
-        expectation.requireDeclaredBy(
-            t,
-            "publisher '"
-                + s.workerId()
-                + "' (slot '"
-                + expected
-                + "' of version '"
-                + v.id()
-                + "')",
-            storeUri);
-      }
+      // As plain discovery refuses a publisher outside the job or claiming another's rank.
+      ranks.require(
+          t,
+          expected,
+          "publisher '" + s.workerId() + "' (slot '" + expected + "' of version '" + v.id() + "')");
       if (t.publisherStep() == null || t.publisherStep() != v.step()) {
         throw new WeightVersionException(
             WeightVersionException.Reason.CONFLICT,

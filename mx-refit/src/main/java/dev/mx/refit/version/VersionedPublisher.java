@@ -56,10 +56,11 @@ import org.slf4j.LoggerFactory;
  * works and fail, naming it and its phase, once it stops: "writing step 3", "digesting step 3,
  * 12/40 shards", "waiting for leases on 'step-1' held by [receiver-0]", "idle after step 3".
  *
- * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE
- * within a second so receivers skip its versions instead of reading from a dead peer; {@link
- * #close()} does the same, then closes both publishers (which deregister their memory). The caller
- * owns the transport, the store and the memory.
+ * <p>A JVM shutdown hook (SIGTERM, SIGINT, {@code System.exit}) marks this rank's slots STALE, then
+ * its buffer sets' shard tables ({@link Publisher#withdraw()}), within a second so receivers skip
+ * its versions instead of reading from a dead peer; {@link #close()} does the same, then closes
+ * both publishers (which deregister their memory). The caller owns the transport, the store and the
+ * memory.
  */
 public final class VersionedPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionedPublisher.class);
@@ -205,7 +206,9 @@ public final class VersionedPublisher implements AutoCloseable {
       // memory).
       p = pending[set].step(step).start();
       pending[set] = null;
-      sets[set] = p;
+      synchronized (held) {
+        sets[set] = p; // seen by the shutdown hook, which withdraws it
+      }
     } else {
       p.republish(step);
     }
@@ -424,11 +427,16 @@ public final class VersionedPublisher implements AutoCloseable {
     }
   }
 
-  /** Marks every slot this rank holds STALE; best effort, each failure logged. */
+  /**
+   * Marks every slot this rank holds STALE, then each buffer set's shard table (its {@code .state}
+   * on a {@code file:} store) too; best effort, each failure logged.
+   */
   void markStale() {
     String[] ids;
+    Publisher[] started;
     synchronized (held) {
       ids = held.clone();
+      started = sets.clone();
     }
     for (String id : ids) {
       if (id == null) {
@@ -442,6 +450,12 @@ public final class VersionedPublisher implements AutoCloseable {
             slot,
             id,
             e.toString());
+      }
+    }
+    // A READY table of a gone process would still be listed by plain discovery of the buffer set.
+    for (Publisher p : started) {
+      if (p != null) {
+        p.withdraw();
       }
     }
   }

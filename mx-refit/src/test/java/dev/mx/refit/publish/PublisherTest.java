@@ -374,6 +374,27 @@ class PublisherTest {
   }
 
   @Test
+  void aWithdrawnPublisherStaysStaleThroughHeartbeatsAndRepublicationsAndStillServes() {
+    MemorySegment s = floats(4, 0);
+    Publisher p =
+        started(
+            builder().step(0L).tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), s));
+    assertEquals(1, store.listReady(IDENTITY, FRESH).size());
+    p.withdraw();
+    assertEquals(SourceStatus.STALE, store.get(IDENTITY, "w0").orElseThrow().status());
+    assertEquals(List.of(), store.listReady(IDENTITY, FRESH), "a withdrawn table is not listed");
+    assertEquals(SourceStatus.STALE, p.heartbeatNow(), "a healthy transport does not revive it");
+    p.republish(1);
+    assertEquals(SourceStatus.STALE, store.get(IDENTITY, "w0").orElseThrow().status());
+    assertEquals(SourceStatus.STALE, p.lastStatus());
+    ShardTable t = p.table();
+    assertArrayEquals(
+        readRemote(t, s.address(), 16),
+        s.toArray(ValueLayout.JAVA_BYTE),
+        "its memory is still served until close");
+  }
+
+  @Test
   void heartbeatsRunOnADaemonThreadAndRefreshTheRecord() throws InterruptedException {
     Publisher p =
         started(

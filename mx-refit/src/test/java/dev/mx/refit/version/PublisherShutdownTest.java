@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.metadata.SlotStatus;
+import dev.mx.api.metadata.SourceStatus;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.metadata.file.FileMetadataStore;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SIGTERM and SIGINT on a real publisher process, sent with {@code kill}: its shutdown hook marks
- * every slot it holds STALE before the JVM exits, every time (4 SIGTERMs and a SIGINT, each a fresh
- * JVM).
+ * every slot it holds STALE, and each buffer set's shard-table state, before the JVM exits, every
+ * time (4 SIGTERMs and a SIGINT, each a fresh JVM).
  */
 class PublisherShutdownTest {
   @TempDir Path dir;
@@ -67,6 +68,10 @@ class PublisherShutdownTest {
           assertEquals(
               Map.of("0", SlotStatus.READY), v.slots(), "before the signal: " + v.describe());
         }
+        assertEquals(
+            List.of(SourceStatus.READY, SourceStatus.READY),
+            tableStates(store, "model-" + i),
+            "before the signal, both buffer sets' shard tables are READY");
       }
       for (int i = 0; i < children.size(); i++) {
         Process child = children.get(i);
@@ -92,6 +97,10 @@ class PublisherShutdownTest {
               "marked before the JVM exited: " + v.describe());
           assertTrue(!v.isReadable());
         }
+        assertEquals(
+            List.of(SourceStatus.STALE, SourceStatus.STALE),
+            tableStates(store, "model-" + i),
+            "each buffer set's shard-table state was marked STALE before the JVM exited too");
         System.out.println(
             "SIG"
                 + signals.get(i)
@@ -104,5 +113,20 @@ class PublisherShutdownTest {
     } finally {
       children.forEach(Process::destroyForcibly);
     }
+  }
+
+  /** The status of each buffer set's shard-table record (the {@code .state} file) of the child. */
+  private static List<SourceStatus> tableStates(FileMetadataStore store, String model) {
+    List<SourceStatus> out = new ArrayList<>();
+    for (int set = 0; set < 2; set++) {
+      String identity = model + "#buffer-set-" + set;
+      String worker = "child-trainer/set-" + set;
+      out.add(
+          store
+              .get(identity, worker)
+              .orElseThrow(() -> new AssertionError("no record of " + worker + " in " + identity))
+              .status());
+    }
+    return out;
   }
 }

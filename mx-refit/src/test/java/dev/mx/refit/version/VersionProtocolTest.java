@@ -18,6 +18,8 @@ import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
+import dev.mx.metadata.Discovery;
+import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.StoreNames;
 import dev.mx.metadata.file.FileMetadataStore;
 import dev.mx.metadata.memory.MemoryMetadataStore;
@@ -64,6 +66,10 @@ class VersionProtocolTest {
   }
 
   private VersionFollower follower(String holder) {
+    return follower(holder, null);
+  }
+
+  private VersionFollower follower(String holder, Discovery.Expectation expectation) {
     RecordedCopy whole =
         new RecordedCopy(
             "w", List.of(), "p", 0, TwoRankTrainer.GLOBAL, new long[] {4, 1}, DType.F32);
@@ -76,6 +82,7 @@ class VersionProtocolTest {
         .leaseTtl(Duration.ofSeconds(5))
         .pollInterval(Duration.ofMillis(20))
         .installer(live)
+        .expect(expectation)
         .receivers(
             (discovery, installer) ->
                 Receiver.builder()
@@ -333,6 +340,74 @@ class VersionProtocolTest {
           List.of(),
           store.versions().leases(model, "step-1"),
           "leases are dropped after a failed read");
+    }
+  }
+
+  @Test
+  void aFollowerStartedLateBeginsWithTheNewestReadyVersionThenFollowsInOrder() {
+    store = new MemoryMetadataStore(model);
+    try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {})) {
+      trainer.publishAll(0);
+      trainer.publishAll(1);
+      assertEquals(
+          List.of(true, true),
+          store.versions().versions(model).stream().map(WeightVersion::isReadable).toList(),
+          "both buffer sets hold a readable version when the receiver starts");
+      try (VersionFollower late = follower("late-receiver")) {
+        VersionFollower.Followed first = late.next(WAIT);
+        assertEquals(1, first.step(), "a late receiver begins with the newest READY version");
+        assertArrayEquals(expected(1), installed());
+        trainer.publishAll(2);
+        trainer.publishAll(3);
+        assertEquals(2, late.next(WAIT).step(), "after the first install, every step in order");
+        assertEquals(3, late.next(WAIT).step());
+        assertArrayEquals(expected(3), installed());
+      }
+    }
+  }
+
+  @Test
+  void aSlotWhoseTableDeclaresAnotherRankIsRefusedAsPlainDiscoveryRefusesIt() {
+    store = new MemoryMetadataStore(model);
+    String layout = "rows tp=2";
+    // Both ranks declare rank 0: rank 1 publishes its own rows into slot '1' but is mislabelled.
+    try (TwoRankTrainer trainer =
+            new TwoRankTrainer(
+                store,
+                model,
+                WAIT,
+                b ->
+                    b.configure(
+                        p ->
+                            p.rank(0)
+                                .topology(2, layout)
+                                .heartbeatInterval(Duration.ofSeconds(30))));
+        VersionFollower follower = follower("receiver-0", new Discovery.Expectation(2, layout))) {
+      trainer.publishAll(0);
+      assertTrue(store.versions().version(model, "step-0").orElseThrow().isReadable());
+      InconsistentSourcesException e =
+          assertThrows(InconsistentSourcesException.class, () -> follower.next(WAIT));
+      assertTrue(
+          e.getMessage().contains("slot '1' of version 'step-0'")
+              && e.getMessage().contains("the slot is trainer rank 1")
+              && e.getMessage().contains("its table declares rank 0"),
+          e.getMessage());
+      assertEquals(null, follower.lastStep(), "nothing was installed");
+      assertArrayEquals(new float[16], installed(), "the live weights are untouched");
+      // The same tables, found by plain discovery of one buffer set's publishers, are refused too.
+      InconsistentSourcesException plain =
+          assertThrows(
+              InconsistentSourcesException.class,
+              () ->
+                  Discovery.on(store)
+                      .withPollInterval(Duration.ofMillis(20))
+                      .awaitConsistent(
+                          model + "#buffer-set-0",
+                          new Discovery.Expectation(2, layout),
+                          Duration.ofMillis(200)));
+      assertTrue(
+          plain.getMessage().contains("rank 0 is claimed by more than one publisher"),
+          plain.getMessage());
     }
   }
 }

@@ -78,6 +78,12 @@ public final class ShmTransport extends AbstractTransport {
   /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
   private static final long EXIT_GRACE_NANOS = 200_000_000L;
 
+  /**
+   * How long a peer still dying after the grace is watched, off the reading thread, so its files
+   * are reclaimed once it is gone (a killed JVM can take seconds to tear down on a loaded host).
+   */
+  private static final long EXIT_WATCH_NANOS = 60_000_000_000L;
+
   private final ShmHost self;
   private final Path dir;
   private final long nonce;
@@ -460,6 +466,8 @@ public final class ShmTransport extends AbstractTransport {
     final Arena arena = Arena.ofShared();
     MemorySegment directorySlots;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicBoolean watchingExit =
+        new java.util.concurrent.atomic.AtomicBoolean();
 
     Peer(String session, ShmPeerMetadata meta, RegionTable regions) {
       this.session = session;
@@ -622,14 +630,33 @@ public final class ShmTransport extends AbstractTransport {
 
     /**
      * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds;
-     * wait up to {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files.
+     * wait up to {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files; a peer still
+     * there then is watched on a virtual thread for up to {@link #EXIT_WATCH_NANOS}, and its files
+     * reclaimed once it is gone.
      */
     void reclaimOnceGone() {
-      long until = System.nanoTime() + EXIT_GRACE_NANOS;
+      awaitGone(EXIT_GRACE_NANOS);
+      if (!alive()) {
+        reclaimIfDead();
+      } else if (watchingExit.compareAndSet(false, true)) {
+        // Still tearing down (or not dying at all): the read fails now, the files go once it is
+        // gone.
+        Thread.ofVirtual()
+            .name("mx-shm-reclaim-" + session)
+            .start(
+                () -> {
+                  awaitGone(EXIT_WATCH_NANOS);
+                  reclaimIfDead();
+                  watchingExit.set(false);
+                });
+      }
+    }
+
+    private void awaitGone(long nanos) {
+      long until = System.nanoTime() + nanos;
       while (alive() && System.nanoTime() - until < 0) {
         java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
       }
-      reclaimIfDead();
     }
 
     @Override
