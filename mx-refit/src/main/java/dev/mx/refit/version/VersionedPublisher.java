@@ -59,7 +59,9 @@ public final class VersionedPublisher implements AutoCloseable {
   private final Duration pollInterval;
   private final LongFunction<String> versionIds;
 
-  /** Whether deregistering is a fence for readers (see {@link #awaitReadersBeforeDeregistering}). */
+  /**
+   * Whether deregistering is a fence for readers (see {@link #awaitReadersBeforeDeregistering}).
+   */
   private final boolean transportRevokes;
 
   /** Each set's publisher, started when the set is first written (null before). */

@@ -16,12 +16,12 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Test double: a real {@code mem} transport underneath (real byte moves) that models a real NIXL
- * over shared memory, CMA or TCP: it says it {@link #revokesDeregisteredMemory() cannot revoke}, and
- * closing a registration only counts the deregistration while the memory stays readable until the
- * double itself closes. Built with {@code revokes = true} it passes deregistration through and says
- * it revokes, as the other backends do. It counts registrations and deregistrations and can run a
- * hook once, right after the reads of the next read call (to act between a receiver's reads and its
- * install).
+ * over shared memory, CMA or TCP: it says it {@link #revokesDeregisteredMemory() cannot revoke},
+ * and closing a registration only counts the deregistration while the memory stays readable until
+ * the double itself closes. Built with {@code revokes = true} it passes deregistration through and
+ * says it revokes, as the other backends do. It counts registrations and deregistrations and can
+ * run a hook once, right after the reads of the next read call (to act between a receiver's reads
+ * and its install).
  */
 final class NonRevokingTransportDouble implements Transport {
   private final Transport delegate;

@@ -49,9 +49,9 @@ import org.junit.jupiter.api.Test;
  *       naming the peer.
  *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate}
  *       gives registered memory a peer reads; "no" must throw naming the transport.
- *   <li>{@link TransportBehavior#REVOKES_DEREGISTERED_MEMORY} (default yes): a read of memory
- *       the publisher deregistered fails; "no" must say so in {@code revokesDeregisteredMemory()}
- *       and either fail or deliver the bytes the memory still holds.
+ *   <li>{@link TransportBehavior#REVOKES_DEREGISTERED_MEMORY} (default yes): a read of memory the
+ *       publisher deregistered fails; "no" must say so in {@code revokesDeregisteredMemory()} and
+ *       either fail or deliver the bytes the memory still holds.
  *   <li>{@link TransportBehavior#SUPPORTS_DEVICE_MEMORY} (default no): device buffers from {@link
  *       #deviceMemory} are read byte-exact; "no" must reject a device buffer's registration.
  * </ul>

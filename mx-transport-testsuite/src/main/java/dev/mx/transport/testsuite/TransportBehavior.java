@@ -30,7 +30,8 @@ public enum TransportBehavior {
    * fail such a read with a {@link dev.mx.api.error.TransportException} and move nothing. "No" (a
    * real NIXL over shared memory, CMA or TCP keeps serving it) must declare {@code false} there,
    * and the read either fails with a {@code TransportException} (a backend that does revoke, such
-   * as RDMA) or delivers exactly the bytes the memory still holds: never other bytes, never a crash.
+   * as RDMA) or delivers exactly the bytes the memory still holds: never other bytes, never a
+   * crash.
    */
   REVOKES_DEREGISTERED_MEMORY(true),
 
