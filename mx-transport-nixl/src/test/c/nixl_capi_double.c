@@ -8,7 +8,8 @@
  * bytes when it completes, a request must be released before it is destroyed (-3 otherwise), an agent whose
  * metadata was never loaded is NOT_FOUND (-6), and every other failure is ERROR_BACKEND (-2), as the wrapper
  * maps them. A transfer that reaches memory its owner has deregistered fails with -2 when it completes, as a
- * remote access error does on RDMA hardware. An agent of another process is read (and written) with
+ * remote access error does on RDMA hardware; with the knob "serve_deregistered" it is served instead, as a
+ * real NIXL over UCX's shared-memory, CMA and TCP transports does (the memory must still be mapped). An agent of another process is read (and written) with
  * process_vm_readv / process_vm_writev against the regions its blob described; a dead peer fails with -2.
  *
  * Test-only knobs (not in NIXL): nixl_double_inject (make a function return a status), nixl_double_set
@@ -65,6 +66,7 @@ static long registered_at_destroy;
 static struct { char fn[64]; int status; int times; } injected[MAX_INJECT];
 static long in_prog_polls = 1; /* get_xfer_status calls that answer IN_PROG before a transfer completes */
 static bool stuck;             /* every transfer stays IN_PROG */
+static bool serve_deregistered; /* a peer's deregistered memory is still read, as a real NIXL over shm/CMA/TCP */
 static char last_agent_config[256];
 static char last_backend[1200];
 static char last_registration[160]; /* "type=T dev=D addr=0x.. len=N" of the last register_mem */
@@ -111,17 +113,20 @@ void nixl_double_inject(const char *fn, int status, int times) {
     pthread_mutex_unlock(&lock);
 }
 
-/* Knobs: "in_prog_polls", "stuck"; "reset" clears every knob and injection. */
+/* Knobs: "in_prog_polls", "stuck", "serve_deregistered"; "reset" clears every knob and injection. */
 void nixl_double_set(const char *knob, long value) {
     pthread_mutex_lock(&lock);
     if (strcmp(knob, "in_prog_polls") == 0) {
         in_prog_polls = value;
     } else if (strcmp(knob, "stuck") == 0) {
         stuck = value != 0;
+    } else if (strcmp(knob, "serve_deregistered") == 0) {
+        serve_deregistered = value != 0;
     } else if (strcmp(knob, "reset") == 0) {
         memset(injected, 0, sizeof injected);
         in_prog_polls = 1;
         stuck = false;
+        serve_deregistered = false;
         registered_at_destroy = 0;
     }
     pthread_mutex_unlock(&lock);
@@ -965,7 +970,8 @@ static int complete(nixl_capi_xfer_req_t r) {
             return ST_BACKEND; /* the peer is gone */
         }
     }
-    if (!all_covered(&target->regs, &r->remote) || !all_covered(&r->agent->regs, &r->local)) {
+    if ((!serve_deregistered && !all_covered(&target->regs, &r->remote))
+        || !all_covered(&r->agent->regs, &r->local)) {
         return ST_BACKEND; /* remote access error: memory no longer registered */
     }
     for (size_t i = 0; i < r->local.n; i++) {

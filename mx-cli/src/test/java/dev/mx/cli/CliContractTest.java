@@ -5,13 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mx.testing.Eventually;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -215,13 +218,16 @@ class CliContractTest {
             "tiny-llama",
             "--steps",
             "100000");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (p.isAlive()
-        && System.nanoTime() < deadline
-        && !Files.readString(dir.resolve("stderr.txt")).contains("starting")) {
-      Thread.sleep(50);
-    }
-    Thread.sleep(1500); // workers starting or running
+    // The event: the demo said it is starting and its first worker JVM is running.
+    List<ProcessHandle> workers =
+        Eventually.await(
+            Duration.ofSeconds(60),
+            "the demo to say it is starting and to launch a worker JVM",
+            () -> {
+              assertTrue(p.isAlive(), "the demo ended before it was signalled");
+              List<ProcessHandle> children = p.children().toList();
+              return children.isEmpty() || !stderrOf(dir).contains("starting") ? null : children;
+            });
     try (Stream<Path> during = Files.list(tmp)) {
       assertTrue(
           during.anyMatch(f -> f.getFileName().toString().startsWith("mx-demo-")),
@@ -236,6 +242,18 @@ class CliContractTest {
     try (Stream<Path> after = Files.list(tmp)) {
       assertEquals(
           List.of(), after.filter(f -> f.getFileName().toString().startsWith("mx-demo-")).toList());
+    }
+    Eventually.await(
+        Duration.ofSeconds(60),
+        "the demo's worker JVMs " + workers + " to be gone",
+        () -> workers.stream().noneMatch(ProcessHandle::isAlive));
+  }
+
+  private static String stderrOf(Path dir) {
+    try {
+      return Files.readString(dir.resolve("stderr.txt"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

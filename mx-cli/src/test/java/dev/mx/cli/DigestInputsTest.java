@@ -10,6 +10,7 @@ import dev.mx.digest.GoldenVectors;
 import dev.mx.digest.ShardDigest;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
+import dev.mx.testing.Eventually;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.RandomAccessFile;
@@ -19,9 +20,9 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -131,12 +132,16 @@ class DigestInputsTest {
    */
   private void assertTruncationIsNamed(Path file, String... args) throws Exception {
     Process p = CliProcess.start(dir, args);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!hasOpen(p.pid(), file) && p.isAlive() && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    assertTrue(hasOpen(p.pid(), file), "mx digest never opened " + file);
-    Thread.sleep(150); // past open and size, into the reads of 8 GiB
+    Eventually.await(
+        Duration.ofSeconds(60), "mx digest to open " + file, () -> hasOpen(p.pid(), file));
+    // Past open and size, into the reads of 8 GiB: 64 MiB more read than at the open (the reads
+    // are pread calls, which /proc/PID/io counts; loading classes adds far less).
+    long atOpen = bytesRead(p.pid());
+    Eventually.await(
+        Duration.ofSeconds(60),
+        "mx digest to read 64 MiB of " + file,
+        () -> !p.isAlive() || bytesRead(p.pid()) - atOpen >= 64L << 20);
+    assertTrue(p.isAlive(), "mx digest ended before the file was truncated");
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
       f.setLength(1 << 20);
     }
@@ -147,6 +152,20 @@ class DigestInputsTest {
             .contains("mx digest: error: " + file.getFileName() + ": file shrank while being read"),
         r.err());
     assertTrue(!r.err().contains("Exception") && !r.err().contains("Internal Error"), r.err());
+  }
+
+  /** Bytes the process read through system calls so far ({@code rchar} of /proc/PID/io). */
+  private static long bytesRead(long pid) {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/io"))) {
+        if (line.startsWith("rchar:")) {
+          return Long.parseLong(line.substring("rchar:".length()).trim());
+        }
+      }
+      throw new IllegalStateException("/proc/" + pid + "/io has no rchar line");
+    } catch (IOException e) {
+      return -1; // the process ended; the caller checks isAlive
+    }
   }
 
   private static boolean hasOpen(long pid, Path file) {

@@ -9,6 +9,7 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.metadata.redis.RedisMetadataStore;
+import dev.mx.testing.Eventually;
 import dev.mx.testing.RedisExtension;
 import dev.mx.testing.RedisServer;
 import io.lettuce.core.RedisClient;
@@ -58,7 +59,7 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
   }
 
   @Test
-  void aRecordThatExpiredIsNoLongerListedAndItsIndexEntryIsPruned() throws InterruptedException {
+  void aRecordThatExpiredIsNoLongerListedAndItsIndexEntryIsPruned() {
     try (RedisMetadataStore shortLived =
         new RedisMetadataStore(REDIS.uri(), Duration.ofSeconds(1))) {
       shortLived.publish(new SourceRecord(identity, "w", 0, new byte[] {1}, SourceStatus.READY, 0));
@@ -66,10 +67,10 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
       store.publish(new SourceRecord(identity, "long", 0, new byte[] {2}, SourceStatus.READY, 0));
       store.heartbeat(identity, "long", SourceStatus.READY);
       String record = "mx:{" + StoreNames.encode(identity) + "}:source:w";
-      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (withRaw(REDIS.uri(), r -> r.exists(record)) > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
+      Eventually.await(
+          Duration.ofSeconds(60),
+          "Redis to expire " + record + " (TTL 1 s)",
+          () -> withRaw(REDIS.uri(), r -> r.exists(record)) == 0);
       assertEquals(
           List.of("long"),
           store.listReady(identity, FRESH).stream().map(SourceRecord::workerId).toList());

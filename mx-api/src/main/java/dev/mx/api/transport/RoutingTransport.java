@@ -160,6 +160,20 @@ public final class RoutingTransport implements Transport {
   }
 
   /**
+   * Only when every routed transport revokes: a peer may be routed to any of them, and a caller
+   * deciding whether deregistering is a fence must assume the weakest.
+   */
+  @Override
+  public boolean revokesDeregisteredMemory() {
+    for (Transport t : transports) {
+      if (!t.revokesDeregisteredMemory()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * Host memory as {@link #register(MemorySegment)}; device memory with every routed transport that
    * reads that kind (the others could not move it, so peers routed to them fail naming the
    * destination); none: the error names every routed transport and the kind.

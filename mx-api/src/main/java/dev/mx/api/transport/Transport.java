@@ -35,6 +35,18 @@ public interface Transport extends AutoCloseable {
   }
 
   /**
+   * Whether a read of memory its owner has deregistered fails (true, the default), or may still
+   * deliver whatever that memory holds (false). NIXL says false: over UCX's shared-memory, CMA and
+   * TCP transports it keeps serving deregistered memory, and mx cannot tell which transport NIXL
+   * picked. Over a transport that says false, deregistering is no fence: an owner must not rewrite
+   * or free memory while a reader may still read it, and a reader must confirm afterwards that the
+   * memory was still being served as published (the version protocol does both, docs/VERSIONS.md).
+   */
+  default boolean revokesDeregisteredMemory() {
+    return true;
+  }
+
+  /**
    * Registers memory of {@code kind}: device memory (a segment holding only an address and a
    * length) goes to the backend as such, host memory as {@link #register(MemorySegment)}.
    *

@@ -1,6 +1,7 @@
 package dev.mx.api.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * Registering memory of a kind: the interface default refuses device memory naming the transport
  * and the kind, a routing transport registers device memory only with the transports that read it
  * (and refuses when none does, rolling back on a failure), and {@link RegionBook} keeps a backend's
- * registrations consistent.
+ * registrations consistent. Also whether a routing transport revokes deregistered memory.
  */
 class DeviceRegistrationTest {
   private static final MemoryKind CUDA0 = MemoryKind.device(0);
@@ -32,6 +33,7 @@ class DeviceRegistrationTest {
     final List<MemoryKind> registered = new ArrayList<>();
     int open;
     boolean failDevice;
+    boolean revokes = true;
 
     KindRecordingTransport(String name, boolean readsDevice) {
       this.name = name;
@@ -75,6 +77,11 @@ class DeviceRegistrationTest {
         throw new TransportException(null, name + ": injected registration failure (test double)");
       }
       return record(region, kind);
+    }
+
+    @Override
+    public boolean revokesDeregisteredMemory() {
+      return revokes;
     }
 
     @Override
@@ -168,6 +175,20 @@ class DeviceRegistrationTest {
     } finally {
       routing.close();
     }
+  }
+
+  @Test
+  void routingRevokesDeregisteredMemoryOnlyWhenEveryRoutedTransportDoes() {
+    KindRecordingTransport shm = new KindRecordingTransport("shm", false);
+    KindRecordingTransport nixl = new KindRecordingTransport("nixl", true);
+    assertTrue(shm.revokesDeregisteredMemory(), "the interface default: revokes");
+    RoutingTransport revoking =
+        new RoutingTransport(TransportConfig.of("s"), List.of(shm, nixl), 0);
+    assertTrue(revoking.revokesDeregisteredMemory());
+    nixl.revokes = false;
+    assertFalse(
+        revoking.revokesDeregisteredMemory(), "a peer may be routed to the one that cannot");
+    revoking.close();
   }
 
   @Test

@@ -27,9 +27,9 @@ import java.util.Map;
 /**
  * {@code mx receive --follow}: one inference rank installing each new READY weight version as it
  * appears (docs/VERSIONS.md), beginning with the newest one, or {@code --steps N} of them, and
- * reporting the step each version carries. Waits for each version while the trainer ranks
- * heartbeat with progress (at most {@code --timeout} when given), failing naming a rank that
- * stalled for {@code --stall-limit}; a version with a STALE or vanished publisher is skipped.
+ * reporting the step each version carries. Waits for each version while the trainer ranks heartbeat
+ * with progress (at most {@code --timeout} when given), failing naming a rank that stalled for
+ * {@code --stall-limit}; a version with a STALE or vanished publisher is skipped.
  */
 final class VersionedReceiver {
   private VersionedReceiver() {}

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mx.api.transport.TransportProvider;
-import dev.mx.testing.Await;
+import dev.mx.testing.Eventually;
 import dev.mx.testing.Signals;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -61,7 +61,7 @@ class DemoInterruptTest {
     assertTrue(demo.waitFor(60, TimeUnit.SECONDS), "the demo exits after SIGINT");
     assertEquals(
         List.of(),
-        Await.until(() -> alive(workers), List::isEmpty, Duration.ofSeconds(30)),
+        Eventually.until(() -> alive(workers), List::isEmpty, Duration.ofSeconds(30)),
         "worker processes left behind after Ctrl-C");
   }
 
@@ -81,7 +81,7 @@ class DemoInterruptTest {
     try {
       // The two trainers have allocated their buffer sets: region files of two processes.
       Set<String> owners =
-          Await.until(
+          Eventually.until(
               () -> regionFileOwners(shm), o -> o.size() >= 2 || !demo.isAlive(), START_BOUND);
       assertEquals(2, owners.size(), "trainer region files in " + shm + "; " + tail(log));
       List<ProcessHandle> workers = demo.descendants().toList();
@@ -89,11 +89,11 @@ class DemoInterruptTest {
       assertTrue(demo.waitFor(EXIT_BOUND.toSeconds(), TimeUnit.SECONDS), "the demo exits");
       assertEquals(
           List.of(),
-          Await.until(() -> alive(workers), List::isEmpty, EXIT_BOUND),
+          Eventually.until(() -> alive(workers), List::isEmpty, EXIT_BOUND),
           "worker processes left behind");
       assertEquals(
           List.of(),
-          Await.until(() -> files(shm), List::isEmpty, EXIT_BOUND),
+          Eventually.until(() -> files(shm), List::isEmpty, EXIT_BOUND),
           "shared-memory files of the interrupted run (trainers " + owners + ") in " + shm);
       assertTrue(
           Files.readString(log).contains("stopped by a signal: stopping the workers"), tail(log));

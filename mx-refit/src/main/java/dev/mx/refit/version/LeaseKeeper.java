@@ -1,9 +1,12 @@
 package dev.mx.refit.version;
 
 import dev.mx.api.metadata.VersionLease;
+import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionStore;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -128,6 +131,72 @@ public final class LeaseKeeper implements AutoCloseable {
         e.initCause(lost);
       }
       throw e;
+    }
+  }
+
+  /**
+   * Confirms with the store, after the reads, that what was read under this lease was served as
+   * published: {@link #check()}, then a renewal there (the store renews only a live lease, so this
+   * one never lapsed and no publisher reclaimed the version since it was taken), then every
+   * expected slot of the version still READY (a publisher marks its slot STALE before it
+   * deregisters). Needed over a transport that cannot revoke deregistered memory ({@link
+   * dev.mx.api.transport.Transport#revokesDeregisteredMemory()} false), where a publisher that went
+   * away mid-read would otherwise hand over whatever its memory held by then; the local check alone
+   * cannot see that. A store that cannot be asked fails it too: nothing is installed on a guess.
+   *
+   * @throws WeightVersionException LEASE_LOST when the store no longer holds the lease, NOT_FOUND
+   *     when the version is gone, WRONG_STATE naming the slots that went STALE or vanished
+   */
+  public void confirm() {
+    check();
+    long started = System.nanoTime();
+    try {
+      versions.renewLease(model, versionId, holder, ttl);
+      validUntilNanos = started + ttl.toNanos();
+    } catch (WeightVersionException e) {
+      lost = e;
+      throw new WeightVersionException(
+          WeightVersionException.Reason.LEASE_LOST,
+          "the store no longer holds the lease of '"
+              + holder
+              + "' on version '"
+              + versionId
+              + "' of '"
+              + model
+              + "' after its reads ("
+              + e.getMessage()
+              + "); its publishers may have reused the memory, so nothing read under it is"
+              + " installed",
+          e);
+    }
+    WeightVersion v =
+        versions
+            .version(model, versionId)
+            .orElseThrow(
+                () ->
+                    new WeightVersionException(
+                        WeightVersionException.Reason.NOT_FOUND,
+                        "version '"
+                            + versionId
+                            + "' of '"
+                            + model
+                            + "' vanished while '"
+                            + holder
+                            + "' read it; nothing read is installed"));
+    List<String> gone = new ArrayList<>(v.staleSlots());
+    gone.addAll(v.missingSlots());
+    if (!gone.isEmpty()) {
+      throw new WeightVersionException(
+          WeightVersionException.Reason.WRONG_STATE,
+          "slot(s) "
+              + gone
+              + " of "
+              + v.describe()
+              + " went STALE or vanished while '"
+              + holder
+              + "' read it: over a transport that cannot revoke deregistered memory the bytes"
+              + " may come from memory its publisher already gave up, so nothing read is"
+              + " installed");
     }
   }
 

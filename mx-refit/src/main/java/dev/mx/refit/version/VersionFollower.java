@@ -17,11 +17,11 @@ import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.SlotRanks;
 import dev.mx.metadata.progress.PartyRecords;
 import dev.mx.metadata.progress.ProgressSettings;
 import dev.mx.metadata.progress.StallWatch;
 import dev.mx.metadata.progress.StalledPartyException;
-import dev.mx.metadata.SlotRanks;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.refit.DiscoveredSources;
@@ -625,14 +625,22 @@ public final class VersionFollower implements AutoCloseable {
     return r;
   }
 
-  /** The receiver's installer: installs only while the version's lease is still held. */
+  /**
+   * The receiver's installer: installs only while the version's lease is still held; over a
+   * transport that cannot revoke deregistered memory (or an unknown one) only once the store
+   * confirmed, after the reads, that the lease never lapsed and no publisher went away.
+   */
   private void guardedInstall(long step, Map<String, java.lang.foreign.MemorySegment> buffers) {
     LeaseKeeper lease = currentLease;
     if (lease == null) {
       throw new IllegalStateException(
           holder + ": an install of step " + step + " outside a leased version");
     }
-    lease.check();
+    if (transport == null || !transport.revokesDeregisteredMemory()) {
+      lease.confirm();
+    } else {
+      lease.check();
+    }
     installer.install(step, buffers);
   }
 
@@ -811,7 +819,9 @@ public final class VersionFollower implements AutoCloseable {
     /**
      * The transport the receivers read through, so that a publisher restarted under the same
      * session name (its endpoint blob changed between versions) is connected again before its
-     * version is read (default: none; connections then stay as the receivers made them).
+     * version is read (default: none; connections then stay as the receivers made them). Also
+     * whether it revokes deregistered memory: when it does not, or none is given, each install is
+     * first confirmed with the store ({@link LeaseKeeper#confirm()}, docs/VERSIONS.md).
      */
     public Builder transport(Transport t) {
       this.transport = t;

@@ -2,6 +2,7 @@ package dev.mx.refit.version;
 
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.Reclaim;
+import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
@@ -80,6 +81,11 @@ public final class VersionedPublisher implements AutoCloseable {
   private final Duration pollInterval;
   private final LongFunction<String> versionIds;
 
+  /**
+   * Whether deregistering is a fence for readers (see {@link #awaitReadersBeforeDeregistering}).
+   */
+  private final boolean transportRevokes;
+
   /** Each set's publisher, started when the set is first written (null before). */
   private final Publisher[] sets;
 
@@ -110,6 +116,7 @@ public final class VersionedPublisher implements AutoCloseable {
     this.store = b.store;
     this.pollInterval = b.pollInterval;
     this.versionIds = b.versionIds;
+    this.transportRevokes = b.transport.revokesDeregisteredMemory();
     this.pending = pending;
     this.sets = new Publisher[pending.length];
     this.held = new String[pending.length];
@@ -496,7 +503,60 @@ public final class VersionedPublisher implements AutoCloseable {
     }
   }
 
-  /** Marks this rank's slots STALE, then closes both publishers in reverse order; idempotent. */
+  /**
+   * Over a transport that cannot revoke deregistered memory, keeps the registrations (and the
+   * bytes: nothing writes them any more) until no receiver holds a lease on a version this rank
+   * holds: releases each (no new lease) and waits, at most the lease wait, until its live leases
+   * are dropped or expired. A receiver that read such a version confirms its lease and slots with
+   * the store before installing, so one still reading when the wait gives up installs nothing.
+   */
+  private void awaitReadersBeforeDeregistering() {
+    if (transportRevokes) {
+      return;
+    }
+    String[] ids;
+    synchronized (held) {
+      ids = held.clone();
+    }
+    long deadline = System.nanoTime() + leaseWait.toNanos();
+    for (String id : ids) {
+      if (id == null) {
+        continue;
+      }
+      try {
+        versions.release(model, id);
+        List<VersionLease> leases = versions.leases(model, id);
+        while (!leases.isEmpty()) {
+          if (System.nanoTime() - deadline > 0) {
+            LOG.warn(
+                "rank slot {} of '{}': deregistering buffer memory of version '{}' while {} still"
+                    + " lease it after {} ms (the transport cannot revoke it; their installs are"
+                    + " refused)",
+                slot,
+                model,
+                id,
+                leases.stream().map(VersionLease::holder).toList(),
+                leaseWait.toMillis());
+            break;
+          }
+          sleep(pollInterval);
+          leases = versions.leases(model, id);
+        }
+      } catch (WeightVersionException e) {
+        if (e.reason() != WeightVersionException.Reason.NOT_FOUND) {
+          LOG.warn("rank slot {}: could not wait for readers of '{}': {}", slot, id, e.toString());
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("rank slot {}: could not wait for readers of '{}': {}", slot, id, e.toString());
+      }
+    }
+  }
+
+  /**
+   * Marks this rank's slots STALE, waits for their readers when the transport cannot revoke
+   * deregistered memory ({@link #awaitReadersBeforeDeregistering}), then closes both publishers in
+   * reverse order; idempotent.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -511,6 +571,7 @@ public final class VersionedPublisher implements AutoCloseable {
     }
     List<AutoCloseable> steps = new ArrayList<>();
     steps.add(this::markStale);
+    steps.add(this::awaitReadersBeforeDeregistering);
     steps.add(beat);
     for (int i = sets.length - 1; i >= 0; i--) {
       steps.add(sets[i]);

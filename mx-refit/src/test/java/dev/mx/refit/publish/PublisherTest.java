@@ -27,6 +27,7 @@ import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.metadata.memory.MemoryMetadataStore;
+import dev.mx.testing.Eventually;
 import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -402,14 +403,10 @@ class PublisherTest {
                 .heartbeatInterval(Duration.ofMillis(30))
                 .tensor("x", DType.F32, Shape.of(4), new long[] {0}, Shape.of(4), floats(4, 0)));
     long first = store.get(IDENTITY, "w0").orElseThrow().updatedAtMillis();
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (store.get(IDENTITY, "w0").orElseThrow().updatedAtMillis() == first
-        && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertTrue(
-        store.get(IDENTITY, "w0").orElseThrow().updatedAtMillis() > first,
-        "a later heartbeat was stamped");
+    Eventually.await(
+        Duration.ofSeconds(60),
+        "a later heartbeat to be stamped",
+        () -> store.get(IDENTITY, "w0").orElseThrow().updatedAtMillis() > first);
     Thread heartbeat =
         Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.getName().equals("mx-publisher-heartbeat-w0"))
@@ -417,7 +414,7 @@ class PublisherTest {
             .orElseThrow();
     assertTrue(heartbeat.isDaemon());
     p.close();
-    heartbeat.join(5000);
+    heartbeat.join(Duration.ofSeconds(60));
     assertFalse(heartbeat.isAlive(), "the heartbeat thread stops on close");
     assertEquals(SourceStatus.STALE, store.get(IDENTITY, "w0").orElseThrow().status());
   }

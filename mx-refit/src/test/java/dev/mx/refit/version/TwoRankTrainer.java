@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * A real two-rank trainer for tests: tensor {@code w} (4x4 f32) split by rows over ranks 0 and 1,
@@ -35,8 +36,20 @@ final class TwoRankTrainer implements AutoCloseable {
       String model,
       Duration leaseWait,
       Consumer<VersionedPublisher.Builder> more) {
+    this(store, model, leaseWait, more, t -> t);
+  }
+
+  /** As above, each rank's {@code mem} transport wrapped by {@code wrap} (e.g. a test double). */
+  TwoRankTrainer(
+      MetadataStore store,
+      String model,
+      Duration leaseWait,
+      Consumer<VersionedPublisher.Builder> more,
+      UnaryOperator<Transport> wrap) {
     for (int r = 0; r < 2; r++) {
-      Transport t = new MemTransportProvider().create(TransportConfig.of(model + "-trainer-" + r));
+      Transport t =
+          wrap.apply(
+              new MemTransportProvider().create(TransportConfig.of(model + "-trainer-" + r)));
       transports.add(t);
       int rank = r;
       for (int k = 0; k < 2; k++) {

@@ -209,6 +209,16 @@ public final class NixlTransport extends AbstractTransport {
     return true;
   }
 
+  /**
+   * No: a real NIXL (1.4 over UCX 1.20's shared-memory, CMA and TCP transports) keeps serving
+   * memory after {@code deregister_mem}, and nothing in its metadata blob lets mx tell a backend
+   * that revokes (an RDMA NIC's remote access error) from one that does not.
+   */
+  @Override
+  public boolean revokesDeregisteredMemory() {
+    return false;
+  }
+
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
     return register(region, MemoryKind.HOST, NixlLibrary.DRAM, 0);

@@ -83,7 +83,11 @@ final class NixlDouble {
     }
   }
 
-  /** Sets a knob: {@code in_prog_polls}, {@code stuck}, or {@code reset}. */
+  /**
+   * Sets a knob: {@code in_prog_polls}, {@code stuck}, {@code serve_deregistered} (1: a peer's
+   * deregistered memory is still read, as a real NIXL over shared memory, CMA or TCP does; 0, the
+   * default: such a read fails with -2, as on RDMA hardware), or {@code reset}.
+   */
   static void set(String knob, long value) {
     try (Arena a = Arena.ofConfined()) {
       SET.invokeExact(a.allocateFrom(knob), value);

@@ -1,6 +1,7 @@
 package dev.mx.transport.nixl;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -260,6 +261,24 @@ class NixlErrorPathTest {
                     List.of(new ReadDescriptor(PEER, more.address(), dst.address(), 64))));
     assertEquals(PEER, e.peer());
     assertNamesStatus(e, -2);
+  }
+
+  /**
+   * The double's model of a real NIXL over shared memory, CMA or TCP, which the conformance suite's
+   * "no" of {@code REVOKES_DEREGISTERED_MEMORY} meets: the read succeeds with the bytes the memory
+   * still holds, so only the version protocol's fences keep a receiver off reclaimed memory.
+   */
+  @Test
+  void memoryThePeerDeregisteredIsStillServedWhenTheDoubleModelsARealNixl() {
+    NixlDouble.set("serve_deregistered", 1);
+    MemorySegment more = arena.allocate(4096, 64);
+    more.fill((byte) 0x5a);
+    MemoryRegistration r = publisher.register(more);
+    receiver.connect(PEER, publisher.localMetadata());
+    r.close();
+    receiver.read(List.of(new ReadDescriptor(PEER, more.address(), dst.address(), 64)));
+    assertEquals(-1, MemorySegment.mismatch(more, 0, 64, dst, 0, 64), "served after deregister");
+    assertFalse(receiver.revokesDeregisteredMemory(), "and the transport says it may be");
   }
 
   @Test

@@ -1,14 +1,16 @@
 package dev.mx.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.testing.Await;
+import dev.mx.testing.Eventually;
 import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -112,19 +114,18 @@ class ShmPeerFaultTest {
                     }
                   });
           Thread.sleep(random.nextInt(40));
-          long killedAt = System.nanoTime();
           pub.kill();
-          TransportException e = reading.get(TIMEOUT.toSeconds() + 20, TimeUnit.SECONDS);
-          long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
+          TransportException e = reading.get(TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS);
           assertEquals(peer, e.peer(), e.getMessage());
           assertTrue(e.getMessage().contains("'" + peer + "'"), e.getMessage());
-          assertTrue(
-              tookMs < TIMEOUT.toMillis(), "the read failed " + tookMs + " ms after the kill");
-          // The receiver reclaims what the dead publisher left in the shared-memory directory, a
-          // moment after the failed read returned (once the kernel reaped the process).
+          // The death was detected, not waited out (no wall-clock bound: a loaded host is slow).
+          assertFalse(
+              e instanceof TransportTimeoutException,
+              "the read should fail naming the dead peer, not time out: " + e);
+          // The receiver reclaimed what the dead publisher left in the shared-memory directory.
           assertEquals(
               List.of(),
-              Await.until(() -> filesStartingWith(files), List::isEmpty, RECLAIM_BOUND),
+              Eventually.until(() -> filesStartingWith(files), List::isEmpty, RECLAIM_BOUND),
               "files of the killed publisher (pid " + pub.pid() + ")");
           assertTrue(receiver.isConnected(peer));
         } finally {
@@ -145,7 +146,7 @@ class ShmPeerFaultTest {
           0, new ProcessBuilder("kill", "-TERM", Long.toString(pub.pid())).start().waitFor());
       assertEquals(
           List.of(),
-          Await.until(() -> filesStartingWith(files), List::isEmpty, RECLAIM_BOUND),
+          Eventually.until(() -> filesStartingWith(files), List::isEmpty, RECLAIM_BOUND),
           "the exiting JVM deleted its files");
     }
   }

@@ -49,6 +49,9 @@ import org.junit.jupiter.api.Test;
  *       naming the peer.
  *   <li>{@link TransportBehavior#SUPPORTS_ALLOCATION} (default yes): {@code Transport.allocate}
  *       gives registered memory a peer reads; "no" must throw naming the transport.
+ *   <li>{@link TransportBehavior#REVOKES_DEREGISTERED_MEMORY} (default yes): a read of memory the
+ *       publisher deregistered fails; "no" must say so in {@code revokesDeregisteredMemory()} and
+ *       either fail or deliver the bytes the memory still holds.
  *   <li>{@link TransportBehavior#SUPPORTS_DEVICE_MEMORY} (default no): device buffers from {@link
  *       #deviceMemory} are read byte-exact; "no" must reject a device buffer's registration.
  * </ul>
@@ -261,7 +264,12 @@ public abstract class AbstractTransportConformanceTest {
   }
 
   @Test
-  void deregisteredMemoryCanNoLongerBeRead() {
+  void deregisteredMemory() {
+    boolean revokes = hasBehavior(TransportBehavior.REVOKES_DEREGISTERED_MEMORY);
+    assertEquals(
+        revokes,
+        receiver.revokesDeregisteredMemory(),
+        "the endpoint's revokesDeregisteredMemory() must agree with the declared behaviour");
     MemorySegment src = patterned(4096, 5);
     MemorySegment dst = zeroed(4096);
     MemoryRegistration reg = publisher.register(src);
@@ -272,8 +280,19 @@ public abstract class AbstractTransportConformanceTest {
     reg.close(); // idempotent
     MemorySegment fresh = zeroed(4096);
     registerOn(receiver, fresh);
-    assertThrows(
-        TransportException.class, () -> receiver.read(List.of(desc(src, 0, fresh, 0, 4096))));
+    List<ReadDescriptor> again = List.of(desc(src, 0, fresh, 0, 4096));
+    if (revokes) {
+      assertThrows(TransportException.class, () -> receiver.read(again));
+      assertSameBytes(zeroed(4096), 0, fresh, 0, 4096, "nothing moved from deregistered memory");
+      return;
+    }
+    try {
+      receiver.read(again);
+    } catch (TransportException revokedAfterAll) {
+      assertEquals(PEER, revokedAfterAll.peer(), revokedAfterAll.getMessage());
+      return;
+    }
+    assertSameBytes(src, 0, fresh, 0, 4096, "bytes served from deregistered memory");
   }
 
   @Test

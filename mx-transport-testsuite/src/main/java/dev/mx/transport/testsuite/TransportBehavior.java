@@ -25,6 +25,17 @@ public enum TransportBehavior {
   SUPPORTS_ALLOCATION(true),
 
   /**
+   * A read of memory its publisher has deregistered fails. Default yes. The flag must agree with
+   * the endpoint's {@link dev.mx.api.transport.Transport#revokesDeregisteredMemory()}. "Yes" must
+   * fail such a read with a {@link dev.mx.api.error.TransportException} and move nothing. "No" (a
+   * real NIXL over shared memory, CMA or TCP keeps serving it) must declare {@code false} there,
+   * and the read either fails with a {@code TransportException} (a backend that does revoke, such
+   * as RDMA) or delivers exactly the bytes the memory still holds: never other bytes, never a
+   * crash.
+   */
+  REVOKES_DEREGISTERED_MEMORY(true),
+
+  /**
    * Registers and reads device (GPU) memory; the subclass supplies device buffers by overriding
    * {@link AbstractTransportConformanceTest#deviceMemory}. Default no. "No" with a device buffer
    * available must reject its registration with a {@link dev.mx.api.error.TransportException}
