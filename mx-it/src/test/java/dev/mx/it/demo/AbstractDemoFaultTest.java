@@ -1,6 +1,7 @@
 package dev.mx.it.demo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -11,9 +12,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The demo's faults, which need ranks in separate processes, over one transport: each fails closed
- * (the step fails naming the publisher, and every rank keeps the previous weights) or, where the
- * transport can still read the published bytes, installs only bytes the digests judged right.
+ * The demo's faults, which need ranks in separate processes, over one transport. With {@code
+ * --install copy} each fails closed (the step fails naming the publisher, and every rank keeps the
+ * previous weights) or, where the transport can still read the published bytes, installs only bytes
+ * the digests judged right. In place (the default) a fault part-way through a step fails it naming
+ * the publisher; with two trainer buffer sets every rank is then put back on the previous step (its
+ * live bytes compared), with one a torn rank says so and is never dumped.
  */
 abstract class AbstractDemoFaultTest {
 
@@ -41,6 +45,8 @@ abstract class AbstractDemoFaultTest {
       throws Exception {
     DemoRun r =
         DemoRun.run(
+            "--install",
+            "copy",
             "--transport",
             transport(),
             "--model",
@@ -67,6 +73,8 @@ abstract class AbstractDemoFaultTest {
       throws Exception {
     DemoRun r =
         DemoRun.run(
+            "--install",
+            "copy",
             "--transport",
             transport(),
             "--model",
@@ -99,6 +107,8 @@ abstract class AbstractDemoFaultTest {
   void aCorruptedByteIsCaughtAcrossProcesses(@TempDir Path dump) throws Exception {
     DemoRun r =
         DemoRun.run(
+            "--install",
+            "copy",
             "--transport",
             transport(),
             "--model",
@@ -125,6 +135,8 @@ abstract class AbstractDemoFaultTest {
   void aReceiverExpectingAnotherTrainerTopologyFailsAtOnceAcrossProcesses() {
     DemoRun r =
         DemoRun.run(
+            "--install",
+            "copy",
             "--transport",
             transport(),
             "--model",
@@ -152,6 +164,8 @@ abstract class AbstractDemoFaultTest {
     // copying.
     DemoRun r =
         DemoRun.run(
+            "--install",
+            "copy",
             "--transport",
             transport(),
             "--model",
@@ -169,5 +183,63 @@ abstract class AbstractDemoFaultTest {
     assertEquals(1, r.code(), r.toString());
     assertTrue((r.out() + r.err()).contains("digest mismatch"), r.toString());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+  }
+
+  @Test
+  void inPlaceACorruptedStepIsRolledBackOnEveryRankFromTheTrainersOtherBufferSet(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-qwen3",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--trainer-buffers",
+            "2",
+            "--steps",
+            "2",
+            "--fault",
+            "corrupt",
+            "--dump",
+            dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    assertTrue(r.err().contains("digest mismatch") && r.err().contains("trainer-0"), r.err());
+    // Every live byte of every rank is step 0's again: the failing rank restored itself, the other
+    // rolled back from the trainers' set that still holds step 0.
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-qwen3", 2, 1, "bf16", "bf16", 0);
+  }
+
+  @Test
+  void inPlaceAKilledPublisherFailsTheStepNamingItAndATornRankIsNeverDumped(@TempDir Path dump) {
+    DemoRun r =
+        DemoRun.run(
+            "--transport",
+            transport(),
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--fault",
+            "kill-publisher",
+            "--dump",
+            dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    String all = r.out() + r.err();
+    assertTrue(all.contains("trainer-0"), "names the dead publisher: " + all);
+    assertTrue(
+        all.contains("began writing the live weights"),
+        "says the in-place step tore the live weights: " + all);
+    assertFalse(
+        java.nio.file.Files.exists(dump.resolve("receiver-0.safetensors"))
+            && java.nio.file.Files.exists(dump.resolve("receiver-1.safetensors")),
+        "torn live weights are not dumped as if they were a step");
   }
 }
