@@ -48,7 +48,11 @@ import picocli.CommandLine.Option;
           + "every installed byte verified (--verify all).",
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
-          + "or peer (the installed weights stay at the previous step); 2 on bad usage.",
+          + "or peer; 2 on bad usage. Receivers write their live weights in place (peak memory about the trainers' "
+          + "and the receivers' weights once each, plus a 64 MiB staging budget per receiver): a step that fails "
+          + "part-way is put back on every rank when the trainers keep a second buffer set (--trainer-buffers 2), "
+          + "else reported torn; --install copy keeps every rank on the previous step whatever fails, for one more "
+          + "copy of the weights per receiver (README, 'Memory and installs').",
       ""
     })
 public final class DemoCommand extends JobOptions implements Callable<Integer> {
@@ -921,7 +925,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
       // covered.
       doc.put("unverified_bytes", unverifiedBytes());
-      doc.put("memory", memory);
+      if (memory != null) {
+        // The demo's own: peak per process and in total (mx receive reports none).
+        doc.put("memory", memory);
+      }
       return doc;
     }
 

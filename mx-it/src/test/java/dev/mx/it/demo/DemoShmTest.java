@@ -43,6 +43,40 @@ class DemoShmTest extends AbstractDemoFaultTest {
     assertEquals("shm", r.json().get("run").get("transport").asText());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
     assertTrainerMemoryIsMapped(r);
+    assertMemoryIsReported(r, 2, 2);
+  }
+
+  /**
+   * The report's memory: every process's peak resident set, the host's peak above idle, and the
+   * weights it is measured against (what the ranks installed in one step).
+   */
+  static void assertMemoryIsReported(DemoRun r, int trainers, int receivers) throws Exception {
+    JsonNode m = r.json().get("memory");
+    assertTrue(m != null && m.isObject(), "no memory in " + r.json());
+    long weights = 0;
+    long firstStep = r.json().get("steps").get(0).get("step").asLong();
+    for (JsonNode s : r.json().get("steps")) {
+      if (s.get("step").asLong() == firstStep) {
+        weights += s.get("bytes").asLong();
+      }
+    }
+    assertEquals(weights, m.get("weight_bytes").asLong(), m.toString());
+    long peak = m.get("peak_above_idle_bytes").asLong();
+    assertTrue(peak > 0, "peak above idle: " + m);
+    assertEquals((double) peak / weights, m.get("peak_per_weight").asDouble(), 1e-9, m.toString());
+    java.util.Set<String> names = new java.util.TreeSet<>();
+    for (JsonNode p : m.get("processes")) {
+      names.add(p.get("name").asText());
+      assertTrue(p.get("peak_rss_bytes").asLong() > 0, p.toString());
+    }
+    java.util.Set<String> expected = new java.util.TreeSet<>(java.util.List.of("orchestrator"));
+    for (int i = 0; i < trainers; i++) {
+      expected.add("trainer " + i);
+    }
+    for (int i = 0; i < receivers; i++) {
+      expected.add("receiver " + i);
+    }
+    assertEquals(expected, names, m.toString());
   }
 
   /**
