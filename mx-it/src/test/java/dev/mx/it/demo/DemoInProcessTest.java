@@ -168,6 +168,9 @@ class DemoInProcessTest {
             "tp=2",
             "--steps",
             "2",
+            // In place, the previous weights are restored from the trainers' second buffer set.
+            "--trainer-buffers",
+            "2",
             "--fault",
             "corrupt",
             "--dump",
@@ -216,6 +219,9 @@ class DemoInProcessTest {
             "--inference",
             "tp=4",
             "--steps",
+            "2",
+            // In place, the previous weights are restored from the trainers' second buffer set.
+            "--trainer-buffers",
             "2",
             "--fault",
             "corrupt",
