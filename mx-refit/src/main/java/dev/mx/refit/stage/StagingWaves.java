@@ -127,8 +127,8 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
     if (needed > budget) {
       String unit =
           largest != null && aligned(largestShard) >= heldBytes
-              ? "staged shard "
-                  + largest.shard().shardOffset()
+              ? "staged shard at "
+                  + java.util.Arrays.toString(largest.shard().shardOffset())
                   + " of tensor '"
                   + largest.source()
                   + "' ("
