@@ -1,7 +1,9 @@
 package dev.mx.digest;
 
+import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * The shard digest on the CPU ({@link ShardDigest}), registered for {@link java.util.ServiceLoader}
@@ -22,5 +24,11 @@ public final class CpuDigestProvider extends DigestProvider {
   @Override
   public String digest(MemorySegment bytes) {
     return ShardDigest.digest(bytes);
+  }
+
+  /** Pieces combine exactly ({@link PositionedDigest}). */
+  @Override
+  public Optional<DigestParts> parts(long byteCount) {
+    return Optional.of(new PositionedDigest(byteCount));
   }
 }

@@ -43,6 +43,7 @@ import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WirePolicies;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -349,16 +350,20 @@ public final class Receiver implements AutoCloseable {
       // Wire, wave by wave (staged shards beyond the staging budget wait for the next wave), with
       // each peer's verification and staged copies starting as soon as that peer landed.
       Map<String, Double> wire = new LinkedHashMap<>();
+      long landingBytes = PipelinedWire.landingBytes(settings);
       for (int w = 0; w < waves.size(); w++) {
-        Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified);
+        Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+        Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified, onLanded);
         PipelinedWire.run(
                 policy,
                 transport,
                 waves.get(w),
                 work,
+                onLanded,
                 p.workers,
                 config.timeout(),
-                RefitFlag.PIPELINE.bool(settings))
+                RefitFlag.PIPELINE.bool(settings),
+                landingBytes)
             .forEach((k, v) -> wire.merge(k, v, Double::sum));
       }
       if (waves.size() > 1) {
@@ -448,11 +453,16 @@ public final class Receiver implements AutoCloseable {
 
   /**
    * The work of wave {@code wave} that depends only on one peer's reads: each of its staged shards
-   * (verify, then copy) and, in wave 0, each whole-shard digest check. The digest provider is
-   * resolved only when something is digested.
+   * (verify, then copy) and, in wave 0, each whole-shard and tile digest check, piece by piece into
+   * {@code onLanded} where the digest combines pieces (each keyed by the read that lands it). The
+   * digest provider is resolved only when something is digested.
    */
   private Map<String, List<Runnable>> perPeerWork(
-      BufferSet set, Map<String, Integer> waveOf, int wave, AtomicInteger verified) {
+      BufferSet set,
+      Map<String, Integer> waveOf,
+      int wave,
+      AtomicInteger verified,
+      Map<ReadDescriptor, List<Runnable>> onLanded) {
     Map<String, List<Runnable>> work = new LinkedHashMap<>();
     boolean checks =
         wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
@@ -478,9 +488,9 @@ public final class Receiver implements AutoCloseable {
               });
     }
     if (checks) {
-      set.verifier
-          .tasksBySession(dp, verified)
-          .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
+      ShardVerifier.LandingWork lw = set.verifier.landingWork(dp, verified);
+      lw.bySession().forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
+      onLanded.putAll(lw.byRead());
     }
     return work;
   }

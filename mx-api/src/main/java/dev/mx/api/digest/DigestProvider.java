@@ -14,6 +14,15 @@ public abstract class DigestProvider extends MxProvider {
   /** The digest of {@code bytes} (any alignment, any length including zero). */
   public abstract String digest(MemorySegment bytes);
 
+  /**
+   * An accumulator for the digest of a region of {@code byteCount} bytes fed in pieces at their
+   * positions, in any order; empty when this provider cannot combine pieces (the caller then
+   * gathers the region and calls {@link #digest}).
+   */
+  public java.util.Optional<DigestParts> parts(long byteCount) {
+    return java.util.Optional.empty();
+  }
+
   @Override
   public String artifact() {
     return "dev.mx:mx-digest";

@@ -3,11 +3,13 @@ package dev.mx.refit.stage;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
+import dev.mx.api.util.Settings;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.wire.FusedWire;
 import dev.mx.refit.wire.WireStages;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,9 +21,12 @@ import java.util.concurrent.Future;
  * The wire stage with the per-peer work overlapped on it: each staged shard's verification and
  * copies, and the digest of each shard verified where it landed, depend only on the reads of the
  * peer that serves it. With the built-in fused policy and worker threads, the reads go out one peer
- * at a time (peers with the most work first) and each peer's work starts on a worker as soon as
- * that peer's reads have landed, while the next peer's reads are on the wire. Otherwise the policy
- * runs as configured and the work follows it.
+ * at a time (peers with the most work first), each peer's reads in landing batches of about {@link
+ * #LANDING_PROPERTY} bytes. Work keyed by a read ({@code onLanded}: the digest of the bytes it
+ * brought) starts on a worker as soon as that read's batch has landed, while the next batch is on
+ * the wire and the bytes just read are still in cache, so every byte is read from its peer once and
+ * verified in the same pass; work keyed by a peer starts once all of that peer's reads have landed.
+ * Otherwise the policy runs as configured and the work follows it.
  *
  * <p>Safe because no later stage writes what this work reads: staging buffers are written only by
  * the wire, and the coverage gate guarantees no receive-buffer element is written twice. Nothing
@@ -31,22 +36,69 @@ import java.util.concurrent.Future;
 public final class PipelinedWire {
   private PipelinedWire() {}
 
+  /** Bytes per landing batch; {@code 0} reads each peer in one batch. */
+  public static final String LANDING_PROPERTY = "mx.receiver.landing-bytes";
+
+  public static final String LANDING_ENV = "MX_RECEIVER_LANDING_BYTES";
+
+  /**
+   * Default landing batch: small enough that a batch is still in the last-level cache when a worker
+   * digests it, large enough that a batch's fixed cost (one transport call) does not show.
+   */
+  public static final long DEFAULT_LANDING_BYTES = 8L << 20;
+
+  /**
+   * The configured landing batch size.
+   *
+   * @throws IllegalArgumentException naming the setting when it is not a byte count
+   */
+  public static long landingBytes(Settings settings) {
+    String v = settings.get(LANDING_PROPERTY, LANDING_ENV);
+    if (v == null || v.isBlank()) {
+      return DEFAULT_LANDING_BYTES;
+    }
+    long n;
+    try {
+      n = StagingWaves.parseBytes(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          LANDING_PROPERTY
+              + "='"
+              + v
+              + "' is not a byte count (e.g. 8m, or 0 for one batch per peer)",
+          e);
+    }
+    if (n < 0) {
+      throw new IllegalArgumentException(LANDING_PROPERTY + "='" + v + "' must not be negative");
+    }
+    return n;
+  }
+
   /**
    * Runs the wire and the per-peer work; returns stage times: the policy's wire keys, plus {@code
    * verify_s} (the work, run after the wire) or {@code pipeline_drain_s} (waiting for overlapped
    * work after the last peer landed).
+   *
+   * @param onLanded work that needs only the bytes of one read (compared by value); work keyed by a
+   *     read that this call does not issue runs after the wire
+   * @param landingBytes bytes per landing batch ({@code 0}: one batch per peer)
    */
   public static Map<String, Double> run(
       WirePolicy policy,
       Transport transport,
       Descriptors d,
       Map<String, List<Runnable>> workBySession,
+      Map<ReadDescriptor, List<Runnable>> onLanded,
       ExecutorService workers,
       Duration timeout,
-      boolean pipeline) {
+      boolean pipeline,
+      long landingBytes) {
     Map<String, Double> stages = new LinkedHashMap<>();
     int tasks = 0;
     for (List<Runnable> l : workBySession.values()) {
+      tasks += l.size();
+    }
+    for (List<Runnable> l : onLanded.values()) {
       tasks += l.size();
     }
     // Only the built-in fused policy is split per peer; a custom policy always issues its own
@@ -56,6 +108,7 @@ public final class PipelinedWire {
       if (tasks > 0) {
         long t = System.nanoTime();
         List<Runnable> all = new ArrayList<>(tasks);
+        onLanded.values().forEach(all::addAll);
         workBySession.values().forEach(all::addAll);
         if (workers == null || all.size() == 1) {
           all.forEach(Runnable::run);
@@ -75,14 +128,38 @@ public final class PipelinedWire {
             Integer.compare(
                 workBySession.getOrDefault(b, List.of()).size(),
                 workBySession.getOrDefault(a, List.of()).size()));
+    // A read issued twice (same bytes to the same place) releases its work at its last landing.
+    Map<ReadDescriptor, List<Runnable>> pending = new HashMap<>(onLanded);
+    Map<ReadDescriptor, Integer> lastBatch = new HashMap<>();
     List<Future<?>> started = new ArrayList<>(tasks);
     RuntimeException failure = null;
     long wire = 0;
+    int batches = 0;
     try {
       for (String session : order) {
-        long t = System.nanoTime();
-        transport.read(reads.get(session), timeout);
-        wire += System.nanoTime() - t;
+        List<List<ReadDescriptor>> peerBatches = batches(reads.get(session), landingBytes);
+        for (List<ReadDescriptor> batch : peerBatches) {
+          for (ReadDescriptor r : batch) {
+            lastBatch.put(r, batches);
+          }
+          batches++;
+        }
+        batches -= peerBatches.size();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (List<ReadDescriptor> batch : peerBatches) {
+          long t = System.nanoTime();
+          transport.read(batch, Duration.ofNanos(Math.max(1_000_000, deadline - t)));
+          wire += System.nanoTime() - t;
+          for (ReadDescriptor r : batch) {
+            if (lastBatch.get(r) == batches) {
+              for (Runnable w : pending.getOrDefault(r, List.of())) {
+                started.add(workers.submit(w));
+              }
+              pending.remove(r);
+            }
+          }
+          batches++;
+        }
         for (Runnable r : workBySession.getOrDefault(session, List.of())) {
           started.add(workers.submit(r));
         }
@@ -93,6 +170,8 @@ public final class PipelinedWire {
               .forEach(r -> started.add(workers.submit(r))); // nothing to wait for on the wire
         }
       }
+      // Keyed by a read this call did not issue: nothing more will land for it.
+      pending.values().forEach(l -> l.forEach(r -> started.add(workers.submit(r))));
     } catch (RuntimeException e) {
       failure = e;
     }
@@ -119,7 +198,32 @@ public final class PipelinedWire {
       throw failure;
     }
     stages.put("pipeline_drain_s", seconds(t));
+    if (batches > reads.size()) {
+      stages.put("landing_batches", (double) batches);
+    }
     return stages;
+  }
+
+  /** Consecutive runs of {@code reads} of at least {@code bytes} each (one run when 0). */
+  static List<List<ReadDescriptor>> batches(List<ReadDescriptor> reads, long bytes) {
+    if (bytes <= 0) {
+      return List.of(reads);
+    }
+    List<List<ReadDescriptor>> out = new ArrayList<>();
+    int from = 0;
+    long held = 0;
+    for (int i = 0; i < reads.size(); i++) {
+      held += reads.get(i).nbytes();
+      if (held >= bytes) {
+        out.add(reads.subList(from, i + 1));
+        from = i + 1;
+        held = 0;
+      }
+    }
+    if (from < reads.size()) {
+      out.add(reads.subList(from, reads.size()));
+    }
+    return out;
   }
 
   private static RuntimeException add(RuntimeException first, RuntimeException next) {

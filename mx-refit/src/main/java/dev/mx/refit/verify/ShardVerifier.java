@@ -1,5 +1,6 @@
 package dev.mx.refit.verify;
 
+import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.DigestMismatchException;
@@ -48,8 +49,11 @@ import java.util.function.BiFunction;
  */
 public final class ShardVerifier implements AutoCloseable {
 
-  /** Bytes {@code [shardByte, shardByte + bytes.byteSize())} of the shard sit in {@code bytes}. */
-  record Piece(long shardByte, MemorySegment bytes) {}
+  /**
+   * Bytes {@code [shardByte, shardByte + bytes.byteSize())} of the shard sit in {@code bytes},
+   * brought by read {@code origin}.
+   */
+  record Piece(long shardByte, MemorySegment bytes, ReadDescriptor origin) {}
 
   /**
    * One shard, or one tile of it ({@code tile >= 0}), to check: its pieces cover the region's
@@ -128,6 +132,11 @@ public final class ShardVerifier implements AutoCloseable {
   private final MemoryOps device;
 
   private final List<AutoCloseable> deviceScratch = new ArrayList<>();
+
+  /** Host gather buffers not yet allocated, and their size. */
+  private int scratchLeft;
+
+  private long scratchBytes;
   private final BlockingQueue<MemorySegment> scratch;
   private final java.util.concurrent.atomic.AtomicBoolean closed =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -155,11 +164,11 @@ public final class ShardVerifier implements AutoCloseable {
         scratch.add(m.segment());
       }
     } else if (buffers > 0 && maxGather > 0) {
+      // Allocated on first use: checks digested piece by piece never gather.
       scratchArena = Arena.ofShared();
       scratch = new ArrayBlockingQueue<>(buffers);
-      for (int i = 0; i < buffers; i++) {
-        scratch.add(scratchArena.allocate(maxGather, 64));
-      }
+      scratchLeft = buffers;
+      scratchBytes = maxGather;
     } else {
       scratchArena = null;
       scratch = null;
@@ -311,7 +320,7 @@ public final class ShardVerifier implements AutoCloseable {
         long b = Math.min(pe, tiles.end(k, size));
         byTile
             .computeIfAbsent(k, x -> new ArrayList<>())
-            .add(new Piece(a - tiles.start(k), p.bytes().asSlice(a - ps, b - a)));
+            .add(new Piece(a - tiles.start(k), p.bytes().asSlice(a - ps, b - a), p.origin()));
       }
     }
     long maxGather = 0;
@@ -378,7 +387,7 @@ public final class ShardVerifier implements AutoCloseable {
     for (; i < starts.length && starts[i] < hi; i++) {
       ReadDescriptor d = reads.get(i);
       long n = Math.min(d.nbytes(), hi - d.srcAddr());
-      pieces.add(new Piece(d.srcAddr() - lo, destination.apply(d.dstAddr(), n)));
+      pieces.add(new Piece(d.srcAddr() - lo, destination.apply(d.dstAddr(), n), d));
     }
     return pieces;
   }
@@ -404,7 +413,7 @@ public final class ShardVerifier implements AutoCloseable {
         continue;
       }
       long skip = until - p.shardByte();
-      kept.add(skip > 0 ? new Piece(until, p.bytes().asSlice(skip)) : p);
+      kept.add(skip > 0 ? new Piece(until, p.bytes().asSlice(skip), p.origin()) : p);
       until = end;
       if (until >= size) {
         break;
@@ -484,23 +493,53 @@ public final class ShardVerifier implements AutoCloseable {
   }
 
   /**
-   * The checks as tasks grouped by the session whose reads fill them, so a pipelined wire can start
-   * each peer's digests as soon as that peer's reads landed; each task counts into {@code verified}
-   * on success.
+   * The checks as work for a pipelined wire, each digest in the same pass as the read that brings
+   * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), one
+   * task per piece keyed by the read that lands it digests those bytes while they are still in
+   * cache, and the task that adds a check's last byte compares; other checks run whole, keyed by
+   * their peer, once all of its reads landed. Each check counts into {@code verified} on success.
+   * Call once per refit: the accumulators are fresh.
    */
-  public Map<String, List<Runnable>> tasksBySession(
-      DigestProvider digests, AtomicInteger verified) {
-    Map<String, List<Runnable>> out = new java.util.LinkedHashMap<>();
+  public LandingWork landingWork(DigestProvider digests, AtomicInteger verified) {
+    Map<ReadDescriptor, List<Runnable>> byRead = new HashMap<>();
+    Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
-      out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
-          .add(
-              () -> {
-                check(c, digests);
-                verified.incrementAndGet();
-              });
+      java.util.Optional<DigestParts> parts =
+          device == null && c.size() > 0 ? digests.parts(c.size()) : java.util.Optional.empty();
+      if (parts.isEmpty()) {
+        bySession
+            .computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
+            .add(
+                () -> {
+                  check(c, digests);
+                  verified.incrementAndGet();
+                });
+        continue;
+      }
+      DigestParts acc = parts.get();
+      for (Piece p : c.pieces()) {
+        long n = Math.min(p.bytes().byteSize(), c.size() - p.shardByte());
+        MemorySegment bytes = p.bytes().asSlice(0, n);
+        byRead
+            .computeIfAbsent(p.origin(), k -> new ArrayList<>())
+            .add(
+                () -> {
+                  if (acc.add(p.shardByte(), bytes)) {
+                    compare(c, acc.digest());
+                    verified.incrementAndGet();
+                  }
+                });
+      }
     }
-    return out;
+    return new LandingWork(byRead, bySession);
   }
+
+  /**
+   * Verification work for one refit: keyed by the read whose landing lets it run, and keyed by the
+   * peer all of whose reads it needs.
+   */
+  public record LandingWork(
+      Map<ReadDescriptor, List<Runnable>> byRead, Map<String, List<Runnable>> bySession) {}
 
   private void check(Check c, DigestProvider digests) {
     String actual;
@@ -523,6 +562,10 @@ public final class ShardVerifier implements AutoCloseable {
         scratch.add(buf);
       }
     }
+    compare(c, actual);
+  }
+
+  private static void compare(Check c, String actual) {
     if (!actual.equalsIgnoreCase(c.expected())) {
       throw new DigestMismatchException(
           c.source(),
@@ -535,6 +578,16 @@ public final class ShardVerifier implements AutoCloseable {
   }
 
   private MemorySegment takeScratch() {
+    MemorySegment free = scratch.poll();
+    if (free != null) {
+      return free;
+    }
+    synchronized (this) {
+      if (scratchLeft > 0) {
+        scratchLeft--;
+        return scratchArena.allocate(scratchBytes, 64);
+      }
+    }
     try {
       return scratch.take();
     } catch (InterruptedException e) {

@@ -1,0 +1,31 @@
+package dev.mx.api.digest;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The digest of one byte region assembled from pieces that arrive in any order, on any thread: each
+ * piece says where in the region it sits. A receiver digests each piece as soon as it lands (while
+ * it is still in cache) instead of reading every byte again in a second pass, and never gathers a
+ * scattered shard into one buffer first.
+ *
+ * <p>Obtained from {@link DigestProvider#parts}. Thread-safe; the caller adds every byte of the
+ * region exactly once.
+ */
+public interface DigestParts {
+
+  /**
+   * Adds {@code bytes}, which sit at byte {@code offset} of the region.
+   *
+   * @return whether every byte of the region has now been added (exactly one call returns true)
+   * @throws IllegalArgumentException when the piece reaches outside the region, or more bytes than
+   *     the region holds were added
+   */
+  boolean add(long offset, MemorySegment bytes);
+
+  /**
+   * The digest of the region (as {@link DigestProvider#digest} of its bytes in order).
+   *
+   * @throws IllegalStateException when bytes are still missing
+   */
+  String digest();
+}

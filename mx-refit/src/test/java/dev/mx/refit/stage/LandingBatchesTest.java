@@ -1,0 +1,171 @@
+package dev.mx.refit.stage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.refit.WireGroups;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.util.Settings;
+import dev.mx.refit.wire.FusedWire;
+import dev.mx.transport.mem.MemTransportProvider;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The landing batches of {@link PipelinedWire}: work keyed by a read is handed to a worker right
+ * after that read's batch landed and before the next batch is read (so it digests bytes still in
+ * cache), over the real {@code mem} transport.
+ */
+class LandingBatchesTest {
+  private static final int READS = 4;
+  private static final long READ_BYTES = 4096;
+
+  /**
+   * Test double: an executor that runs each task on the submitting thread and records, at each
+   * submission, how many reads have landed (their destination bytes are no longer zero).
+   */
+  private static final class LandingCountingExecutor extends AbstractExecutorService {
+    final List<Integer> landedAtSubmit = Collections.synchronizedList(new ArrayList<>());
+    final MemorySegment dst;
+
+    LandingCountingExecutor(MemorySegment dst) {
+      this.dst = dst;
+    }
+
+    int landed() {
+      int n = 0;
+      for (int i = 0; i < READS; i++) {
+        n += dst.get(ValueLayout.JAVA_BYTE, i * READ_BYTES) != 0 ? 1 : 0;
+      }
+      return n;
+    }
+
+    @Override
+    public void execute(Runnable command) {
+      landedAtSubmit.add(landed());
+      command.run();
+    }
+
+    @Override
+    public void shutdown() {}
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      return List.of();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return false;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return false;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return true;
+    }
+  }
+
+  @Test
+  void workKeyedByAReadStartsRightAfterItsBatchLandedBeforeTheNextBatchIsRead() {
+    try (Arena arena = Arena.ofShared();
+        Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
+        Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"))) {
+      MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
+      src.fill((byte) 7);
+      trainer.register(src);
+      MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
+      receiver.register(dst);
+      receiver.connect("trainer-0", trainer.localMetadata());
+      List<ReadDescriptor> reads = new ArrayList<>();
+      for (int i = 0; i < READS; i++) {
+        reads.add(
+            new ReadDescriptor(
+                "trainer-0",
+                src.address() + i * READ_BYTES,
+                dst.address() + i * READ_BYTES,
+                READ_BYTES));
+      }
+      Descriptors d =
+          new Descriptors(
+              true, new WireGroups(reads, List.of(), List.of()), reads, READS, READS * READ_BYTES);
+      List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
+      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      for (int i = 0; i < READS; i++) {
+        int read = i;
+        onLanded.put(reads.get(i), List.of(() -> ran.add(read)));
+      }
+      // Not issued by this call: runs after the wire.
+      onLanded.put(
+          new ReadDescriptor("trainer-0", src.address(), dst.address(), 1),
+          List.of(() -> ran.add(-1)));
+      LandingCountingExecutor workers = new LandingCountingExecutor(dst);
+      Map<String, Double> stages =
+          PipelinedWire.run(
+              new FusedWire(),
+              receiver,
+              d,
+              Map.of("trainer-0", List.of(() -> ran.add(100))),
+              onLanded,
+              workers,
+              Duration.ofSeconds(30),
+              true,
+              2 * READ_BYTES);
+      // Two batches of two reads: each read's work was handed over when exactly its batch had
+      // landed; the peer's work after its last batch; the orphan last.
+      assertEquals(List.of(2, 2, 4, 4, 4, 4), workers.landedAtSubmit);
+      assertEquals(List.of(0, 1, 2, 3, 100, -1), ran);
+      assertEquals(2.0, stages.get("landing_batches"));
+      assertTrue(stages.containsKey("pipeline_drain_s"), stages.toString());
+    }
+  }
+
+  @Test
+  void batchesHoldAtLeastTheLandingBytesAndZeroMeansOneBatchPerPeer() {
+    List<ReadDescriptor> reads = new ArrayList<>();
+    for (long n : new long[] {5, 3, 9, 1, 1}) {
+      reads.add(new ReadDescriptor("p", 0, 0, n));
+    }
+    List<List<ReadDescriptor>> b = PipelinedWire.batches(reads, 8);
+    assertEquals(List.of(2, 1, 2), b.stream().map(List::size).toList());
+    assertEquals(List.of(5), PipelinedWire.batches(reads, 0).stream().map(List::size).toList());
+  }
+
+  @Test
+  void theLandingBatchSettingIsCheckedAndNamed() {
+    assertEquals(
+        PipelinedWire.DEFAULT_LANDING_BYTES,
+        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of())));
+    assertEquals(
+        4L << 20,
+        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of(PipelinedWire.LANDING_ENV, "4m"))));
+    assertEquals(
+        0L,
+        PipelinedWire.landingBytes(
+            Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "0"), Map.of())));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                PipelinedWire.landingBytes(
+                    Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "lots"), Map.of())));
+    assertTrue(e.getMessage().startsWith("mx.receiver.landing-bytes='lots'"), e.getMessage());
+  }
+}
