@@ -17,9 +17,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -105,6 +107,20 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               + " weights: training writes step N+1 while receivers read step N, and an in-place step"
               + " that fails is restored from the set still holding the previous step).")
   int trainerBuffers;
+
+  @Option(
+      names = "--overlap",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "With --trainer-buffers 2, the trainers write step N+1 while the receivers refit step N,"
+              + " as soon as every receiver leased step N (default; --no-overlap: the next step"
+              + " starts after the last one was committed). The report's step period shows the"
+              + " gain. The version protocol decides what may overlap: a trainer writes only into"
+              + " a buffer set no lease holds, so with one set, or in place (receivers keep the"
+              + " previous step leased to restore it), the trainers wait for the commit anyway.")
+  boolean overlap;
 
   @Option(
       names = "--staging-bytes",
@@ -229,12 +245,21 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
       onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
+      boolean overlapping = overlap && trainerBuffers == 2;
+      report.run.put("overlap", overlapping);
+      long runStart = System.nanoTime();
+      long lastCommit = runStart;
+      // With overlap, the trainers' publish of the next step, started while the receivers refit.
+      Future<List<Map<String, Object>>> nextPublish = null;
+      // Steps whose publish began while the receivers still refitted the step before.
+      Set<Integer> publishedDuringRefit = java.util.concurrent.ConcurrentHashMap.newKeySet();
       for (int s = 0; s < steps; s++) {
         boolean last = s == steps - 1;
+        boolean faultStep = last && fault != null && !fault.equals("trainer-topology");
         Map<String, Object> step = Map.of("cmd", "step", "step", s);
         List<Map<String, Object>> results;
         progress.step(s, steps, "trainers write and publish step " + s);
-        if (last && fault != null && !fault.equals("trainer-topology")) {
+        if (faultStep) {
           // The fault goes in once the version is READY and before any receiver reads it.
           onAll(pool, trainers, step, callTimeout);
           injectFault(trainers.get(0), callTimeout);
@@ -243,20 +268,43 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           results = onAll(pool, receivers, step, callTimeout);
         } else {
           // Both sides at once: no barrier between them. Each receiver waits until the step's
-          // version is READY
-          // (every trainer's slot landed) and leases it; a trainer writes only into a buffer set no
-          // lease holds.
+          // version is READY (every trainer's slot landed) and leases it; a trainer writes only
+          // into a buffer set no lease holds.
           Future<List<Map<String, Object>>> publishing =
-              pool.submit(() -> onAll(pool, trainers, step, callTimeout));
+              nextPublish != null
+                  ? nextPublish
+                  : pool.submit(() -> onAll(pool, trainers, step, callTimeout));
+          nextPublish = null;
           progress.step(
               s,
               steps,
               s == 0
                   ? "receivers wait for version step-0 from the trainers, then plan and register"
                   : "receivers wait for version step-" + s + " from the trainers, then refit");
+          Future<List<Map<String, Object>>> refitting =
+              pool.submit(() -> onAll(pool, receivers, step, callTimeout));
+          boolean nextFaults =
+              s + 1 == steps - 1 && fault != null && !fault.equals("trainer-topology");
+          if (overlapping && !last && !nextFaults) {
+            nextPublish =
+                startNextPublish(
+                    base,
+                    s,
+                    plan.receivers,
+                    publishing,
+                    refitting,
+                    pool,
+                    trainers,
+                    callTimeout,
+                    publishedDuringRefit);
+          }
           try {
-            results = onAll(pool, receivers, step, callTimeout);
-          } catch (Exception receiversFailed) {
+            results = refitting.get();
+          } catch (ExecutionException failed) {
+            Exception receiversFailed =
+                failed.getCause() instanceof Exception c
+                    ? c
+                    : new IllegalStateException(failed.getCause());
             // A trainer's failure is the cause more often than not (the version never became
             // READY): say it first.
             Exception trainersFailed = failureOf(publishing, callTimeout);
@@ -275,9 +323,14 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         // live.
         List<Map<String, Object>> commits =
             onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
+        long now = System.nanoTime();
         for (int r = 0; r < results.size(); r++) {
-          report.addStep(s, r, withInstallTime(results.get(r), commits.get(r)));
+          Map<String, Object> m = withInstallTime(results.get(r), commits.get(r));
+          m.put("period_s", (now - lastCommit) / 1e9);
+          m.put("publish_overlapped", publishedDuringRefit.contains(s));
+          report.addStep(s, r, m);
         }
+        lastCommit = now;
         // The step the installed version carries (each receiver installed exactly the version of
         // step s).
         installedStep = ((Number) commits.get(0).get("step")).longValue();
@@ -593,6 +646,41 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   /** The failure of a finished or finishing call on every worker, or null when it succeeded. */
+  /**
+   * Starts the trainers' publish of step {@code s + 1} once they published step {@code s} and every
+   * receiver leased it (or the receivers' step ended, successfully or not): from then on step
+   * {@code s}'s buffer set is held by the receivers' leases, so the trainers write the other one
+   * while the receivers read.
+   */
+  private static Future<List<Map<String, Object>>> startNextPublish(
+      WorkerSpec base,
+      int s,
+      int receivers,
+      Future<List<Map<String, Object>>> publishing,
+      Future<List<Map<String, Object>>> refitting,
+      ExecutorService pool,
+      List<WorkerHandle> trainers,
+      Duration callTimeout,
+      Set<Integer> publishedDuringRefit) {
+    Map<String, Object> next = Map.of("cmd", "step", "step", s + 1);
+    return pool.submit(
+        () -> {
+          publishing.get();
+          try (dev.mx.api.metadata.MetadataStore store =
+              dev.mx.metadata.MetadataStores.open(base.metadata())) {
+            LeaseWatch.awaitHolders(
+                store.versions(), base.identity(), "step-" + s, receivers, refitting::isDone);
+          }
+          if (refitting.isDone() && refitting.state() != Future.State.SUCCESS) {
+            return List.of(); // the step failed: the run ends, nothing more to publish
+          }
+          if (!refitting.isDone()) {
+            publishedDuringRefit.add(s + 1);
+          }
+          return onAll(pool, trainers, next, callTimeout);
+        });
+  }
+
   private static Exception failureOf(Future<?> call, Duration timeout) throws InterruptedException {
     try {
       call.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -893,6 +981,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       row.put("gbps", gbps);
       row.put("ratio_to_copy", baselineGbps > 0 ? gbps / baselineGbps : 0);
       row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
+      // Wall time from the previous step's commit (the run's start for step 0) to this one's.
+      row.put("period_s", num(m.get("period_s")).doubleValue());
+      // Whether the trainers began writing this step while the receivers still refitted the last.
+      row.put("publish_overlapped", Boolean.TRUE.equals(m.get("publish_overlapped")));
       row.put("verified_shards", num(m.get("verified_shards")).longValue());
       row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
       row.put("unverified_bytes", num(m.get("unverified_bytes")).longValue());
@@ -1021,6 +1113,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 baselineGbps > 0 ? gbps / baselineGbps : 0,
                 totalE2e));
       }
+      printPeriods(out);
       long unverified = unverifiedBytes();
       String verified =
           unverified == 0
@@ -1039,6 +1132,34 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                   + error
                   + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
       out.flush();
+    }
+
+    /**
+     * The step period: wall time from one commit to the next (what a training loop waits per step),
+     * each step once; with overlap the trainers write the next step while the receivers refit.
+     */
+    private void printPeriods(PrintWriter out) {
+      StringBuilder b = new StringBuilder();
+      Object seen = null;
+      for (Map<String, Object> s : steps) {
+        if (s.get("step").equals(seen)) {
+          continue;
+        }
+        seen = s.get("step");
+        b.append(b.isEmpty() ? "" : ", ")
+            .append("step ")
+            .append(seen)
+            .append(' ')
+            .append(f("%.3f s", s.get("period_s")));
+      }
+      if (!b.isEmpty()) {
+        out.println(
+            "step period (commit to commit; step 0 from the start, with planning): "
+                + b
+                + (Boolean.TRUE.equals(run.get("overlap"))
+                    ? " (overlap: trainers write step N+1 while receivers refit step N)"
+                    : " (no overlap)"));
+      }
     }
 
     /** Peak memory per process and in total, against the weights' bytes. */

@@ -87,6 +87,50 @@ class DemoInProcessTest {
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-qwen2", 2, 1, "bf16", "bf16", 0);
   }
 
+  /**
+   * With two trainer buffer sets and copy installs, the trainers may write step N+1 while the
+   * receivers refit step N (the default): the run says so, every step reports its period, the
+   * receivers still install exactly every step; {@code --no-overlap} starts each step after the
+   * last commit.
+   */
+  @Test
+  void overlappedStepsReportTheirPeriodAndInstallExactly(@TempDir Path dump) throws Exception {
+    for (boolean overlap : new boolean[] {true, false}) {
+      Path out = dump.resolve(overlap ? "overlap" : "sequential");
+      DemoRun r =
+          DemoRun.run(
+              "--in-process",
+              "--model",
+              "tiny-llama",
+              "--trainer",
+              "tp=2",
+              "--inference",
+              "tp=1",
+              "--install",
+              "copy",
+              "--trainer-buffers",
+              "2",
+              overlap ? "--overlap" : "--no-overlap",
+              "--steps",
+              "3",
+              "--dump",
+              out.toString(),
+              "--json");
+      assertEquals(0, r.code(), r.toString());
+      JsonNode doc = r.json();
+      assertEquals(overlap, doc.get("run").get("overlap").asBoolean(), doc.get("run").toString());
+      assertEquals(3, doc.get("steps").size());
+      for (JsonNode s : doc.get("steps")) {
+        assertTrue(s.get("period_s").asDouble() > 0, "a step period: " + s);
+        assertTrue(s.get("publish_overlapped").isBoolean(), s.toString());
+        if (!overlap || s.get("step").asInt() == 0) {
+          assertFalse(s.get("publish_overlapped").asBoolean(), s.toString());
+        }
+      }
+      DemoRun.assertDumpMatchesGenerator(out, "tiny-llama", 1, 1, "f32", "f32", 2);
+    }
+  }
+
   @Test
   void jsonCarriesTheReportFields() throws Exception {
     DemoRun r =
