@@ -303,6 +303,73 @@ class VersionFaultsAcrossProcessesTest {
   }
 
   /**
+   * A receiver JVM writing its live weights in place is SIGKILLed part-way through its install (its
+   * first landing batch has overwritten live memory): the trainer (this JVM, one rank over shm, one
+   * buffer set) waits out only the dead receiver's lease TTL to publish the next step, and the
+   * receiver restarted under the same name installs that step cleanly, every live element equal to
+   * the generator's.
+   */
+  @Test
+  void aReceiverKilledPartWayThroughAnInPlaceInstallRefitsCleanlyWhenRestarted() throws Exception {
+    TransportProvider shm = VersionJvms.requireTransport("shm");
+    MetadataStore store = closeLater(MetadataStores.open(store()));
+    ModelArchitecture model = ModelConfigs.load(VersionJvms.MODEL);
+    TrainerRankLayout layout =
+        new TrainerTopology.Megatron(1, 1, 1).layout(model, DType.F32).ranks().get(0);
+    Transport trainer =
+        closeLater(shm.create(new TransportConfig("trainer-0", Duration.ofSeconds(30), Map.of())));
+    TrainerBuffers set = closeLater(TrainerBuffers.allocate(layout, trainer::allocate));
+    VersionedPublisher publisher =
+        closeLater(
+            VersionedPublisher.builder(trainer, store)
+                .model(IDENTITY)
+                .slot("0")
+                .expectedSlots(List.of("0"))
+                .workerId("trainer-0")
+                .rank(0)
+                .shutdownHook(false)
+                .leaseWait(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(10))
+                .bufferSet(VersionedTrainer.tensors(layout, set))
+                .start());
+    publisher.publish(0, s -> set.fill(0, 2));
+
+    Process dying = startInPlaceReceiver("die", "receiver-dying.log");
+    assertEquals(
+        "@part-way", firstTaggedLine(dying), "the receiver JVM is part-way through step 0");
+    sigkill(dying);
+
+    // One buffer set: step 1 overwrites it once the dead receiver's lease ran out.
+    publisher.publish(1, s -> set.fill(1, 2));
+    Process restarted = startInPlaceReceiver("complete", "receiver-restarted.log");
+    assertEquals(
+        "@installed step-1 torn=false mismatches=[]",
+        firstTaggedLine(restarted),
+        "the restarted receiver installs the newest step exactly");
+    assertTrue(restarted.waitFor(60, TimeUnit.SECONDS), "the restarted receiver exits");
+    assertEquals(0, restarted.exitValue());
+  }
+
+  private Process startInPlaceReceiver(String mode, String log) throws Exception {
+    List<String> cmd = VersionJvms.java(InPlaceRestartReceiver.class.getName());
+    cmd.addAll(List.of(store(), IDENTITY, "shm", Long.toString(TTL.toMillis()), mode));
+    Process p = new ProcessBuilder(cmd).redirectError(dir.resolve(log).toFile()).start();
+    processes.add(p);
+    return p;
+  }
+
+  /** The child's first stdout line starting with {@code @}, or null when it exited first. */
+  private static String firstTaggedLine(Process p) throws Exception {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = out.readLine()) != null && !line.startsWith("@")) {
+      // the JVM's other output
+    }
+    return line;
+  }
+
+  /**
    * Trainer rank 1 is SIGKILLed once a receiver leased step 1 and fetched its tables, before its
    * reads: the receiver fails naming the dead publisher, installs nothing and keeps step 0; so does
    * a second receiver. Both are inference tp=1 (two engines), so each reads from both trainer
