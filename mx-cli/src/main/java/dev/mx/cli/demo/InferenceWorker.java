@@ -71,6 +71,10 @@ final class InferenceWorker implements Worker {
 
   @Override
   public Map<String, Object> start() {
+    if (!spec.memoryKind().isDevice()) {
+      // While the trainers write their first step: the first refit then verifies at warm speed.
+      dev.mx.refit.KernelWarmup.inBackground(dev.mx.api.digest.DigestProvider.registry().select());
+    }
     VllmLayout geometry =
         new VllmLayout(
             ModelConfigs.load(spec.model()),
