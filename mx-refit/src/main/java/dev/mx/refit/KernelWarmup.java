@@ -3,11 +3,11 @@ package dev.mx.refit;
 import dev.mx.api.DType;
 import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
+import dev.mx.refit.reslice.AsStrided;
+import dev.mx.refit.reslice.ViewCopy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import dev.mx.refit.reslice.AsStrided;
-import dev.mx.refit.reslice.ViewCopy;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +47,8 @@ public final class KernelWarmup {
                     LOG.debug(
                         "kernels warmed up in {} ms", (System.nanoTime() - start) / 1_000_000);
                   } catch (RuntimeException e) {
-                    LOG.warn("kernel warm-up failed (the first refit will be slower): {}", e.toString());
+                    LOG.warn(
+                        "kernel warm-up failed (the first refit will be slower): {}", e.toString());
                   }
                 });
     return t;

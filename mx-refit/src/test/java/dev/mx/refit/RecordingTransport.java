@@ -2,10 +2,9 @@ package dev.mx.refit;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.MemoryRegistration;
-import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
-import dev.mx.api.transport.TransportStats;
+import dev.mx.testing.ForwardingTransport;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,8 +15,7 @@ import java.util.List;
  * boundaries so ordering can be asserted, and a switch that fails the next read before any byte
  * moves.
  */
-final class RecordingTransport implements Transport {
-  final Transport delegate;
+final class RecordingTransport extends ForwardingTransport {
   final List<Integer> batchSizes = new ArrayList<>();
   final List<Integer> installedAfter = new ArrayList<>();
   private int failNextReads;
@@ -30,7 +28,7 @@ final class RecordingTransport implements Transport {
   final List<dev.mx.api.transport.MemoryKind> registeredKinds = new ArrayList<>();
 
   RecordingTransport(Transport delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   /** Makes the next {@code n} reads throw a transport error without moving anything. */
@@ -51,16 +49,6 @@ final class RecordingTransport implements Transport {
       throw new TransportException("s0", "injected wire failure (test double)");
     }
     delegate.read(batch, timeout);
-  }
-
-  @Override
-  public String name() {
-    return delegate.name();
-  }
-
-  @Override
-  public String localSession() {
-    return delegate.localSession();
   }
 
   @Override
@@ -85,50 +73,5 @@ final class RecordingTransport implements Transport {
       return delegate.register(region);
     }
     return delegate.register(region, kind);
-  }
-
-  @Override
-  public byte[] localMetadata() {
-    return delegate.localMetadata();
-  }
-
-  @Override
-  public void connect(String session, byte[] peerMetadata) {
-    delegate.connect(session, peerMetadata);
-  }
-
-  @Override
-  public boolean isConnected(String session) {
-    return delegate.isConnected(session);
-  }
-
-  @Override
-  public PendingRead post(String session, List<ReadDescriptor> group) {
-    return delegate.post(session, group);
-  }
-
-  @Override
-  public void awaitAll(List<PendingRead> posted, Duration timeout) {
-    delegate.awaitAll(posted, timeout);
-  }
-
-  @Override
-  public Duration defaultTimeout() {
-    return delegate.defaultTimeout();
-  }
-
-  @Override
-  public TransportStats stats() {
-    return delegate.stats();
-  }
-
-  @Override
-  public boolean isHealthy() {
-    return delegate.isHealthy();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 }

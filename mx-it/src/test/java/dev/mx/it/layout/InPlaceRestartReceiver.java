@@ -2,13 +2,10 @@ package dev.mx.it.layout;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
-import dev.mx.api.transport.MemoryRegistration;
-import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
-import dev.mx.api.transport.TransportStats;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
@@ -18,7 +15,7 @@ import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.version.VersionFollower;
-import java.lang.foreign.MemorySegment;
+import dev.mx.testing.ForwardingTransport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,11 +89,9 @@ public final class InPlaceRestartReceiver {
    * Test double around a real transport: after its first read has landed bytes in the live weights
    * it prints {@code @part-way} and blocks until the JVM is killed.
    */
-  private static final class HaltAfterFirstRead implements Transport {
-    private final Transport delegate;
-
+  private static final class HaltAfterFirstRead extends ForwardingTransport {
     HaltAfterFirstRead(Transport delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
@@ -109,66 +104,6 @@ public final class InPlaceRestartReceiver {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-    }
-
-    @Override
-    public String name() {
-      return delegate.name();
-    }
-
-    @Override
-    public String localSession() {
-      return delegate.localSession();
-    }
-
-    @Override
-    public MemoryRegistration register(MemorySegment region) {
-      return delegate.register(region);
-    }
-
-    @Override
-    public byte[] localMetadata() {
-      return delegate.localMetadata();
-    }
-
-    @Override
-    public void connect(String session, byte[] peerMetadata) {
-      delegate.connect(session, peerMetadata);
-    }
-
-    @Override
-    public boolean isConnected(String session) {
-      return delegate.isConnected(session);
-    }
-
-    @Override
-    public PendingRead post(String session, List<ReadDescriptor> group) {
-      return delegate.post(session, group);
-    }
-
-    @Override
-    public void awaitAll(List<PendingRead> posted, Duration timeout) {
-      delegate.awaitAll(posted, timeout);
-    }
-
-    @Override
-    public Duration defaultTimeout() {
-      return delegate.defaultTimeout();
-    }
-
-    @Override
-    public TransportStats stats() {
-      return delegate.stats();
-    }
-
-    @Override
-    public boolean isHealthy() {
-      return delegate.isHealthy();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
     }
   }
 }

@@ -2,10 +2,9 @@ package dev.mx.refit.version;
 
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
-import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
-import dev.mx.api.transport.TransportStats;
+import dev.mx.testing.ForwardingTransport;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,8 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * run a hook once, right after the reads of the next read call (to act between a receiver's reads
  * and its install).
  */
-final class NonRevokingTransportDouble implements Transport {
-  private final Transport delegate;
+final class NonRevokingTransportDouble extends ForwardingTransport {
   private final boolean revokes;
   private final List<MemoryRegistration> kept = new ArrayList<>();
   private final AtomicInteger registered = new AtomicInteger();
@@ -32,7 +30,7 @@ final class NonRevokingTransportDouble implements Transport {
   private final AtomicReference<Runnable> afterNextRead = new AtomicReference<>();
 
   NonRevokingTransportDouble(Transport delegate, boolean revokes) {
-    this.delegate = delegate;
+    super(delegate);
     this.revokes = revokes;
   }
 
@@ -99,56 +97,6 @@ final class NonRevokingTransportDouble implements Transport {
     if (hook != null) {
       hook.run();
     }
-  }
-
-  @Override
-  public String name() {
-    return delegate.name();
-  }
-
-  @Override
-  public String localSession() {
-    return delegate.localSession();
-  }
-
-  @Override
-  public byte[] localMetadata() {
-    return delegate.localMetadata();
-  }
-
-  @Override
-  public void connect(String session, byte[] peerMetadata) {
-    delegate.connect(session, peerMetadata);
-  }
-
-  @Override
-  public boolean isConnected(String session) {
-    return delegate.isConnected(session);
-  }
-
-  @Override
-  public PendingRead post(String session, List<ReadDescriptor> group) {
-    return delegate.post(session, group);
-  }
-
-  @Override
-  public void awaitAll(List<PendingRead> posted, Duration timeout) {
-    delegate.awaitAll(posted, timeout);
-  }
-
-  @Override
-  public Duration defaultTimeout() {
-    return delegate.defaultTimeout();
-  }
-
-  @Override
-  public TransportStats stats() {
-    return delegate.stats();
-  }
-
-  @Override
-  public boolean isHealthy() {
-    return delegate.isHealthy();
   }
 
   /** Really deregisters what was kept readable, then closes the real transport. */
