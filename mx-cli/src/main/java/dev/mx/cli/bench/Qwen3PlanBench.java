@@ -68,7 +68,7 @@ public final class Qwen3PlanBench implements Benchmark {
             1 / PlanBench.P4_TARGET_SECONDS));
   }
 
-  private static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
+  static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
     TransferPlan plan =
         planner.plan(
             inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
