@@ -104,10 +104,10 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--trainer",
-      defaultValue = "tp=4,pp=1,ep=64",
+      defaultValue = "tp=2,pp=1,ep=128",
       description =
-          "scale: Megatron trainer topology (default ${DEFAULT-VALUE}: 256 ranks; pp=1 because"
-              + " Kimi-K2's 61 layers split evenly only by 1 or 61).")
+          "scale: Megatron trainer topology (default ${DEFAULT-VALUE}: 256 ranks, 3 experts per"
+              + " layer each; pp=1 because Kimi-K2's 61 layers split evenly only by 1 or 61).")
   String trainer;
 
   @Option(
@@ -120,7 +120,7 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--steps",
-      defaultValue = "3",
+      defaultValue = "1",
       description = "scale: measured control-plane steps per rank count (default ${DEFAULT-VALUE}).")
   int steps;
 

@@ -68,10 +68,14 @@ public final class Qwen3PlanBench implements Benchmark {
             1 / PlanBench.P4_TARGET_SECONDS));
   }
 
-  static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
-    TransferPlan plan =
+  private static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
+    return describe(
         planner.plan(
-            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY));
+  }
+
+  /** Builds every descriptor of {@code plan} (exact, full pulls, converts); returns how many. */
+  static long describe(TransferPlan plan) {
     long n = ReshardPlanner.exactDescriptors(plan, p -> BASE).size();
     for (FullPullSource f : plan.fullPulls()) {
       n += ReshardPlanner.descriptors(f.segments(), s -> BASE).size();

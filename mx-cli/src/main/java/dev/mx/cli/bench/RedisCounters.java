@@ -16,13 +16,19 @@ final class RedisCounters implements AutoCloseable {
 
   private static final long COMMANDSTATS_REQUEST = 33;
 
-  /** Calls, network bytes in and out, and the bytes this snapshot's replies added to "out". */
-  record Snapshot(long calls, long bytesIn, long bytesOut, long ownReplyBytes) {}
+  /**
+   * Calls, the server's microseconds in them, network bytes in and out, and the bytes this
+   * snapshot's replies added to "out".
+   */
+  record Snapshot(long calls, long usec, long bytesIn, long bytesOut, long ownReplyBytes) {}
 
-  /** A phase's cost: Redis commands executed (script-internal ones included) and bytes moved. */
-  record Delta(long calls, long bytes) {
+  /**
+   * A phase's cost: Redis commands executed (script-internal ones included), the server's time in
+   * them (Redis runs commands one at a time, so this bounds the phase from below) and bytes moved.
+   */
+  record Delta(long calls, long usec, long bytes) {
     Delta plus(Delta o) {
-      return new Delta(calls + o.calls, bytes + o.bytes);
+      return new Delta(calls + o.calls, usec + o.usec, bytes + o.bytes);
     }
   }
 
@@ -41,15 +47,19 @@ final class RedisCounters implements AutoCloseable {
     String stats = redis.info("stats");
     String commands = redis.info("commandstats");
     long calls = 0;
+    long usec = 0;
     for (String line : commands.split("\r?\n")) {
       if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
-        int at = line.indexOf("calls=");
-        int end = line.indexOf(',', at);
-        calls += Long.parseLong(line.substring(at + 6, end < 0 ? line.length() : end));
+        calls += stat(line, "calls=");
+        // mx's stores run everything as scripts; the commands inside a script are timed in it.
+        if (isScript(line)) {
+          usec += stat(line, "usec=");
+        }
       }
     }
     return new Snapshot(
         calls,
+        usec,
         field(stats, "total_net_input_bytes"),
         field(stats, "total_net_output_bytes"),
         resp(stats) + resp(commands));
@@ -59,7 +69,24 @@ final class RedisCounters implements AutoCloseable {
   static Delta between(Snapshot before, Snapshot after) {
     long in = after.bytesIn() - before.bytesIn() - COMMANDSTATS_REQUEST - STATS_REQUEST;
     long out = after.bytesOut() - before.bytesOut() - before.ownReplyBytes();
-    return new Delta(after.calls() - before.calls(), Math.max(0, in) + Math.max(0, out));
+    return new Delta(
+        after.calls() - before.calls(),
+        after.usec() - before.usec(),
+        Math.max(0, in) + Math.max(0, out));
+  }
+
+  private static boolean isScript(String line) {
+    return line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:");
+  }
+
+  private static long stat(String line, String key) {
+    int at = line.indexOf(key);
+    if (at < 0) {
+      return 0;
+    }
+    int end = line.indexOf(',', at);
+    String v = line.substring(at + key.length(), end < 0 ? line.length() : end);
+    return v.contains(".") ? (long) Double.parseDouble(v) : Long.parseLong(v);
   }
 
   /** A bulk string reply's size on the wire: {@code $<len>\r\n<bytes>\r\n}. */

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.stream.IntStream;
 
 /**
@@ -47,7 +48,7 @@ final class ScaleControlPlane implements AutoCloseable {
     final int participants;
     private final List<Long> latencies = new ArrayList<>();
     private final List<Long> walls = new ArrayList<>();
-    private RedisCounters.Delta cost = new RedisCounters.Delta(0, 0);
+    private RedisCounters.Delta cost = new RedisCounters.Delta(0, 0, 0);
     private int steps;
 
     PhaseStats(String name, int participants) {
@@ -82,6 +83,11 @@ final class ScaleControlPlane implements AutoCloseable {
     double bytesPerParticipant() {
       return (double) cost.bytes() / steps / participants;
     }
+
+    /** The Redis server's time in this phase's commands, per step. */
+    double redisServerMs() {
+      return cost.usec() / 1e3 / steps;
+    }
   }
 
   /** Every phase, and the step's wall time (publish start to the last slot reclaimed). */
@@ -91,13 +97,21 @@ final class ScaleControlPlane implements AutoCloseable {
   private final RedisCounters counters;
   private final ShardTableCodec codec = ShardTableCodec.standard();
   private final ExecutorService participants = Executors.newVirtualThreadPerTaskExecutor();
+
+  /**
+   * Receivers fetching tables at once: one per connection. Each holds every table of the model in
+   * memory while it checks them, and 128 at once would not fit one JVM; a participant's latency is
+   * counted from the phase's start, so the waiting counts.
+   */
+  private final Semaphore fetching = new Semaphore(CONNECTIONS);
   private boolean closed;
 
   ScaleControlPlane(String redisUri) {
     RedisCounters c = new RedisCounters(redisUri);
     try {
       for (int i = 0; i < CONNECTIONS; i++) {
-        stores.add(new RedisMetadataStore(redisUri, Duration.ofMinutes(30)));
+        // Fetching every table of a trillion-parameter model is slow: never time a reply out.
+        stores.add(new RedisMetadataStore(redisUri + "?timeout=600s", Duration.ofMinutes(30)));
       }
     } catch (RuntimeException e) {
       c.close();
@@ -112,7 +126,7 @@ final class ScaleControlPlane implements AutoCloseable {
   }
 
   /**
-   * Runs one warm-up step and {@code steps} measured ones.
+   * Runs {@code steps} measured steps, after an unmeasured one when {@code warmUp}.
    *
    * @param tables each trainer rank's published tensors
    * @param lastTables filled with the encoded tables of the last step, by rank
@@ -121,6 +135,7 @@ final class ScaleControlPlane implements AutoCloseable {
       ScaleScenario s,
       List<List<PublishedTensor>> tables,
       int steps,
+      boolean warmUp,
       List<byte[]> lastTables,
       PrintStream progress)
       throws Exception {
@@ -135,7 +150,7 @@ final class ScaleControlPlane implements AutoCloseable {
     List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
     List<Long> stepWalls = new ArrayList<>();
     byte[][] encoded = new byte[trainers][];
-    for (int step = 0; step <= steps; step++) {
+    for (int step = warmUp ? 0 : 1; step <= steps; step++) {
       long stepNo = step;
       String id = "step-" + step;
       boolean measured = step > 0;
@@ -173,18 +188,11 @@ final class ScaleControlPlane implements AutoCloseable {
           phases.get("fetch"),
           measured,
           r -> {
-            List<VersionSlot> got = store(r).slots(model, id);
-            if (got.size() != trainers) {
-              throw new IllegalStateException(
-                  "receiver " + r + " read " + got.size() + " slots of '" + id + "', expected "
-                      + trainers);
-            }
-            for (VersionSlot slot : got) {
-              ShardTable t = codec.decode(slot.verified(model).table());
-              if (t.publisherStep() == null || t.publisherStep() != stepNo) {
-                throw new IllegalStateException(
-                    "slot " + slot.slot() + " carries step " + t.publisherStep() + ", not " + stepNo);
-              }
+            fetching.acquire();
+            try {
+              fetchAll(store(r), model, id, r, trainers, stepNo, false);
+            } finally {
+              fetching.release();
             }
           });
       phase(
@@ -223,6 +231,74 @@ final class ScaleControlPlane implements AutoCloseable {
     return new Result(s, phases, percentile(stepWalls, 0.5) / 1e6);
   }
 
+  /**
+   * Receiver {@code r} reads every slot of the version and checks each table's SHA-256; with
+   * {@code decode} it also decodes every table, as a real receiver does on its own CPU.
+   *
+   * @return the tables' entries when decoded, else 0
+   */
+  private long fetchAll(
+      WeightVersionStore store,
+      String model,
+      String id,
+      int r,
+      int trainers,
+      long step,
+      boolean decode) {
+    List<VersionSlot> got = store.slots(model, id);
+    if (got.size() != trainers) {
+      throw new IllegalStateException(
+          "receiver " + r + " read " + got.size() + " slots of '" + id + "', expected " + trainers);
+    }
+    long entries = 0;
+    for (VersionSlot slot : got) {
+      byte[] table = slot.verified(model).table();
+      if (decode) {
+        ShardTable t = codec.decode(table);
+        if (t.publisherStep() == null || t.publisherStep() != step) {
+          throw new IllegalStateException(
+              "slot " + slot.slot() + " carries step " + t.publisherStep() + ", not " + step);
+        }
+        entries += t.entryCount();
+      }
+    }
+    return entries;
+  }
+
+  /**
+   * One receiver alone reads, checks and decodes every table of a READY version {@code reps}
+   * times (median): what a receiver on its own host waits for when Redis serves only it.
+   */
+  double fetchAloneMs(ScaleScenario s, List<List<PublishedTensor>> tables, int reps)
+      throws Exception {
+    String model = s.storeModel() + "-alone";
+    String id = "alone";
+    int trainers = s.trainerRanks();
+    List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
+    WeightVersionStore v = store(0);
+    v.createVersion(model, id, 1, slots);
+    for (int r = 0; r < trainers; r++) {
+      byte[] table = codec.encode(s.table(r, tables.get(r), 1));
+      v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
+    }
+    List<Long> times = new ArrayList<>();
+    long expected = tables.stream().mapToLong(List::size).sum();
+    for (int i = 0; i < reps; i++) {
+      long t0 = System.nanoTime();
+      long entries = fetchAll(v, model, id, 0, trainers, 1, true);
+      times.add(System.nanoTime() - t0);
+      if (entries != expected) {
+        throw new IllegalStateException(
+            "a lone receiver decoded " + entries + " table entries, expected " + expected);
+      }
+    }
+    v.release(model, id);
+    for (int r = 0; r < trainers; r++) {
+      v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
+    }
+    return percentile(times, 0.5) / 1e6;
+  }
+
   /** What one participant does in a phase. */
   @FunctionalInterface
   private interface Work {
@@ -239,9 +315,9 @@ final class ScaleControlPlane implements AutoCloseable {
       running.add(
           participants.submit(
               () -> {
-                long start = System.nanoTime();
                 work.run(participant);
-                return System.nanoTime() - start;
+                // From the phase's start: what a participant waits for counts, as in a real step.
+                return System.nanoTime() - t0;
               }));
     }
     long[] latencies = new long[running.size()];

@@ -20,12 +20,14 @@ public record ScaleSpec(
     java.util.List<Integer> fractions) {
 
   /**
-   * Kimi-K2 from 256 Megatron ranks (tp=4 × ep=64, pp=1: 61 layers is prime, so no even pipeline
-   * split exists) to 128 vLLM ranks (tp=8 attention groups × 16 data-parallel groups, all 128 in
-   * one expert-parallel group: 3 of the 384 experts each), as Perplexity's 256 → 128 anchor.
+   * Kimi-K2 from 256 Megatron ranks to 128 vLLM ranks, as Perplexity's 256 → 128 anchor. Trainer
+   * tp=2 × ep=128, pp=1: expert-heavy as DeepSeek-V3's own training (TP 1, EP 64), 3 of the 384
+   * experts per layer on each rank; ep=256 does not divide 384 experts, and 61 layers (prime) have
+   * no even pipeline split. Inference tp=8 × 16 data-parallel groups, all 128 ranks one
+   * expert-parallel group (3 experts each): vLLM's wide-EP deployment of DeepSeek-class models.
    */
   public static final ScaleSpec DEFAULT =
-      new ScaleSpec("kimi-k2", "tp=4,pp=1,ep=64", "tp=8,ep=128", 3, 400, java.util.List.of(8, 4, 2));
+      new ScaleSpec("kimi-k2", "tp=2,pp=1,ep=128", "tp=8,ep=128", 1, 400, java.util.List.of(8, 4, 2));
 
   public ScaleSpec {
     fractions = java.util.List.copyOf(fractions);
