@@ -160,7 +160,10 @@ final class BenchCommand implements Callable<Integer> {
     try {
       b.checkUsage(options);
     } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+      CommandLine.ParameterException bad =
+          new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      bad.initCause(e);
+      throw bad;
     }
     List<BenchResult> results = b.run(options);
     if (json) {

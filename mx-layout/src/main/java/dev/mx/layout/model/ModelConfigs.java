@@ -28,18 +28,18 @@ public final class ModelConfigs {
   /** Configs shipped as resources: real public models, then tiny ones for tests and quick demos. */
   public static final List<String> BUNDLED =
       List.of(
-          "deepseek-v3",
-          "kimi-k2",
           "llama-3.2-1b",
           "qwen2.5-0.5b",
           "qwen3-0.6b",
           "qwen3-30b-a3b",
-          "tiny-deepseek",
+          "deepseek-v3",
+          "kimi-k2",
           "tiny-llama",
           "tiny-mistral",
           "tiny-qwen2",
           "tiny-qwen3",
-          "tiny-qwen3-moe");
+          "tiny-qwen3-moe",
+          "tiny-deepseek");
 
   private ModelConfigs() {}
 
