@@ -121,13 +121,15 @@ final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--steps",
       defaultValue = "1",
-      description = "scale: measured control-plane steps per rank count (default ${DEFAULT-VALUE}).")
+      description =
+          "scale: measured control-plane steps per rank count (default ${DEFAULT-VALUE}).")
   int steps;
 
   @Option(
       names = "--fabric-gbps",
       defaultValue = "400",
-      description = "scale: per-GPU fabric rate of the what-if wire model, Gb/s (default ${DEFAULT-VALUE}).")
+      description =
+          "scale: per-GPU fabric rate of the what-if wire model, Gb/s (default ${DEFAULT-VALUE}).")
   double fabricGbps;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -117,8 +117,7 @@ public final class ScaleBench implements Benchmark {
     return "@" + s.trainerRanks() + "x" + s.inferenceRanks();
   }
 
-  private static List<BenchResult> controlPlaneResults(
-      ScaleControlPlane.Result r, boolean isFull) {
+  private static List<BenchResult> controlPlaneResults(ScaleControlPlane.Result r, boolean isFull) {
     List<BenchResult> out = new ArrayList<>();
     String at = suffix(r.scenario());
     for (ScaleControlPlane.PhaseStats p : r.phases().values()) {
@@ -126,11 +125,7 @@ public final class ScaleBench implements Benchmark {
       if (isFull) {
         out.add(
             new BenchResult(
-                m + "_p99_ms" + at,
-                p.p99Ms(),
-                "ms",
-                "goal_p99_ms",
-                CONTROL_PLANE_P99_GOAL_MS));
+                m + "_p99_ms" + at, p.p99Ms(), "ms", "goal_p99_ms", CONTROL_PLANE_P99_GOAL_MS));
       } else {
         out.add(none(m + "_p99_ms" + at, p.p99Ms(), "ms"));
       }
@@ -219,10 +214,8 @@ public final class ScaleBench implements Benchmark {
     List<BenchResult> results() {
       double median = median(seconds);
       return List.of(
-          new BenchResult(
-              "plan_one_rank_median_s", median, "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
-          new BenchResult(
-              "plan_one_rank_max_s", maxSeconds(), "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
+          new BenchResult("plan_one_rank_median_s", median, "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
+          new BenchResult("plan_one_rank_max_s", maxSeconds(), "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
           none("plan_all_ranks_one_thread_s", totalSeconds(), "s"),
           none("merge_tables_s", mergeSeconds, "s"),
           none(
@@ -249,8 +242,8 @@ public final class ScaleBench implements Benchmark {
   }
 
   /**
-   * Plans every inference rank from the merged tables of the last full-scale step, one at a time
-   * on this thread after one untimed warm-up plan, with the descriptors built as P4 does.
+   * Plans every inference rank from the merged tables of the last full-scale step, one at a time on
+   * this thread after one untimed warm-up plan, with the descriptors built as P4 does.
    */
   private static Planning plan(ScaleScenario s, List<byte[]> encoded, PrintStream progress) {
     ShardTableCodec codec = ShardTableCodec.standard();
@@ -300,10 +293,10 @@ public final class ScaleBench implements Benchmark {
 
   /**
    * The what-if model of one refit on a cluster where every participant has its own host and a
-   * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer rank;
-   * the control plane's critical path from the phases measured here (publish, discover and lease at
-   * their p99 under this host's contention, the fetch as the longer of one receiver alone and the
-   * Redis server's time serving every receiver's fetch); the slowest rank's planning.
+   * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
+   * rank; the control plane's critical path from the phases measured here (publish, discover and
+   * lease at their p99 under this host's contention, the fetch as the longer of one receiver alone
+   * and the Redis server's time serving every receiver's fetch); the slowest rank's planning.
    */
   private static List<BenchResult> model(
       ScaleScenario s,
@@ -367,7 +360,6 @@ public final class ScaleBench implements Benchmark {
         none("model_wire_receiver_bound_s", wireReceivers, "s"),
         none("model_wire_trainer_bound_s", wireTrainers, "s"),
         none("model_control_plane_s", controlPlane, "s"),
-        new BenchResult(
-            "model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S));
+        new BenchResult("model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S));
   }
 }

@@ -104,6 +104,7 @@ final class ScaleControlPlane implements AutoCloseable {
    * counted from the phase's start, so the waiting counts.
    */
   private final Semaphore fetching = new Semaphore(CONNECTIONS);
+
   private boolean closed;
 
   ScaleControlPlane(String redisUri) {
@@ -232,8 +233,8 @@ final class ScaleControlPlane implements AutoCloseable {
   }
 
   /**
-   * Receiver {@code r} reads every slot of the version and checks each table's SHA-256; with
-   * {@code decode} it also decodes every table, as a real receiver does on its own CPU.
+   * Receiver {@code r} reads every slot of the version and checks each table's SHA-256; with {@code
+   * decode} it also decodes every table, as a real receiver does on its own CPU.
    *
    * @return the tables' entries when decoded, else 0
    */
@@ -266,8 +267,8 @@ final class ScaleControlPlane implements AutoCloseable {
   }
 
   /**
-   * One receiver alone reads, checks and decodes every table of a READY version {@code reps}
-   * times (median): what a receiver on its own host waits for when Redis serves only it.
+   * One receiver alone reads, checks and decodes every table of a READY version {@code reps} times
+   * (median): what a receiver on its own host waits for when Redis serves only it.
    */
   double fetchAloneMs(ScaleScenario s, List<List<PublishedTensor>> tables, int reps)
       throws Exception {

@@ -23,8 +23,8 @@ import java.util.Optional;
 
 /**
  * One simulated deployment of {@code mx bench scale}: a model, a Megatron trainer topology and a
- * vLLM inference topology that both divide it, and the shard tables the trainer ranks would
- * publish (real layouts at made-up addresses: no weight bytes exist).
+ * vLLM inference topology that both divide it, and the shard tables the trainer ranks would publish
+ * (real layouts at made-up addresses: no weight bytes exist).
  */
 record ScaleScenario(
     ModelArchitecture model,

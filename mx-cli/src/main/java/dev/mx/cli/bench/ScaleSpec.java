@@ -27,7 +27,8 @@ public record ScaleSpec(
    * expert-parallel group (3 experts each): vLLM's wide-EP deployment of DeepSeek-class models.
    */
   public static final ScaleSpec DEFAULT =
-      new ScaleSpec("kimi-k2", "tp=2,pp=1,ep=128", "tp=8,ep=128", 1, 400, java.util.List.of(8, 4, 2));
+      new ScaleSpec(
+          "kimi-k2", "tp=2,pp=1,ep=128", "tp=8,ep=128", 1, 400, java.util.List.of(8, 4, 2));
 
   public ScaleSpec {
     fractions = java.util.List.copyOf(fractions);

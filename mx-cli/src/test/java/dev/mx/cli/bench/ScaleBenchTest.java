@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The pieces of {@code mx bench scale} at a size a test affords: the tiny DeepSeek model's
- * control plane run through a real Redis at two rank counts, and the topology checks that make bad
- * input exit 2 naming the dimension.
+ * The pieces of {@code mx bench scale} at a size a test affords: the tiny DeepSeek model's control
+ * plane run through a real Redis at two rank counts, and the topology checks that make bad input
+ * exit 2 naming the dimension.
  */
 class ScaleBenchTest {
   @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
@@ -27,8 +27,7 @@ class ScaleBenchTest {
       new ScaleSpec("tiny-deepseek", "tp=2,pp=1,ep=8", "tp=2,ep=8", 2, 400, List.of(2));
 
   @Test
-  void everyParticipantRunsTheRealProtocolAndReceiverCommandsDoNotGrowWithRanks()
-      throws Exception {
+  void everyParticipantRunsTheRealProtocolAndReceiverCommandsDoNotGrowWithRanks() throws Exception {
     ScaleScenario full = ScaleScenario.of(TINY);
     ScaleScenario half = full.scaled(2).orElseThrow();
     assertEquals(8, half.trainerRanks());
@@ -80,10 +79,13 @@ class ScaleBenchTest {
 
   @Test
   void aTopologyThatDoesNotDivideTheModelNamesTheDimension() {
-    assertMessage("tp=1,pp=4,ep=64", "tp=8,ep=128", "num_hidden_layers 61 is not divisible by pp 4");
+    assertMessage(
+        "tp=1,pp=4,ep=64", "tp=8,ep=128", "num_hidden_layers 61 is not divisible by pp 4");
     assertMessage("tp=2,ep=128", "tp=8,ep=256", "num_experts 384 is not divisible by ep 256");
-    assertMessage("tp=128,ep=2", "tp=8,ep=128", "num_attention_heads 64 is not divisible by tp 128");
-    assertMessage("tp=2,ep=128", "tp=128,ep=128", "num_attention_heads 64 is not divisible by tp 128");
+    assertMessage(
+        "tp=128,ep=2", "tp=8,ep=128", "num_attention_heads 64 is not divisible by tp 128");
+    assertMessage(
+        "tp=2,ep=128", "tp=128,ep=128", "num_attention_heads 64 is not divisible by tp 128");
     assertMessage("fsdp=256", "tp=8,ep=128", "simulates Megatron");
   }
 
@@ -92,8 +94,7 @@ class ScaleBenchTest {
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                ScaleScenario.of(
-                    new ScaleSpec("kimi-k2", trainer, inference, 1, 400, List.of())));
+                ScaleScenario.of(new ScaleSpec("kimi-k2", trainer, inference, 1, 400, List.of())));
     assertTrue(e.getMessage().contains(part), e.getMessage());
   }
 }

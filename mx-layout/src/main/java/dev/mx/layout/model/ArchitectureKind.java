@@ -27,8 +27,7 @@ public enum ArchitectureKind {
   private final boolean moe;
   private final boolean mla;
 
-  ArchitectureKind(
-      String hfName, boolean alwaysQkvBias, boolean qkNorm, boolean moe, boolean mla) {
+  ArchitectureKind(String hfName, boolean alwaysQkvBias, boolean qkNorm, boolean moe, boolean mla) {
     this.hfName = hfName;
     this.alwaysQkvBias = alwaysQkvBias;
     this.qkNorm = qkNorm;

@@ -165,7 +165,12 @@ public final class ModelArchitecture {
           long si = sharedIntermediateSize();
           String x = p + "mlp.shared_experts.";
           add(
-              m, x + "gate_proj.weight", Shape.of(si, h), TensorRole.SHARED_EXPERT_GATE_PROJ, l, -1);
+              m,
+              x + "gate_proj.weight",
+              Shape.of(si, h),
+              TensorRole.SHARED_EXPERT_GATE_PROJ,
+              l,
+              -1);
           add(m, x + "up_proj.weight", Shape.of(si, h), TensorRole.SHARED_EXPERT_UP_PROJ, l, -1);
           add(
               m,
@@ -204,23 +209,23 @@ public final class ModelArchitecture {
     long h = hiddenSize;
     long qRows = (long) numAttentionHeads * headDim;
     long kvRows = (long) numKeyValueHeads * headDim;
-      add(m, p + "self_attn.q_proj.weight", Shape.of(qRows, h), TensorRole.Q_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.q_proj.bias", Shape.of(qRows), TensorRole.Q_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.k_proj.weight", Shape.of(kvRows, h), TensorRole.K_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.k_proj.bias", Shape.of(kvRows), TensorRole.K_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.v_proj.weight", Shape.of(kvRows, h), TensorRole.V_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.v_proj.bias", Shape.of(kvRows), TensorRole.V_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.o_proj.weight", Shape.of(h, qRows), TensorRole.O_PROJ, l, -1);
-      if (kind.qkNorm()) {
-        add(m, p + "self_attn.q_norm.weight", Shape.of(headDim), TensorRole.Q_NORM, l, -1);
-        add(m, p + "self_attn.k_norm.weight", Shape.of(headDim), TensorRole.K_NORM, l, -1);
-      }
+    add(m, p + "self_attn.q_proj.weight", Shape.of(qRows, h), TensorRole.Q_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.q_proj.bias", Shape.of(qRows), TensorRole.Q_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.k_proj.weight", Shape.of(kvRows, h), TensorRole.K_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.k_proj.bias", Shape.of(kvRows), TensorRole.K_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.v_proj.weight", Shape.of(kvRows, h), TensorRole.V_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.v_proj.bias", Shape.of(kvRows), TensorRole.V_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.o_proj.weight", Shape.of(h, qRows), TensorRole.O_PROJ, l, -1);
+    if (kind.qkNorm()) {
+      add(m, p + "self_attn.q_norm.weight", Shape.of(headDim), TensorRole.Q_NORM, l, -1);
+      add(m, p + "self_attn.k_norm.weight", Shape.of(headDim), TensorRole.K_NORM, l, -1);
+    }
   }
 
   /** DeepSeek-V3's attention tensors, in its checkpoint order. */
@@ -252,8 +257,7 @@ public final class ModelArchitecture {
         TensorRole.KV_B_PROJ,
         l,
         -1);
-    add(
-        m, a + "o_proj.weight", Shape.of(h, heads * mla.vHeadDim()), TensorRole.O_PROJ, l, -1);
+    add(m, a + "o_proj.weight", Shape.of(h, heads * mla.vHeadDim()), TensorRole.O_PROJ, l, -1);
   }
 
   private static void add(
@@ -268,8 +272,8 @@ public final class ModelArchitecture {
 
   /**
    * Whether decoder layer {@code layer} has a mixture-of-experts MLP. DeepSeek-V3: experts exist
-   * and {@code layer >= first_k_dense_replace}. Qwen3-MoE: experts exist, the layer is not in {@code mlp_only_layers}, and {@code (layer + 1) %
-   * decoder_sparse_step == 0}.
+   * and {@code layer >= first_k_dense_replace}. Qwen3-MoE: experts exist, the layer is not in
+   * {@code mlp_only_layers}, and {@code (layer + 1) % decoder_sparse_step == 0}.
    */
   public boolean isMoeLayer(int layer) {
     if (kind.mla()) {

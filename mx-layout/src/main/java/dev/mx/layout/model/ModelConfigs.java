@@ -178,7 +178,8 @@ public final class ModelConfigs {
           throw error("moe_layer_freq", "only 1 (every layer after the dense ones) is supported");
         }
         // noaux_tc routing (DeepSeek-V3, Kimi-K2) carries a per-expert score correction bias.
-        routerBias = root.hasNonNull("topk_method") && root.get("topk_method").asText().equals("noaux_tc");
+        routerBias =
+            root.hasNonNull("topk_method") && root.get("topk_method").asText().equals("noaux_tc");
       } else if (kind.moe()) {
         experts = positiveInt("num_experts");
         moeIntermediate = positiveInt("moe_intermediate_size");

@@ -26,10 +26,10 @@ import java.util.Map;
  *   <li>{@code linear_fc1} holds this rank's gate rows then its up rows; {@code linear_proj} and
  *       {@code linear_fc2} are row-parallel (column slices).
  *   <li>MLA (DeepSeek-V3, Kimi-K2): {@code linear_q_down_proj} and {@code linear_kv_down_proj}
- *       replicated, {@code linear_q_up_proj} and {@code linear_kv_up_proj} column-parallel by
- *       heads with the latent norms as their {@code layer_norm_weight}, {@code linear_proj}
- *       row-parallel. Shared experts are a TP-split dense MLP ({@code mlp.shared_experts.*}),
- *       replicated across EP ranks; the router's {@code expert_bias} is replicated.
+ *       replicated, {@code linear_q_up_proj} and {@code linear_kv_up_proj} column-parallel by heads
+ *       with the latent norms as their {@code layer_norm_weight}, {@code linear_proj} row-parallel.
+ *       Shared experts are a TP-split dense MLP ({@code mlp.shared_experts.*}), replicated across
+ *       EP ranks; the router's {@code expert_bias} is replicated.
  *   <li>Norms and the router are replicated; only TP rank 0 publishes them. Experts are split
  *       across EP ranks ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style),
  *       each TP-sharded like the dense MLP. Non-expert weights are replicas across EP ranks; only
@@ -255,13 +255,9 @@ public final class MegatronLayout implements TrainerLayout {
         }
         if (model.qkNorm()) {
           replicated(
-              m + "self_attention.q_layernorm.weight",
-              h + "self_attn.q_norm.weight",
-              Shape.of(hd));
+              m + "self_attention.q_layernorm.weight", h + "self_attn.q_norm.weight", Shape.of(hd));
           replicated(
-              m + "self_attention.k_layernorm.weight",
-              h + "self_attn.k_norm.weight",
-              Shape.of(hd));
+              m + "self_attention.k_layernorm.weight", h + "self_attn.k_norm.weight", Shape.of(hd));
         }
         rowParallel(
             m + "self_attention.linear_proj.weight",

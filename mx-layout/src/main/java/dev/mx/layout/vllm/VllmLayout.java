@@ -36,8 +36,8 @@ import java.util.Map;
  *       mlp.gate.weight}) replicated.
  *   <li>MoE: {@code mlp.experts.w13_weight} (E_local, 2·I_local, hidden), per expert gate rows then
  *       up rows; {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all
- *       experts, intermediate sliced by T; {@code ep>1}: experts {@code [r·E/ep, (r+1)·E/ep)}
- *       whole ({@code ep} is T, or T times the data-parallel size: then everything but the experts
+ *       experts, intermediate sliced by T; {@code ep>1}: experts {@code [r·E/ep, (r+1)·E/ep)} whole
+ *       ({@code ep} is T, or T times the data-parallel size: then everything but the experts
  *       follows attention rank {@code r % T}).
  *   <li>DeepSeek-V3 / Kimi-K2: {@code fused_qkv_a_proj} (q_a_proj then kv_a_proj_with_mqa rows),
  *       {@code q_a_layernorm}, {@code kv_a_layernorm} replicated; {@code q_b_proj}, {@code

@@ -32,6 +32,7 @@ public final class VllmReference {
 
   /** The attention rank, {@code rank % tp}; {@code rank} indexes the experts. */
   private final int tpRank;
+
   private final Map<String, LongFunction<GlobalElement>> rules = new ConcurrentHashMap<>();
 
   public VllmReference(ModelArchitecture model, InferenceTopology topology, int rank) {
@@ -106,11 +107,9 @@ public final class VllmReference {
       case "self_attn.q_a_layernorm.weight" -> Shape.of(mla().qLoraRank());
       case "self_attn.kv_a_layernorm.weight" -> Shape.of(mla().kvLoraRank());
       case "self_attn.q_b_proj.weight" ->
-          Shape.of(
-              (long) model.numAttentionHeads() / tp * mla().qkHeadDim(), mla().qLoraRank());
+          Shape.of((long) model.numAttentionHeads() / tp * mla().qkHeadDim(), mla().qLoraRank());
       case "self_attn.kv_b_proj.weight" ->
-          Shape.of(
-              (long) model.numAttentionHeads() / tp * mla().kvBHeadDim(), mla().kvLoraRank());
+          Shape.of((long) model.numAttentionHeads() / tp * mla().kvBHeadDim(), mla().kvLoraRank());
       case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(), 2 * expertIntermediate(), h);
       case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(), h, expertIntermediate());
       default -> throw unknown(param);

@@ -71,7 +71,8 @@ class ModelConfigsTest {
     assertFalse(m.isMoeLayer(2));
     assertTrue(m.isMoeLayer(3) && m.isMoeLayer(60));
     assertEquals(Shape.of(18432, 7168), m.tensor("model.layers.2.mlp.gate_proj.weight").shape());
-    assertEquals(Shape.of(1536, 7168), m.tensor("model.layers.0.self_attn.q_a_proj.weight").shape());
+    assertEquals(
+        Shape.of(1536, 7168), m.tensor("model.layers.0.self_attn.q_a_proj.weight").shape());
     assertEquals(
         Shape.of(128 * 192, 1536), m.tensor("model.layers.0.self_attn.q_b_proj.weight").shape());
     assertEquals(
@@ -79,7 +80,8 @@ class ModelConfigsTest {
         m.tensor("model.layers.0.self_attn.kv_a_proj_with_mqa.weight").shape());
     assertEquals(
         Shape.of(128 * 256, 512), m.tensor("model.layers.0.self_attn.kv_b_proj.weight").shape());
-    assertEquals(Shape.of(7168, 128 * 128), m.tensor("model.layers.0.self_attn.o_proj.weight").shape());
+    assertEquals(
+        Shape.of(7168, 128 * 128), m.tensor("model.layers.0.self_attn.o_proj.weight").shape());
     assertEquals(
         Shape.of(256), m.tensor("model.layers.3.mlp.gate.e_score_correction_bias").shape());
     assertEquals(
@@ -99,7 +101,8 @@ class ModelConfigsTest {
     assertTrue(m.isMoeLayer(1));
     assertEquals(384, m.numExperts());
     assertEquals(1, m.sharedExperts());
-    assertEquals(Shape.of(64 * 192, 1536), m.tensor("model.layers.5.self_attn.q_b_proj.weight").shape());
+    assertEquals(
+        Shape.of(64 * 192, 1536), m.tensor("model.layers.5.self_attn.q_b_proj.weight").shape());
     assertEquals(Shape.of(163840, 7168), m.tensor("lm_head.weight").shape());
     assertTrue(m.find("model.layers.60.mlp.experts.383.up_proj.weight").isPresent());
   }
