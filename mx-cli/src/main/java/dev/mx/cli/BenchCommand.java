@@ -12,6 +12,8 @@ import dev.mx.cli.bench.NixlBench;
 import dev.mx.cli.bench.PlanBench;
 import dev.mx.cli.bench.Qwen3PlanBench;
 import dev.mx.cli.bench.RefitBench;
+import dev.mx.cli.bench.ScaleBench;
+import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.cli.bench.ShmBench;
 import dev.mx.cli.bench.UcxBench;
 import dev.mx.cli.demo.OptionChecks;
@@ -51,7 +53,8 @@ final class BenchCommand implements Callable<Integer> {
             new RefitBench(),
             new KernelBench(),
             new GenBench(),
-            new CudaBench())) {
+            new CudaBench(),
+            new ScaleBench())) {
       m.put(b.name(), b);
     }
     return m;
@@ -93,6 +96,42 @@ final class BenchCommand implements Callable<Integer> {
       description = "Threads for multi-threaded variants (0 = all cores).")
   int threads;
 
+  @Option(
+      names = "--model",
+      defaultValue = "kimi-k2",
+      description = "scale: bundled model or config.json (default ${DEFAULT-VALUE}).")
+  String model;
+
+  @Option(
+      names = "--trainer",
+      defaultValue = "tp=2,pp=1,ep=128",
+      description =
+          "scale: Megatron trainer topology (default ${DEFAULT-VALUE}: 256 ranks, 3 experts per"
+              + " layer each; pp=1 because Kimi-K2's 61 layers split evenly only by 1 or 61).")
+  String trainer;
+
+  @Option(
+      names = "--inference",
+      defaultValue = "tp=8,ep=128",
+      description =
+          "scale: vLLM topology (default ${DEFAULT-VALUE}: tp=8 x 16 data-parallel groups, one"
+              + " expert-parallel group of 128 ranks).")
+  String inference;
+
+  @Option(
+      names = "--steps",
+      defaultValue = "1",
+      description =
+          "scale: measured control-plane steps per rank count (default ${DEFAULT-VALUE}).")
+  int steps;
+
+  @Option(
+      names = "--fabric-gbps",
+      defaultValue = "400",
+      description =
+          "scale: per-GPU fabric rate of the what-if wire model, Gb/s (default ${DEFAULT-VALUE}).")
+  double fabricGbps;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -108,7 +147,27 @@ final class BenchCommand implements Callable<Integer> {
           spec.commandLine(), "--repetitions must be at least 1");
     }
     OptionChecks.range(spec.commandLine(), "--threads", threads, 0, MAX_THREADS);
-    List<BenchResult> results = b.run(new BenchOptions(repetitions, threads, System.err));
+    OptionChecks.range(spec.commandLine(), "--steps", steps, 1, 1000);
+    if (!(fabricGbps > 0) || Double.isInfinite(fabricGbps)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--fabric-gbps " + fabricGbps + " must be a positive rate");
+    }
+    BenchOptions options =
+        new BenchOptions(
+            repetitions,
+            threads,
+            System.err,
+            new ScaleSpec(
+                model, trainer, inference, steps, fabricGbps, ScaleSpec.DEFAULT.fractions()));
+    try {
+      b.checkUsage(options);
+    } catch (IllegalArgumentException e) {
+      CommandLine.ParameterException bad =
+          new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      bad.initCause(e);
+      throw bad;
+    }
+    List<BenchResult> results = b.run(options);
     if (json) {
       List<Map<String, Object>> out = new ArrayList<>();
       for (BenchResult r : results) {

@@ -151,6 +151,27 @@ class PlannedCoverageTest {
             InferenceTopology.tp(4),
             DType.F32,
             DType.BF16,
+            64),
+        new Case(
+            "tiny-deepseek",
+            new TrainerTopology.Megatron(2, 2, 4),
+            new InferenceTopology(4, 8),
+            DType.BF16,
+            DType.BF16,
+            64),
+        new Case(
+            "tiny-deepseek",
+            new TrainerTopology.Megatron(4, 1, 2),
+            InferenceTopology.tp(2),
+            DType.F32,
+            DType.BF16,
+            8),
+        new Case(
+            "tiny-deepseek",
+            new TrainerTopology.Fsdp(3),
+            new InferenceTopology(8, 8),
+            DType.BF16,
+            DType.BF16,
             64));
   }
 
@@ -162,7 +183,7 @@ class PlannedCoverageTest {
     ShardAddressing addressing = ShardAddressing.synthetic();
     Map<String, SourceInfo> sources = PlanningInventory.sources(trainer.ranks(), addressing);
     AddressIndex index = new AddressIndex(trainer.ranks(), addressing);
-    for (int r = 0; r < c.inference().tp(); r++) {
+    for (int r = 0; r < c.inference().worldSize(); r++) {
       new RankCheck(model, c, r, sources, index).run();
     }
   }

@@ -57,6 +57,19 @@ public final class RedisServer implements AutoCloseable {
       System.err.println("SKIPPED: " + cause);
     }
     assumeTrue(cause == null, "skipping: " + cause);
+    return launch(extraArgs);
+  }
+
+  /**
+   * Starts a server and waits until it answers, outside JUnit (a benchmark that needs a real
+   * Redis): no binary or a server that does not come up is an {@link IllegalStateException} saying
+   * why.
+   */
+  public static RedisServer launch(String... extraArgs) throws IOException, InterruptedException {
+    String cause = unavailabilityCause();
+    if (cause != null) {
+      throw new IllegalStateException("cannot start redis-server: " + cause);
+    }
     int port;
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
@@ -64,11 +77,11 @@ public final class RedisServer implements AutoCloseable {
     RedisServer server =
         new RedisServer(
             port, List.of(extraArgs), Files.createTempFile("redis-" + port + "-", ".log"));
-    server.launch();
+    server.run();
     return server;
   }
 
-  private void launch() throws IOException, InterruptedException {
+  private void run() throws IOException, InterruptedException {
     List<String> cmd =
         new ArrayList<>(
             List.of(
@@ -158,7 +171,7 @@ public final class RedisServer implements AutoCloseable {
    */
   public void restartEmpty() throws IOException, InterruptedException {
     kill();
-    launch();
+    run();
   }
 
   /** Kills the server and deletes its log; idempotent. */

@@ -69,9 +69,13 @@ public final class Qwen3PlanBench implements Benchmark {
   }
 
   private static long planAndDescribe(ReshardPlanner planner, PlanningInventory inv) {
-    TransferPlan plan =
+    return describe(
         planner.plan(
-            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+            inv.capture().result(), inv.sources(), ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY));
+  }
+
+  /** Builds every descriptor of {@code plan} (exact, full pulls, converts); returns how many. */
+  static long describe(TransferPlan plan) {
     long n = ReshardPlanner.exactDescriptors(plan, p -> BASE).size();
     for (FullPullSource f : plan.fullPulls()) {
       n += ReshardPlanner.descriptors(f.segments(), s -> BASE).size();

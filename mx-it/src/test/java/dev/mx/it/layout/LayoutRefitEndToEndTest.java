@@ -125,6 +125,22 @@ class LayoutRefitEndToEndTest {
             f,
             VerifyMode.WHOLE_SHARDS),
         new Case(
+            "tiny-deepseek",
+            new TrainerTopology.Megatron(2, 2, 2),
+            DType.F32,
+            new InferenceTopology(2, 4),
+            DType.BF16,
+            f,
+            VerifyMode.ALL),
+        new Case(
+            "tiny-deepseek",
+            new TrainerTopology.Megatron(4, 1, 4),
+            DType.BF16,
+            InferenceTopology.tp(2),
+            DType.BF16,
+            p,
+            VerifyMode.STRICT),
+        new Case(
             "tiny-qwen3-moe",
             new TrainerTopology.Megatron(2, 1, 2),
             DType.BF16,
@@ -215,7 +231,7 @@ class LayoutRefitEndToEndTest {
         for (long step = 0; step < 2; step++) {
           trainers.fill(step);
           if (step == 0) {
-            for (int r = 0; r < c.inference().tp(); r++) {
+            for (int r = 0; r < c.inference().worldSize(); r++) {
               Transport t = new MemTransportProvider().create(TransportConfig.of("receiver-" + r));
               transports.add(t);
               VllmLayout geometry = new VllmLayout(model, c.inference(), r, c.inferenceDtype());

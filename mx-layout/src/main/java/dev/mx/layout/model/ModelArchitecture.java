@@ -35,7 +35,29 @@ public final class ModelArchitecture {
   private final int moeIntermediateSize;
   private final int decoderSparseStep;
   private final SortedSet<Integer> mlpOnlyLayers;
+  private final Mla mla;
+  private final int sharedExperts;
+  private final int firstKDenseReplace;
+  private final boolean routerBias;
   private final Map<String, GlobalTensor> tensors;
+
+  /**
+   * Multi-head latent attention (DeepSeek-V2/V3): queries through a {@code qLoraRank} bottleneck,
+   * keys and values through a {@code kvLoraRank} latent plus one shared rope key of {@code
+   * qkRopeHeadDim}.
+   */
+  public record Mla(
+      int qLoraRank, int kvLoraRank, int qkNopeHeadDim, int qkRopeHeadDim, int vHeadDim) {
+    /** Rows per head of {@code q_b_proj}: {@code qk_nope_head_dim + qk_rope_head_dim}. */
+    public int qkHeadDim() {
+      return qkNopeHeadDim + qkRopeHeadDim;
+    }
+
+    /** Rows per head of {@code kv_b_proj}: {@code qk_nope_head_dim + v_head_dim}. */
+    public int kvBHeadDim() {
+      return qkNopeHeadDim + vHeadDim;
+    }
+  }
 
   /**
    * Dimensions as read from the config; {@link ModelConfigs} validates them before calling this.
@@ -54,7 +76,11 @@ public final class ModelArchitecture {
       int numExperts,
       int moeIntermediateSize,
       int decoderSparseStep,
-      SortedSet<Integer> mlpOnlyLayers) {}
+      SortedSet<Integer> mlpOnlyLayers,
+      Mla mla,
+      int sharedExperts,
+      int firstKDenseReplace,
+      boolean routerBias) {}
 
   ModelArchitecture(String modelName, String source, ArchitectureKind kind, Dimensions d) {
     this.modelName = modelName;
@@ -74,34 +100,24 @@ public final class ModelArchitecture {
     this.moeIntermediateSize = d.moeIntermediateSize();
     this.decoderSparseStep = d.decoderSparseStep();
     this.mlpOnlyLayers = Collections.unmodifiableSortedSet(new TreeSet<>(d.mlpOnlyLayers()));
+    this.mla = d.mla();
+    this.sharedExperts = d.sharedExperts();
+    this.firstKDenseReplace = d.firstKDenseReplace();
+    this.routerBias = d.routerBias();
     this.tensors = Collections.unmodifiableMap(buildTensors());
   }
 
   private Map<String, GlobalTensor> buildTensors() {
     Map<String, GlobalTensor> m = new LinkedHashMap<>();
     long h = hiddenSize;
-    long qRows = (long) numAttentionHeads * headDim;
-    long kvRows = (long) numKeyValueHeads * headDim;
     add(m, "model.embed_tokens.weight", Shape.of(vocabSize, h), TensorRole.EMBEDDING, -1, -1);
     for (int l = 0; l < numHiddenLayers; l++) {
       String p = "model.layers." + l + ".";
       add(m, p + "input_layernorm.weight", Shape.of(h), TensorRole.INPUT_NORM, l, -1);
-      add(m, p + "self_attn.q_proj.weight", Shape.of(qRows, h), TensorRole.Q_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.q_proj.bias", Shape.of(qRows), TensorRole.Q_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.k_proj.weight", Shape.of(kvRows, h), TensorRole.K_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.k_proj.bias", Shape.of(kvRows), TensorRole.K_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.v_proj.weight", Shape.of(kvRows, h), TensorRole.V_PROJ, l, -1);
-      if (qkvBias) {
-        add(m, p + "self_attn.v_proj.bias", Shape.of(kvRows), TensorRole.V_BIAS, l, -1);
-      }
-      add(m, p + "self_attn.o_proj.weight", Shape.of(h, qRows), TensorRole.O_PROJ, l, -1);
-      if (kind.qkNorm()) {
-        add(m, p + "self_attn.q_norm.weight", Shape.of(headDim), TensorRole.Q_NORM, l, -1);
-        add(m, p + "self_attn.k_norm.weight", Shape.of(headDim), TensorRole.K_NORM, l, -1);
+      if (mla != null) {
+        mlaAttention(m, p, l);
+      } else {
+        standardAttention(m, p, l);
       }
       add(
           m,
@@ -112,6 +128,15 @@ public final class ModelArchitecture {
           -1);
       if (isMoeLayer(l)) {
         add(m, p + "mlp.gate.weight", Shape.of(numExperts, h), TensorRole.ROUTER, l, -1);
+        if (routerBias) {
+          add(
+              m,
+              p + "mlp.gate.e_score_correction_bias",
+              Shape.of(numExperts),
+              TensorRole.ROUTER_BIAS,
+              l,
+              -1);
+        }
         for (int e = 0; e < numExperts; e++) {
           String x = p + "mlp.experts." + e + ".";
           add(
@@ -135,6 +160,25 @@ public final class ModelArchitecture {
               TensorRole.EXPERT_DOWN_PROJ,
               l,
               e);
+        }
+        if (sharedExperts > 0) {
+          long si = sharedIntermediateSize();
+          String x = p + "mlp.shared_experts.";
+          add(
+              m,
+              x + "gate_proj.weight",
+              Shape.of(si, h),
+              TensorRole.SHARED_EXPERT_GATE_PROJ,
+              l,
+              -1);
+          add(m, x + "up_proj.weight", Shape.of(si, h), TensorRole.SHARED_EXPERT_UP_PROJ, l, -1);
+          add(
+              m,
+              x + "down_proj.weight",
+              Shape.of(h, si),
+              TensorRole.SHARED_EXPERT_DOWN_PROJ,
+              l,
+              -1);
         }
       } else {
         add(
@@ -161,6 +205,61 @@ public final class ModelArchitecture {
     return m;
   }
 
+  private void standardAttention(Map<String, GlobalTensor> m, String p, int l) {
+    long h = hiddenSize;
+    long qRows = (long) numAttentionHeads * headDim;
+    long kvRows = (long) numKeyValueHeads * headDim;
+    add(m, p + "self_attn.q_proj.weight", Shape.of(qRows, h), TensorRole.Q_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.q_proj.bias", Shape.of(qRows), TensorRole.Q_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.k_proj.weight", Shape.of(kvRows, h), TensorRole.K_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.k_proj.bias", Shape.of(kvRows), TensorRole.K_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.v_proj.weight", Shape.of(kvRows, h), TensorRole.V_PROJ, l, -1);
+    if (qkvBias) {
+      add(m, p + "self_attn.v_proj.bias", Shape.of(kvRows), TensorRole.V_BIAS, l, -1);
+    }
+    add(m, p + "self_attn.o_proj.weight", Shape.of(h, qRows), TensorRole.O_PROJ, l, -1);
+    if (kind.qkNorm()) {
+      add(m, p + "self_attn.q_norm.weight", Shape.of(headDim), TensorRole.Q_NORM, l, -1);
+      add(m, p + "self_attn.k_norm.weight", Shape.of(headDim), TensorRole.K_NORM, l, -1);
+    }
+  }
+
+  /** DeepSeek-V3's attention tensors, in its checkpoint order. */
+  private void mlaAttention(Map<String, GlobalTensor> m, String p, int l) {
+    long h = hiddenSize;
+    long heads = numAttentionHeads;
+    String a = p + "self_attn.";
+    add(m, a + "q_a_proj.weight", Shape.of(mla.qLoraRank(), h), TensorRole.Q_A_PROJ, l, -1);
+    add(m, a + "q_a_layernorm.weight", Shape.of(mla.qLoraRank()), TensorRole.Q_A_NORM, l, -1);
+    add(
+        m,
+        a + "q_b_proj.weight",
+        Shape.of(heads * mla.qkHeadDim(), mla.qLoraRank()),
+        TensorRole.Q_B_PROJ,
+        l,
+        -1);
+    add(
+        m,
+        a + "kv_a_proj_with_mqa.weight",
+        Shape.of((long) mla.kvLoraRank() + mla.qkRopeHeadDim(), h),
+        TensorRole.KV_A_PROJ,
+        l,
+        -1);
+    add(m, a + "kv_a_layernorm.weight", Shape.of(mla.kvLoraRank()), TensorRole.KV_A_NORM, l, -1);
+    add(
+        m,
+        a + "kv_b_proj.weight",
+        Shape.of(heads * mla.kvBHeadDim(), mla.kvLoraRank()),
+        TensorRole.KV_B_PROJ,
+        l,
+        -1);
+    add(m, a + "o_proj.weight", Shape.of(h, heads * mla.vHeadDim()), TensorRole.O_PROJ, l, -1);
+  }
+
   private static void add(
       Map<String, GlobalTensor> m,
       String name,
@@ -172,11 +271,15 @@ public final class ModelArchitecture {
   }
 
   /**
-   * Whether decoder layer {@code layer} has a mixture-of-experts MLP: Qwen3-MoE's rule, experts
-   * exist, the layer is not in {@code mlp_only_layers}, and {@code (layer + 1) %
-   * decoder_sparse_step == 0}.
+   * Whether decoder layer {@code layer} has a mixture-of-experts MLP. DeepSeek-V3: experts exist
+   * and {@code layer >= first_k_dense_replace}. Qwen3-MoE: experts exist, the layer is not in
+   * {@code mlp_only_layers}, and {@code (layer + 1) % decoder_sparse_step == 0}.
    */
   public boolean isMoeLayer(int layer) {
+    if (kind.mla()) {
+      // DeepSeek-V3's rule (moe_layer_freq 1): every layer from first_k_dense_replace on.
+      return numExperts > 0 && layer >= firstKDenseReplace;
+    }
     return kind.moe()
         && numExperts > 0
         && !mlpOnlyLayers.contains(layer)
@@ -309,6 +412,31 @@ public final class ModelArchitecture {
     return mlpOnlyLayers;
   }
 
+  /** The latent-attention dimensions, when attention is MLA. */
+  public Optional<Mla> mla() {
+    return Optional.ofNullable(mla);
+  }
+
+  /** Shared experts per MoE layer ({@code n_shared_experts}; 0 when none). */
+  public int sharedExperts() {
+    return sharedExperts;
+  }
+
+  /** The width of the fused shared-expert MLP: {@code n_shared_experts · moe_intermediate_size}. */
+  public long sharedIntermediateSize() {
+    return (long) sharedExperts * moeIntermediateSize;
+  }
+
+  /** How many leading layers are dense ({@code first_k_dense_replace}; 0 outside DeepSeek). */
+  public int firstKDenseReplace() {
+    return firstKDenseReplace;
+  }
+
+  /** Whether MoE layers carry {@code mlp.gate.e_score_correction_bias}. */
+  public boolean routerBias() {
+    return routerBias;
+  }
+
   @Override
   public String toString() {
     return modelName
@@ -327,6 +455,8 @@ public final class ModelArchitecture {
         + ", vocab "
         + vocabSize
         + (isMoe() ? ", " + numExperts + " experts x " + moeIntermediateSize : "")
+        + (sharedExperts > 0 ? " + " + sharedExperts + " shared" : "")
+        + (mla != null ? ", MLA q/kv rank " + mla.qLoraRank() + "/" + mla.kvLoraRank() : "")
         + ")";
   }
 }

@@ -32,11 +32,14 @@ public final class ModelConfigs {
           "qwen2.5-0.5b",
           "qwen3-0.6b",
           "qwen3-30b-a3b",
+          "deepseek-v3",
+          "kimi-k2",
           "tiny-llama",
           "tiny-mistral",
           "tiny-qwen2",
           "tiny-qwen3",
-          "tiny-qwen3-moe");
+          "tiny-qwen3-moe",
+          "tiny-deepseek");
 
   private ModelConfigs() {}
 
@@ -134,8 +137,12 @@ public final class ModelConfigs {
             "num_key_value_heads",
             "num_attention_heads " + heads + " is not divisible by num_key_value_heads " + kvHeads);
       }
+      ModelArchitecture.Mla mla = kind.mla() ? mla() : null;
       int headDim;
-      if (root.hasNonNull("head_dim")) {
+      if (mla != null) {
+        // MLA has no head_dim key; the per-head query/key width is what attention heads span.
+        headDim = mla.qkHeadDim();
+      } else if (root.hasNonNull("head_dim")) {
         headDim = positiveInt("head_dim");
       } else {
         if (hidden % heads != 0) {
@@ -159,7 +166,21 @@ public final class ModelConfigs {
       int moeIntermediate = 0;
       int sparseStep = 1;
       SortedSet<Integer> mlpOnly = new TreeSet<>();
-      if (kind.moe()) {
+      int shared = 0;
+      int firstDense = 0;
+      boolean routerBias = false;
+      if (kind.mla()) {
+        experts = positiveInt("n_routed_experts");
+        moeIntermediate = positiveInt("moe_intermediate_size");
+        shared = root.hasNonNull("n_shared_experts") ? positiveInt("n_shared_experts") : 0;
+        firstDense = nonNegativeInt("first_k_dense_replace", layers);
+        if (root.hasNonNull("moe_layer_freq") && positiveInt("moe_layer_freq") != 1) {
+          throw error("moe_layer_freq", "only 1 (every layer after the dense ones) is supported");
+        }
+        // noaux_tc routing (DeepSeek-V3, Kimi-K2) carries a per-expert score correction bias.
+        routerBias =
+            root.hasNonNull("topk_method") && root.get("topk_method").asText().equals("noaux_tc");
+      } else if (kind.moe()) {
         experts = positiveInt("num_experts");
         moeIntermediate = positiveInt("moe_intermediate_size");
         sparseStep =
@@ -168,7 +189,10 @@ public final class ModelConfigs {
       }
       boolean anyDense = false;
       for (int l = 0; l < layers; l++) {
-        boolean sparse = kind.moe() && !mlpOnly.contains(l) && (l + 1) % sparseStep == 0;
+        boolean sparse =
+            kind.mla()
+                ? l >= firstDense
+                : kind.moe() && !mlpOnly.contains(l) && (l + 1) % sparseStep == 0;
         anyDense |= !sparse;
       }
       int intermediate =
@@ -188,8 +212,33 @@ public final class ModelConfigs {
               experts,
               moeIntermediate,
               sparseStep,
-              mlpOnly);
+              mlpOnly,
+              mla,
+              shared,
+              firstDense,
+              routerBias);
       return new ModelArchitecture(modelName, source, kind, dims);
+    }
+
+    private ModelArchitecture.Mla mla() {
+      return new ModelArchitecture.Mla(
+          positiveInt("q_lora_rank"),
+          positiveInt("kv_lora_rank"),
+          positiveInt("qk_nope_head_dim"),
+          positiveInt("qk_rope_head_dim"),
+          positiveInt("v_head_dim"));
+    }
+
+    /** An integer in {@code [0, max]}. */
+    private int nonNegativeInt(String key, int max) {
+      JsonNode n = root.get(key);
+      if (n == null || n.isNull()) {
+        return 0;
+      }
+      if (!n.isIntegralNumber() || !n.canConvertToInt() || n.intValue() < 0 || n.intValue() > max) {
+        throw error(key, "must be an integer in [0, " + max + "], got " + n);
+      }
+      return n.intValue();
     }
 
     private ArchitectureKind architecture() {
@@ -218,25 +267,22 @@ public final class ModelConfigs {
      * naming the key.
      */
     private static final java.util.Map<String, Integer> LIMITS =
-        java.util.Map.of(
-            "vocab_size",
-            1 << 24,
-            "hidden_size",
-            1 << 17,
-            "intermediate_size",
-            1 << 20,
-            "moe_intermediate_size",
-            1 << 20,
-            "num_hidden_layers",
-            1 << 12,
-            "num_attention_heads",
-            1 << 14,
-            "num_key_value_heads",
-            1 << 14,
-            "head_dim",
-            1 << 14,
-            "num_experts",
-            1 << 16);
+        java.util.Map.ofEntries(
+            java.util.Map.entry("vocab_size", 1 << 24),
+            java.util.Map.entry("hidden_size", 1 << 17),
+            java.util.Map.entry("intermediate_size", 1 << 20),
+            java.util.Map.entry("moe_intermediate_size", 1 << 20),
+            java.util.Map.entry("num_hidden_layers", 1 << 12),
+            java.util.Map.entry("num_attention_heads", 1 << 14),
+            java.util.Map.entry("num_key_value_heads", 1 << 14),
+            java.util.Map.entry("head_dim", 1 << 14),
+            java.util.Map.entry("num_experts", 1 << 16),
+            java.util.Map.entry("n_routed_experts", 1 << 16),
+            java.util.Map.entry("q_lora_rank", 1 << 17),
+            java.util.Map.entry("kv_lora_rank", 1 << 17),
+            java.util.Map.entry("qk_nope_head_dim", 1 << 14),
+            java.util.Map.entry("qk_rope_head_dim", 1 << 14),
+            java.util.Map.entry("v_head_dim", 1 << 14));
 
     private int positiveInt(String key) {
       int v = positiveIntUnbounded(key);

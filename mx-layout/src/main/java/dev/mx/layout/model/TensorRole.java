@@ -23,7 +23,22 @@ public enum TensorRole {
   ROUTER,
   EXPERT_GATE_PROJ,
   EXPERT_UP_PROJ,
-  EXPERT_DOWN_PROJ;
+  EXPERT_DOWN_PROJ,
+  /** DeepSeek-V3's router score bias, {@code mlp.gate.e_score_correction_bias} (experts). */
+  ROUTER_BIAS,
+  SHARED_EXPERT_GATE_PROJ,
+  SHARED_EXPERT_UP_PROJ,
+  SHARED_EXPERT_DOWN_PROJ,
+  /** MLA: the query down-projection {@code q_a_proj} (q_lora_rank × hidden). */
+  Q_A_PROJ,
+  Q_A_NORM,
+  /** MLA: the query up-projection {@code q_b_proj} (heads·(qk_nope + qk_rope) × q_lora_rank). */
+  Q_B_PROJ,
+  /** MLA: {@code kv_a_proj_with_mqa} ((kv_lora_rank + qk_rope) × hidden). */
+  KV_A_PROJ,
+  KV_A_NORM,
+  /** MLA: {@code kv_b_proj} (heads·(qk_nope + v_head) × kv_lora_rank). */
+  KV_B_PROJ;
 
   /** Whether the tensor belongs to one expert. */
   public boolean isExpert() {

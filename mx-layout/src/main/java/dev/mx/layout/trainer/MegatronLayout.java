@@ -25,6 +25,11 @@ import java.util.Map;
  *       ranks. Biases likewise.
  *   <li>{@code linear_fc1} holds this rank's gate rows then its up rows; {@code linear_proj} and
  *       {@code linear_fc2} are row-parallel (column slices).
+ *   <li>MLA (DeepSeek-V3, Kimi-K2): {@code linear_q_down_proj} and {@code linear_kv_down_proj}
+ *       replicated, {@code linear_q_up_proj} and {@code linear_kv_up_proj} column-parallel by heads
+ *       with the latent norms as their {@code layer_norm_weight}, {@code linear_proj} row-parallel.
+ *       Shared experts are a TP-split dense MLP ({@code mlp.shared_experts.*}), replicated across
+ *       EP ranks; the router's {@code expert_bias} is replicated.
  *   <li>Norms and the router are replicated; only TP rank 0 publishes them. Experts are split
  *       across EP ranks ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style),
  *       each TP-sharded like the dense MLP. Non-expert weights are replicas across EP ranks; only
@@ -67,6 +72,14 @@ public final class MegatronLayout implements TrainerLayout {
               + " is not divisible by tp "
               + tp);
     }
+    if (model.mla().isEmpty()) {
+      validateFusedQkv(where);
+    }
+    validateMlp(where);
+  }
+
+  private void validateFusedQkv(String where) {
+    int tp = topology.tp();
     int kv = model.numKeyValueHeads();
     if (kv >= tp ? kv % tp != 0 : tp % kv != 0) {
       throw new LayoutException(
@@ -94,6 +107,10 @@ public final class MegatronLayout implements TrainerLayout {
               + " are not divisible by tp "
               + tp);
     }
+  }
+
+  private void validateMlp(String where) {
+    int tp = topology.tp();
     boolean anyDense = false;
     for (int l = 0; l < model.numHiddenLayers(); l++) {
       anyDense |= !model.isMoeLayer(l);
@@ -225,26 +242,30 @@ public final class MegatronLayout implements TrainerLayout {
       String h = "model.layers." + l + ".";
       long hd = model.headDim();
       long qCols = model.numAttentionHeads() * hd;
-      replicated(
-          m + "self_attention.linear_qkv.layer_norm_weight",
-          h + "input_layernorm.weight",
-          Shape.of(hidden));
-      qkv(m + "self_attention.linear_qkv.weight", h, "weight", true);
-      if (model.qkvBias()) {
-        qkv(m + "self_attention.linear_qkv.bias", h, "bias", false);
-      }
-      if (model.qkNorm()) {
+      if (model.mla().isPresent()) {
+        mlaAttention(m, h, model.mla().get());
+      } else {
         replicated(
-            m + "self_attention.q_layernorm.weight", h + "self_attn.q_norm.weight", Shape.of(hd));
-        replicated(
-            m + "self_attention.k_layernorm.weight", h + "self_attn.k_norm.weight", Shape.of(hd));
+            m + "self_attention.linear_qkv.layer_norm_weight",
+            h + "input_layernorm.weight",
+            Shape.of(hidden));
+        qkv(m + "self_attention.linear_qkv.weight", h, "weight", true);
+        if (model.qkvBias()) {
+          qkv(m + "self_attention.linear_qkv.bias", h, "bias", false);
+        }
+        if (model.qkNorm()) {
+          replicated(
+              m + "self_attention.q_layernorm.weight", h + "self_attn.q_norm.weight", Shape.of(hd));
+          replicated(
+              m + "self_attention.k_layernorm.weight", h + "self_attn.k_norm.weight", Shape.of(hd));
+        }
+        rowParallel(
+            m + "self_attention.linear_proj.weight",
+            h + "self_attn.o_proj.weight",
+            qCols,
+            MegatronRole.ROW,
+            false);
       }
-      rowParallel(
-          m + "self_attention.linear_proj.weight",
-          h + "self_attn.o_proj.weight",
-          qCols,
-          MegatronRole.ROW,
-          false);
       if (model.isMoeLayer(l)) {
         replicated(
             m + "pre_mlp_layernorm.weight",
@@ -252,6 +273,27 @@ public final class MegatronLayout implements TrainerLayout {
             Shape.of(hidden));
         replicated(
             m + "mlp.router.weight", h + "mlp.gate.weight", Shape.of(model.numExperts(), hidden));
+        if (model.routerBias()) {
+          replicated(
+              m + "mlp.router.expert_bias",
+              h + "mlp.gate.e_score_correction_bias",
+              Shape.of(model.numExperts()));
+        }
+        if (model.sharedExperts() > 0) {
+          // Megatron's SharedExpertMLP: a dense gated MLP, TP-split, replicated across EP ranks.
+          gatedFc1(
+              m + "mlp.shared_experts.linear_fc1.weight",
+              h + "mlp.shared_experts.",
+              model.sharedIntermediateSize(),
+              MegatronRole.GATED_MLP_COLUMN,
+              false);
+          rowParallel(
+              m + "mlp.shared_experts.linear_fc2.weight",
+              h + "mlp.shared_experts.down_proj.weight",
+              model.sharedIntermediateSize(),
+              MegatronRole.ROW,
+              false);
+        }
         int perRank = model.numExperts() / topology.ep();
         for (int j = 0; j < perRank; j++) {
           int e = ep * perRank + j;
@@ -287,6 +329,67 @@ public final class MegatronLayout implements TrainerLayout {
             MegatronRole.ROW,
             false);
       }
+    }
+
+    /**
+     * Megatron-Core's MLASelfAttention: the down projections are duplicated on every TP rank, the
+     * up projections (with the q/kv latent norms fused in as {@code layer_norm_weight}) are
+     * column-parallel by heads, {@code linear_proj} is row-parallel.
+     */
+    private void mlaAttention(String m, String h, ModelArchitecture.Mla mla) {
+      long heads = model.numAttentionHeads();
+      String a = h + "self_attn.";
+      replicated(m + "input_layernorm.weight", h + "input_layernorm.weight", Shape.of(hidden));
+      replicated(
+          m + "self_attention.linear_q_down_proj.weight",
+          a + "q_a_proj.weight",
+          Shape.of(mla.qLoraRank(), hidden));
+      replicated(
+          m + "self_attention.linear_q_up_proj.layer_norm_weight",
+          a + "q_a_layernorm.weight",
+          Shape.of(mla.qLoraRank()));
+      column(
+          m + "self_attention.linear_q_up_proj.weight",
+          a + "q_b_proj.weight",
+          heads * mla.qkHeadDim(),
+          mla.qLoraRank());
+      replicated(
+          m + "self_attention.linear_kv_down_proj.weight",
+          a + "kv_a_proj_with_mqa.weight",
+          Shape.of((long) mla.kvLoraRank() + mla.qkRopeHeadDim(), hidden));
+      replicated(
+          m + "self_attention.linear_kv_up_proj.layer_norm_weight",
+          a + "kv_a_layernorm.weight",
+          Shape.of(mla.kvLoraRank()));
+      column(
+          m + "self_attention.linear_kv_up_proj.weight",
+          a + "kv_b_proj.weight",
+          heads * mla.kvBHeadDim(),
+          mla.kvLoraRank());
+      rowParallel(
+          m + "self_attention.linear_proj.weight",
+          a + "o_proj.weight",
+          heads * mla.vHeadDim(),
+          MegatronRole.ROW,
+          false);
+    }
+
+    /** Rows {@code [tp·R/TP, (tp+1)·R/TP)} of a column-parallel {@code R × cols} weight. */
+    private void column(String name, String hf, long totalRows, long cols) {
+      long rows = totalRows / tpSize;
+      add(
+          MegatronTensorSpec.shard(
+              name,
+              Shape.of(rows, cols),
+              MegatronRole.COLUMN,
+              List.of(hf),
+              Shape.of(totalRows, cols),
+              0,
+              tp * rows,
+              (tp + 1) * rows,
+              Map.of()),
+          false,
+          false);
     }
 
     private void add(MegatronTensorSpec spec, boolean replicaOnAllTp, boolean expert) {

@@ -5,7 +5,10 @@ import java.util.Map;
 
 /**
  * vLLM's tensor parallel size {@code tp} and expert parallel size {@code ep}: 1 (every rank holds
- * every expert, sliced) or {@code tp} (rank r holds experts {@code [r·E/tp, (r+1)·E/tp)} whole).
+ * every expert, sliced), {@code tp} (rank r holds experts {@code [r·E/tp, (r+1)·E/tp)} whole), or a
+ * multiple {@code tp·dp} of it: vLLM's {@code --data-parallel-size dp --enable-expert-parallel},
+ * where {@code dp} attention groups of {@code tp} ranks each (rank r is attention rank {@code r %
+ * tp}) share one expert-parallel group of all {@code ep} ranks.
  */
 public record InferenceTopology(int tp, int ep) {
 
@@ -13,9 +16,13 @@ public record InferenceTopology(int tp, int ep) {
     if (tp < 1) {
       throw new LayoutException("inference topology tp=" + tp + ": must be >= 1");
     }
-    if (ep != 1 && ep != tp) {
+    if (ep < 1 || (ep != 1 && ep % tp != 0)) {
       throw new LayoutException(
-          "inference topology tp=" + tp + ",ep=" + ep + ": ep must be 1 or equal to tp");
+          "inference topology tp="
+              + tp
+              + ",ep="
+              + ep
+              + ": ep must be 1 or a multiple of tp (tp x data-parallel size)");
     }
   }
 
@@ -33,6 +40,16 @@ public record InferenceTopology(int tp, int ep) {
       }
     }
     return new InferenceTopology(kv.getOrDefault("tp", 1), kv.getOrDefault("ep", 1));
+  }
+
+  /** Inference ranks: {@code tp}, or {@code ep} when data-parallel groups share the experts. */
+  public int worldSize() {
+    return Math.max(tp, ep);
+  }
+
+  /** The attention (tensor-parallel) rank of inference rank {@code rank}. */
+  public int tpRank(int rank) {
+    return rank % tp;
   }
 
   /** Whether experts are distributed whole across ranks. */

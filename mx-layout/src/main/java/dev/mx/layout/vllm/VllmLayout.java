@@ -36,7 +36,13 @@ import java.util.Map;
  *       mlp.gate.weight}) replicated.
  *   <li>MoE: {@code mlp.experts.w13_weight} (E_local, 2·I_local, hidden), per expert gate rows then
  *       up rows; {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all
- *       experts, intermediate sliced by T; {@code ep=T}: experts {@code [r·E/T, (r+1)·E/T)} whole.
+ *       experts, intermediate sliced by T; {@code ep>1}: experts {@code [r·E/ep, (r+1)·E/ep)} whole
+ *       ({@code ep} is T, or T times the data-parallel size: then everything but the experts
+ *       follows attention rank {@code r % T}).
+ *   <li>DeepSeek-V3 / Kimi-K2: {@code fused_qkv_a_proj} (q_a_proj then kv_a_proj_with_mqa rows),
+ *       {@code q_a_layernorm}, {@code kv_a_layernorm} replicated; {@code q_b_proj}, {@code
+ *       kv_b_proj} row slices by heads; router bias replicated; {@code
+ *       mlp.shared_experts.gate_up_proj} / {@code down_proj} split as the dense MLP.
  * </ul>
  *
  * Copies are op chains of {@code narrow} (none when the whole source is taken) into row-major
@@ -49,6 +55,10 @@ public final class VllmLayout implements GeometrySource {
   private final ModelArchitecture model;
   private final InferenceTopology topology;
   private final int rank;
+
+  /** The attention rank: {@code rank} unless data-parallel groups share the experts. */
+  private final int tpRank;
+
   private final DType dtype;
   private final Map<String, ParamSpec> params = new LinkedHashMap<>();
 
@@ -62,10 +72,11 @@ public final class VllmLayout implements GeometrySource {
     this.model = model;
     this.topology = topology;
     this.rank = rank;
+    this.tpRank = topology.tpRank(rank);
     this.dtype = dtype;
-    if (rank < 0 || rank >= topology.tp()) {
+    if (rank < 0 || rank >= topology.worldSize()) {
       throw new LayoutException(
-          "inference rank " + rank + " is outside [0, " + topology.tp() + ")");
+          "inference rank " + rank + " is outside [0, " + topology.worldSize() + ")");
     }
     validate();
     build();
@@ -86,7 +97,7 @@ public final class VllmLayout implements GeometrySource {
               + " is not divisible by tp "
               + t);
     }
-    if (kv >= t ? kv % t != 0 : t % kv != 0) {
+    if (model.mla().isEmpty() && (kv >= t ? kv % t != 0 : t % kv != 0)) {
       throw new LayoutException(
           where() + "num_key_value_heads " + kv + " and tp " + t + " must divide one another");
     }
@@ -101,9 +112,21 @@ public final class VllmLayout implements GeometrySource {
       }
     }
     if (model.isMoe()) {
-      if (topology.expertParallel() && model.numExperts() % t != 0) {
+      if (topology.expertParallel() && model.numExperts() % topology.ep() != 0) {
         throw new LayoutException(
-            where() + "num_experts " + model.numExperts() + " is not divisible by ep " + t);
+            where()
+                + "num_experts "
+                + model.numExperts()
+                + " is not divisible by ep "
+                + topology.ep());
+      }
+      if (model.sharedIntermediateSize() % t != 0) {
+        throw new LayoutException(
+            where()
+                + "shared experts' intermediate "
+                + model.sharedIntermediateSize()
+                + " is not divisible by tp "
+                + t);
       }
       if (!topology.expertParallel() && model.moeIntermediateSize() % t != 0) {
         throw new LayoutException(
@@ -218,15 +241,19 @@ public final class VllmLayout implements GeometrySource {
     long qHeads = model.numAttentionHeads() / t;
     int kv = model.numKeyValueHeads();
     long kvHeads = kv >= t ? kv / t : 1;
-    long kvStart = kv >= t ? (long) rank * kv / t : rank / (t / kv);
+    long kvStart = kv >= t ? (long) tpRank * kv / t : tpRank / (t / kv);
     for (int l = 0; l < model.numHiddenLayers(); l++) {
       String p = "model.layers." + l + ".";
       whole(p + "input_layernorm.weight");
-      qkv(p, "weight", qHeads, kvHeads, kvStart);
-      if (model.qkvBias()) {
-        qkv(p, "bias", qHeads, kvHeads, kvStart);
+      if (model.mla().isPresent()) {
+        mla(p, model.mla().get());
+      } else {
+        qkv(p, "weight", qHeads, kvHeads, kvStart);
+        if (model.qkvBias()) {
+          qkv(p, "bias", qHeads, kvHeads, kvStart);
+        }
+        columnSlice(p + "self_attn.o_proj.weight", model.numAttentionHeads() * hd);
       }
-      columnSlice(p + "self_attn.o_proj.weight", model.numAttentionHeads() * hd);
       if (model.qkNorm()) {
         whole(p + "self_attn.q_norm.weight");
         whole(p + "self_attn.k_norm.weight");
@@ -234,21 +261,63 @@ public final class VllmLayout implements GeometrySource {
       whole(p + "post_attention_layernorm.weight");
       if (model.isMoeLayer(l)) {
         whole(p + "mlp.gate.weight");
+        if (model.routerBias()) {
+          whole(p + "mlp.gate.e_score_correction_bias");
+        }
         experts(l, p);
+        if (model.sharedExperts() > 0) {
+          gateUpDown(p + "mlp.shared_experts.", model.sharedIntermediateSize());
+        }
       } else {
-        long rows = model.intermediateSize() / t;
-        String gu = p + "mlp.gate_up_proj.weight";
-        declare(gu, Shape.of(2 * rows, h));
-        rowsInto(p + "mlp.gate_proj.weight", gu, rank * rows, rows, model.intermediateSize(), 0);
-        rowsInto(
-            p + "mlp.up_proj.weight", gu, rank * rows, rows, model.intermediateSize(), rows * h);
-        columnSlice(p + "mlp.down_proj.weight", model.intermediateSize());
+        gateUpDown(p + "mlp.", model.intermediateSize());
       }
     }
     whole("model.norm.weight");
     if (!model.tieWordEmbeddings()) {
       vocab("lm_head.weight", vocabRows);
     }
+  }
+
+  /**
+   * A dense gated MLP under {@code prefix}: {@code gate_up_proj} (this rank's gate rows then its up
+   * rows) and the column slice {@code down_proj}.
+   */
+  private void gateUpDown(String prefix, long intermediate) {
+    long h = model.hiddenSize();
+    long rows = intermediate / topology.tp();
+    String gu = prefix + "gate_up_proj.weight";
+    declare(gu, Shape.of(2 * rows, h));
+    rowsInto(prefix + "gate_proj.weight", gu, tpRank * rows, rows, intermediate, 0);
+    rowsInto(prefix + "up_proj.weight", gu, tpRank * rows, rows, intermediate, rows * h);
+    columnSlice(prefix + "down_proj.weight", intermediate);
+  }
+
+  /**
+   * vLLM's DeepSeek-V2/V3 attention: {@code fused_qkv_a_proj} (q_a_proj rows then
+   * kv_a_proj_with_mqa rows) and the latent norms replicated, {@code q_b_proj} and {@code
+   * kv_b_proj} column-parallel by heads, {@code o_proj} row-parallel.
+   */
+  private void mla(String p, ModelArchitecture.Mla mla) {
+    long h = model.hiddenSize();
+    String a = p + "self_attn.";
+    long kvA = (long) mla.kvLoraRank() + mla.qkRopeHeadDim();
+    String fused = a + "fused_qkv_a_proj.weight";
+    declare(fused, Shape.of(mla.qLoraRank() + kvA, h));
+    rowsInto(a + "q_a_proj.weight", fused, 0, mla.qLoraRank(), mla.qLoraRank(), 0);
+    rowsInto(a + "kv_a_proj_with_mqa.weight", fused, 0, kvA, kvA, mla.qLoraRank() * h);
+    whole(a + "q_a_layernorm.weight");
+    whole(a + "kv_a_layernorm.weight");
+    long heads = model.numAttentionHeads();
+    headRows(a + "q_b_proj.weight", heads * mla.qkHeadDim(), mla.qLoraRank());
+    headRows(a + "kv_b_proj.weight", heads * mla.kvBHeadDim(), mla.kvLoraRank());
+    columnSlice(a + "o_proj.weight", heads * mla.vHeadDim());
+  }
+
+  /** This rank's {@code total/T} rows of a column-parallel {@code source} into a new parameter. */
+  private void headRows(String source, long total, long cols) {
+    long rows = total / topology.tp();
+    declare(source, Shape.of(rows, cols));
+    rowsInto(source, source, tpRank * rows, rows, total, 0);
   }
 
   private void qkv(String p, String suffix, long qHeads, long kvHeads, long kvStart) {
@@ -262,7 +331,7 @@ public final class VllmLayout implements GeometrySource {
     declare(param, weight ? Shape.of(rows, model.hiddenSize()) : Shape.of(rows));
     long qTotal = (long) model.numAttentionHeads() * hd;
     long kvTotal = (long) model.numKeyValueHeads() * hd;
-    rowsInto(p + "self_attn.q_proj." + suffix, param, rank * qRows, qRows, qTotal, 0);
+    rowsInto(p + "self_attn.q_proj." + suffix, param, tpRank * qRows, qRows, qTotal, 0);
     rowsInto(
         p + "self_attn.k_proj." + suffix, param, kvStart * hd, kvRows, kvTotal, qRows * rowElems);
     rowsInto(
@@ -275,15 +344,14 @@ public final class VllmLayout implements GeometrySource {
   }
 
   private void experts(int layer, String p) {
-    int t = topology.tp();
     long h = model.hiddenSize();
     int experts = model.numExperts();
     long im = model.moeIntermediateSize();
     boolean ep = topology.expertParallel();
-    int local = ep ? experts / t : experts;
+    int local = ep ? experts / topology.ep() : experts;
     int first = ep ? rank * local : 0;
-    long il = ep ? im : im / t;
-    long sliceStart = ep ? 0 : rank * il;
+    long il = ep ? im : im / topology.tp();
+    long sliceStart = ep ? 0 : tpRank * il;
     String w13 = p + "mlp.experts.w13_weight";
     String w2 = p + "mlp.experts.w2_weight";
     declare(w13, Shape.of(local, 2 * il, h));
@@ -317,7 +385,7 @@ public final class VllmLayout implements GeometrySource {
   private void vocab(String name, long rows) {
     long h = model.hiddenSize();
     declare(name, Shape.of(rows, h));
-    long lo = rank * rows;
+    long lo = tpRank * rows;
     long real = Math.min(rows, Math.max(0, model.vocabSize() - lo));
     if (real > 0) {
       rowsInto(name, name, lo, real, model.vocabSize(), 0);
@@ -351,7 +419,7 @@ public final class VllmLayout implements GeometrySource {
   private void columnSlice(String source, long total) {
     long cols = total / topology.tp();
     declare(source, Shape.of(model.hiddenSize(), cols));
-    columnsInto(source, source, rank * cols, cols, total, 0);
+    columnsInto(source, source, tpRank * cols, cols, total, 0);
   }
 
   /**

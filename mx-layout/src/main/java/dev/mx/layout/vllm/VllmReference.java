@@ -27,14 +27,21 @@ public final class VllmReference {
   private final ModelArchitecture model;
   private final int tp;
   private final boolean expertParallel;
+  private final int ep;
   private final int rank;
+
+  /** The attention rank, {@code rank % tp}; {@code rank} indexes the experts. */
+  private final int tpRank;
+
   private final Map<String, LongFunction<GlobalElement>> rules = new ConcurrentHashMap<>();
 
   public VllmReference(ModelArchitecture model, InferenceTopology topology, int rank) {
     this.model = model;
     this.tp = topology.tp();
     this.expertParallel = topology.expertParallel();
+    this.ep = topology.ep();
     this.rank = rank;
+    this.tpRank = topology.tpRank(rank);
   }
 
   /** Padded vocabulary rows per rank: {@code ceil(vocab/64)·64 / T}. */
@@ -52,11 +59,11 @@ public final class VllmReference {
    * r/(T/KV)}).
    */
   private long firstKvHead() {
-    return (long) rank * model.numKeyValueHeads() / tp;
+    return (long) tpRank * model.numKeyValueHeads() / tp;
   }
 
   private long expertsPerRank() {
-    return expertParallel ? model.numExperts() / tp : model.numExperts();
+    return expertParallel ? model.numExperts() / ep : model.numExperts();
   }
 
   private long expertIntermediate() {
@@ -81,10 +88,28 @@ public final class VllmReference {
       case "self_attn.q_norm.weight", "self_attn.k_norm.weight" -> Shape.of(hd);
       case "self_attn.qkv_proj.weight" -> Shape.of(qkvRows, h);
       case "self_attn.qkv_proj.bias" -> Shape.of(qkvRows);
-      case "self_attn.o_proj.weight" -> Shape.of(h, model.numAttentionHeads() * hd / tp);
+      case "self_attn.o_proj.weight" ->
+          Shape.of(
+              h,
+              (long) model.numAttentionHeads()
+                  * (model.mla().isPresent() ? mla().vHeadDim() : hd)
+                  / tp);
       case "mlp.gate_up_proj.weight" -> Shape.of(2L * model.intermediateSize() / tp, h);
       case "mlp.down_proj.weight" -> Shape.of(h, model.intermediateSize() / tp);
       case "mlp.gate.weight" -> Shape.of(model.numExperts(), h);
+      case "mlp.gate.e_score_correction_bias" -> Shape.of(model.numExperts());
+      case "mlp.shared_experts.gate_up_proj.weight" ->
+          Shape.of(2 * model.sharedIntermediateSize() / tp, h);
+      case "mlp.shared_experts.down_proj.weight" ->
+          Shape.of(h, model.sharedIntermediateSize() / tp);
+      case "self_attn.fused_qkv_a_proj.weight" ->
+          Shape.of((long) mla().qLoraRank() + mla().kvLoraRank() + mla().qkRopeHeadDim(), h);
+      case "self_attn.q_a_layernorm.weight" -> Shape.of(mla().qLoraRank());
+      case "self_attn.kv_a_layernorm.weight" -> Shape.of(mla().kvLoraRank());
+      case "self_attn.q_b_proj.weight" ->
+          Shape.of((long) model.numAttentionHeads() / tp * mla().qkHeadDim(), mla().qLoraRank());
+      case "self_attn.kv_b_proj.weight" ->
+          Shape.of((long) model.numAttentionHeads() / tp * mla().kvBHeadDim(), mla().kvLoraRank());
       case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(), 2 * expertIntermediate(), h);
       case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(), h, expertIntermediate());
       default -> throw unknown(param);
@@ -105,7 +130,7 @@ public final class VllmReference {
     long h = model.hiddenSize();
     long hd = model.headDim();
     if (param.equals("model.embed_tokens.weight") || param.equals("lm_head.weight")) {
-      long firstRow = rank * vocabRowsPerRank();
+      long firstRow = tpRank * vocabRowsPerRank();
       return i -> {
         long row = firstRow + i / h;
         return row >= model.vocabSize() ? null : new GlobalElement(param, row * h + i % h);
@@ -122,8 +147,29 @@ public final class VllmReference {
           "post_attention_layernorm.weight",
           "self_attn.q_norm.weight",
           "self_attn.k_norm.weight",
+          "self_attn.q_a_layernorm.weight",
+          "self_attn.kv_a_layernorm.weight",
+          "mlp.gate.e_score_correction_bias",
           "mlp.gate.weight" -> {
         return i -> new GlobalElement(param, i);
+      }
+      case "self_attn.fused_qkv_a_proj.weight" -> {
+        String q = p + "self_attn.q_a_proj.weight";
+        String kv = p + "self_attn.kv_a_proj_with_mqa.weight";
+        long qElems = (long) mla().qLoraRank() * h;
+        return i -> i < qElems ? new GlobalElement(q, i) : new GlobalElement(kv, i - qElems);
+      }
+      case "self_attn.q_b_proj.weight", "self_attn.kv_b_proj.weight" -> {
+        long base = tpRank * local.numel();
+        return i -> new GlobalElement(param, base + i);
+      }
+      case "mlp.shared_experts.gate_up_proj.weight" -> {
+        return gateUp(p + "mlp.shared_experts.", local.dim(0) / 2);
+      }
+      case "mlp.shared_experts.down_proj.weight" -> {
+        long cols = local.dim(1);
+        long total = cols * tp;
+        return i -> new GlobalElement(param, i / cols * total + tpRank * cols + i % cols);
       }
       case "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias" -> {
         long width = rest.endsWith("weight") ? h : 1;
@@ -138,7 +184,7 @@ public final class VllmReference {
           long row = i / width;
           long col = i % width;
           if (row < qRows) {
-            return new GlobalElement(q, (rank * qRows + row) * width + col);
+            return new GlobalElement(q, (tpRank * qRows + row) * width + col);
           }
           long r = row - qRows;
           long globalRow = (firstKv + r % kvRows / hd) * hd + r % hd;
@@ -148,16 +194,10 @@ public final class VllmReference {
       case "self_attn.o_proj.weight", "mlp.down_proj.weight" -> {
         long cols = local.dim(1);
         long total = cols * tp;
-        return i -> new GlobalElement(param, i / cols * total + rank * cols + i % cols);
+        return i -> new GlobalElement(param, i / cols * total + tpRank * cols + i % cols);
       }
       case "mlp.gate_up_proj.weight" -> {
-        long rows = local.dim(0) / 2;
-        String gate = p + "mlp.gate_proj.weight";
-        String up = p + "mlp.up_proj.weight";
-        return i -> {
-          long row = i / h;
-          return new GlobalElement(row < rows ? gate : up, (rank * rows + row % rows) * h + i % h);
-        };
+        return gateUp(p + "mlp.", local.dim(0) / 2);
       }
       case "mlp.experts.w13_weight" -> {
         long il = expertIntermediate();
@@ -187,6 +227,23 @@ public final class VllmReference {
     }
   }
 
+  /** A fused gate_up parameter of {@code rows} gate rows then {@code rows} up rows. */
+  private LongFunction<GlobalElement> gateUp(String prefix, long rows) {
+    long h = model.hiddenSize();
+    String gate = prefix + "gate_proj.weight";
+    String up = prefix + "up_proj.weight";
+    return i -> {
+      long row = i / h;
+      return new GlobalElement(row < rows ? gate : up, (tpRank * rows + row % rows) * h + i % h);
+    };
+  }
+
+  private ModelArchitecture.Mla mla() {
+    return model
+        .mla()
+        .orElseThrow(() -> new LayoutException(model.modelName() + " has no latent attention"));
+  }
+
   /** The names of projection {@code proj} of this rank's local experts, by local index. */
   private String[] expertNames(String layerPrefix, String proj) {
     String[] names = new String[Math.toIntExact(expertsPerRank())];
@@ -214,7 +271,7 @@ public final class VllmReference {
   }
 
   private long sliceBase() {
-    return expertParallel ? 0 : rank * expertIntermediate();
+    return expertParallel ? 0 : tpRank * expertIntermediate();
   }
 
   /**

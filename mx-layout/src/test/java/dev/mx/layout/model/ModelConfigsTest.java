@@ -64,6 +64,50 @@ class ModelConfigsTest {
   }
 
   @Test
+  void deepSeekV3HasLatentAttentionSharedExpertsAndThePublishedParameterCount() {
+    ModelArchitecture m = ModelConfigs.load("deepseek-v3");
+    // DeepSeek's "671B" main-model parameters (the multi-token-prediction layer is not modelled).
+    assertEquals(671_026_419_200L, m.parameterCount());
+    assertFalse(m.isMoeLayer(2));
+    assertTrue(m.isMoeLayer(3) && m.isMoeLayer(60));
+    assertEquals(Shape.of(18432, 7168), m.tensor("model.layers.2.mlp.gate_proj.weight").shape());
+    assertEquals(
+        Shape.of(1536, 7168), m.tensor("model.layers.0.self_attn.q_a_proj.weight").shape());
+    assertEquals(
+        Shape.of(128 * 192, 1536), m.tensor("model.layers.0.self_attn.q_b_proj.weight").shape());
+    assertEquals(
+        Shape.of(576, 7168),
+        m.tensor("model.layers.0.self_attn.kv_a_proj_with_mqa.weight").shape());
+    assertEquals(
+        Shape.of(128 * 256, 512), m.tensor("model.layers.0.self_attn.kv_b_proj.weight").shape());
+    assertEquals(
+        Shape.of(7168, 128 * 128), m.tensor("model.layers.0.self_attn.o_proj.weight").shape());
+    assertEquals(
+        Shape.of(256), m.tensor("model.layers.3.mlp.gate.e_score_correction_bias").shape());
+    assertEquals(
+        Shape.of(2048, 7168),
+        m.tensor("model.layers.3.mlp.shared_experts.gate_proj.weight").shape());
+    assertTrue(m.find("model.layers.3.mlp.experts.255.down_proj.weight").isPresent());
+    assertTrue(m.find("model.layers.0.self_attn.q_proj.weight").isEmpty());
+  }
+
+  @Test
+  void kimiK2IsTheDeepSeekArchitectureWith384ExpertsAndOneDenseLayer() {
+    ModelArchitecture m = ModelConfigs.load("kimi-k2");
+    assertEquals(ArchitectureKind.DEEPSEEK_V3, m.kind());
+    // Moonshot's "1T total parameters" (1.03 T as its Hugging Face card counts them).
+    assertEquals(1_026_408_232_448L, m.parameterCount());
+    assertFalse(m.isMoeLayer(0));
+    assertTrue(m.isMoeLayer(1));
+    assertEquals(384, m.numExperts());
+    assertEquals(1, m.sharedExperts());
+    assertEquals(
+        Shape.of(64 * 192, 1536), m.tensor("model.layers.5.self_attn.q_b_proj.weight").shape());
+    assertEquals(Shape.of(163840, 7168), m.tensor("lm_head.weight").shape());
+    assertTrue(m.find("model.layers.60.mlp.experts.383.up_proj.weight").isPresent());
+  }
+
+  @Test
   void tinyMoeHonoursMlpOnlyLayersAndSparseStep() {
     ModelArchitecture m = ModelConfigs.load("tiny-qwen3-moe");
     assertFalse(m.isMoeLayer(0));

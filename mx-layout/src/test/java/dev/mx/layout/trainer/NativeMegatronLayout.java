@@ -62,6 +62,22 @@ final class NativeMegatronLayout {
       case "self_attention.q_layernorm.weight" -> identity(p + "self_attn.q_norm.weight");
       case "self_attention.k_layernorm.weight" -> identity(p + "self_attn.k_norm.weight");
       case "mlp.router.weight" -> identity(p + "mlp.gate.weight");
+      case "mlp.router.expert_bias" -> identity(p + "mlp.gate.e_score_correction_bias");
+      case "input_layernorm.weight" -> identity(p + "input_layernorm.weight");
+      case "self_attention.linear_q_down_proj.weight" -> identity(p + "self_attn.q_a_proj.weight");
+      case "self_attention.linear_kv_down_proj.weight" ->
+          identity(p + "self_attn.kv_a_proj_with_mqa.weight");
+      case "self_attention.linear_q_up_proj.layer_norm_weight" ->
+          identity(p + "self_attn.q_a_layernorm.weight");
+      case "self_attention.linear_kv_up_proj.layer_norm_weight" ->
+          identity(p + "self_attn.kv_a_layernorm.weight");
+      case "self_attention.linear_q_up_proj.weight" ->
+          headRows(p + "self_attn.q_b_proj.weight", local, tp);
+      case "self_attention.linear_kv_up_proj.weight" ->
+          headRows(p + "self_attn.kv_b_proj.weight", local, tp);
+      case "mlp.shared_experts.linear_fc1.weight" -> fc1(p + "mlp.shared_experts.", local, tp);
+      case "mlp.shared_experts.linear_fc2.weight" ->
+          columns(p + "mlp.shared_experts.down_proj.weight", local, tp);
       case "self_attention.linear_proj.weight" -> columns(p + "self_attn.o_proj.weight", local, tp);
       case "mlp.linear_fc2.weight" -> columns(p + "mlp.down_proj.weight", local, tp);
       case "mlp.linear_fc1.weight" -> fc1(p + "mlp.", local, tp);
@@ -69,6 +85,12 @@ final class NativeMegatronLayout {
       case "self_attention.linear_qkv.bias" -> qkv(p, "bias", local, tp);
       default -> throw new AssertionError("unexpected buffer " + buffer);
     };
+  }
+
+  /** Rank {@code tp}'s consecutive block of rows, whole heads in head order. */
+  private static LongFunction<GlobalElement> headRows(String hf, Shape local, int tp) {
+    long base = tp * local.numel();
+    return i -> new GlobalElement(hf, base + i);
   }
 
   private static LongFunction<GlobalElement> identity(String hf) {

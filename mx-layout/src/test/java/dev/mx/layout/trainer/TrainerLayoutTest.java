@@ -35,8 +35,14 @@ class TrainerLayoutTest {
   static Stream<Arguments> topologies() {
     List<Arguments> out = new ArrayList<>();
     for (String model :
-        List.of("tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-moe")) {
-      boolean moe = model.endsWith("moe");
+        List.of(
+            "tiny-llama",
+            "tiny-mistral",
+            "tiny-qwen2",
+            "tiny-qwen3",
+            "tiny-qwen3-moe",
+            "tiny-deepseek")) {
+      boolean moe = model.endsWith("moe") || model.equals("tiny-deepseek");
       for (int tp : new int[] {1, 2, 4}) {
         for (int pp : new int[] {1, 2}) {
           for (int ep : moe ? new int[] {1, 2} : new int[] {1}) {
@@ -50,6 +56,8 @@ class TrainerLayoutTest {
     }
     out.add(Arguments.of("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 2, 4)));
     out.add(Arguments.of("tiny-qwen3-moe", new TrainerTopology.Megatron(1, 1, 8)));
+    out.add(Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(8, 1, 8)));
+    out.add(Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(2, 4, 4)));
     out.add(Arguments.of("tiny-llama", new TrainerTopology.Fsdp(7)));
     return out.stream();
   }
@@ -153,7 +161,9 @@ class TrainerLayoutTest {
         Arguments.of("tiny-llama", new TrainerTopology.Megatron(4, 2, 1), DType.F32),
         Arguments.of("tiny-qwen2", new TrainerTopology.Megatron(2, 1, 1), DType.BF16),
         Arguments.of("tiny-qwen3", new TrainerTopology.Megatron(4, 1, 1), DType.F16),
-        Arguments.of("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 2, 2), DType.BF16));
+        Arguments.of("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 2, 2), DType.BF16),
+        Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(2, 2, 2), DType.BF16),
+        Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(4, 1, 8), DType.F32));
   }
 
   @Test

@@ -35,17 +35,28 @@ class VllmLayoutTest {
   static Stream<Arguments> topologies() {
     List<Arguments> out = new ArrayList<>();
     for (String model :
-        List.of("tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-moe")) {
+        List.of(
+            "tiny-llama",
+            "tiny-mistral",
+            "tiny-qwen2",
+            "tiny-qwen3",
+            "tiny-qwen3-moe",
+            "tiny-deepseek")) {
+      boolean moe = model.endsWith("moe") || model.equals("tiny-deepseek");
       for (int t : new int[] {1, 2, 4, 8}) {
         if (model.equals("tiny-mistral") && t == 8) {
           continue; // 4 query heads
         }
         out.add(Arguments.of(model, new InferenceTopology(t, 1)));
-        if (model.endsWith("moe") && t > 1) {
+        if (moe && t > 1) {
           out.add(Arguments.of(model, new InferenceTopology(t, t)));
         }
       }
     }
+    // Data-parallel attention groups sharing one expert-parallel group (vLLM dp x tp = ep).
+    out.add(Arguments.of("tiny-deepseek", new InferenceTopology(2, 8)));
+    out.add(Arguments.of("tiny-deepseek", new InferenceTopology(1, 4)));
+    out.add(Arguments.of("tiny-qwen3-moe", new InferenceTopology(2, 4)));
     return out.stream();
   }
 
@@ -53,7 +64,7 @@ class VllmLayoutTest {
   @MethodSource("topologies")
   void parameterShapesFollowTheVllmRules(String name, InferenceTopology topology) {
     ModelArchitecture model = ModelConfigs.load(name);
-    for (int r = 0; r < topology.tp(); r++) {
+    for (int r = 0; r < topology.worldSize(); r++) {
       VllmLayout layout = new VllmLayout(model, topology, r, DType.BF16);
       VllmReference ref = new VllmReference(model, topology, r);
       for (Map.Entry<String, ParamSpec> p : layout.params().entrySet()) {
@@ -73,7 +84,7 @@ class VllmLayoutTest {
   void copiesWriteEveryNonPaddingElementOnceWithTheReferenceElement(
       String name, InferenceTopology topology) {
     ModelArchitecture model = ModelConfigs.load(name);
-    for (int r = 0; r < topology.tp(); r++) {
+    for (int r = 0; r < topology.worldSize(); r++) {
       VllmLayout layout = new VllmLayout(model, topology, r, DType.F32);
       VllmReference ref = new VllmReference(model, topology, r);
       Map<String, int[]> writes = new HashMap<>();
@@ -242,7 +253,7 @@ class VllmLayoutTest {
         () -> new VllmLayout(llama, new InferenceTopology(2, 2), 0, DType.BF16),
         "mixture-of-experts");
     assertMessage(() -> new VllmLayout(llama, InferenceTopology.tp(2), 2, DType.BF16), "rank 2");
-    assertMessage(() -> new InferenceTopology(4, 2), "ep must be 1 or equal to tp");
+    assertMessage(() -> new InferenceTopology(4, 6), "ep must be 1 or a multiple of tp");
     assertMessage(() -> InferenceTopology.parse("tp=2,pp=2"), "'pp'");
     assertEquals(new InferenceTopology(4, 4), InferenceTopology.parse("tp=4,ep=4"));
     assertEquals(InferenceTopology.tp(2), InferenceTopology.parse("tp=2"));
