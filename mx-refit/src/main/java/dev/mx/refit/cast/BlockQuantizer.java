@@ -106,12 +106,13 @@ public final class BlockQuantizer {
         for (long bc = 0; bc < blockCols; bc++) {
           long c0 = bc * block;
           long c1 = Math.min(cols, c0 + block);
-          float amax = AMAX_FLOOR;
+          float max = 0;
           for (long r = r0; r < r1; r++) {
             for (long c = c0; c < c1; c++) {
-              amax = Math.max(amax, Math.abs(load(src, from, base + r * cols + c)));
+              max = Math.max(max, Math.abs(load(src, from, base + r * cols + c)));
             }
           }
+          float amax = amax(max);
           float factor = E4M3_MAX / amax;
           float scaleInv = amax / E4M3_MAX;
           scales.set(F32, 4 * ((m * blockRows + br) * blockCols + bc), scaleInv);
@@ -134,6 +135,11 @@ public final class BlockQuantizer {
       }
     }
     return measure ? new QuantizationError(maxAbs, maxRel) : QuantizationError.NONE;
+  }
+
+  /** A tile's amax from its {@code max|x|}: at least the floor; any NaN as the canonical NaN. */
+  static float amax(float maxAbs) {
+    return Float.isNaN(maxAbs) ? Float.NaN : Math.max(maxAbs, AMAX_FLOOR);
   }
 
   /** The e4m3fn code of a scaled value, saturated at ±448 (NaN stays NaN). */
