@@ -219,8 +219,9 @@ final class VectorBlockQuantizer {
       boolean bf16,
       float[] error) {
     int esize = bf16 ? 2 : 4;
-    FloatVector maxAbs = FloatVector.zero(FLOATS);
-    FloatVector maxRel = FloatVector.zero(FLOATS);
+    // Both maxima as f32 bits: errors are non-negative or NaN, so an integer max is the float max.
+    IntVector maxAbs = IntVector.zero(INTS);
+    IntVector maxRel = IntVector.zero(INTS);
     for (int c = from; c < to; c += LANES) {
       long at = row + (long) c * esize;
       FloatVector x =
@@ -251,14 +252,19 @@ final class VectorBlockQuantizer {
           ((FloatVector) b.viewAsFloatingLanes())
               .mul(FloatVector.fromArray(FLOATS, scaleInv, c));
       FloatVector ax = x.abs();
-      VectorMask<Float> finite = ax.compare(VectorOperators.LT, Float.POSITIVE_INFINITY);
+      IntVector axBits = (IntVector) ax.viewAsIntegralLanes();
+      VectorMask<Integer> skipped = axBits.compare(VectorOperators.GE, 0x7f80_0000);
       FloatVector err = d.sub(x).abs();
-      maxAbs = maxAbs.blend(maxAbs.max(err), finite);
+      maxAbs = maxAbs.max(((IntVector) err.viewAsIntegralLanes()).blend(0, skipped));
       maxRel =
-          maxRel.blend(maxRel.max(err.div(ax)), finite.and(ax.compare(VectorOperators.NE, 0f)));
+          maxRel.max(
+              ((IntVector) err.div(ax).viewAsIntegralLanes())
+                  .blend(0, skipped.or(axBits.compare(VectorOperators.EQ, 0))));
     }
-    error[0] = Math.max(error[0], maxAbs.reduceLanes(VectorOperators.MAX));
-    error[1] = Math.max(error[1], maxRel.reduceLanes(VectorOperators.MAX));
+    error[0] =
+        Math.max(error[0], Float.intBitsToFloat(maxAbs.reduceLanes(VectorOperators.MAX)));
+    error[1] =
+        Math.max(error[1], Float.intBitsToFloat(maxRel.reduceLanes(VectorOperators.MAX)));
   }
 
   private static float scalar(MemorySegment src, long offset, boolean bf16) {
