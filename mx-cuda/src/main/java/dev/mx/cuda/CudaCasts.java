@@ -142,7 +142,8 @@ public final class CudaCasts {
   public static void quantizeFp8Block(
       int ordinal, long src, DType from, long dst, long scales, long[] shape, int block) {
     if (from != DType.BF16 && from != DType.F16 && from != DType.F32) {
-      throw new IllegalArgumentException("fp8 block quantization reads bf16, f16 or f32, not " + from);
+      throw new IllegalArgumentException(
+          "fp8 block quantization reads bf16, f16 or f32, not " + from);
     }
     if (shape.length < 2 || block <= 0) {
       throw new IllegalArgumentException(

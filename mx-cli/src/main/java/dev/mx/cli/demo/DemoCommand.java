@@ -344,11 +344,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     double install = commit.get("install_s") instanceof Number n ? n.doubleValue() : 0;
     m.put("e2e_s", e2e + install);
     m.put("install_s", install);
-    commit.forEach((k, v) -> {
-      if (k.startsWith("quant_")) {
-        m.put(k, v);
-      }
-    });
+    commit.forEach(
+        (k, v) -> {
+          if (k.startsWith("quant_")) {
+            m.put(k, v);
+          }
+        });
     return m;
   }
 

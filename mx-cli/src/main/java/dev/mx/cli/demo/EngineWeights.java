@@ -13,8 +13,8 @@ import java.util.Map;
 
 /**
  * One inference rank's weights as the engine holds them: the layout its receivers pull ({@code
- * geometry}), the live weights, and what installs a verified step into them; with {@code
- * fp8-block} the live weights are the quantized engine layout and installs quantize.
+ * geometry}), the live weights, and what installs a verified step into them; with {@code fp8-block}
+ * the live weights are the quantized engine layout and installs quantize.
  *
  * @param fp8 the quantizing installer, or null when the weights are installed as pulled
  */

@@ -65,7 +65,7 @@ abstract class JobOptions {
               + " fp8-block: receivers pull and verify the trainer dtype, then install every linear weight of"
               + " attention and the MLP (experts included) as float8_e4m3fn with a float32 <name>_scale_inv per"
               + " block of --quant-block rows and columns; embeddings, norms, lm_head, biases and the router"
-              + " stay in the trainer dtype.")
+              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only.")
   String inferenceDtype;
 
   @Option(

@@ -283,7 +283,8 @@ public final class OptionChecks {
             o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock,
             globs);
       } catch (MxException e) {
-        throw new ParameterException(cmd, "--quant-params '" + o.quantParams + "': " + e.getMessage());
+        throw new ParameterException(
+            cmd, "--quant-params '" + o.quantParams + "': " + e.getMessage());
       }
     }
   }

@@ -163,14 +163,28 @@ final class Fp8DumpReference {
           float amax = 0;
           for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
             for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
-              amax = Math.max(amax, Math.abs(source(ref, name, (m * rows + row) * cols + c, step, trainer)));
+              amax =
+                  Math.max(
+                      amax,
+                      Math.abs(source(ref, name, (m * rows + row) * cols + c, step, trainer)));
             }
           }
           amax = Math.max(amax, 1e-4f);
           float scaleInv = amax / 448f;
           float have = scales.data().getAtIndex(F32, (m * br + i) * bc + j);
           if (Float.floatToRawIntBits(have) != Float.floatToRawIntBits(scaleInv)) {
-            bad.add(name + "_scale_inv[" + m + "," + i + "," + j + "] = " + have + ", expected " + scaleInv);
+            bad.add(
+                name
+                    + "_scale_inv["
+                    + m
+                    + ","
+                    + i
+                    + ","
+                    + j
+                    + "] = "
+                    + have
+                    + ", expected "
+                    + scaleInv);
           }
           for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
             for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
@@ -185,7 +199,14 @@ final class Fp8DumpReference {
               }
               int got = codes.get(ValueLayout.JAVA_BYTE, k) & 0xff;
               if (got != want && bad.size() < 3) {
-                bad.add(name + "[" + k + "] = 0x" + Integer.toHexString(got) + ", expected 0x" + Integer.toHexString(want));
+                bad.add(
+                    name
+                        + "["
+                        + k
+                        + "] = 0x"
+                        + Integer.toHexString(got)
+                        + ", expected 0x"
+                        + Integer.toHexString(want));
               }
             }
           }

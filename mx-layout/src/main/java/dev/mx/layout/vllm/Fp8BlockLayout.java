@@ -19,16 +19,16 @@ import java.util.regex.Pattern;
 
 /**
  * Which parameters of one vLLM rank an engine serving FP8 block-quantized weights holds as {@code
- * float8_e4m3fn}, and the engine's parameters then: each quantized weight in e4m3fn followed by
- * its f32 {@code <name>_scale_inv} of shape {@code [..., ceil(rows/block), ceil(cols/block)]}
- * (vLLM's names: {@code qkv_proj.weight_scale_inv}, {@code w13_weight_scale_inv}); everything else
- * keeps the dtype the receiver pulls.
+ * float8_e4m3fn}, and the engine's parameters then: each quantized weight in e4m3fn followed by its
+ * f32 {@code <name>_scale_inv} of shape {@code [..., ceil(rows/block), ceil(cols/block)]} (vLLM's
+ * names: {@code qkv_proj.weight_scale_inv}, {@code w13_weight_scale_inv}); everything else keeps
+ * the dtype the receiver pulls.
  *
  * <p>The default rule reads the tensor roles of the sources each parameter is loaded from: a
- * parameter is quantized when every one of them is a linear weight of attention or the MLP,
- * experts included ({@link #LINEAR_WEIGHTS}), so fused {@code qkv_proj} and {@code gate_up_proj}
- * are quantized as the engine holds them. Embeddings, {@code lm_head}, norms, biases and the MoE
- * router stay as they are.
+ * parameter is quantized when every one of them is a linear weight of attention or the MLP, experts
+ * included ({@link #LINEAR_WEIGHTS}), so fused {@code qkv_proj} and {@code gate_up_proj} are
+ * quantized as the engine holds them. Embeddings, {@code lm_head}, norms, biases and the MoE router
+ * stay as they are.
  */
 public final class Fp8BlockLayout {
   /** The suffix vLLM gives a block-quantized weight's scales. */
@@ -100,21 +100,24 @@ public final class Fp8BlockLayout {
     for (String glob : globs) {
       Pattern p = globPattern(glob);
       List<String> hits = new ArrayList<>();
-      layout.params().forEach((name, spec) -> {
-        if (p.matcher(name).matches()) {
-          if (spec.shape().rank() < 2) {
-            throw new LayoutException(
-                "fp8 parameter rule '"
-                    + glob
-                    + "' names '"
-                    + name
-                    + "' of shape "
-                    + spec.shape()
-                    + ": only matrices (or stacks of them) are block-quantized");
-          }
-          hits.add(name);
-        }
-      });
+      layout
+          .params()
+          .forEach(
+              (name, spec) -> {
+                if (p.matcher(name).matches()) {
+                  if (spec.shape().rank() < 2) {
+                    throw new LayoutException(
+                        "fp8 parameter rule '"
+                            + glob
+                            + "' names '"
+                            + name
+                            + "' of shape "
+                            + spec.shape()
+                            + ": only matrices (or stacks of them) are block-quantized");
+                  }
+                  hits.add(name);
+                }
+              });
       if (hits.isEmpty()) {
         throw new LayoutException(
             "fp8 parameter rule '"
@@ -166,9 +169,7 @@ public final class Fp8BlockLayout {
     for (RecordedCopy c : layout.copies()) {
       TensorRole role = bySource.get(c.srcName());
       if (role != null) {
-        roles
-            .computeIfAbsent(c.paramName(), k -> EnumSet.noneOf(TensorRole.class))
-            .add(role);
+        roles.computeIfAbsent(c.paramName(), k -> EnumSet.noneOf(TensorRole.class)).add(role);
       }
     }
     return roles;

@@ -31,9 +31,9 @@ class Fp8BlockLayoutTest {
               || name.endsWith("down_proj.weight");
       assertEquals(want, q.scales().containsKey(name), name);
     }
-    // Biases (tiny-qwen2 has qkv biases), norms, embeddings and lm_head stay in the inference dtype.
-    assertEquals(
-        DType.BF16, q.engine().get("model.layers.0.self_attn.qkv_proj.bias").dtype());
+    // Biases (tiny-qwen2 has qkv biases), norms, embeddings and lm_head stay in the inference
+    // dtype.
+    assertEquals(DType.BF16, q.engine().get("model.layers.0.self_attn.qkv_proj.bias").dtype());
     assertEquals(DType.BF16, q.engine().get("model.embed_tokens.weight").dtype());
     assertEquals(
         "model.layers.1.self_attn.qkv_proj.weight_scale_inv",
@@ -81,7 +81,8 @@ class Fp8BlockLayoutTest {
         assertThrows(
             LayoutException.class,
             () -> Fp8BlockLayout.matching(l, 128, List.of("model.norm.weight")));
-    assertTrue(vector.getMessage().contains("'model.norm.weight' of shape [64]"), vector.getMessage());
+    assertTrue(
+        vector.getMessage().contains("'model.norm.weight' of shape [64]"), vector.getMessage());
     Fp8BlockLayout only = Fp8BlockLayout.matching(l, 128, List.of("*.o_proj.weight"));
     assertEquals(
         List.of("model.layers.0.self_attn.o_proj.weight", "model.layers.1.self_attn.o_proj.weight"),

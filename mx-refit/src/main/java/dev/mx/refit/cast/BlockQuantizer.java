@@ -179,8 +179,7 @@ public final class BlockQuantizer {
       Shape shape,
       int block) {
     if (!supportsSource(from)) {
-      throw new IllegalArgumentException(
-          "block quantization reads bf16, f16 or f32, not " + from);
+      throw new IllegalArgumentException("block quantization reads bf16, f16 or f32, not " + from);
     }
     long n = shape.numel();
     long nScales = scaleShape(shape, block).numel();

@@ -33,8 +33,7 @@ final class VectorBlockQuantizer {
   private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
   private static final int LANES = INTS.length();
   private static final int CHUNK_BYTES = 256 << 10;
-  private static final ValueLayout.OfShort I16 =
-      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+  private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
   private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
   private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
@@ -85,7 +84,8 @@ final class VectorBlockQuantizer {
               colMax[c] =
                   Math.max(
                       colMax[c],
-                      Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16)) & 0x7fff_ffff);
+                      Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16))
+                          & 0x7fff_ffff);
             }
           }
           for (int c0 = k0; c0 < k1; c0 += block) {
@@ -190,8 +190,7 @@ final class VectorBlockQuantizer {
               .lanewise(VectorOperators.LSHR, 20);
       // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
       IntVector sub =
-          ((IntVector)
-                  ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+          ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
               .sub(0x4680_0000);
       o = o.blend(sub, a.compare(VectorOperators.LT, 0x3c80_0000));
       // Saturation, in integers (cheaper than float min/max): above 448 is 448 (up to 464 it rounds
@@ -249,8 +248,7 @@ final class VectorBlockQuantizer {
               cabs.compare(VectorOperators.LT, 0x0080_0000));
       b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
       FloatVector d =
-          ((FloatVector) b.viewAsFloatingLanes())
-              .mul(FloatVector.fromArray(FLOATS, scaleInv, c));
+          ((FloatVector) b.viewAsFloatingLanes()).mul(FloatVector.fromArray(FLOATS, scaleInv, c));
       FloatVector ax = x.abs();
       IntVector axBits = (IntVector) ax.viewAsIntegralLanes();
       VectorMask<Integer> skipped = axBits.compare(VectorOperators.GE, 0x7f80_0000);
@@ -261,10 +259,8 @@ final class VectorBlockQuantizer {
               ((IntVector) err.div(ax).viewAsIntegralLanes())
                   .blend(0, skipped.or(axBits.compare(VectorOperators.EQ, 0))));
     }
-    error[0] =
-        Math.max(error[0], Float.intBitsToFloat(maxAbs.reduceLanes(VectorOperators.MAX)));
-    error[1] =
-        Math.max(error[1], Float.intBitsToFloat(maxRel.reduceLanes(VectorOperators.MAX)));
+    error[0] = Math.max(error[0], Float.intBitsToFloat(maxAbs.reduceLanes(VectorOperators.MAX)));
+    error[1] = Math.max(error[1], Float.intBitsToFloat(maxRel.reduceLanes(VectorOperators.MAX)));
   }
 
   private static float scalar(MemorySegment src, long offset, boolean bf16) {

@@ -113,8 +113,7 @@ class BlockQuantizerTest {
       for (int i = 0; i < x.length; i++) {
         byte have = dst.get(ValueLayout.JAVA_BYTE, i);
         if (have != want.codes()[i]) {
-          assertEquals(
-              want.codes()[i] & 0xff, have & 0xff, "code of element " + i + " = " + x[i]);
+          assertEquals(want.codes()[i] & 0xff, have & 0xff, "code of element " + i + " = " + x[i]);
         }
       }
       for (int i = 0; i < want.scales().length; i++) {
@@ -245,7 +244,8 @@ class BlockQuantizerTest {
           MemorySegment s2 = arena.allocate(4 * nScales);
           QuantizationError scalar =
               BlockQuantizer.quantizeScalar(src, from, d1, s1, shape, block, true);
-          QuantizationError vector = VectorBlockQuantizer.quantize(src, from, d2, s2, shape, block, true);
+          QuantizationError vector =
+              VectorBlockQuantizer.quantize(src, from, d2, s2, shape, block, true);
           assertEquals(-1, d1.mismatch(d2), from + " block " + block + ": first differing code");
           assertEquals(-1, s1.mismatch(s2), from + " block " + block + ": first differing scale");
           assertEquals(scalar, vector, from + " block " + block + ": error");
