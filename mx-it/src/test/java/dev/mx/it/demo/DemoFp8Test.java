@@ -158,6 +158,32 @@ class DemoFp8Test {
     assertBad("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
   }
 
+  @Test
+  void mxReceiveChecksTheSameOptions(@TempDir Path store) {
+    java.io.PrintStream oldErr = System.err;
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    int code;
+    try {
+      System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+      code =
+          dev.mx.cli.Main.execute(
+              "receive",
+              "--metadata",
+              "file:" + store,
+              "--rank",
+              "0",
+              "--inference-dtype",
+              "fp8-block",
+              "--quant-block",
+              "8");
+    } finally {
+      System.setErr(oldErr);
+    }
+    String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertEquals(2, code, text);
+    assertTrue(text.contains("--quant-block 8"), text);
+  }
+
   private static void assertBad(String named, String... args) {
     String[] all = new String[args.length + 1];
     all[0] = "--in-process";
