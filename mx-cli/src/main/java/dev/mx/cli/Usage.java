@@ -20,7 +20,13 @@ final class Usage {
 
   /** Options {@code mx publish} inherits from the job options but a trainer rank never reads. */
   static final List<String> RECEIVER_ONLY =
-      List.of("--inference", "--wire", "--verify", "--inference-dtype");
+      List.of(
+          "--inference",
+          "--wire",
+          "--verify",
+          "--inference-dtype",
+          "--quant-block",
+          "--quant-params");
 
   private Usage() {}
 

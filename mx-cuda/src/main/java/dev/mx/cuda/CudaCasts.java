@@ -133,6 +133,53 @@ public final class CudaCasts {
     device.synchronize();
   }
 
+  /**
+   * FP8 block quantization on device {@code ordinal} (dev.mx.refit.cast.BlockQuantizer's rule, bit
+   * for bit): the contiguous row-major {@code from} tensor of {@code shape} at {@code src} (bf16,
+   * f16 or f32) into e4m3fn codes at {@code dst} and f32 {@code scale_inv} at {@code scales},
+   * {@code [..., ceil(rows/block), ceil(cols/block)]}; waits.
+   */
+  public static void quantizeFp8Block(
+      int ordinal, long src, DType from, long dst, long scales, long[] shape, int block) {
+    if (from != DType.BF16 && from != DType.F16 && from != DType.F32) {
+      throw new IllegalArgumentException(
+          "fp8 block quantization reads bf16, f16 or f32, not " + from);
+    }
+    if (shape.length < 2 || block <= 0) {
+      throw new IllegalArgumentException(
+          "fp8 block quantization needs a matrix (or a stack of them) and a positive block, got shape "
+              + Arrays.toString(shape)
+              + " and block "
+              + block);
+    }
+    long rows = shape[shape.length - 2];
+    long cols = shape[shape.length - 1];
+    long matrices = 1;
+    for (int d = 0; d < shape.length - 2; d++) {
+      matrices *= shape[d];
+    }
+    long tiles = matrices * ((rows + block - 1) / block) * ((cols + block - 1) / block);
+    if (tiles == 0) {
+      return;
+    }
+    CudaDevice device = CudaDevice.get(ordinal);
+    int threads = 256;
+    int blocks = (int) Math.min(tiles, device.fullGrid(CudaKernels.FP8_BLOCK_QUANTIZE, threads));
+    device.launch(
+        CudaKernels.FP8_BLOCK_QUANTIZE,
+        Math.max(1, blocks),
+        threads,
+        src,
+        code(from),
+        dst,
+        scales,
+        matrices,
+        rows,
+        cols,
+        block);
+    device.synchronize();
+  }
+
   private static void launchDims(
       CudaDevice device, long src, long dst, DType from, DType to, List<long[]> dims) {
     if (dims.size() > KERNEL_DIMS) {

@@ -123,8 +123,27 @@ public final class CudaKernels {
               Param.LONG,
               Param.LONG));
 
+  /**
+   * {@code mx_fp8_block_quantize(src, int from, dst, scales, matrices, rows, cols, int block)}:
+   * element counts, type codes of {@link CudaCasts}; blocks of {@code MX_QUANT_THREADS} (256).
+   */
+  public static final Kernel FP8_BLOCK_QUANTIZE =
+      new Kernel(
+          "mx_fp8_block",
+          "mx_fp8_block_quantize",
+          List.of(
+              Param.POINTER,
+              Param.INT,
+              Param.POINTER,
+              Param.POINTER,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.INT));
+
   /** Every kernel the Java code launches. */
-  public static final List<Kernel> ALL = List.of(DIGEST_ROWS, DIGEST_TAIL, VIEW_COPY);
+  public static final List<Kernel> ALL =
+      List.of(DIGEST_ROWS, DIGEST_TAIL, VIEW_COPY, FP8_BLOCK_QUANTIZE);
 
   private CudaKernels() {}
 }

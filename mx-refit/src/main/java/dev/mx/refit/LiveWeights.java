@@ -115,19 +115,7 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    */
   @Override
   public synchronized void install(long step, Map<String, MemorySegment> receiveBuffers) {
-    ensureOpen();
-    for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
-      MemorySegment target = live.get(e.getKey());
-      if (target == null || target.byteSize() != e.getValue().byteSize()) {
-        throw new IllegalArgumentException(
-            "cannot install parameter '"
-                + e.getKey()
-                + "' of "
-                + e.getValue().byteSize()
-                + " bytes: live parameter "
-                + (target == null ? "does not exist" : "has " + target.byteSize() + " bytes"));
-      }
-    }
+    check(receiveBuffers);
     for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
       MemorySegment target = live.get(e.getKey());
       long n = e.getValue().byteSize();
@@ -141,6 +129,27 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
       }
     }
     installed(step);
+  }
+
+  /**
+   * Checks that every buffer has a live parameter of its name and size, before any is written.
+   *
+   * @throws IllegalArgumentException naming the first parameter that is unknown or of another size
+   */
+  synchronized void check(Map<String, MemorySegment> receiveBuffers) {
+    ensureOpen();
+    for (Map.Entry<String, MemorySegment> e : receiveBuffers.entrySet()) {
+      MemorySegment target = live.get(e.getKey());
+      if (target == null || target.byteSize() != e.getValue().byteSize()) {
+        throw new IllegalArgumentException(
+            "cannot install parameter '"
+                + e.getKey()
+                + "' of "
+                + e.getValue().byteSize()
+                + " bytes: live parameter "
+                + (target == null ? "does not exist" : "has " + target.byteSize() + " bytes"));
+      }
+    }
   }
 
   @Override

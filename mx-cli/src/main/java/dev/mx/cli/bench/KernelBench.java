@@ -2,6 +2,7 @@ package dev.mx.cli.bench;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Casts;
 import dev.mx.refit.reslice.AsStrided;
 import dev.mx.refit.reslice.Reslicer;
@@ -24,7 +25,8 @@ import java.util.SplittableRandom;
  * bytes (RefitBench's rule) and with a copy moving the same memory traffic, (source + destination)
  * / 2 bytes, since a copy of B bytes reads and writes B. Wall and CPU clocks; CPU leaves out time
  * the shared machine gave to others. Size with {@code -Dmx.bench.kernels.mib} (default 64); pick
- * kernels with {@code -Dmx.bench.kernels.only=SUBSTRING}.
+ * kernels with {@code -Dmx.bench.kernels.only=SUBSTRING}. FP8 block quantization of bf16 (128 x 128
+ * tiles, with and without measuring its error) is compared with a copy of its bf16 input.
  */
 public final class KernelBench implements Benchmark {
   private static final long MIB = 1L << 20;
@@ -80,6 +82,12 @@ public final class KernelBench implements Benchmark {
           continue;
         }
         out.addAll(cast(options, src, dst, copyFrom, copyTo, pair[0], pair[1], size));
+      }
+      for (boolean measure : new boolean[] {false, true}) {
+        String name = "fp8_block_quantize_bf16" + (measure ? "_with_error" : "");
+        if (selected(name)) {
+          out.addAll(fp8Block(options, name, src, dst, copyFrom, copyTo, size, measure));
+        }
       }
       // Re-slice: a narrow of dim 1 of a [rows, 2 * run] staged f32 source into a contiguous [rows,
       // run].
@@ -170,6 +178,35 @@ public final class KernelBench implements Benchmark {
     out.add(rate(name + "_vs_equal_traffic_copy_GBps", traffic, vsTraffic[0], vsTraffic[1]));
     out.add(rate(name + "_vs_equal_traffic_copy_cpu_GBps", traffic, vsTraffic[2], vsTraffic[3]));
     return out;
+  }
+
+  /**
+   * FP8 block quantization (128 x 128 tiles) of a [rows, 4096] bf16 weight of {@code srcBytes},
+   * against a copy of the same bf16 bytes: issue 24's "GB/s of bf16 input / warm copy" ratio.
+   */
+  private static List<BenchResult> fp8Block(
+      BenchOptions options,
+      String name,
+      MemorySegment src,
+      MemorySegment dst,
+      MemorySegment copyFrom,
+      MemorySegment copyTo,
+      long srcBytes,
+      boolean measure)
+      throws Exception {
+    long cols = 4096;
+    long rows = srcBytes / 2 / cols;
+    Shape shape = Shape.of(rows, cols);
+    long codes = rows * cols;
+    MemorySegment scales = dst.asSlice(codes);
+    return pair(
+        options,
+        name,
+        2 * codes,
+        () ->
+            BlockQuantizer.quantize(
+                src, DType.BF16, dst, scales, shape, BlockQuantizer.DEFAULT_BLOCK, measure),
+        () -> MemorySegment.copy(copyFrom, 0, copyTo, 0, 2 * codes));
   }
 
   private static List<BenchResult> pair(

@@ -29,6 +29,14 @@ final class Candidates {
     }
   }
 
+  /** The dtypes inference parameters may have: the generator's, the fp8 casts and fp8-block. */
+  static final class InferenceDtypes implements Iterable<String> {
+    @Override
+    public Iterator<String> iterator() {
+      return OptionChecks.INFERENCE_DTYPES.iterator();
+    }
+  }
+
   /** {@code auto} and every transport on the class path. */
   static final class Transports implements Iterable<String> {
     @Override

@@ -397,6 +397,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     double install = commit.get("install_s") instanceof Number n ? n.doubleValue() : 0;
     m.put("e2e_s", e2e + install);
     m.put("install_s", install);
+    commit.forEach(
+        (k, v) -> {
+          if (k.startsWith("quant_")) {
+            m.put(k, v);
+          }
+        });
     return m;
   }
 
@@ -545,7 +551,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     String resolvedModel = model;
     String tDtype =
         trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
-    String iDtype = inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype;
+    String iDtype = inferenceLabel(tDtype);
     String chosen;
     if (memory.isDevice()) {
       // Device weights move device to device: cuda-ipc on one host (also between threads of one
@@ -612,7 +618,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                         / 1000.0,
                 10)
             : stallSeconds(),
-        install,
+        // A quantizing install writes other bytes than the receivers pull: a copy, never in place.
+        Fp8Format.isFp8Block(iDtype) ? "copy" : install,
         trainerBuffers,
         stagingBytes == null ? 0 : StagingWaves.parseBytes(stagingBytes));
   }
@@ -996,6 +1003,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
         if (m.get(k) != null) {
           row.put(k, num(m.get(k)).longValue());
+        }
+      }
+      // fp8-block: the install's quantization error against the pulled (verified) weights.
+      for (String k : List.of("quant_max_abs_err", "quant_max_rel_err")) {
+        if (m.get(k) != null) {
+          row.put(k, num(m.get(k)).doubleValue());
         }
       }
       steps.add(row);

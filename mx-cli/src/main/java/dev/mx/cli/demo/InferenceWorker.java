@@ -1,6 +1,5 @@
 package dev.mx.cli.demo;
 
-import dev.mx.api.DType;
 import dev.mx.api.error.DiscoveryTimeoutException;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStore;
@@ -13,7 +12,6 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
-import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.MetadataStores;
@@ -55,6 +53,7 @@ final class InferenceWorker implements Worker {
   private Transport transport;
   private MetadataStore store;
   private LiveWeights live;
+  private EngineWeights engine;
   private StagedInstall staged;
   private Receiver receiver;
   private VersionFollower follower;
@@ -75,16 +74,12 @@ final class InferenceWorker implements Worker {
       // While the trainers write their first step: the first refit then verifies at warm speed.
       dev.mx.refit.KernelWarmup.inBackground(dev.mx.api.digest.DigestProvider.registry().select());
     }
-    VllmLayout geometry =
-        new VllmLayout(
-            ModelConfigs.load(spec.model()),
-            Workers.inferenceTopology(spec),
-            spec.rank(),
-            DType.parse(spec.inferenceDtype()));
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());
     dev.mx.api.transport.MemoryKind memory = spec.memoryKind();
-    live = new LiveWeights(geometry.params(), memory.isDevice() ? DeviceCheck.ops(memory) : null);
+    engine = EngineWeights.create(spec, memory.isDevice() ? DeviceCheck.ops(memory) : null);
+    VllmLayout geometry = engine.geometry();
+    live = engine.live();
     staged = new StagedInstall();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
@@ -92,7 +87,8 @@ final class InferenceWorker implements Worker {
     if (versions) {
       // In place (host memory): the receivers write the live weights themselves, registered once
       // with the transport; restoring a torn step needs the trainers' second buffer set.
-      inPlace = spec.inPlace() && !memory.isDevice();
+      // Quantizing installs write other bytes than the receivers pull: never in place.
+      inPlace = spec.inPlace() && !memory.isDevice() && engine.fp8() == null;
       boolean restore = inPlace && spec.trainerSets() == 2;
       if (inPlace) {
         live.registerWith(transport);
@@ -292,7 +288,7 @@ final class InferenceWorker implements Worker {
       buffers = receiveBuffers;
     }
 
-    synchronized void commitInto(LiveWeights live, long s) {
+    synchronized void commitInto(Installer live, long s) {
       if (buffers == null || step != s) {
         throw new IllegalStateException(
             "no verified weights of step " + s + " are staged (last staged: " + step + ")");
@@ -313,9 +309,13 @@ final class InferenceWorker implements Worker {
       }
       follower.commit();
     } else {
-      staged.commitInto(live, step);
+      staged.commitInto(engine.installer(), step);
     }
-    return Map.of("step", step, "install_s", (System.nanoTime() - t0) / 1e9);
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("step", step);
+    m.put("install_s", (System.nanoTime() - t0) / 1e9);
+    m.putAll(engine.quantizationMetrics());
+    return m;
   }
 
   /**

@@ -59,10 +59,27 @@ abstract class JobOptions {
 
   @Option(
       names = "--inference-dtype",
-      completionCandidates = Candidates.Dtypes.class,
+      completionCandidates = Candidates.InferenceDtypes.class,
       description =
-          "Dtype of the inference parameters: ${COMPLETION-CANDIDATES} (default: the trainer dtype).")
+          "Dtype of the inference parameters: ${COMPLETION-CANDIDATES} (default: the trainer dtype)."
+              + " fp8-block: receivers pull and verify the trainer dtype, then install every linear weight of"
+              + " attention and the MLP (experts included) as float8_e4m3fn with a float32 <name>_scale_inv per"
+              + " block of --quant-block rows and columns; embeddings, norms, lm_head, biases and the router"
+              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only.")
   String inferenceDtype;
+
+  @Option(
+      names = "--quant-block",
+      description =
+          "With --inference-dtype fp8-block: the block size, a power of two from 16 to 1024 (default 128).")
+  Integer quantBlock;
+
+  @Option(
+      names = "--quant-params",
+      description =
+          "With --inference-dtype fp8-block: quantize the parameters matching these comma-separated"
+              + " vLLM-name globs (* any characters, ? one) instead of the default rule.")
+  String quantParams;
 
   @Option(
       names = "--device",
@@ -86,6 +103,16 @@ abstract class JobOptions {
           "Seconds a peer waited on may make no progress (stopped, killed, wedged) before the wait"
               + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_SECS, 60).")
   Double stallLimitSeconds;
+
+  /** The inference dtype label of the worker spec: the trainer dtype when none was given. */
+  String inferenceLabel(String trainerLabel) {
+    if (Fp8Format.isFp8Block(inferenceDtype)) {
+      return Fp8Format.label(
+          quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
+          quantParams);
+    }
+    return inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : trainerLabel;
+  }
 
   /** {@code --timeout} as a spec field: 0 when none was given. */
   double capSeconds() {

@@ -32,6 +32,10 @@ public final class OptionChecks {
   /** Dtypes the weight generator writes (ARCHITECTURE §5.4). */
   static final List<String> DTYPES = List.of("bf16", "f16", "f32");
 
+  /** Dtypes inference parameters may have: the generator's, the fp8 element casts, fp8-block. */
+  static final List<String> INFERENCE_DTYPES =
+      List.of("bf16", "f16", "f32", "e4m3fn", "e5m2", Fp8Format.NAME);
+
   /** Bounds that keep every derived size, timeout and process count far from overflow. */
   static final double MAX_TIMEOUT_SECONDS = 1_000_000;
 
@@ -128,18 +132,21 @@ public final class OptionChecks {
     }
     InferenceTopology inference = new InferenceTopology(i.get("tp"), i.get("ep"));
     DType trainerDtype = dtype(cmd, "--trainer-dtype", o.trainerDtype);
-    DType inferenceDtype = dtype(cmd, "--inference-dtype", o.inferenceDtype);
+    boolean fp8Block = Fp8Format.isFp8Block(o.inferenceDtype);
+    DType inferenceDtype = fp8Block ? null : inferenceDtype(cmd, o.inferenceDtype);
     DType dtype = trainerDtype != null ? trainerDtype : model.torchDtype().orElse(DType.BF16);
     try {
       trainer.layout(model, dtype);
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + e.getMessage());
     }
+    VllmLayout rank0;
     try {
-      new VllmLayout(model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype);
+      rank0 = new VllmLayout(model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype);
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }
+    fp8Block(cmd, o, fp8Block, rank0);
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
     oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
     transport(cmd, o.transport);
@@ -222,7 +229,93 @@ public final class OptionChecks {
     }
   }
 
+  /** {@code --quant-block} and {@code --quant-params} only with fp8-block, and valid there. */
+  private static void fp8Block(CommandLine cmd, JobOptions o, boolean fp8Block, VllmLayout rank0) {
+    if (!fp8Block) {
+      for (String[] given :
+          new String[][] {
+            {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
+            {"--quant-params", o.quantParams}
+          }) {
+        if (given[1] != null) {
+          throw new ParameterException(
+              cmd,
+              given[0]
+                  + " '"
+                  + given[1]
+                  + "': needs --inference-dtype "
+                  + Fp8Format.NAME
+                  + " (got "
+                  + (o.inferenceDtype == null ? "the trainer dtype" : o.inferenceDtype)
+                  + ")");
+        }
+      }
+      return;
+    }
+    if (o.quantBlock != null && !Fp8Format.supportedBlock(o.quantBlock)) {
+      throw new ParameterException(
+          cmd,
+          "--quant-block "
+              + o.quantBlock
+              + ": must be a power of two from "
+              + Fp8Format.MIN_BLOCK
+              + " to "
+              + Fp8Format.MAX_BLOCK);
+    }
+    if (o.device != null && !o.device.equalsIgnoreCase("host")) {
+      throw new ParameterException(
+          cmd,
+          "--inference-dtype "
+              + Fp8Format.NAME
+              + " quantizes into host weights: --device '"
+              + o.device
+              + "' is not supported with it yet");
+    }
+    if (o.quantParams != null) {
+      List<String> globs = Fp8Format.globs(o.quantParams);
+      if (globs.isEmpty()) {
+        throw new ParameterException(
+            cmd, "--quant-params '" + o.quantParams + "': names no parameter glob");
+      }
+      try {
+        dev.mx.layout.vllm.Fp8BlockLayout.matching(
+            rank0,
+            o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock,
+            globs);
+      } catch (MxException e) {
+        throw new ParameterException(
+            cmd, "--quant-params '" + o.quantParams + "': " + e.getMessage());
+      }
+    }
+  }
+
+  /** An inference dtype: the generator's, or an fp8 element cast ({@code e4m3fn}, {@code e5m2}). */
+  private static DType inferenceDtype(CommandLine cmd, String label) {
+    if (label == null) {
+      return null;
+    }
+    DType t = fp8Cast(label);
+    return t != null ? t : dtype(cmd, "--inference-dtype", label, INFERENCE_DTYPES);
+  }
+
+  /** The fp8 dtype an element-cast label names ({@code e4m3fn}, {@code e5m2}, ...), else null. */
+  static DType fp8Cast(String label) {
+    if (label.equalsIgnoreCase("e4m3fn")) {
+      return DType.F8_E4M3FN;
+    }
+    try {
+      DType t = DType.parse(label);
+      return t == DType.F8_E4M3FN || t == DType.F8_E5M2 ? t : null;
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
   private static DType dtype(CommandLine cmd, String option, String label) {
+    return dtype(cmd, option, label, DTYPES);
+  }
+
+  private static DType dtype(CommandLine cmd, String option, String label, List<String> known) {
     if (label == null) {
       return null;
     }
@@ -231,11 +324,11 @@ public final class OptionChecks {
       t = DType.parse(label);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(
-          cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+          cmd, option + " '" + label + "': must be one of " + String.join(", ", known));
     }
     if (!DTYPES.contains(t.shortName())) {
       throw new ParameterException(
-          cmd, option + " '" + label + "': must be one of " + String.join(", ", DTYPES));
+          cmd, option + " '" + label + "': must be one of " + String.join(", ", known));
     }
     return t;
   }

@@ -49,7 +49,7 @@ final class RoleOptions extends JobOptions {
             metadata,
             identity != null ? identity : "mx-" + model,
             tDtype,
-            inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : tDtype,
+            inferenceLabel(tDtype),
             wire,
             verify,
             capSeconds(),

@@ -1,13 +1,11 @@
 package dev.mx.cli.demo;
 
-import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
-import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
@@ -45,15 +43,11 @@ final class VersionedReceiver {
       DemoCommand.DemoReport report,
       PrintWriter progress)
       throws Exception {
-    VllmLayout geometry =
-        new VllmLayout(
-            ModelConfigs.load(ws.model()),
-            Workers.inferenceTopology(ws),
-            ws.rank(),
-            DType.parse(ws.inferenceDtype()));
     Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
     MetadataStore store = MetadataStores.open(ws.metadata());
-    LiveWeights live = new LiveWeights(geometry.params());
+    EngineWeights engine = EngineWeights.create(ws, null);
+    VllmLayout geometry = engine.geometry();
+    LiveWeights live = engine.live();
     VersionFollower follower =
         VersionFollower.builder(store, ws.identity())
             .holder("receiver-" + ws.rank())
@@ -61,7 +55,7 @@ final class VersionedReceiver {
             .expect(
                 new dev.mx.metadata.Discovery.Expectation(
                     ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
-            .installer(live)
+            .installer(engine.installer())
             // A trainer rank restarted under the same session is connected again before its version
             // is read.
             .transport(transport)
@@ -99,6 +93,7 @@ final class VersionedReceiver {
         }
         m.put("wire_s", wire);
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
+        m.putAll(engine.quantizationMetrics());
         report.addStep((int) f.step(), ws.rank(), m);
         report.lastStep = f.step();
         progress.println(

@@ -95,7 +95,8 @@ public final class Workers {
 
   /** The short label of a dtype option ({@code bf16}, {@code f16}, {@code f32}, ...). */
   static String dtypeLabel(String option) {
-    return DType.parse(option).shortName();
+    DType fp8 = OptionChecks.fp8Cast(option);
+    return (fp8 != null ? fp8 : DType.parse(option)).shortName();
   }
 
   /** The model's own dtype ({@code torch_dtype} of its config), as a short label. */

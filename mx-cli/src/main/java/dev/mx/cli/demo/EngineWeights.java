@@ -1,0 +1,60 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.refit.Installer;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.Fp8BlockLayout;
+import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.refit.Fp8BlockInstall;
+import dev.mx.refit.LiveWeights;
+import dev.mx.refit.cast.QuantizationError;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One inference rank's weights as the engine holds them: the layout its receivers pull ({@code
+ * geometry}), the live weights, and what installs a verified step into them; with {@code fp8-block}
+ * the live weights are the quantized engine layout and installs quantize.
+ *
+ * @param fp8 the quantizing installer, or null when the weights are installed as pulled
+ */
+record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8) {
+
+  /** Lays out rank {@code spec.rank()}'s weights, in the memory of {@code device} (null: host). */
+  static EngineWeights create(WorkerSpec spec, MemoryOps device) {
+    VllmLayout geometry =
+        new VllmLayout(
+            ModelConfigs.load(spec.model()),
+            Workers.inferenceTopology(spec),
+            spec.rank(),
+            Fp8Format.receiveDtype(spec));
+    if (!Fp8Format.isFp8Block(spec.inferenceDtype())) {
+      return new EngineWeights(geometry, new LiveWeights(geometry.params(), device), null);
+    }
+    Fp8BlockLayout q = Fp8Format.layout(spec.inferenceDtype(), geometry);
+    LiveWeights live = new LiveWeights(q.engine());
+    try {
+      return new EngineWeights(
+          geometry, live, new Fp8BlockInstall(live, q.received(), q.scales(), q.block()));
+    } catch (RuntimeException e) {
+      live.close();
+      throw e;
+    }
+  }
+
+  /** What installs a verified step into the live weights. */
+  Installer installer() {
+    return fp8 != null ? fp8 : live;
+  }
+
+  /** The last install's quantization error for the step report; empty when not quantizing. */
+  Map<String, Object> quantizationMetrics() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    if (fp8 != null) {
+      QuantizationError e = fp8.lastError();
+      m.put("quant_max_abs_err", (double) e.maxAbs());
+      m.put("quant_max_rel_err", (double) e.maxRel());
+    }
+    return m;
+  }
+}

@@ -1,0 +1,68 @@
+package dev.mx.cli.demo;
+
+import dev.mx.api.DType;
+import dev.mx.layout.vllm.Fp8BlockLayout;
+import dev.mx.layout.vllm.VllmLayout;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * {@code --inference-dtype fp8-block}: the engine holds its linear weights FP8 block-quantized. The
+ * worker spec carries it in its inference dtype label, {@code fp8-block:BLOCK} or {@code
+ * fp8-block:BLOCK:GLOB,GLOB} with {@code --quant-params}, so that every process of a job reads the
+ * same rule; receivers pull the trainer dtype and quantize at install.
+ */
+final class Fp8Format {
+  static final String NAME = "fp8-block";
+
+  /** Block sizes the engine kernels take: powers of two from 16 to 1024 (128 by default). */
+  static final int MIN_BLOCK = 16;
+
+  static final int MAX_BLOCK = 1024;
+
+  private Fp8Format() {}
+
+  /** Whether an option value or spec label asks for fp8 block quantization. */
+  static boolean isFp8Block(String label) {
+    return label != null && (label.equalsIgnoreCase(NAME) || label.startsWith(NAME + ":"));
+  }
+
+  /** Whether {@code block} is a size the option accepts. */
+  static boolean supportedBlock(int block) {
+    return block >= MIN_BLOCK && block <= MAX_BLOCK && Integer.bitCount(block) == 1;
+  }
+
+  /** The spec label for a block size and an optional comma-separated parameter rule. */
+  static String label(int block, String params) {
+    return NAME + ":" + block + (params == null ? "" : ":" + params);
+  }
+
+  static int block(String label) {
+    return Integer.parseInt(label.split(":", 3)[1]);
+  }
+
+  /** The globs of {@code --quant-params}, or empty for the default rule. */
+  static List<String> params(String label) {
+    String[] parts = label.split(":", 3);
+    return parts.length < 3 ? List.of() : globs(parts[2]);
+  }
+
+  static List<String> globs(String params) {
+    return Arrays.stream(params.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+  }
+
+  /** The dtype receivers pull for an inference label: the trainers' when quantizing at install. */
+  static DType receiveDtype(WorkerSpec spec) {
+    return isFp8Block(spec.inferenceDtype())
+        ? DType.parse(spec.trainerDtype())
+        : DType.parse(spec.inferenceDtype());
+  }
+
+  /** The quantized parameters of one rank under an fp8 label. */
+  static Fp8BlockLayout layout(String label, VllmLayout geometry) {
+    List<String> globs = params(label);
+    return globs.isEmpty()
+        ? Fp8BlockLayout.defaults(geometry, block(label))
+        : Fp8BlockLayout.matching(geometry, block(label), globs);
+  }
+}

@@ -1,0 +1,195 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mx.api.DType;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code mx demo --inference-dtype fp8-block | e4m3fn | e5m2} in process: the dumps equal an
+ * independent reference computed from the generator and the rule of issue 24 ({@link
+ * Fp8DumpReference}), and {@code --json} reports the quantization error the reference finds.
+ */
+class DemoFp8Test {
+
+  @Test
+  void denseModelBlockQuantizedWithPartialBlocksReportsTheReferenceError(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=2,pp=2",
+            "--inference",
+            "tp=2",
+            "--trainer-dtype",
+            "bf16",
+            "--inference-dtype",
+            "fp8-block",
+            "--quant-block",
+            "32",
+            "--steps",
+            "2",
+            "--json",
+            "--dump",
+            dump.toString());
+    assertEquals(0, r.code(), r.toString());
+    JsonNode doc = r.json();
+    assertEquals("fp8-block:32", doc.get("run").get("inference_dtype").asText());
+    float[][] want =
+        Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-llama", 2, 1, DType.BF16, 32, 1);
+    int checked = 0;
+    for (JsonNode s : doc.get("steps")) {
+      if (s.get("step").asLong() != 1) {
+        continue;
+      }
+      int rank = s.get("rank").asInt();
+      assertEquals(want[rank][0], (float) s.get("quant_max_abs_err").asDouble(), s.toString());
+      assertEquals(want[rank][1], (float) s.get("quant_max_rel_err").asDouble(), s.toString());
+      assertTrue(want[rank][0] > 0 && want[rank][1] > 0, "a lossy cast shows an error");
+      checked++;
+    }
+    assertEquals(2, checked, "one step-1 entry per receiver rank");
+  }
+
+  @Test
+  void moeModelWithExpertParallelismQuantizesEveryExpertAtTheDefaultBlock(@TempDir Path dump)
+      throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=2,ep=2",
+            "--inference",
+            "tp=2,ep=2",
+            "--inference-dtype",
+            "fp8-block",
+            "--steps",
+            "2",
+            "--dump",
+            dump.toString());
+    assertEquals(0, r.code(), r.toString());
+    // tiny-qwen3-moe publishes bf16 (its torch_dtype); every matrix is one partial 128 block.
+    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 2, DType.BF16, 128, 1);
+  }
+
+  @Test
+  void moeModelUnderTensorParallelExpertsWithBlock16(@TempDir Path dump) throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--trainer-dtype",
+            "f32",
+            "--inference-dtype",
+            "fp8-block",
+            "--quant-block",
+            "16",
+            "--steps",
+            "1",
+            "--dump",
+            dump.toString());
+    assertEquals(0, r.code(), r.toString());
+    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, 0);
+  }
+
+  @Test
+  void plainElementCastsToE4m3fnAndE5m2(@TempDir Path dump) throws Exception {
+    for (String[] c : new String[][] {{"e4m3fn", "e4m3"}, {"e5m2", "e5m2"}}) {
+      Path dir = dump.resolve(c[0]);
+      DemoRun r =
+          DemoRun.run(
+              "--in-process",
+              "--model",
+              "tiny-llama",
+              "--trainer",
+              "tp=2",
+              "--inference",
+              "tp=2",
+              "--inference-dtype",
+              c[0],
+              "--steps",
+              "1",
+              "--dump",
+              dir.toString());
+      assertEquals(0, r.code(), r.toString());
+      Fp8DumpReference.assertElementCastDump(
+          dir, "tiny-llama", 2, 1, DType.F32, DType.parse(c[1]), 0);
+    }
+  }
+
+  @Test
+  void badFp8OptionsExitTwoNamingOptionAndValue() {
+    assertBad("--quant-block 0", "--inference-dtype", "fp8-block", "--quant-block", "0");
+    assertBad("--quant-block -128", "--inference-dtype", "fp8-block", "--quant-block", "-128");
+    assertBad("--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
+    assertBad("--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
+    assertBad(
+        "'*.w13_weight' names no parameter",
+        "--model",
+        "tiny-llama",
+        "--inference-dtype",
+        "fp8-block",
+        "--quant-params",
+        "*.o_proj.weight,*.w13_weight");
+    assertBad(
+        "'model.norm.weight' of shape [64]",
+        "--model",
+        "tiny-llama",
+        "--inference-dtype",
+        "fp8-block",
+        "--quant-params",
+        "model.norm.weight");
+    assertBad("--inference-dtype 'fp4'", "--inference-dtype", "fp4");
+    assertBad("--trainer-dtype 'e4m3fn'", "--trainer-dtype", "e4m3fn");
+    assertBad("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
+  }
+
+  @Test
+  void mxReceiveChecksTheSameOptions(@TempDir Path store) {
+    java.io.PrintStream oldErr = System.err;
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    int code;
+    try {
+      System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+      code =
+          dev.mx.cli.Main.execute(
+              "receive",
+              "--metadata",
+              "file:" + store,
+              "--rank",
+              "0",
+              "--inference-dtype",
+              "fp8-block",
+              "--quant-block",
+              "8");
+    } finally {
+      System.setErr(oldErr);
+    }
+    String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertEquals(2, code, text);
+    assertTrue(text.contains("--quant-block 8"), text);
+  }
+
+  private static void assertBad(String named, String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = "--in-process";
+    System.arraycopy(args, 0, all, 1, args.length);
+    DemoRun r = DemoRun.run(all);
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains(named), "names " + named + ": " + r.err());
+  }
+}

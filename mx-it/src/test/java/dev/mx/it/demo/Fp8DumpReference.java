@@ -1,0 +1,246 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.DType;
+import dev.mx.api.Shape;
+import dev.mx.digest.safetensors.SafetensorsFile;
+import dev.mx.digest.safetensors.SafetensorsTensor;
+import dev.mx.layout.gen.FloatBits;
+import dev.mx.layout.model.ModelArchitecture;
+import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.InferenceTopology;
+import dev.mx.layout.vllm.VllmReference;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An independent reference for fp8 dumps: each element's source value comes from the generator
+ * through {@link VllmReference}, the fp8 codes from a nearest-value search over the format's finite
+ * magnitudes (ties to the even code), and the block rule is spelled out here from issue 24, so
+ * nothing of the quantizer under test is reused. Which parameters are quantized is decided by their
+ * vLLM names, apart from the production rule that reads tensor roles.
+ */
+final class Fp8DumpReference {
+  private static final ValueLayout.OfFloat F32 =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  /** The linear weights of attention and the MLP, by vLLM name. */
+  private static final List<String> LINEAR =
+      List.of(
+          ".qkv_proj.weight",
+          ".o_proj.weight",
+          ".gate_up_proj.weight",
+          ".down_proj.weight",
+          ".w13_weight",
+          ".w2_weight");
+
+  private Fp8DumpReference() {}
+
+  /** Finite magnitudes by code of a sign + {@code e} exponent + {@code m} mantissa format. */
+  private static float[] magnitudes(int e, int m, int finiteCodes) {
+    int bias = (1 << (e - 1)) - 1;
+    float[] v = new float[finiteCodes];
+    for (int code = 0; code < finiteCodes; code++) {
+      int exp = code >>> m;
+      int mant = code & ((1 << m) - 1);
+      v[code] =
+          (float)
+              (exp == 0
+                  ? mant / (double) (1 << m) * Math.pow(2, 1 - bias)
+                  : (1 + mant / (double) (1 << m)) * Math.pow(2, exp - bias));
+    }
+    return v;
+  }
+
+  /** e4m3fn: 0x00..0x7e finite (0x7f is NaN). */
+  private static final float[] E4M3 = magnitudes(4, 3, 127);
+
+  /** e5m2: 0x00..0x7b finite (0x7c is infinity). */
+  private static final float[] E5M2 = magnitudes(5, 2, 124);
+
+  static int nearestCode(float v, float[] magnitudes) {
+    float a = Math.abs(v);
+    int best = 0;
+    for (int code = 1; code < magnitudes.length; code++) {
+      double d = Math.abs((double) magnitudes[code] - a);
+      double b = Math.abs((double) magnitudes[best] - a);
+      if (d < b || (d == b && (code & 1) == 0)) {
+        best = code;
+      }
+    }
+    return best | (v < 0 || (v == 0 && 1 / v < 0) ? 0x80 : 0);
+  }
+
+  private static boolean linear(String name) {
+    return LINEAR.stream().anyMatch(name::endsWith);
+  }
+
+  /** The trainer-dtype value of element {@code i} of {@code param} (0 for padding). */
+  private static float source(VllmReference ref, String param, long i, long step, DType trainer) {
+    return (float) FloatBits.valueOf(ref.expectedBits(param, i, step, trainer, trainer), trainer);
+  }
+
+  /**
+   * Every receiver's dump holds each linear weight as e4m3fn under the block rule with its f32
+   * {@code _scale_inv}, and every other parameter in the trainer dtype, equal to the generator.
+   *
+   * @return per receiver rank, the reference's {max abs, max relative} quantization error
+   */
+  static float[][] assertBlockQuantizedDump(
+      Path dump, String model, int tp, int ep, DType trainer, int block, long step)
+      throws Exception {
+    ModelArchitecture arch = ModelConfigs.load(model);
+    int quantized = 0;
+    float[][] errors = new float[tp][2];
+    for (int r = 0; r < tp; r++) {
+      VllmReference ref = new VllmReference(arch, new InferenceTopology(tp, ep), r);
+      try (SafetensorsFile f =
+          SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
+        Set<String> names = new LinkedHashSet<>();
+        f.tensors().forEach(t -> names.add(t.name()));
+        for (SafetensorsTensor t : f.tensors()) {
+          String name = t.name();
+          if (name.endsWith("_scale_inv")) {
+            assertTrue(names.contains(name.substring(0, name.length() - 10)), "scales of " + name);
+            continue;
+          }
+          assertEquals(ref.shape(name), t.shape(), name);
+          if (!linear(name)) {
+            assertEquals(trainer, t.dtype(), name + " stays in the trainer dtype");
+            assertEquals(
+                List.of(), ref.mismatches(name, t.data(), step, trainer, trainer, 3), name);
+            continue;
+          }
+          assertEquals(DType.F8_E4M3FN, t.dtype(), name);
+          SafetensorsTensor scales = f.tensor(name + "_scale_inv");
+          List<String> bad =
+              blockMismatches(
+                  ref, name, t.shape(), t.data(), scales, step, trainer, block, errors[r]);
+          assertEquals(List.of(), bad, "receiver " + r + " " + name);
+          quantized++;
+        }
+      }
+    }
+    assertTrue(quantized > 0, "some parameters were quantized");
+    return errors;
+  }
+
+  private static List<String> blockMismatches(
+      VllmReference ref,
+      String name,
+      Shape shape,
+      MemorySegment codes,
+      SafetensorsTensor scales,
+      long step,
+      DType trainer,
+      int block,
+      float[] error) {
+    int rank = shape.rank();
+    long rows = shape.dim(rank - 2);
+    long cols = shape.dim(rank - 1);
+    long matrices = shape.numel() / (rows * cols);
+    long br = (rows + block - 1) / block;
+    long bc = (cols + block - 1) / block;
+    List<String> bad = new ArrayList<>();
+    long[] scaleDims = shape.dims().clone();
+    scaleDims[rank - 2] = br;
+    scaleDims[rank - 1] = bc;
+    if (!Shape.of(scaleDims).equals(scales.shape()) || scales.dtype() != DType.F32) {
+      bad.add(name + "_scale_inv is " + scales.dtype() + " " + scales.shape());
+      return bad;
+    }
+    for (long m = 0; m < matrices && bad.size() < 3; m++) {
+      for (long i = 0; i < br; i++) {
+        for (long j = 0; j < bc; j++) {
+          float amax = 0;
+          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
+            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+              amax =
+                  Math.max(
+                      amax,
+                      Math.abs(source(ref, name, (m * rows + row) * cols + c, step, trainer)));
+            }
+          }
+          amax = Math.max(amax, 1e-4f);
+          float scaleInv = amax / 448f;
+          float have = scales.data().getAtIndex(F32, (m * br + i) * bc + j);
+          if (Float.floatToRawIntBits(have) != Float.floatToRawIntBits(scaleInv)) {
+            bad.add(
+                name
+                    + "_scale_inv["
+                    + m
+                    + ","
+                    + i
+                    + ","
+                    + j
+                    + "] = "
+                    + have
+                    + ", expected "
+                    + scaleInv);
+          }
+          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
+            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+              long k = (m * rows + row) * cols + c;
+              float x = source(ref, name, k, step, trainer);
+              int want = nearestCode(Math.max(-448f, Math.min(448f, x * (448f / amax))), E4M3);
+              float dequantized = E4M3[want & 0x7f] * ((want & 0x80) != 0 ? -1 : 1) * scaleInv;
+              float err = Math.abs(dequantized - x);
+              error[0] = Math.max(error[0], err);
+              if (x != 0) {
+                error[1] = Math.max(error[1], err / Math.abs(x));
+              }
+              int got = codes.get(ValueLayout.JAVA_BYTE, k) & 0xff;
+              if (got != want && bad.size() < 3) {
+                bad.add(
+                    name
+                        + "["
+                        + k
+                        + "] = 0x"
+                        + Integer.toHexString(got)
+                        + ", expected 0x"
+                        + Integer.toHexString(want));
+              }
+            }
+          }
+        }
+      }
+    }
+    return bad;
+  }
+
+  /** Every dumped parameter is the generator's trainer-dtype value cast element-wise to fp8. */
+  static void assertElementCastDump(
+      Path dump, String model, int tp, int ep, DType trainer, DType fp8, long step)
+      throws Exception {
+    float[] table = fp8 == DType.F8_E4M3FN ? E4M3 : E5M2;
+    ModelArchitecture arch = ModelConfigs.load(model);
+    for (int r = 0; r < tp; r++) {
+      VllmReference ref = new VllmReference(arch, new InferenceTopology(tp, ep), r);
+      try (SafetensorsFile f =
+          SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
+        for (SafetensorsTensor t : f.tensors()) {
+          assertEquals(fp8, t.dtype(), t.name());
+          long n = t.shape().numel();
+          for (long k = 0; k < n; k++) {
+            int want = nearestCode(source(ref, t.name(), k, step, trainer), table);
+            int got = t.data().get(ValueLayout.JAVA_BYTE, k) & 0xff;
+            if (got != want) {
+              assertEquals(
+                  Integer.toHexString(want),
+                  Integer.toHexString(got),
+                  "receiver " + r + " " + t.name() + "[" + k + "]");
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,208 @@
+package dev.mx.refit.cast;
+
+import dev.mx.api.DType;
+import dev.mx.api.Shape;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * FP8 block quantization, the per-block cast DeepGEMM-style kernels serve from: a tensor's last two
+ * dimensions (rows × cols; leading dimensions, such as experts, are separate matrices) are cut into
+ * {@code block × block} tiles, the last ones partial where a size is not a multiple of the block.
+ * Over each tile of values widened to f32: {@code amax = max(max|x|, 1e-4)}; every element becomes
+ * {@code e4m3fn(clamp(x * (448 / amax), ±448))}, product and quotient in f32, rounded to nearest
+ * even (the clamp is the saturation: magnitudes at or above 464 would otherwise round to NaN); the
+ * tile's {@code scale_inv = amax / 448} is written in f32, row-major {@code [..., ceil(rows/block),
+ * ceil(cols/block)]}. A NaN in a tile makes its amax, scale and codes NaN.
+ *
+ * <p>Runs on {@link VectorBlockQuantizer} from bf16 and f32 when the vector casts are on ({@link
+ * Casts#vectorized()}); the scalar loop here is the reference and produces the same bytes.
+ */
+public final class BlockQuantizer {
+  /** The largest finite e4m3fn value. */
+  public static final float E4M3_MAX = 448f;
+
+  /** The smallest amax a tile is scaled by (a tile of zeros would otherwise divide by zero). */
+  public static final float AMAX_FLOOR = 1e-4f;
+
+  /** The block size engines serve fp8 weights with (DeepSeek-V3, vLLM's default). */
+  public static final int DEFAULT_BLOCK = 128;
+
+  private static final ValueLayout.OfShort I16 =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt I32 =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfFloat F32 =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private BlockQuantizer() {}
+
+  /** Whether {@link #quantize} reads this source dtype. */
+  public static boolean supportsSource(DType from) {
+    return from == DType.BF16 || from == DType.F16 || from == DType.F32;
+  }
+
+  /**
+   * The shape of the scales of a weight of {@code shape}: its leading dimensions, then {@code
+   * ceil(rows/block), ceil(cols/block)}.
+   *
+   * @throws IllegalArgumentException when the weight has fewer than two dimensions or the block is
+   *     not positive
+   */
+  public static Shape scaleShape(Shape shape, int block) {
+    checkShape(shape, block);
+    long[] d = shape.dims().clone();
+    int r = d.length;
+    d[r - 2] = ceilDiv(d[r - 2], block);
+    d[r - 1] = ceilDiv(d[r - 1], block);
+    return Shape.of(d);
+  }
+
+  /**
+   * Quantizes a contiguous row-major tensor {@code src} of {@code shape} in {@code from} into
+   * e4m3fn codes {@code dst} (one byte per element) and f32 {@code scales} ({@link #scaleShape}).
+   *
+   * @param measure whether to compute the {@link QuantizationError} (costs a decode per element)
+   * @return the error when measured, else {@link QuantizationError#NONE}
+   */
+  public static QuantizationError quantize(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure) {
+    checkBuffers(src, from, dst, scales, shape, block);
+    if (CastKernels.VECTOR && VectorBlockQuantizer.handles(from)) {
+      return VectorBlockQuantizer.quantize(src, from, dst, scales, shape, block, measure);
+    }
+    return quantizeScalar(src, from, dst, scales, shape, block, measure);
+  }
+
+  /** The scalar loop: the reference the vector kernel is tested against. */
+  static QuantizationError quantizeScalar(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure) {
+    checkBuffers(src, from, dst, scales, shape, block);
+    long rows = shape.dim(shape.rank() - 2);
+    long cols = shape.dim(shape.rank() - 1);
+    long matrices = shape.numel() / Math.max(1, rows * cols);
+    long blockCols = ceilDiv(cols, block);
+    long blockRows = ceilDiv(rows, block);
+    float maxAbs = 0;
+    float maxRel = 0;
+    for (long m = 0; m < matrices; m++) {
+      long base = m * rows * cols;
+      for (long br = 0; br < blockRows; br++) {
+        long r0 = br * block;
+        long r1 = Math.min(rows, r0 + block);
+        for (long bc = 0; bc < blockCols; bc++) {
+          long c0 = bc * block;
+          long c1 = Math.min(cols, c0 + block);
+          float max = 0;
+          for (long r = r0; r < r1; r++) {
+            for (long c = c0; c < c1; c++) {
+              max = Math.max(max, Math.abs(load(src, from, base + r * cols + c)));
+            }
+          }
+          float amax = amax(max);
+          float factor = E4M3_MAX / amax;
+          float scaleInv = amax / E4M3_MAX;
+          scales.set(F32, 4 * ((m * blockRows + br) * blockCols + bc), scaleInv);
+          for (long r = r0; r < r1; r++) {
+            for (long c = c0; c < c1; c++) {
+              long i = base + r * cols + c;
+              float x = load(src, from, i);
+              byte q = encode(x * factor);
+              dst.set(ValueLayout.JAVA_BYTE, i, q);
+              if (measure && Float.isFinite(x)) {
+                float err = Math.abs(MiniFloat.E4M3FN.toFloat(q) * scaleInv - x);
+                maxAbs = Math.max(maxAbs, err);
+                if (x != 0) {
+                  maxRel = Math.max(maxRel, err / Math.abs(x));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return measure ? new QuantizationError(maxAbs, maxRel) : QuantizationError.NONE;
+  }
+
+  /** A tile's amax from its {@code max|x|}: at least the floor; any NaN as the canonical NaN. */
+  static float amax(float maxAbs) {
+    return Float.isNaN(maxAbs) ? Float.NaN : Math.max(maxAbs, AMAX_FLOOR);
+  }
+
+  /** The e4m3fn code of a scaled value, saturated at ±448 (NaN stays NaN). */
+  static byte encode(float scaled) {
+    return MiniFloat.E4M3FN.fromFloatBits(
+        Float.floatToRawIntBits(Math.min(Math.max(scaled, -E4M3_MAX), E4M3_MAX)));
+  }
+
+  private static float load(MemorySegment src, DType from, long i) {
+    return switch (from) {
+      case BF16 -> Casts.bf16ToF32(src.get(I16, 2 * i));
+      case F16 -> Casts.f16ToF32(src.get(I16, 2 * i));
+      case F32 -> Float.intBitsToFloat(src.get(I32, 4 * i));
+      default -> throw new IllegalArgumentException("block quantization cannot read " + from);
+    };
+  }
+
+  static long ceilDiv(long a, long b) {
+    return (a + b - 1) / b;
+  }
+
+  private static void checkShape(Shape shape, int block) {
+    if (block <= 0) {
+      throw new IllegalArgumentException("block size must be positive, got " + block);
+    }
+    if (shape.rank() < 2) {
+      throw new IllegalArgumentException(
+          "block quantization needs a matrix (or a stack of them), got shape " + shape);
+    }
+  }
+
+  private static void checkBuffers(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block) {
+    if (!supportsSource(from)) {
+      throw new IllegalArgumentException("block quantization reads bf16, f16 or f32, not " + from);
+    }
+    long n = shape.numel();
+    long nScales = scaleShape(shape, block).numel();
+    if (src.byteSize() < n * from.elementSize()
+        || dst.byteSize() < n
+        || scales.byteSize() < 4 * nScales) {
+      throw new IllegalArgumentException(
+          "block quantization of "
+              + shape
+              + " "
+              + from
+              + " needs "
+              + n * from.elementSize()
+              + " source bytes, "
+              + n
+              + " code bytes and "
+              + 4 * nScales
+              + " scale bytes; got "
+              + src.byteSize()
+              + ", "
+              + dst.byteSize()
+              + " and "
+              + scales.byteSize());
+    }
+  }
+}

@@ -1,0 +1,271 @@
+package dev.mx.refit.cast;
+
+import dev.mx.api.DType;
+import dev.mx.api.Shape;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * {@link BlockQuantizer}'s rule on the Vector API, from bf16 or f32, equal to the scalar loop byte
+ * for byte. Works one band of {@code block} rows at a time, in two passes over it: the first keeps
+ * a running {@code max|x|} per column (an array that stays in cache) and folds it into each tile's
+ * amax; the second multiplies each element by its column's tile factor, saturates, and encodes
+ * e4m3fn with the integer rounding of {@link VectorCasts}. The band is re-read from cache, so the
+ * source streams from memory once. Loaded only when {@link CastKernels#VECTOR}.
+ */
+final class VectorBlockQuantizer {
+  private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_PREFERRED;
+  private static final VectorSpecies<Float> FLOATS =
+      VectorSpecies.of(float.class, VectorShape.forBitSize(INTS.vectorBitSize()));
+  private static final VectorSpecies<Short> SHORTS =
+      VectorSpecies.of(short.class, VectorShape.forBitSize(INTS.vectorBitSize() / 2));
+  private static final VectorSpecies<Byte> BYTES =
+      VectorSpecies.of(byte.class, VectorShape.forBitSize(INTS.vectorBitSize() / 4));
+  private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+  private static final int LANES = INTS.length();
+  private static final int CHUNK_BYTES = 256 << 10;
+  private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+  private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+  private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+  private VectorBlockQuantizer() {}
+
+  static boolean handles(DType from) {
+    return from == DType.BF16 || from == DType.F32;
+  }
+
+  static QuantizationError quantize(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure) {
+    boolean bf16 = from == DType.BF16;
+    int esize = from.elementSize();
+    long rows = shape.dim(shape.rank() - 2);
+    int cols = Math.toIntExact(shape.dim(shape.rank() - 1));
+    long matrices = shape.numel() / Math.max(1, rows * cols);
+    int blockCols = Math.toIntExact(BlockQuantizer.ceilDiv(cols, block));
+    long blockRows = BlockQuantizer.ceilDiv(rows, block);
+    // Columns of whole tiles whose band fits in cache (about 256 KiB), so the second pass over it
+    // reads it from there.
+    int chunk = Math.max(1, (CHUNK_BYTES / (block * esize)) / block) * block;
+    // max |x| per column of the band, as f32 bits.
+    int[] colMax = new int[cols];
+    float[] factor = new float[cols];
+    float[] scaleInv = new float[cols];
+    // {max abs, max relative} error so far.
+    float[] error = new float[2];
+    for (long m = 0; m < matrices; m++) {
+      long base = m * rows * cols;
+      for (long br = 0; br < blockRows; br++) {
+        long r0 = br * block;
+        long r1 = Math.min(rows, r0 + block);
+        long scaleRow = 4 * (m * blockRows + br) * blockCols;
+        for (int k0 = 0; k0 < cols; k0 += chunk) {
+          int k1 = Math.min(cols, k0 + chunk);
+          int kv = k0 + (k1 - k0) / LANES * LANES;
+          java.util.Arrays.fill(colMax, k0, k1, 0);
+          for (long r = r0; r < r1; r++) {
+            long row = (base + r * cols) * esize;
+            columnMax(src, row, colMax, k0, kv, bf16);
+            for (int c = kv; c < k1; c++) {
+              colMax[c] =
+                  Math.max(
+                      colMax[c],
+                      Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16))
+                          & 0x7fff_ffff);
+            }
+          }
+          for (int c0 = k0; c0 < k1; c0 += block) {
+            int c1 = Math.min(cols, c0 + block);
+            int maxBits = 0;
+            for (int c = c0; c < c1; c++) {
+              maxBits = Math.max(maxBits, colMax[c]);
+            }
+            float amax = BlockQuantizer.amax(Float.intBitsToFloat(maxBits));
+            float f = BlockQuantizer.E4M3_MAX / amax;
+            float s = amax / BlockQuantizer.E4M3_MAX;
+            scales.set(F32, scaleRow + 4L * (c0 / block), s);
+            java.util.Arrays.fill(factor, c0, c1, f);
+            java.util.Arrays.fill(scaleInv, c0, c1, s);
+          }
+          for (long r = r0; r < r1; r++) {
+            long first = base + r * cols;
+            long row = first * esize;
+            encodeRow(src, row, factor, dst, first, k0, kv, bf16);
+            if (measure) {
+              measureRow(src, row, dst, first, scaleInv, k0, kv, bf16, error);
+            }
+            for (int c = kv; c < k1; c++) {
+              float x = scalar(src, row + (long) c * esize, bf16);
+              byte q = BlockQuantizer.encode(x * factor[c]);
+              dst.set(ValueLayout.JAVA_BYTE, first + c, q);
+              if (measure && Float.isFinite(x)) {
+                float err = Math.abs(MiniFloat.E4M3FN.toFloat(q) * scaleInv[c] - x);
+                error[0] = Math.max(error[0], err);
+                if (x != 0) {
+                  error[1] = Math.max(error[1], err / Math.abs(x));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    if (!measure) {
+      return QuantizationError.NONE;
+    }
+    return new QuantizationError(error[0], error[1]);
+  }
+
+  // Each loop below is one method with its loads, rounding and stores written out: a helper that
+  // returned a vector would be compiled on its own and box every vector it hands back (see
+  // VectorCasts).
+
+  /** {@code colMax[c] = max(colMax[c], |x[c]|)} over columns {@code [from, to)} of one row. */
+  private static void columnMax(
+      MemorySegment src, long row, int[] colMax, int from, int to, boolean bf16) {
+    int esize = bf16 ? 2 : 4;
+    for (int c = from; c < to; c += LANES) {
+      long at = row + (long) c * esize;
+      FloatVector x =
+          bf16
+              ? (FloatVector)
+                  ((IntVector)
+                          ShortVector.fromMemorySegment(SHORTS, src, at, LE)
+                              .convertShape(VectorOperators.S2I, INTS, 0))
+                      .lanewise(VectorOperators.LSHL, 16)
+                      .viewAsFloatingLanes()
+              : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
+      // |x| as bits: non-negative floats order as their bits, NaN above infinity, so an integer max
+      // is the float max (NaN propagating) in one instruction.
+      IntVector.fromArray(INTS, colMax, c)
+          .max(((IntVector) x.viewAsIntegralLanes()).and(0x7fff_ffff))
+          .intoArray(colMax, c);
+    }
+  }
+
+  /** Codes of the vector part of one row: scaled by its tiles' factors, saturated, rounded. */
+  private static void encodeRow(
+      MemorySegment src,
+      long row,
+      float[] factor,
+      MemorySegment dst,
+      long first,
+      int from,
+      int to,
+      boolean bf16) {
+    int esize = bf16 ? 2 : 4;
+    for (int c = from; c < to; c += LANES) {
+      long at = row + (long) c * esize;
+      // S2I sign-extends; the extension shifts out.
+      FloatVector x =
+          bf16
+              ? (FloatVector)
+                  ((IntVector)
+                          ShortVector.fromMemorySegment(SHORTS, src, at, LE)
+                              .convertShape(VectorOperators.S2I, INTS, 0))
+                      .lanewise(VectorOperators.LSHL, 16)
+                      .viewAsFloatingLanes()
+              : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
+      IntVector vb =
+          (IntVector) x.mul(FloatVector.fromArray(FLOATS, factor, c)).viewAsIntegralLanes();
+      IntVector a = vb.and(0x7fff_ffff);
+      IntVector o =
+          a.sub(120 << 23)
+              .add(a.lanewise(VectorOperators.LSHR, 20).and(1))
+              .add(0x7_ffff)
+              .lanewise(VectorOperators.LSHR, 20);
+      // Below 2^-6: adding 2^14 (ulp 2^-9) rounds to the subnormal's code.
+      IntVector sub =
+          ((IntVector) ((FloatVector) a.viewAsFloatingLanes()).add(0x1.0p14f).viewAsIntegralLanes())
+              .sub(0x4680_0000);
+      o = o.blend(sub, a.compare(VectorOperators.LT, 0x3c80_0000));
+      // Saturation, in integers (cheaper than float min/max): above 448 is 448 (up to 464 it rounds
+      // there anyway), infinity included; NaN is the NaN code.
+      o = o.blend(0x7e, a.compare(VectorOperators.GT, 0x43e0_0000));
+      o = o.blend(0x7f, a.compare(VectorOperators.GT, 0x7f80_0000));
+      o = o.or(vb.lanewise(VectorOperators.LSHR, 24).and(0x80));
+      ((ByteVector) o.convertShape(VectorOperators.I2B, BYTES, 0))
+          .intoMemorySegment(dst, first + c, LE);
+    }
+  }
+
+  /**
+   * Folds the error of the vector part of one row, just encoded, into {@code error}: each code
+   * decoded to f32 and multiplied by its tile's scale_inv, against the finite source values.
+   */
+  private static void measureRow(
+      MemorySegment src,
+      long row,
+      MemorySegment dst,
+      long first,
+      float[] scaleInv,
+      int from,
+      int to,
+      boolean bf16,
+      float[] error) {
+    int esize = bf16 ? 2 : 4;
+    // Both maxima as f32 bits: errors are non-negative or NaN, so an integer max is the float max.
+    IntVector maxAbs = IntVector.zero(INTS);
+    IntVector maxRel = IntVector.zero(INTS);
+    for (int c = from; c < to; c += LANES) {
+      long at = row + (long) c * esize;
+      FloatVector x =
+          bf16
+              ? (FloatVector)
+                  ((IntVector)
+                          ShortVector.fromMemorySegment(SHORTS, src, at, LE)
+                              .convertShape(VectorOperators.S2I, INTS, 0))
+                      .lanewise(VectorOperators.LSHL, 16)
+                      .viewAsFloatingLanes()
+              : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
+      IntVector code =
+          (IntVector)
+              ByteVector.fromMemorySegment(BYTES, dst, first + c, LE)
+                  .convertShape(VectorOperators.B2I, INTS, 0);
+      IntVector cabs = code.lanewise(VectorOperators.LSHL, 20).and(0x07f0_0000);
+      IntVector b = cabs.add(120 << 23);
+      // Subnormal: read as 2^-6 * (1 + m), then subtract 2^-6. NaN codes are never measured.
+      b =
+          b.blend(
+              ((IntVector)
+                  ((FloatVector) b.add(1 << 23).viewAsFloatingLanes())
+                      .sub(0x1.0p-6f)
+                      .viewAsIntegralLanes()),
+              cabs.compare(VectorOperators.LT, 0x0080_0000));
+      b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
+      FloatVector d =
+          ((FloatVector) b.viewAsFloatingLanes()).mul(FloatVector.fromArray(FLOATS, scaleInv, c));
+      FloatVector ax = x.abs();
+      IntVector axBits = (IntVector) ax.viewAsIntegralLanes();
+      VectorMask<Integer> skipped = axBits.compare(VectorOperators.GE, 0x7f80_0000);
+      FloatVector err = d.sub(x).abs();
+      maxAbs = maxAbs.max(((IntVector) err.viewAsIntegralLanes()).blend(0, skipped));
+      maxRel =
+          maxRel.max(
+              ((IntVector) err.div(ax).viewAsIntegralLanes())
+                  .blend(0, skipped.or(axBits.compare(VectorOperators.EQ, 0))));
+    }
+    error[0] = Math.max(error[0], Float.intBitsToFloat(maxAbs.reduceLanes(VectorOperators.MAX)));
+    error[1] = Math.max(error[1], Float.intBitsToFloat(maxRel.reduceLanes(VectorOperators.MAX)));
+  }
+
+  private static float scalar(MemorySegment src, long offset, boolean bf16) {
+    return bf16
+        ? Casts.bf16ToF32(src.get(I16, offset))
+        : Float.intBitsToFloat(src.get(I32, offset));
+  }
+}
