@@ -3,6 +3,8 @@ package dev.mx.refit;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
 import dev.mx.api.plan.BoundingMode;
@@ -111,6 +113,7 @@ public final class Receiver implements AutoCloseable {
   private final Supplier<DigestProvider> digests;
   private final boolean rediscoverEachStep;
   private final RefitRecords records;
+  private final RefitListener listener;
   private final MemoryKind memory;
 
   /** The engine's live weights when the receiver writes them in place; null to copy at install. */
@@ -155,6 +158,7 @@ public final class Receiver implements AutoCloseable {
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
+    this.listener = b.listeners.isEmpty() ? RefitListeners.discoveredAll() : listenersOf(b);
     this.memory = Objects.requireNonNull(b.memory, "memory");
     this.inPlace = b.inPlace;
     this.stagingBudget = b.stagingBytes > 0 ? b.stagingBytes : StagingWaves.configured(settings);
@@ -169,6 +173,12 @@ public final class Receiver implements AutoCloseable {
       throw new IllegalArgumentException(
           "receiver memory " + memory + " but its memory operations are for " + device.kind());
     }
+  }
+
+  private static RefitListener listenersOf(Builder b) {
+    List<RefitListener> all = new ArrayList<>(RefitListeners.discovered());
+    all.addAll(b.listeners);
+    return RefitListeners.of(all);
   }
 
   /**
@@ -254,24 +264,35 @@ public final class Receiver implements AutoCloseable {
    */
   public synchronized Map<String, Object> updateWeights(long step) {
     ensureOpen();
+    RefitListener.Refit id = new RefitListener.Refit(config.rank(), step, transport.name());
+    long began = System.nanoTime();
+    listener.refitStarted(id);
     Map<String, Double> stages = new LinkedHashMap<>();
-    if (prepared != null && rediscoverEachStep) {
-      rediscover(stages);
-    }
-    if (prepared == null) {
-      prepared = doPrepare();
-      stages.putAll(prepared.prepareStages);
+    try {
+      if (prepared != null && rediscoverEachStep) {
+        rediscover(stages);
+      }
+      if (prepared == null) {
+        prepared = doPrepare();
+        stages.putAll(prepared.prepareStages);
+      }
+    } catch (RuntimeException e) {
+      RefitReport.publishFailure(listener, id, began, e);
+      throw e;
     }
     Prepared p = prepared;
     BufferSet set = p.sets.get(nextSet);
     try {
-      return refit(step, p, set, stages);
+      RefitReport report = refit(step, p, set, stages);
+      report.publish(listener, id, began);
+      return report.metrics();
     } catch (RuntimeException e) {
       LOG.warn(
           "rank {} step {}: refit failed, nothing was installed: {}",
           config.rank(),
           step,
           e.toString());
+      RefitReport.publishFailure(listener, id, began, e);
       throw e;
     }
   }
@@ -318,8 +339,7 @@ public final class Receiver implements AutoCloseable {
     return SourceChecks.sameGeometry(a, b);
   }
 
-  private Map<String, Object> refit(
-      long step, Prepared p, BufferSet set, Map<String, Double> stages) {
+  private RefitReport refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
@@ -443,7 +463,7 @@ public final class Receiver implements AutoCloseable {
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
       report.emit(records, config.rank(), policy.fused(), batch);
     }
-    return report.metrics();
+    return report;
   }
 
   /**
@@ -995,6 +1015,7 @@ public final class Receiver implements AutoCloseable {
     private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
     private boolean rediscoverEachStep;
     private RefitRecords records = RefitRecords.logging();
+    private final List<RefitListener> listeners = new ArrayList<>();
     private MemoryKind memory = MemoryKind.HOST;
     private MemoryOps memoryOps;
     private InPlaceTarget inPlace;
@@ -1084,6 +1105,15 @@ public final class Receiver implements AutoCloseable {
 
     public Builder installer(Installer i) {
       this.installer = i;
+      return this;
+    }
+
+    /**
+     * Adds a listener told about every refit (stages, bytes, verification, installs), after the
+     * ones {@link RefitListeners#discovered()} found (the JFR events among them).
+     */
+    public Builder listener(RefitListener l) {
+      listeners.add(Objects.requireNonNull(l, "listener"));
       return this;
     }
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
@@ -81,7 +82,9 @@ public final class PipelinedWire {
     try {
       for (String session : order) {
         long t = System.nanoTime();
+        PeerReadEvent event = PeerReadEvent.start(session, reads.get(session));
         transport.read(reads.get(session), timeout);
+        PeerReadEvent.finish(event);
         wire += System.nanoTime() - t;
         for (Runnable r : workBySession.getOrDefault(session, List.of())) {
           started.add(workers.submit(r));

@@ -1,5 +1,8 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.error.DigestMismatchException;
+import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.metrics.RefitListener;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.refit.RefitRecords;
 import dev.mx.refit.Rounding;
@@ -95,5 +98,60 @@ public record RefitReport(
           }
         });
     records.emit(RefitRecords.Level.INFO, STAGE_TAG, r);
+  }
+
+  /**
+   * Tells {@code listener} about this installed step: every timed stage ({@code _s}), the digest
+   * checks, the install and the outcome ({@code startedNanos}: when the refit began).
+   */
+  public void publish(RefitListener listener, RefitListener.Refit refit, long startedNanos) {
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      if (e.getKey().endsWith("_s")) {
+        listener.stageTimed(refit, e.getKey(), e.getValue());
+      }
+    }
+    listener.shardsVerified(refit, verifiedShards, unverifiableShards);
+    listener.installed(refit);
+    listener.refitFinished(
+        refit,
+        new RefitListener.Outcome(
+            true, bytes, segments, (System.nanoTime() - startedNanos) / 1e9, null));
+  }
+
+  /**
+   * Tells {@code listener} that a refit failed: a verification failure first when {@code failure}
+   * is one (or carries one as its cause or a suppressed exception), then the outcome.
+   */
+  public static void publishFailure(
+      RefitListener listener, RefitListener.Refit refit, long startedNanos, Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (verificationFailure(listener, refit, t)) {
+        break;
+      }
+      boolean found = false;
+      for (Throwable s : t.getSuppressed()) {
+        found |= verificationFailure(listener, refit, s);
+      }
+      if (found || t.getCause() == t) {
+        break;
+      }
+    }
+    listener.refitFinished(
+        refit,
+        new RefitListener.Outcome(
+            false, 0, 0, (System.nanoTime() - startedNanos) / 1e9, failure.toString()));
+  }
+
+  private static boolean verificationFailure(
+      RefitListener listener, RefitListener.Refit refit, Throwable t) {
+    if (t instanceof DigestMismatchException d) {
+      listener.verificationFailed(refit, d.source(), d.publisher(), d.getMessage());
+      return true;
+    }
+    if (t instanceof UnverifiableShardException u) {
+      listener.verificationFailed(refit, u.source(), u.publisher(), u.getMessage());
+      return true;
+    }
+    return false;
   }
 }

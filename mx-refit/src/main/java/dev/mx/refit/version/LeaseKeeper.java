@@ -1,5 +1,7 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
@@ -62,6 +64,8 @@ public final class LeaseKeeper implements AutoCloseable {
     LeaseKeeper k = new LeaseKeeper(versions, model, versionId, holder, ttl);
     long started = System.nanoTime();
     versions.acquireLease(model, versionId, holder, ttl);
+    RefitListeners.discoveredAll()
+        .lease(model, versionId, holder, RefitListener.LeaseAction.ACQUIRED);
     k.validUntilNanos = started + ttl.toNanos();
     long period = Math.max(1, ttl.toNanos() / 3);
     k.renewer.scheduleAtFixedRate(k::renew, period, period, TimeUnit.NANOSECONDS);
@@ -79,6 +83,8 @@ public final class LeaseKeeper implements AutoCloseable {
       LOG.debug("lease of {} on {} renewed until {}", holder, versionId, l.expiresAtMillis());
     } catch (WeightVersionException e) {
       lost = e;
+      RefitListeners.discoveredAll()
+          .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       LOG.warn(
           "lease of {} on version '{}' of '{}' is lost: {}",
           holder,
@@ -155,6 +161,8 @@ public final class LeaseKeeper implements AutoCloseable {
       validUntilNanos = started + ttl.toNanos();
     } catch (WeightVersionException e) {
       lost = e;
+      RefitListeners.discoveredAll()
+          .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       throw new WeightVersionException(
           WeightVersionException.Reason.LEASE_LOST,
           "the store no longer holds the lease of '"
@@ -207,6 +215,8 @@ public final class LeaseKeeper implements AutoCloseable {
       return;
     }
     renewer.shutdownNow();
+    RefitListeners.discoveredAll()
+        .lease(model, versionId, holder, RefitListener.LeaseAction.RELEASED);
     try {
       versions.dropLease(model, versionId, holder);
     } catch (RuntimeException e) {

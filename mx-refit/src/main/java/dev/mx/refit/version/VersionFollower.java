@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
@@ -402,6 +403,7 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   private Followed install(WeightVersion v, double waitedSeconds) {
+    RefitListeners.discoveredAll().versionWaited(model, v.step(), waitedSeconds);
     LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl);
     boolean kept = false;
     try {
