@@ -114,6 +114,7 @@ public final class Receiver implements AutoCloseable {
   private final boolean rediscoverEachStep;
   private final RefitRecords records;
   private final RefitListener listener;
+  private final RefitRecords.Level stageLevel;
   private final MemoryKind memory;
 
   /** The engine's live weights when the receiver writes them in place; null to copy at install. */
@@ -158,7 +159,8 @@ public final class Receiver implements AutoCloseable {
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
-    this.listener = b.listeners.isEmpty() ? RefitListeners.discoveredAll() : listenersOf(b);
+    this.stageLevel = RefitReport.stageLevel(RefitFlag.STAGE_RECORD_LEVEL.string(settings));
+    this.listener = b.listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(b);
     this.memory = Objects.requireNonNull(b.memory, "memory");
     this.inPlace = b.inPlace;
     this.stagingBudget = b.stagingBytes > 0 ? b.stagingBytes : StagingWaves.configured(settings);
@@ -176,7 +178,8 @@ public final class Receiver implements AutoCloseable {
   }
 
   private static RefitListener listenersOf(Builder b) {
-    List<RefitListener> all = new ArrayList<>(RefitListeners.discovered());
+    List<RefitListener> all = new ArrayList<>();
+    all.add(RefitListeners.jvmWide());
     all.addAll(b.listeners);
     return RefitListeners.of(all);
   }
@@ -461,7 +464,7 @@ public final class Receiver implements AutoCloseable {
             sourceStep == null ? -1 : sourceStep,
             stages);
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
-      report.emit(records, config.rank(), policy.fused(), batch);
+      report.emit(records, stageLevel, config.rank(), policy.fused(), batch);
     }
     return report;
   }
@@ -1109,8 +1112,8 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * Adds a listener told about every refit (stages, bytes, verification, installs), after the
-     * ones {@link RefitListeners#discovered()} found (the JFR events among them).
+     * Adds a listener told about this receiver's refits (stages, bytes, verification, installs),
+     * after {@link RefitListeners#jvmWide()} (the JFR events and JVM-wide registrations).
      */
     public Builder listener(RefitListener l) {
       listeners.add(Objects.requireNonNull(l, "listener"));

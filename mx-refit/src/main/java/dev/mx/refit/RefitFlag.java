@@ -29,6 +29,11 @@ public enum RefitFlag {
   /** Emit the {@code refit-stage-v2} record after every refit. */
   STAGE_RECORD("MX_REFIT_STAGE_RECORD", "mx.refit.stage-record", "true"),
   /**
+   * The level of the stage record: {@code debug} (default: a library's log shows one line per
+   * refit only when asked) or {@code info} (operators' log pipelines).
+   */
+  STAGE_RECORD_LEVEL("MX_REFIT_STAGE_RECORD_LEVEL", "mx.refit.stage-record-level", "debug"),
+  /**
    * Overlap staged-shard verification and copies with the rest of the wire (fused policy, worker
    * threads).
    */
@@ -57,6 +62,12 @@ public enum RefitFlag {
   /** The default, as the string a user would set. */
   public String defaultValue() {
     return defaultValue;
+  }
+
+  /** The value as set (property, then environment), or the default. */
+  public String string(Settings settings) {
+    String v = settings.get(property, env);
+    return v == null || v.isBlank() ? defaultValue : v;
   }
 
   public boolean bool(Settings settings) {

@@ -2,8 +2,11 @@ package dev.mx.api.metrics;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,9 +32,42 @@ public final class RefitListeners {
     return Discovered.LISTENERS;
   }
 
-  /** {@link #discovered()} as one listener. */
-  public static RefitListener discoveredAll() {
-    return Discovered.ALL;
+  /**
+   * The JVM's listeners as one: {@link #discovered()} and those {@link #register registered} now
+   * (a registration counts from the next call on). Receivers, version followers and leases always
+   * tell this one.
+   */
+  public static RefitListener jvmWide() {
+    return JvmWide.INSTANCE;
+  }
+
+  /**
+   * Adds {@code listener} to {@link #jvmWide()} until the returned handle is closed: the way to
+   * meter every receiver, version wait and lease of the JVM at once.
+   */
+  public static Registration register(RefitListener listener) {
+    Objects.requireNonNull(listener, "listener");
+    JvmWide.REGISTERED.add(listener);
+    JvmWide.rebuild();
+    return new Registration(listener);
+  }
+
+  /** A {@link #register registration}; closing it (again: nothing) removes the listener. */
+  public static final class Registration implements AutoCloseable {
+    private final RefitListener listener;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private Registration(RefitListener listener) {
+      this.listener = listener;
+    }
+
+    @Override
+    public void close() {
+      if (closed.compareAndSet(false, true)) {
+        JvmWide.REGISTERED.remove(listener);
+        JvmWide.rebuild();
+      }
+    }
   }
 
   /**
@@ -48,7 +84,6 @@ public final class RefitListeners {
 
   private static final class Discovered {
     static final List<RefitListener> LISTENERS = load();
-    static final RefitListener ALL = of(LISTENERS);
 
     private static List<RefitListener> load() {
       List<RefitListener> found = new ArrayList<>();
@@ -62,6 +97,59 @@ public final class RefitListeners {
         }
       }
       return List.copyOf(found);
+    }
+  }
+
+  /** Calls the discovered and the registered listeners, as they are at each call. */
+  private static final class JvmWide implements RefitListener {
+    static final JvmWide INSTANCE = new JvmWide();
+    static final List<RefitListener> REGISTERED = new CopyOnWriteArrayList<>();
+    private static volatile RefitListener current = of(Discovered.LISTENERS);
+
+    static synchronized void rebuild() {
+      List<RefitListener> all = new ArrayList<>(Discovered.LISTENERS);
+      all.addAll(REGISTERED);
+      current = of(all);
+    }
+
+    @Override
+    public void refitStarted(Refit refit) {
+      current.refitStarted(refit);
+    }
+
+    @Override
+    public void stageTimed(Refit refit, String stage, double seconds) {
+      current.stageTimed(refit, stage, seconds);
+    }
+
+    @Override
+    public void shardsVerified(Refit refit, long verified, long unverifiable) {
+      current.shardsVerified(refit, verified, unverifiable);
+    }
+
+    @Override
+    public void verificationFailed(Refit refit, String source, String peer, String detail) {
+      current.verificationFailed(refit, source, peer, detail);
+    }
+
+    @Override
+    public void installed(Refit refit) {
+      current.installed(refit);
+    }
+
+    @Override
+    public void refitFinished(Refit refit, Outcome outcome) {
+      current.refitFinished(refit, outcome);
+    }
+
+    @Override
+    public void versionWaited(String model, long step, double seconds) {
+      current.versionWaited(model, step, seconds);
+    }
+
+    @Override
+    public void lease(String model, String versionId, String holder, LeaseAction action) {
+      current.lease(model, versionId, holder, action);
     }
   }
 

@@ -94,6 +94,10 @@ final class ChildWorker implements WorkerHandle {
     cmd.addAll(jvmOptions(dev.mx.api.util.Settings.system()));
     // The child logs everything to its own file; its tail is quoted when it fails.
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+    if (verbose) {
+      // --verbose shows the per-step stage records, which a library logs at DEBUG.
+      cmd.add("-Dorg.slf4j.simpleLogger.log.dev.mx.refit.records=debug");
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("dev.mx.cli.Main");

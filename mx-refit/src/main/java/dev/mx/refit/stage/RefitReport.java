@@ -8,11 +8,13 @@ import dev.mx.refit.RefitRecords;
 import dev.mx.refit.Rounding;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * The records stage: the metrics map {@code updateWeights} returns and the per-step stage record
- * ({@code refit-stage-v3}, INFO: a successful step is no problem), both from one set of counters.
+ * ({@code refit-stage-v3}, at DEBUG unless {@code MX_REFIT_STAGE_RECORD_LEVEL=info}), both from one
+ * set of counters.
  *
  * @param sourcesExact sources read only by exact (or convert) segments
  * @param sourcesStaged sources with at least one shard staged whole
@@ -73,8 +75,28 @@ public record RefitReport(
     return Collections.unmodifiableMap(m);
   }
 
-  /** Emits the stage record at INFO. */
-  public void emit(RefitRecords records, int rank, boolean fused, boolean batch) {
+  /**
+   * The stage record's level from the {@code MX_REFIT_STAGE_RECORD_LEVEL} setting's value
+   * ({@code debug} or {@code info}).
+   *
+   * @throws IllegalArgumentException naming the setting for any other value
+   */
+  public static RefitRecords.Level stageLevel(String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "debug" -> RefitRecords.Level.DEBUG;
+      case "info" -> RefitRecords.Level.INFO;
+      default ->
+          throw new IllegalArgumentException(
+              "MX_REFIT_STAGE_RECORD_LEVEL (mx.refit.stage-record-level) must be debug or info,"
+                  + " not '"
+                  + value
+                  + "'");
+    };
+  }
+
+  /** Emits the stage record at {@code level}. */
+  public void emit(
+      RefitRecords records, RefitRecords.Level level, int rank, boolean fused, boolean batch) {
     Map<String, Object> r = new LinkedHashMap<>();
     r.put("schema", STAGE_SCHEMA);
     r.put("rank", rank);
@@ -97,7 +119,7 @@ public record RefitReport(
             r.put(k, v);
           }
         });
-    records.emit(RefitRecords.Level.INFO, STAGE_TAG, r);
+    records.emit(level, STAGE_TAG, r);
   }
 
   /**

@@ -64,7 +64,7 @@ public final class LeaseKeeper implements AutoCloseable {
     LeaseKeeper k = new LeaseKeeper(versions, model, versionId, holder, ttl);
     long started = System.nanoTime();
     versions.acquireLease(model, versionId, holder, ttl);
-    RefitListeners.discoveredAll()
+    RefitListeners.jvmWide()
         .lease(model, versionId, holder, RefitListener.LeaseAction.ACQUIRED);
     k.validUntilNanos = started + ttl.toNanos();
     long period = Math.max(1, ttl.toNanos() / 3);
@@ -83,7 +83,7 @@ public final class LeaseKeeper implements AutoCloseable {
       LOG.debug("lease of {} on {} renewed until {}", holder, versionId, l.expiresAtMillis());
     } catch (WeightVersionException e) {
       lost = e;
-      RefitListeners.discoveredAll()
+      RefitListeners.jvmWide()
           .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       LOG.warn(
           "lease of {} on version '{}' of '{}' is lost: {}",
@@ -161,7 +161,7 @@ public final class LeaseKeeper implements AutoCloseable {
       validUntilNanos = started + ttl.toNanos();
     } catch (WeightVersionException e) {
       lost = e;
-      RefitListeners.discoveredAll()
+      RefitListeners.jvmWide()
           .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       throw new WeightVersionException(
           WeightVersionException.Reason.LEASE_LOST,
@@ -215,7 +215,7 @@ public final class LeaseKeeper implements AutoCloseable {
       return;
     }
     renewer.shutdownNow();
-    RefitListeners.discoveredAll()
+    RefitListeners.jvmWide()
         .lease(model, versionId, holder, RefitListener.LeaseAction.RELEASED);
     try {
       versions.dropLease(model, versionId, holder);

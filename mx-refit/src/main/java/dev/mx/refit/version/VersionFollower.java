@@ -403,7 +403,7 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   private Followed install(WeightVersion v, double waitedSeconds) {
-    RefitListeners.discoveredAll().versionWaited(model, v.step(), waitedSeconds);
+    RefitListeners.jvmWide().versionWaited(model, v.step(), waitedSeconds);
     LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl);
     boolean kept = false;
     try {
