@@ -61,7 +61,7 @@ public final class Discovery {
 
   /**
    * Discovery on {@code store} with the heartbeat timeout of the settings ({@code
-   * MX_HEARTBEAT_TIMEOUT_SECS}, 90 s) as freshness, a 1 s poll and the standard codec.
+   * MX_HEARTBEAT_TIMEOUT_S}, 90 s) as freshness, a 1 s poll and the standard codec.
    */
   public static Discovery on(MetadataStore store) {
     return new Discovery(

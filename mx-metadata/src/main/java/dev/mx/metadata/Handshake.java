@@ -75,7 +75,7 @@ public final class Handshake {
     /**
      * The bounds from {@code MX_RESHARD_HANDSHAKE_TIMEOUT_S / _ATTEMPT_S / _BACKOFF_S} (or {@code
      * -Dmx.handshake.timeout / attempt / backoff}); each must be a positive finite number of
-     * seconds, anything else (0, negative, inf, NaN, garbage) gives its default with a warning.
+     * seconds, anything else (0, negative, inf, NaN, garbage) fails naming the setting.
      */
     public static Bounds fromSettings(Settings s) {
       return new Bounds(

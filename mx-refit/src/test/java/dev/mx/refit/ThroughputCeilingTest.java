@@ -63,13 +63,17 @@ class ThroughputCeilingTest {
   }
 
   @Test
-  void offByDefaultAndNonFiniteOrGarbageDisables() {
+  void offByDefaultAndNonFiniteDisablesWhileGarbageFailsNamingTheSetting() {
     Map<String, Double> wire = Map.of(WireStages.FUSED, OBSERVED_WIRE_S);
     check(Settings.of(Map.of(), Map.of()), new CapturingRecords(), OBSERVED_BYTES, wire);
-    for (String v : new String[] {"NaN", "Infinity", "-Infinity", "fast", "0", "-3"}) {
+    for (String v : new String[] {"NaN", "Infinity", "-Infinity", "0", "-3"}) {
       check(ceiling(v), new CapturingRecords(), OBSERVED_BYTES, wire);
       assertEquals(0.0, ThroughputCeiling.ceilingGbps(ceiling(v)), v);
     }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ThroughputCeiling.ceilingGbps(ceiling("fast")));
+    assertTrue(e.getMessage().startsWith("MX_RESHARD_MAX_GBPS='fast'"), e.getMessage());
   }
 
   @Test

@@ -84,7 +84,7 @@ abstract class JobOptions {
       names = "--stall-limit",
       description =
           "Seconds a peer waited on may make no progress (stopped, killed, wedged) before the wait"
-              + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_SECS, 60).")
+              + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_S, 60).")
   Double stallLimitSeconds;
 
   /** {@code --timeout} as a spec field: 0 when none was given. */
