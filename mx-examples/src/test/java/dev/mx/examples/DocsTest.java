@@ -134,4 +134,22 @@ class DocsTest {
   private static String withoutComments(String svg) {
     return svg.replaceAll("(?s)<!--.*?-->", "").strip();
   }
+
+  @Test
+  void thePerformancePageAndItsPlotsAreWhatTheSavedBenchJsonProduces() throws Exception {
+    Process p;
+    try {
+      p =
+          new ProcessBuilder("python3", "scripts/perf-page", "--check")
+              .directory(ROOT.toFile())
+              .redirectErrorStream(true)
+              .start();
+    } catch (IOException e) {
+      Assumptions.abort("python3 is not installed, scripts/perf-page cannot run: " + e.getMessage());
+      return;
+    }
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "scripts/perf-page --check did not finish");
+    assertEquals(0, p.exitValue(), out);
+  }
 }

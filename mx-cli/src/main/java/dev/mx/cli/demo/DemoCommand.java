@@ -977,8 +977,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               "VS COPY",
               "E2E S",
               "SOURCES X/S/F",
-              "VERIFIED",
-              "UNVERIFIED B",
+              "VERIFIED SHARDS",
+              "UNVERIFIED BYTES",
               "COVERAGE");
       long totalBytes = 0;
       double totalWire = 0;
