@@ -43,7 +43,8 @@ class PublicationAndProviderTest {
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "maybe"))));
+                ShardDigest.publishedDigest(
+                    TEN_BYTES, Settings.of(Map.of(), Map.of(env, "maybe"))));
     assertTrue(e.getMessage().startsWith(env + "='maybe'"), e.getMessage());
   }
 

@@ -6,9 +6,9 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 /**
- * The in-process example with its refits metered: a {@link MicrometerRefitListener} registered
- * for the whole JVM records into a Prometheus registry, and {@code main} prints the scrape a
- * Prometheus server would read from {@code /metrics}.
+ * The in-process example with its refits metered: a {@link MicrometerRefitListener} registered for
+ * the whole JVM records into a Prometheus registry, and {@code main} prints the scrape a Prometheus
+ * server would read from {@code /metrics}.
  */
 public final class MetricsExample {
   private MetricsExample() {}

@@ -47,8 +47,16 @@ class BomVersionsTest {
     String bomText = Files.readString(root.resolve("mx-bom/pom.xml"));
     for (String artifact :
         new String[] {
-          "guava", "jackson-bom", "lettuce-core", "jucx", "bcprov-jdk18on", "guice", "slf4j-api",
-          "netty-bom", "jcuda", "micrometer-core"
+          "guava",
+          "jackson-bom",
+          "lettuce-core",
+          "jucx",
+          "bcprov-jdk18on",
+          "guice",
+          "slf4j-api",
+          "netty-bom",
+          "jcuda",
+          "micrometer-core"
         }) {
       assertTrue(
           bomText.contains("<artifactId>" + artifact + "</artifactId>"),

@@ -54,7 +54,9 @@ class DocsTest {
   @Test
   void everySectionReferenceNamesASectionThatExists() throws IOException {
     Set<String> sections = new TreeSet<>();
-    Matcher h = Pattern.compile("(?m)^#{2,4} (\\d+(?:\\.\\d+)*)\\.? ").matcher(read("docs/ARCHITECTURE.md"));
+    Matcher h =
+        Pattern.compile("(?m)^#{2,4} (\\d+(?:\\.\\d+)*)\\.? ")
+            .matcher(read("docs/ARCHITECTURE.md"));
     while (h.find()) {
       sections.add(h.group(1));
     }
@@ -62,18 +64,15 @@ class DocsTest {
     Pattern ref = Pattern.compile("§ ?(\\d+(?:\\.\\d+)*)");
     List<String> broken = new ArrayList<>();
     try (Stream<Path> files = Files.walk(ROOT)) {
-      for (Path f :
-          files
-              .filter(Files::isRegularFile)
-              .filter(DocsTest::isSourceOrDoc)
-              .toList()) {
+      for (Path f : files.filter(Files::isRegularFile).filter(DocsTest::isSourceOrDoc).toList()) {
         String text = Files.readString(f, StandardCharsets.UTF_8);
         Matcher m = ref.matcher(text);
         while (m.find()) {
           String before = text.substring(Math.max(0, m.start() - 40), m.start());
           // A "§" after another document's name is a reference into that document.
           boolean otherDocument =
-              before.matches("(?s).*\\b(README|VERSIONS|EMBEDDING|PERFORMANCE|PLAN-FORMAT)\\S*\\s*$");
+              before.matches(
+                  "(?s).*\\b(README|VERSIONS|EMBEDDING|PERFORMANCE|PLAN-FORMAT)\\S*\\s*$");
           // ModelExpress's own design notes are not in the repository: say what is meant instead.
           boolean outside = before.matches("(?s).*\\b(MX|ModelExpress)\\s*\\(?$");
           if (outside || (!otherDocument && !sections.contains(m.group(1)))) {
@@ -82,7 +81,9 @@ class DocsTest {
         }
       }
     }
-    assertTrue(broken.isEmpty(), "references to sections ARCHITECTURE.md lacks:\n" + String.join("\n", broken));
+    assertTrue(
+        broken.isEmpty(),
+        "references to sections ARCHITECTURE.md lacks:\n" + String.join("\n", broken));
   }
 
   private static boolean isSourceOrDoc(Path f) {
@@ -108,7 +109,8 @@ class DocsTest {
       version = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
       p.waitFor(60, TimeUnit.SECONDS);
     } catch (IOException e) {
-      Assumptions.abort("Graphviz is not installed (apt-get install -y graphviz): " + e.getMessage());
+      Assumptions.abort(
+          "Graphviz is not installed (apt-get install -y graphviz): " + e.getMessage());
       return;
     }
     String committed = Files.readString(svg);
@@ -145,7 +147,8 @@ class DocsTest {
               .redirectErrorStream(true)
               .start();
     } catch (IOException e) {
-      Assumptions.abort("python3 is not installed, scripts/perf-page cannot run: " + e.getMessage());
+      Assumptions.abort(
+          "python3 is not installed, scripts/perf-page cannot run: " + e.getMessage());
       return;
     }
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -93,7 +93,8 @@ class ExamplesTest {
     }
     // Every rank reads at least what it installs: 4 qkv rows of 16 f32 and 16 o_proj rows of 2.
     java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("mx_refit_bytes_total\\{rank=\"0\",transport=\"mem\"} (\\S+)")
+        java.util.regex.Pattern.compile(
+                "mx_refit_bytes_total\\{rank=\"0\",transport=\"mem\"} (\\S+)")
             .matcher(scrape);
     assertTrue(m.find(), scrape);
     assertTrue(Double.parseDouble(m.group(1)) >= (4 * 16 + 16 * 2) * 4, m.group(1));

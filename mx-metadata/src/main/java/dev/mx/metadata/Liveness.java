@@ -5,9 +5,9 @@ import java.time.Duration;
 
 /**
  * The liveness settings of ModelExpress §8.1–8.2, read at call time: publishers heartbeat every
- * {@code MX_HEARTBEAT_INTERVAL_S} (30 s); a READY source counts as alive while its last
- * heartbeat is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record
- * nobody heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
+ * {@code MX_HEARTBEAT_INTERVAL_S} (30 s); a READY source counts as alive while its last heartbeat
+ * is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record nobody
+ * heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
  */
 public final class Liveness {
   /** System property for the heartbeat period in seconds (wins over the environment). */
@@ -37,16 +37,13 @@ public final class Liveness {
         settings.positiveFinite(INTERVAL_PROPERTY, INTERVAL_ENV, DEFAULT_INTERVAL_SECONDS));
   }
 
-  /**
-   * How old a READY source's last heartbeat may be; an invalid value fails naming the setting.
-   */
+  /** How old a READY source's last heartbeat may be; an invalid value fails naming the setting. */
   public static Duration heartbeatTimeout(Settings settings) {
     return seconds(settings.positiveFinite(TIMEOUT_PROPERTY, TIMEOUT_ENV, DEFAULT_TIMEOUT_SECONDS));
   }
 
   /**
-   * How long a store keeps a record without heartbeats; an invalid value fails naming the
-   * setting.
+   * How long a store keeps a record without heartbeats; an invalid value fails naming the setting.
    */
   public static Duration gcTimeout(Settings settings) {
     return seconds(settings.positiveFinite(GC_PROPERTY, GC_ENV, DEFAULT_GC_SECONDS));

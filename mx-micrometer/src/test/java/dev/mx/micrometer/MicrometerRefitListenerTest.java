@@ -47,7 +47,8 @@ class MicrometerRefitListenerTest {
     assertEquals(
         24, registry.get(MicrometerRefitListener.DESCRIPTORS).tags("rank", "1").counter().count());
     assertEquals(
-        6, registry.get(MicrometerRefitListener.VERIFIED_SHARDS).tags("rank", "1").counter().count());
+        6,
+        registry.get(MicrometerRefitListener.VERIFIED_SHARDS).tags("rank", "1").counter().count());
     assertEquals(
         8, registry.get(MicrometerRefitListener.INSTALLED_STEP).tags("rank", "1").gauge().value());
     assertEquals(
@@ -107,13 +108,10 @@ class MicrometerRefitListenerTest {
     assertEquals(2, wait.totalTime(TimeUnit.SECONDS), 1e-9);
     assertEquals(
         1,
-        registry
-            .get(MicrometerRefitListener.LEASES)
-            .tags("action", "acquired")
-            .counter()
-            .count(),
+        registry.get(MicrometerRefitListener.LEASES).tags("action", "acquired").counter().count(),
         "the call after the registration closed is not counted");
     assertEquals(
-        1, registry.get(MicrometerRefitListener.LEASES).tags("action", "released").counter().count());
+        1,
+        registry.get(MicrometerRefitListener.LEASES).tags("action", "released").counter().count());
   }
 }

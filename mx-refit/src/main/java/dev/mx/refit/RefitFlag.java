@@ -29,8 +29,8 @@ public enum RefitFlag {
   /** Emit the {@code refit-stage-v2} record after every refit. */
   STAGE_RECORD("MX_REFIT_STAGE_RECORD", "mx.refit.stage-record", "true"),
   /**
-   * The level of the stage record: {@code debug} (default: a library's log shows one line per
-   * refit only when asked) or {@code info} (operators' log pipelines).
+   * The level of the stage record: {@code debug} (default: a library's log shows one line per refit
+   * only when asked) or {@code info} (operators' log pipelines).
    */
   STAGE_RECORD_LEVEL("MX_REFIT_STAGE_RECORD_LEVEL", "mx.refit.stage-record-level", "debug"),
   /**

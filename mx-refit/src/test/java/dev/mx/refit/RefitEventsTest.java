@@ -115,7 +115,10 @@ class RefitEventsTest {
     try (Recording rec = new Recording()) {
       for (String e :
           List.of(
-              "dev.mx.Refit", "dev.mx.RefitStage", "dev.mx.PeerRead", "dev.mx.VerificationFailure")) {
+              "dev.mx.Refit",
+              "dev.mx.RefitStage",
+              "dev.mx.PeerRead",
+              "dev.mx.VerificationFailure")) {
         rec.enable(e).withThreshold(Duration.ZERO);
       }
       rec.start();
@@ -128,10 +131,7 @@ class RefitEventsTest {
         DiscoveredSources published = h.seed.discovered(h.cluster);
         h.seed.stridedSrc.setAtIndex(ValueLayout.JAVA_FLOAT, 5, -1f);
         try (Receiver r =
-            h.builder(Map.of())
-                .discovery(SourceDiscovery.fixed(published))
-                .listener(t)
-                .build()) {
+            h.builder(Map.of()).discovery(SourceDiscovery.fixed(published)).listener(t).build()) {
           assertThrows(DigestMismatchException.class, () -> r.updateWeights(2));
         }
       }
@@ -142,7 +142,8 @@ class RefitEventsTest {
     List<RecordedEvent> events = RecordingFile.readAllEvents(file);
     List<RecordedEvent> refits = ofType(events, "dev.mx.Refit");
     assertEquals(2, refits.size(), "one event per refit: " + refits);
-    RecordedEvent ok = refits.stream().filter(e -> e.getLong("step") == 1).findFirst().orElseThrow();
+    RecordedEvent ok =
+        refits.stream().filter(e -> e.getLong("step") == 1).findFirst().orElseThrow();
     assertEquals(0, ok.getInt("rank"));
     assertEquals("installed", ok.getString("outcome"));
     assertEquals(((Number) m.get("bytes_received")).longValue(), ok.getLong("bytes"));

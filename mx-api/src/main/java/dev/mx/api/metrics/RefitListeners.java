@@ -33,9 +33,9 @@ public final class RefitListeners {
   }
 
   /**
-   * The JVM's listeners as one: {@link #discovered()} and those {@link #register registered} now
-   * (a registration counts from the next call on). Receivers, version followers and leases always
-   * tell this one.
+   * The JVM's listeners as one: {@link #discovered()} and those {@link #register registered} now (a
+   * registration counts from the next call on). Receivers, version followers and leases always tell
+   * this one.
    */
   public static RefitListener jvmWide() {
     return JvmWide.INSTANCE;
@@ -161,7 +161,8 @@ public final class RefitListeners {
         try {
           call.accept(l);
         } catch (RuntimeException e) {
-          LOG.warn("refit listener {} failed in {}: {}", l.getClass().getName(), what, e.toString());
+          LOG.warn(
+              "refit listener {} failed in {}: {}", l.getClass().getName(), what, e.toString());
         }
       }
     }

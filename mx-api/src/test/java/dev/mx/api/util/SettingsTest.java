@@ -58,8 +58,10 @@ class SettingsTest {
     Settings old = Settings.of(Map.of(), Map.of("MX_STALL_LIMIT_SECS", "7"));
     assertEquals(7.0, old.positiveFinite("mx.stall-limit", "MX_STALL_LIMIT_S", 60));
     assertEquals("MX_STALL_LIMIT_SECS", old.describe("mx.stall-limit", "MX_STALL_LIMIT_S"));
-    Settings both = Settings.of(Map.of(), Map.of("MX_STALL_LIMIT_SECS", "7", "MX_STALL_LIMIT_S", "9"));
-    assertEquals(9.0, both.positiveFinite("mx.stall-limit", "MX_STALL_LIMIT_S", 60), "new name wins");
+    Settings both =
+        Settings.of(Map.of(), Map.of("MX_STALL_LIMIT_SECS", "7", "MX_STALL_LIMIT_S", "9"));
+    assertEquals(
+        9.0, both.positiveFinite("mx.stall-limit", "MX_STALL_LIMIT_S", 60), "new name wins");
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,

@@ -199,8 +199,7 @@ final class ChildWorker implements WorkerHandle {
 
   private String logTail() {
     try {
-      List<String> lines =
-          withoutIncubatorNotice(Files.readAllLines(log, StandardCharsets.UTF_8));
+      List<String> lines = withoutIncubatorNotice(Files.readAllLines(log, StandardCharsets.UTF_8));
       lines.addAll(strayOutput);
       List<String> tail = lines.subList(Math.max(0, lines.size() - 3), lines.size());
       return tail.isEmpty() ? "" : "; its log ends: " + String.join(" | ", tail);

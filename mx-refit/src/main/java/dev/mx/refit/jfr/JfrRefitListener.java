@@ -8,8 +8,8 @@ import java.util.Map;
 /**
  * The built-in listener that turns refits into JFR events (registered through {@code
  * META-INF/services}, so every receiver has it). Each call first asks whether its event type is
- * enabled, so with no recording running a refit pays a few flag checks and allocates nothing
- * past them.
+ * enabled, so with no recording running a refit pays a few flag checks and allocates nothing past
+ * them.
  */
 public final class JfrRefitListener implements RefitListener {
 

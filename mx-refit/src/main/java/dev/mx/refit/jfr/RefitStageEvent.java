@@ -6,7 +6,10 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.Timespan;
 
-/** One timed stage of a finished refit (committed when the refit ends; {@code stageTime} is how long the stage took). */
+/**
+ * One timed stage of a finished refit (committed when the refit ends; {@code stageTime} is how long
+ * the stage took).
+ */
 @Name("dev.mx.RefitStage")
 @Label("mx Refit Stage")
 @Category({"mx", "Refit"})

@@ -1,9 +1,9 @@
 package dev.mx.refit.stage;
 
-import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
+import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.wire.FusedWire;
 import dev.mx.refit.wire.WireStages;

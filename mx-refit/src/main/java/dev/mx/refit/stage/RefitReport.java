@@ -76,8 +76,8 @@ public record RefitReport(
   }
 
   /**
-   * The stage record's level from the {@code MX_REFIT_STAGE_RECORD_LEVEL} setting's value
-   * ({@code debug} or {@code info}).
+   * The stage record's level from the {@code MX_REFIT_STAGE_RECORD_LEVEL} setting's value ({@code
+   * debug} or {@code info}).
    *
    * @throws IllegalArgumentException naming the setting for any other value
    */

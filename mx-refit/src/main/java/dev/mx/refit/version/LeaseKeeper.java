@@ -1,11 +1,11 @@
 package dev.mx.refit.version;
 
-import dev.mx.api.metrics.RefitListener;
-import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,8 +64,7 @@ public final class LeaseKeeper implements AutoCloseable {
     LeaseKeeper k = new LeaseKeeper(versions, model, versionId, holder, ttl);
     long started = System.nanoTime();
     versions.acquireLease(model, versionId, holder, ttl);
-    RefitListeners.jvmWide()
-        .lease(model, versionId, holder, RefitListener.LeaseAction.ACQUIRED);
+    RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.ACQUIRED);
     k.validUntilNanos = started + ttl.toNanos();
     long period = Math.max(1, ttl.toNanos() / 3);
     k.renewer.scheduleAtFixedRate(k::renew, period, period, TimeUnit.NANOSECONDS);
@@ -83,8 +82,7 @@ public final class LeaseKeeper implements AutoCloseable {
       LOG.debug("lease of {} on {} renewed until {}", holder, versionId, l.expiresAtMillis());
     } catch (WeightVersionException e) {
       lost = e;
-      RefitListeners.jvmWide()
-          .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
+      RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       LOG.warn(
           "lease of {} on version '{}' of '{}' is lost: {}",
           holder,
@@ -161,8 +159,7 @@ public final class LeaseKeeper implements AutoCloseable {
       validUntilNanos = started + ttl.toNanos();
     } catch (WeightVersionException e) {
       lost = e;
-      RefitListeners.jvmWide()
-          .lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
+      RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       throw new WeightVersionException(
           WeightVersionException.Reason.LEASE_LOST,
           "the store no longer holds the lease of '"
@@ -215,8 +212,7 @@ public final class LeaseKeeper implements AutoCloseable {
       return;
     }
     renewer.shutdownNow();
-    RefitListeners.jvmWide()
-        .lease(model, versionId, holder, RefitListener.LeaseAction.RELEASED);
+    RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.RELEASED);
     try {
       versions.dropLease(model, versionId, holder);
     } catch (RuntimeException e) {

@@ -1,6 +1,5 @@
 package dev.mx.refit.version;
 
-import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
@@ -10,6 +9,7 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
