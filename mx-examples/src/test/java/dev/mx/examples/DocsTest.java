@@ -74,7 +74,7 @@ class DocsTest {
               before.matches(
                   "(?s).*\\b(README|VERSIONS|EMBEDDING|PERFORMANCE|PLAN-FORMAT)\\S*\\s*$");
           // ModelExpress's own design notes are not in the repository: say what is meant instead.
-          boolean outside = before.matches("(?s).*\\b(MX|ModelExpress)\\s*\\(?$");
+          boolean outside = before.matches("(?s).*\\b(MX|ModelExpress)[\\s*/]*\\(?$");
           if (outside || (!otherDocument && !sections.contains(m.group(1)))) {
             broken.add(ROOT.relativize(f) + ": " + before.replace('\n', ' ') + m.group());
           }

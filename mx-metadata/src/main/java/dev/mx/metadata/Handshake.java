@@ -18,8 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bounded, retrying peer handshake of ModelExpress §4.6, independent of the transport: a {@link
- * Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
+ * The bounded, retrying peer handshake of ModelExpress (ARCHITECTURE §7.4), independent of the
+ * transport: a {@link Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
  *
  * <p>Peers wait in a FIFO queue. Each attempt gets {@code min(attempt bound, time left)}, with no
  * floor. A failing peer goes to the back of the queue; when a whole round of the queue failed in a

@@ -4,10 +4,10 @@ import dev.mx.api.util.Settings;
 import java.time.Duration;
 
 /**
- * The liveness settings of ModelExpress §8.1–8.2, read at call time: publishers heartbeat every
- * {@code MX_HEARTBEAT_INTERVAL_S} (30 s); a READY source counts as alive while its last heartbeat
- * is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record nobody
- * heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
+ * The liveness settings of ModelExpress (ARCHITECTURE §7.5), read at call time: publishers
+ * heartbeat every {@code MX_HEARTBEAT_INTERVAL_S} (30 s); a READY source counts as alive while its
+ * last heartbeat is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record
+ * nobody heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
  */
 public final class Liveness {
   /** System property for the heartbeat period in seconds (wins over the environment). */

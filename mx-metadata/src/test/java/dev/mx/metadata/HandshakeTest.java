@@ -24,8 +24,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The handshake cases of ModelExpress §11 ({@code test_reshard_refit_handshake.py}), on a fake
- * clock.
+ * The handshake cases of ModelExpress (ARCHITECTURE §7.9) ({@code
+ * test_reshard_refit_handshake.py}), on a fake clock.
  */
 class HandshakeTest {
   private final FakeTicker ticker = new FakeTicker();

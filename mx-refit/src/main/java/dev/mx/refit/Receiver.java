@@ -63,8 +63,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver side of a refit (ModelExpress §4), a short composition of named stages (package
- * {@code dev.mx.refit.stage}).
+ * The receiver side of a refit (ModelExpress; ARCHITECTURE §7.4), a short composition of named
+ * stages (package {@code dev.mx.refit.stage}).
  *
  * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every
  * source's shards tile its shape) → capture the engine's geometry → plan → coverage record and the
@@ -542,7 +542,7 @@ public final class Receiver implements AutoCloseable {
     if (config.verify() == VerifyMode.STRICT) {
       if (strictPlanner == null) {
         throw new IllegalStateException(
-            "mx.receiver.verify=strict needs a strict staged planner (MX §3.7); "
+            "mx.receiver.verify=strict needs a strict staged planner (ModelExpress; ARCHITECTURE §7.3); "
                 + "none was configured");
       }
       builder = strictPlanner;
@@ -1131,8 +1131,9 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default {@link
-     * ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
+     * The strict staged planner (ModelExpress; ARCHITECTURE §7.3) for {@code
+     * mx.receiver.verify=strict}; default {@link ReshardPlanner#planStaged} when the planner is a
+     * {@link ReshardPlanner}.
      */
     public Builder strictPlanner(PlanBuilder p) {
       this.strictPlanner = p;

@@ -3,8 +3,9 @@ package dev.mx.refit;
 import dev.mx.api.util.Settings;
 
 /**
- * The ModelExpress environment flags the receiver honours (MX §9), each also settable as a system
- * property. All are read at call time, so a running process can toggle them between refits.
+ * The ModelExpress environment flags the receiver honours (ModelExpress; ARCHITECTURE §7.8), each
+ * also settable as a system property. All are read at call time, so a running process can toggle
+ * them between refits.
  */
 public enum RefitFlag {
   /**

@@ -35,8 +35,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * Receiver behaviour beyond the seed: MX §11 descriptor cache, batch install, ceiling, stage
- * record, atomicity.
+ * Receiver behaviour beyond the seed: ModelExpress (ARCHITECTURE §7.9) descriptor cache, batch
+ * install, ceiling, stage record, atomicity.
  */
 class ReceiverTest {
 

@@ -10,7 +10,7 @@ import dev.mx.refit.wire.WireStages;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §4.3 step 3, with the numbers of ModelExpress' ceiling test. */
+/** ModelExpress (ARCHITECTURE §7.4) step 3, with the numbers of ModelExpress' ceiling test. */
 class ThroughputCeilingTest {
   private static final long OBSERVED_BYTES = 40_611_246_080L;
   private static final double OBSERVED_WIRE_S = 0.839641;

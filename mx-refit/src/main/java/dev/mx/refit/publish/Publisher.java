@@ -37,8 +37,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The trainer side of a refit (ModelExpress §1.2, §8.1): serves named tensor shards from native
- * memory.
+ * The trainer side of a refit (ModelExpress; ARCHITECTURE §7.5): serves named tensor shards from
+ * native memory.
  *
  * <p>{@link Builder#start()} registers the memory with the transport, computes each shard's digest
  * (on by default; {@code -Dmx.publish.digest=false} or {@code MX_RESHARD_PUBLISH_DIGEST=0} turns it

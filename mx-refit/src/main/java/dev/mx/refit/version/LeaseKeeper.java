@@ -18,11 +18,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds one lease on one version and renews it every third of its TTL on a daemon thread, as
- * ModelExpress's generator does (§1.3). {@link #isHeld()} is judged conservatively on this host's
- * monotonic clock: the lease counts as held only until one TTL after the start of the last renewal
- * that succeeded, so a renewal thread that stalls (a GC pause, an unreachable store) makes it
- * "lost" before the store lets it expire. {@link #close()} stops renewing and drops the lease (best
- * effort; it expires anyway); it is idempotent.
+ * ModelExpress's RL generator does (ARCHITECTURE §7.5). {@link #isHeld()} is judged conservatively
+ * on this host's monotonic clock: the lease counts as held only until one TTL after the start of
+ * the last renewal that succeeded, so a renewal thread that stalls (a GC pause, an unreachable
+ * store) makes it "lost" before the store lets it expire. {@link #close()} stops renewing and drops
+ * the lease (best effort; it expires anyway); it is idempotent.
  */
 public final class LeaseKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
