@@ -8,6 +8,7 @@ import java.util.ServiceLoader;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,7 +80,7 @@ public final class RefitListeners {
     if (l.isEmpty()) {
       return NONE;
     }
-    return new Composite(l);
+    return new Composite(() -> l);
   }
 
   private static final class Discovered {
@@ -100,64 +101,24 @@ public final class RefitListeners {
     }
   }
 
-  /** Calls the discovered and the registered listeners, as they are at each call. */
-  private static final class JvmWide implements RefitListener {
-    static final JvmWide INSTANCE = new JvmWide();
+  /** The discovered and the registered listeners, as they are at each call. */
+  private static final class JvmWide {
     static final List<RefitListener> REGISTERED = new CopyOnWriteArrayList<>();
-    private static volatile RefitListener current = of(Discovered.LISTENERS);
+    private static volatile List<RefitListener> current = Discovered.LISTENERS;
+    static final RefitListener INSTANCE = new Composite(() -> current);
 
     static synchronized void rebuild() {
       List<RefitListener> all = new ArrayList<>(Discovered.LISTENERS);
       all.addAll(REGISTERED);
-      current = of(all);
-    }
-
-    @Override
-    public void refitStarted(Refit refit) {
-      current.refitStarted(refit);
-    }
-
-    @Override
-    public void stageTimed(Refit refit, String stage, double seconds) {
-      current.stageTimed(refit, stage, seconds);
-    }
-
-    @Override
-    public void shardsVerified(Refit refit, long verified, long unverifiable) {
-      current.shardsVerified(refit, verified, unverifiable);
-    }
-
-    @Override
-    public void verificationFailed(Refit refit, String source, String peer, String detail) {
-      current.verificationFailed(refit, source, peer, detail);
-    }
-
-    @Override
-    public void installed(Refit refit) {
-      current.installed(refit);
-    }
-
-    @Override
-    public void refitFinished(Refit refit, Outcome outcome) {
-      current.refitFinished(refit, outcome);
-    }
-
-    @Override
-    public void versionWaited(String model, long step, double seconds) {
-      current.versionWaited(model, step, seconds);
-    }
-
-    @Override
-    public void lease(String model, String versionId, String holder, LeaseAction action) {
-      current.lease(model, versionId, holder, action);
+      current = List.copyOf(all);
     }
   }
 
   /** Calls every listener; one that throws is logged and skipped. */
-  private record Composite(List<RefitListener> listeners) implements RefitListener {
+  private record Composite(Supplier<List<RefitListener>> listeners) implements RefitListener {
 
     private void each(String what, Consumer<RefitListener> call) {
-      for (RefitListener l : listeners) {
+      for (RefitListener l : listeners.get()) {
         try {
           call.accept(l);
         } catch (RuntimeException e) {

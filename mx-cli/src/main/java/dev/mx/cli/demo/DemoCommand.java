@@ -153,6 +153,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       // numbers.
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx", "warn");
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "error");
+    } else {
+      // The per-step stage records are DEBUG for library users; --verbose shows them.
+      System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "debug");
     }
     PrintWriter out = spec.commandLine().getOut();
     Progress progress = new Progress(System.err, !json && System.console() != null);
