@@ -167,6 +167,19 @@ class RefitEventsTest {
     m.keySet().stream().filter(k -> k.endsWith("_s")).forEach(expected::add);
     assertEquals(expected, stages);
 
+    // The pipelined wire reads one peer at a time: one event per peer, together every byte.
+    List<RecordedEvent> reads =
+        ofType(events, "dev.mx.PeerRead").stream()
+            .filter(e -> e.getStartTime().compareTo(ok.getStartTime()) >= 0)
+            .filter(e -> e.getEndTime().compareTo(ok.getEndTime()) <= 0)
+            .toList();
+    assertEquals(
+        ((Number) m.get("bytes_received")).longValue(),
+        reads.stream().mapToLong(e -> e.getLong("bytes")).sum(),
+        reads.toString());
+    assertEquals(
+        reads.size(), reads.stream().map(e -> e.getString("peer")).distinct().count(), "per peer");
+
     List<RecordedEvent> failures = ofType(events, "dev.mx.VerificationFailure");
     assertEquals(1, failures.size(), failures.toString());
     assertEquals("strided", failures.getFirst().getString("source"));
