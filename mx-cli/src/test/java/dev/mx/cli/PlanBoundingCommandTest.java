@@ -19,9 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code mx plan} modes and input checks: without {@code --bounding} the output is byte for byte
- * what main's planner printed (golden files of 25 requests: the ModelExpress §11 slice, transfer
- * and MoE cases and seeded random layouts); {@code --bounding shard} and {@code "bounding":
- * "shard"} select the cost model; bad inputs exit 1 naming the JSON path, with no stack trace.
+ * what main's planner printed (golden files of 25 requests: the ModelExpress (ARCHITECTURE §7.9)
+ * slice, transfer and MoE cases and seeded random layouts); {@code --bounding shard} and {@code
+ * "bounding": "shard"} select the cost model; bad inputs exit 1 naming the JSON path, with no stack
+ * trace.
  */
 class PlanBoundingCommandTest {
   private static final String GOLDEN = "/dev/mx/cli/plan/golden/";

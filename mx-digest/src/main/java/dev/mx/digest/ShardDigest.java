@@ -7,8 +7,8 @@ import java.util.concurrent.Executor;
 import org.bouncycastle.crypto.digests.Blake2bDigest;
 
 /**
- * The shard digest of ModelExpress 0.7.0 ({@code tensor_digest}, MX §6.1), bit-exact, over off-heap
- * or heap memory at any alignment.
+ * The shard digest of ModelExpress 0.7.0 ({@code tensor_digest}, ModelExpress; ARCHITECTURE §7.2),
+ * bit-exact, over off-heap or heap memory at any alignment.
  *
  * <p>The bytes are read as little-endian signed int32 words in rows of 1024 words; the row sums
  * (int64, wrapping) are reduced to their sum and their sum weighted by row index (1-based); the

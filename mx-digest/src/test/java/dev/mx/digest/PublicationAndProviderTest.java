@@ -3,6 +3,7 @@ package dev.mx.digest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.digest.DigestProvider;
@@ -37,10 +38,14 @@ class PublicationAndProviderTest {
     assertEquals(
         TEN_BYTES_DIGEST,
         ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(prop, "yes"), Map.of(env, "0"))));
-    // Not a boolean: the default (on) applies, with a warning.
-    assertEquals(
-        TEN_BYTES_DIGEST,
-        ShardDigest.publishedDigest(TEN_BYTES, Settings.of(Map.of(), Map.of(env, "maybe"))));
+    // Not a boolean: fails naming the setting, rather than guessing.
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ShardDigest.publishedDigest(
+                    TEN_BYTES, Settings.of(Map.of(), Map.of(env, "maybe"))));
+    assertTrue(e.getMessage().startsWith(env + "='maybe'"), e.getMessage());
   }
 
   @Test

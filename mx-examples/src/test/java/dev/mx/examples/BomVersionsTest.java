@@ -36,7 +36,10 @@ class BomVersionsTest {
           "jackson.version",
           "bouncycastle.version",
           "jucx.version",
-          "lettuce.version"
+          "lettuce.version",
+          "netty.version",
+          "jcuda.version",
+          "micrometer.version"
         }) {
       assertTrue(bom.containsKey(lib), "mx-bom does not pin " + lib);
       assertEquals(tested.get(lib), bom.get(lib), lib + " in mx-bom differs from the root pom");
@@ -44,7 +47,16 @@ class BomVersionsTest {
     String bomText = Files.readString(root.resolve("mx-bom/pom.xml"));
     for (String artifact :
         new String[] {
-          "guava", "jackson-bom", "lettuce-core", "jucx", "bcprov-jdk18on", "guice", "slf4j-api"
+          "guava",
+          "jackson-bom",
+          "lettuce-core",
+          "jucx",
+          "bcprov-jdk18on",
+          "guice",
+          "slf4j-api",
+          "netty-bom",
+          "jcuda",
+          "micrometer-core"
         }) {
       assertTrue(
           bomText.contains("<artifactId>" + artifact + "</artifactId>"),

@@ -2,6 +2,7 @@ package dev.mx.examples;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.Shape;
 import java.nio.file.Path;
@@ -70,5 +71,32 @@ class ExamplesTest {
               + dev.mx.api.transport.TransportProvider.registry().describeAll());
     }
     assertResharded(CrossProcessExample.run(store));
+  }
+
+  @Test
+  void theMetricsExamplePrintsAPrometheusScrapeOfEveryRanksRefit() throws Exception {
+    String scrape = MetricsExample.run();
+    for (int r = 0; r < ExampleModel.INFERENCE_TP; r++) {
+      String tags = "rank=\"" + r + "\",transport=\"mem\"";
+      assertTrue(
+          scrape.contains("mx_refit_installed_step{" + tags + "} 0.0"),
+          "installed step of rank " + r + " in\n" + scrape);
+      assertTrue(
+          scrape.contains("mx_refit_seconds_count{outcome=\"installed\"," + tags + "} 1"),
+          "one installed refit of rank " + r + " in\n" + scrape);
+      assertTrue(
+          scrape.contains(
+              "mx_refit_stage_seconds_count{rank=\""
+                  + r
+                  + "\",stage=\"install_s\",transport=\"mem\"} 1"),
+          "install stage of rank " + r + " in\n" + scrape);
+    }
+    // Every rank reads at least what it installs: 4 qkv rows of 16 f32 and 16 o_proj rows of 2.
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(
+                "mx_refit_bytes_total\\{rank=\"0\",transport=\"mem\"} (\\S+)")
+            .matcher(scrape);
+    assertTrue(m.find(), scrape);
+    assertTrue(Double.parseDouble(m.group(1)) >= (4 * 16 + 16 * 2) * 4, m.group(1));
   }
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * What every store of this module shares: the URI for messages, argument checks, an idempotent
  * close that makes later calls fail, and the READY/freshness rule and listing order of ModelExpress
- * §8.2.
+ * (ARCHITECTURE §7.5).
  */
 public abstract class AbstractMetadataStore implements MetadataStore {
   /** Newest heartbeat first; ties by worker id so listings are stable. */

@@ -17,8 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The discovery quorum of ModelExpress §8.1: wait until exactly {@code expected} publishers of an
- * identity are READY, fresh and have a non-empty shard table, and return their tables.
+ * The discovery quorum of ModelExpress (ARCHITECTURE §7.5): wait until exactly {@code expected}
+ * publishers of an identity are READY, fresh and have a non-empty shard table, and return their
+ * tables.
  *
  * <p>Each poll lists the READY sources (newest heartbeat first), then fetches and decodes their
  * tables one at a time in list order (serial on purpose: ModelExpress measured concurrent fetches
@@ -61,7 +62,7 @@ public final class Discovery {
 
   /**
    * Discovery on {@code store} with the heartbeat timeout of the settings ({@code
-   * MX_HEARTBEAT_TIMEOUT_SECS}, 90 s) as freshness, a 1 s poll and the standard codec.
+   * MX_HEARTBEAT_TIMEOUT_S}, 90 s) as freshness, a 1 s poll and the standard codec.
    */
   public static Discovery on(MetadataStore store) {
     return new Discovery(

@@ -18,8 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bounded, retrying peer handshake of ModelExpress §4.6, independent of the transport: a {@link
- * Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
+ * The bounded, retrying peer handshake of ModelExpress (ARCHITECTURE §7.4), independent of the
+ * transport: a {@link Dialer} does the actual exchange (fetch a peer's metadata, open an endpoint).
  *
  * <p>Peers wait in a FIFO queue. Each attempt gets {@code min(attempt bound, time left)}, with no
  * floor. A failing peer goes to the back of the queue; when a whole round of the queue failed in a
@@ -75,7 +75,7 @@ public final class Handshake {
     /**
      * The bounds from {@code MX_RESHARD_HANDSHAKE_TIMEOUT_S / _ATTEMPT_S / _BACKOFF_S} (or {@code
      * -Dmx.handshake.timeout / attempt / backoff}); each must be a positive finite number of
-     * seconds, anything else (0, negative, inf, NaN, garbage) gives its default with a warning.
+     * seconds, anything else (0, negative, inf, NaN, garbage) fails naming the setting.
      */
     public static Bounds fromSettings(Settings s) {
       return new Bounds(

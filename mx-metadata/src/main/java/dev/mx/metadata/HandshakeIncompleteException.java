@@ -4,8 +4,8 @@ import dev.mx.api.error.MxException;
 import java.util.List;
 
 /**
- * The handshake budget ran out before every planned peer answered (ModelExpress §4.6). The message
- * lists every outstanding peer as {@code agent@endpoint (attempts, last error)}.
+ * The handshake budget ran out before every planned peer answered (ModelExpress; ARCHITECTURE
+ * §7.4). The message lists every outstanding peer as {@code agent@endpoint (attempts, last error)}.
  */
 public class HandshakeIncompleteException extends MxException {
   private static final long serialVersionUID = 1L;

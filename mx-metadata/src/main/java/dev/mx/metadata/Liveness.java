@@ -4,20 +4,20 @@ import dev.mx.api.util.Settings;
 import java.time.Duration;
 
 /**
- * The liveness settings of ModelExpress §8.1–8.2, read at call time: publishers heartbeat every
- * {@code MX_HEARTBEAT_INTERVAL_SECS} (30 s); a READY source counts as alive while its last
- * heartbeat is younger than {@code MX_HEARTBEAT_TIMEOUT_SECS} (90 s); a store may forget a record
- * nobody heartbeated for {@code MX_GC_TIMEOUT_SECS} (3600 s).
+ * The liveness settings of ModelExpress (ARCHITECTURE §7.5), read at call time: publishers
+ * heartbeat every {@code MX_HEARTBEAT_INTERVAL_S} (30 s); a READY source counts as alive while its
+ * last heartbeat is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record
+ * nobody heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
  */
 public final class Liveness {
   /** System property for the heartbeat period in seconds (wins over the environment). */
   public static final String INTERVAL_PROPERTY = "mx.heartbeat.interval";
 
-  public static final String INTERVAL_ENV = "MX_HEARTBEAT_INTERVAL_SECS";
+  public static final String INTERVAL_ENV = "MX_HEARTBEAT_INTERVAL_S";
   public static final String TIMEOUT_PROPERTY = "mx.heartbeat.timeout";
-  public static final String TIMEOUT_ENV = "MX_HEARTBEAT_TIMEOUT_SECS";
+  public static final String TIMEOUT_ENV = "MX_HEARTBEAT_TIMEOUT_S";
   public static final String GC_PROPERTY = "mx.metadata.gcTimeout";
-  public static final String GC_ENV = "MX_GC_TIMEOUT_SECS";
+  public static final String GC_ENV = "MX_GC_TIMEOUT_S";
 
   public static final double DEFAULT_INTERVAL_SECONDS = 30;
   public static final double DEFAULT_TIMEOUT_SECONDS = 90;
@@ -33,38 +33,17 @@ public final class Liveness {
    *     nobody chose)
    */
   public static Duration heartbeatInterval(Settings settings) {
-    String raw = settings.get(INTERVAL_PROPERTY, INTERVAL_ENV);
-    double s = DEFAULT_INTERVAL_SECONDS;
-    if (raw != null && !raw.isBlank()) {
-      try {
-        s = Double.parseDouble(raw.trim());
-      } catch (NumberFormatException e) {
-        s = Double.NaN;
-      }
-    }
-    if (!(s > 0) || Double.isInfinite(s)) {
-      throw new IllegalArgumentException(
-          "heartbeat interval '"
-              + raw
-              + "' ("
-              + INTERVAL_ENV
-              + " or -D"
-              + INTERVAL_PROPERTY
-              + ") must be a positive finite number of seconds");
-    }
-    return seconds(s);
+    return seconds(
+        settings.positiveFinite(INTERVAL_PROPERTY, INTERVAL_ENV, DEFAULT_INTERVAL_SECONDS));
   }
 
-  /**
-   * How old a READY source's last heartbeat may be; invalid values give the default with a warning.
-   */
+  /** How old a READY source's last heartbeat may be; an invalid value fails naming the setting. */
   public static Duration heartbeatTimeout(Settings settings) {
     return seconds(settings.positiveFinite(TIMEOUT_PROPERTY, TIMEOUT_ENV, DEFAULT_TIMEOUT_SECONDS));
   }
 
   /**
-   * How long a store keeps a record without heartbeats; invalid values give the default with a
-   * warning.
+   * How long a store keeps a record without heartbeats; an invalid value fails naming the setting.
    */
   public static Duration gcTimeout(Settings settings) {
     return seconds(settings.positiveFinite(GC_PROPERTY, GC_ENV, DEFAULT_GC_SECONDS));

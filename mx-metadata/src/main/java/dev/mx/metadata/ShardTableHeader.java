@@ -3,8 +3,9 @@ package dev.mx.metadata;
 import java.util.Objects;
 
 /**
- * A shard table decoded without its tensors (ModelExpress §1.4 {@code unwrap(with_tensors=false)}):
- * everything but the shard objects, plus how many tensor entries the table holds.
+ * A shard table decoded without its tensors (ModelExpress; ARCHITECTURE §7.1 {@code
+ * unwrap(with_tensors=false)}): everything but the shard objects, plus how many tensor entries the
+ * table holds.
  *
  * @param agentName the publisher's agent name (its transport session)
  * @param metadataEndpoint {@code host:port}, or {@code ""}

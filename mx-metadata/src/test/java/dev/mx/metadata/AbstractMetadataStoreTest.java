@@ -26,8 +26,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The behaviour every {@link MetadataStore} shares (ModelExpress §8.1–8.2), run once per backend.
- * Each test uses its own identity, so backends may share one server across tests.
+ * The behaviour every {@link MetadataStore} shares (ModelExpress; ARCHITECTURE §7.5), run once per
+ * backend. Each test uses its own identity, so backends may share one server across tests.
  */
 abstract class AbstractMetadataStoreTest {
   static final Duration FRESH = Duration.ofSeconds(90);

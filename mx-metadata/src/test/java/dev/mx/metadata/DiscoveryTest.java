@@ -19,7 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The discovery quorum (ModelExpress §8.1) over a real in-memory store, timed by a fake clock. */
+/**
+ * The discovery quorum (ModelExpress; ARCHITECTURE §7.5) over a real in-memory store, timed by a
+ * fake clock.
+ */
 class DiscoveryTest {
   private static final String IDENTITY = "model=m;role=trainer";
   private final AtomicLong wallMillis = new AtomicLong(1_700_000_000_000L);

@@ -24,8 +24,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The handshake cases of ModelExpress §11 ({@code test_reshard_refit_handshake.py}), on a fake
- * clock.
+ * The handshake cases of ModelExpress (ARCHITECTURE §7.9) ({@code
+ * test_reshard_refit_handshake.py}), on a fake clock.
  */
 class HandshakeTest {
   private final FakeTicker ticker = new FakeTicker();
@@ -232,7 +232,7 @@ class HandshakeTest {
   }
 
   @Test
-  void boundsComeFromTheEnvironmentAndInvalidValuesFallBack() {
+  void boundsComeFromTheEnvironmentAndInvalidValuesFailNamingTheSetting() {
     Handshake.Bounds b =
         Handshake.Bounds.fromSettings(
             Settings.of(
@@ -249,18 +249,16 @@ class HandshakeTest {
             Duration.ofSeconds(30), Duration.ofMillis(2500), Duration.ofMillis(250)),
         b);
     for (String bad : new String[] {"0", "-3", "inf", "nan", "soon"}) {
-      Handshake.Bounds d =
-          Handshake.Bounds.fromSettings(
-              Settings.of(
-                  Map.of(),
-                  Map.of(
-                      "MX_RESHARD_HANDSHAKE_TIMEOUT_S",
-                      bad,
-                      "MX_RESHARD_HANDSHAKE_ATTEMPT_S",
-                      bad,
-                      "MX_RESHARD_HANDSHAKE_BACKOFF_S",
-                      bad)));
-      assertEquals(Handshake.Bounds.DEFAULT, d, bad);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  Handshake.Bounds.fromSettings(
+                      Settings.of(Map.of(), Map.of("MX_RESHARD_HANDSHAKE_ATTEMPT_S", bad))),
+              bad);
+      assertTrue(
+          e.getMessage().startsWith("MX_RESHARD_HANDSHAKE_ATTEMPT_S='" + bad + "'"),
+          e.getMessage());
     }
     assertEquals(
         new Handshake.Bounds(

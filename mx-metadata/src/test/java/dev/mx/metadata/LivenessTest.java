@@ -41,15 +41,21 @@ class LivenessTest {
   }
 
   @Test
-  void invalidTimeoutsFallBackToTheDefault() {
+  void invalidTimeoutsFailNamingTheSetting() {
     assertEquals(
-        Duration.ofSeconds(12), Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", "12")));
+        Duration.ofSeconds(12), Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_S", "12")));
     for (String bad : new String[] {"0", "-5", "inf", "x"}) {
-      assertEquals(
-          Duration.ofSeconds(90),
-          Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_SECS", bad)),
-          bad);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> Liveness.heartbeatTimeout(env("MX_HEARTBEAT_TIMEOUT_S", bad)),
+              bad);
+      assertTrue(e.getMessage().startsWith("MX_HEARTBEAT_TIMEOUT_S='" + bad + "'"), e.getMessage());
     }
-    assertEquals(Duration.ofSeconds(60), Liveness.gcTimeout(env("MX_GC_TIMEOUT_SECS", "60")));
+    assertEquals(Duration.ofSeconds(60), Liveness.gcTimeout(env("MX_GC_TIMEOUT_S", "60")));
+    assertEquals(
+        Duration.ofSeconds(61),
+        Liveness.gcTimeout(env("MX_GC_TIMEOUT_SECS", "61")),
+        "the old name still works, as a deprecated alias");
   }
 }

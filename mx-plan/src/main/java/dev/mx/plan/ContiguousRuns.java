@@ -3,11 +3,11 @@ package dev.mx.plan;
 import dev.mx.api.plan.SegmentList;
 
 /**
- * {@code paired_runs} of MX §3.4: decomposes the overlap of a needed box and a shard into runs that
- * are contiguous in both the shard buffer and the destination. A trailing dim joins the run only
- * while its stride equals the running run length in <em>both</em> layouts; the leading dims are
- * enumerated in row-major order (dim 0 outermost). Descriptor counts and order are part of the
- * contract.
+ * {@code paired_runs} of ModelExpress (ARCHITECTURE §7.3): decomposes the overlap of a needed box
+ * and a shard into runs that are contiguous in both the shard buffer and the destination. A
+ * trailing dim joins the run only while its stride equals the running run length in <em>both</em>
+ * layouts; the leading dims are enumerated in row-major order (dim 0 outermost). Descriptor counts
+ * and order are part of the contract.
  *
  * <p>One instance is reused across overlaps (no allocation per run beyond the emitted segments).
  */

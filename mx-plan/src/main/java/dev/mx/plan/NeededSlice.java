@@ -5,9 +5,9 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * What one copy needs from its source (MX §3.2): the box in source coordinates, the destination
- * strides re-indexed into source-dim order, and the permutation that maps view dim {@code d} to
- * source dim {@code perm[d]}.
+ * What one copy needs from its source (ModelExpress; ARCHITECTURE §7.3): the box in source
+ * coordinates, the destination strides re-indexed into source-dim order, and the permutation that
+ * maps view dim {@code d} to source dim {@code perm[d]}.
  */
 public record NeededSlice(Box box, long[] destStrideSrc, int[] perm) {
 

@@ -32,9 +32,9 @@ import java.util.Set;
 import java.util.function.ToLongFunction;
 
 /**
- * The reshard planner (MX §3.2–§3.7): resolves every recorded copy to a box of its source,
- * intersects it with the published shards, emits contiguous byte runs, routes dtype mismatches
- * through convert staging, and bounds descriptor-heavy sources with full pulls.
+ * The reshard planner (ModelExpress; ARCHITECTURE §7.3): resolves every recorded copy to a box of
+ * its source, intersects it with the published shards, emits contiguous byte runs, routes dtype
+ * mismatches through convert staging, and bounds descriptor-heavy sources with full pulls.
  *
  * <p>Sources that cannot be planned go to the plan's fallback list with a reason, in order and
  * without duplicates; malformed input (a shard outside its source, overlapping shards of different
@@ -60,7 +60,7 @@ public final class ReshardPlanner implements PlanBuilder {
   /** The reason recorded for a capture-time failure whose cause the capture did not keep. */
   public static final String CAUSE_NOT_RECORDED = "cause not recorded at capture";
 
-  /** The prefix of a strict staged planning failure (MX §3.7). */
+  /** The prefix of a strict staged planning failure (ModelExpress; ARCHITECTURE §7.3). */
   public static final String STAGED_UNRECOVERABLE =
       "strict staged verification cannot reconstruct the complete published source";
 
@@ -159,11 +159,11 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /**
-   * Strict staged planning (MX §3.7), for receivers that digest-verify every published shard: a
-   * source with at least one directly recoverable copy (empty op chain, destination shape = global
-   * shape) is planned normally; every other source is pulled whole (an identity copy over any shard
-   * layout) and all its copies are replayed locally from the staging buffer (casting there when the
-   * copy's dtype differs).
+   * Strict staged planning (ModelExpress; ARCHITECTURE §7.3), for receivers that digest-verify
+   * every published shard: a source with at least one directly recoverable copy (empty op chain,
+   * destination shape = global shape) is planned normally; every other source is pulled whole (an
+   * identity copy over any shard layout) and all its copies are replayed locally from the staging
+   * buffer (casting there when the copy's dtype differs).
    *
    * @throws UnsupportedReshardException starting with {@link #STAGED_UNRECOVERABLE} when a source
    *     cannot be pulled whole
@@ -182,8 +182,8 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /**
-   * {@code plan_pull} of MX §3.5: the exact segments of one copy, in shard order then row-major run
-   * order.
+   * {@code plan_pull} of ModelExpress (ARCHITECTURE §7.3): the exact segments of one copy, in shard
+   * order then row-major run order.
    *
    * @throws UnsupportedReshardException when the dtypes differ ("conversion required") or the chain
    *     does not resolve to a box
@@ -208,8 +208,9 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /**
-   * {@code _full_pull_segments} of MX §3.6: one segment per shard into a contiguous staging of the
-   * global shape, accepted only for a gap-free, overlap-free partition along dim 0.
+   * {@code _full_pull_segments} of ModelExpress (ARCHITECTURE §7.3): one segment per shard into a
+   * contiguous staging of the global shape, accepted only for a gap-free, overlap-free partition
+   * along dim 0.
    *
    * @throws UnsupportedReshardException when the shards are no such partition (or the source is a
    *     scalar)
@@ -348,8 +349,8 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /**
-   * {@code exact_descriptors} of MX §3.6: one read per {@code plan.segments()} element, in order,
-   * landing at {@code paramBase(param) + dstByte}.
+   * {@code exact_descriptors} of ModelExpress (ARCHITECTURE §7.3): one read per {@code
+   * plan.segments()} element, in order, landing at {@code paramBase(param) + dstByte}.
    */
   public static List<ReadDescriptor> exactDescriptors(
       TransferPlan plan, ToLongFunction<String> paramBase) {
@@ -383,9 +384,9 @@ public final class ReshardPlanner implements PlanBuilder {
   }
 
   /**
-   * {@code summarize_unsupported} of MX §2: groups reasons by the text before the first {@code " on
-   * lazy "} (trimmed), counts them, sorts by count (descending) then cause, and keeps the first
-   * {@code limit} (all when null).
+   * {@code summarize_unsupported} of ModelExpress (ARCHITECTURE §7.3): groups reasons by the text
+   * before the first {@code " on lazy "} (trimmed), counts them, sorts by count (descending) then
+   * cause, and keeps the first {@code limit} (all when null).
    */
   public static List<UnsupportedCause> summarizeUnsupported(
       Collection<String> reasons, Integer limit) {

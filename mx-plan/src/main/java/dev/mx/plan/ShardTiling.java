@@ -9,9 +9,9 @@ import java.util.List;
 /**
  * Checks that a source's shards tile its global shape exactly: every element held by some shard,
  * none held by two shards of different geometry. Shards with identical boxes are replicas of one
- * another (data-parallel copies, MX §8.1) and count once; empty shards are ignored. Receivers call
- * it during discovery, the planner before planning (unless the source is declared {@link
- * SourceInfo#partial() partial}).
+ * another (data-parallel copies, ModelExpress; ARCHITECTURE §7.5) and count once; empty shards are
+ * ignored. Receivers call it during discovery, the planner before planning (unless the source is
+ * declared {@link SourceInfo#partial() partial}).
  */
 public final class ShardTiling {
   /**

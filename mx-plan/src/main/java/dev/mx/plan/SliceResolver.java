@@ -8,9 +8,9 @@ import dev.mx.plan.view.StridedView;
 import java.util.Arrays;
 
 /**
- * {@code resolve_slice} of MX §3.2: replays a copy's op chain and accepts it only when the result
- * is a rank-preserving, axis-permuted box of the source, with the exact guards ModelExpress
- * applies.
+ * {@code resolve_slice} of ModelExpress (ARCHITECTURE §7.3): replays a copy's op chain and accepts
+ * it only when the result is a rank-preserving, axis-permuted box of the source, with the exact
+ * guards ModelExpress applies.
  */
 public final class SliceResolver {
   private SliceResolver() {}

@@ -1,5 +1,5 @@
 /**
- * The reshard planner: turns recorded copies and published shards into byte reads (ModelExpress
- * §3).
+ * The reshard planner: turns recorded copies and published shards into byte reads (ModelExpress;
+ * ARCHITECTURE §7.3).
  */
 package dev.mx.plan;

@@ -19,9 +19,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * MX §11 {@code test_reshard_refit_moe_experts.py}: per-expert sources (gate, up, down of each
- * expert, published by an EP=2 trainer) land in the fused {@code w13} and {@code w2} of a TP=2
- * receiver (rank 1) through {@code unsqueeze(0).unbind()[0]} followed by the TP narrow.
+ * ModelExpress (ARCHITECTURE §7.9) {@code test_reshard_refit_moe_experts.py}: per-expert sources
+ * (gate, up, down of each expert, published by an EP=2 trainer) land in the fused {@code w13} and
+ * {@code w2} of a TP=2 receiver (rank 1) through {@code unsqueeze(0).unbind()[0]} followed by the
+ * TP narrow.
  */
 class MoeExpertsTest {
   private static final int EXPERTS = 4;

@@ -18,7 +18,10 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** MX §11 {@code test_reshard_refit_slice_plan.py}: hand-computed segments of {@code plan_pull}. */
+/**
+ * ModelExpress (ARCHITECTURE §7.9) {@code test_reshard_refit_slice_plan.py}: hand-computed segments
+ * of {@code plan_pull}.
+ */
 class SlicePlanTest {
   private static final Shape G = Shape.of(4, 8);
 

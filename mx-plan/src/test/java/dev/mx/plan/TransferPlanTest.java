@@ -29,8 +29,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * MX §11 {@code test_reshard_refit_transfer.py}: {@code plan_transfer}, bounding, converts,
- * fallback.
+ * ModelExpress (ARCHITECTURE §7.9) {@code test_reshard_refit_transfer.py}: {@code plan_transfer},
+ * bounding, converts, fallback.
  */
 class TransferPlanTest {
   private static final Shape G = Shape.of(4, 8);

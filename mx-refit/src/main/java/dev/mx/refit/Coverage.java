@@ -17,9 +17,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The coverage record and gate (ModelExpress §4.5), computed from engine parameter bytes before any
- * fallback rejection. A parameter counts as covered when at least one copy writes it (per
- * parameter, not per element).
+ * The coverage record and gate (ModelExpress; ARCHITECTURE §7.4), computed from engine parameter
+ * bytes before any fallback rejection. A parameter counts as covered when at least one copy writes
+ * it (per parameter, not per element).
  *
  * @param record the {@code refit-coverage-v1} fields, in order
  * @param coverage destination bytes / engine bytes (0 when the engine has no bytes)

@@ -5,6 +5,8 @@ import dev.mx.api.error.TornInstallException;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -62,8 +64,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver side of a refit (ModelExpress §4), a short composition of named stages (package
- * {@code dev.mx.refit.stage}).
+ * The receiver side of a refit (ModelExpress; ARCHITECTURE §7.4), a short composition of named
+ * stages (package {@code dev.mx.refit.stage}).
  *
  * <p>Prepare (first call, or after {@link #invalidate}): discover ({@link SourceChecks}: every
  * source's shards tile its shape) → capture the engine's geometry → plan → coverage record and the
@@ -112,6 +114,8 @@ public final class Receiver implements AutoCloseable {
   private final Supplier<DigestProvider> digests;
   private final boolean rediscoverEachStep;
   private final RefitRecords records;
+  private final RefitListener listener;
+  private final RefitRecords.Level stageLevel;
   private final MemoryKind memory;
 
   /** The engine's live weights when the receiver writes them in place; null to copy at install. */
@@ -156,6 +160,8 @@ public final class Receiver implements AutoCloseable {
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.rediscoverEachStep = b.rediscoverEachStep;
     this.records = Objects.requireNonNull(b.records, "records");
+    this.stageLevel = RefitReport.stageLevel(RefitFlag.STAGE_RECORD_LEVEL.string(settings));
+    this.listener = b.listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(b);
     this.memory = Objects.requireNonNull(b.memory, "memory");
     this.inPlace = b.inPlace;
     this.stagingBudget = b.stagingBytes > 0 ? b.stagingBytes : StagingWaves.configured(settings);
@@ -170,6 +176,13 @@ public final class Receiver implements AutoCloseable {
       throw new IllegalArgumentException(
           "receiver memory " + memory + " but its memory operations are for " + device.kind());
     }
+  }
+
+  private static RefitListener listenersOf(Builder b) {
+    List<RefitListener> all = new ArrayList<>();
+    all.add(RefitListeners.jvmWide());
+    all.addAll(b.listeners);
+    return RefitListeners.of(all);
   }
 
   /**
@@ -255,24 +268,35 @@ public final class Receiver implements AutoCloseable {
    */
   public synchronized Map<String, Object> updateWeights(long step) {
     ensureOpen();
+    RefitListener.Refit id = new RefitListener.Refit(config.rank(), step, transport.name());
+    long began = System.nanoTime();
+    listener.refitStarted(id);
     Map<String, Double> stages = new LinkedHashMap<>();
-    if (prepared != null && rediscoverEachStep) {
-      rediscover(stages);
-    }
-    if (prepared == null) {
-      prepared = doPrepare();
-      stages.putAll(prepared.prepareStages);
+    try {
+      if (prepared != null && rediscoverEachStep) {
+        rediscover(stages);
+      }
+      if (prepared == null) {
+        prepared = doPrepare();
+        stages.putAll(prepared.prepareStages);
+      }
+    } catch (RuntimeException e) {
+      RefitReport.publishFailure(listener, id, began, e);
+      throw e;
     }
     Prepared p = prepared;
     BufferSet set = p.sets.get(nextSet);
     try {
-      return refit(step, p, set, stages);
+      RefitReport report = refit(step, p, set, stages);
+      report.publish(listener, id, began);
+      return report.metrics();
     } catch (RuntimeException e) {
       LOG.warn(
           "rank {} step {}: refit failed, nothing was installed: {}",
           config.rank(),
           step,
           e.toString());
+      RefitReport.publishFailure(listener, id, began, e);
       throw e;
     }
   }
@@ -319,8 +343,7 @@ public final class Receiver implements AutoCloseable {
     return SourceChecks.sameGeometry(a, b);
   }
 
-  private Map<String, Object> refit(
-      long step, Prepared p, BufferSet set, Map<String, Double> stages) {
+  private RefitReport refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
@@ -446,9 +469,9 @@ public final class Receiver implements AutoCloseable {
             sourceStep == null ? -1 : sourceStep,
             stages);
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
-      report.emit(records, config.rank(), policy.fused(), batch);
+      report.emit(records, stageLevel, config.rank(), policy.fused(), batch);
     }
-    return report.metrics();
+    return report;
   }
 
   /**
@@ -529,7 +552,7 @@ public final class Receiver implements AutoCloseable {
     if (config.verify() == VerifyMode.STRICT) {
       if (strictPlanner == null) {
         throw new IllegalStateException(
-            "mx.receiver.verify=strict needs a strict staged planner (MX §3.7); "
+            "mx.receiver.verify=strict needs a strict staged planner (ModelExpress; ARCHITECTURE §7.3); "
                 + "none was configured");
       }
       builder = strictPlanner;
@@ -1005,6 +1028,7 @@ public final class Receiver implements AutoCloseable {
     private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
     private boolean rediscoverEachStep;
     private RefitRecords records = RefitRecords.logging();
+    private final List<RefitListener> listeners = new ArrayList<>();
     private MemoryKind memory = MemoryKind.HOST;
     private MemoryOps memoryOps;
     private InPlaceTarget inPlace;
@@ -1098,6 +1122,15 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
+     * Adds a listener told about this receiver's refits (stages, bytes, verification, installs),
+     * after {@link RefitListeners#jvmWide()} (the JFR events and JVM-wide registrations).
+     */
+    public Builder listener(RefitListener l) {
+      listeners.add(Objects.requireNonNull(l, "listener"));
+      return this;
+    }
+
+    /**
      * The planner for {@code whole-shards} and {@code off} verification; default a {@link
      * ReshardPlanner} reading the receiver's settings. A {@link ReshardPlanner} also provides
      * strict staged planning.
@@ -1108,8 +1141,9 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * The strict staged planner (MX §3.7) for {@code mx.receiver.verify=strict}; default {@link
-     * ReshardPlanner#planStaged} when the planner is a {@link ReshardPlanner}.
+     * The strict staged planner (ModelExpress; ARCHITECTURE §7.3) for {@code
+     * mx.receiver.verify=strict}; default {@link ReshardPlanner#planStaged} when the planner is a
+     * {@link ReshardPlanner}.
      */
     public Builder strictPlanner(PlanBuilder p) {
       this.strictPlanner = p;

@@ -23,8 +23,8 @@ import java.util.Objects;
  *     installer are never written by the next refit (the installer may then keep them zero-copy)
  * @param threads workers for batched re-slice, casts and digests (0 = one per available core)
  * @param bounding how the planner bounds descriptor-heavy sources: {@code shard} (default: shard
- *     staging chosen by cost per source) or {@code modelexpress} (ModelExpress §3.6 exactly); when
- *     unset it follows {@code MX_RESHARD_BOUNDING}
+ *     staging chosen by cost per source) or {@code modelexpress} (ModelExpress; ARCHITECTURE §7.3
+ *     exactly); when unset it follows {@code MX_RESHARD_BOUNDING}
  */
 public record ReceiverConfig(
     String wire,

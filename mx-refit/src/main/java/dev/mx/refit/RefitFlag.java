@@ -3,8 +3,9 @@ package dev.mx.refit;
 import dev.mx.api.util.Settings;
 
 /**
- * The ModelExpress environment flags the receiver honours (MX §9), each also settable as a system
- * property. All are read at call time, so a running process can toggle them between refits.
+ * The ModelExpress environment flags the receiver honours (ModelExpress; ARCHITECTURE §7.8), each
+ * also settable as a system property. All are read at call time, so a running process can toggle
+ * them between refits.
  */
 public enum RefitFlag {
   /**
@@ -28,6 +29,11 @@ public enum RefitFlag {
   COVERAGE_FLOOR("MX_RESHARD_COVERAGE_FLOOR", "mx.reshard.coverage-floor", "0.995"),
   /** Emit the {@code refit-stage-v2} record after every refit. */
   STAGE_RECORD("MX_REFIT_STAGE_RECORD", "mx.refit.stage-record", "true"),
+  /**
+   * The level of the stage record: {@code debug} (default: a library's log shows one line per refit
+   * only when asked) or {@code info} (operators' log pipelines).
+   */
+  STAGE_RECORD_LEVEL("MX_REFIT_STAGE_RECORD_LEVEL", "mx.refit.stage-record-level", "debug"),
   /**
    * Overlap staged-shard verification and copies with the rest of the wire (fused policy, worker
    * threads).
@@ -57,6 +63,12 @@ public enum RefitFlag {
   /** The default, as the string a user would set. */
   public String defaultValue() {
     return defaultValue;
+  }
+
+  /** The value as set (property, then environment), or the default. */
+  public String string(Settings settings) {
+    String v = settings.get(property, env);
+    return v == null || v.isBlank() ? defaultValue : v;
   }
 
   public boolean bool(Settings settings) {

@@ -16,6 +16,8 @@ public interface RefitRecords {
 
   /** Severity of a record, mapped to the logger level by {@link #logging()}. */
   enum Level {
+    /** Routine per-step detail (the stage record): logged only where the logger's level allows. */
+    DEBUG,
     INFO,
     WARNING
   }
@@ -23,14 +25,18 @@ public interface RefitRecords {
   /** Receives one record; field order is the map's iteration order. */
   void emit(Level level, String tag, Map<String, Object> record);
 
-  /** Records logged as {@code TAG json} lines through slf4j (INFO or WARN). */
+  /** Records logged as {@code TAG json} lines through slf4j (DEBUG, INFO or WARN). */
   static RefitRecords logging() {
     Logger log = LoggerFactory.getLogger("dev.mx.refit.records");
     return (level, tag, record) -> {
-      if (level == Level.WARNING) {
-        log.warn("{}", line(tag, record));
-      } else {
-        log.info("{}", line(tag, record));
+      switch (level) {
+        case WARNING -> log.warn("{}", line(tag, record));
+        case INFO -> log.info("{}", line(tag, record));
+        case DEBUG -> {
+          if (log.isDebugEnabled()) {
+            log.debug("{}", line(tag, record));
+          }
+        }
       }
     };
   }

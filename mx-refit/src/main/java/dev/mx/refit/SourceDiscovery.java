@@ -3,8 +3,9 @@ package dev.mx.refit;
 import java.time.Duration;
 
 /**
- * Finds the publishers' sources for a receiver (ModelExpress §8.1: READY tables, merged replicas).
- * The metadata stores provide real ones; tests and embedders pass {@link #fixed fixed} sources.
+ * Finds the publishers' sources for a receiver (ModelExpress; ARCHITECTURE §7.5: READY tables,
+ * merged replicas). The metadata stores provide real ones; tests and embedders pass {@link #fixed
+ * fixed} sources.
  */
 @FunctionalInterface
 public interface SourceDiscovery {

@@ -9,10 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The throughput-ceiling gate (ModelExpress §4.3 step 3): a wire that reports more bits per second
- * than the adapters can carry delivered nothing, however fast it looks. {@code MX_RESHARD_MAX_GBPS}
- * is off by default (0); NaN, infinity and unparseable values turn it off with a warning; equality
- * passes.
+ * The throughput-ceiling gate (ModelExpress; ARCHITECTURE §7.4 step 3): a wire that reports more
+ * bits per second than the adapters can carry delivered nothing, however fast it looks. {@code
+ * MX_RESHARD_MAX_GBPS} is off by default (0); NaN and infinity turn it off with a warning, an
+ * unparseable value fails naming it; equality passes.
  */
 public final class ThroughputCeiling {
   private static final Logger LOG = LoggerFactory.getLogger(ThroughputCeiling.class);

@@ -15,8 +15,9 @@ public enum VerifyMode {
    */
   ALL("all"),
   /**
-   * ModelExpress §3.7: every source without a directly recoverable copy is pulled whole, so every
-   * published shard of every source read is verified; a shard without a digest fails the refit.
+   * ModelExpress (ARCHITECTURE §7.3): every source without a directly recoverable copy is pulled
+   * whole, so every published shard of every source read is verified; a shard without a digest
+   * fails the refit.
    */
   STRICT("strict"),
   /**

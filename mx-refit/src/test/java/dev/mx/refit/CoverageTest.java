@@ -20,7 +20,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §4.5: the coverage record from engine parameter bytes and the optional gate. */
+/**
+ * ModelExpress (ARCHITECTURE §7.4): the coverage record from engine parameter bytes and the
+ * optional gate.
+ */
 class CoverageTest {
   private static final TransferPlan EMPTY_PLAN =
       new TransferPlan(List.of(), List.of(), List.of(), List.of(), List.of(), 0, 0, Map.of());

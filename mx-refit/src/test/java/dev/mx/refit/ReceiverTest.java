@@ -35,8 +35,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * Receiver behaviour beyond the seed: MX §11 descriptor cache, batch install, ceiling, stage
- * record, atomicity.
+ * Receiver behaviour beyond the seed: ModelExpress (ARCHITECTURE §7.9) descriptor cache, batch
+ * install, ceiling, stage record, atomicity.
  */
 class ReceiverTest {
 
@@ -380,7 +380,9 @@ class ReceiverTest {
       assertEquals(2, records.size(), "one record per refit");
       Map<String, Object> rec = records.get(1).record();
       assertEquals(
-          RefitRecords.Level.INFO, records.get(1).level(), "a successful step is no problem: INFO");
+          RefitRecords.Level.DEBUG,
+          records.get(1).level(),
+          "a library's log shows the per-step record only when asked");
       assertEquals("refit-stage-v3", rec.get("schema"));
       assertEquals(2, rec.get("rank"));
       assertEquals(2L, rec.get("step"));
@@ -402,6 +404,23 @@ class ReceiverTest {
       assertEquals(sum, (Double) rec.get("accounted_s"), 1e-5);
       // The first record holds the setup stages.
       assertTrue(records.get(0).record().containsKey("prepare_plan_s"));
+    }
+  }
+
+  @Test
+  void stageRecordLevelIsInfoOnRequestAndAnyOtherValueFailsNamingTheSetting() {
+    try (Harness h = new Harness();
+        Receiver r = h.builder(Map.of("MX_REFIT_STAGE_RECORD_LEVEL", "INFO")).build()) {
+      r.updateWeights(1);
+      assertEquals(RefitRecords.Level.INFO, h.records.tagged(Receiver.STAGE_TAG).get(0).level());
+    }
+    try (Harness h = new Harness()) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> h.builder(Map.of("MX_REFIT_STAGE_RECORD_LEVEL", "loud")).build());
+      assertTrue(e.getMessage().contains("MX_REFIT_STAGE_RECORD_LEVEL"), e.getMessage());
+      assertTrue(e.getMessage().contains("'loud'"), e.getMessage());
     }
   }
 

@@ -10,7 +10,7 @@ import dev.mx.refit.wire.WireStages;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §4.3 step 3, with the numbers of ModelExpress' ceiling test. */
+/** ModelExpress (ARCHITECTURE §7.4) step 3, with the numbers of ModelExpress' ceiling test. */
 class ThroughputCeilingTest {
   private static final long OBSERVED_BYTES = 40_611_246_080L;
   private static final double OBSERVED_WIRE_S = 0.839641;
@@ -63,13 +63,17 @@ class ThroughputCeilingTest {
   }
 
   @Test
-  void offByDefaultAndNonFiniteOrGarbageDisables() {
+  void offByDefaultAndNonFiniteDisablesWhileGarbageFailsNamingTheSetting() {
     Map<String, Double> wire = Map.of(WireStages.FUSED, OBSERVED_WIRE_S);
     check(Settings.of(Map.of(), Map.of()), new CapturingRecords(), OBSERVED_BYTES, wire);
-    for (String v : new String[] {"NaN", "Infinity", "-Infinity", "fast", "0", "-3"}) {
+    for (String v : new String[] {"NaN", "Infinity", "-Infinity", "0", "-3"}) {
       check(ceiling(v), new CapturingRecords(), OBSERVED_BYTES, wire);
       assertEquals(0.0, ThroughputCeiling.ceilingGbps(ceiling(v)), v);
     }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ThroughputCeiling.ceilingGbps(ceiling("fast")));
+    assertTrue(e.getMessage().startsWith("MX_RESHARD_MAX_GBPS='fast'"), e.getMessage());
   }
 
   @Test

@@ -6,9 +6,10 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One shard as a publisher announces it in its shard table (ModelExpress §1.4): a contiguous
- * row-major buffer at {@code addr} on device {@code deviceId} of agent {@code agentName}, holding
- * the box at {@code shardOffset}. {@code digest} is null when the publisher computed none.
+ * One shard as a publisher announces it in its shard table (ModelExpress; ARCHITECTURE §7.1): a
+ * contiguous row-major buffer at {@code addr} on device {@code deviceId} of agent {@code
+ * agentName}, holding the box at {@code shardOffset}. {@code digest} is null when the publisher
+ * computed none.
  */
 public record PublishedShard(
     String agentName,

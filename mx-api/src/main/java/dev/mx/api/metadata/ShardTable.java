@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A publisher's shard table ({@code mx.reshard.shard_table.v1}, ModelExpress §1.4).
+ * A publisher's shard table ({@code mx.reshard.shard_table.v1}, ModelExpress; ARCHITECTURE §7.1).
  *
  * @param agentName the publisher's agent name; also its transport session
  * @param metadataEndpoint {@code host:port} for a peer-metadata handshake, or {@code ""}

@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Weight versions and leases (ModelExpress §1.3, §1.5, §8.3), kept beside the publisher directory
- * of a {@link MetadataStore} ({@link MetadataStore#versions()}). Every mutating call is one atomic
- * transition of one version, on every backend; the rules, the keys and who writes what are in
- * {@code docs/VERSIONS.md}.
+ * Weight versions and leases (ModelExpress; ARCHITECTURE §7.5, §4.4), kept beside the publisher
+ * directory of a {@link MetadataStore} ({@link MetadataStore#versions()}). Every mutating call is
+ * one atomic transition of one version, on every backend; the rules, the keys and who writes what
+ * are in {@code docs/VERSIONS.md}.
  *
  * <p>Lifecycle: {@link #createVersion} (STAGING) → each publisher {@link #publishSlot}s its table;
  * the call that lands the last expected slot turns the version READY in the same step → receivers

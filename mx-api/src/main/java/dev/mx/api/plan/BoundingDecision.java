@@ -13,7 +13,7 @@ public record BoundingDecision(
 
   /** How a source's bytes are read. */
   public enum Option {
-    /** Exact segments straight into the parameters (ModelExpress §3.5). */
+    /** Exact segments straight into the parameters (ModelExpress; ARCHITECTURE §7.3). */
     EXACT("exact"),
     /**
      * Each touched shard whole into its own staging buffer, copies replayed locally ({@link
@@ -21,8 +21,8 @@ public record BoundingDecision(
      */
     SHARD_STAGING("shard_staging"),
     /**
-     * The whole source into one staging buffer of its global shape, copies replayed locally (MX
-     * §3.6).
+     * The whole source into one staging buffer of its global shape, copies replayed locally
+     * (ModelExpress; ARCHITECTURE §7.3).
      */
     FULL_PULL("full_pull");
 

@@ -7,10 +7,10 @@ import java.util.Locale;
  * How a planner bounds descriptor-heavy sources.
  *
  * <ul>
- *   <li>{@link #MODELEXPRESS}: ModelExpress §3.6 exactly — a source any of whose copies needs more
- *       than {@code max_segments_per_copy} segments is pulled whole when its shards form a gap-free
- *       dim-0 partition, else it stays exact ("unbounded"). The output is the
- *       ModelExpress-compatible plan.
+ *   <li>{@link #MODELEXPRESS}: ModelExpress (ARCHITECTURE §7.3) exactly — a source any of whose
+ *       copies needs more than {@code max_segments_per_copy} segments is pulled whole when its
+ *       shards form a gap-free dim-0 partition, else it stays exact ("unbounded"). The output is
+ *       the ModelExpress-compatible plan.
  *   <li>{@link #SHARD}: a cost model chooses per source between exact segments, shard staging (each
  *       touched publisher shard pulled whole with one descriptor, copies replayed locally per
  *       shard; any shard layout) and the ModelExpress whole-source full pull, within a bound on

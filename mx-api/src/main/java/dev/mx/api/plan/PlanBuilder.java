@@ -2,7 +2,10 @@ package dev.mx.api.plan;
 
 import java.util.Map;
 
-/** Turns recorded copies and published sources into the list of byte reads (ModelExpress §3.6). */
+/**
+ * Turns recorded copies and published sources into the list of byte reads (ModelExpress;
+ * ARCHITECTURE §7.3).
+ */
 public interface PlanBuilder {
 
   /**

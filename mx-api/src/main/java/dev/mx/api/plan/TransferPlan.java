@@ -8,9 +8,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The planner's output (ModelExpress §2): exact segments into parameters, full pulls into staging,
- * convert reads, the sources that fell back (with reasons) or stayed unbounded, and the exact-plan
- * baseline counters from which savings and extra wire bytes derive.
+ * The planner's output (ModelExpress; ARCHITECTURE §7.3): exact segments into parameters, full
+ * pulls into staging, convert reads, the sources that fell back (with reasons) or stayed unbounded,
+ * and the exact-plan baseline counters from which savings and extra wire bytes derive.
  *
  * <p>{@code bounding} says which planner produced it; a {@link BoundingMode#SHARD shard}-bounded
  * plan also carries {@code stagedShards} and one {@link BoundingDecision} per planned source (which

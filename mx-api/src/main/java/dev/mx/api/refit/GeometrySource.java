@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * Learns, without moving bytes, which slice of each global source tensor the engine reads and where
- * it writes it (ModelExpress §3.1, §5.2).
+ * it writes it (ModelExpress; ARCHITECTURE §7.3, §7.6).
  */
 @Experimental("geometry capture is still growing with new engines")
 public interface GeometrySource {

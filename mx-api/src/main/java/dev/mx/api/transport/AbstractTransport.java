@@ -14,10 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The skeleton every backend shares, so that the read semantics of ModelExpress §7.2 live in one
- * place: group a batch by peer in first-seen order, drop zero-length descriptors, validate every
- * group before anything is issued, post every group, then await them all; if a post fails, drain
- * what was already posted (logging, not masking) and rethrow the original. {@code
+ * The skeleton every backend shares, so that the read semantics of ModelExpress (ARCHITECTURE §7.7)
+ * live in one place: group a batch by peer in first-seen order, drop zero-length descriptors,
+ * validate every group before anything is issued, post every group, then await them all; if a post
+ * fails, drain what was already posted (logging, not masking) and rethrow the original. {@code
  * MX_RESHARD_SERIAL_READS} (or {@code -Dmx.transport.serialReads}) drains one peer at a time
  * instead.
  *

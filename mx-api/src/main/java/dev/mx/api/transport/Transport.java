@@ -63,10 +63,10 @@ public interface Transport extends AutoCloseable {
   /**
    * Allocates {@code bytes} of native memory already registered with this transport, for buffers
    * that do not exist yet (ModelExpress takes registered buffers from a transport-aware allocator,
-   * MX §7.4). A backend may serve such memory faster than memory it merely registers (ucx on one
-   * host maps its own allocations into the reading process); the default allocates from an {@link
-   * java.lang.foreign.Arena} and registers it. Closing the registration deregisters and frees the
-   * memory: its segment is unusable afterwards.
+   * ARCHITECTURE §7.7). A backend may serve such memory faster than memory it merely registers (ucx
+   * on one host maps its own allocations into the reading process); the default allocates from an
+   * {@link java.lang.foreign.Arena} and registers it. Closing the registration deregisters and
+   * frees the memory: its segment is unusable afterwards.
    */
   default MemoryRegistration allocate(long bytes) {
     return ArenaAllocation.allocateAndRegister(this, bytes);

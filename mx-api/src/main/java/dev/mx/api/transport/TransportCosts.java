@@ -12,7 +12,7 @@ import dev.mx.api.util.Settings;
  * {@code -Dmx.plan.cost.descriptor-us} / {@code MX_PLAN_COST_DESCRIPTOR_US} (microseconds per
  * descriptor), {@code -Dmx.plan.cost.wire-gbps} / {@code MX_PLAN_COST_WIRE_GBPS} and {@code
  * -Dmx.plan.cost.copy-gbps} / {@code MX_PLAN_COST_COPY_GBPS} (10^9 bytes per second). Values that
- * are not positive and finite are ignored with a warning.
+ * are not positive and finite fail naming the setting.
  */
 public record TransportCosts(
     double descriptorSeconds, double wireBytesPerSecond, double copyBytesPerSecond) {

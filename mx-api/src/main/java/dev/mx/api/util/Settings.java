@@ -3,6 +3,8 @@ package dev.mx.api.util;
 import dev.mx.api.annotation.Internal;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,12 +12,21 @@ import org.slf4j.LoggerFactory;
 /**
  * Configuration read at call time from a system property (wins) or an environment variable, with
  * the parsing rules ModelExpress uses: booleans accept 1/true/yes/on and 0/false/no/off in any
- * case; an invalid value falls back to the default with a warning naming the setting.
+ * case. An invalid value fails with an {@link IllegalArgumentException} naming the setting and the
+ * value (it never falls back to the default silently).
+ *
+ * <p>Durations in seconds are named {@code ..._S} (environment) everywhere. The earlier spelling
+ * {@code ..._SECS} (e.g. {@code MX_STALL_LIMIT_SECS}, also ModelExpress's {@code
+ * MX_HEARTBEAT_INTERVAL_SECS}) is still read as a deprecated alias of {@code ..._S}, with a warning
+ * once per name; the new name wins when both are set.
  */
 @Internal
 public final class Settings {
   private static final Logger LOG = LoggerFactory.getLogger(Settings.class);
   private static final Settings SYSTEM = new Settings(System::getProperty, System::getenv);
+
+  /** Deprecated names already warned about: once per JVM is enough. */
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
   private final Function<String, String> properties;
   private final Function<String, String> env;
@@ -47,17 +58,56 @@ public final class Settings {
     return name == null ? null : env.apply(name);
   }
 
-  /** The property if set, else the environment variable, else null. */
+  /**
+   * The property if set, else the environment variable, else its deprecated {@code _SECS} alias
+   * (with a warning), else null.
+   */
   public String get(String property, String envVar) {
     String v = property(property);
-    return v != null ? v : env(envVar);
+    if (v != null) {
+      return v;
+    }
+    v = env(envVar);
+    String old = deprecatedAlias(envVar);
+    if (v == null && old != null && env(old) != null) {
+      if (WARNED.add(old)) {
+        LOG.warn("{} is deprecated: set {} instead (same value, in seconds)", old, envVar);
+      }
+      return env(old);
+    }
+    return v;
   }
 
-  private String describe(String property, String envVar) {
+  /** The old {@code _SECS} spelling of a {@code _S} variable, or null. */
+  static String deprecatedAlias(String envVar) {
+    return envVar != null && envVar.endsWith("_S")
+        ? envVar.substring(0, envVar.length() - 2) + "_SECS"
+        : null;
+  }
+
+  /** The name the value came from, for messages: {@code -Dproperty} or the variable. */
+  public String describe(String property, String envVar) {
     if (property(property) != null) {
       return "-D" + property;
     }
+    String old = deprecatedAlias(envVar);
+    if (env(envVar) == null && old != null && env(old) != null) {
+      return old;
+    }
     return envVar;
+  }
+
+  private IllegalArgumentException invalid(
+      String property, String envVar, String value, String expected) {
+    String name = describe(property, envVar);
+    String other = name.startsWith("-D") ? envVar : property;
+    return new IllegalArgumentException(
+        name
+            + "='"
+            + value
+            + "' is invalid: "
+            + expected
+            + (other == null ? "" : " (the same setting as " + other + ")"));
   }
 
   /** A boolean setting. */
@@ -72,12 +122,7 @@ public final class Settings {
       case "0", "false", "no", "off":
         return false;
       default:
-        LOG.warn(
-            "ignoring {}='{}': not a boolean (1/true/yes/on or 0/false/no/off); using {}",
-            describe(property, envVar),
-            v,
-            defaultValue);
-        return defaultValue;
+        throw invalid(property, envVar, v, "expected 1/true/yes/on or 0/false/no/off");
     }
   }
 
@@ -90,19 +135,11 @@ public final class Settings {
     try {
       return Integer.parseInt(v.trim());
     } catch (NumberFormatException e) {
-      LOG.warn(
-          "ignoring {}='{}': not an integer; using {}",
-          describe(property, envVar),
-          v,
-          defaultValue);
-      return defaultValue;
+      throw invalid(property, envVar, v, "expected an integer");
     }
   }
 
-  /**
-   * A floating-point setting; unparseable values give the default with a warning. NaN/inf pass
-   * through.
-   */
+  /** A floating-point setting; an unparseable value fails naming the setting. NaN/inf pass. */
   public double number(String property, String envVar, double defaultValue) {
     String v = get(property, envVar);
     if (v == null || v.isBlank()) {
@@ -111,25 +148,18 @@ public final class Settings {
     try {
       return Double.parseDouble(v.trim());
     } catch (NumberFormatException e) {
-      LOG.warn(
-          "ignoring {}='{}': not a number; using {}", describe(property, envVar), v, defaultValue);
-      return defaultValue;
+      throw invalid(property, envVar, v, "expected a number");
     }
   }
 
   /**
-   * A strictly positive, finite number; anything else (0, negative, inf, NaN, garbage) gives the
-   * default.
+   * A strictly positive, finite number; anything else (0, negative, inf, NaN, garbage) fails naming
+   * the setting.
    */
   public double positiveFinite(String property, String envVar, double defaultValue) {
     double d = number(property, envVar, defaultValue);
     if (!(d > 0) || Double.isInfinite(d)) {
-      LOG.warn(
-          "ignoring {}={}: must be a positive finite number; using {}",
-          describe(property, envVar),
-          d,
-          defaultValue);
-      return defaultValue;
+      throw invalid(property, envVar, get(property, envVar), "expected a positive finite number");
     }
     return d;
   }

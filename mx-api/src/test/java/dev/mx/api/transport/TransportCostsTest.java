@@ -2,6 +2,7 @@ package dev.mx.api.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.util.Settings;
 import java.util.Map;
@@ -21,7 +22,7 @@ class TransportCostsTest {
   }
 
   @Test
-  void settingsOverrideEachCostAndIgnoreGarbage() {
+  void settingsOverrideEachCostAndRejectGarbageNamingTheSetting() {
     TransportCosts base = new TransportCosts(2e-6, 4e9, 8e9);
     assertEquals(base, base.withOverrides(Settings.of(Map.of(), Map.of())));
     TransportCosts all =
@@ -32,12 +33,14 @@ class TransportCostsTest {
     assertEquals(0.25e-6, all.descriptorSeconds(), 1e-15);
     assertEquals(100e9, all.wireBytesPerSecond(), 1);
     assertEquals(20e9, all.copyBytesPerSecond(), 1);
-    TransportCosts garbage =
-        base.withOverrides(
-            Settings.of(
-                Map.of(),
-                Map.of("MX_PLAN_COST_WIRE_GBPS", "-3", "MX_PLAN_COST_DESCRIPTOR_US", "fast")));
-    assertEquals(base, garbage);
+    for (String bad : new String[] {"-3", "fast"}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  base.withOverrides(Settings.of(Map.of(), Map.of("MX_PLAN_COST_WIRE_GBPS", bad))));
+      assertTrue(e.getMessage().startsWith("MX_PLAN_COST_WIRE_GBPS='" + bad + "'"), e.getMessage());
+    }
   }
 
   @Test

@@ -94,6 +94,10 @@ final class ChildWorker implements WorkerHandle {
     cmd.addAll(jvmOptions(dev.mx.api.util.Settings.system()));
     // The child logs everything to its own file; its tail is quoted when it fails.
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+    if (verbose) {
+      // --verbose shows the per-step stage records, which a library logs at DEBUG.
+      cmd.add("-Dorg.slf4j.simpleLogger.log.dev.mx.refit.records=debug");
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("dev.mx.cli.Main");
@@ -176,9 +180,26 @@ final class ChildWorker implements WorkerHandle {
     return new MxException(name + " (pid " + process.pid() + ") " + code + " " + when + logTail());
   }
 
+  /**
+   * The line every JVM that loads the incubating Vector API (casts, digests) prints first. It is
+   * expected and says nothing about the run, so a child's log is quoted without it.
+   */
+  static final String INCUBATOR_NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector";
+
+  /** {@code lines} without {@link #INCUBATOR_NOTICE}. */
+  static List<String> withoutIncubatorNotice(List<String> lines) {
+    List<String> out = new ArrayList<>(lines.size());
+    for (String l : lines) {
+      if (!l.equals(INCUBATOR_NOTICE)) {
+        out.add(l);
+      }
+    }
+    return out;
+  }
+
   private String logTail() {
     try {
-      List<String> lines = new ArrayList<>(Files.readAllLines(log, StandardCharsets.UTF_8));
+      List<String> lines = withoutIncubatorNotice(Files.readAllLines(log, StandardCharsets.UTF_8));
       lines.addAll(strayOutput);
       List<String> tail = lines.subList(Math.max(0, lines.size() - 3), lines.size());
       return tail.isEmpty() ? "" : "; its log ends: " + String.join(" | ", tail);
@@ -246,7 +267,9 @@ final class ChildWorker implements WorkerHandle {
     if (verbose) {
       try {
         System.err.println("---- log of " + name + " (" + log + ")");
-        System.err.println(Files.readString(log, StandardCharsets.UTF_8));
+        System.err.println(
+            String.join(
+                "\n", withoutIncubatorNotice(Files.readAllLines(log, StandardCharsets.UTF_8))));
       } catch (IOException ignored) {
         // The log is optional.
       }

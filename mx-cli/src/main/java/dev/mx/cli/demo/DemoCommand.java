@@ -169,6 +169,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       // numbers.
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx", "warn");
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "error");
+    } else {
+      // The per-step stage records are DEBUG for library users; --verbose shows them.
+      System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "debug");
     }
     PrintWriter out = spec.commandLine().getOut();
     Progress progress = new Progress(System.err, !json && System.console() != null);
@@ -1082,8 +1085,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               "VS COPY",
               "E2E S",
               "SOURCES X/S/F",
-              "VERIFIED",
-              "UNVERIFIED B",
+              "VERIFIED SHARDS",
+              "UNVERIFIED BYTES",
               "COVERAGE");
       long totalBytes = 0;
       double totalWire = 0;

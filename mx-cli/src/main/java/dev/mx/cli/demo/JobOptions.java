@@ -101,7 +101,7 @@ abstract class JobOptions {
       names = "--stall-limit",
       description =
           "Seconds a peer waited on may make no progress (stopped, killed, wedged) before the wait"
-              + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_SECS, 60).")
+              + " fails naming it (default: mx.stall-limit / MX_STALL_LIMIT_S, 60).")
   Double stallLimitSeconds;
 
   /** The inference dtype label of the worker spec: the trainer dtype when none was given. */

@@ -34,4 +34,12 @@ class ChildWorkerOptionsTest {
                 Map.of("mx.demo.jvmOptions", "-Xmx2g"),
                 Map.of("MX_DEMO_JVM_OPTIONS", "-Xlog:gc"))));
   }
+
+  @Test
+  void aChildsLogIsQuotedWithoutTheIncubatorNoticeOnly() {
+    assertEquals(
+        List.of("first", "WARNING: something else"),
+        ChildWorker.withoutIncubatorNotice(
+            List.of(ChildWorker.INCUBATOR_NOTICE, "first", "WARNING: something else")));
+  }
 }

@@ -9,10 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * FSDP's layout (MX §5.3): every global tensor is split on dim 0 like {@code torch.chunk(N)} —
- * chunks of {@code ceil(rows / N)} rows, so the last ranks may hold fewer rows or none. A rank's
- * buffer for a tensor is named after the tensor, holds exactly its rows, and is published whole;
- * ranks without rows hold nothing.
+ * FSDP's layout (ModelExpress; ARCHITECTURE §7.6): every global tensor is split on dim 0 like
+ * {@code torch.chunk(N)} — chunks of {@code ceil(rows / N)} rows, so the last ranks may hold fewer
+ * rows or none. A rank's buffer for a tensor is named after the tensor, holds exactly its rows, and
+ * is published whole; ranks without rows hold nothing.
  */
 public final class FsdpLayout implements TrainerLayout {
   private final ModelArchitecture model;

@@ -8,11 +8,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Turns one Megatron parameter into zero-copy, Hugging Face–named alias shards, following MX §5.1:
- * single names (column, row, replicated, vocab-parallel), gated MLP and expert fc1 halves ({@code
- * gate_then_up}), and fused QKV by band intersection (global head counts) or by local groups
- * (legacy). Every alias is a contiguous row-major run inside the parameter, given as an element
- * offset.
+ * Turns one Megatron parameter into zero-copy, Hugging Face–named alias shards, following
+ * ModelExpress (ARCHITECTURE §7.6): single names (column, row, replicated, vocab-parallel), gated
+ * MLP and expert fc1 halves ({@code gate_then_up}), and fused QKV by band intersection (global head
+ * counts) or by local groups (legacy). Every alias is a contiguous row-major run inside the
+ * parameter, given as an element offset.
  */
 public final class MegatronAliases {
 
@@ -22,7 +22,8 @@ public final class MegatronAliases {
    * The alias shards of {@code spec}.
    *
    * @param published the published flag every resulting alias carries
-   * @throws LayoutException naming the tensor when the spec breaks a rule of MX §5.1
+   * @throws LayoutException naming the tensor when the spec breaks a rule of ModelExpress
+   *     (ARCHITECTURE §7.6)
    */
   public static List<AliasShard> resolve(MegatronTensorSpec spec, boolean published) {
     requireContiguous(spec);

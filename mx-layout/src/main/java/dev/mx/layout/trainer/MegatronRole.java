@@ -3,7 +3,10 @@ package dev.mx.layout.trainer;
 import java.util.Arrays;
 import java.util.Locale;
 
-/** The Megatron parameter roles of MX §5.1 and §5.2, with their ModelExpress labels. */
+/**
+ * The Megatron parameter roles of ModelExpress (ARCHITECTURE §7.6) and §5.2, with their
+ * ModelExpress labels.
+ */
 public enum MegatronRole {
   COLUMN,
   ROW,

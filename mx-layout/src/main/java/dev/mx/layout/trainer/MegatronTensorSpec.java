@@ -10,9 +10,10 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * One Megatron parameter as the alias builder sees it (MX §5.1 {@code MegatronTensorSpec}): the
- * local tensor (shape and strides, which must be contiguous to be published), its role, the Hugging
- * Face names it publishes, the global shape, and where the local tensor sits in it.
+ * One Megatron parameter as the alias builder sees it (ModelExpress; ARCHITECTURE §7.6 {@code
+ * MegatronTensorSpec}): the local tensor (shape and strides, which must be contiguous to be
+ * published), its role, the Hugging Face names it publishes, the global shape, and where the local
+ * tensor sits in it.
  *
  * @param name the Megatron parameter name (also the name of the buffer that holds it)
  * @param localStrides element strides of the local view; aliases are only possible when row-major

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §5.1: the worked examples and the error cases of the alias rules. */
+/** ModelExpress (ARCHITECTURE §7.6): the worked examples and the error cases of the alias rules. */
 class MegatronAliasesTest {
 
   private static final List<String> GATE_UP = List.of("mlp.gate_proj.weight", "mlp.up_proj.weight");
@@ -39,7 +39,8 @@ class MegatronAliasesTest {
 
   @Test
   void gatedHalvesOfTheSecondOfTwoRanks() {
-    // MX §5.1: local (4,3), range (4,8) of global (8,3) -> gate and up each full (4,3), offset
+    // ModelExpress (ARCHITECTURE §7.6): local (4,3), range (4,8) of global (8,3) -> gate and up
+    // each full (4,3), offset
     // (2,0), shape (2,3);
     // up starts 6 elements after the base.
     var spec =
@@ -80,7 +81,7 @@ class MegatronAliasesTest {
 
   @Test
   void qkvBandsOfFourRanksWithFewerKvHeadsThanRanks() {
-    // MX §5.1: q=4, kv=2, head_dim=1, hidden=2, TP=4, 2 rows per rank.
+    // ModelExpress (ARCHITECTURE §7.6): q=4, kv=2, head_dim=1, hidden=2, TP=4, 2 rows per rank.
     Shape full = Shape.of(8, 2);
     List<List<AliasShard>> ranks = new ArrayList<>();
     for (int r = 0; r < 4; r++) {

@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * Identity and worker are {@link StoreNames#encode encoded}. Every update is one Lua script, so it
  * is atomic; heartbeats are stamped with the server's clock ({@code TIME}), and freshness is judged
  * against the same clock, so hosts need no synchronised clocks. Every write renews a TTL of {@code
- * MX_GC_TIMEOUT_SECS} on the keys it touches, so records of publishers that died without closing
+ * MX_GC_TIMEOUT_S} on the keys it touches, so records of publishers that died without closing
  * vanish on their own.
  *
  * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each

@@ -6,8 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The planner's view of every discovered publisher after replica merge (MX §8.1 {@code
- * build_sources}).
+ * The planner's view of every discovered publisher after replica merge (ModelExpress; ARCHITECTURE
+ * §7.5 {@code build_sources}).
  *
  * @param sources every tensor by name, in first-seen order; a shard's session is its publisher's
  *     agent name

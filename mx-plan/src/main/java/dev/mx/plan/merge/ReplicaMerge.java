@@ -16,11 +16,12 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Merges the shard tables of many publishers (MX §8.1 {@code merge_shard_tables} + {@code
- * build_sources}). For each tensor name the first table that offers it fixes its global shape and
- * dtype; a later table that disagrees is an error naming the tensor and both publishers. Shards are
- * de-duplicated by exact geometry (offset and shape), keeping the first offer in table order, so
- * data-parallel replicas collapse to one owner while distinct geometries (fan-in) are all kept.
+ * Merges the shard tables of many publishers (ModelExpress; ARCHITECTURE §7.5 {@code
+ * merge_shard_tables} + {@code build_sources}). For each tensor name the first table that offers it
+ * fixes its global shape and dtype; a later table that disagrees is an error naming the tensor and
+ * both publishers. Shards are de-duplicated by exact geometry (offset and shape), keeping the first
+ * offer in table order, so data-parallel replicas collapse to one owner while distinct geometries
+ * (fan-in) are all kept.
  */
 public final class ReplicaMerge {
   private ReplicaMerge() {}

@@ -11,14 +11,14 @@ import java.util.List;
  * view is element {@code offset + Σ i[d]·strides[d]} of the root's flat storage. Everything is in
  * elements.
  *
- * <p>{@link #replay} runs a recorded op chain (MX §3.2) on a zero-storage root and reports where
- * the result lands. It also reports whether an op <em>materialized a copy</em> the way PyTorch
- * would ({@code contiguous()} on a non-contiguous view, a {@code reshape}/{@code flatten} that
- * cannot be a view): the planner refuses such chains. A copy does not always lose the mapping to
- * the root: {@code transpose(0, 1).contiguous()} still reads exactly the elements of the transposed
- * view, so {@link #isRootView()} stays true and {@link #offset()}/{@link #strides()} still describe
- * the elements to copy, which is what a receiver needs to replay a full pull locally. Only a
- * reshape that merges dims no stride can express loses it.
+ * <p>{@link #replay} runs a recorded op chain (ModelExpress; ARCHITECTURE §7.3) on a zero-storage
+ * root and reports where the result lands. It also reports whether an op <em>materialized a
+ * copy</em> the way PyTorch would ({@code contiguous()} on a non-contiguous view, a {@code
+ * reshape}/{@code flatten} that cannot be a view): the planner refuses such chains. A copy does not
+ * always lose the mapping to the root: {@code transpose(0, 1).contiguous()} still reads exactly the
+ * elements of the transposed view, so {@link #isRootView()} stays true and {@link #offset()}/{@link
+ * #strides()} still describe the elements to copy, which is what a receiver needs to replay a full
+ * pull locally. Only a reshape that merges dims no stride can express loses it.
  */
 public final class StridedView {
   private final long offset;

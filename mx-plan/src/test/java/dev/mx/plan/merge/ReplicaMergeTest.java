@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** MX §11 {@code test_reshard_refit_replica_merge.py}. */
+/** ModelExpress (ARCHITECTURE §7.9) {@code test_reshard_refit_replica_merge.py}. */
 class ReplicaMergeTest {
   private static final Shape G = Shape.of(4, 8);
 

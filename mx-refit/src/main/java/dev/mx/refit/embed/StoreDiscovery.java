@@ -15,9 +15,9 @@ import java.util.Objects;
 
 /**
  * Source discovery through a {@link MetadataStore}: waits until exactly {@code publishers} READY
- * shard tables of {@code identity} are fresh (ModelExpress §8.1), merges their replicas and returns
- * the sources with each publisher's transport metadata. What a receiver in its own process uses to
- * find trainers.
+ * shard tables of {@code identity} are fresh (ModelExpress; ARCHITECTURE §7.5), merges their
+ * replicas and returns the sources with each publisher's transport metadata. What a receiver in its
+ * own process uses to find trainers.
  */
 public final class StoreDiscovery implements SourceDiscovery {
 

@@ -37,14 +37,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The trainer side of a refit (ModelExpress §1.2, §8.1): serves named tensor shards from native
- * memory.
+ * The trainer side of a refit (ModelExpress; ARCHITECTURE §7.5): serves named tensor shards from
+ * native memory.
  *
  * <p>{@link Builder#start()} registers the memory with the transport, computes each shard's digest
  * (on by default; {@code -Dmx.publish.digest=false} or {@code MX_RESHARD_PUBLISH_DIGEST=0} turns it
  * off), publishes the shard table ({@code agent_name} = the transport's session, {@code
  * agent_meta_b64} = its {@link Transport#localMetadata()}, {@code publisher_step} = the step) and
- * heartbeats at once, then every {@code MX_HEARTBEAT_INTERVAL_SECS} (30 s) on a daemon thread. A
+ * heartbeats at once, then every {@code MX_HEARTBEAT_INTERVAL_S} (30 s) on a daemon thread. A
  * heartbeat says READY while the transport is healthy and STALE while it reports an error, so
  * receivers stop choosing a publisher that cannot serve. After the trainer wrote new weights into
  * the same memory, {@link #republish(long)} recomputes the digests and publishes the table with the

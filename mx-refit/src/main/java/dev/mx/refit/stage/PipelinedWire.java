@@ -4,6 +4,7 @@ import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Settings;
+import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.wire.FusedWire;
 import dev.mx.refit.wire.WireStages;
@@ -146,6 +147,7 @@ public final class PipelinedWire {
         }
         batches -= peerBatches.size();
         long deadline = System.nanoTime() + timeout.toNanos();
+        PeerReadEvent event = PeerReadEvent.start(session, reads.get(session));
         for (List<ReadDescriptor> batch : peerBatches) {
           long t = System.nanoTime();
           transport.read(batch, Duration.ofNanos(Math.max(1_000_000, deadline - t)));
@@ -160,6 +162,7 @@ public final class PipelinedWire {
           }
           batches++;
         }
+        PeerReadEvent.finish(event);
         for (Runnable r : workBySession.getOrDefault(session, List.of())) {
           started.add(workers.submit(r));
         }

@@ -1,15 +1,20 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.error.DigestMismatchException;
+import dev.mx.api.error.UnverifiableShardException;
+import dev.mx.api.metrics.RefitListener;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.refit.RefitRecords;
 import dev.mx.refit.Rounding;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * The records stage: the metrics map {@code updateWeights} returns and the per-step stage record
- * ({@code refit-stage-v3}, INFO: a successful step is no problem), both from one set of counters.
+ * ({@code refit-stage-v3}, at DEBUG unless {@code MX_REFIT_STAGE_RECORD_LEVEL=info}), both from one
+ * set of counters.
  *
  * @param sourcesExact sources read only by exact (or convert) segments
  * @param sourcesStaged sources with at least one shard staged whole
@@ -70,8 +75,28 @@ public record RefitReport(
     return Collections.unmodifiableMap(m);
   }
 
-  /** Emits the stage record at INFO. */
-  public void emit(RefitRecords records, int rank, boolean fused, boolean batch) {
+  /**
+   * The stage record's level from the {@code MX_REFIT_STAGE_RECORD_LEVEL} setting's value ({@code
+   * debug} or {@code info}).
+   *
+   * @throws IllegalArgumentException naming the setting for any other value
+   */
+  public static RefitRecords.Level stageLevel(String value) {
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "debug" -> RefitRecords.Level.DEBUG;
+      case "info" -> RefitRecords.Level.INFO;
+      default ->
+          throw new IllegalArgumentException(
+              "MX_REFIT_STAGE_RECORD_LEVEL (mx.refit.stage-record-level) must be debug or info,"
+                  + " not '"
+                  + value
+                  + "'");
+    };
+  }
+
+  /** Emits the stage record at {@code level}. */
+  public void emit(
+      RefitRecords records, RefitRecords.Level level, int rank, boolean fused, boolean batch) {
     Map<String, Object> r = new LinkedHashMap<>();
     r.put("schema", STAGE_SCHEMA);
     r.put("rank", rank);
@@ -94,6 +119,61 @@ public record RefitReport(
             r.put(k, v);
           }
         });
-    records.emit(RefitRecords.Level.INFO, STAGE_TAG, r);
+    records.emit(level, STAGE_TAG, r);
+  }
+
+  /**
+   * Tells {@code listener} about this installed step: every timed stage ({@code _s}), the digest
+   * checks, the install and the outcome ({@code startedNanos}: when the refit began).
+   */
+  public void publish(RefitListener listener, RefitListener.Refit refit, long startedNanos) {
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      if (e.getKey().endsWith("_s")) {
+        listener.stageTimed(refit, e.getKey(), e.getValue());
+      }
+    }
+    listener.shardsVerified(refit, verifiedShards, unverifiableShards);
+    listener.installed(refit);
+    listener.refitFinished(
+        refit,
+        new RefitListener.Outcome(
+            true, bytes, segments, (System.nanoTime() - startedNanos) / 1e9, null));
+  }
+
+  /**
+   * Tells {@code listener} that a refit failed: a verification failure first when {@code failure}
+   * is one (or carries one as its cause or a suppressed exception), then the outcome.
+   */
+  public static void publishFailure(
+      RefitListener listener, RefitListener.Refit refit, long startedNanos, Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (verificationFailure(listener, refit, t)) {
+        break;
+      }
+      boolean found = false;
+      for (Throwable s : t.getSuppressed()) {
+        found |= verificationFailure(listener, refit, s);
+      }
+      if (found || t.getCause() == t) {
+        break;
+      }
+    }
+    listener.refitFinished(
+        refit,
+        new RefitListener.Outcome(
+            false, 0, 0, (System.nanoTime() - startedNanos) / 1e9, failure.toString()));
+  }
+
+  private static boolean verificationFailure(
+      RefitListener listener, RefitListener.Refit refit, Throwable t) {
+    if (t instanceof DigestMismatchException d) {
+      listener.verificationFailed(refit, d.source(), d.publisher(), d.getMessage());
+      return true;
+    }
+    if (t instanceof UnverifiableShardException u) {
+      listener.verificationFailed(refit, u.source(), u.publisher(), u.getMessage());
+      return true;
+    }
+    return false;
   }
 }

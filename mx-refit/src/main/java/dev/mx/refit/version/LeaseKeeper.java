@@ -4,6 +4,8 @@ import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,11 +18,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds one lease on one version and renews it every third of its TTL on a daemon thread, as
- * ModelExpress's generator does (§1.3). {@link #isHeld()} is judged conservatively on this host's
- * monotonic clock: the lease counts as held only until one TTL after the start of the last renewal
- * that succeeded, so a renewal thread that stalls (a GC pause, an unreachable store) makes it
- * "lost" before the store lets it expire. {@link #close()} stops renewing and drops the lease (best
- * effort; it expires anyway); it is idempotent.
+ * ModelExpress's RL generator does (ARCHITECTURE §7.5). {@link #isHeld()} is judged conservatively
+ * on this host's monotonic clock: the lease counts as held only until one TTL after the start of
+ * the last renewal that succeeded, so a renewal thread that stalls (a GC pause, an unreachable
+ * store) makes it "lost" before the store lets it expire. {@link #close()} stops renewing and drops
+ * the lease (best effort; it expires anyway); it is idempotent.
  */
 public final class LeaseKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
@@ -62,6 +64,7 @@ public final class LeaseKeeper implements AutoCloseable {
     LeaseKeeper k = new LeaseKeeper(versions, model, versionId, holder, ttl);
     long started = System.nanoTime();
     versions.acquireLease(model, versionId, holder, ttl);
+    RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.ACQUIRED);
     k.validUntilNanos = started + ttl.toNanos();
     long period = Math.max(1, ttl.toNanos() / 3);
     k.renewer.scheduleAtFixedRate(k::renew, period, period, TimeUnit.NANOSECONDS);
@@ -79,6 +82,7 @@ public final class LeaseKeeper implements AutoCloseable {
       LOG.debug("lease of {} on {} renewed until {}", holder, versionId, l.expiresAtMillis());
     } catch (WeightVersionException e) {
       lost = e;
+      RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       LOG.warn(
           "lease of {} on version '{}' of '{}' is lost: {}",
           holder,
@@ -155,6 +159,7 @@ public final class LeaseKeeper implements AutoCloseable {
       validUntilNanos = started + ttl.toNanos();
     } catch (WeightVersionException e) {
       lost = e;
+      RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.LOST);
       throw new WeightVersionException(
           WeightVersionException.Reason.LEASE_LOST,
           "the store no longer holds the lease of '"
@@ -207,6 +212,7 @@ public final class LeaseKeeper implements AutoCloseable {
       return;
     }
     renewer.shutdownNow();
+    RefitListeners.jvmWide().lease(model, versionId, holder, RefitListener.LeaseAction.RELEASED);
     try {
       versions.dropLease(model, versionId, holder);
     } catch (RuntimeException e) {

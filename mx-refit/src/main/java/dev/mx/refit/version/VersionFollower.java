@@ -9,6 +9,7 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
@@ -402,6 +403,7 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   private Followed install(WeightVersion v, double waitedSeconds) {
+    RefitListeners.jvmWide().versionWaited(model, v.step(), waitedSeconds);
     LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl);
     boolean kept = false;
     try {

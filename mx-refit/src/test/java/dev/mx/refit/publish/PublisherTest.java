@@ -447,13 +447,15 @@ class PublisherTest {
     // gone.
     MemorySegment gone;
     MemorySegment scratch;
+    MemorySegment good;
     try (Arena doomed = Arena.ofShared()) {
       gone = doomed.allocate(64);
       trainer.register(gone);
-      // Allocated while the doomed memory is still held, so it cannot reuse (and overlap) its
-      // address.
+      // Allocated while the doomed memory is still held, so they cannot reuse (and overlap) its
+      // address, which stays registered: `good` allocated after the close did, on this machine.
       scratch = arena.allocate(64);
       trainer.register(scratch);
+      good = arena.allocate(64);
     }
     assertThrows(
         RuntimeException.class,
@@ -465,7 +467,6 @@ class PublisherTest {
     assertEquals(SourceStatus.STALE, p.heartbeatNow());
     assertEquals(List.of(), store.listReady(IDENTITY, FRESH), "receivers no longer choose it");
 
-    MemorySegment good = arena.allocate(64);
     trainer.register(good);
     trainer.read(List.of(new ReadDescriptor("trainer-0", good.address(), scratch.address(), 64)));
     assertTrue(trainer.isHealthy());

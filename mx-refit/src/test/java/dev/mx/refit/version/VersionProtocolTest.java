@@ -37,6 +37,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -157,6 +160,42 @@ class VersionProtocolTest {
           versions.version(model, "step-3").orElseThrow().state(),
           "a superseded version is released only when its buffer set is needed again");
     }
+  }
+
+  @Test
+  void versionWaitsAndLeasesAreRecordedAsJfrEvents(@TempDir Path dir) throws Exception {
+    store = new MemoryMetadataStore(model);
+    Path file = dir.resolve("versions.jfr");
+    try (Recording rec = new Recording()) {
+      rec.enable("dev.mx.VersionWait").withThreshold(Duration.ZERO);
+      rec.enable("dev.mx.Lease").withThreshold(Duration.ZERO);
+      rec.start();
+      try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {});
+          VersionFollower follower = follower("receiver-0")) {
+        for (long step = 0; step < 2; step++) {
+          trainer.publishAll(step);
+          assertEquals(step, follower.next(WAIT).step());
+        }
+      }
+      rec.stop();
+      rec.dump(file);
+    }
+    List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+    List<RecordedEvent> waits =
+        events.stream()
+            .filter(e -> e.getEventType().getName().equals("dev.mx.VersionWait"))
+            .toList();
+    assertEquals(List.of(0L, 1L), waits.stream().map(e -> e.getLong("step")).toList());
+    waits.forEach(e -> assertEquals(model, e.getString("model")));
+    List<String> leases =
+        events.stream()
+            .filter(e -> e.getEventType().getName().equals("dev.mx.Lease"))
+            .filter(e -> e.getString("holder").equals("receiver-0"))
+            .map(e -> e.getString("versionId") + " " + e.getString("action"))
+            .toList();
+    assertEquals(
+        List.of("step-0 acquired", "step-0 released", "step-1 acquired", "step-1 released"),
+        leases);
   }
 
   @Test

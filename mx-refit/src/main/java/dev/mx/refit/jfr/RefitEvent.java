@@ -1,0 +1,35 @@
+package dev.mx.refit.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+
+/** A refit of one rank: its duration is the refit's, from start to install or failure. */
+@Name("dev.mx.Refit")
+@Label("mx Refit")
+@Category({"mx", "Refit"})
+public final class RefitEvent extends Event {
+  @Label("Rank")
+  public int rank;
+
+  @Label("Step")
+  public long step;
+
+  @Label("Transport")
+  public String transport;
+
+  @Label("Bytes")
+  @DataAmount
+  public long bytes;
+
+  @Label("Descriptors")
+  public long descriptors;
+
+  @Label("Outcome")
+  public String outcome;
+
+  @Label("Failure")
+  public String failure;
+}
