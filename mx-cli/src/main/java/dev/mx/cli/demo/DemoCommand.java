@@ -189,7 +189,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     long installedStep = -1;
     PeerProgress peers = null;
     try {
-      WorkerSpec base = plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"));
+      WorkerSpec base =
+          plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"))
+              .withExpertMap(expertMapJson());
       peers =
           new PeerProgress(
               base.metadata(), base.identity(), Duration.ofSeconds(2), progress::waitingOn);

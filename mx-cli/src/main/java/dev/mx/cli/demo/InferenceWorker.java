@@ -1,6 +1,5 @@
 package dev.mx.cli.demo;
 
-import dev.mx.api.DType;
 import dev.mx.api.error.DiscoveryTimeoutException;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStore;
@@ -13,7 +12,6 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
-import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.MetadataStores;
@@ -71,12 +69,7 @@ final class InferenceWorker implements Worker {
 
   @Override
   public Map<String, Object> start() {
-    VllmLayout geometry =
-        new VllmLayout(
-            ModelConfigs.load(spec.model()),
-            Workers.inferenceTopology(spec),
-            spec.rank(),
-            DType.parse(spec.inferenceDtype()));
+    VllmLayout geometry = Workers.inferenceLayout(spec);
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());
     dev.mx.api.transport.MemoryKind memory = spec.memoryKind();

@@ -8,6 +8,7 @@ import dev.mx.cli.IoErrors;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
@@ -135,8 +136,19 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + e.getMessage());
     }
+    ExpertPlacement placement = null;
+    if (o.expertMap != null) {
+      try {
+        placement = ExpertMapOption.resolve(o.expertMap, model);
+        placement.requireFits(inference);
+      } catch (MxException | IllegalArgumentException e) {
+        throw new ParameterException(
+            cmd, ExpertMapOption.NAME + " '" + o.expertMap + "': " + e.getMessage());
+      }
+    }
     try {
-      new VllmLayout(model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype);
+      new VllmLayout(
+          model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype, placement);
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }

@@ -1,13 +1,11 @@
 package dev.mx.cli.demo;
 
-import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
-import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
@@ -45,12 +43,7 @@ final class VersionedReceiver {
       DemoCommand.DemoReport report,
       PrintWriter progress)
       throws Exception {
-    VllmLayout geometry =
-        new VllmLayout(
-            ModelConfigs.load(ws.model()),
-            Workers.inferenceTopology(ws),
-            ws.rank(),
-            DType.parse(ws.inferenceDtype()));
+    VllmLayout geometry = Workers.inferenceLayout(ws);
     Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
     MetadataStore store = MetadataStores.open(ws.metadata());
     LiveWeights live = new LiveWeights(geometry.params());

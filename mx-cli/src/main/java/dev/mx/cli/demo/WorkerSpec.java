@@ -32,6 +32,9 @@ import java.util.Map;
  *     step waits for readers) or 2 (training overlaps reading; also when 0)
  * @param stagingBytes the receivers' staging budget ({@code mx.receiver.staging-bytes}); 0 for the
  *     default
+ * @param expertMap the inference engine's expert placement ({@link
+ *     dev.mx.layout.vllm.ExpertPlacement} JSON, resolved from {@code --expert-map}); null keeps the
+ *     trainer's expert order
  */
 public record WorkerSpec(
     String role,
@@ -52,7 +55,8 @@ public record WorkerSpec(
     double stallLimitSeconds,
     String install,
     int trainerBuffers,
-    long stagingBytes) {
+    long stagingBytes,
+    String expertMap) {
 
   /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
   public WorkerSpec(
@@ -91,7 +95,8 @@ public record WorkerSpec(
         stallLimitSeconds,
         "copy",
         2,
-        0);
+        0,
+        null);
   }
 
   /** Whether receivers write the live weights in place. */
@@ -125,7 +130,8 @@ public record WorkerSpec(
         stallLimitSeconds,
         installMode,
         buffers,
-        staging);
+        staging,
+        expertMap);
   }
 
   /** A spec with weights in host memory. */
@@ -191,7 +197,8 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap);
   }
 
   /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
@@ -215,7 +222,8 @@ public record WorkerSpec(
         seconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap);
   }
 
   public int trainerWorldSize() {
@@ -248,7 +256,33 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap);
+  }
+
+  /** The same worker with another expert placement (JSON; null: the trainer's order). */
+  public WorkerSpec withExpertMap(String placementJson) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        stallLimitSeconds,
+        install,
+        trainerBuffers,
+        stagingBytes,
+        placementJson);
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
@@ -271,6 +305,7 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap);
   }
 }

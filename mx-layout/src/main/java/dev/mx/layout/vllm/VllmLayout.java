@@ -37,6 +37,9 @@ import java.util.Map;
  *   <li>MoE: {@code mlp.experts.w13_weight} (E_local, 2·I_local, hidden), per expert gate rows then
  *       up rows; {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all
  *       experts, intermediate sliced by T; {@code ep=T}: experts {@code [r·E/T, (r+1)·E/T)} whole.
+ *       With an {@link ExpertPlacement} (EPLB) the first dimension counts physical slots instead,
+ *       each copied from its logical expert; a logical expert that fills two slots of one rank is
+ *       one source read twice, which shard bounding reads once and copies locally.
  * </ul>
  *
  * Copies are op chains of {@code narrow} (none when the whole source is taken) into row-major
@@ -50,6 +53,11 @@ public final class VllmLayout implements GeometrySource {
   private final InferenceTopology topology;
   private final int rank;
   private final DType dtype;
+  private final ExpertPlacement experts;
+
+  /** Whether the caller gave an expert placement (else the trainer's order). */
+  private final boolean remapped;
+
   private final Map<String, ParamSpec> params = new LinkedHashMap<>();
 
   /** Per parameter, the elements no copy writes on purpose (vocabulary padding rows). */
@@ -59,10 +67,25 @@ public final class VllmLayout implements GeometrySource {
   private final Map<String, List<RecordedCopy>> copiesBySource = new LinkedHashMap<>();
 
   public VllmLayout(ModelArchitecture model, InferenceTopology topology, int rank, DType dtype) {
+    this(model, topology, rank, dtype, null);
+  }
+
+  /**
+   * A rank whose expert slots follow {@code placement} (null: the trainer's order, one slot per
+   * expert).
+   */
+  public VllmLayout(
+      ModelArchitecture model,
+      InferenceTopology topology,
+      int rank,
+      DType dtype,
+      ExpertPlacement placement) {
     this.model = model;
     this.topology = topology;
     this.rank = rank;
     this.dtype = dtype;
+    this.remapped = placement != null;
+    this.experts = remapped || !model.isMoe() ? placement : ExpertPlacement.identity(model);
     if (rank < 0 || rank >= topology.tp()) {
       throw new LayoutException(
           "inference rank " + rank + " is outside [0, " + topology.tp() + ")");
@@ -101,7 +124,14 @@ public final class VllmLayout implements GeometrySource {
       }
     }
     if (model.isMoe()) {
-      if (topology.expertParallel() && model.numExperts() % t != 0) {
+      if (remapped) {
+        try {
+          experts.requireFits(topology);
+        } catch (LayoutException e) {
+          throw new LayoutException(where() + "expert placement: " + e.getMessage(), e);
+        }
+      }
+      if (!remapped && topology.expertParallel() && model.numExperts() % t != 0) {
         throw new LayoutException(
             where() + "num_experts " + model.numExperts() + " is not divisible by ep " + t);
       }
@@ -142,6 +172,11 @@ public final class VllmLayout implements GeometrySource {
 
   public DType dtype() {
     return dtype;
+  }
+
+  /** Which logical expert each physical slot holds; null for a dense model. */
+  public ExpertPlacement expertPlacement() {
+    return experts;
   }
 
   /** Every parameter of this rank with its shape and dtype, in load order. */
@@ -277,10 +312,10 @@ public final class VllmLayout implements GeometrySource {
   private void experts(int layer, String p) {
     int t = topology.tp();
     long h = model.hiddenSize();
-    int experts = model.numExperts();
+    int slots = experts.slotCount(layer);
     long im = model.moeIntermediateSize();
     boolean ep = topology.expertParallel();
-    int local = ep ? experts / t : experts;
+    int local = ep ? slots / t : slots;
     int first = ep ? rank * local : 0;
     long il = ep ? im : im / t;
     long sliceStart = ep ? 0 : rank * il;
@@ -289,7 +324,7 @@ public final class VllmLayout implements GeometrySource {
     declare(w13, Shape.of(local, 2 * il, h));
     declare(w2, Shape.of(local, h, il));
     for (int j = 0; j < local; j++) {
-      String x = p + "mlp.experts." + (first + j) + ".";
+      String x = p + "mlp.experts." + experts.logical(layer, first + j) + ".";
       long w13Base = (long) j * 2 * il * h;
       rowsInto(x + "gate_proj.weight", w13, sliceStart, il, im, w13Base);
       rowsInto(x + "up_proj.weight", w13, sliceStart, il, im, w13Base + il * h);

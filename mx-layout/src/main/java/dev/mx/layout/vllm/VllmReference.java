@@ -28,13 +28,25 @@ public final class VllmReference {
   private final int tp;
   private final boolean expertParallel;
   private final int rank;
+  private final ExpertPlacement experts;
   private final Map<String, LongFunction<GlobalElement>> rules = new ConcurrentHashMap<>();
 
   public VllmReference(ModelArchitecture model, InferenceTopology topology, int rank) {
+    this(model, topology, rank, null);
+  }
+
+  /**
+   * The reference for a rank whose expert slots follow {@code placement} (null: slot {@code s}
+   * holds expert {@code s}): slot {@code s} of a layer holds its logical expert's values.
+   */
+  public VllmReference(
+      ModelArchitecture model, InferenceTopology topology, int rank, ExpertPlacement placement) {
     this.model = model;
     this.tp = topology.tp();
     this.expertParallel = topology.expertParallel();
     this.rank = rank;
+    this.experts =
+        placement != null || !model.isMoe() ? placement : ExpertPlacement.identity(model);
   }
 
   /** Padded vocabulary rows per rank: {@code ceil(vocab/64)·64 / T}. */
@@ -55,8 +67,9 @@ public final class VllmReference {
     return (long) rank * model.numKeyValueHeads() / tp;
   }
 
-  private long expertsPerRank() {
-    return expertParallel ? model.numExperts() / tp : model.numExperts();
+  private long expertsPerRank(int layer) {
+    int slots = experts.slotCount(layer);
+    return expertParallel ? slots / tp : slots;
   }
 
   private long expertIntermediate() {
@@ -75,6 +88,7 @@ public final class VllmReference {
     }
     Matcher m = layer(param);
     String rest = m.group(2);
+    int layer = Integer.parseInt(m.group(1));
     long qkvRows = (model.numAttentionHeads() / tp + 2 * kvHeadsPerRank()) * hd;
     return switch (rest) {
       case "input_layernorm.weight", "post_attention_layernorm.weight" -> Shape.of(h);
@@ -85,8 +99,8 @@ public final class VllmReference {
       case "mlp.gate_up_proj.weight" -> Shape.of(2L * model.intermediateSize() / tp, h);
       case "mlp.down_proj.weight" -> Shape.of(h, model.intermediateSize() / tp);
       case "mlp.gate.weight" -> Shape.of(model.numExperts(), h);
-      case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(), 2 * expertIntermediate(), h);
-      case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(), h, expertIntermediate());
+      case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(layer), 2 * expertIntermediate(), h);
+      case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(layer), h, expertIntermediate());
       default -> throw unknown(param);
     };
   }
@@ -187,11 +201,18 @@ public final class VllmReference {
     }
   }
 
-  /** The names of projection {@code proj} of this rank's local experts, by local index. */
+  /**
+   * The names of projection {@code proj} of the logical experts in this rank's slots, by local
+   * slot.
+   */
   private String[] expertNames(String layerPrefix, String proj) {
-    String[] names = new String[Math.toIntExact(expertsPerRank())];
+    int layer =
+        Integer.parseInt(layerPrefix.substring("model.layers.".length(), layerPrefix.length() - 1));
+    String[] names = new String[Math.toIntExact(expertsPerRank(layer))];
+    long base = expertParallel ? rank * expertsPerRank(layer) : 0;
     for (int j = 0; j < names.length; j++) {
-      names[j] = layerPrefix + "mlp.experts." + (expertBase() + j) + "." + proj + ".weight";
+      int logical = experts.logical(layer, Math.toIntExact(base + j));
+      names[j] = layerPrefix + "mlp.experts." + logical + "." + proj + ".weight";
     }
     return names;
   }
@@ -207,10 +228,6 @@ public final class VllmReference {
       return s.dim(s.rank() - 1);
     }
     return param.endsWith(".self_attn.qkv_proj.bias") ? model.headDim() : s.numel();
-  }
-
-  private long expertBase() {
-    return expertParallel ? rank * expertsPerRank() : 0;
   }
 
   private long sliceBase() {
