@@ -152,6 +152,7 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }
+    range(cmd, "--changed", o.changed, 0, 100);
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
     oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
     transport(cmd, o.transport);

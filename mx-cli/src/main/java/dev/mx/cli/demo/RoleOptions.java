@@ -56,7 +56,8 @@ final class RoleOptions extends JobOptions {
             heartbeatSeconds)
         .withDevice(deviceKind(cmd))
         .withStallLimit(stallSeconds())
-        .withExpertMap(expertMapJson());
+        .withExpertMap(expertMapJson())
+        .withDelta(changed, noDelta);
   }
 
   /**

@@ -35,6 +35,10 @@ import java.util.Map;
  * @param expertMap the inference engine's expert placement ({@link
  *     dev.mx.layout.vllm.ExpertPlacement} JSON, resolved from {@code --expert-map}); null keeps the
  *     trainer's expert order
+ * @param changedPercent the percentage of weight elements each step changes ({@code --changed};
+ *     {@link dev.mx.layout.gen.ChangeSchedule}); null: 100
+ * @param noDelta whether receivers read every tensor every step ({@code --no-delta}) rather than
+ *     keeping those the publishers claim unchanged
  */
 public record WorkerSpec(
     String role,
@@ -56,7 +60,9 @@ public record WorkerSpec(
     String install,
     int trainerBuffers,
     long stagingBytes,
-    String expertMap) {
+    String expertMap,
+    Integer changedPercent,
+    boolean noDelta) {
 
   /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
   public WorkerSpec(
@@ -96,7 +102,9 @@ public record WorkerSpec(
         "copy",
         2,
         0,
-        null);
+        null,
+        null,
+        false);
   }
 
   /** Whether receivers write the live weights in place. */
@@ -131,7 +139,9 @@ public record WorkerSpec(
         installMode,
         buffers,
         staging,
-        expertMap);
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   /** A spec with weights in host memory. */
@@ -198,7 +208,9 @@ public record WorkerSpec(
         install,
         trainerBuffers,
         stagingBytes,
-        expertMap);
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
@@ -223,7 +235,9 @@ public record WorkerSpec(
         install,
         trainerBuffers,
         stagingBytes,
-        expertMap);
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   public int trainerWorldSize() {
@@ -257,7 +271,9 @@ public record WorkerSpec(
         install,
         trainerBuffers,
         stagingBytes,
-        expertMap);
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   /** The same worker with another expert placement (JSON; null: the trainer's order). */
@@ -282,7 +298,41 @@ public record WorkerSpec(
         install,
         trainerBuffers,
         stagingBytes,
-        placementJson);
+        placementJson,
+        changedPercent,
+        noDelta);
+  }
+
+  /** The same worker with another change schedule and delta switch. */
+  public WorkerSpec withDelta(Integer percent, boolean readEverything) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        stallLimitSeconds,
+        install,
+        trainerBuffers,
+        stagingBytes,
+        expertMap,
+        percent,
+        readEverything);
+  }
+
+  /** The percentage of weight elements each step changes (100 when unset). */
+  public int changed() {
+    return changedPercent == null ? 100 : changedPercent;
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
@@ -306,6 +356,8 @@ public record WorkerSpec(
         install,
         trainerBuffers,
         stagingBytes,
-        expertMap);
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 }

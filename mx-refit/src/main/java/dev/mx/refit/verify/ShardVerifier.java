@@ -490,8 +490,20 @@ public final class ShardVerifier implements AutoCloseable {
    */
   public Map<String, List<Runnable>> tasksBySession(
       DigestProvider digests, AtomicInteger verified) {
+    return tasksBySession(digests, verified, java.util.Set.of());
+  }
+
+  /**
+   * As {@link #tasksBySession(DigestProvider, AtomicInteger)} without the checks of the sources in
+   * {@code kept} (a delta step did not read them: their held bytes were verified when they landed).
+   */
+  public Map<String, List<Runnable>> tasksBySession(
+      DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
     Map<String, List<Runnable>> out = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
+      if (kept.contains(c.source())) {
+        continue;
+      }
       out.computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
           .add(
               () -> {
