@@ -338,7 +338,7 @@ public final class Receiver implements AutoCloseable {
       long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
     // Delta: sources held unchanged in this buffer set are not read (checked before any read).
-    Set<String> kept = delta ? set.delta.unchanged(currentSources, p.usedSources) : Set.of();
+    Set<String> kept = delta ? set.delta.unchanged(currentSources, p.keepable()) : Set.of();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
     boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
@@ -999,6 +999,31 @@ public final class Receiver implements AutoCloseable {
 
     /** The sources some copy of this receiver reads. */
     List<String> usedSources = List.of();
+
+    private List<String> keepable;
+
+    /**
+     * The used sources a delta step may keep: not those replayed out of full-pull or convert
+     * staging, which the re-slice and cast stages copy every step (and which another receiver
+     * sharing the live weights may never have filled).
+     */
+    List<String> keepable() {
+      if (keepable == null) {
+        TransferPlan wire = staging.wirePlan();
+        Set<String> replayed = new java.util.HashSet<>();
+        wire.fullPulls().forEach(f -> replayed.add(f.srcName()));
+        for (ConvertSource c : wire.converts()) {
+          c.segments().forEach(seg -> replayed.add(sourceIndex().sourceOf(seg)));
+        }
+        for (ShardStaging.Staged st : staging.staged()) {
+          if (!st.convertRuns().isEmpty()) {
+            replayed.add(st.source());
+          }
+        }
+        keepable = usedSources.stream().filter(n -> !replayed.contains(n)).toList();
+      }
+      return keepable;
+    }
 
     private DeltaState.SourceIndex sourceIndex;
 

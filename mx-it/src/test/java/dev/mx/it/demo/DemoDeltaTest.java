@@ -43,6 +43,24 @@ class DemoDeltaTest {
         "tp=2,ep=2");
   }
 
+  /**
+   * Expert parallel: some sources are full-pulled and re-sliced every step; the receivers of the
+   * two trainer buffer sets share what the live weights hold, so those are always read again.
+   */
+  @Test
+  void tinyQwen3MoeInPlaceExpertParallelFromTwoTrainerBufferSets(@TempDir Path dir)
+      throws Exception {
+    compare(
+        dir,
+        "tiny-qwen3-moe",
+        "--install",
+        "in-place",
+        "--trainer-buffers",
+        "2",
+        "--inference",
+        "tp=2,ep=2");
+  }
+
   @Test
   void tinyQwen3MoeInPlace(@TempDir Path dir) throws Exception {
     compare(dir, "tiny-qwen3-moe", "--install", "in-place", "--trainer-buffers", "1");

@@ -19,9 +19,10 @@ import java.util.TreeMap;
  * What one set of receive buffers holds, per source, for delta refits: the publishers' last-changed
  * steps ({@code changed_step}) and digests of the bytes installed there. A source whose every shard
  * still claims the same last-changed step is skipped on the wire — provided its digests are those
- * held, else the publisher's claim is false and the refit fails closed naming the tensor. Forgotten
- * on any failed refit, so the next one pulls everything. Thread-safe: receivers taking turns on one
- * set of live weights share one.
+ * held, else the publisher's claim is false and the refit fails closed naming the tensor. The
+ * receiver asks only about sources it reads exactly or stages, not those replayed out of full-pull
+ * or convert staging. Forgotten on any failed refit, so the next one pulls everything. Thread-safe:
+ * receivers taking turns on one set of live weights share one.
  */
 public final class DeltaState {
   /** The claim (last-changed steps) and the digests of one source, each shard in a fixed order. */
