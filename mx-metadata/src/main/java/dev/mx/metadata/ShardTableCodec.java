@@ -32,16 +32,17 @@ import java.util.List;
  * Encodes and decodes shard tables ({@code mx.reshard.shard_table.v1}, ModelExpress; ARCHITECTURE
  * §7.1) as UTF-8 JSON.
  *
- * <p>Encoding writes exactly the keys of the shard table (ARCHITECTURE §7.1) in a fixed order:
- * {@code schema, agent_name, metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per
- * tensor {@code name, dtype, elsize, full_shape, shards}; per shard {@code agent_name, device_id,
- * addr, shard_offset, shape[, digest][, tile_digests]} ({@link #TILE_DIGESTS}: digests over a fixed
- * tiling of the shard, for verifying partial reads). A publisher serving several transports (its
- * agent metadata a {@link TransportBundle}) writes the primary transport's blob as {@code
- * agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
- * BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
- * absent, never written as null, so adding them leaves every other byte as it was. Dtypes are
- * written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
+ * <p>Encoding writes exactly the keys of the shard table (ARCHITECTURE §7.1) in a fixed order: {@code schema, agent_name,
+ * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype,
+ * elsize, full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[,
+ * digest][, tile_digests][, changed_step]} ({@link #TILE_DIGESTS}: digests over a fixed tiling of
+ * the shard, for verifying partial reads; {@link #CHANGED_STEP}: the step at which the shard's
+ * bytes last changed, for delta refits). A publisher serving several transports (its agent metadata
+ * a {@link TransportBundle}) writes the primary transport's blob as {@code agent_meta_b64} and,
+ * last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME: BASE64, ...}}};
+ * decoding puts the bundle back together. The optional keys are omitted when absent, never written
+ * as null, so adding them leaves every other byte as it was. Dtypes are written as {@code
+ * torch.<name>} labels and addresses as unsigned 64-bit integers.
  *
  * <p>Decoding streams the document through Jackson's parser and builds the records directly. It
  * rejects a wrong schema, a missing key, a value of the wrong type or out of range, a shard outside
@@ -73,6 +74,12 @@ public final class ShardTableCodec {
    * digests}).
    */
   public static final String TILE_DIGESTS = "tile_digests";
+
+  /**
+   * Optional per-shard key, last: the step at which the publisher last changed the shard's bytes. A
+   * receiver holding that step's bytes of the shard (same digest) need not read it again.
+   */
+  public static final String CHANGED_STEP = "changed_step";
 
   /** Keys of a tensor entry, in encoding order. */
   public static final List<String> TENSOR_KEYS =
@@ -311,6 +318,13 @@ public final class ShardTableCodec {
         }
         g.writeEndArray();
         g.writeEndObject();
+      }
+      if (s.changedStep() != null) {
+        // Optional and after tile_digests: tables of publishers that do not track changes keep
+        // their bytes.
+        g.writeNumberField(
+            CHANGED_STEP,
+            checkStep(s.changedStep(), at.toString() + ".shards[" + s.agentName() + "]"));
       }
       g.writeEndObject();
     }
@@ -772,6 +786,7 @@ public final class ShardTableCodec {
     long[] shape = null;
     String digest = null;
     TileDigests tiles = null;
+    Long changedStep = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
       JsonToken value = p.nextToken();
@@ -784,6 +799,9 @@ public final class ShardTableCodec {
         case "shape" -> shape = readLongs(p, at);
         case "digest" -> digest = value == JsonToken.VALUE_NULL ? null : readString(p, at);
         case TILE_DIGESTS -> tiles = value == JsonToken.VALUE_NULL ? null : readTiles(p, at);
+        case CHANGED_STEP ->
+            changedStep =
+                value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), at.toString());
         default -> p.skipChildren();
       }
       at.pop();
@@ -793,7 +811,8 @@ public final class ShardTableCodec {
     requirePresent(addr, at, "addr");
     requirePresent(offset, at, "shard_offset");
     requirePresent(shape, at, "shape");
-    return new PublishedShard(agentName, deviceId, addr, offset, new Shape(shape), digest, tiles);
+    return new PublishedShard(
+        agentName, deviceId, addr, offset, new Shape(shape), digest, tiles, changedStep);
   }
 
   // ---------------------------------------------------------------- typed readers

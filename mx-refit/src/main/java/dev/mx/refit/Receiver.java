@@ -31,6 +31,7 @@ import dev.mx.api.util.Settings;
 import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.refit.stage.ConvertMatch;
+import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.stage.Descriptors;
 import dev.mx.refit.stage.ElementCoverage;
 import dev.mx.refit.stage.LocalCopies;
@@ -113,6 +114,13 @@ public final class Receiver implements AutoCloseable {
   private final Supplier<WirePolicy> wirePolicy;
   private final Supplier<DigestProvider> digests;
   private final boolean rediscoverEachStep;
+
+  /** Whether sources the publishers claim unchanged are kept rather than read (delta refits). */
+  private final boolean delta;
+
+  /** What the live weights hold, shared by every receiver writing them in place; or null. */
+  private final DeltaState sharedDelta;
+
   private final RefitRecords records;
   private final RefitListener listener;
   private final RefitRecords.Level stageLevel;
@@ -132,6 +140,10 @@ public final class Receiver implements AutoCloseable {
   private Prepared prepared;
   private DigestProvider digestProvider;
   private Long sourceStep;
+
+  /** The publishers' tables of the step about to be read (prepare's, or the last rediscovery's). */
+  private Map<String, SourceInfo> currentSources;
+
   private int nextSet;
   private boolean closed;
   private long descriptorBuilds;
@@ -159,6 +171,9 @@ public final class Receiver implements AutoCloseable {
     }
     this.digests = Objects.requireNonNull(b.digests, "digests");
     this.rediscoverEachStep = b.rediscoverEachStep;
+    // Without a fresh table per step there is no fresh claim to trust.
+    this.delta = b.delta && b.rediscoverEachStep;
+    this.sharedDelta = b.sharedDelta;
     this.records = Objects.requireNonNull(b.records, "records");
     this.stageLevel = RefitReport.stageLevel(RefitFlag.STAGE_RECORD_LEVEL.string(settings));
     this.listener = b.listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(b);
@@ -287,9 +302,9 @@ public final class Receiver implements AutoCloseable {
     Prepared p = prepared;
     BufferSet set = p.sets.get(nextSet);
     try {
-      RefitReport report = refit(step, p, set, stages);
-      report.publish(listener, id, began);
-      return report.metrics();
+      Refitted done = refit(step, p, set, stages);
+      done.report().publish(listener, id, began);
+      return done.metrics();
     } catch (RuntimeException e) {
       LOG.warn(
           "rank {} step {}: refit failed, nothing was installed: {}",
@@ -336,6 +351,7 @@ public final class Receiver implements AutoCloseable {
       }
     }
     sourceStep = fresh.step();
+    currentSources = fresh.sources();
   }
 
   /** Same sources, shapes, dtypes and shards, digests aside ({@link SourceChecks#sameGeometry}). */
@@ -343,17 +359,27 @@ public final class Receiver implements AutoCloseable {
     return SourceChecks.sameGeometry(a, b);
   }
 
-  private RefitReport refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
+  /** A refit's report (for listeners) and the metrics map {@code updateWeights} returns. */
+  private record Refitted(RefitReport report, Map<String, Object> metrics) {}
+
+  private Refitted refit(long step, Prepared p, BufferSet set, Map<String, Double> stages) {
     WirePolicy policy = wirePolicy.get();
+    // Delta: sources held unchanged in this buffer set are not read (checked before any read).
+    Set<String> kept = delta ? set.delta.unchanged(currentSources, p.keepable()) : Set.of();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
     boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
     List<Descriptors> waves = set.cached;
-    if (!cache || waves == null || waves.get(0).fused() != policy.fused()) {
-      waves = buildWaves(p, set, policy.fused());
+    if (!kept.isEmpty()) {
+      waves = buildWaves(p, set, policy.fused(), kept);
       descriptorBuilds++;
+    } else {
+      if (!cache || waves == null || waves.get(0).fused() != policy.fused()) {
+        waves = buildWaves(p, set, policy.fused(), Set.of());
+        descriptorBuilds++;
+      }
+      set.cached = cache ? waves : null;
     }
-    set.cached = cache ? waves : null;
     stages.put("descriptor_build_s", seconds(t));
     long bytes = 0;
     long segments = 0;
@@ -376,7 +402,8 @@ public final class Receiver implements AutoCloseable {
       long landingBytes = PipelinedWire.landingBytes(settings);
       for (int w = 0; w < waves.size(); w++) {
         Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
-        Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified, onLanded);
+        Map<String, List<Runnable>> work =
+            perPeerWork(set, p.waveOf, w, verified, kept, onLanded);
         PipelinedWire.run(
                 policy,
                 transport,
@@ -414,6 +441,7 @@ public final class Receiver implements AutoCloseable {
       }
       stages.put("install_s", seconds(t));
     } catch (RuntimeException e) {
+      set.delta.forget();
       if (inPlace == null) {
         throw e;
       }
@@ -430,6 +458,9 @@ public final class Receiver implements AutoCloseable {
           config.rank(),
           step,
           e);
+    }
+    if (delta) {
+      set.delta.installed(currentSources, p.usedSources);
     }
     ShardVerifier.Outcome outcome =
         new ShardVerifier.Outcome(
@@ -471,7 +502,10 @@ public final class Receiver implements AutoCloseable {
     if (RefitFlag.STAGE_RECORD.bool(settings)) {
       report.emit(records, stageLevel, config.rank(), policy.fused(), batch);
     }
-    return report;
+    Map<String, Object> metrics = new LinkedHashMap<>(report.metrics());
+    metrics.put("delta_kept_sources", (long) kept.size());
+    metrics.put("delta_kept_bytes", kept.isEmpty() ? 0L : Math.max(0, set.bytes - bytes));
+    return new Refitted(report, java.util.Collections.unmodifiableMap(metrics));
   }
 
   /**
@@ -485,13 +519,15 @@ public final class Receiver implements AutoCloseable {
       Map<String, Integer> waveOf,
       int wave,
       AtomicInteger verified,
+      Set<String> kept,
       Map<ReadDescriptor, List<Runnable>> onLanded) {
     Map<String, List<Runnable>> work = new LinkedHashMap<>();
     boolean checks =
         wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
     List<StagedWork> staged = new ArrayList<>();
     for (StagedWork w : set.local.staged()) {
-      if (waveOf.getOrDefault(w.staged().key(), 0) == wave) {
+      // A kept source was not staged this step: its held bytes were verified when they landed.
+      if (waveOf.getOrDefault(w.staged().key(), 0) == wave && !kept.contains(w.staged().source())) {
         staged.add(w);
       }
     }
@@ -511,7 +547,7 @@ public final class Receiver implements AutoCloseable {
               });
     }
     if (checks) {
-      ShardVerifier.LandingWork lw = set.verifier.landingWork(dp, verified);
+      ShardVerifier.LandingWork lw = set.verifier.landingWork(dp, verified, kept);
       lw.bySession().forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
       onLanded.putAll(lw.byRead());
     }
@@ -534,6 +570,7 @@ public final class Receiver implements AutoCloseable {
     DiscoveredSources found = discovery.discover(config.timeout());
     SourceChecks.requireTiled(found.sources());
     sourceStep = found.step();
+    currentSources = found.sources();
     stages.put("prepare_discover_s", seconds(t));
 
     t = System.nanoTime();
@@ -725,6 +762,7 @@ public final class Receiver implements AutoCloseable {
     p.staging.staged().forEach(s -> staged.add(s.source()));
     Set<String> full = new LinkedHashSet<>();
     wirePlan.fullPulls().forEach(f -> full.add(f.srcName()));
+    p.usedSources = java.util.List.copyOf(used);
     p.sourcesStaged = staged.size();
     p.sourcesFull = full.size();
     used.stream()
@@ -735,7 +773,9 @@ public final class Receiver implements AutoCloseable {
     VerifyMode mode = config.verify();
     for (Map<String, MemorySegment> params : receive) {
       validateDestinations(p, params);
-      BufferSet set = new BufferSet(params);
+      BufferSet set =
+          new BufferSet(
+              params, inPlace != null && sharedDelta != null ? sharedDelta : new DeltaState());
       set.local =
           LocalCopies.compile(
               p.staging,
@@ -744,7 +784,7 @@ public final class Receiver implements AutoCloseable {
               new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
               s -> mode != VerifyMode.OFF && s.shard().digest() != null,
               device);
-      List<Descriptors> ds = buildWaves(p, set, true);
+      List<Descriptors> ds = buildWaves(p, set, true, Set.of());
       for (Descriptors d : ds) {
         set.descriptorCount += d.segments();
         set.bytes += d.bytes();
@@ -775,25 +815,44 @@ public final class Receiver implements AutoCloseable {
    * The descriptor stage: every read of one refit into the given buffer set, by staging wave (wave
    * 0 holds every exact, full-pull and convert read; destinations validated at prepare).
    */
-  private static List<Descriptors> buildWaves(Prepared p, BufferSet set, boolean fused) {
+  private static List<Descriptors> buildWaves(
+      Prepared p, BufferSet set, boolean fused, Set<String> kept) {
     TransferPlan plan = p.staging.wirePlan();
+    List<PullSegment> exactSegments = plan.segments();
+    if (!kept.isEmpty()) {
+      exactSegments = new ArrayList<>();
+      for (PullSegment s : plan.segments()) {
+        if (!kept.contains(p.sourceIndex().sourceOf(s))) {
+          exactSegments.add(s);
+        }
+      }
+    }
     List<ReadDescriptor> exact =
-        ReshardPlanner.exactDescriptors(plan, param -> set.params.get(param).address());
+        ReshardPlanner.descriptors(exactSegments, param -> set.params.get(param).address());
     List<ReadDescriptor> full = new ArrayList<>();
     for (FullPullSource f : plan.fullPulls()) {
-      full.addAll(
-          ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
+      if (!kept.contains(f.srcName())) {
+        full.addAll(
+            ReshardPlanner.descriptors(f.segments(), src -> p.fullStaging.get(src).address()));
+      }
     }
     List<ReadDescriptor> convert = new ArrayList<>();
     for (int i = 0; i < plan.converts().size(); i++) {
+      List<PullSegment> segs = plan.converts().get(i).segments();
+      if (!segs.isEmpty() && kept.contains(p.sourceIndex().sourceOf(segs.get(0)))) {
+        continue;
+      }
       long base = p.convertStaging.get(i).address();
-      convert.addAll(ReshardPlanner.descriptors(plan.converts().get(i).segments(), param -> base));
+      convert.addAll(ReshardPlanner.descriptors(segs, param -> base));
     }
     List<List<ReadDescriptor>> staged = new ArrayList<>();
     for (int w = 0; w < p.waveCount; w++) {
       staged.add(new ArrayList<>());
     }
     for (ShardStaging.Staged s : p.staging.staged()) {
+      if (kept.contains(s.source())) {
+        continue;
+      }
       PullSegment seg = s.segment();
       staged
           .get(p.waveOf.getOrDefault(s.key(), 0))
@@ -934,11 +993,16 @@ public final class Receiver implements AutoCloseable {
     LocalCopies local;
     ShardVerifier verifier;
     List<Descriptors> cached;
+
+    /** What these buffers hold, for delta refits. */
+    final DeltaState delta;
+
     long descriptorCount;
     long bytes;
 
-    BufferSet(Map<String, MemorySegment> params) {
+    BufferSet(Map<String, MemorySegment> params, DeltaState delta) {
       this.params = params;
+      this.delta = delta;
     }
   }
 
@@ -966,6 +1030,44 @@ public final class Receiver implements AutoCloseable {
     int sourcesExact;
     int sourcesStaged;
     int sourcesFull;
+
+    /** The sources some copy of this receiver reads. */
+    List<String> usedSources = List.of();
+
+    private List<String> keepable;
+
+    /**
+     * The used sources a delta step may keep: not those replayed out of full-pull or convert
+     * staging, which the re-slice and cast stages copy every step (and which another receiver
+     * sharing the live weights may never have filled).
+     */
+    List<String> keepable() {
+      if (keepable == null) {
+        TransferPlan wire = staging.wirePlan();
+        Set<String> replayed = new java.util.HashSet<>();
+        wire.fullPulls().forEach(f -> replayed.add(f.srcName()));
+        for (ConvertSource c : wire.converts()) {
+          c.segments().forEach(seg -> replayed.add(sourceIndex().sourceOf(seg)));
+        }
+        for (ShardStaging.Staged st : staging.staged()) {
+          if (!st.convertRuns().isEmpty()) {
+            replayed.add(st.source());
+          }
+        }
+        keepable = usedSources.stream().filter(n -> !replayed.contains(n)).toList();
+      }
+      return keepable;
+    }
+
+    private DeltaState.SourceIndex sourceIndex;
+
+    /** Which source each read comes from (built on the first delta step). */
+    DeltaState.SourceIndex sourceIndex() {
+      if (sourceIndex == null) {
+        sourceIndex = new DeltaState.SourceIndex(found.sources());
+      }
+      return sourceIndex;
+    }
 
     Prepared(
         DiscoveredSources found,
@@ -1027,6 +1129,8 @@ public final class Receiver implements AutoCloseable {
     private Supplier<WirePolicy> wirePolicy;
     private Supplier<DigestProvider> digests = () -> DigestProvider.registry().select();
     private boolean rediscoverEachStep;
+    private boolean delta = true;
+    private DeltaState sharedDelta;
     private RefitRecords records = RefitRecords.logging();
     private final List<RefitListener> listeners = new ArrayList<>();
     private MemoryKind memory = MemoryKind.HOST;
@@ -1160,6 +1264,27 @@ public final class Receiver implements AutoCloseable {
     /** A wire policy consulted at every refit (e.g. a Guice provider). */
     public Builder wirePolicy(Supplier<WirePolicy> w) {
       this.wirePolicy = w;
+      return this;
+    }
+
+    /**
+     * Whether a step keeps the sources the publishers claim unchanged ({@code changed_step}) since
+     * the buffers were filled, reading only what changed (default on; takes effect with {@link
+     * #rediscoverEachStep}, which brings each step's claims). A claim whose digest changed fails
+     * the refit naming the tensor. Off: every step reads everything.
+     */
+    public Builder delta(boolean on) {
+      this.delta = on;
+      return this;
+    }
+
+    /**
+     * What the live weights hold, for receivers that take turns writing the same {@link #inPlace}
+     * target (one per trainer buffer set): each must see what the others installed, or forgot when
+     * a step tore them. Without it, each receiver keeps its own.
+     */
+    public Builder deltaState(DeltaState shared) {
+      this.sharedDelta = Objects.requireNonNull(shared, "shared");
       return this;
     }
 

@@ -10,7 +10,9 @@ import java.util.Objects;
  * One publisher's piece of a source tensor: a contiguous row-major buffer at absolute address
  * {@code addr} in session {@code session}, holding the box {@code [shardOffset, shardOffset +
  * shape)} of the global tensor. {@code digest} is the publisher's shard digest, or null when it
- * computed none (absent means "unchecked", never "equal").
+ * computed none (absent means "unchecked", never "equal"). {@code changedStep} is the step at which
+ * the publisher last changed these bytes (the optional {@code changed_step} key of delta refits),
+ * or null when it does not say.
  */
 public record Shard(
     long[] shardOffset,
@@ -19,7 +21,20 @@ public record Shard(
     long addr,
     int elsize,
     String digest,
-    TileDigests tiles) {
+    TileDigests tiles,
+    Long changedStep) {
+
+  /** A shard whose publisher does not say when it last changed. */
+  public Shard(
+      long[] shardOffset,
+      Shape shape,
+      String session,
+      long addr,
+      int elsize,
+      String digest,
+      TileDigests tiles) {
+    this(shardOffset, shape, session, addr, elsize, digest, tiles, null);
+  }
 
   /** A shard without tile digests. */
   public Shard(
@@ -80,12 +95,17 @@ public record Shard(
   }
 
   public Shard withDigest(String newDigest) {
-    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, tiles);
+    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, tiles, changedStep);
   }
 
   /** The same shard with fresh whole-shard and tile digests. */
   public Shard withDigests(String newDigest, TileDigests newTiles) {
-    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, newTiles);
+    return new Shard(shardOffset, shape, session, addr, elsize, newDigest, newTiles, changedStep);
+  }
+
+  /** The same shard claiming another last-changed step (null: none). */
+  public Shard withChangedStep(Long step) {
+    return new Shard(shardOffset, shape, session, addr, elsize, digest, tiles, step);
   }
 
   /** Tile digests usable for this shard's bytes, or null. */
@@ -102,12 +122,14 @@ public record Shard(
         && addr == s.addr
         && elsize == s.elsize
         && Objects.equals(digest, s.digest)
-        && Objects.equals(tiles, s.tiles);
+        && Objects.equals(tiles, s.tiles)
+        && Objects.equals(changedStep, s.changedStep);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(Arrays.hashCode(shardOffset), shape, session, addr, elsize, digest, tiles);
+    return Objects.hash(
+        Arrays.hashCode(shardOffset), shape, session, addr, elsize, digest, tiles, changedStep);
   }
 
   @Override
@@ -122,6 +144,7 @@ public record Shard(
         + shape
         + (digest == null ? "" : " digest " + digest)
         + (tiles == null ? "" : " " + tiles.digests().size() + " tiles of " + tiles.tileBytes())
+        + (changedStep == null ? "" : " changed at step " + changedStep)
         + "]";
   }
 }

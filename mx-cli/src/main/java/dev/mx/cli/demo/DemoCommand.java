@@ -208,7 +208,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     long installedStep = -1;
     PeerProgress peers = null;
     try {
-      WorkerSpec base = plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"));
+      WorkerSpec base =
+          plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"))
+              .withExpertMap(expertMapJson())
+              .withDelta(changed, noDelta);
       peers =
           new PeerProgress(
               base.metadata(), base.identity(), Duration.ofSeconds(2), progress::waitingOn);
@@ -1003,6 +1006,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
       row.put("staged_shards", num(m.get("staged_shards")).longValue());
       row.put("coverage", num(m.get("coverage")).doubleValue());
+      // Delta refits: tensors the publishers claimed unchanged since the held step, not read.
+      row.put("tensors_skipped", num(m.get("delta_kept_sources")).longValue());
+      row.put("bytes_skipped", num(m.get("delta_kept_bytes")).longValue());
       for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
         if (m.get(k) != null) {
           row.put(k, num(m.get(k)).longValue());

@@ -22,12 +22,7 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
 
   /** Lays out rank {@code spec.rank()}'s weights, in the memory of {@code device} (null: host). */
   static EngineWeights create(WorkerSpec spec, MemoryOps device) {
-    VllmLayout geometry =
-        new VllmLayout(
-            ModelConfigs.load(spec.model()),
-            Workers.inferenceTopology(spec),
-            spec.rank(),
-            Fp8Format.receiveDtype(spec));
+    VllmLayout geometry = Workers.inferenceLayout(spec);
     if (!Fp8Format.isFp8Block(spec.inferenceDtype())) {
       return new EngineWeights(geometry, new LiveWeights(geometry.params(), device), null);
     }

@@ -23,6 +23,7 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
+import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.version.VersionFollower;
 import dev.mx.transport.shm.ShmTransport;
 import java.lang.foreign.MemorySegment;
@@ -62,6 +63,12 @@ final class InferenceWorker implements Worker {
   private boolean inPlace;
 
   private final Set<String> knownPublishers = new LinkedHashSet<>();
+
+  /**
+   * What {@link #live} holds, shared by the receivers of both trainer buffer sets that write it in
+   * place (delta refits).
+   */
+  private final DeltaState liveHolds = new DeltaState();
 
   InferenceWorker(WorkerSpec spec, boolean versions) {
     this.spec = spec;
@@ -153,6 +160,8 @@ final class InferenceWorker implements Worker {
         .inPlace(inPlaceTarget)
         .stagingBytes(spec.stagingBytes())
         .rediscoverEachStep(true)
+        .delta(!spec.noDelta())
+        .deltaState(liveHolds)
         .build();
   }
 

@@ -29,6 +29,36 @@ abstract class JobOptions {
   String inference;
 
   @Option(
+      names = "--expert-map",
+      paramLabel = "FILE|redundant=N",
+      description =
+          "Where the inference engine places its experts (EPLB), MoE models only: a JSON file"
+              + " {\"<layer>\": [logical expert of each physical slot, ...], ...} naming every MoE layer, or"
+              + " redundant=N: slots 0..E-1 hold experts 0..E-1 and slots E..E+N-1 replicas of experts 0..N-1"
+              + " (the lowest-index experts taken as the hottest). With ep=T rank r holds slots [r*P/T, (r+1)*P/T)"
+              + " of the P slots; a logical expert is read once per rank however many slots it fills"
+              + " (default: slot s holds expert s).")
+  String expertMap;
+
+  @Option(
+      names = "--changed",
+      paramLabel = "PCT",
+      defaultValue = "100",
+      description =
+          "Percentage (0-100) of the weights' elements each step changes (default ${DEFAULT-VALUE}). Step 0 writes"
+              + " every tensor; step s >= 1 ranks the tensors by splitmix64(fnv1a64(name) ^ s*0x9E3779B97F4A7C15),"
+              + " unsigned ascending (ties by name), and takes them in that order while the elements taken are below"
+              + " PCT% of all; the others keep the values of the last step that changed them. Publishers announce"
+              + " each shard's last-changed step and receivers read only what changed (see --no-delta).")
+  int changed;
+
+  @Option(
+      names = "--no-delta",
+      description =
+          "Receivers read every tensor every step, even those the publishers claim unchanged since the step they hold.")
+  boolean noDelta;
+
+  @Option(
       names = "--transport",
       defaultValue = "auto",
       completionCandidates = Candidates.Transports.class,
@@ -122,5 +152,15 @@ abstract class JobOptions {
   /** {@code --stall-limit} as a spec field: 0 when none was given (the setting decides). */
   double stallSeconds() {
     return stallLimitSeconds == null ? 0 : stallLimitSeconds;
+  }
+
+  /**
+   * {@code --expert-map} resolved to its canonical placement JSON, or null without it ({@link
+   * OptionChecks} has rejected a bad value before this runs).
+   */
+  String expertMapJson() {
+    return expertMap == null
+        ? null
+        : ExpertMapOption.resolve(expertMap, dev.mx.layout.model.ModelConfigs.load(model)).toJson();
   }
 }

@@ -8,6 +8,7 @@ import dev.mx.cli.IoErrors;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
@@ -140,13 +141,26 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + e.getMessage());
     }
+    ExpertPlacement placement = null;
+    if (o.expertMap != null) {
+      try {
+        placement = ExpertMapOption.resolve(o.expertMap, model);
+        placement.requireFits(inference);
+      } catch (MxException | IllegalArgumentException e) {
+        throw new ParameterException(
+            cmd, ExpertMapOption.NAME + " '" + o.expertMap + "': " + e.getMessage());
+      }
+    }
     VllmLayout rank0;
     try {
-      rank0 = new VllmLayout(model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype);
+      rank0 =
+          new VllmLayout(
+              model, inference, 0, inferenceDtype != null ? inferenceDtype : dtype, placement);
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }
     fp8Block(cmd, o, fp8Block, rank0);
+    range(cmd, "--changed", o.changed, 0, 100);
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
     oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
     transport(cmd, o.transport);

@@ -55,7 +55,9 @@ final class RoleOptions extends JobOptions {
             capSeconds(),
             heartbeatSeconds)
         .withDevice(deviceKind(cmd))
-        .withStallLimit(stallSeconds());
+        .withStallLimit(stallSeconds())
+        .withExpertMap(expertMapJson())
+        .withDelta(changed, noDelta);
   }
 
   /**

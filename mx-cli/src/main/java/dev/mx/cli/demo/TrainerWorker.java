@@ -5,12 +5,14 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
+import dev.mx.layout.gen.ChangeSchedule;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.publish.ChangeLog;
 import dev.mx.refit.publish.Publisher;
 import dev.mx.refit.version.VersionedPublisher;
 import java.lang.foreign.MemorySegment;
@@ -38,6 +40,12 @@ final class TrainerWorker implements Worker {
   private final boolean versions;
   private TrainerRankLayout layout;
   private final List<TrainerBuffers> sets = new ArrayList<>();
+
+  /** Each shard's last-changed step, shared by both buffer sets' publishers (delta refits). */
+  private final ChangeLog changes = new ChangeLog();
+
+  /** Which tensors each step changes ({@code --changed}); built on the first fill. */
+  private ChangeSchedule schedule;
 
   /** The set holding the newest published step. */
   private int newest;
@@ -107,7 +115,8 @@ final class TrainerWorker implements Worker {
    */
   private void configure(Publisher.Builder b) {
     b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
-        .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()));
+        .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
+        .changeLog(changes);
   }
 
   /** What buffer set {@code set} publishes: its host buffers, or their device copies. */
@@ -127,7 +136,13 @@ final class TrainerWorker implements Worker {
 
   /** Writes {@code step} into set {@code set} and, on a device, uploads it. */
   private void fill(int set, long step, int threads) {
-    sets.get(set).fill(step, threads);
+    if (schedule == null) {
+      schedule = new ChangeSchedule(ModelConfigs.load(spec.model()), spec.changed());
+    }
+    // Every tensor is written with the values of the step that last changed it: a second buffer
+    // set then also holds the unchanged tensors of the previous step.
+    ChangeSchedule s = schedule;
+    sets.get(set).fill(name -> s.stepOf(name, step), threads);
     if (!devices.isEmpty()) {
       devices.get(set).upload();
     }

@@ -74,6 +74,7 @@ final class VersionedReceiver {
                         .geometry(geometry)
                         .installer(installer)
                         .rediscoverEachStep(true)
+                        .delta(!ws.noDelta())
                         .build())
             .build();
     try {

@@ -5,11 +5,13 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
+import dev.mx.layout.gen.ChangeSchedule;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.publish.ChangeLog;
 import dev.mx.refit.publish.Publisher;
 import dev.mx.refit.version.VersionedPublisher;
 import java.io.PrintWriter;
@@ -117,6 +119,9 @@ public final class VersionedTrainer {
       };
       owned.add(sets[0]);
       owned.add(sets[1]);
+      // Each shard's last-changed step (shared by both sets) and which tensors a step changes.
+      ChangeLog changes = new ChangeLog();
+      ChangeSchedule schedule = new ChangeSchedule(ModelConfigs.load(ws.model()), ws.changed());
       VersionedPublisher.Builder b =
           VersionedPublisher.builder(transport, store)
               .model(ws.identity())
@@ -130,7 +135,8 @@ public final class VersionedTrainer {
               .configure(
                   p ->
                       p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
-                          .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()));
+                          .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString())
+                          .changeLog(changes));
       b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
       VersionedPublisher publisher = b.start();
       owned.add(publisher);
@@ -139,7 +145,10 @@ public final class VersionedTrainer {
         long step = firstStep + i;
         WeightVersion v =
             publishRetrying(
-                publisher, step, set -> sets[set].fill(step, threads), Workers.readTimeout(ws));
+                publisher,
+                step,
+                set -> sets[set].fill(name -> schedule.stepOf(name, step), threads),
+                Workers.readTimeout(ws));
         out.println(
             "trainer rank "
                 + ws.rank()

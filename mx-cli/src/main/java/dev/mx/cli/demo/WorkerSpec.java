@@ -32,6 +32,13 @@ import java.util.Map;
  *     step waits for readers) or 2 (training overlaps reading; also when 0)
  * @param stagingBytes the receivers' staging budget ({@code mx.receiver.staging-bytes}); 0 for the
  *     default
+ * @param expertMap the inference engine's expert placement ({@link
+ *     dev.mx.layout.vllm.ExpertPlacement} JSON, resolved from {@code --expert-map}); null keeps the
+ *     trainer's expert order
+ * @param changedPercent the percentage of weight elements each step changes ({@code --changed};
+ *     {@link dev.mx.layout.gen.ChangeSchedule}); null: 100
+ * @param noDelta whether receivers read every tensor every step ({@code --no-delta}) rather than
+ *     keeping those the publishers claim unchanged
  */
 public record WorkerSpec(
     String role,
@@ -52,7 +59,10 @@ public record WorkerSpec(
     double stallLimitSeconds,
     String install,
     int trainerBuffers,
-    long stagingBytes) {
+    long stagingBytes,
+    String expertMap,
+    Integer changedPercent,
+    boolean noDelta) {
 
   /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
   public WorkerSpec(
@@ -91,7 +101,10 @@ public record WorkerSpec(
         stallLimitSeconds,
         "copy",
         2,
-        0);
+        0,
+        null,
+        null,
+        false);
   }
 
   /** Whether receivers write the live weights in place. */
@@ -125,7 +138,10 @@ public record WorkerSpec(
         stallLimitSeconds,
         installMode,
         buffers,
-        staging);
+        staging,
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   /** A spec with weights in host memory. */
@@ -191,7 +207,10 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
@@ -215,7 +234,10 @@ public record WorkerSpec(
         seconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 
   public int trainerWorldSize() {
@@ -248,7 +270,69 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap,
+        changedPercent,
+        noDelta);
+  }
+
+  /** The same worker with another expert placement (JSON; null: the trainer's order). */
+  public WorkerSpec withExpertMap(String placementJson) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        stallLimitSeconds,
+        install,
+        trainerBuffers,
+        stagingBytes,
+        placementJson,
+        changedPercent,
+        noDelta);
+  }
+
+  /** The same worker with another change schedule and delta switch. */
+  public WorkerSpec withDelta(Integer percent, boolean readEverything) {
+    return new WorkerSpec(
+        role,
+        rank,
+        model,
+        trainer,
+        inference,
+        transport,
+        metadata,
+        identity,
+        trainerDtype,
+        inferenceDtype,
+        wire,
+        verify,
+        timeoutSeconds,
+        heartbeatSeconds,
+        device,
+        stallLimitSeconds,
+        install,
+        trainerBuffers,
+        stagingBytes,
+        expertMap,
+        percent,
+        readEverything);
+  }
+
+  /** The percentage of weight elements each step changes (100 when unset). */
+  public int changed() {
+    return changedPercent == null ? 100 : changedPercent;
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
@@ -271,6 +355,9 @@ public record WorkerSpec(
         stallLimitSeconds,
         install,
         trainerBuffers,
-        stagingBytes);
+        stagingBytes,
+        expertMap,
+        changedPercent,
+        noDelta);
   }
 }

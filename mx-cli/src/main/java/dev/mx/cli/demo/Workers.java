@@ -5,9 +5,12 @@ import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.TrainerTopology;
+import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
+import dev.mx.layout.vllm.VllmLayout;
 import java.time.Duration;
 import java.util.Map;
 
@@ -61,6 +64,18 @@ public final class Workers {
         spec.trainer().getOrDefault("tp", 1),
         spec.trainer().getOrDefault("pp", 1),
         spec.trainer().getOrDefault("ep", 1));
+  }
+
+  /**
+   * The vLLM parameters of the spec's inference rank, experts placed as {@link
+   * WorkerSpec#expertMap()} says.
+   */
+  static VllmLayout inferenceLayout(WorkerSpec spec) {
+    ModelArchitecture model = ModelConfigs.load(spec.model());
+    ExpertPlacement placement =
+        spec.expertMap() == null ? null : ExpertPlacement.parse(spec.expertMap(), model);
+    return new VllmLayout(
+        model, inferenceTopology(spec), spec.rank(), Fp8Format.receiveDtype(spec), placement);
   }
 
   static InferenceTopology inferenceTopology(WorkerSpec spec) {

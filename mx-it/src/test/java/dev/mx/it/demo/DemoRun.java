@@ -11,6 +11,7 @@ import dev.mx.digest.safetensors.SafetensorsFile;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
+import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmReference;
 import java.io.ByteArrayOutputStream;
@@ -88,6 +89,24 @@ record DemoRun(int code, String out, String err) {
       String inferenceDtype,
       long expectedStep)
       throws Exception {
+    assertDumpMatchesGenerator(
+        dump, model, tp, ep, trainerDtype, inferenceDtype, expectedStep, null);
+  }
+
+  /**
+   * As {@link #assertDumpMatchesGenerator(Path, String, int, int, String, String, long)} with the
+   * inference experts placed by {@code placement}: each physical slot must hold its logical expert.
+   */
+  static void assertDumpMatchesGenerator(
+      Path dump,
+      String model,
+      int tp,
+      int ep,
+      String trainerDtype,
+      String inferenceDtype,
+      long expectedStep,
+      ExpertPlacement placement)
+      throws Exception {
     JsonNode run = JSON.readTree(Files.readString(dump.resolve("run.json")));
     assertEquals(expectedStep, run.get("last_step").asLong(), "run.json last_step");
     assertEquals(model, run.get("model").asText());
@@ -106,7 +125,8 @@ record DemoRun(int code, String out, String err) {
     DType from = DType.parse(trainerDtype);
     DType to = DType.parse(inferenceDtype);
     for (int r = 0; r < tp; r++) {
-      VllmReference reference = new VllmReference(arch, new InferenceTopology(tp, ep), r);
+      VllmReference reference =
+          new VllmReference(arch, new InferenceTopology(tp, ep), r, placement);
       try (SafetensorsFile f =
           SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
         assertTrue(!f.tensors().isEmpty(), "receiver " + r + " dumped parameters");

@@ -58,6 +58,13 @@ final class TrainerCluster implements AutoCloseable {
     }
   }
 
+  /** Writes each tensor with the generator's values of the step {@code stepOf} names for it. */
+  void fill(java.util.function.ToLongFunction<String> stepOf) {
+    for (TrainerBuffers b : buffers) {
+      b.fill(stepOf, 2);
+    }
+  }
+
   /**
    * The merged sources at the buffers' real addresses, each shard with its digest over its current
    * bytes.

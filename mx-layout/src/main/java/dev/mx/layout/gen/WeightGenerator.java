@@ -82,6 +82,15 @@ public final class WeightGenerator {
    * Targets of a confined arena are filled on the calling thread.
    */
   public static void fill(List<BoxFill> fills, long step, int threads) {
+    fill(fills, name -> step, threads);
+  }
+
+  /**
+   * As {@link #fill(List, long, int)} with each tensor's values of the step {@code stepOf} gives
+   * for its name (a {@link ChangeSchedule}'s last-changed step).
+   */
+  public static void fill(
+      List<BoxFill> fills, java.util.function.ToLongFunction<String> stepOf, int threads) {
     int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
     Thread other = Thread.ofPlatform().unstarted(() -> {});
     for (BoxFill f : fills) {
@@ -92,7 +101,7 @@ public final class WeightGenerator {
     List<Runnable> tasks = new ArrayList<>();
     for (BoxFill f : fills) {
       RunCursor runs = new RunCursor(f);
-      long key = key(f.tensorName(), step);
+      long key = key(f.tensorName(), stepOf.applyAsLong(f.tensorName()));
       long rowsPerTask = Math.max(1, TASK_ELEMENTS / Math.max(1, runs.runLength()));
       for (long r = 0; r < runs.rowCount(); r += rowsPerTask) {
         long from = r;

@@ -169,13 +169,21 @@ public final class TrainerBuffers implements AutoCloseable {
    * {@code threads} threads ({@code <= 0}: all processors). Padding rows are left untouched (zero).
    */
   public void fill(long step, int threads) {
+    fill(name -> step, threads);
+  }
+
+  /**
+   * As {@link #fill(long, int)} with each tensor's values of the step {@code stepOf} gives for its
+   * Hugging Face name (a {@link dev.mx.layout.gen.ChangeSchedule}'s last-changed step).
+   */
+  public void fill(java.util.function.ToLongFunction<String> stepOf, int threads) {
     List<BoxFill> fills = new ArrayList<>();
     for (AliasShard a : layout.aliases()) {
       fills.add(
           new BoxFill(
               slice(a), layout.dtype(), a.hfName(), a.globalShape(), a.shardOffset(), a.shape()));
     }
-    WeightGenerator.fill(fills, step, threads);
+    WeightGenerator.fill(fills, stepOf, threads);
   }
 
   /**

@@ -38,7 +38,10 @@ import java.util.Map;
  *       up rows; {@code mlp.experts.w2_weight} (E_local, hidden, I_local). {@code ep=1}: all
  *       experts, intermediate sliced by T; {@code ep>1}: experts {@code [r·E/ep, (r+1)·E/ep)} whole
  *       ({@code ep} is T, or T times the data-parallel size: then everything but the experts
- *       follows attention rank {@code r % T}).
+ *       follows attention rank {@code r % T}). With an {@link ExpertPlacement} (EPLB) the first
+ *       dimension counts physical slots instead, each copied from its logical expert; a logical
+ *       expert that fills two slots of one rank is one source read twice, which shard bounding
+ *       reads once and copies locally.
  *   <li>DeepSeek-V3 / Kimi-K2: {@code fused_qkv_a_proj} (q_a_proj then kv_a_proj_with_mqa rows),
  *       {@code q_a_layernorm}, {@code kv_a_layernorm} replicated; {@code q_b_proj}, {@code
  *       kv_b_proj} row slices by heads; router bias replicated; {@code
@@ -60,6 +63,11 @@ public final class VllmLayout implements GeometrySource {
   private final int tpRank;
 
   private final DType dtype;
+  private final ExpertPlacement experts;
+
+  /** Whether the caller gave an expert placement (else the trainer's order). */
+  private final boolean remapped;
+
   private final Map<String, ParamSpec> params = new LinkedHashMap<>();
 
   /** Per parameter, the elements no copy writes on purpose (vocabulary padding rows). */
@@ -69,11 +77,26 @@ public final class VllmLayout implements GeometrySource {
   private final Map<String, List<RecordedCopy>> copiesBySource = new LinkedHashMap<>();
 
   public VllmLayout(ModelArchitecture model, InferenceTopology topology, int rank, DType dtype) {
+    this(model, topology, rank, dtype, null);
+  }
+
+  /**
+   * A rank whose expert slots follow {@code placement} (null: the trainer's order, one slot per
+   * expert).
+   */
+  public VllmLayout(
+      ModelArchitecture model,
+      InferenceTopology topology,
+      int rank,
+      DType dtype,
+      ExpertPlacement placement) {
     this.model = model;
     this.topology = topology;
     this.rank = rank;
     this.tpRank = topology.tpRank(rank);
     this.dtype = dtype;
+    this.remapped = placement != null;
+    this.experts = remapped || !model.isMoe() ? placement : ExpertPlacement.identity(model);
     if (rank < 0 || rank >= topology.worldSize()) {
       throw new LayoutException(
           "inference rank " + rank + " is outside [0, " + topology.worldSize() + ")");
@@ -112,7 +135,14 @@ public final class VllmLayout implements GeometrySource {
       }
     }
     if (model.isMoe()) {
-      if (topology.expertParallel() && model.numExperts() % topology.ep() != 0) {
+      if (remapped) {
+        try {
+          experts.requireFits(topology);
+        } catch (LayoutException e) {
+          throw new LayoutException(where() + "expert placement: " + e.getMessage(), e);
+        }
+      }
+      if (!remapped && topology.expertParallel() && model.numExperts() % topology.ep() != 0) {
         throw new LayoutException(
             where()
                 + "num_experts "
@@ -165,6 +195,11 @@ public final class VllmLayout implements GeometrySource {
 
   public DType dtype() {
     return dtype;
+  }
+
+  /** Which logical expert each physical slot holds; null for a dense model. */
+  public ExpertPlacement expertPlacement() {
+    return experts;
   }
 
   /** Every parameter of this rank with its shape and dtype, in load order. */
@@ -345,10 +380,10 @@ public final class VllmLayout implements GeometrySource {
 
   private void experts(int layer, String p) {
     long h = model.hiddenSize();
-    int experts = model.numExperts();
+    int slots = experts.slotCount(layer);
     long im = model.moeIntermediateSize();
     boolean ep = topology.expertParallel();
-    int local = ep ? experts / topology.ep() : experts;
+    int local = ep ? slots / topology.ep() : slots;
     int first = ep ? rank * local : 0;
     long il = ep ? im : im / topology.tp();
     long sliceStart = ep ? 0 : tpRank * il;
@@ -357,7 +392,7 @@ public final class VllmLayout implements GeometrySource {
     declare(w13, Shape.of(local, 2 * il, h));
     declare(w2, Shape.of(local, h, il));
     for (int j = 0; j < local; j++) {
-      String x = p + "mlp.experts." + (first + j) + ".";
+      String x = p + "mlp.experts." + experts.logical(layer, first + j) + ".";
       long w13Base = (long) j * 2 * il * h;
       rowsInto(x + "gate_proj.weight", w13, sliceStart, il, im, w13Base);
       rowsInto(x + "up_proj.weight", w13, sliceStart, il, im, w13Base + il * h);

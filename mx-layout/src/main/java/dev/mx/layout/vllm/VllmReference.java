@@ -33,15 +33,27 @@ public final class VllmReference {
   /** The attention rank, {@code rank % tp}; {@code rank} indexes the experts. */
   private final int tpRank;
 
+  private final ExpertPlacement experts;
   private final Map<String, LongFunction<GlobalElement>> rules = new ConcurrentHashMap<>();
 
   public VllmReference(ModelArchitecture model, InferenceTopology topology, int rank) {
+    this(model, topology, rank, null);
+  }
+
+  /**
+   * The reference for a rank whose expert slots follow {@code placement} (null: slot {@code s}
+   * holds expert {@code s}): slot {@code s} of a layer holds its logical expert's values.
+   */
+  public VllmReference(
+      ModelArchitecture model, InferenceTopology topology, int rank, ExpertPlacement placement) {
     this.model = model;
     this.tp = topology.tp();
     this.expertParallel = topology.expertParallel();
     this.ep = topology.ep();
     this.rank = rank;
     this.tpRank = topology.tpRank(rank);
+    this.experts =
+        placement != null || !model.isMoe() ? placement : ExpertPlacement.identity(model);
   }
 
   /** Padded vocabulary rows per rank: {@code ceil(vocab/64)·64 / T}. */
@@ -62,8 +74,9 @@ public final class VllmReference {
     return (long) tpRank * model.numKeyValueHeads() / tp;
   }
 
-  private long expertsPerRank() {
-    return expertParallel ? model.numExperts() / ep : model.numExperts();
+  private long expertsPerRank(int layer) {
+    int slots = experts.slotCount(layer);
+    return expertParallel ? slots / ep : slots;
   }
 
   private long expertIntermediate() {
@@ -82,6 +95,7 @@ public final class VllmReference {
     }
     Matcher m = layer(param);
     String rest = m.group(2);
+    int layer = Integer.parseInt(m.group(1));
     long qkvRows = (model.numAttentionHeads() / tp + 2 * kvHeadsPerRank()) * hd;
     return switch (rest) {
       case "input_layernorm.weight", "post_attention_layernorm.weight" -> Shape.of(h);
@@ -110,8 +124,8 @@ public final class VllmReference {
           Shape.of((long) model.numAttentionHeads() / tp * mla().qkHeadDim(), mla().qLoraRank());
       case "self_attn.kv_b_proj.weight" ->
           Shape.of((long) model.numAttentionHeads() / tp * mla().kvBHeadDim(), mla().kvLoraRank());
-      case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(), 2 * expertIntermediate(), h);
-      case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(), h, expertIntermediate());
+      case "mlp.experts.w13_weight" -> Shape.of(expertsPerRank(layer), 2 * expertIntermediate(), h);
+      case "mlp.experts.w2_weight" -> Shape.of(expertsPerRank(layer), h, expertIntermediate());
       default -> throw unknown(param);
     };
   }
@@ -244,11 +258,18 @@ public final class VllmReference {
         .orElseThrow(() -> new LayoutException(model.modelName() + " has no latent attention"));
   }
 
-  /** The names of projection {@code proj} of this rank's local experts, by local index. */
+  /**
+   * The names of projection {@code proj} of the logical experts in this rank's slots, by local
+   * slot.
+   */
   private String[] expertNames(String layerPrefix, String proj) {
-    String[] names = new String[Math.toIntExact(expertsPerRank())];
+    int layer =
+        Integer.parseInt(layerPrefix.substring("model.layers.".length(), layerPrefix.length() - 1));
+    String[] names = new String[Math.toIntExact(expertsPerRank(layer))];
+    long base = expertParallel ? rank * expertsPerRank(layer) : 0;
     for (int j = 0; j < names.length; j++) {
-      names[j] = layerPrefix + "mlp.experts." + (expertBase() + j) + "." + proj + ".weight";
+      int logical = experts.logical(layer, Math.toIntExact(base + j));
+      names[j] = layerPrefix + "mlp.experts." + logical + "." + proj + ".weight";
     }
     return names;
   }
@@ -264,10 +285,6 @@ public final class VllmReference {
       return s.dim(s.rank() - 1);
     }
     return param.endsWith(".self_attn.qkv_proj.bias") ? model.headDim() : s.numel();
-  }
-
-  private long expertBase() {
-    return expertParallel ? rank * expertsPerRank() : 0;
   }
 
   private long sliceBase() {

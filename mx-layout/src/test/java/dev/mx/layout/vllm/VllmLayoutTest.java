@@ -83,10 +83,18 @@ class VllmLayoutTest {
   @MethodSource("topologies")
   void copiesWriteEveryNonPaddingElementOnceWithTheReferenceElement(
       String name, InferenceTopology topology) {
-    ModelArchitecture model = ModelConfigs.load(name);
+    assertCopiesMatchReference(ModelConfigs.load(name), topology, null);
+  }
+
+  /**
+   * The replay check of {@link #copiesWriteEveryNonPaddingElementOnceWithTheReferenceElement} for
+   * every rank of {@code topology}, experts placed by {@code placement} (null: trainer order).
+   */
+  static void assertCopiesMatchReference(
+      ModelArchitecture model, InferenceTopology topology, ExpertPlacement placement) {
     for (int r = 0; r < topology.worldSize(); r++) {
-      VllmLayout layout = new VllmLayout(model, topology, r, DType.F32);
-      VllmReference ref = new VllmReference(model, topology, r);
+      VllmLayout layout = new VllmLayout(model, topology, r, DType.F32, placement);
+      VllmReference ref = new VllmReference(model, topology, r, placement);
       Map<String, int[]> writes = new HashMap<>();
       layout
           .params()

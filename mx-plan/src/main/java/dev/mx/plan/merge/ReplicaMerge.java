@@ -134,7 +134,8 @@ public final class ReplicaMerge {
                   s.addr(),
                   t.elsize(),
                   s.digest(),
-                  s.tiles()));
+                  s.tiles(),
+                  s.changedStep()));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException(
               "tensor '"

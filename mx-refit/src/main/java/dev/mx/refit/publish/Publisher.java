@@ -99,6 +99,9 @@ public final class Publisher implements AutoCloseable {
   private boolean heartbeatFailing;
   private final DigestListener digestListener;
 
+  /** Where each shard's last-changed step is kept; null publishes none. */
+  private final ChangeLog changes;
+
   /** Told after each shard's digests were computed, so a waiter sees a long digest progress. */
   @FunctionalInterface
   public interface DigestListener {
@@ -126,6 +129,7 @@ public final class Publisher implements AutoCloseable {
     this.digests = digests;
     this.tileBytes = b.tileBytes();
     this.digestListener = b.digestListener;
+    this.changes = b.changes;
   }
 
   /**
@@ -190,7 +194,7 @@ public final class Publisher implements AutoCloseable {
   }
 
   private void publish(Long step) {
-    List<PublishedTensor> tensors = buildTensors();
+    List<PublishedTensor> tensors = buildTensors(step);
     ShardTable t =
         new ShardTable(
             transport.localSession(),
@@ -205,7 +209,7 @@ public final class Publisher implements AutoCloseable {
     blob = encoded;
   }
 
-  private List<PublishedTensor> buildTensors() {
+  private List<PublishedTensor> buildTensors(Long step) {
     Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
     Map<String, PublishedRegion> first = new LinkedHashMap<>();
     int done = 0;
@@ -232,7 +236,10 @@ public final class Publisher implements AutoCloseable {
                   r.shardOffset(),
                   r.shape(),
                   digest,
-                  tiles));
+                  tiles,
+                  changes == null || digest == null || step == null
+                      ? null
+                      : changes.observe(r.name(), r.shardOffset(), digest, step)));
     }
     List<PublishedTensor> tensors = new ArrayList<>(shards.size());
     shards.forEach(
@@ -410,6 +417,7 @@ public final class Publisher implements AutoCloseable {
     private ProviderRegistry<DigestProvider> digestProviders;
     private Duration heartbeatInterval;
     private DigestListener digestListener = (done, total) -> {};
+    private ChangeLog changes;
 
     private Builder(Transport transport, MetadataStore store) {
       this.transport = Objects.requireNonNull(transport, "transport");
@@ -499,6 +507,15 @@ public final class Publisher implements AutoCloseable {
     /** The digest providers to choose from (default {@link DigestProvider#registry()}). */
     public Builder digestProviders(ProviderRegistry<DigestProvider> registry) {
       this.digestProviders = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /**
+     * Publishes each shard's last-changed step ({@code changed_step}, for delta refits) as kept in
+     * {@code log}, decided by its digest; needs digests and a step (default: none published).
+     */
+    public Builder changeLog(ChangeLog log) {
+      this.changes = Objects.requireNonNull(log, "log");
       return this;
     }
 

@@ -72,13 +72,16 @@ public final class SourceChecks {
   }
 
   /**
-   * The shard without its digests, keeping the tiling (a new tile size changes what gets staged).
+   * The shard without its digests and last-changed step, keeping the tiling (a new tile size
+   * changes what gets staged).
    */
   private static Shard digestsAside(Shard s) {
+    // The last-changed step moves with the content, like the digests: not geometry.
     return s.withDigests(
-        null,
-        s.tiles() == null
-            ? null
-            : new dev.mx.api.digest.TileDigests(s.tiles().tileBytes(), java.util.List.of()));
+            null,
+            s.tiles() == null
+                ? null
+                : new dev.mx.api.digest.TileDigests(s.tiles().tileBytes(), java.util.List.of()))
+        .withChangedStep(null);
   }
 }

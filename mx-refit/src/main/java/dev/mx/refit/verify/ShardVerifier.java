@@ -498,12 +498,17 @@ public final class ShardVerifier implements AutoCloseable {
    * task per piece keyed by the read that lands it digests those bytes while they are still in
    * cache, and the task that adds a check's last byte compares; other checks run whole, keyed by
    * their peer, once all of its reads landed. Each check counts into {@code verified} on success.
-   * Call once per refit: the accumulators are fresh.
+   * Checks of the sources in {@code kept} (not read by a delta step) are left out. Call once per
+   * refit: the accumulators are fresh.
    */
-  public LandingWork landingWork(DigestProvider digests, AtomicInteger verified) {
+  public LandingWork landingWork(
+      DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
     Map<ReadDescriptor, List<Runnable>> byRead = new HashMap<>();
     Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
+      if (kept.contains(c.source())) {
+        continue; // a delta step did not read it: its held bytes were verified when they landed
+      }
       java.util.Optional<DigestParts> parts =
           device == null && c.size() > 0 ? digests.parts(c.size()) : java.util.Optional.empty();
       if (parts.isEmpty()) {

@@ -661,7 +661,8 @@ public final class VersionFollower implements AutoCloseable {
           .append(s.globalShape())
           .append('|');
       s.shards().stream()
-          .map(x -> x.withDigest(null).toString())
+          // Digests and last-changed steps move with the content, not the geometry.
+          .map(x -> x.withDigest(null).withChangedStep(null).toString())
           .sorted()
           .forEach(x -> sb.append(x).append(';'));
       sb.append('\n');
