@@ -32,17 +32,17 @@ import java.util.List;
  * Encodes and decodes shard tables ({@code mx.reshard.shard_table.v1}, ModelExpress; ARCHITECTURE
  * §7.1) as UTF-8 JSON.
  *
- * <p>Encoding writes exactly the keys of the shard table (ARCHITECTURE §7.1) in a fixed order: {@code schema, agent_name,
- * metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per tensor {@code name, dtype,
- * elsize, full_shape, shards}; per shard {@code agent_name, device_id, addr, shard_offset, shape[,
- * digest][, tile_digests][, changed_step]} ({@link #TILE_DIGESTS}: digests over a fixed tiling of
- * the shard, for verifying partial reads; {@link #CHANGED_STEP}: the step at which the shard's
- * bytes last changed, for delta refits). A publisher serving several transports (its agent metadata
- * a {@link TransportBundle}) writes the primary transport's blob as {@code agent_meta_b64} and,
- * last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME: BASE64, ...}}};
- * decoding puts the bundle back together. The optional keys are omitted when absent, never written
- * as null, so adding them leaves every other byte as it was. Dtypes are written as {@code
- * torch.<name>} labels and addresses as unsigned 64-bit integers.
+ * <p>Encoding writes exactly the keys of the shard table (ARCHITECTURE §7.1) in a fixed order:
+ * {@code schema, agent_name, metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per
+ * tensor {@code name, dtype, elsize, full_shape, shards}; per shard {@code agent_name, device_id,
+ * addr, shard_offset, shape[, digest][, tile_digests][, changed_step]} ({@link #TILE_DIGESTS}:
+ * digests over a fixed tiling of the shard, for verifying partial reads; {@link #CHANGED_STEP}: the
+ * step at which the shard's bytes last changed, for delta refits). A publisher serving several
+ * transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob as
+ * {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others":
+ * {NAME: BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
+ * absent, never written as null, so adding them leaves every other byte as it was. Dtypes are
+ * written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
  *
  * <p>Decoding streams the document through Jackson's parser and builds the records directly. It
  * rejects a wrong schema, a missing key, a value of the wrong type or out of range, a shard outside

@@ -402,8 +402,7 @@ public final class Receiver implements AutoCloseable {
       long landingBytes = PipelinedWire.landingBytes(settings);
       for (int w = 0; w < waves.size(); w++) {
         Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
-        Map<String, List<Runnable>> work =
-            perPeerWork(set, p.waveOf, w, verified, kept, onLanded);
+        Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified, kept, onLanded);
         PipelinedWire.run(
                 policy,
                 transport,

@@ -6,11 +6,11 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One shard as a publisher announces it in its shard table (ModelExpress; ARCHITECTURE §7.1): a contiguous
- * row-major buffer at {@code addr} on device {@code deviceId} of agent {@code agentName}, holding
- * the box at {@code shardOffset}. {@code digest} is null when the publisher computed none; {@code
- * changedStep} (the optional {@code changed_step} key) is the step at which these bytes last
- * changed, null when the publisher does not track it.
+ * One shard as a publisher announces it in its shard table (ModelExpress; ARCHITECTURE §7.1): a
+ * contiguous row-major buffer at {@code addr} on device {@code deviceId} of agent {@code
+ * agentName}, holding the box at {@code shardOffset}. {@code digest} is null when the publisher
+ * computed none; {@code changedStep} (the optional {@code changed_step} key) is the step at which
+ * these bytes last changed, null when the publisher does not track it.
  */
 public record PublishedShard(
     String agentName,

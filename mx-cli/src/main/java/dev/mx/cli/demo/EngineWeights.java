@@ -2,7 +2,6 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.refit.Installer;
-import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.refit.Fp8BlockInstall;
