@@ -61,9 +61,12 @@ final class RedisWeightVersions implements WeightVersionStore {
           + """
       if redis.call('EXISTS', KEYS[1]) == 1 then
         local same = redis.call('HGET', KEYS[1], 'step') == ARGV[3] and redis.call('SCARD', KEYS[2]) == #ARGV - 4
-        if same then
-          for i = 5, #ARGV do
-            if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then same = false end
+        if same and #ARGV > 4 then
+          -- One command however many slots (SMISMEMBER, Redis 6.2+): every publisher of a job
+          -- calls this, so a per-slot SISMEMBER made each one's publish O(ranks).
+          local member = redis.call('SMISMEMBER', KEYS[2], unpack(ARGV, 5))
+          for i = 1, #member do
+            if member[i] == 0 then same = false end
           end
         end
         if not same then return {'CONFLICT', snapshot()} end
