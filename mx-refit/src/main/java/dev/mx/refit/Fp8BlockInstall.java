@@ -90,7 +90,9 @@ public final class Fp8BlockInstall implements Installer {
                     live.parameter(scale),
                     spec.shape(),
                     block,
-                    true));
+                    true,
+                    // The install is on the critical path: every core the JVM has.
+                    Runtime.getRuntime().availableProcessors()));
       }
     }
     live.install(step, copied);

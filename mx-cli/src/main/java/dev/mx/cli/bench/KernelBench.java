@@ -86,7 +86,22 @@ public final class KernelBench implements Benchmark {
       for (boolean measure : new boolean[] {false, true}) {
         String name = "fp8_block_quantize_bf16" + (measure ? "_with_error" : "");
         if (selected(name)) {
-          out.addAll(fp8Block(options, name, src, dst, copyFrom, copyTo, size, measure));
+          out.addAll(fp8Block(options, name, src, dst, copyFrom, copyTo, size, measure, 1));
+        }
+        String threaded = name + "_threads";
+        if (selected(threaded)) {
+          // As a receiver's install runs it: on every core (--threads), against a one-thread copy.
+          out.addAll(
+              fp8Block(
+                  options,
+                  threaded,
+                  src,
+                  dst,
+                  copyFrom,
+                  copyTo,
+                  size,
+                  measure,
+                  options.effectiveThreads()));
         }
       }
       // Re-slice: a narrow of dim 1 of a [rows, 2 * run] staged f32 source into a contiguous [rows,
@@ -192,7 +207,8 @@ public final class KernelBench implements Benchmark {
       MemorySegment copyFrom,
       MemorySegment copyTo,
       long srcBytes,
-      boolean measure)
+      boolean measure,
+      int threads)
       throws Exception {
     long cols = 4096;
     long rows = srcBytes / 2 / cols;
@@ -205,7 +221,14 @@ public final class KernelBench implements Benchmark {
         2 * codes,
         () ->
             BlockQuantizer.quantize(
-                src, DType.BF16, dst, scales, shape, BlockQuantizer.DEFAULT_BLOCK, measure),
+                src,
+                DType.BF16,
+                dst,
+                scales,
+                shape,
+                BlockQuantizer.DEFAULT_BLOCK,
+                measure,
+                threads),
         () -> MemorySegment.copy(copyFrom, 0, copyTo, 0, 2 * codes));
   }
 

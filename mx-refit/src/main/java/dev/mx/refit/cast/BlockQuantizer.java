@@ -36,6 +36,9 @@ public final class BlockQuantizer {
   private static final ValueLayout.OfFloat F32 =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+  /** An unstarted thread: memory accessible by it is accessible by the fork-join pool's threads. */
+  private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
+
   private BlockQuantizer() {}
 
   /** Whether {@link #quantize} reads this source dtype. */
@@ -79,6 +82,72 @@ public final class BlockQuantizer {
       return VectorBlockQuantizer.quantize(src, from, dst, scales, shape, block, measure);
     }
     return quantizeScalar(src, from, dst, scales, shape, block, measure);
+  }
+
+  /**
+   * As {@link #quantize}, on up to {@code threads} threads of the common fork-join pool (the
+   * calling one among them): the tensor is cut into runs of whole block rows, each quantized on its
+   * own as a smaller tensor of the same columns. Blocks never straddle two runs, so the bytes equal
+   * {@link #quantize}'s for every thread count. Memory only its owner thread may access is
+   * quantized on the calling thread.
+   */
+  public static QuantizationError quantize(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure,
+      int threads) {
+    checkBuffers(src, from, dst, scales, shape, block);
+    long rows = shape.dim(shape.rank() - 2);
+    long cols = shape.dim(shape.rank() - 1);
+    long matrices = shape.numel() / Math.max(1, rows * cols);
+    long blockRows = ceilDiv(rows, block);
+    long blockCols = ceilDiv(cols, block);
+    long units = matrices * blockRows;
+    int parts = (int) Math.min(Math.max(1, threads), units);
+    boolean shared =
+        src.isAccessibleBy(ANY_OTHER_THREAD)
+            && dst.isAccessibleBy(ANY_OTHER_THREAD)
+            && scales.isAccessibleBy(ANY_OTHER_THREAD);
+    if (parts <= 1 || !shared) {
+      return quantize(src, from, dst, scales, shape, block, measure);
+    }
+    int es = from.elementSize();
+    // Part k takes block-row units [k*units/parts, (k+1)*units/parts), split at matrix ends.
+    java.util.List<long[]> runs = new java.util.ArrayList<>();
+    for (int k = 0; k < parts; k++) {
+      long u0 = k * units / parts;
+      long u1 = (k + 1) * units / parts;
+      while (u0 < u1) {
+        long m = u0 / blockRows;
+        long end = Math.min(u1, (m + 1) * blockRows);
+        runs.add(new long[] {m, u0 % blockRows, end - m * blockRows});
+        u0 = end;
+      }
+    }
+    return runs.parallelStream()
+        .map(
+            r -> {
+              long m = r[0];
+              long r0 = r[1] * block;
+              long r1 = Math.min(rows, r[2] * block);
+              long first = m * rows * cols + r0 * cols;
+              long n = (r1 - r0) * cols;
+              long scaleFirst = (m * blockRows + r[1]) * blockCols;
+              long nScales = (r[2] - r[1]) * blockCols;
+              return quantize(
+                  src.asSlice(first * es, n * es),
+                  from,
+                  dst.asSlice(first, n),
+                  scales.asSlice(scaleFirst * 4, nScales * 4),
+                  Shape.of(r1 - r0, cols),
+                  block,
+                  measure);
+            })
+        .reduce(QuantizationError.NONE, QuantizationError::max);
   }
 
   /** The scalar loop: the reference the vector kernel is tested against. */

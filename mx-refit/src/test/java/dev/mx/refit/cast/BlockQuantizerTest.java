@@ -256,6 +256,35 @@ class BlockQuantizerTest {
   }
 
   @Test
+  void anyThreadCountGivesTheOneThreadBytes() {
+    int rows = 300; // two whole 128-row blocks and a partial one per matrix
+    int cols = 259;
+    float[] x = normal(3 * rows * cols, 11, 0.05f);
+    Shape shape = Shape.of(3, rows, cols);
+    int block = 128;
+    long nScales = BlockQuantizer.scaleShape(shape, block).numel();
+    // A shared arena: the parts run on the fork-join pool's threads.
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment src = arena.allocate(2L * x.length);
+      for (int i = 0; i < x.length; i++) {
+        src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
+      }
+      MemorySegment d1 = arena.allocate(x.length);
+      MemorySegment s1 = arena.allocate(4 * nScales);
+      QuantizationError one = BlockQuantizer.quantize(src, DType.BF16, d1, s1, shape, block, true);
+      for (int threads : new int[] {2, 3, 4, 8, 64}) {
+        MemorySegment d = arena.allocate(x.length);
+        MemorySegment sc = arena.allocate(4 * nScales);
+        QuantizationError many =
+            BlockQuantizer.quantize(src, DType.BF16, d, sc, shape, block, true, threads);
+        assertEquals(-1, d1.mismatch(d), threads + " threads: first differing code");
+        assertEquals(-1, s1.mismatch(sc), threads + " threads: first differing scale");
+        assertEquals(one, many, threads + " threads: error");
+      }
+    }
+  }
+
+  @Test
   void scaleShapesRoundUpAndBadShapesAreNamed() {
     assertEquals(Shape.of(2, 3), BlockQuantizer.scaleShape(Shape.of(200, 300), 128));
     assertEquals(Shape.of(8, 1, 1), BlockQuantizer.scaleShape(Shape.of(8, 128, 128), 128));
