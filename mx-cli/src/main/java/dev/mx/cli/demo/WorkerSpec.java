@@ -119,29 +119,11 @@ public record WorkerSpec(
 
   /** The same job with the given install mode, trainer buffer sets and staging budget. */
   public WorkerSpec withMemory(String installMode, int buffers, long staging) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        stallLimitSeconds,
-        installMode,
-        buffers,
-        staging,
-        expertMap,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.install = installMode;
+    c.trainerBuffers = buffers;
+    c.stagingBytes = staging;
+    return c.build();
   }
 
   /** A spec with weights in host memory. */
@@ -188,56 +170,16 @@ public record WorkerSpec(
 
   /** The same worker with its weights in {@code kind}'s memory. */
   public WorkerSpec withDevice(dev.mx.api.transport.MemoryKind kind) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        kind.toString(),
-        stallLimitSeconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        expertMap,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.device = kind.toString();
+    return c.build();
   }
 
   /** The same worker with another stall limit (seconds; 0 takes {@code mx.stall-limit}). */
   public WorkerSpec withStallLimit(double seconds) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        seconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        expertMap,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.stallLimitSeconds = seconds;
+    return c.build();
   }
 
   public int trainerWorldSize() {
@@ -251,83 +193,24 @@ public record WorkerSpec(
 
   /** The same worker expecting (or running) another trainer topology. */
   public WorkerSpec withTrainer(Map<String, Integer> newTrainer) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        Map.copyOf(newTrainer),
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        stallLimitSeconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        expertMap,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.trainer = Map.copyOf(newTrainer);
+    return c.build();
   }
 
   /** The same worker with another expert placement (JSON; null: the trainer's order). */
   public WorkerSpec withExpertMap(String placementJson) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        stallLimitSeconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        placementJson,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.expertMap = placementJson;
+    return c.build();
   }
 
   /** The same worker with another change schedule and delta switch. */
   public WorkerSpec withDelta(Integer percent, boolean readEverything) {
-    return new WorkerSpec(
-        role,
-        rank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        stallLimitSeconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        expertMap,
-        percent,
-        readEverything);
+    Copy c = new Copy(this);
+    c.changedPercent = percent;
+    c.noDelta = readEverything;
+    return c.build();
   }
 
   /** The percentage of weight elements each step changes (100 when unset). */
@@ -336,28 +219,86 @@ public record WorkerSpec(
   }
 
   public WorkerSpec withRole(String newRole, int newRank) {
-    return new WorkerSpec(
-        newRole,
-        newRank,
-        model,
-        trainer,
-        inference,
-        transport,
-        metadata,
-        identity,
-        trainerDtype,
-        inferenceDtype,
-        wire,
-        verify,
-        timeoutSeconds,
-        heartbeatSeconds,
-        device,
-        stallLimitSeconds,
-        install,
-        trainerBuffers,
-        stagingBytes,
-        expertMap,
-        changedPercent,
-        noDelta);
+    Copy c = new Copy(this);
+    c.role = newRole;
+    c.rank = newRank;
+    return c.build();
+  }
+
+  /** A mutable copy of a spec: each {@code with} method changes what it names and builds anew. */
+  private static final class Copy {
+    String role;
+    int rank;
+    String model;
+    Map<String, Integer> trainer;
+    Map<String, Integer> inference;
+    String transport;
+    String metadata;
+    String identity;
+    String trainerDtype;
+    String inferenceDtype;
+    String wire;
+    String verify;
+    double timeoutSeconds;
+    double heartbeatSeconds;
+    String device;
+    double stallLimitSeconds;
+    String install;
+    int trainerBuffers;
+    long stagingBytes;
+    String expertMap;
+    Integer changedPercent;
+    boolean noDelta;
+
+    Copy(WorkerSpec s) {
+      role = s.role;
+      rank = s.rank;
+      model = s.model;
+      trainer = s.trainer;
+      inference = s.inference;
+      transport = s.transport;
+      metadata = s.metadata;
+      identity = s.identity;
+      trainerDtype = s.trainerDtype;
+      inferenceDtype = s.inferenceDtype;
+      wire = s.wire;
+      verify = s.verify;
+      timeoutSeconds = s.timeoutSeconds;
+      heartbeatSeconds = s.heartbeatSeconds;
+      device = s.device;
+      stallLimitSeconds = s.stallLimitSeconds;
+      install = s.install;
+      trainerBuffers = s.trainerBuffers;
+      stagingBytes = s.stagingBytes;
+      expertMap = s.expertMap;
+      changedPercent = s.changedPercent;
+      noDelta = s.noDelta;
+    }
+
+    WorkerSpec build() {
+      return new WorkerSpec(
+          role,
+          rank,
+          model,
+          trainer,
+          inference,
+          transport,
+          metadata,
+          identity,
+          trainerDtype,
+          inferenceDtype,
+          wire,
+          verify,
+          timeoutSeconds,
+          heartbeatSeconds,
+          device,
+          stallLimitSeconds,
+          install,
+          trainerBuffers,
+          stagingBytes,
+          expertMap,
+          changedPercent,
+          noDelta);
+    }
   }
 }
