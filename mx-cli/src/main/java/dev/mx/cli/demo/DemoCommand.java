@@ -145,6 +145,13 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   /** Set by the shutdown hook: failures after it are the signal's doing, not the workers'. */
   private volatile boolean signalled;
 
+  /**
+   * Held while a worker is launched and added to its list, and while the shutdown hook marks the
+   * run signalled: a worker is either in a list the hook stops, or never started (a worker started
+   * after the hook looked would outlive the run and recreate its temporary folder).
+   */
+  private final Object launches = new Object();
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -189,7 +196,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     Thread cleanup =
         new Thread(
             () -> {
-              signalled = true;
+              synchronized (launches) {
+                signalled = true;
+              }
               progress.done();
               System.err.println(
                   "mx demo: stopped by a signal: stopping the workers and removing " + tmp);
@@ -230,7 +239,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               + (plan.inProcess ? "in this process" : "as child JVMs")
               + " ...");
       for (int r = 0; r < base.trainerWorldSize(); r++) {
-        trainers.add(launch(plan, base.withRole("trainer", r), tmp));
+        launchInto(trainers, plan, base.withRole("trainer", r), tmp);
       }
       WorkerSpec receiverBase = base;
       if ("trainer-topology".equals(fault)) {
@@ -247,7 +256,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + base.trainer());
       }
       for (int r = 0; r < plan.receivers; r++) {
-        receivers.add(launch(plan, receiverBase.withRole("receiver", r), tmp));
+        launchInto(receivers, plan, receiverBase.withRole("receiver", r), tmp);
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
       onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
@@ -644,6 +653,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return inProcess || (!memory.isDevice() && chosen.equals("mem"));
   }
 
+  /** Launches a worker into {@code into}, unless a signal stopped the run. */
+  private void launchInto(List<WorkerHandle> into, DemoPlan plan, WorkerSpec spec, Path tmp)
+      throws IOException {
+    synchronized (launches) {
+      if (signalled) {
+        throw new IllegalStateException(
+            "stopped by a signal before " + spec.role() + " " + spec.rank() + " started");
+      }
+      into.add(launch(plan, spec, tmp));
+    }
+  }
+
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
     String name = spec.role() + " " + spec.rank();
     if (plan.inProcess()) {
@@ -658,7 +679,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         plan.verbose());
   }
 
-  /** The failure of a finished or finishing call on every worker, or null when it succeeded. */
   /**
    * Starts the trainers' publish of step {@code s + 1} once they published step {@code s} and every
    * receiver leased it (or the receivers' step ended, successfully or not): from then on step
@@ -694,6 +714,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         });
   }
 
+  /** The failure of a finished or finishing call on every worker, or null when it succeeded. */
   private static Exception failureOf(Future<?> call, Duration timeout) throws InterruptedException {
     try {
       call.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
