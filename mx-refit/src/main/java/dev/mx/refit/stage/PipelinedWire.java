@@ -54,25 +54,13 @@ public final class PipelinedWire {
    * @throws IllegalArgumentException naming the setting when it is not a byte count
    */
   public static long landingBytes(Settings settings) {
-    String v = settings.get(LANDING_PROPERTY, LANDING_ENV);
-    if (v == null || v.isBlank()) {
-      return DEFAULT_LANDING_BYTES;
-    }
-    long n;
-    try {
-      n = StagingWaves.parseBytes(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          LANDING_PROPERTY
-              + "='"
-              + v
-              + "' is not a byte count (e.g. 8m, or 0 for one batch per peer)",
-          e);
-    }
-    if (n < 0) {
-      throw new IllegalArgumentException(LANDING_PROPERTY + "='" + v + "' must not be negative");
-    }
-    return n;
+    return StagingWaves.byteSetting(
+        settings,
+        LANDING_PROPERTY,
+        LANDING_ENV,
+        DEFAULT_LANDING_BYTES,
+        0,
+        "e.g. 8m, or 0 for one batch per peer");
   }
 
   /**
@@ -131,7 +119,6 @@ public final class PipelinedWire {
                 workBySession.getOrDefault(a, List.of()).size()));
     // A read issued twice (same bytes to the same place) releases its work at its last landing.
     Map<ReadDescriptor, List<Runnable>> pending = new HashMap<>(onLanded);
-    Map<ReadDescriptor, Integer> lastBatch = new HashMap<>();
     List<Future<?>> started = new ArrayList<>(tasks);
     RuntimeException failure = null;
     long wire = 0;
@@ -139,29 +126,30 @@ public final class PipelinedWire {
     try {
       for (String session : order) {
         List<List<ReadDescriptor>> peerBatches = batches(reads.get(session), landingBytes);
-        for (List<ReadDescriptor> batch : peerBatches) {
-          for (ReadDescriptor r : batch) {
-            lastBatch.put(r, batches);
+        // A read is one peer's, so its last landing is among this peer's batches.
+        Map<ReadDescriptor, Integer> lastBatch = new HashMap<>();
+        for (int k = 0; k < peerBatches.size(); k++) {
+          for (ReadDescriptor r : peerBatches.get(k)) {
+            lastBatch.put(r, k);
           }
-          batches++;
         }
-        batches -= peerBatches.size();
         long deadline = System.nanoTime() + timeout.toNanos();
         PeerReadEvent event = PeerReadEvent.start(session, reads.get(session));
-        for (List<ReadDescriptor> batch : peerBatches) {
+        for (int k = 0; k < peerBatches.size(); k++) {
+          List<ReadDescriptor> batch = peerBatches.get(k);
           long t = System.nanoTime();
           transport.read(batch, Duration.ofNanos(Math.max(1_000_000, deadline - t)));
           wire += System.nanoTime() - t;
           for (ReadDescriptor r : batch) {
-            if (lastBatch.get(r) == batches) {
+            if (lastBatch.get(r) == k) {
               for (Runnable w : pending.getOrDefault(r, List.of())) {
                 started.add(workers.submit(w));
               }
               pending.remove(r);
             }
           }
-          batches++;
         }
+        batches += peerBatches.size();
         PeerReadEvent.finish(event);
         for (Runnable r : workBySession.getOrDefault(session, List.of())) {
           started.add(workers.submit(r));

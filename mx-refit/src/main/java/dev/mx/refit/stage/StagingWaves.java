@@ -53,19 +53,33 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
    * @throws IllegalArgumentException naming the setting when it is not a positive number of bytes
    */
   public static long configured(Settings settings) {
-    String v = settings.get(PROPERTY, ENV);
+    return byteSetting(settings, PROPERTY, ENV, -1, 1, "e.g. 67108864, 64m, 1g");
+  }
+
+  /**
+   * A byte-count setting ({@link #parseBytes}), {@code unset} when absent or blank.
+   *
+   * @param min the smallest value allowed: 1 (must be positive) or 0 (must not be negative)
+   * @param examples what the error shows as valid values
+   * @throws IllegalArgumentException naming the setting and its value when it is not a byte count
+   *     or is below {@code min}
+   */
+  public static long byteSetting(
+      Settings settings, String property, String env, long unset, long min, String examples) {
+    String v = settings.get(property, env);
     if (v == null || v.isBlank()) {
-      return -1;
+      return unset;
     }
     long bytes;
     try {
       bytes = parseBytes(v.trim());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          PROPERTY + "='" + v + "' is not a byte count (e.g. 67108864, 64m, 1g)", e);
+          property + "='" + v + "' is not a byte count (" + examples + ")", e);
     }
-    if (bytes <= 0) {
-      throw new IllegalArgumentException(PROPERTY + "='" + v + "' must be positive");
+    if (bytes < min) {
+      throw new IllegalArgumentException(
+          property + "='" + v + "' " + (min > 0 ? "must be positive" : "must not be negative"));
     }
     return bytes;
   }
