@@ -216,6 +216,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
             });
     long installedStep = -1;
     PeerProgress peers = null;
+    // With overlap: where the orchestrator watches the receivers' leases, one connection per run.
+    dev.mx.api.metadata.MetadataStore leases = null;
     try {
       WorkerSpec base =
           plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"))
@@ -262,15 +264,19 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
       boolean overlapping = overlap && trainerBuffers == 2;
       report.run.put("overlap", overlapping);
-      long runStart = System.nanoTime();
-      long lastCommit = runStart;
+      if (overlapping) {
+        leases = dev.mx.metadata.MetadataStores.open(base.metadata());
+      }
+      // Faults go into the last step; trainer-topology is the receivers' own, from the start.
+      boolean injects = fault != null && !fault.equals("trainer-topology");
+      long lastCommit = System.nanoTime();
       // With overlap, the trainers' publish of the next step, started while the receivers refit.
       Future<List<Map<String, Object>>> nextPublish = null;
       // Steps whose publish began while the receivers still refitted the step before.
       Set<Integer> publishedDuringRefit = java.util.concurrent.ConcurrentHashMap.newKeySet();
       for (int s = 0; s < steps; s++) {
         boolean last = s == steps - 1;
-        boolean faultStep = last && fault != null && !fault.equals("trainer-topology");
+        boolean faultStep = last && injects;
         Map<String, Object> step = Map.of("cmd", "step", "step", s);
         List<Map<String, Object>> results;
         progress.step(s, steps, "trainers write and publish step " + s);
@@ -298,11 +304,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                   : "receivers wait for version step-" + s + " from the trainers, then refit");
           Future<List<Map<String, Object>>> refitting =
               pool.submit(() -> onAll(pool, receivers, step, callTimeout));
-          boolean nextFaults =
-              s + 1 == steps - 1 && fault != null && !fault.equals("trainer-topology");
+          boolean nextFaults = s + 1 == steps - 1 && injects;
           if (overlapping && !last && !nextFaults) {
             nextPublish =
                 startNextPublish(
+                    leases,
                     base,
                     s,
                     plan.receivers,
@@ -381,6 +387,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       pool.shutdownNow();
       if (peers != null) {
         peers.close();
+      }
+      if (leases != null) {
+        leases.close();
       }
       memoryWatch.close();
       report.memory = memoryWatch.report(report.weightBytes());
@@ -686,6 +695,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
    * while the receivers read.
    */
   private static Future<List<Map<String, Object>>> startNextPublish(
+      dev.mx.api.metadata.MetadataStore leases,
       WorkerSpec base,
       int s,
       int receivers,
@@ -699,11 +709,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return pool.submit(
         () -> {
           publishing.get();
-          try (dev.mx.api.metadata.MetadataStore store =
-              dev.mx.metadata.MetadataStores.open(base.metadata())) {
-            LeaseWatch.awaitHolders(
-                store.versions(), base.identity(), "step-" + s, receivers, refitting::isDone);
-          }
+          LeaseWatch.awaitHolders(
+              leases.versions(), base.identity(), "step-" + s, receivers, refitting::isDone);
           if (refitting.isDone() && refitting.state() != Future.State.SUCCESS) {
             return List.of(); // the step failed: the run ends, nothing more to publish
           }
