@@ -354,6 +354,40 @@ public final class Receiver implements AutoCloseable {
     currentSources = fresh.sources();
   }
 
+  /**
+   * One small read from every peer the step reads, into the probe buffer (staging, idle until the
+   * wire starts, or a page of its own), never the live weights: a publisher that died or stalled
+   * since it published fails the step here, naming it, with the live weights untouched (one round
+   * trip per peer, all at once).
+   */
+  private void probePeers(Prepared p, List<Descriptors> waves) {
+    Map<String, ReadDescriptor> first = new LinkedHashMap<>();
+    for (Descriptors d : waves) {
+      d.bySession().forEach((session, reads) -> first.putIfAbsent(session, reads.getFirst()));
+    }
+    List<ReadDescriptor> probes = new ArrayList<>(first.size());
+    int i = 0;
+    for (ReadDescriptor r : first.values()) {
+      if ((long) PROBE_BYTES * (i + 1) > p.probe.byteSize()) {
+        break; // the probe buffer's worth; the rest fail, if at all, in the wire
+      }
+      probes.add(
+          new ReadDescriptor(
+              r.session(),
+              r.srcAddr(),
+              p.probe.address() + (long) PROBE_BYTES * i++,
+              Math.min(PROBE_BYTES, r.nbytes())));
+    }
+    if (!probes.isEmpty()) {
+      transport.read(probes, config.timeout());
+    }
+  }
+
+  /** Bytes the probe reads from each peer, and the most peers one probe reaches. */
+  private static final int PROBE_BYTES = 8;
+
+  private static final int PROBE_PEERS = 512;
+
   /** Same sources, shapes, dtypes and shards, digests aside ({@link SourceChecks#sameGeometry}). */
   static boolean sameGeometry(Map<String, SourceInfo> a, Map<String, SourceInfo> b) {
     return SourceChecks.sameGeometry(a, b);
@@ -389,8 +423,10 @@ public final class Receiver implements AutoCloseable {
     }
 
     // In place, the live weights are written from the first read on: a failure after this point
-    // leaves them torn until restored or refitted.
+    // leaves them torn until restored or refitted. A publisher already dead or stalled fails the
+    // probe, before that point.
     if (inPlace != null) {
+      probePeers(p, waves);
       inPlace.writing(step);
     }
     AtomicInteger verified = new AtomicInteger();
@@ -728,8 +764,9 @@ public final class Receiver implements AutoCloseable {
     p.fullStaging = p.buffers.carve(fullSizes);
     p.convertStaging = p.buffers.carve(convertSizes);
     Map<String, MemorySegment> shardStaging = new LinkedHashMap<>();
+    MemorySegment slab = null;
     if (waves.waveBytes() > 0) {
-      MemorySegment slab = p.buffers.slab(waves.waveBytes());
+      slab = p.buffers.slab(waves.waveBytes());
       for (int w = 0; w < waves.waves().size(); w++) {
         Map<String, Long> sizes = new LinkedHashMap<>();
         for (ShardStaging.Staged s : waves.waves().get(w)) {
@@ -741,6 +778,13 @@ public final class Receiver implements AutoCloseable {
     }
     p.shardStaging = shardStaging;
     p.waveCount = waves.waves().size();
+    if (inPlace != null) {
+      // The probe lands where staged shards will, idle until the wire starts; else in its own page.
+      long probe = (long) PROBE_BYTES * Math.clamp(p.found.peerMetadata().size(), 1, PROBE_PEERS);
+      p.probe =
+          (slab != null && slab.byteSize() >= probe ? slab : p.buffers.slab(probe))
+              .asSlice(0, probe);
+    }
     p.stages().put("prepare_alloc_s", seconds(t));
 
     t = System.nanoTime();
@@ -774,7 +818,10 @@ public final class Receiver implements AutoCloseable {
       validateDestinations(p, params);
       BufferSet set =
           new BufferSet(
-              params, inPlace != null && sharedDelta != null ? sharedDelta : new DeltaState());
+              params,
+              inPlace == null
+                  ? new DeltaState()
+                  : sharedDelta != null ? sharedDelta : DeltaState.of(inPlace));
       set.local =
           LocalCopies.compile(
               p.staging,
@@ -1015,6 +1062,10 @@ public final class Receiver implements AutoCloseable {
     final Map<String, Double> prepareStages;
     final NativeBuffers buffers;
     Map<String, MemorySegment> fullStaging = Map.of();
+
+    /** In place: where {@link #probePeers} reads, beside the live weights. */
+    MemorySegment probe;
+
     Map<Integer, MemorySegment> convertStaging = Map.of();
     Map<String, MemorySegment> shardStaging = Map.of();
 
@@ -1280,7 +1331,8 @@ public final class Receiver implements AutoCloseable {
     /**
      * What the live weights hold, for receivers that take turns writing the same {@link #inPlace}
      * target (one per trainer buffer set): each must see what the others installed, or forgot when
-     * a step tore them. Without it, each receiver keeps its own.
+     * a step tore them. Without it, receivers of one in-place target share {@link
+     * DeltaState#of(Object) its state}; receivers into their own buffers keep their own.
      */
     public Builder deltaState(DeltaState shared) {
       this.sharedDelta = Objects.requireNonNull(shared, "shared");

@@ -4,6 +4,9 @@ import dev.mx.api.error.FalseUnchangedClaimException;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -12,6 +15,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -29,6 +33,45 @@ public final class DeltaState {
   private record Held(List<Long> changedSteps, List<String> digests) {}
 
   private final Map<String, Held> held = new HashMap<>();
+
+  /**
+   * One state per set of live weights, by identity, dropped with them: every receiver writing the
+   * same in-place target must see what the others installed there, or that a step tore it.
+   */
+  private static final Map<IdentityKey, DeltaState> BY_TARGET = new HashMap<>();
+
+  private static final ReferenceQueue<Object> GONE = new ReferenceQueue<>();
+
+  /** A weak key compared by identity: two targets that merely compare equal hold other bytes. */
+  private static final class IdentityKey extends WeakReference<Object> {
+    private final int hash;
+
+    IdentityKey(Object target, ReferenceQueue<Object> queue) {
+      super(target, queue);
+      this.hash = System.identityHashCode(target);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o == this || (o instanceof IdentityKey k && k.get() != null && k.get() == get());
+    }
+  }
+
+  /** The state of the live weights {@code target}, shared by every receiver that writes them. */
+  public static DeltaState of(Object target) {
+    synchronized (BY_TARGET) {
+      for (Reference<?> r; (r = GONE.poll()) != null; ) {
+        BY_TARGET.remove(r);
+      }
+      return BY_TARGET.computeIfAbsent(
+          new IdentityKey(Objects.requireNonNull(target, "target"), GONE), k -> new DeltaState());
+    }
+  }
 
   /**
    * The sources of {@code used} the publishers claim unchanged since this buffer set was filled.
