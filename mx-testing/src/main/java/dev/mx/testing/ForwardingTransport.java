@@ -13,9 +13,9 @@ import java.util.List;
  * A transport that hands every abstract method of {@link Transport} to a real one: the base of test
  * doubles that observe or perturb a real transport (record batches, fail or halt a read, keep
  * deregistered memory readable) by overriding only what they change. The interface's default
- * methods are not forwarded, so a double's {@link #register(MemorySegment)} also serves {@link
- * Transport#allocate} and {@link Transport#register(MemorySegment,
- * dev.mx.api.transport.MemoryKind)}.
+ * methods are not forwarded (but {@link #readAfterExit}, which concerns the peer, not the double),
+ * so a double's {@link #register(MemorySegment)} also serves {@link Transport#allocate} and {@link
+ * Transport#register(MemorySegment, dev.mx.api.transport.MemoryKind)}.
  */
 public class ForwardingTransport implements Transport {
   protected final Transport delegate;
@@ -52,6 +52,11 @@ public class ForwardingTransport implements Transport {
   @Override
   public boolean isConnected(String session) {
     return delegate.isConnected(session);
+  }
+
+  @Override
+  public boolean readAfterExit(String session, boolean allowed) {
+    return delegate.readAfterExit(session, allowed);
   }
 
   @Override

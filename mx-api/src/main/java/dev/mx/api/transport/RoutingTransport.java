@@ -346,6 +346,13 @@ public final class RoutingTransport implements Transport {
     return session.equals(localSession()) || routes.containsKey(session);
   }
 
+  /** As the transport the peer is routed to says; false for a session not connected. */
+  @Override
+  public boolean readAfterExit(String session, boolean allowed) {
+    Transport t = routeOf(session);
+    return t != null && t.readAfterExit(session, allowed);
+  }
+
   private Transport route(String session) {
     Transport t = routeOf(session);
     if (t == null) {

@@ -85,6 +85,20 @@ public interface Transport extends AutoCloseable {
   boolean isConnected(String session);
 
   /**
+   * Lets reads from {@code session} go on ({@code allowed} true) after that peer exited, from its
+   * memory that outlives it, as the peer left it, instead of failing for its death; false restores
+   * the default. For re-reading bytes that a lease kept stable and that are checked against digests
+   * the peer published while alive: a torn in-place install restored from the previous version
+   * after one of its publishers was killed. A region the peer had deregistered still fails, and the
+   * setting ends when the session is connected again. Returns whether reads from the peer can
+   * outlive it here: only where all of its memory does (a same-host transport maps the files its
+   * peer allocated); false, the default, leaves its reads failing as before.
+   */
+  default boolean readAfterExit(String session, boolean allowed) {
+    return false;
+  }
+
+  /**
    * Reads one batch, possibly spanning many peers: groups by session in first-seen order, validates
    * every group, posts every group, then awaits them all within the default timeout.
    */

@@ -8,12 +8,9 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.InferenceTopology;
-import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.layout.vllm.VllmReference;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
-import dev.mx.refit.Receiver;
-import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.version.VersionFollower;
 import dev.mx.testing.ForwardingTransport;
 import java.time.Duration;
@@ -36,39 +33,16 @@ public final class InPlaceRestartReceiver {
 
   public static void main(String[] args) throws Exception {
     boolean die = args[4].equals("die");
-    // Small landing batches: the first one lands long before the install ends.
-    System.setProperty("mx.receiver.landing-bytes", "4k");
     TransportProvider provider = TransportProvider.registry().select(args[2]);
-    VllmLayout geometry =
-        new VllmLayout(ModelConfigs.load(VersionJvms.MODEL), InferenceTopology.tp(1), 0, DType.F32);
     try (MetadataStore store = MetadataStores.open(args[0]);
         Transport real =
             provider.create(new TransportConfig("receiver-0", Duration.ofSeconds(30), Map.of()));
-        LiveWeights live = new LiveWeights(geometry.params())) {
+        LiveWeights live = new LiveWeights(VersionJvms.inferenceTp1().params())) {
       Transport t = die ? new HaltAfterFirstRead(real) : real;
       live.registerWith(t);
       VersionFollower f =
-          VersionFollower.builder(store, args[1])
-              .holder("receiver-0")
+          VersionJvms.inPlaceFollower(store, args[1], t, live, Duration.ofSeconds(30))
               .leaseTtl(Duration.ofMillis(Long.parseLong(args[3])))
-              .installer(live)
-              .transport(t)
-              .receivers(
-                  (d, guarded) ->
-                      Receiver.builder()
-                          .config(
-                              ReceiverConfig.defaults()
-                                  .withRank(0)
-                                  // Worker threads: the pipelined wire reads in landing batches.
-                                  .withThreads(2)
-                                  .withTimeout(Duration.ofSeconds(30)))
-                          .transport(t)
-                          .discovery(d)
-                          .geometry(geometry)
-                          .inPlace(live)
-                          .installer(guarded)
-                          .rediscoverEachStep(true)
-                          .build())
               .build();
       long step = f.next(Duration.ofSeconds(120)).step();
       VllmReference reference =

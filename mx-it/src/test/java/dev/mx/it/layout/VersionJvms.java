@@ -5,14 +5,17 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.api.util.Settings;
 import dev.mx.it.demo.DemoMultiProcessTest;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
+import dev.mx.refit.stage.PipelinedWire;
 import dev.mx.refit.version.VersionFollower;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
@@ -148,5 +152,46 @@ final class VersionJvms {
                     .rediscoverEachStep(true)
                     .build())
         .build();
+  }
+
+  /** The geometry of inference rank 0 of tp=1 in f32: every trainer rank's bytes, read whole. */
+  static VllmLayout inferenceTp1() {
+    return new VllmLayout(ModelConfigs.load(MODEL), InferenceTopology.tp(1), 0, DType.F32);
+  }
+
+  /**
+   * A follower (holder {@code receiver-0}) writing {@code live}, inference rank 0 of tp=1, in place
+   * over {@code transport} (with which {@code live} is registered), reading with two worker threads
+   * in landing batches of 4 KiB, so the first batch lands long before the install ends; the caller
+   * adds leases, restores and attempts.
+   */
+  static VersionFollower.Builder inPlaceFollower(
+      MetadataStore store,
+      String identity,
+      Transport transport,
+      LiveWeights live,
+      Duration readTimeout) {
+    Settings settings = Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "4k"), Map.of());
+    VllmLayout geometry = inferenceTp1();
+    return VersionFollower.builder(store, identity)
+        .holder("receiver-0")
+        .installer(live)
+        .transport(transport)
+        .receivers(
+            (d, guarded) ->
+                Receiver.builder()
+                    .config(
+                        ReceiverConfig.defaults()
+                            .withRank(0)
+                            .withThreads(2)
+                            .withTimeout(readTimeout))
+                    .settings(settings)
+                    .transport(transport)
+                    .discovery(d)
+                    .geometry(geometry)
+                    .inPlace(live)
+                    .installer(guarded)
+                    .rediscoverEachStep(true)
+                    .build());
   }
 }

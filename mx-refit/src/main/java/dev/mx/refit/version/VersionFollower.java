@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -474,15 +475,23 @@ public final class VersionFollower implements AutoCloseable {
     }
   }
 
-  /** Runs a held version's refit again, under its lease. */
+  /**
+   * Runs a held version's refit again, under its lease. A publisher of it that was killed meanwhile
+   * is read as it left its memory where the transport can ({@link Transport#readAfterExit}:
+   * same-host shared memory): the lease kept that buffer set from being rewritten, and every byte
+   * is checked against the digests of the version's tables.
+   */
   private void reinstall(HeldVersion h) {
     LeaseKeeper before = currentLease;
+    Set<String> sessions = transport == null ? Set.of() : h.sources().peerMetadata().keySet();
     try {
       currentLease = h.lease();
       h.lease().check();
       current = h.sources();
+      sessions.forEach(s -> transport.readAfterExit(s, true));
       receiverFor(h.sources()).updateWeights(h.version().step());
     } finally {
+      sessions.forEach(s -> transport.readAfterExit(s, false));
       currentLease = before;
     }
   }

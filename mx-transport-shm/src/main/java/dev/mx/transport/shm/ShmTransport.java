@@ -457,6 +457,26 @@ public final class ShmTransport extends AbstractTransport {
     return session.equals(localSession()) || peers.containsKey(session);
   }
 
+  /**
+   * A peer's allocated memory lives in files this endpoint mapped at connect; the mappings keep the
+   * pages after the peer exited (and after its files were reclaimed), exactly as it left them.
+   * Registered memory, read from the peer's address space, dies with it.
+   */
+  @Override
+  public boolean readAfterExit(String session, boolean allowed) {
+    Peer peer = peers.get(session);
+    if (peer == null) {
+      return false;
+    }
+    peer.readsAfterExit = allowed;
+    for (MemorySegment m : peer.mapped) {
+      if (m == null) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** A connected peer: its metadata, its directory and shared regions mapped read-only. */
   private final class Peer implements AutoCloseable {
     final String session;
@@ -466,6 +486,10 @@ public final class ShmTransport extends AbstractTransport {
     final Arena arena = Arena.ofShared();
     MemorySegment directorySlots;
     private volatile boolean closed;
+
+    /** {@link #readAfterExit}: its death alone does not fail reads of its mapped regions. */
+    volatile boolean readsAfterExit;
+
     private final java.util.concurrent.atomic.AtomicBoolean watchingExit =
         new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -836,7 +860,7 @@ public final class ShmTransport extends AbstractTransport {
         while (b.region[first] != r) {
           first++;
         }
-        if (!peer.alive()) {
+        if (!peer.readsAfterExit && !peer.alive()) {
           break; // report the death, below
         }
         throw new TransportException(
@@ -855,6 +879,9 @@ public final class ShmTransport extends AbstractTransport {
     }
     if (!peer.alive()) {
       peer.reclaimIfDead();
+      if (peer.readsAfterExit && readsOnlyMapped(b)) {
+        return; // as it left them: its mappings here outlive it
+      }
       throw new TransportException(
           peer.session,
           "shm transport: peer '"
@@ -864,6 +891,16 @@ public final class ShmTransport extends AbstractTransport {
               + ") has exited; "
               + consequence);
     }
+  }
+
+  /** Whether every descriptor of {@code b} reads a mapped region (none by cross-memory attach). */
+  private static boolean readsOnlyMapped(ShmBatch b) {
+    for (MemorySegment m : b.src) {
+      if (m == null) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void copy(ShmBatch b, long deadline, Duration timeout) {

@@ -3,6 +3,7 @@ package dev.mx.transport.shm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.error.TransportException;
@@ -209,6 +210,69 @@ class ShmPeerFaultTest {
         assertTrue(publisher.isHealthy());
       }
       assertNotNull(publisher.localMetadata());
+    }
+  }
+
+  /**
+   * A killed publisher's allocated memory (files this receiver mapped) is read as it left it, but
+   * only while {@link Transport#readAfterExit} allows it; its own memory (cross-memory attach) died
+   * with it, so the call says false and those reads keep failing naming it.
+   */
+  @Test
+  void aKilledPublishersAllocatedMemoryIsReadAsItLeftItOnlyWhileAllowed() throws Exception {
+    try (Arena arena = Arena.ofShared();
+        Transport receiver =
+            new ShmTransportProvider()
+                .create(TransportConfig.of("inference-0").withTimeout(TIMEOUT))) {
+      MemorySegment dst = arena.allocate(4 * MIB, 4096);
+      receiver.register(dst);
+      try (PublisherProcess shared =
+              PublisherProcess.start(
+                  "shm", "trainer-s", 7, List.of(), List.of(2 * MIB), Map.of(), TIMEOUT);
+          PublisherProcess mixed =
+              PublisherProcess.start(
+                  "shm", "trainer-m", 8, List.of(MIB), List.of(MIB), Map.of(), TIMEOUT)) {
+        receiver.connect("trainer-s", shared.metadata());
+        receiver.connect("trainer-m", mixed.metadata());
+        String files = ShmFiles.PREFIX + Shm.self().pidNamespaceId() + "-" + shared.pid() + "-";
+        PublisherProcess.Region s = shared.regions().getFirst();
+        List<ReadDescriptor> all =
+            List.of(new ReadDescriptor("trainer-s", s.base(), dst.address(), s.length()));
+        receiver.read(all);
+        shared.kill();
+        mixed.kill();
+        assertFalse(shared.isAlive());
+        TransportException dead = assertThrows(TransportException.class, () -> receiver.read(all));
+        assertTrue(
+            dead.getMessage().contains("'trainer-s'") && dead.getMessage().contains("exited"));
+        // Its files are reclaimed; the mappings here keep their pages.
+        assertEquals(
+            List.of(),
+            Eventually.until(() -> filesStartingWith(files), List::isEmpty, RECLAIM_BOUND),
+            "files of the killed publisher (pid " + shared.pid() + ")");
+
+        dst.fill((byte) 0);
+        assertTrue(receiver.readAfterExit("trainer-s", true), "all of its memory is mapped");
+        receiver.read(all);
+        assertEquals(-1, shared.pattern().mismatch(dst, 0, s.index(), 0, s.length()));
+        assertTrue(receiver.readAfterExit("trainer-s", false));
+        assertThrows(TransportException.class, () -> receiver.read(all), "allowed no more");
+
+        assertFalse(receiver.readAfterExit("trainer-m", true), "part of its memory died with it");
+        for (PublisherProcess.Region r : mixed.regions()) {
+          List<ReadDescriptor> one =
+              List.of(new ReadDescriptor("trainer-m", r.base(), dst.address(), r.length()));
+          if (r.allocated()) {
+            dst.fill((byte) 0);
+            receiver.read(one);
+            assertEquals(-1, mixed.pattern().mismatch(dst, 0, r.index(), 0, r.length()));
+          } else {
+            TransportException e = assertThrows(TransportException.class, () -> receiver.read(one));
+            assertEquals("trainer-m", e.peer(), e.getMessage());
+          }
+        }
+        assertFalse(receiver.readAfterExit("trainer-x", true), "not a connected peer");
+      }
     }
   }
 }
