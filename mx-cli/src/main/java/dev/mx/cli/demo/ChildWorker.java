@@ -211,6 +211,11 @@ final class ChildWorker implements WorkerHandle {
   @Override
   public void kill() {
     process.destroyForcibly();
+    try {
+      process.waitFor(); // an event, not a clock: the kernel reaps a SIGKILLed process
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

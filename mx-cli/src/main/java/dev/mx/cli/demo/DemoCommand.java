@@ -51,8 +51,9 @@ import picocli.CommandLine.Option;
       "",
       "Exit 0 when every step verified and installed on every rank; 1 on any failure, naming the rank, tensor "
           + "or peer; 2 on bad usage. Receivers write their live weights in place (peak memory about the trainers' "
-          + "and the receivers' weights once each, plus a 64 MiB staging budget per receiver): a step that fails "
-          + "part-way is put back on every rank when the trainers keep a second buffer set (--trainer-buffers 2), "
+          + "and the receivers' weights once each, plus a 64 MiB staging budget per receiver): a publisher dead or "
+          + "stopped when a step starts leaves them untouched; a step that fails part-way is put back on every rank "
+          + "when the trainers keep a second buffer set (--trainer-buffers 2; over shm even from a killed trainer), "
           + "else reported torn; --install copy keeps every rank on the previous step whatever fails, for one more "
           + "copy of the weights per receiver (README, 'Memory and installs').",
       ""
@@ -360,10 +361,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       progress.done();
     } catch (Exception e) {
       progress.done();
-      if (!signalled && plan.restorable() && installedStep >= 0) {
+      if (!signalled && plan.install().equals("in-place") && installedStep >= 0) {
         // In place, a rank may have installed the step another rank failed: put every rank back on
-        // the last committed step (the trainers' other buffer set still holds it).
-        rollBack(receivers, Duration.ofMinutes(5), progress);
+        // the last committed step where the trainers' other buffer set still holds it, and learn
+        // which ranks are torn.
+        rollBack(receivers, installedStep, report, Duration.ofMinutes(5), progress);
       }
       report.fail(
           signalled
@@ -789,17 +791,43 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
    * Asks every live receiver to roll back to the step before the one that failed; best effort: a
    * rank that cannot (it restored itself, or the trainers are gone) says why on stderr.
    */
-  private static void rollBack(List<WorkerHandle> receivers, Duration timeout, Progress progress) {
-    for (WorkerHandle w : receivers) {
+  /**
+   * Asks every live receiver to be back on step {@code to} and records where each one's live
+   * weights are (a step, or torn) in {@code report}.
+   */
+  private static void rollBack(
+      List<WorkerHandle> receivers,
+      long to,
+      DemoReport report,
+      Duration timeout,
+      Progress progress) {
+    for (int rank = 0; rank < receivers.size(); rank++) {
+      WorkerHandle w = receivers.get(rank);
+      Map<String, Object> state = new LinkedHashMap<>();
+      state.put("rank", rank);
       if (!w.isAlive()) {
+        state.put("state", "exited");
+        report.liveWeights.add(state);
         continue;
       }
       try {
-        Map<String, Object> r = w.call(Map.of("cmd", "rollback"), timeout);
-        progress.note(w.name() + ": back on step " + r.get("step"));
+        Map<String, Object> r = w.call(Map.of("cmd", "rollback", "to", to), timeout);
+        state.put("step", r.get("step"));
+        if (r.get("torn") != null) {
+          // A mix of steps: the failed one's, or a failed restore's.
+          state.put("state", "torn");
+          progress.note(w.name() + ": live weights torn");
+        } else {
+          state.put("state", "whole");
+          if (r.get("rollback_s") != null) {
+            progress.note(w.name() + ": back on step " + r.get("step"));
+          }
+        }
       } catch (Exception e) {
+        state.put("state", "unknown");
         progress.note(w.name() + ": no rollback: " + e.getMessage());
       }
+      report.liveWeights.add(state);
     }
   }
 
@@ -978,6 +1006,47 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     String error;
     long lastStep = -1;
 
+    /**
+     * After a failed in-place step: each receiver's live weights ({@code rank}, {@code state}:
+     * whole, torn, exited or unknown, and {@code step}, the last step it installed whole).
+     */
+    final List<Map<String, Object>> liveWeights = new ArrayList<>();
+
+    /**
+     * What the failure left live: "installed weights are still step N" when every receiver is whole
+     * on it, else each receiver's state.
+     */
+    String liveAfterFailure() {
+      if (lastStep < 0) {
+        return "";
+      }
+      boolean allOnLast =
+          liveWeights.stream()
+              .allMatch(
+                  w ->
+                      "whole".equals(w.get("state")) && num(w.get("step")).longValue() == lastStep);
+      if (allOnLast) {
+        return " (installed weights are still step " + lastStep + ")";
+      }
+      StringBuilder b = new StringBuilder(" (live weights:");
+      for (Map<String, Object> w : liveWeights) {
+        b.append(b.charAt(b.length() - 1) == ':' ? " " : ", ")
+            .append("receiver ")
+            .append(w.get("rank"));
+        switch (String.valueOf(w.get("state"))) {
+          case "torn" -> b.append(" TORN");
+          case "whole" -> b.append(" step ").append(w.get("step"));
+          default -> b.append(" ").append(w.get("state"));
+        }
+      }
+      boolean torn = liveWeights.stream().anyMatch(w -> "torn".equals(w.get("state")));
+      return b.append(
+              torn
+                  ? "; torn weights are not dumped, the next successful step rewrites every byte)"
+                  : ")")
+          .toString();
+    }
+
     /** The run's memory ({@link MemoryWatch#report}); null until the run ended. */
     Map<String, Object> memory;
 
@@ -1067,6 +1136,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
       // covered.
       doc.put("unverified_bytes", unverifiedBytes());
+      if (!liveWeights.isEmpty()) {
+        doc.put("live_weights", liveWeights);
+      }
       if (memory != null) {
         // The demo's own: peak per process and in total (mx receive reports none).
         doc.put("memory", memory);
@@ -1178,9 +1250,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       out.println(
           ok
               ? "result: ok, last installed step " + lastStep + verified
-              : "result: FAILED: "
-                  + error
-                  + (lastStep >= 0 ? " (installed weights are still step " + lastStep + ")" : ""));
+              : "result: FAILED: " + error + liveAfterFailure());
       out.flush();
     }
 

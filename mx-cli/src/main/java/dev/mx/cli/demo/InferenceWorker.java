@@ -114,6 +114,9 @@ final class InferenceWorker implements Worker {
               // step.
               .stallLimit(Workers.stallLimit(spec))
               .installer(inPlace ? live : staged)
+              // Reconnects a restarted trainer; a killed one's memory is read for a restore where
+              // it outlives it (shm).
+              .transport(transport)
               .restorePrevious(restore)
               .holdUntilCommit(restore)
               // One receiver per trainer buffer set, each used every other step: its receive
@@ -328,12 +331,16 @@ final class InferenceWorker implements Worker {
   }
 
   /**
-   * Another rank failed the step this one installed in place: put back the step before it, read
-   * again from the trainers' other buffer set and verified.
+   * After a failed step: a rank that installed it in place puts back step {@code to}, read again
+   * from the trainers' other buffer set and verified; torn live weights say which step tore them.
    */
   @Override
-  public Map<String, Object> rollback() {
-    if (!inPlace) {
+  public Map<String, Object> rollback(long to) {
+    if (live.isTorn()) {
+      return Map.of("step", live.lastStep(), "torn", live.tornStep());
+    }
+    if (!inPlace || spec.trainerSets() == 1 || live.lastStep() == to) {
+      // Nothing to put back, or (one trainer set) nothing held to put back from.
       return Map.of("step", live.lastStep());
     }
     long t0 = System.nanoTime();

@@ -26,10 +26,12 @@ public interface Worker extends AutoCloseable {
   }
 
   /**
-   * Puts back the step installed before the last one (receivers writing in place, when another rank
-   * failed the last step); returns the step now installed.
+   * After a failed step, puts the rank back on step {@code to}, the last one every rank installed:
+   * a receiver writing in place that installed the failed step re-reads {@code to}. Returns the
+   * step now installed ({@code step}) and, for weights left torn, the step that tore them ({@code
+   * torn}).
    */
-  default Map<String, Object> rollback() throws Exception {
+  default Map<String, Object> rollback(long to) throws Exception {
     throw new IllegalArgumentException("this worker cannot roll back");
   }
 
@@ -56,7 +58,7 @@ public interface Worker extends AutoCloseable {
       case "start" -> worker.start();
       case "step" -> worker.step(((Number) cmd.get("step")).longValue());
       case "commit" -> worker.commit(((Number) cmd.get("step")).longValue());
-      case "rollback" -> worker.rollback();
+      case "rollback" -> worker.rollback(((Number) cmd.get("to")).longValue());
       case "fault" -> worker.fault(String.valueOf(cmd.get("kind")));
       case "dump" -> worker.dump(Path.of(String.valueOf(cmd.get("dir"))));
       case "exit" -> null;

@@ -12,7 +12,10 @@ interface WorkerHandle extends AutoCloseable {
   /** Sends one command and waits for its reply; failures name the worker. */
   Map<String, Object> call(Map<String, Object> command, Duration timeout) throws Exception;
 
-  /** Kills the worker at once (fault injection); a no-op in-process. */
+  /**
+   * Kills the worker at once (SIGKILL, fault injection) and returns once it is gone, so what comes
+   * next sees a dead process, not a dying one; unsupported in-process.
+   */
   void kill();
 
   /** Stops the worker from answering (SIGSTOP) and resumes it on close. */
