@@ -26,6 +26,17 @@ public final class CpuDigestProvider extends DigestProvider {
     return ShardDigest.digest(bytes);
   }
 
+  /**
+   * Runs every row kernel {@link RowKernels} may pick (the vector one on inputs that stay in cache,
+   * the scalar one on larger ones) until the JIT's optimizing tier compiled each of them and their
+   * shared caller saw both: warming only one left the other interpreted, and the caller compiled
+   * for one alone, on a receiver's first step.
+   */
+  @Override
+  public void warmUp() {
+    RowKernels.warmUp();
+  }
+
   /** Pieces combine exactly ({@link PositionedDigest}). */
   @Override
   public Optional<DigestParts> parts(long byteCount) {

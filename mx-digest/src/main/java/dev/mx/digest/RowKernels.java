@@ -1,6 +1,10 @@
 package dev.mx.digest;
 
 import dev.mx.api.util.Settings;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +75,38 @@ final class RowKernels {
    */
   static RowKernel forBytes(long byteCount) {
     return VECTOR != null && byteCount <= VECTOR_MAX_BYTES ? VECTOR : ScalarRowKernel.INSTANCE;
+  }
+
+  /**
+   * Rows per warm-up pass (1 MiB) and passes per kernel: each kernel's row loop runs 10^5 times.
+   */
+  private static final int WARM_ROWS = 256;
+
+  private static final int WARM_PASSES = 400;
+
+  /** Runs each available kernel on 1 MiB of its own, interleaved, {@link #WARM_PASSES} times. */
+  static void warmUp() {
+    List<RowKernel> kernels =
+        VECTOR == null
+            ? List.of(ScalarRowKernel.INSTANCE)
+            : List.of(VECTOR, ScalarRowKernel.INSTANCE);
+    // Shared, as a receiver's memory is: kernels compiled on confined segments alone are
+    // deoptimized and compiled again at the first shared one.
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment rows = arena.allocate((long) WARM_ROWS * RowKernel.ROW_BYTES, 64);
+      for (long i = 0; i < rows.byteSize(); i += Long.BYTES) {
+        rows.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
+      }
+      long check = 0;
+      for (int pass = 0; pass < WARM_PASSES; pass++) {
+        for (RowKernel k : kernels) {
+          check ^= k.sumRows(rows, 0, WARM_ROWS).weightedSum();
+        }
+      }
+      if (check == 42) {
+        LOG.trace("warm-up checksum {}", check); // keeps the sums from being optimized away
+      }
+    }
   }
 
   /** The vector kernel, or the scalar one when the vector kernel is unavailable. */

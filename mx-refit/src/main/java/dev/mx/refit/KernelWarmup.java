@@ -59,11 +59,15 @@ public final class KernelWarmup {
   }
 
   /**
-   * Runs the digest kernels the receiver uses (whole regions, and pieces cut off word and row) and
+   * Runs the digest provider's own warm-up ({@link DigestProvider#warmUp}: every kernel it may
+   * pick), the digest calls the receiver makes (whole regions, and pieces cut off word and row) and
    * the strided copy that replays staged shards into place.
    */
   public static void run(DigestProvider digests) {
-    try (Arena arena = Arena.ofConfined()) {
+    digests.warmUp();
+    // Shared, as the receiver's buffers and live weights are: code the JIT compiled on confined
+    // segments was deoptimized at the first shared one and compiled again during the cold step.
+    try (Arena arena = Arena.ofShared()) {
       MemorySegment bytes = arena.allocate(BYTES, 64);
       // A bf16 [rows, cols] tensor whose left half of the columns goes to a contiguous tensor: the
       // row-parallel re-slice of a staged shard.

@@ -23,6 +23,14 @@ public abstract class DigestProvider extends MxProvider {
     return java.util.Optional.empty();
   }
 
+  /**
+   * Readies what the first digests would otherwise pay for: has the JIT compile every kernel this
+   * provider may pick (the CPU provider picks one by input size), or loads a device module. May
+   * take a second; touches no memory of the caller's; safe to call from any thread, more than once.
+   * For a receiver's start, in the background ({@code KernelWarmup}). The default does nothing.
+   */
+  public void warmUp() {}
+
   @Override
   public String artifact() {
     return "dev.mx:mx-digest";
