@@ -32,6 +32,13 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
   private final Map<String, ParamSpec> layout;
   private final Map<String, MemorySegment> live;
   private final MemorySegment slab;
+
+  /** Set aside for the receivers writing in place ({@link #staging()}), or NULL. */
+  private final MemorySegment staging;
+
+  /** The key of the staging buffer among the carved ones: no parameter is named so. */
+  private static final String STAGING = "\0staging";
+
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<MemoryRegistration> registrations = new ArrayList<>();
   private volatile long installs;
@@ -53,10 +60,25 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    * kind).
    */
   public LiveWeights(Map<String, ParamSpec> layout, MemoryOps device) {
+    this(layout, device, 0);
+  }
+
+  /**
+   * As {@link #LiveWeights(Map, MemoryOps)}, with {@code stagingBytes} more in the same slab for
+   * the receivers that write these weights in place to stage through ({@link #staging()}):
+   * allocated and zeroed now, so the first refit neither allocates nor faults it in.
+   */
+  public LiveWeights(Map<String, ParamSpec> layout, MemoryOps device, long stagingBytes) {
+    if (stagingBytes < 0) {
+      throw new IllegalArgumentException("staging bytes must not be negative: " + stagingBytes);
+    }
     this.device = device != null && device.kind().isDevice() ? device : null;
     this.layout = Collections.unmodifiableMap(new LinkedHashMap<>(layout));
     Map<String, Long> sizes = new LinkedHashMap<>();
     layout.forEach((name, spec) -> sizes.put(name, spec.byteSize()));
+    if (stagingBytes > 0) {
+      sizes.put(STAGING, stagingBytes);
+    }
     long total = Slabs.size(sizes.values());
     try {
       if (this.device == null) {
@@ -69,7 +91,16 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
       close();
       throw e;
     }
-    this.live = Slabs.carve(slab, sizes);
+    Map<String, MemorySegment> carved = new LinkedHashMap<>(Slabs.carve(slab, sizes));
+    MemorySegment reserved = carved.remove(STAGING);
+    this.staging = reserved == null ? MemorySegment.NULL : reserved;
+    this.live = Collections.unmodifiableMap(carved);
+  }
+
+  /** The staging set aside at construction, or {@link MemorySegment#NULL}. */
+  @Override
+  public MemorySegment staging() {
+    return staging;
   }
 
   /** Where the live parameters are: host memory, or the device of the operations given. */
@@ -77,7 +108,10 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
     return device == null ? MemoryKind.HOST : device.kind();
   }
 
-  /** Bytes of native memory the live parameters take (one slab, cache-line aligned buffers). */
+  /**
+   * Bytes of native memory the live parameters and the staging set aside take (one slab, cache-line
+   * aligned buffers).
+   */
   public long nativeBytes() {
     return slab.byteSize();
   }

@@ -764,9 +764,15 @@ public final class Receiver implements AutoCloseable {
     p.fullStaging = p.buffers.carve(fullSizes);
     p.convertStaging = p.buffers.carve(convertSizes);
     Map<String, MemorySegment> shardStaging = new LinkedHashMap<>();
+    // Staging the engine set aside with its live weights (registered with them), when it fits.
+    MemorySegment reserved = inPlace == null ? MemorySegment.NULL : inPlace.staging();
+    if (reserved.byteSize() > 0) {
+      p.buffers.external(List.of(reserved));
+    }
     MemorySegment slab = null;
     if (waves.waveBytes() > 0) {
-      slab = p.buffers.slab(waves.waveBytes());
+      slab =
+          reserved.byteSize() >= waves.waveBytes() ? reserved : p.buffers.slab(waves.waveBytes());
       for (int w = 0; w < waves.waves().size(); w++) {
         Map<String, Long> sizes = new LinkedHashMap<>();
         for (ShardStaging.Staged s : waves.waves().get(w)) {
@@ -781,9 +787,11 @@ public final class Receiver implements AutoCloseable {
     if (inPlace != null) {
       // The probe lands where staged shards will, idle until the wire starts; else in its own page.
       long probe = (long) PROBE_BYTES * Math.clamp(p.found.peerMetadata().size(), 1, PROBE_PEERS);
-      p.probe =
-          (slab != null && slab.byteSize() >= probe ? slab : p.buffers.slab(probe))
-              .asSlice(0, probe);
+      MemorySegment at =
+          slab != null && slab.byteSize() >= probe
+              ? slab
+              : reserved.byteSize() >= probe ? reserved : p.buffers.slab(probe);
+      p.probe = at.asSlice(0, probe);
     }
     p.stages().put("prepare_alloc_s", seconds(t));
 

@@ -26,6 +26,17 @@ public interface InPlaceTarget {
    */
   MemorySegment parameter(String name);
 
+  /**
+   * Memory beside the live parameters that receivers writing this target may stage through
+   * (registered with their transport together with the parameters; the receivers of one target take
+   * turns, never use it at once), or {@link MemorySegment#NULL} (the default): each receiver then
+   * allocates its own staging at its first refit, on that refit's time. An engine that sets it
+   * aside at start takes the allocation and its page faults off the first refit.
+   */
+  default MemorySegment staging() {
+    return MemorySegment.NULL;
+  }
+
   /** The receiver is about to write step {@code step} into the live parameters. */
   default void writing(long step) {}
 

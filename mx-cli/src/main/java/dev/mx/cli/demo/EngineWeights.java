@@ -2,11 +2,13 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.util.Settings;
 import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.refit.Fp8BlockInstall;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.cast.QuantizationError;
+import dev.mx.refit.stage.StagingWaves;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -19,11 +21,17 @@ import java.util.Map;
  */
 record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8) {
 
-  /** Lays out rank {@code spec.rank()}'s weights, in the memory of {@code device} (null: host). */
+  /**
+   * Lays out rank {@code spec.rank()}'s weights, in the memory of {@code device} (null: host); in
+   * place, with the receivers' staging budget set aside beside them, so the first refit neither
+   * allocates nor faults it in.
+   */
   static EngineWeights create(WorkerSpec spec, MemoryOps device) {
     VllmLayout geometry = Workers.inferenceLayout(spec);
     if (!Fp8Format.isFp8Block(spec.inferenceDtype())) {
-      return new EngineWeights(geometry, new LiveWeights(geometry.params(), device), null);
+      long staging =
+          !spec.inPlace() ? 0 : spec.stagingBytes() > 0 ? spec.stagingBytes() : defaultStaging();
+      return new EngineWeights(geometry, new LiveWeights(geometry.params(), device, staging), null);
     }
     Fp8BlockLayout q = Fp8Format.layout(spec.inferenceDtype(), geometry);
     LiveWeights live = new LiveWeights(q.engine());
@@ -34,6 +42,12 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
       live.close();
       throw e;
     }
+  }
+
+  /** The staging budget a receiver takes when none is given (the setting, else the default). */
+  private static long defaultStaging() {
+    long configured = StagingWaves.configured(Settings.system());
+    return configured > 0 ? configured : StagingWaves.DEFAULT_BYTES;
   }
 
   /** What installs a verified step into the live weights. */

@@ -55,11 +55,21 @@ class InPlaceRefitTest {
 
   private static Rig rig(
       TrainerTopology trainer, InferenceTopology inference, int rank, long stagingBytes) {
+    return rig(trainer, inference, rank, stagingBytes, 0);
+  }
+
+  /** As {@link #rig}, with {@code setAside} bytes of staging in the live weights' slab. */
+  private static Rig rig(
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      int rank,
+      long stagingBytes,
+      long setAside) {
     CpuDigestProvider digests = new CpuDigestProvider();
     TrainerCluster trainers = new TrainerCluster(trainer.layout(MODEL, DType.BF16));
     Transport t = new MemTransportProvider().create(TransportConfig.of("receiver-" + rank));
     VllmLayout geometry = new VllmLayout(MODEL, inference, rank, DType.BF16);
-    LiveWeights live = new LiveWeights(geometry.params());
+    LiveWeights live = new LiveWeights(geometry.params(), null, setAside);
     live.registerWith(t);
     Receiver.Builder b =
         Receiver.builder()
@@ -77,6 +87,41 @@ class InPlaceRefitTest {
       b.stagingBytes(stagingBytes);
     }
     return new Rig(trainers, t, live, b.build());
+  }
+
+  /**
+   * Staging the engine set aside with its live weights (registered with them) is what the receiver
+   * stages its shards through: it allocates that much less native memory of its own than without,
+   * and every live byte still matches.
+   */
+  @Test
+  void stagingSetAsideWithTheLiveWeightsServesTheReceiversStagedShards() {
+    InferenceTopology tp2 = InferenceTopology.tp(2);
+    long setAside = 16L << 20;
+    long own = -1;
+    for (long reserve : new long[] {0, setAside}) {
+      try (Rig g = rig(new TrainerTopology.Megatron(1, 1, 1), tp2, 1, setAside, reserve)) {
+        assertEquals(reserve, g.live().staging().byteSize());
+        for (long step = 0; step < 2; step++) {
+          g.trainers().fill(step);
+          Map<String, Object> m = g.r().updateWeights(step);
+          assertTrue(((Number) m.get("staged_shards")).longValue() > 0, m.toString());
+          assertEquals(0L, m.get("unverified_bytes"), m.toString());
+          assertEquals(List.of(), mismatches(g.live(), tp2, 1, step));
+        }
+        if (reserve == 0) {
+          own = g.r().nativeBytes();
+        } else {
+          assertTrue(
+              g.r().nativeBytes() < own,
+              "own native memory "
+                  + g.r().nativeBytes()
+                  + " with staging set aside, "
+                  + own
+                  + " without");
+        }
+      }
+    }
   }
 
   private static List<String> mismatches(
