@@ -70,16 +70,34 @@ final class InferenceWorker implements Worker {
    */
   private final DeltaState liveHolds = new DeltaState();
 
+  /**
+   * Whether {@link #start} warms up in the background: the kernels ({@code KernelWarmup}) and a
+   * rehearsed refit ({@link RefitRehearsal}).
+   */
+  private final boolean rehearse;
+
   InferenceWorker(WorkerSpec spec, boolean versions) {
+    this(spec, versions, true);
+  }
+
+  /**
+   * As {@link #InferenceWorker(WorkerSpec, boolean)}; the rehearsal's own receiver does not warm
+   * up.
+   */
+  InferenceWorker(WorkerSpec spec, boolean versions, boolean rehearse) {
     this.spec = spec;
     this.versions = versions;
+    this.rehearse = rehearse;
   }
 
   @Override
   public Map<String, Object> start() {
-    if (!spec.memoryKind().isDevice()) {
-      // While the trainers write their first step: the first refit then verifies at warm speed.
+    if (rehearse && !spec.memoryKind().isDevice()) {
+      // While the trainers write their first step: the first refit then runs at warm speed.
       dev.mx.refit.KernelWarmup.inBackground(dev.mx.api.digest.DigestProvider.registry().select());
+      if (versions) {
+        RefitRehearsal.inBackground(spec);
+      }
     }
     transport = Workers.transport(spec, "receiver-" + spec.rank());
     store = MetadataStores.open(spec.metadata());

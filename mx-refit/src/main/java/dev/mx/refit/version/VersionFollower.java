@@ -405,6 +405,7 @@ public final class VersionFollower implements AutoCloseable {
 
   private Followed install(WeightVersion v, double waitedSeconds) {
     RefitListeners.jvmWide().versionWaited(model, v.step(), waitedSeconds);
+    long began = System.nanoTime();
     LeaseKeeper lease = LeaseKeeper.acquire(versions, model, v.id(), holder, leaseTtl);
     boolean kept = false;
     try {
@@ -413,6 +414,7 @@ public final class VersionFollower implements AutoCloseable {
       reconnectRestarted(sources.peerMetadata());
       Receiver receiver = receiverFor(sources);
       current = sources;
+      double fetched = (System.nanoTime() - began) / 1e9;
       Map<String, Object> metrics;
       try {
         metrics = receiver.updateWeights(v.step());
@@ -437,6 +439,8 @@ public final class VersionFollower implements AutoCloseable {
       m.put("version", v.id());
       // Time from the call until this version was picked: waiting for publishers, not refitting.
       m.put("version_wait_s", waitedSeconds);
+      // Leasing the version, reading and checking its tables, and finding its receiver.
+      m.put("version_fetch_s", fetched);
       if (receiver.coverage() != null) {
         m.put("coverage", receiver.coverage().coverage());
       }
