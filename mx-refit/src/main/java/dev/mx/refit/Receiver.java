@@ -356,34 +356,36 @@ public final class Receiver implements AutoCloseable {
 
   /**
    * One small read from every peer the step reads, into the probe buffer (staging, idle until the
-   * wire starts, or a page of its own), never the live weights: a publisher that died or stalled
-   * since it published fails the step here, naming it, with the live weights untouched (one round
-   * trip per peer, all at once).
+   * wire starts, or a page of its own), never the live weights: a publisher that died since it
+   * published, or stopped where the transport needs it to serve (ucx), fails the step here, naming
+   * it, with the live weights untouched. One round trip for up to a probe buffer's worth of peers
+   * at once, more rounds beyond.
    */
   private void probePeers(Prepared p, List<Descriptors> waves) {
     Map<String, ReadDescriptor> first = new LinkedHashMap<>();
     for (Descriptors d : waves) {
       d.bySession().forEach((session, reads) -> first.putIfAbsent(session, reads.getFirst()));
     }
-    List<ReadDescriptor> probes = new ArrayList<>(first.size());
-    int i = 0;
+    int slots = (int) (p.probe.byteSize() / PROBE_BYTES);
+    List<ReadDescriptor> probes = new ArrayList<>(Math.min(slots, first.size()));
     for (ReadDescriptor r : first.values()) {
-      if ((long) PROBE_BYTES * (i + 1) > p.probe.byteSize()) {
-        break; // the probe buffer's worth; the rest fail, if at all, in the wire
-      }
       probes.add(
           new ReadDescriptor(
               r.session(),
               r.srcAddr(),
-              p.probe.address() + (long) PROBE_BYTES * i++,
+              p.probe.address() + (long) PROBE_BYTES * probes.size(),
               Math.min(PROBE_BYTES, r.nbytes())));
+      if (probes.size() == slots) {
+        transport.read(probes, config.timeout());
+        probes.clear();
+      }
     }
     if (!probes.isEmpty()) {
       transport.read(probes, config.timeout());
     }
   }
 
-  /** Bytes the probe reads from each peer, and the most peers one probe reaches. */
+  /** Bytes the probe reads from each peer, and the most peers one probe round reaches. */
   private static final int PROBE_BYTES = 8;
 
   private static final int PROBE_PEERS = 512;
@@ -423,8 +425,8 @@ public final class Receiver implements AutoCloseable {
     }
 
     // In place, the live weights are written from the first read on: a failure after this point
-    // leaves them torn until restored or refitted. A publisher already dead or stalled fails the
-    // probe, before that point.
+    // leaves them torn until restored or refitted. A publisher already dead (or stopped, where the
+    // transport needs it) fails the probe, before that point.
     if (inPlace != null) {
       probePeers(p, waves);
       inPlace.writing(step);
@@ -496,6 +498,9 @@ public final class Receiver implements AutoCloseable {
     }
     if (delta) {
       set.delta.installed(currentSources, p.usedSources);
+    } else {
+      // Shared with other receivers of the same live weights: what it held is overwritten now.
+      set.delta.forget();
     }
     ShardVerifier.Outcome outcome =
         new ShardVerifier.Outcome(

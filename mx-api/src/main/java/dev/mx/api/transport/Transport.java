@@ -88,11 +88,12 @@ public interface Transport extends AutoCloseable {
    * Lets reads from {@code session} go on ({@code allowed} true) after that peer exited, from its
    * memory that outlives it, as the peer left it, instead of failing for its death; false restores
    * the default. For re-reading bytes that a lease kept stable and that are checked against digests
-   * the peer published while alive: a torn in-place install restored from the previous version
-   * after one of its publishers was killed. A region the peer had deregistered still fails, and the
-   * setting ends when the session is connected again. Returns whether reads from the peer can
-   * outlive it here: only where all of its memory does (a same-host transport maps the files its
-   * peer allocated); false, the default, leaves its reads failing as before.
+   * the peer published while alive: a torn in-place install restored, or a rank rolled back, from
+   * the previous version after one of its publishers was killed. The setting is the endpoint's, for
+   * every reader of it, until cleared or the session is connected again; a region the peer had
+   * deregistered still fails. Returns whether reads from the peer can outlive it here: only where
+   * all of its memory does (a same-host transport maps the files its peer allocated); false, the
+   * default, changes nothing: its reads keep failing for its death.
    */
   default boolean readAfterExit(String session, boolean allowed) {
     return false;

@@ -212,11 +212,25 @@ final class ChildWorker implements WorkerHandle {
   public void kill() {
     process.destroyForcibly();
     try {
-      process.waitFor(); // an event, not a clock: the kernel reaps a SIGKILLed process
+      // An event, not a clock: the kernel reaps a SIGKILLed process; the bound only covers one
+      // stuck in uninterruptible sleep, which is then reported.
+      if (!process.waitFor(CHILD_KILL_BOUND.toSeconds(), TimeUnit.SECONDS)) {
+        System.err.println(
+            "mx demo: "
+                + name
+                + " (pid "
+                + process.pid()
+                + ") is still there "
+                + CHILD_KILL_BOUND.toSeconds()
+                + " s after SIGKILL");
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
+
+  /** How long a SIGKILLed child may take to be gone before that is reported. */
+  private static final Duration CHILD_KILL_BOUND = Duration.ofSeconds(60);
 
   /**
    * Asks the child to exit with SIGTERM, resuming it first when stalled, and returns at once: its

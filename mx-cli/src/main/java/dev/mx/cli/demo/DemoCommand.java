@@ -788,12 +788,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   /**
-   * Asks every live receiver to roll back to the step before the one that failed; best effort: a
-   * rank that cannot (it restored itself, or the trainers are gone) says why on stderr.
-   */
-  /**
-   * Asks every live receiver to be back on step {@code to} and records where each one's live
-   * weights are (a step, or torn) in {@code report}.
+   * Asks every live receiver to be back on step {@code to} (a rank that installed the failed step
+   * rolls back) and records where each one's live weights are (a step, or torn) in {@code report};
+   * best effort: a rank that cannot answer is recorded as unknown and says why on stderr.
    */
   private static void rollBack(
       List<WorkerHandle> receivers,

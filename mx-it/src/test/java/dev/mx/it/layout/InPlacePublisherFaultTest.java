@@ -20,7 +20,6 @@ import dev.mx.refit.LiveWeights;
 import dev.mx.refit.version.NoReadableVersionException;
 import dev.mx.refit.version.VersionFollower;
 import dev.mx.testing.ForwardingTransport;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -199,22 +198,10 @@ class InPlacePublisherFaultTest {
       this.live = live;
     }
 
-    private boolean landsInLiveWeights(List<ReadDescriptor> batch) {
-      for (ReadDescriptor d : batch) {
-        for (String name : live.layout().keySet()) {
-          MemorySegment p = live.parameter(name);
-          if (d.dstAddr() >= p.address() && d.dstAddr() < p.address() + p.byteSize()) {
-            return true;
-          }
-        }
-      }
-      return false;
-    }
-
     @Override
     public synchronized void read(List<ReadDescriptor> batch, Duration timeout) {
       delegate.read(batch, timeout);
-      if (landsInLiveWeights(batch) && armed.compareAndSet(true, false)) {
+      if (VersionJvms.landsIn(live, batch) && armed.compareAndSet(true, false)) {
         try {
           if (fault == Fault.KILL) {
             victim.destroyForcibly();

@@ -38,7 +38,7 @@ public final class InPlaceRestartReceiver {
         Transport real =
             provider.create(new TransportConfig("receiver-0", Duration.ofSeconds(30), Map.of()));
         LiveWeights live = new LiveWeights(VersionJvms.inferenceTp1().params())) {
-      Transport t = die ? new HaltAfterFirstRead(real) : real;
+      Transport t = die ? new HaltAfterFirstRead(real, live) : real;
       live.registerWith(t);
       VersionFollower f =
           VersionJvms.inPlaceFollower(store, args[1], t, live, Duration.ofSeconds(30))
@@ -64,13 +64,19 @@ public final class InPlaceRestartReceiver {
    * it prints {@code @part-way} and blocks until the JVM is killed.
    */
   private static final class HaltAfterFirstRead extends ForwardingTransport {
-    HaltAfterFirstRead(Transport delegate) {
+    private final LiveWeights live;
+
+    HaltAfterFirstRead(Transport delegate, LiveWeights live) {
       super(delegate);
+      this.live = live;
     }
 
     @Override
     public void read(List<ReadDescriptor> batch, Duration timeout) {
       delegate.read(batch, timeout);
+      if (!VersionJvms.landsIn(live, batch)) {
+        return; // the receiver's probe, before it writes the live weights
+      }
       System.out.println("@part-way");
       System.out.flush();
       try {

@@ -3,6 +3,7 @@ package dev.mx.it.layout;
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.api.util.Settings;
@@ -18,6 +19,7 @@ import dev.mx.refit.VerifyMode;
 import dev.mx.refit.stage.PipelinedWire;
 import dev.mx.refit.version.VersionFollower;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -193,5 +195,18 @@ final class VersionJvms {
                     .installer(guarded)
                     .rediscoverEachStep(true)
                     .build());
+  }
+
+  /** Whether a read of {@code batch} lands in one of {@code live}'s parameters. */
+  static boolean landsIn(LiveWeights live, List<ReadDescriptor> batch) {
+    for (ReadDescriptor d : batch) {
+      for (String name : live.layout().keySet()) {
+        MemorySegment p = live.parameter(name);
+        if (d.dstAddr() >= p.address() && d.dstAddr() < p.address() + p.byteSize()) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 }

@@ -480,10 +480,11 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * Runs a held version's refit again, under its lease. A publisher of it that was killed meanwhile
-   * is read as it left its memory where the transport can ({@link Transport#readAfterExit}:
-   * same-host shared memory): the lease kept that buffer set from being rewritten, and every byte
-   * is checked against the digests of the version's tables.
+   * Runs a held version's refit again, under its lease (a torn install's restore, or a {@link
+   * #rollback}). A publisher of it that was killed meanwhile is read as it left its memory where
+   * the transport can ({@link Transport#readAfterExit}: same-host shared memory): the lease kept
+   * that buffer set from being rewritten, and the receiver verifies what it reads against the
+   * digests of the version's tables as on any refit (every byte with {@code --verify all}).
    */
   private void reinstall(HeldVersion h) {
     LeaseKeeper before = currentLease;

@@ -468,12 +468,13 @@ public final class ShmTransport extends AbstractTransport {
     if (peer == null) {
       return false;
     }
-    peer.readsAfterExit = allowed;
     for (MemorySegment m : peer.mapped) {
       if (m == null) {
+        peer.readsAfterExit = false; // part of its memory dies with it: as before
         return false;
       }
     }
+    peer.readsAfterExit = allowed;
     return true;
   }
 
@@ -878,10 +879,10 @@ public final class ShmTransport extends AbstractTransport {
       }
     }
     if (!peer.alive()) {
-      peer.reclaimIfDead();
       if (peer.readsAfterExit && readsOnlyMapped(b)) {
-        return; // as it left them: its mappings here outlive it
+        return; // as it left them: its mappings here outlive it (its files go at the next failure)
       }
+      peer.reclaimIfDead();
       throw new TransportException(
           peer.session,
           "shm transport: peer '"
