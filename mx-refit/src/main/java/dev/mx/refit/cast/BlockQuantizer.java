@@ -101,12 +101,12 @@ public final class BlockQuantizer {
       boolean measure,
       int threads) {
     checkBuffers(src, from, dst, scales, shape, block);
-    long rows = shape.dim(shape.rank() - 2);
-    long cols = shape.dim(shape.rank() - 1);
-    long matrices = shape.numel() / Math.max(1, rows * cols);
-    long blockRows = ceilDiv(rows, block);
-    long blockCols = ceilDiv(cols, block);
-    long units = matrices * blockRows;
+    Grid g = Grid.of(shape, block);
+    long rows = g.rows();
+    long cols = g.cols();
+    long blockRows = g.blockRows();
+    long blockCols = g.blockCols();
+    long units = g.matrices() * blockRows;
     int parts = (int) Math.min(Math.max(1, threads), units);
     boolean shared =
         src.isAccessibleBy(ANY_OTHER_THREAD)
@@ -160,11 +160,12 @@ public final class BlockQuantizer {
       int block,
       boolean measure) {
     checkBuffers(src, from, dst, scales, shape, block);
-    long rows = shape.dim(shape.rank() - 2);
-    long cols = shape.dim(shape.rank() - 1);
-    long matrices = shape.numel() / Math.max(1, rows * cols);
-    long blockCols = ceilDiv(cols, block);
-    long blockRows = ceilDiv(rows, block);
+    Grid g = Grid.of(shape, block);
+    long rows = g.rows();
+    long cols = g.cols();
+    long matrices = g.matrices();
+    long blockCols = g.blockCols();
+    long blockRows = g.blockRows();
     float maxAbs = 0;
     float maxRel = 0;
     for (long m = 0; m < matrices; m++) {
@@ -228,6 +229,24 @@ public final class BlockQuantizer {
 
   static long ceilDiv(long a, long b) {
     return (a + b - 1) / b;
+  }
+
+  /**
+   * The block grid of a {@code [..., rows, cols]} tensor: {@code matrices} of {@code rows × cols},
+   * each cut into {@code blockRows × blockCols} tiles of {@code block × block} (the last ones
+   * partial).
+   */
+  record Grid(long rows, long cols, long matrices, long blockRows, long blockCols) {
+    static Grid of(Shape shape, int block) {
+      long rows = shape.dim(shape.rank() - 2);
+      long cols = shape.dim(shape.rank() - 1);
+      return new Grid(
+          rows,
+          cols,
+          shape.numel() / Math.max(1, rows * cols),
+          ceilDiv(rows, block),
+          ceilDiv(cols, block));
+    }
   }
 
   private static void checkShape(Shape shape, int block) {

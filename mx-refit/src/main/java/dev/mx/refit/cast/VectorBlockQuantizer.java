@@ -53,11 +53,12 @@ final class VectorBlockQuantizer {
       boolean measure) {
     boolean bf16 = from == DType.BF16;
     int esize = from.elementSize();
-    long rows = shape.dim(shape.rank() - 2);
-    int cols = Math.toIntExact(shape.dim(shape.rank() - 1));
-    long matrices = shape.numel() / Math.max(1, rows * cols);
-    int blockCols = Math.toIntExact(BlockQuantizer.ceilDiv(cols, block));
-    long blockRows = BlockQuantizer.ceilDiv(rows, block);
+    BlockQuantizer.Grid g = BlockQuantizer.Grid.of(shape, block);
+    long rows = g.rows();
+    int cols = Math.toIntExact(g.cols());
+    long matrices = g.matrices();
+    int blockCols = Math.toIntExact(g.blockCols());
+    long blockRows = g.blockRows();
     // Columns of whole tiles whose band fits in cache (about 256 KiB), so the second pass over it
     // reads it from there.
     int chunk = Math.max(1, (CHUNK_BYTES / (block * esize)) / block) * block;
