@@ -364,7 +364,7 @@ public final class Receiver implements AutoCloseable {
   private void probePeers(Prepared p, List<Descriptors> waves) {
     Map<String, ReadDescriptor> first = new LinkedHashMap<>();
     for (Descriptors d : waves) {
-      d.bySession().forEach((session, reads) -> first.putIfAbsent(session, reads.getFirst()));
+      d.firstReadPerSession().forEach(first::putIfAbsent);
     }
     int slots = (int) (p.probe.byteSize() / PROBE_BYTES);
     List<ReadDescriptor> probes = new ArrayList<>(Math.min(slots, first.size()));

@@ -25,11 +25,29 @@ public record Descriptors(
    */
   public Map<String, List<ReadDescriptor>> bySession() {
     Map<String, List<ReadDescriptor>> m = new LinkedHashMap<>();
-    for (List<ReadDescriptor> group : List.of(groups.exact(), groups.full(), groups.convert())) {
-      for (ReadDescriptor d : group) {
-        m.computeIfAbsent(d.session(), k -> new ArrayList<>()).add(d);
-      }
+    for (ReadDescriptor d : inWireOrder()) {
+      m.computeIfAbsent(d.session(), k -> new ArrayList<>()).add(d);
     }
     return m;
+  }
+
+  /**
+   * The first read of each session, sessions in first-seen order as in {@link #bySession}, without
+   * building the per-session lists (the in-place probe asks every step).
+   */
+  public Map<String, ReadDescriptor> firstReadPerSession() {
+    Map<String, ReadDescriptor> m = new LinkedHashMap<>();
+    for (ReadDescriptor d : inWireOrder()) {
+      m.putIfAbsent(d.session(), d);
+    }
+    return m;
+  }
+
+  /** Every read: exact, then full and staged, then convert. */
+  private Iterable<ReadDescriptor> inWireOrder() {
+    return () ->
+        java.util.stream.Stream.of(groups.exact(), groups.full(), groups.convert())
+            .flatMap(List::stream)
+            .iterator();
   }
 }
