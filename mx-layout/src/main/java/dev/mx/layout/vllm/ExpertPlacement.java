@@ -1,8 +1,11 @@
 package dev.mx.layout.vllm;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mx.layout.LayoutException;
@@ -26,7 +29,15 @@ import java.util.TreeMap;
  * present and no other.
  */
 public final class ExpertPlacement {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Strict reading: a key given twice (the last would win silently) and content after the document
+   * are refused, as the plan parser refuses them.
+   */
+  private static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
 
   /** Logical expert by physical slot, per MoE layer. */
   private final Map<Integer, int[]> slots;
@@ -77,8 +88,11 @@ public final class ExpertPlacement {
   /**
    * Parses the JSON form (see the class comment) for {@code model}.
    *
-   * @throws LayoutException naming the layer and slot at fault: malformed JSON, a layer missing or
-   *     not a MoE layer, an empty list, or a slot outside the logical experts
+   * @throws LayoutException naming the layer and slot at fault: malformed JSON (a key given twice
+   *     and content after the object included), a key that is not a layer index in canonical
+   *     decimal ({@code "01"} is refused: it would name layer 1 a second time), a layer missing or
+   *     not a MoE layer, an empty list, a slot outside the logical experts, or a layer that leaves a
+   *     logical expert without a slot (its weights would never be installed)
    */
   public static ExpertPlacement parse(String json, ModelArchitecture model) {
     JsonNode root;
@@ -101,6 +115,14 @@ public final class ExpertPlacement {
       } catch (NumberFormatException notALayer) {
         throw new LayoutException("key '" + f.getKey() + "' is not a layer index");
       }
+      if (!Integer.toString(layer).equals(f.getKey())) {
+        throw new LayoutException(
+            "key '"
+                + f.getKey()
+                + "' is not a layer index in canonical form (write \""
+                + layer
+                + "\")");
+      }
       if (layer < 0 || layer >= model.numHiddenLayers() || !model.isMoeLayer(layer)) {
         throw new LayoutException(
             "layer " + layer + " is not a mixture-of-experts layer of " + model.modelName());
@@ -112,7 +134,7 @@ public final class ExpertPlacement {
       int[] s = new int[list.size()];
       for (int i = 0; i < s.length; i++) {
         JsonNode v = list.get(i);
-        if (!v.isIntegralNumber() || v.asLong() < 0 || v.asLong() >= e) {
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 0 || v.asInt() >= e) {
           throw new LayoutException(
               "layer "
                   + layer
@@ -133,7 +155,38 @@ public final class ExpertPlacement {
         throw new LayoutException("layer " + l + " is missing (every MoE layer needs its slots)");
       }
     }
+    m.forEach((layer, s) -> requireEveryExpertPlaced(layer, s, e));
     return new ExpertPlacement(m);
+  }
+
+  /** A logical expert without a slot would silently never be installed on any rank. */
+  private static void requireEveryExpertPlaced(int layer, int[] slots, int experts) {
+    boolean[] placed = new boolean[experts];
+    for (int logical : slots) {
+      placed[logical] = true;
+    }
+    StringBuilder missing = new StringBuilder();
+    int count = 0;
+    for (int x = 0; x < experts; x++) {
+      if (!placed[x]) {
+        if (count++ < 8) {
+          missing.append(missing.isEmpty() ? "" : ", ").append(x);
+        }
+      }
+    }
+    if (count > 0) {
+      throw new LayoutException(
+          "layer "
+              + layer
+              + ": "
+              + count
+              + " of the "
+              + experts
+              + " logical experts have no slot ("
+              + missing
+              + (count > 8 ? ", ..." : "")
+              + "); every logical expert needs at least one");
+    }
   }
 
   /**

@@ -71,6 +71,31 @@ class ExpertPlacementTest {
     assertMessage("redundant=9: must be between 0 and the 8 logical experts", null);
   }
 
+  /** Fault catalogue EP12, EP17, EP28, EP29: input a lenient reader would have let through. */
+  @Test
+  void strictReadingRefusesWhatALenientReaderAccepts() {
+    String full = "[0, 1, 2, 3, 4, 5, 6, 7]";
+    assertMessage(
+        "layer 2: 2 of the 8 logical experts have no slot (3, 5)",
+        "{\"1\": " + full + ", \"2\": [0, 1, 2, 4, 6, 7, 0, 1], \"3\": " + full + "}");
+    assertMessage(
+        "malformed JSON: Duplicate field '1'",
+        "{\"1\": " + full + ", \"1\": " + full + ", \"2\": " + full + ", \"3\": " + full + "}");
+    assertMessage(
+        "key '01' is not a layer index in canonical form (write \"1\")",
+        "{\"1\": " + full + ", \"01\": " + full + ", \"2\": " + full + ", \"3\": " + full + "}");
+    assertMessage(
+        "malformed JSON: Trailing token",
+        "{\"1\": " + full + ", \"2\": " + full + ", \"3\": " + full + "} [1]");
+    assertMessage(
+        "layer 1 slot 0: 4294967296 is not a logical expert",
+        "{\"1\": [4294967296], \"2\": " + full + ", \"3\": " + full + "}");
+    ExpertPlacement ok =
+        ExpertPlacement.parse(
+            "{\"1\": " + full + ", \"2\": " + full + ", \"3\": " + full + "}", MOE);
+    assertEquals(ExpertPlacement.identity(MOE), ok);
+  }
+
   @Test
   void slotsMustSplitOverExpertParallelRanks() {
     ExpertPlacement nine = ExpertPlacement.redundant(MOE, 1);
