@@ -224,12 +224,43 @@ final class DigestCommand implements Callable<Integer> {
     }
   }
 
-  private static Path readable(String file) throws IOException {
+  /**
+   * The path of a named input, refused before it is opened unless it is a regular file or a block
+   * device: opening a FIFO blocks until a writer comes, and a character device ({@code /dev/zero})
+   * never ends, so either would hang the command (fault catalogue D33, D34, C49). A stream is still
+   * digested when the user asks for one with {@code -}.
+   */
+  static Path readable(String file) throws IOException {
     Path path = Path.of(file);
     if (Files.isDirectory(path)) {
       throw new IOException(file + ": is a directory");
     }
+    if (!Files.exists(path)) {
+      throw new NoSuchFileException(file);
+    }
+    String kind = nonRegularKind(path);
+    if (kind != null) {
+      throw new IOException(
+          file
+              + ": is a "
+              + kind
+              + ", not a regular file (it could block or never end); to digest a stream pipe it"
+              + " in: mx digest - < "
+              + file);
+    }
     return path;
+  }
+
+  /** What {@code path} is when it is neither a regular file nor a block device, else null. */
+  private static String nonRegularKind(Path path) throws IOException {
+    int mode = (Integer) Files.getAttribute(path, "unix:mode");
+    return switch (mode & 0170000) {
+      case 0100000, 0060000 -> null; // regular file, block device
+      case 0010000 -> "FIFO";
+      case 0020000 -> "character device";
+      case 0140000 -> "socket";
+      default -> "special file";
+    };
   }
 
   private static Map<String, Object> record(

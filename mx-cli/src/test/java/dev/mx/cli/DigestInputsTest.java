@@ -12,7 +12,6 @@ import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
 import dev.mx.testing.Eventually;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.RandomAccessFile;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -45,25 +44,31 @@ class DigestInputsTest {
     assertEquals(List.of(ROWS.digest() + "  -"), r.outLines());
   }
 
+  /**
+   * Fault catalogue D33, D34, C49: a FIFO with no writer, {@code /dev/zero} and {@code /dev/full}
+   * used to block until killed. They are refused before they are opened, naming the file and what
+   * it is, for plain and safetensors digests alike.
+   */
   @Test
-  void aFifoIsStreamedNotMapped() throws Exception {
+  void aFifoOrCharacterDeviceIsRefusedNamingItInsteadOfHanging() throws Exception {
     Path fifo = dir.resolve("pipe");
     Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
     assertEquals(0, mkfifo.waitFor());
-    Thread writer =
-        Thread.ofPlatform()
-            .start(
-                () -> {
-                  try (OutputStream out = Files.newOutputStream(fifo)) {
-                    out.write(ROWS.input());
-                  } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                  }
-                });
-    CliProcess.Run r = CliProcess.run(dir, null, "digest", "pipe");
-    writer.join(10_000);
-    assertEquals(0, r.code(), r.err());
-    assertEquals(List.of(ROWS.digest() + "  pipe"), r.outLines());
+    for (List<String> args :
+        List.of(
+            List.of("digest", "pipe"),
+            List.of("digest", "--safetensors", "pipe"),
+            List.of("digest", "/dev/zero"),
+            List.of("digest", "/dev/full"))) {
+      CliProcess.Run r = CliProcess.run(dir, null, args.toArray(String[]::new));
+      String file = args.getLast();
+      String kind = file.equals("pipe") ? "FIFO" : "character device";
+      assertEquals(1, r.code(), args + ": " + r.err());
+      assertTrue(
+          r.err().contains(file + ": is a " + kind + ", not a regular file"),
+          args + ": " + r.err());
+      assertTrue(r.err().contains("mx digest - < " + file), r.err());
+    }
   }
 
   @Test

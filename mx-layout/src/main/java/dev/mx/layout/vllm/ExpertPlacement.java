@@ -91,8 +91,8 @@ public final class ExpertPlacement {
    * @throws LayoutException naming the layer and slot at fault: malformed JSON (a key given twice
    *     and content after the object included), a key that is not a layer index in canonical
    *     decimal ({@code "01"} is refused: it would name layer 1 a second time), a layer missing or
-   *     not a MoE layer, an empty list, a slot outside the logical experts, or a layer that leaves a
-   *     logical expert without a slot (its weights would never be installed)
+   *     not a MoE layer, an empty list, a slot outside the logical experts, or a layer that leaves
+   *     a logical expert without a slot (its weights would never be installed)
    */
   public static ExpertPlacement parse(String json, ModelArchitecture model) {
     JsonNode root;
