@@ -46,6 +46,41 @@ class MainTest {
     assertEquals(2, run("bench").code());
   }
 
+  /**
+   * picocli formats descriptions with {@code String.format}: an unescaped {@code %} made every
+   * {@code --help} start with "[picocli WARN] Could not format" lines. Every command's help, nested
+   * ones included, prints none.
+   */
+  @Test
+  void everyCommandsHelpPrintsNoWarning() {
+    java.util.List<java.util.List<String>> commands = new java.util.ArrayList<>();
+    collect(new picocli.CommandLine(new Main()), new java.util.ArrayList<>(), commands);
+    assertTrue(commands.size() >= 7, "commands found: " + commands);
+    for (java.util.List<String> command : commands) {
+      java.util.List<String> args = new java.util.ArrayList<>(command);
+      args.add("--help");
+      Run r = run(args.toArray(String[]::new));
+      assertEquals(0, r.code(), args + ": " + r.err());
+      assertTrue(r.out().startsWith("Usage: mx"), args + ": " + r.out());
+      assertTrue(!r.err().contains("WARN") && !r.out().contains("WARN"), args + ": " + r.err());
+    }
+  }
+
+  private static void collect(
+      picocli.CommandLine cl,
+      java.util.List<String> path,
+      java.util.List<java.util.List<String>> out) {
+    for (var e : cl.getSubcommands().entrySet()) {
+      if (e.getValue().getCommandSpec().usageMessage().hidden() || e.getKey().equals("help")) {
+        continue;
+      }
+      java.util.List<String> p = new java.util.ArrayList<>(path);
+      p.add(e.getKey());
+      out.add(p);
+      collect(e.getValue(), p, out);
+    }
+  }
+
   @Test
   void helpAndVersionExitZero() {
     Run help = run("--help");

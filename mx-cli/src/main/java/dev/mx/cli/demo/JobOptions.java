@@ -48,7 +48,7 @@ abstract class JobOptions {
           "Percentage (0-100) of the weights' elements each step changes (default ${DEFAULT-VALUE}). Step 0 writes"
               + " every tensor; step s >= 1 ranks the tensors by splitmix64(fnv1a64(name) ^ s*0x9E3779B97F4A7C15),"
               + " unsigned ascending (ties by name), and takes them in that order while the elements taken are below"
-              + " PCT% of all; the others keep the values of the last step that changed them. Publishers announce"
+              + " PCT%% of all; the others keep the values of the last step that changed them. Publishers announce"
               + " each shard's last-changed step and receivers read only what changed (see --no-delta).")
   int changed;
 
