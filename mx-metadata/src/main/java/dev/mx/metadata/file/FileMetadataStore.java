@@ -13,6 +13,8 @@ import dev.mx.metadata.ShardTableCodec;
 import dev.mx.metadata.StoreNames;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -63,9 +65,14 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     this.maxBlobBytes = ShardTableCodec.Limits.DEFAULT.maxBytes();
     this.versions = new FileWeightVersions(root, uri(), clockMillis, this::ensureOpen);
     try {
-      Files.createDirectories(root);
+      OwnerOnly.createDirectories(root);
     } catch (IOException e) {
       throw new MetadataStoreException(uri(), "cannot create the store directory", e);
+    }
+    try {
+      OwnerOnly.requireOwnedAndPrivate(root);
+    } catch (IOException e) {
+      throw new MetadataStoreException(uri(), "refused: " + e.getMessage(), e);
     }
   }
 
@@ -85,7 +92,7 @@ public final class FileMetadataStore extends AbstractMetadataStore {
     Path dir = identityDir(record.identity());
     String worker = fileName("worker id", record.workerId());
     try {
-      Files.createDirectories(dir);
+      OwnerOnly.createDirectories(dir);
       writeAtomically(dir, worker + BLOB, record.blob());
       writeAtomically(
           dir,
@@ -250,7 +257,13 @@ public final class FileMetadataStore extends AbstractMetadataStore {
   static void writeAtomically(Path dir, String name, byte[] bytes) throws IOException {
     Path tmp = dir.resolve("." + name + "." + UUID.randomUUID() + ".tmp");
     try {
-      Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      try (FileChannel out =
+          OwnerOnly.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        while (buffer.hasRemaining()) {
+          out.write(buffer);
+        }
+      }
       try {
         Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {

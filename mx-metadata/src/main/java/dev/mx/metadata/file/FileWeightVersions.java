@@ -77,9 +77,9 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
     ReentrantLock jvmLock = JVM_LOCKS.computeIfAbsent(lockFile, p -> new ReentrantLock());
     jvmLock.lock();
     try {
-      Files.createDirectories(dir);
+      OwnerOnly.createDirectories(dir);
       try (FileChannel ch =
-              FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+              OwnerOnly.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
           FileLock ignored = ch.lock()) {
         return body.get();
       }
@@ -117,7 +117,7 @@ final class FileWeightVersions extends AbstractWeightVersionStore {
   protected void save(VersionDoc doc) {
     Path dir = versionDir(doc.model, doc.id);
     try {
-      Files.createDirectories(dir);
+      OwnerOnly.createDirectories(dir);
       FileMetadataStore.writeAtomically(dir, DOC, encode(doc));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
