@@ -140,4 +140,21 @@ class ModelAndStoreOptionChecksTest {
         "--transport",
         multiProcess);
   }
+
+  /**
+   * Fault catalogue LV14: a stall limit below a few heartbeat periods made a healthy demo fail on a
+   * false stall. It is refused, naming the option and the heartbeat setting it is measured against.
+   */
+  @Test
+  void aStallLimitBelowThreeHeartbeatPeriodsIsRefusedNamingBoth() {
+    String expected =
+        "--stall-limit 1 s is below 3 heartbeat periods (mx.heartbeat-period /"
+            + " MX_HEARTBEAT_PERIOD_S = 2 s): a healthy peer would be taken for stalled; give at"
+            + " least 6 s";
+    usageError(expected, "demo", "--stall-limit", "1");
+    for (String role : List.of("publish", "receive")) {
+      usageError(expected, role, "--metadata", "file:" + dir, "--rank", "0", "--stall-limit", "1");
+    }
+    accepted("demo", "--stall-limit", "6");
+  }
 }

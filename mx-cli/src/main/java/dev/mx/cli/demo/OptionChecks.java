@@ -4,6 +4,7 @@ import dev.mx.api.DType;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStoreProvider;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.api.util.Settings;
 import dev.mx.cli.IoErrors;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
@@ -12,6 +13,7 @@ import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.metadata.progress.ProgressSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -169,6 +171,12 @@ public final class OptionChecks {
     }
     if (o.stallLimitSeconds != null) {
       seconds(cmd, "--stall-limit", o.stallLimitSeconds, MAX_TIMEOUT_SECONDS);
+      try {
+        ProgressSettings.requireSpansHeartbeats(
+            "--stall-limit", o.stallLimitSeconds, Settings.system());
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(cmd, e.getMessage());
+      }
     }
     return new Job(trainer, inference);
   }

@@ -21,6 +21,12 @@ public final class ProgressSettings {
   public static final double DEFAULT_HEARTBEAT_PERIOD_SECONDS = 2;
   public static final double DEFAULT_STALL_LIMIT_SECONDS = 60;
 
+  /**
+   * The fewest heartbeat periods a stall limit may span. Below it a healthy party, whose record
+   * changes once a period (later on a loaded host), is taken for stalled.
+   */
+  public static final int MIN_STALL_PERIODS = 3;
+
   private ProgressSettings() {}
 
   /** How often a party writes its heartbeat record. */
@@ -30,10 +36,48 @@ public final class ProgressSettings {
             HEARTBEAT_PERIOD_PROPERTY, HEARTBEAT_PERIOD_ENV, DEFAULT_HEARTBEAT_PERIOD_SECONDS));
   }
 
-  /** How long a party may go without advancing its progress before its waiters fail. */
+  /**
+   * How long a party may go without advancing its progress before its waiters fail.
+   *
+   * @throws IllegalArgumentException when it spans fewer than {@link #MIN_STALL_PERIODS} heartbeat
+   *     periods, naming both settings
+   */
   public static Duration stallLimit(Settings settings) {
-    return Liveness.seconds(
+    double seconds =
+        settings.positiveFinite(STALL_LIMIT_PROPERTY, STALL_LIMIT_ENV, DEFAULT_STALL_LIMIT_SECONDS);
+    requireSpansHeartbeats(STALL_LIMIT_PROPERTY + " / " + STALL_LIMIT_ENV, seconds, settings);
+    return Liveness.seconds(seconds);
+  }
+
+  /**
+   * Refuses a stall limit of {@code seconds} (named {@code name} in the message, e.g. an option)
+   * that spans fewer than {@link #MIN_STALL_PERIODS} heartbeat periods of {@code settings}.
+   */
+  public static void requireSpansHeartbeats(String name, double seconds, Settings settings) {
+    double period =
         settings.positiveFinite(
-            STALL_LIMIT_PROPERTY, STALL_LIMIT_ENV, DEFAULT_STALL_LIMIT_SECONDS));
+            HEARTBEAT_PERIOD_PROPERTY, HEARTBEAT_PERIOD_ENV, DEFAULT_HEARTBEAT_PERIOD_SECONDS);
+    if (seconds < MIN_STALL_PERIODS * period) {
+      throw new IllegalArgumentException(
+          name
+              + " "
+              + plain(seconds)
+              + " s is below "
+              + MIN_STALL_PERIODS
+              + " heartbeat periods ("
+              + HEARTBEAT_PERIOD_PROPERTY
+              + " / "
+              + HEARTBEAT_PERIOD_ENV
+              + " = "
+              + plain(period)
+              + " s): a healthy peer would be taken for stalled; give at least "
+              + plain(MIN_STALL_PERIODS * period)
+              + " s or a shorter heartbeat period");
+    }
+  }
+
+  /** {@code 2} for 2.0, {@code 0.5} for 0.5: numbers as a user types them. */
+  private static String plain(double d) {
+    return java.math.BigDecimal.valueOf(d).stripTrailingZeros().toPlainString();
   }
 }
