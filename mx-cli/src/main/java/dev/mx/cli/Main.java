@@ -1,6 +1,5 @@
 package dev.mx.cli;
 
-import dev.mx.api.error.MxException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
@@ -56,21 +55,8 @@ public final class Main implements Callable<Integer> {
   public static int execute(String... args) {
     CommandLine cl = new CommandLine(new Main());
     Usage.install(cl, args);
-    cl.setExecutionExceptionHandler(
-        (ex, cmd, parsed) -> {
-          // Expected failures get one line; anything else keeps its stack trace on stderr for
-          // debugging.
-          if (ex instanceof MxException
-              || ex instanceof IllegalArgumentException
-              || ex instanceof IOException
-              || ex instanceof java.io.UncheckedIOException) {
-            cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex.getMessage());
-          } else {
-            cmd.getErr().println("mx " + cmd.getCommandName() + ": error: " + ex);
-            ex.printStackTrace(cmd.getErr());
-          }
-          return 1;
-        });
+    boolean json = Usage.wantsJson(args);
+    cl.setExecutionExceptionHandler((ex, cmd, parsed) -> Failures.report(ex, cmd, json));
     return cl.execute(args);
   }
 
