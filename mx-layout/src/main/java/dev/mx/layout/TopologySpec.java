@@ -35,15 +35,16 @@ public final class TopologySpec {
       try {
         value = Integer.parseInt(kv[1].trim());
       } catch (NumberFormatException e) {
+        boolean digits = kv[1].trim().matches("\\+?[0-9]+");
         throw new LayoutException(
             what
                 + " topology '"
                 + spec
                 + "': "
                 + key
-                + " is not an integer: '"
-                + kv[1].trim()
-                + "'");
+                + (digits
+                    ? " " + kv[1].trim() + " is above the limit of " + Integer.MAX_VALUE
+                    : " is not an integer: '" + kv[1].trim() + "'"));
       }
       if (out.put(key, value) != null) {
         throw new LayoutException(what + " topology '" + spec + "': " + key + " is given twice");

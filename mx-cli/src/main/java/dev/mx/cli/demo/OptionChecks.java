@@ -387,6 +387,23 @@ public final class OptionChecks {
     }
   }
 
+  /**
+   * The value of {@code option} as the user typed it ({@code 99999999}, not the double's {@code
+   * 9.9999999E7}); a default that was not typed is written out in plain digits.
+   */
+  static String typed(CommandLine cmd, String option, double value) {
+    CommandLine.ParseResult parsed = cmd.getParseResult();
+    if (parsed != null && parsed.matchedOption(option) != null) {
+      List<String> typed = parsed.matchedOption(option).stringValues();
+      if (!typed.isEmpty()) {
+        return typed.getLast();
+      }
+    }
+    return Double.isFinite(value)
+        ? java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString()
+        : String.valueOf(value);
+  }
+
   /** Bad usage naming {@code option} unless {@code min <= value <= max}. */
   public static void range(CommandLine cmd, String option, long value, long min, long max) {
     if (value < min || value > max) {
@@ -406,7 +423,7 @@ public final class OptionChecks {
           cmd,
           option
               + " "
-              + value
+              + typed(cmd, option, value)
               + " is out of range: must be more than 0 and at most "
               + (long) max
               + " seconds");

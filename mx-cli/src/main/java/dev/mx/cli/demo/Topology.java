@@ -40,7 +40,14 @@ final class Topology {
         v = Integer.parseInt(kv[1].trim());
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(
-            option + " '" + text + "': " + key + " must be a whole number");
+            option
+                + " '"
+                + text
+                + "': "
+                + key
+                + (kv[1].trim().matches("\\+?[0-9]+")
+                    ? " " + kv[1].trim() + " is above the limit of " + Integer.MAX_VALUE
+                    : " must be a whole number"));
       }
       if (v < 1) {
         throw new IllegalArgumentException(

@@ -298,6 +298,11 @@ public final class ModelConfigs {
       if (n == null || n.isNull()) {
         throw error(key, "missing");
       }
+      if (n.isIntegralNumber() && !n.canConvertToInt() && n.bigIntegerValue().signum() > 0) {
+        Integer limit = LIMITS.get(key);
+        throw error(
+            key, n + " exceeds the limit of " + (limit == null ? Integer.MAX_VALUE : limit));
+      }
       if (!n.isIntegralNumber() || !n.canConvertToInt()) {
         throw error(key, "must be an integer, got " + n);
       }

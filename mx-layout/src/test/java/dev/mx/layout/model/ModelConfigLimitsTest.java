@@ -21,7 +21,10 @@ class ModelConfigLimitsTest {
     "vocab_size,100,2147483647,16777216",
     "hidden_size,64,2147483584,131072",
     "intermediate_size,32,2000000000,1048576",
-    "num_hidden_layers,2,1000000,4096"
+    "num_hidden_layers,2,1000000,4096",
+    // M17: beyond an int ("must be an integer" before) is the same named limit.
+    "vocab_size,100,1099511627776,16777216",
+    "num_hidden_layers,2,99999999999999999999999999,4096"
   })
   void aHugeSizeIsANamedBoundedError(String key, String was, String huge, String limit) {
     String json =
