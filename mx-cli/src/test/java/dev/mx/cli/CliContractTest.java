@@ -60,6 +60,8 @@ class CliContractTest {
         "demo --inference tp=2,ep=99999999999               | mx demo     | ep 99999999999 is above the limit of 2147483647",
         "demo --steps 99999999999                           | mx demo     | --steps",
         "demo --transport bogus                             | mx demo     | --transport 'bogus': must be auto or one of",
+        "demo --staging-bytes 8388607t                      | mx demo     | --staging-bytes 8388607t (9223370937343148032 bytes) is more than this host's memory (",
+        "demo --staging-bytes 9223372036854775807           | mx demo     | --staging-bytes 9223372036854775807 (9223372036854775807 bytes) is more than this host's memory",
         "demo --wire sideways                               | mx demo     | --wire must be fused or phased",
         "demo --no-such-option                              | mx demo     | Unknown option: '--no-such-option'",
         "nosuchcommand                                      | mx          | Unmatched argument",

@@ -458,6 +458,20 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + stagingBytes
                 + "'");
       }
+      // ST12, ST13: a budget past the host's memory overflowed a slab size or ended in an
+      // OutOfMemoryError at the first refit; refuse it here, where the option is named.
+      long host = MemoryWatch.total();
+      if (host > 0 && b > host) {
+        throw new CommandLine.ParameterException(
+            spec.commandLine(),
+            "--staging-bytes "
+                + stagingBytes.trim()
+                + " ("
+                + b
+                + " bytes) is more than this host's memory ("
+                + host
+                + " bytes, MemTotal in /proc/meminfo)");
+      }
     }
     if (!List.of("fused", "phased").contains(wire)) {
       throw new CommandLine.ParameterException(

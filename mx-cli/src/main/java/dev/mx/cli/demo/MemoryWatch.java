@@ -98,6 +98,20 @@ final class MemoryWatch implements AutoCloseable {
     return m;
   }
 
+  /** This host's physical memory ({@code MemTotal}) in bytes, or -1 when it cannot be read. */
+  static long total() {
+    try {
+      for (String line : Files.readAllLines(MEMINFO)) {
+        if (line.startsWith("MemTotal:")) {
+          return kib(line) * 1024;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // No /proc: nothing to check against.
+    }
+    return -1;
+  }
+
   /** MemTotal − MemAvailable in bytes, or -1. */
   static long used() {
     try {
