@@ -155,4 +155,53 @@ class DocsTest {
     assertTrue(p.waitFor(120, TimeUnit.SECONDS), "scripts/perf-page --check did not finish");
     assertEquals(0, p.exitValue(), out);
   }
+
+  /**
+   * {@code --help} and an unknown argument must never start a measurement: a measurement overwrites
+   * the saved data the page is drawn from. Both exit before touching docs/performance/data.
+   */
+  @Test
+  void perfPageHelpAndUnknownArgumentsMeasureNothing() throws Exception {
+    Path data = ROOT.resolve("docs/performance/data");
+    java.util.Map<Path, java.nio.file.attribute.FileTime> before = modified(data);
+    for (List<String> args :
+        List.of(
+            List.of("--help"),
+            List.of("-h"),
+            List.of("--bogus"),
+            List.of("--only"),
+            List.of("--render", "extra"))) {
+      List<String> cmd = new ArrayList<>(List.of("python3", "scripts/perf-page"));
+      cmd.addAll(args);
+      Process p;
+      try {
+        p = new ProcessBuilder(cmd).directory(ROOT.toFile()).redirectErrorStream(true).start();
+      } catch (IOException e) {
+        Assumptions.abort(
+            "python3 is not installed, scripts/perf-page cannot run: " + e.getMessage());
+        return;
+      }
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), args + " did not finish");
+      boolean help = args.getFirst().startsWith("-h") || args.getFirst().equals("--help");
+      assertEquals(help ? 0 : 2, p.exitValue(), args + ": " + out);
+      assertTrue(
+          help
+              ? out.contains("scripts/perf-page --render")
+              : out.contains("usage: scripts/perf-page"),
+          args + ": " + out);
+    }
+    assertEquals(before, modified(data), "saved perf data was rewritten");
+  }
+
+  private static java.util.Map<Path, java.nio.file.attribute.FileTime> modified(Path dir)
+      throws IOException {
+    java.util.Map<Path, java.nio.file.attribute.FileTime> m = new java.util.TreeMap<>();
+    try (var files = Files.walk(dir)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        m.put(f, Files.getLastModifiedTime(f));
+      }
+    }
+    return m;
+  }
 }
