@@ -29,7 +29,9 @@ import picocli.CommandLine.Command;
       DigestCommand.class,
       BenchCommand.class,
       dev.mx.cli.demo.WorkerCommand.class,
-      CommandLine.HelpCommand.class
+      CommandLine.HelpCommand.class,
+      // bash/zsh completion: source <(./mx generate-completion)
+      picocli.AutoComplete.GenerateCompletion.class
     })
 public final class Main implements Callable<Integer> {
 
