@@ -462,9 +462,17 @@ public final class Discovery {
   }
 
   private void logCost(String identity, List<ShardTable> tables, int polls, long elapsedNanos) {
-    if (LOG.isInfoEnabled()) {
+    if (LOG.isInfoEnabled() || LOG.isDebugEnabled()) {
       long tensors = tables.stream().mapToLong(ShardTable::entryCount).sum();
       LOG.info(
+          "found {} shard table(s) of {} tensor(s) for {} in {} after {} poll(s)",
+          tables.size(),
+          tensors,
+          identity,
+          String.format(java.util.Locale.ROOT, "%.3f s", elapsedNanos / 1e9),
+          polls);
+      // The machine-readable record, for log pipelines that collect it.
+      LOG.debug(
           "MX_DISCOVER_COST {}",
           costRecord(store.uri(), identity, tables.size(), tensors, polls, elapsedNanos));
     }

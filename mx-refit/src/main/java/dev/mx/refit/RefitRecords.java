@@ -18,6 +18,7 @@ public interface RefitRecords {
   enum Level {
     /** Routine per-step detail (the stage record): logged only where the logger's level allows. */
     DEBUG,
+    /** A step's outcome record (coverage): logged at DEBUG as JSON, for collectors. */
     INFO,
     WARNING
   }
@@ -25,14 +26,22 @@ public interface RefitRecords {
   /** Receives one record; field order is the map's iteration order. */
   void emit(Level level, String tag, Map<String, Object> record);
 
-  /** Records logged as {@code TAG json} lines through slf4j (DEBUG, INFO or WARN). */
+  /**
+   * Records logged as {@code TAG json} lines through slf4j: WARNING records at WARN, INFO and DEBUG
+   * records at DEBUG (INFO lines are sentences for people, not JSON).
+   */
   static RefitRecords logging() {
-    Logger log = LoggerFactory.getLogger("dev.mx.refit.records");
+    return logging(LoggerFactory.getLogger("dev.mx.refit.records"));
+  }
+
+  /** As {@link #logging()}, through {@code log}. */
+  static RefitRecords logging(Logger log) {
     return (level, tag, record) -> {
       switch (level) {
         case WARNING -> log.warn("{}", line(tag, record));
-        case INFO -> log.info("{}", line(tag, record));
-        case DEBUG -> {
+        // INFO is for one human sentence (the caller's own log line); the machine record of a
+        // routine step goes to DEBUG, the listener SPI and JFR.
+        case INFO, DEBUG -> {
           if (log.isDebugEnabled()) {
             log.debug("{}", line(tag, record));
           }
