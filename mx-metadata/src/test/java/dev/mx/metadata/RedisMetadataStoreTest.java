@@ -128,4 +128,24 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
         e.getMessage().startsWith("redis://127.0.0.1:" + deadPort + ": cannot connect"),
         e.getMessage());
   }
+
+  /**
+   * A server that takes the TCP connection but never answers (a hung Redis, a port that is not
+   * Redis) fails the open within the connect timeout, not the 10 s command timeout: an unreachable
+   * {@code --metadata} is reported in a second or two, naming host and port.
+   */
+  @Test
+  void aServerThatNeverAnswersFailsTheOpenWithinTheConnectTimeout() throws Exception {
+    try (java.net.ServerSocket silent =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      String uri = "redis://127.0.0.1:" + silent.getLocalPort();
+      long start = System.nanoTime();
+      MetadataStoreException e =
+          assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
+      double seconds = (System.nanoTime() - start) / 1e9;
+      assertTrue(e.getMessage().startsWith(uri + ": cannot connect to Redis"), e.getMessage());
+      // The connect timeout is 2 s; the command timeout (10 s) must not be what ended it.
+      assertTrue(seconds < 8, "open took " + seconds + " s: " + e.getMessage());
+    }
+  }
 }

@@ -46,11 +46,19 @@ import java.util.concurrent.TimeUnit;
  * vanish on their own.
  *
  * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each
- * command (default 10 s). While the connection is down commands fail at once and the client
- * reconnects in the background. Messages show the URI without its password.
+ * command (default 10 s); connecting takes at most 2 s (or the timeout, if shorter), so an
+ * unreachable or silent server fails the open in seconds naming host and port. While the connection
+ * is down commands fail at once and the client reconnects in the background. Messages show the URI
+ * without its password.
  */
 public final class RedisMetadataStore extends AbstractMetadataStore {
   private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * How long connecting (TCP connect and the Redis handshake) may take, at most the command
+   * timeout.
+   */
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
   private static final String PUBLISH =
       """
@@ -135,6 +143,10 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     super(redacted(redisUri, credentials));
     this.ttlSeconds = Math.max(1, (gcTimeout.toMillis() + 999) / 1000);
     Duration timeout = redisUri.getTimeout();
+    // Connecting (TCP and the handshake) gets its own short bound: an unreachable or silent server
+    // is reported in seconds, naming host and port, instead of after the command timeout.
+    Duration connectTimeout = timeout.compareTo(CONNECT_TIMEOUT) < 0 ? timeout : CONNECT_TIMEOUT;
+    redisUri.setTimeout(connectTimeout);
     this.resources =
         DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
     RedisClient c = null;
@@ -145,10 +157,12 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
           ClientOptions.builder()
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-              .timeoutOptions(TimeoutOptions.enabled(timeout))
-              .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
+              // Commands expire after the connection's timeout, set to the command timeout below.
+              .timeoutOptions(TimeoutOptions.enabled())
+              .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
               .build());
       conn = c.connect(ByteArrayCodec.INSTANCE);
+      conn.setTimeout(timeout);
     } catch (RuntimeException e) {
       shutdown(c);
       throw new MetadataStoreException(uri(), "cannot connect to Redis: " + causes(e), e);
