@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <ul>
  *   <li>{@value #REFIT} (timer, also tagged {@code outcome}: {@code installed} or {@code failed})
- *   <li>{@value #STAGE} (timer per {@code stage}, e.g. {@code wire_fused_s}, {@code install_s})
+ *   <li>{@value #STAGE} (timer per {@code stage}, e.g. {@code wire_fused}, {@code install}: the
+ *       receiver's stage names without their {@code _s}, since the unit is the timer's)
  *   <li>{@value #BYTES} and {@value #DESCRIPTORS} (counters of what installed refits read)
  *   <li>{@value #FAILURES} (counter of failed refits) and {@value #VERIFICATION_FAILURES} (counter
  *       of shards that did not verify, also tagged {@code peer})
@@ -60,9 +61,14 @@ public final class MicrometerRefitListener implements RefitListener {
   public void stageTimed(Refit refit, String stage, double seconds) {
     Timer.builder(STAGE)
         .description("time of one refit stage")
-        .tags(tags(refit).and("stage", stage))
+        .tags(tags(refit).and("stage", withoutUnit(stage)))
         .register(registry)
         .record(nanos(seconds));
+  }
+
+  /** {@code install} for the receiver's {@code install_s}: a tag value carries no unit. */
+  static String withoutUnit(String stage) {
+    return stage.endsWith("_s") ? stage.substring(0, stage.length() - 2) : stage;
   }
 
   @Override

@@ -35,13 +35,15 @@ class MicrometerRefitListenerTest {
     var wire =
         registry
             .get(MicrometerRefitListener.STAGE)
-            .tags("rank", "1", "transport", "shm", "stage", "wire_fused_s")
+            .tags("rank", "1", "transport", "shm", "stage", "wire_fused")
             .timer();
     assertEquals(2, wire.count());
     assertEquals(500, wire.totalTime(TimeUnit.MILLISECONDS), 1e-6);
     var install =
-        registry.get(MicrometerRefitListener.STAGE).tags("rank", "1", "stage", "install_s").timer();
+        registry.get(MicrometerRefitListener.STAGE).tags("rank", "1", "stage", "install").timer();
     assertEquals(1000, install.totalTime(TimeUnit.MILLISECONDS), 1e-6);
+    // The unit is the timer's, not part of the tag value.
+    assertNull(registry.find(MicrometerRefitListener.STAGE).tags("stage", "install_s").timer());
     assertEquals(
         8192, registry.get(MicrometerRefitListener.BYTES).tags("rank", "1").counter().count());
     assertEquals(

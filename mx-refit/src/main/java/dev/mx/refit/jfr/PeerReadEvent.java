@@ -4,14 +4,20 @@ import dev.mx.api.transport.ReadDescriptor;
 import java.util.List;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 
 /** One peer's reads on the pipelined wire: its duration is the reads'. */
 @Name("dev.mx.PeerRead")
 @Label("mx Peer Read")
+@Description(
+    "The reads of one refit from one peer on the pipelined wire; its duration is the time those reads took.")
 @Category({"mx", "Refit"})
+// Where the event is committed says nothing the fields do not: no stack trace to record.
+@StackTrace(false)
 public final class PeerReadEvent extends Event {
   @Label("Peer")
   public String peer;

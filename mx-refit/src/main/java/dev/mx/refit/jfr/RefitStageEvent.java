@@ -1,9 +1,11 @@
 package dev.mx.refit.jfr;
 
 import jdk.jfr.Category;
+import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /**
@@ -12,7 +14,11 @@ import jdk.jfr.Timespan;
  */
 @Name("dev.mx.RefitStage")
 @Label("mx Refit Stage")
+@Description(
+    "One timed stage of a finished refit (descriptors, wire, verify, install ...); stageTime is how long the stage took.")
 @Category({"mx", "Refit"})
+// Where the event is committed says nothing the fields do not: no stack trace to record.
+@StackTrace(false)
 public final class RefitStageEvent extends Event {
   @Label("Rank")
   public int rank;
