@@ -1296,24 +1296,25 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     /** Peak memory per process and in total, against the weights' bytes. */
     @SuppressWarnings("unchecked")
     private void printMemory(PrintWriter out) {
-      if (memory == null || num(memory.get("peak_above_idle_bytes")).longValue() < 0) {
+      if (memory == null || num(memory.get("peak_pss_bytes")).longValue() < 0) {
         return;
       }
-      Table t = new Table("PROCESS", "PID", "PEAK RSS GB");
+      Table t = new Table("PROCESS", "PID", "PEAK RSS GB", "PEAK PSS GB");
       for (Map<String, Object> p : (List<Map<String, Object>>) memory.get("processes")) {
         t.row(
             p.get("name"),
             p.get("pid"),
-            f("%.3f", num(p.get("peak_rss_bytes")).doubleValue() / 1e9));
+            f("%.3f", num(p.get("peak_rss_bytes")).doubleValue() / 1e9),
+            f("%.3f", num(p.get("peak_pss_bytes")).doubleValue() / 1e9));
       }
       t.print(out);
       long weights = num(memory.get("weight_bytes")).longValue();
       out.println(
           String.format(
               Locale.ROOT,
-              "memory: peak %.3f GB above idle for %.3f GB of weights (%s; peak RSS counts the"
-                  + " shared memory a process touched, so the total is the host's, not the sum)",
-              num(memory.get("peak_above_idle_bytes")).doubleValue() / 1e9,
+              "memory: peak %.3f GB for %.3f GB of weights (%s; the summed PSS of this run's"
+                  + " processes, shared memory counted once)",
+              num(memory.get("peak_pss_bytes")).doubleValue() / 1e9,
               weights / 1e9,
               memory.get("peak_per_weight") instanceof Number r
                   ? String.format(Locale.ROOT, "%.2fx the weights", r.doubleValue())

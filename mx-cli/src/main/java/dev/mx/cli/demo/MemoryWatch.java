@@ -11,21 +11,22 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
- * Samples the memory a demo run takes (Linux {@code /proc}): the host's used memory (total minus
- * available, so shared memory and page-cache pressure count) above what it used before the workers
- * started, and each process's peak resident set ({@code VmHWM}, which includes the shared pages it
- * touched). A background thread samples every 50 ms until {@link #close()}; where {@code /proc} is
- * missing every figure is -1.
+ * Samples the memory a demo run takes (Linux {@code /proc}), counting only the run's own processes:
+ * the sum of their proportional set sizes ({@code Pss} in {@code smaps_rollup}, where a page mapped
+ * by k processes counts 1/k in each, so the trainers' shared memory the receivers map is counted
+ * once), and each process's peak resident set ({@code VmHWM}) and peak PSS. Another job on the host
+ * allocating or freeing memory changes none of these. A background thread samples every 100 ms
+ * until {@link #close()}; where {@code /proc} is missing every figure is -1.
  */
 final class MemoryWatch implements AutoCloseable {
   private static final Path MEMINFO = Path.of("/proc/meminfo");
 
-  private final long idleUsed;
   private final Supplier<Map<String, Long>> processes;
   private final Map<String, Long> pids = new ConcurrentHashMap<>();
   private final Map<String, Long> peakRss = new ConcurrentHashMap<>();
+  private final Map<String, Long> peakPss = new ConcurrentHashMap<>();
   private final Thread sampler;
-  private volatile long peakUsed;
+  private volatile long peakTotalPss = -1;
   private volatile boolean running = true;
 
   /**
@@ -35,8 +36,6 @@ final class MemoryWatch implements AutoCloseable {
    */
   MemoryWatch(Supplier<Map<String, Long>> processes) {
     this.processes = processes;
-    this.idleUsed = used();
-    this.peakUsed = idleUsed;
     this.sampler = Thread.ofPlatform().daemon().name("mx-demo-memory").start(this::loop);
   }
 
@@ -44,7 +43,9 @@ final class MemoryWatch implements AutoCloseable {
     while (running) {
       sample();
       try {
-        Thread.sleep(50);
+        // smaps_rollup walks a process's page tables: often enough for the peak, cheap enough
+        // on two cores.
+        Thread.sleep(100);
       } catch (InterruptedException e) {
         return;
       }
@@ -52,38 +53,43 @@ final class MemoryWatch implements AutoCloseable {
   }
 
   /** Takes one sample now (also called once more when closing). */
-  void sample() {
-    long u = used();
-    if (u > peakUsed) {
-      peakUsed = u;
-    }
+  synchronized void sample() {
+    long total = 0;
+    boolean any = false;
     for (Map.Entry<String, Long> e : processes.get().entrySet()) {
       pids.put(e.getKey(), e.getValue());
       long hwm = peakResident(e.getValue());
       if (hwm > 0) {
         peakRss.merge(e.getKey(), hwm, Math::max);
       }
+      long pss = proportional(e.getValue());
+      if (pss > 0) {
+        peakPss.merge(e.getKey(), pss, Math::max);
+        total += pss;
+        any = true;
+      }
+    }
+    if (any && total > peakTotalPss) {
+      peakTotalPss = total;
     }
   }
 
-  /** Peak used memory above the idle host, in bytes (-1 without {@code /proc}). */
-  long peakAboveIdle() {
-    return idleUsed < 0 ? -1 : Math.max(0, peakUsed - idleUsed);
+  /** The peak of the run's processes' summed PSS, in bytes (-1 without {@code /proc}). */
+  long peakTotal() {
+    return peakTotalPss;
   }
 
   /**
-   * The report: {@code idle_used_bytes}, {@code peak_above_idle_bytes}, {@code weight_bytes},
-   * {@code peak_per_weight} (the first over the second), {@code processes} [{name, pid,
-   * peak_rss_bytes}].
+   * The report: {@code peak_pss_bytes} (the peak of the summed PSS of the run's processes), {@code
+   * weight_bytes}, {@code peak_per_weight} (the first over the second), {@code processes} [{name,
+   * pid, peak_rss_bytes, peak_pss_bytes}].
    */
   Map<String, Object> report(long weightBytes) {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("idle_used_bytes", idleUsed);
-    m.put("peak_above_idle_bytes", peakAboveIdle());
+    long peak = peakTotal();
+    m.put("peak_pss_bytes", peak);
     m.put("weight_bytes", weightBytes);
-    m.put(
-        "peak_per_weight",
-        weightBytes > 0 && peakAboveIdle() >= 0 ? (double) peakAboveIdle() / weightBytes : null);
+    m.put("peak_per_weight", weightBytes > 0 && peak >= 0 ? (double) peak / weightBytes : null);
     List<Map<String, Object>> ps = new ArrayList<>();
     peakRss.forEach(
         (name, rss) -> {
@@ -91,6 +97,7 @@ final class MemoryWatch implements AutoCloseable {
           p.put("name", name);
           p.put("pid", pids.get(name));
           p.put("peak_rss_bytes", rss);
+          p.put("peak_pss_bytes", peakPss.getOrDefault(name, -1L));
           ps.add(p);
         });
     ps.sort((a, b) -> String.valueOf(a.get("name")).compareTo(String.valueOf(b.get("name"))));
@@ -112,22 +119,18 @@ final class MemoryWatch implements AutoCloseable {
     return -1;
   }
 
-  /** MemTotal − MemAvailable in bytes, or -1. */
-  static long used() {
+  /** A process's proportional set size in bytes ({@code Pss}), or -1 when it is gone. */
+  static long proportional(long pid) {
     try {
-      long total = -1;
-      long available = -1;
-      for (String line : Files.readAllLines(MEMINFO)) {
-        if (line.startsWith("MemTotal:")) {
-          total = kib(line);
-        } else if (line.startsWith("MemAvailable:")) {
-          available = kib(line);
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps_rollup"))) {
+        if (line.startsWith("Pss:")) {
+          return kib(line) * 1024;
         }
       }
-      return total < 0 || available < 0 ? -1 : (total - available) * 1024;
     } catch (IOException | RuntimeException e) {
-      return -1;
+      // Gone, or no /proc.
     }
+    return -1;
   }
 
   /** A process's peak resident set in bytes ({@code VmHWM}), or -1 when it is gone. */
