@@ -182,7 +182,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       System.setProperty("org.slf4j.simpleLogger.log.dev.mx.refit.records", "debug");
     }
     PrintWriter out = spec.commandLine().getOut();
-    Progress progress = new Progress(System.err, !json && System.console() != null);
+    Progress progress =
+        new Progress(
+            System.err, !json && dev.mx.cli.Terminal.isTerminal(dev.mx.cli.Terminal.STDERR));
     DemoPlan plan = resolve(progress, memory);
     DemoReport report = new DemoReport(plan.runFields());
     report.baselineGbps = memoryCopyGbps();
