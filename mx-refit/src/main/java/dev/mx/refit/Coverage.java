@@ -110,7 +110,8 @@ public record Coverage(
 
   /** Emits the record: INFO when complete, WARNING otherwise. */
   public void emit(RefitRecords records) {
-    records.emit(complete ? RefitRecords.Level.INFO : RefitRecords.Level.WARNING, TAG, record);
+    // Complete coverage is routine: its record is for collectors (DEBUG), not a line at INFO.
+    records.emit(complete ? RefitRecords.Level.DEBUG : RefitRecords.Level.WARNING, TAG, record);
   }
 
   /**

@@ -18,7 +18,7 @@ public interface RefitRecords {
   enum Level {
     /** Routine per-step detail (the stage record): logged only where the logger's level allows. */
     DEBUG,
-    /** A step's outcome record (coverage): logged at DEBUG as JSON, for collectors. */
+    /** A record a user asked to see at INFO (for a log pipeline that reads INFO only). */
     INFO,
     WARNING
   }
@@ -27,8 +27,9 @@ public interface RefitRecords {
   void emit(Level level, String tag, Map<String, Object> record);
 
   /**
-   * Records logged as {@code TAG json} lines through slf4j: WARNING records at WARN, INFO and DEBUG
-   * records at DEBUG (INFO lines are sentences for people, not JSON).
+   * Records logged as {@code TAG json} lines through slf4j at the record's level. mx emits its
+   * routine records (coverage, stages) at DEBUG: INFO lines are sentences for people, so a record
+   * reaches INFO only when a user asks for it ({@code MX_REFIT_STAGE_RECORD_LEVEL=info}).
    */
   static RefitRecords logging() {
     return logging(LoggerFactory.getLogger("dev.mx.refit.records"));
@@ -39,9 +40,8 @@ public interface RefitRecords {
     return (level, tag, record) -> {
       switch (level) {
         case WARNING -> log.warn("{}", line(tag, record));
-        // INFO is for one human sentence (the caller's own log line); the machine record of a
-        // routine step goes to DEBUG, the listener SPI and JFR.
-        case INFO, DEBUG -> {
+        case INFO -> log.info("{}", line(tag, record));
+        case DEBUG -> {
           if (log.isDebugEnabled()) {
             log.debug("{}", line(tag, record));
           }

@@ -84,7 +84,7 @@ class CoverageTest {
     assertTrue(c.complete());
     CapturingRecords records = new CapturingRecords();
     c.emit(records);
-    assertEquals(RefitRecords.Level.INFO, records.entries.get(0).level());
+    assertEquals(RefitRecords.Level.DEBUG, records.entries.get(0).level());
     assertEquals(Coverage.TAG, records.entries.get(0).tag());
   }
 
