@@ -41,13 +41,23 @@ final class Failures {
       failure.printStackTrace(err);
     }
     err.flush();
-    if (json && cmd.getCommandSpec().findOption("--json") != null) {
+    if (json) {
+      printJson(cmd, message);
+    }
+    return 1;
+  }
+
+  /**
+   * {@code {"ok": false, "error": message}} on {@code cmd}'s stdout when the command takes {@code
+   * --json}: a failure under {@code --json} is still a JSON document (usage errors too).
+   */
+  static void printJson(CommandLine cmd, String message) {
+    if (cmd.getCommandSpec().findOption("--json") != null) {
       Map<String, Object> doc = new LinkedHashMap<>();
       doc.put("ok", false);
       doc.put("error", message);
       Json.print(cmd.getOut(), doc);
     }
-    return 1;
   }
 
   /** Failures whose own message already says what failed and why (the contract's one line). */

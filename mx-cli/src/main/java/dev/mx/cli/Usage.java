@@ -2,9 +2,7 @@ package dev.mx.cli;
 
 import dev.mx.cli.demo.OptionChecks;
 import java.io.PrintWriter;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -53,11 +51,8 @@ final class Usage {
           PrintWriter err = cmd.getErr();
           err.println(name + ": error: " + message + " (try '" + name + " --help')");
           err.flush();
-          if (json && cmd.getCommandSpec().findOption("--json") != null) {
-            Map<String, Object> doc = new LinkedHashMap<>();
-            doc.put("ok", false);
-            doc.put("error", message);
-            Json.print(cmd.getOut(), doc);
+          if (json) {
+            Failures.printJson(cmd, message);
           }
           return 2;
         });

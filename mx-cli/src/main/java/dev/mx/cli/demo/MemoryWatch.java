@@ -121,23 +121,19 @@ final class MemoryWatch implements AutoCloseable {
 
   /** A process's proportional set size in bytes ({@code Pss}), or -1 when it is gone. */
   static long proportional(long pid) {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps_rollup"))) {
-        if (line.startsWith("Pss:")) {
-          return kib(line) * 1024;
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      // Gone, or no /proc.
-    }
-    return -1;
+    return procBytes(pid, "smaps_rollup", "Pss:");
   }
 
   /** A process's peak resident set in bytes ({@code VmHWM}), or -1 when it is gone. */
   static long peakResident(long pid) {
+    return procBytes(pid, "status", "VmHWM:");
+  }
+
+  /** The kB figure of the line starting with {@code key} in {@code /proc/PID/file}, in bytes. */
+  private static long procBytes(long pid, String file, String key) {
     try {
-      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-        if (line.startsWith("VmHWM:")) {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), file))) {
+        if (line.startsWith(key)) {
           return kib(line) * 1024;
         }
       }
