@@ -11,10 +11,12 @@ import java.nio.ByteOrder;
  * dimensions (rows × cols; leading dimensions, such as experts, are separate matrices) are cut into
  * {@code block × block} tiles, the last ones partial where a size is not a multiple of the block.
  * Over each tile of values widened to f32: {@code amax = max(max|x|, 1e-4)}; every element becomes
- * {@code e4m3fn(clamp(x * (448 / amax), ±448))}, product and quotient in f32, rounded to nearest
- * even (the clamp is the saturation: magnitudes at or above 464 would otherwise round to NaN); the
- * tile's {@code scale_inv = amax / 448} is written in f32, row-major {@code [..., ceil(rows/block),
- * ceil(cols/block)]}. A NaN in a tile makes its amax, scale and codes NaN.
+ * {@code e4m3fn(clamp(x * factor, ±448))} with {@code factor = 448 / amax} ({@link
+ * Fp8Rounding#EXACT}; the other {@link Fp8Rounding} modes compute it as vLLM's or DeepGEMM's
+ * kernels do), product and quotient in f32, rounded to nearest even (the clamp is the saturation:
+ * magnitudes at or above 464 would otherwise round to NaN); the tile's {@code scale_inv = amax /
+ * 448} is written in f32, row-major {@code [..., ceil(rows/block), ceil(cols/block)]}. A NaN in a
+ * tile makes its amax, scale and codes NaN.
  *
  * <p>Runs on {@link VectorBlockQuantizer} from bf16 and f32 when the vector casts are on ({@link
  * Casts#vectorized()}); the scalar loop here is the reference and produces the same bytes.
@@ -77,11 +79,27 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
+    return quantize(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
+  }
+
+  /**
+   * As {@link #quantize(MemorySegment, DType, MemorySegment, MemorySegment, Shape, int, boolean)},
+   * the factor by {@code rounding}.
+   */
+  public static QuantizationError quantize(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure,
+      Fp8Rounding rounding) {
     checkBuffers(src, from, dst, scales, shape, block);
     if (CastKernels.VECTOR && VectorBlockQuantizer.handles(from)) {
-      return VectorBlockQuantizer.quantize(src, from, dst, scales, shape, block, measure);
+      return VectorBlockQuantizer.quantize(src, from, dst, scales, shape, block, measure, rounding);
     }
-    return quantizeScalar(src, from, dst, scales, shape, block, measure);
+    return quantizeScalar(src, from, dst, scales, shape, block, measure, rounding);
   }
 
   /**
@@ -100,6 +118,20 @@ public final class BlockQuantizer {
       int block,
       boolean measure,
       int threads) {
+    return quantize(src, from, dst, scales, shape, block, measure, threads, Fp8Rounding.EXACT);
+  }
+
+  /** As the threaded {@code quantize} above, the factor by {@code rounding}. */
+  public static QuantizationError quantize(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure,
+      int threads,
+      Fp8Rounding rounding) {
     checkBuffers(src, from, dst, scales, shape, block);
     Grid g = Grid.of(shape, block);
     long rows = g.rows();
@@ -113,7 +145,7 @@ public final class BlockQuantizer {
             && dst.isAccessibleBy(ANY_OTHER_THREAD)
             && scales.isAccessibleBy(ANY_OTHER_THREAD);
     if (parts <= 1 || !shared) {
-      return quantize(src, from, dst, scales, shape, block, measure);
+      return quantize(src, from, dst, scales, shape, block, measure, rounding);
     }
     int es = from.elementSize();
     // Part k takes block-row units [k*units/parts, (k+1)*units/parts), split at matrix ends.
@@ -145,7 +177,8 @@ public final class BlockQuantizer {
                   scales.asSlice(scaleFirst * 4, nScales * 4),
                   Shape.of(r1 - r0, cols),
                   block,
-                  measure);
+                  measure,
+                  rounding);
             })
         .reduce(QuantizationError.NONE, QuantizationError::max);
   }
@@ -159,6 +192,18 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
+    return quantizeScalar(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
+  }
+
+  static QuantizationError quantizeScalar(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Shape shape,
+      int block,
+      boolean measure,
+      Fp8Rounding rounding) {
     checkBuffers(src, from, dst, scales, shape, block);
     Grid g = Grid.of(shape, block);
     long rows = g.rows();
@@ -183,7 +228,7 @@ public final class BlockQuantizer {
             }
           }
           float amax = amax(max);
-          float factor = E4M3_MAX / amax;
+          float factor = rounding.factor(amax);
           float scaleInv = amax / E4M3_MAX;
           scales.set(F32, 4 * ((m * blockRows + br) * blockCols + bc), scaleInv);
           for (long r = r0; r < r1; r++) {

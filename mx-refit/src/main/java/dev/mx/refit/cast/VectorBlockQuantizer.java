@@ -50,7 +50,8 @@ final class VectorBlockQuantizer {
       MemorySegment scales,
       Shape shape,
       int block,
-      boolean measure) {
+      boolean measure,
+      Fp8Rounding rounding) {
     boolean bf16 = from == DType.BF16;
     int esize = from.elementSize();
     BlockQuantizer.Grid g = BlockQuantizer.Grid.of(shape, block);
@@ -96,7 +97,7 @@ final class VectorBlockQuantizer {
               maxBits = Math.max(maxBits, colMax[c]);
             }
             float amax = BlockQuantizer.amax(Float.intBitsToFloat(maxBits));
-            float f = BlockQuantizer.E4M3_MAX / amax;
+            float f = rounding.factor(amax);
             float s = amax / BlockQuantizer.E4M3_MAX;
             scales.set(F32, scaleRow + 4L * (c0 / block), s);
             java.util.Arrays.fill(factor, c0, c1, f);
