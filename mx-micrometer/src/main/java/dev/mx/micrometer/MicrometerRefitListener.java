@@ -27,6 +27,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@value #INSTALLED_STEP} (gauge: the step the engine holds)
  *   <li>{@value #VERSION_WAIT} (timer, tagged {@code model}) and {@value #LEASES} (counter, tagged
  *       {@code model} and {@code action})
+ *   <li>the trainer side: {@value #PUBLISH} (timer of a rank's whole publish of a step, tagged
+ *       {@code model}, {@code slot} and the version's {@code state} then) and {@value
+ *       #PUBLISH_STAGE} (timer per {@code stage}: {@code peers_wait}, {@code lease_wait}, {@code
+ *       write}, {@code digest}, {@code slot})
  * </ul>
  *
  * Register it on a receiver ({@code Receiver.builder().listener(new
@@ -43,6 +47,8 @@ public final class MicrometerRefitListener implements RefitListener {
   public static final String INSTALLED_STEP = "mx.refit.installed.step";
   public static final String VERSION_WAIT = "mx.version.wait";
   public static final String LEASES = "mx.version.leases";
+  public static final String PUBLISH = "mx.publish";
+  public static final String PUBLISH_STAGE = "mx.publish.stage";
 
   private final MeterRegistry registry;
 
@@ -155,5 +161,23 @@ public final class MicrometerRefitListener implements RefitListener {
 
   private static Duration nanos(double seconds) {
     return Duration.ofNanos(Math.max(0, Math.round(seconds * 1e9)));
+  }
+
+  @Override
+  public void publishStageTimed(Publish publish, String stage, double seconds) {
+    Timer.builder(PUBLISH_STAGE)
+        .description("time of one stage of a trainer rank's publish of a step")
+        .tags("model", publish.model(), "slot", publish.slot(), "stage", withoutUnit(stage))
+        .register(registry)
+        .record(nanos(seconds));
+  }
+
+  @Override
+  public void published(Publish publish, double seconds, String state) {
+    Timer.builder(PUBLISH)
+        .description("a trainer rank's publish of a step, from its start to its slot in the store")
+        .tags("model", publish.model(), "slot", publish.slot(), "state", state)
+        .register(registry)
+        .record(nanos(seconds));
   }
 }

@@ -116,4 +116,29 @@ class MicrometerRefitListenerTest {
         1,
         registry.get(MicrometerRefitListener.LEASES).tags("action", "released").counter().count());
   }
+
+  @Test
+  void theTrainerSideIsTimedPerStageAndPerPublish() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    MicrometerRefitListener l = new MicrometerRefitListener(registry);
+    RefitListener.Publish p = new RefitListener.Publish("llama", "1", 3);
+    l.publishStageTimed(p, "write_s", 0.25);
+    l.publishStageTimed(p, "digest_s", 0.5);
+    l.published(p, 1.0, "READY");
+    assertEquals(
+        500,
+        registry
+            .get(MicrometerRefitListener.PUBLISH_STAGE)
+            .tags("model", "llama", "slot", "1", "stage", "digest")
+            .timer()
+            .totalTime(TimeUnit.MILLISECONDS),
+        1e-6);
+    assertEquals(
+        1,
+        registry
+            .get(MicrometerRefitListener.PUBLISH)
+            .tags("model", "llama", "slot", "1", "state", "READY")
+            .timer()
+            .count());
+  }
 }

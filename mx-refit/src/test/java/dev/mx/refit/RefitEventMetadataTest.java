@@ -29,7 +29,9 @@ class RefitEventMetadataTest {
             PeerReadEvent.class,
             VerificationFailureEvent.class,
             VersionWaitEvent.class,
-            LeaseEvent.class)) {
+            LeaseEvent.class,
+            dev.mx.refit.jfr.PublishEvent.class,
+            dev.mx.refit.jfr.PublishStageEvent.class)) {
       EventType t = EventType.getEventType(type);
       assertTrue(
           t.getDescription() != null && t.getDescription().length() > 20,

@@ -33,6 +33,15 @@ public interface RefitListener {
     }
   }
 
+  /**
+   * Which trainer rank's publish of a step a call is about.
+   *
+   * @param model the model the versions are kept under
+   * @param slot the rank's slot in each version
+   * @param step the step being published
+   */
+  record Publish(String model, String slot, long step) {}
+
   /** What happened to a version lease. */
   enum LeaseAction {
     ACQUIRED,
@@ -73,4 +82,18 @@ public interface RefitListener {
 
   /** A receiver's lease on a weight version changed. */
   default void lease(String model, String versionId, String holder, LeaseAction action) {}
+
+  /**
+   * One stage of a trainer rank's publish took {@code seconds}: {@code peers_wait_s} (the other
+   * ranks landing the previous step), {@code lease_wait_s} (readers releasing the buffer set about
+   * to be rewritten), {@code write_s} (the trainer's writer), {@code digest_s} (digests and shard
+   * table), {@code slot_s} (the version and this rank's slot in the store).
+   */
+  default void publishStageTimed(Publish publish, String stage, double seconds) {}
+
+  /**
+   * A trainer rank's slot of a step landed, {@code seconds} after its publish began; {@code state}
+   * is the version's then ({@code READY} when it was the last slot).
+   */
+  default void published(Publish publish, double seconds, String state) {}
 }

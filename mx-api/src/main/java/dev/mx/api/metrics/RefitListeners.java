@@ -167,5 +167,15 @@ public final class RefitListeners {
     public void lease(String model, String versionId, String holder, LeaseAction action) {
       each("lease", l -> l.lease(model, versionId, holder, action));
     }
+
+    @Override
+    public void publishStageTimed(Publish publish, String stage, double seconds) {
+      each("publishStageTimed", l -> l.publishStageTimed(publish, stage, seconds));
+    }
+
+    @Override
+    public void published(Publish publish, double seconds, String state) {
+      each("published", l -> l.published(publish, seconds, state));
+    }
   }
 }

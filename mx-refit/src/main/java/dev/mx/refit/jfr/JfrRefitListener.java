@@ -104,4 +104,32 @@ public final class JfrRefitListener implements RefitListener {
     e.action = action.name().toLowerCase(Locale.ROOT);
     e.commit();
   }
+
+  @Override
+  public void publishStageTimed(Publish publish, String stage, double seconds) {
+    PublishStageEvent e = new PublishStageEvent();
+    if (!e.isEnabled()) {
+      return;
+    }
+    e.model = publish.model();
+    e.slot = publish.slot();
+    e.step = publish.step();
+    e.stage = stage;
+    e.stageTime = Math.round(seconds * 1e9);
+    e.commit();
+  }
+
+  @Override
+  public void published(Publish publish, double seconds, String state) {
+    PublishEvent e = new PublishEvent();
+    if (!e.isEnabled()) {
+      return;
+    }
+    e.model = publish.model();
+    e.slot = publish.slot();
+    e.step = publish.step();
+    e.state = state;
+    e.publishTime = Math.round(seconds * 1e9);
+    e.commit();
+  }
 }

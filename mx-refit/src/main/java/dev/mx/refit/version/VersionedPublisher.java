@@ -8,6 +8,8 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.api.metrics.RefitListener;
+import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
@@ -194,19 +196,28 @@ public final class VersionedPublisher implements AutoCloseable {
    */
   public synchronized WeightVersion publish(long step, IntConsumer writer) {
     ensureOpen();
+    RefitListener listener = RefitListeners.jvmWide();
+    RefitListener.Publish what = new RefitListener.Publish(model, slot, step);
+    long begun = System.nanoTime();
+    long mark = begun;
     int set = newest < 0 ? 0 : (newest + 1) % sets.length;
     if (newest >= 0) {
       // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a
       // whole interval.
       awaitPeers(newest);
+      mark = timed(listener, what, "peers_wait_s", mark);
     }
     free(set);
+    mark = timed(listener, what, "lease_wait_s", mark);
     beat.waiting("writing step " + step);
     writer.accept(set);
+    mark = timed(listener, what, "write_s", mark);
     digestPhase = "digesting step " + step;
     beat.working(digestPhase);
     String id = versionId(step);
     versions.createVersion(model, id, step, expectedSlots);
+    long slotNanos = System.nanoTime() - mark;
+    mark = System.nanoTime();
     Publisher p = sets[set];
     if (p == null) {
       // First use of this set: its publisher starts now, digesting the step just written (not empty
@@ -220,7 +231,10 @@ public final class VersionedPublisher implements AutoCloseable {
       p.republish(step);
     }
     byte[] table = codec.encode(p.table());
+    mark = timed(listener, what, "digest_s", mark);
     WeightVersion v = versions.publishSlot(model, VersionSlot.of(id, slot, workerId, table));
+    listener.publishStageTimed(what, "slot_s", (slotNanos + System.nanoTime() - mark) / 1e9);
+    listener.published(what, (System.nanoTime() - begun) / 1e9, v.state().name());
     tables[set] = table;
     steps[set] = step;
     // Only a landed slot is held: a publish that failed (the store unreachable) can be retried on
@@ -250,6 +264,14 @@ public final class VersionedPublisher implements AutoCloseable {
         set,
         v.state());
     return v;
+  }
+
+  /** Tells {@code listener} that {@code stage} ran from {@code since} until now; returns now. */
+  private static long timed(
+      RefitListener listener, RefitListener.Publish what, String stage, long since) {
+    long now = System.nanoTime();
+    listener.publishStageTimed(what, stage, (now - since) / 1e9);
+    return now;
   }
 
   /**
