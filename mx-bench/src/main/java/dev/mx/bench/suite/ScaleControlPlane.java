@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.Reclaim;

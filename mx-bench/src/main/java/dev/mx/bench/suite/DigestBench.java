@@ -1,6 +1,9 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.digest.FileDigest;
 import dev.mx.digest.PlainInt32Sum;
 import dev.mx.digest.ShardDigest;

@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.cli.bench.BenchOptions;
 import dev.mx.transport.nixl.Nixl;
 import java.io.OutputStream;
 import java.io.PrintStream;

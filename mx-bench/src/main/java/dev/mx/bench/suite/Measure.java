@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

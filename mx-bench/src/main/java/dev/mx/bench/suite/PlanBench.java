@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.plan.BoundingMode;
@@ -11,6 +11,9 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.layout.PlanningInventory;
 import dev.mx.layout.trainer.TrainerTopology;
 import dev.mx.layout.vllm.InferenceTopology;

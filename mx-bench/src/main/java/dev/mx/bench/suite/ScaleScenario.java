@@ -1,10 +1,11 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
 import dev.mx.api.metadata.ShardTable;
+import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.layout.LayoutException;
 import dev.mx.layout.ShardAddressing;
 import dev.mx.layout.model.ModelArchitecture;

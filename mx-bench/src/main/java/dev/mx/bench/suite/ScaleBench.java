@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.ShardTable;
@@ -8,6 +8,10 @@ import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.ReshardPlanner;

@@ -1,7 +1,10 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.layout.gen.BoxFill;
 import dev.mx.layout.gen.WeightGenerator;
 import java.lang.foreign.Arena;

@@ -1,8 +1,11 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.transport.testsuite.tool.PublisherProcess;
 import dev.mx.transport.ucx.Ucx;
 import dev.mx.transport.ucx.UcxTransport;

@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
@@ -12,6 +12,9 @@ import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.digest.ShardDigest;
 import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.Receiver;

@@ -1,9 +1,12 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.transport.shm.Shm;
 import dev.mx.transport.shm.ShmTransportProvider;
 import dev.mx.transport.testsuite.tool.PublisherProcess;

@@ -1,8 +1,10 @@
-package dev.mx.cli;
+package dev.mx.bench.suite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mx.cli.Main;
+import dev.mx.cli.bench.Benchmarks;
 import dev.mx.cuda.Cuda;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -16,11 +18,8 @@ class CudaBenchCommandTest {
 
   @Test
   void cudaIsABenchmark() {
-    assertTrue(
-        BenchCommand.benchmarks().containsKey("cuda"),
-        BenchCommand.benchmarks().keySet().toString());
-    assertTrue(
-        BenchCommand.benchmarks().get("cuda").description().contains("device-to-device copy"));
+    assertTrue(Benchmarks.all().containsKey("cuda"), Benchmarks.all().keySet().toString());
+    assertTrue(Benchmarks.all().get("cuda").description().contains("device-to-device copy"));
   }
 
   @Test

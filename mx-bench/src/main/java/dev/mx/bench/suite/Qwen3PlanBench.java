@@ -1,9 +1,12 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.layout.PlanningInventory;
 import dev.mx.plan.ReshardPlanner;
 import java.util.List;

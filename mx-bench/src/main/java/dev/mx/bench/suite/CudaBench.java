@@ -1,10 +1,13 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.error.MxException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.cuda.Cuda;
 import dev.mx.cuda.CudaCasts;
 import dev.mx.cuda.CudaDevice;

@@ -1,9 +1,10 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.testing.RedisExtension;
 import java.io.OutputStream;
 import java.io.PrintStream;

@@ -1,7 +1,10 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Casts;
 import dev.mx.refit.reslice.AsStrided;

@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

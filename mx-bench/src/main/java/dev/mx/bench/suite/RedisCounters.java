@@ -1,4 +1,4 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;

@@ -1,8 +1,11 @@
-package dev.mx.cli.bench;
+package dev.mx.bench.suite;
 
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
 import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
