@@ -69,14 +69,7 @@ class CliContractTest {
         "receive --rank 0 --metadata memory:x               | mx receive  | --metadata memory: a memory store lives in one JVM and cannot be shared between processes; use file:DIR or redis://host:port (try",
       })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {
-    CliProcess.Run r = CliProcess.inProcess(args.split(" "));
-    assertEquals(2, r.code(), r.err());
-    List<String> lines = r.err().lines().toList();
-    assertEquals(1, lines.size(), "one line, got:\n" + r.err());
-    assertTrue(lines.get(0).startsWith(command + ": error: "), lines.get(0));
-    assertTrue(lines.get(0).contains(message), lines.get(0));
-    assertTrue(lines.get(0).endsWith("(try '" + command + " --help')"), lines.get(0));
-    assertEquals("", r.out());
+    CliProcess.assertBadUsage(CliProcess.inProcess(args.split(" ")), command, message);
   }
 
   @Test

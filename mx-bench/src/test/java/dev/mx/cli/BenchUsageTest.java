@@ -1,26 +1,20 @@
-package dev.mx.bench.suite;
+package dev.mx.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.mx.cli.Main;
 import dev.mx.cli.bench.Benchmarks;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * {@code mx bench} with this module's benchmarks on the class path, as {@code ./mx} runs it: the
+ * {@code mx bench} with mx-bench's benchmarks on the class path, as {@code ./mx} runs it: the
  * launcher contract of ARCHITECTURE §5.1 for bad bench options (exit 2, one line naming the option,
  * "try --help"), and the help order of the registered benchmarks.
  */
 class BenchUsageTest {
-
-  record Run(int code, String out, String err) {}
 
   @ParameterizedTest(name = "mx {0}")
   @CsvSource(
@@ -34,14 +28,7 @@ class BenchUsageTest {
         "bench nosuch                                       | mx bench    | unknown benchmark 'nosuch'; known: mem, ucx, shm",
       })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {
-    Run r = inProcess(args.split(" "));
-    assertEquals(2, r.code(), r.err());
-    List<String> lines = r.err().lines().toList();
-    assertEquals(1, lines.size(), "one line, got:\n" + r.err());
-    assertTrue(lines.get(0).startsWith(command + ": error: "), lines.get(0));
-    assertTrue(lines.get(0).contains(message), lines.get(0));
-    assertTrue(lines.get(0).endsWith("(try '" + command + " --help')"), lines.get(0));
-    assertEquals("", r.out());
+    CliProcess.assertBadUsage(CliProcess.inProcess(args.split(" ")), command, message);
   }
 
   @Test
@@ -61,7 +48,7 @@ class BenchUsageTest {
             "cuda",
             "scale"),
         List.copyOf(Benchmarks.all().keySet()));
-    Run help = inProcess("bench", "--help");
+    CliProcess.Run help = CliProcess.inProcess("bench", "--help");
     assertEquals(0, help.code(), help.err());
     // picocli wraps the help at 80 columns.
     String helpText = help.out().replaceAll("\\s+", " ");
@@ -70,22 +57,5 @@ class BenchUsageTest {
             "Benchmark to run: mem, ucx, shm, nixl, digest, plan, plan-qwen3, refit, kernels, gen,"
                 + " cuda, scale."),
         help.out());
-  }
-
-  private static synchronized Run inProcess(String... args) {
-    PrintStream oldOut = System.out;
-    PrintStream oldErr = System.err;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    try {
-      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-      int code = Main.execute(args);
-      return new Run(
-          code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setOut(oldOut);
-      System.setErr(oldErr);
-    }
   }
 }
