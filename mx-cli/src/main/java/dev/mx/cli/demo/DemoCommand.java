@@ -415,10 +415,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * The demo's own options; the job's (steps, wire, verification, timeouts, topologies) were
+   * checked by {@link OptionChecks} before the command ran.
+   */
   private void validate() {
-    if (steps < 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--steps must be at least 1");
-    }
     if (!List.of("in-place", "copy").contains(install)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--install must be in-place or copy, got '" + install + "'");
@@ -442,15 +443,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + "'");
       }
     }
-    if (!List.of("fused", "phased").contains(wire)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
-    }
-    if (!List.of("all", "strict", "whole-shards", "off").contains(verify)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(),
-          "--verify must be all, strict, whole-shards or off, got '" + verify + "'");
-    }
     if (fault != null
         && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology")
             .contains(fault)) {
@@ -459,13 +451,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '"
               + fault
               + "'");
-    }
-    if (timeoutSeconds != null && !(timeoutSeconds > 0)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
-    }
-    if (stallLimitSeconds != null && !(stallLimitSeconds > 0)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(), "--stall-limit must be positive");
     }
   }
 
