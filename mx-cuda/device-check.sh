@@ -2,7 +2,7 @@
 # The GPU check of mx-cuda (issue 17), in two halves.
 #
 #   mx-cuda/device-check.sh build   (here: JDK 25, Maven, nvcc)
-#       Builds mx-cuda and mx-cli (PTX included, tests compiled, not run), jlinks a small Java runtime
+#       Builds mx-cuda, mx-cli and mx-bench (PTX included, tests compiled, not run), jlinks a small Java runtime
 #       (java.base, java.logging, java.management, java.xml for the JUnit reports, jdk.unsupported,
 #       jdk.incubator.vector; --strip-debug --no-header-files --no-man-pages --compress=zip-9; libjvm.so's
 #       symbol table stripped) and puts it with every jar the CUDA tests and
@@ -35,8 +35,8 @@ build() {
   # shellcheck disable=SC1091
   . .mvn/find-jdk.sh
   mx_find_jdk || exit 1
-  echo "device-check: building mx-cuda and mx-cli (tests compiled, not run) with $JAVA_HOME"
-  ./mvnw -q -pl mx-cuda,mx-cli -am package -DskipTests || { echo "device-check: build failed" >&2; exit 1; }
+  echo "device-check: building mx-cuda, mx-cli and mx-bench (tests compiled, not run) with $JAVA_HOME"
+  ./mvnw -q -pl mx-cuda,mx-cli,mx-bench -am package -DskipTests || { echo "device-check: build failed" >&2; exit 1; }
   local standalone
   standalone=$(find "$HOME/.m2/repository/org/junit/platform/junit-platform-console-standalone" -name 'junit-platform-console-standalone-*.jar' 2>/dev/null | sort -V | tail -1)
   if [ -z "$standalone" ]; then
@@ -54,6 +54,10 @@ build() {
       || { echo "device-check: the runtime does not start after stripping libjvm.so" >&2; exit 1; }
   fi
   cp mx-cli/target/mx-cli*.jar mx-cli/target/lib/*.jar "$DIR/lib/"
+  # `mx bench cuda` is one of mx-bench's Benchmark services; JMH (and what it pulls in) is not used by it.
+  cp mx-bench/target/mx-bench.jar "$DIR/lib/"
+  find mx-bench/target/lib -name '*.jar' ! -name 'jmh-*' ! -name 'jopt-simple-*' ! -name 'commons-math3-*' \
+    -exec cp -n {} "$DIR/lib/" \;
   # Trim the two big jars to what runs: the driver binding, and BLAKE2b.
   local work; work=$(mktemp -d)
   for jar in "$DIR"/lib/jcuda-natives-*.jar; do

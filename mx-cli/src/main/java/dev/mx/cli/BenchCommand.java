@@ -3,19 +3,8 @@ package dev.mx.cli;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
-import dev.mx.cli.bench.CudaBench;
-import dev.mx.cli.bench.DigestBench;
-import dev.mx.cli.bench.GenBench;
-import dev.mx.cli.bench.KernelBench;
-import dev.mx.cli.bench.MemBench;
-import dev.mx.cli.bench.NixlBench;
-import dev.mx.cli.bench.PlanBench;
-import dev.mx.cli.bench.Qwen3PlanBench;
-import dev.mx.cli.bench.RefitBench;
-import dev.mx.cli.bench.ScaleBench;
+import dev.mx.cli.bench.Benchmarks;
 import dev.mx.cli.bench.ScaleSpec;
-import dev.mx.cli.bench.ShmBench;
-import dev.mx.cli.bench.UcxBench;
 import dev.mx.cli.demo.OptionChecks;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,26 +27,9 @@ import picocli.CommandLine.Parameters;
     })
 final class BenchCommand implements Callable<Integer> {
 
-  /** Every benchmark by name, in help order. */
+  /** Every benchmark by name, in help order (those mx-bench registers, see {@link Benchmarks}). */
   static Map<String, Benchmark> benchmarks() {
-    Map<String, Benchmark> m = new LinkedHashMap<>();
-    for (Benchmark b :
-        List.<Benchmark>of(
-            new MemBench(),
-            new UcxBench(),
-            new ShmBench(),
-            new NixlBench(),
-            new DigestBench(),
-            new PlanBench(),
-            new Qwen3PlanBench(),
-            new RefitBench(),
-            new KernelBench(),
-            new GenBench(),
-            new CudaBench(),
-            new ScaleBench())) {
-      m.put(b.name(), b);
-    }
-    return m;
+    return Benchmarks.all();
   }
 
   static final class Names extends ArrayList<String> {
@@ -140,7 +112,14 @@ final class BenchCommand implements Callable<Integer> {
     if (b == null) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
-          "unknown benchmark '" + name + "'; known: " + String.join(", ", benchmarks().keySet()));
+          benchmarks().isEmpty()
+              ? "unknown benchmark '"
+                  + name
+                  + "'; no benchmarks on the class path (they ship in mx-bench's jar)"
+              : "unknown benchmark '"
+                  + name
+                  + "'; known: "
+                  + String.join(", ", benchmarks().keySet()));
     }
     if (repetitions < 1) {
       throw new CommandLine.ParameterException(

@@ -1,5 +1,6 @@
 package dev.mx.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -53,6 +54,21 @@ final class CliProcess {
         .directory(dir.toFile())
         .redirectError(dir.resolve("stderr.txt").toFile())
         .start();
+  }
+
+  /**
+   * The launcher contract for bad usage (ARCHITECTURE §5.1): exit 2, one line on stderr starting
+   * with {@code command: error: }, holding {@code message} and ending with "try --help", and
+   * nothing on stdout.
+   */
+  static void assertBadUsage(Run r, String command, String message) {
+    assertEquals(2, r.code(), r.err());
+    List<String> lines = r.err().lines().toList();
+    assertEquals(1, lines.size(), "one line, got:\n" + r.err());
+    assertTrue(lines.get(0).startsWith(command + ": error: "), lines.get(0));
+    assertTrue(lines.get(0).contains(message), lines.get(0));
+    assertTrue(lines.get(0).endsWith("(try '" + command + " --help')"), lines.get(0));
+    assertEquals("", r.out());
   }
 
   /** {@link Main#execute} in this JVM with stdout and stderr captured. */

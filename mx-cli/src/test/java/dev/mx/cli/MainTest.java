@@ -94,6 +94,19 @@ class MainTest {
   }
 
   @Test
+  void benchWithoutMxBenchOnTheClassPathSaysWhereTheBenchmarksAre() {
+    // This module's tests run without mx-bench, as a CLI shipped without it would.
+    Run r = run("bench", "mem");
+    assertEquals(2, r.code(), r.err());
+    assertTrue(
+        r.err()
+            .contains(
+                "unknown benchmark 'mem'; no benchmarks on the class path (they ship in mx-bench's"
+                    + " jar)"),
+        r.err());
+  }
+
+  @Test
   void helpAndVersionExitZero() {
     Run help = run("--help");
     assertEquals(0, help.code());

@@ -73,6 +73,11 @@ public final class Discovery {
         Ticker.system());
   }
 
+  /** How recently a publisher must have heartbeat READY to count. */
+  public Duration freshness() {
+    return freshness;
+  }
+
   public Discovery withFreshness(Duration newFreshness) {
     return new Discovery(store, newFreshness, poll, codec, ticker);
   }

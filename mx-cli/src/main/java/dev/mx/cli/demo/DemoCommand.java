@@ -2,12 +2,10 @@ package dev.mx.cli.demo;
 
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.cli.Json;
-import dev.mx.cli.Table;
+import dev.mx.refit.embed.StepCoordinator;
 import dev.mx.refit.stage.StagingWaves;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -187,7 +184,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
             System.err, !json && dev.mx.cli.Terminal.isTerminal(dev.mx.cli.Terminal.STDERR));
     DemoPlan plan = resolve(progress, memory);
     DemoReport report = new DemoReport(plan.runFields());
-    report.baselineGbps = memoryCopyGbps();
+    report.baselineGbps = DemoReport.memoryCopyGbps();
     progress.note(
         String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
 
@@ -239,9 +236,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "starting "
               + base.trainerWorldSize()
               + " trainer(s) and "
-              + plan.receivers
+              + plan.receivers()
               + " receiver(s) "
-              + (plan.inProcess ? "in this process" : "as child JVMs")
+              + (plan.inProcess() ? "in this process" : "as child JVMs")
               + " ...");
       for (int r = 0; r < base.trainerWorldSize(); r++) {
         launchInto(trainers, plan, base.withRole("trainer", r), tmp);
@@ -260,7 +257,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + ", trainers run "
                 + base.trainer());
       }
-      for (int r = 0; r < plan.receivers; r++) {
+      for (int r = 0; r < plan.receivers(); r++) {
         launchInto(receivers, plan, receiverBase.withRole("receiver", r), tmp);
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
@@ -314,7 +311,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                     leases,
                     base,
                     s,
-                    plan.receivers,
+                    plan.receivers(),
                     publishing,
                     refitting,
                     pool,
@@ -346,10 +343,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         // Every rank staged and verified the step's version: only now does any of them make it
         // live.
         List<Map<String, Object>> commits =
-            onAll(pool, receivers, Map.of("cmd", "commit", "step", s), callTimeout);
+            new StepCoordinator(pool).commitAll(ranks(receivers, callTimeout), s);
         long now = System.nanoTime();
         for (int r = 0; r < results.size(); r++) {
-          Map<String, Object> m = withInstallTime(results.get(r), commits.get(r));
+          Map<String, Object> m = DemoReport.withInstallTime(results.get(r), commits.get(r));
           m.put("period_s", (now - lastCommit) / 1e9);
           m.put("publish_overlapped", publishedDuringRefit.contains(s));
           report.addStep(s, r, m);
@@ -367,7 +364,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         // In place, a rank may have installed the step another rank failed: put every rank back on
         // the last committed step where the trainers' other buffer set still holds it, and learn
         // which ranks are torn.
-        rollBack(receivers, installedStep, report, Duration.ofMinutes(5), progress);
+        report.liveWeights.addAll(
+            StepCoordinator.rollBackAll(
+                ranks(receivers, Duration.ofMinutes(5)), installedStep, progress::note));
       }
       report.fail(
           signalled
@@ -418,26 +417,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return 0;
   }
 
-  /** The step's metrics with the commit's install time added to its end-to-end time. */
-  static Map<String, Object> withInstallTime(Map<String, Object> step, Map<String, Object> commit) {
-    Map<String, Object> m = new LinkedHashMap<>(step);
-    double e2e = step.get("e2e_s") instanceof Number n ? n.doubleValue() : 0;
-    double install = commit.get("install_s") instanceof Number n ? n.doubleValue() : 0;
-    m.put("e2e_s", e2e + install);
-    m.put("install_s", install);
-    commit.forEach(
-        (k, v) -> {
-          if (k.startsWith("quant_")) {
-            m.put(k, v);
-          }
-        });
-    return m;
-  }
-
+  /**
+   * The demo's own options; the job's (steps, wire, verification, timeouts, topologies) were
+   * checked by {@link OptionChecks} before the command ran.
+   */
   private void validate() {
-    if (steps < 1) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--steps must be at least 1");
-    }
     if (!List.of("in-place", "copy").contains(install)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--install must be in-place or copy, got '" + install + "'");
@@ -475,15 +459,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + " bytes, MemTotal in /proc/meminfo)");
       }
     }
-    if (!List.of("fused", "phased").contains(wire)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(), "--wire must be fused or phased, got '" + wire + "'");
-    }
-    if (!List.of("all", "strict", "whole-shards", "off").contains(verify)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(),
-          "--verify must be all, strict, whole-shards or off, got '" + verify + "'");
-    }
     if (fault != null
         && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology")
             .contains(fault)) {
@@ -492,89 +467,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '"
               + fault
               + "'");
-    }
-    if (timeoutSeconds != null && !(timeoutSeconds > 0)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
-    }
-    if (stallLimitSeconds != null && !(stallLimitSeconds > 0)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(), "--stall-limit must be positive");
-    }
-  }
-
-  /** The resolved choices of a run. */
-  record DemoPlan(
-      Map<String, Integer> trainer,
-      Map<String, Integer> inference,
-      String transport,
-      boolean inProcess,
-      int receivers,
-      String model,
-      String trainerDtype,
-      String inferenceDtype,
-      String wire,
-      String verify,
-      int steps,
-      double timeoutSeconds,
-      boolean verbose,
-      dev.mx.api.transport.MemoryKind device,
-      double stallLimitSeconds,
-      String install,
-      int trainerBuffers,
-      long stagingBytes) {
-
-    /**
-     * Whether a rank that installed a step in place can be put back when another rank failed it.
-     */
-    boolean restorable() {
-      return install.equals("in-place") && trainerBuffers == 2 && !device.isDevice();
-    }
-
-    WorkerSpec base(String metadataUri) {
-      return new WorkerSpec(
-              "trainer",
-              0,
-              model,
-              trainer,
-              inference,
-              transport,
-              metadataUri,
-              "mx-demo-" + UUID.randomUUID().toString().substring(0, 8),
-              trainerDtype,
-              inferenceDtype,
-              wire,
-              verify,
-              timeoutSeconds,
-              1.0)
-          .withDevice(device)
-          .withStallLimit(stallLimitSeconds)
-          .withMemory(install, trainerBuffers, stagingBytes);
-    }
-
-    Map<String, Object> runFields() {
-      Map<String, Object> run = new LinkedHashMap<>();
-      run.put("model", model);
-      Map<String, Integer> t = new LinkedHashMap<>();
-      if (trainer.getOrDefault("fsdp", 1) > 1) {
-        t.put("fsdp", trainer.get("fsdp"));
-      } else {
-        t.put("tp", trainer.get("tp"));
-        t.put("pp", trainer.get("pp"));
-        t.put("ep", trainer.get("ep"));
-      }
-      run.put("trainer", t);
-      run.put("inference", inference);
-      run.put("steps", steps);
-      run.put("last_step", -1);
-      run.put("trainer_dtype", trainerDtype);
-      run.put("inference_dtype", inferenceDtype);
-      run.put("transport", transport);
-      run.put("wire", wire);
-      run.put("verify", verify);
-      run.put("install", install);
-      run.put("trainer_buffers", trainerBuffers);
-      run.put("device", device.toString());
-      return run;
     }
   }
 
@@ -766,28 +658,35 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   private static List<Map<String, Object>> onAll(
       ExecutorService pool, List<WorkerHandle> workers, Map<String, Object> cmd, Duration timeout)
       throws Exception {
-    List<Future<Map<String, Object>>> futures = new ArrayList<>();
-    for (WorkerHandle w : workers) {
-      futures.add(pool.submit(() -> w.call(cmd, timeout)));
+    return new StepCoordinator(pool).onAll(workers, w -> w.call(cmd, timeout));
+  }
+
+  /** A receiver as the step coordinator drives it, each command under {@code timeout}. */
+  private record ReceiverRank(WorkerHandle worker, Duration timeout)
+      implements StepCoordinator.Rank {
+    @Override
+    public String name() {
+      return worker.name();
     }
-    List<Map<String, Object>> results = new ArrayList<>();
-    Exception first = null;
-    for (Future<Map<String, Object>> f : futures) {
-      try {
-        results.add(f.get());
-      } catch (java.util.concurrent.ExecutionException e) {
-        Exception c = e.getCause() instanceof Exception ex ? ex : e;
-        if (first == null) {
-          first = c;
-        } else {
-          first.addSuppressed(c);
-        }
-      }
+
+    @Override
+    public boolean isAlive() {
+      return worker.isAlive();
     }
-    if (first != null) {
-      throw first;
+
+    @Override
+    public Map<String, Object> commit(long step) throws Exception {
+      return worker.call(Map.of("cmd", "commit", "step", step), timeout);
     }
-    return results;
+
+    @Override
+    public Map<String, Object> rollback(long to) throws Exception {
+      return worker.call(Map.of("cmd", "rollback", "to", to), timeout);
+    }
+  }
+
+  private static List<ReceiverRank> ranks(List<WorkerHandle> receivers, Duration timeout) {
+    return receivers.stream().map(w -> new ReceiverRank(w, timeout)).toList();
   }
 
   /** This process and every child worker, by name, for the memory sampler. */
@@ -801,47 +700,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       }
     }
     return m;
-  }
-
-  /**
-   * Asks every live receiver to be back on step {@code to} (a rank that installed the failed step
-   * rolls back) and records where each one's live weights are (a step, or torn) in {@code report};
-   * best effort: a rank that cannot answer is recorded as unknown and says why on stderr.
-   */
-  private static void rollBack(
-      List<WorkerHandle> receivers,
-      long to,
-      DemoReport report,
-      Duration timeout,
-      Progress progress) {
-    for (int rank = 0; rank < receivers.size(); rank++) {
-      WorkerHandle w = receivers.get(rank);
-      Map<String, Object> state = new LinkedHashMap<>();
-      state.put("rank", rank);
-      if (!w.isAlive()) {
-        state.put("state", "exited");
-        report.liveWeights.add(state);
-        continue;
-      }
-      try {
-        Map<String, Object> r = w.call(Map.of("cmd", "rollback", "to", to), timeout);
-        state.put("step", r.get("step"));
-        if (r.get("torn") != null) {
-          // A mix of steps: the failed one's, or a failed restore's.
-          state.put("state", "torn");
-          progress.note(w.name() + ": live weights torn");
-        } else {
-          state.put("state", "whole");
-          if (r.get("rollback_s") != null) {
-            progress.note(w.name() + ": back on step " + r.get("step"));
-          }
-        }
-      } catch (Exception e) {
-        state.put("state", "unknown");
-        progress.note(w.name() + ": no rollback: " + e.getMessage());
-      }
-      report.liveWeights.add(state);
-    }
   }
 
   private void writeDump(
@@ -913,418 +771,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException | java.io.UncheckedIOException ignored) {
       // Already gone (the shutdown hook and the main thread may both be deleting it).
-    }
-  }
-
-  /**
-   * GB/s of MemorySegment.copy over 256 MiB, the yardstick every step's wire rate is compared with.
-   */
-  static double memoryCopyGbps() {
-    long size = 256L << 20;
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment a = arena.allocate(size, 4096);
-      MemorySegment b = arena.allocate(size, 4096);
-      a.fill((byte) 1);
-      b.fill((byte) 0);
-      double best = Double.MAX_VALUE;
-      for (int i = 0; i < 5; i++) {
-        long t0 = System.nanoTime();
-        MemorySegment.copy(a, 0, b, 0, size);
-        best = Math.min(best, (System.nanoTime() - t0) / 1e9);
-      }
-      return size / best / 1e9;
-    }
-  }
-
-  /** Progress lines on stderr; a redrawn bar when stderr is a terminal. */
-  static final class Progress {
-    /** Off a terminal, a changed "waiting on" line is printed at most this often. */
-    private static final long WAITING_LINE_NANOS = Duration.ofSeconds(10).toNanos();
-
-    private final java.io.PrintStream err;
-    private final boolean terminal;
-    private String current = "";
-    private String waitingOn = "";
-    private long waitingPrinted;
-
-    Progress(java.io.PrintStream err, boolean terminal) {
-      this.err = err;
-      this.terminal = terminal;
-    }
-
-    /**
-     * What the receivers wait on now (the trainer ranks' phases): appended to the step line on a
-     * terminal, else printed when it changed, at most every 10 s.
-     */
-    synchronized void waitingOn(String summary) {
-      if (summary.equals(waitingOn) || current.isEmpty()) {
-        return;
-      }
-      waitingOn = summary;
-      if (terminal) {
-        err.print("\r\033[K" + current + " | waiting on " + summary);
-        err.flush();
-      } else if (System.nanoTime() - waitingPrinted > WAITING_LINE_NANOS) {
-        waitingPrinted = System.nanoTime();
-        err.println("mx demo:   waiting on " + summary);
-      }
-    }
-
-    synchronized void note(String line) {
-      if (terminal) {
-        err.print("\r\033[K");
-      }
-      err.println("mx demo: " + line);
-    }
-
-    synchronized void step(int step, int total, String what) {
-      int width = 20;
-      int filled = (int) Math.round(width * (double) step / total);
-      String bar = "[" + "#".repeat(filled) + "-".repeat(width - filled) + "]";
-      // step == total is the finished run: a full bar, "step N/N".
-      String line =
-          String.format(
-              Locale.ROOT, "%s step %d/%d: %s", bar, Math.min(step + 1, total), total, what);
-      current = step >= total ? "" : line;
-      waitingOn = "";
-      if (terminal) {
-        err.print("\r\033[K" + line);
-        err.flush();
-      } else {
-        err.println("mx demo: " + line);
-      }
-    }
-
-    synchronized void done() {
-      current = "";
-      if (terminal) {
-        err.print("\r\033[K");
-        err.flush();
-      }
-    }
-  }
-
-  /**
-   * Accumulates the per-step, per-rank rows and renders them as tables or JSON (ARCHITECTURE §5.7).
-   */
-  static final class DemoReport {
-    final Map<String, Object> run;
-    final List<Map<String, Object>> steps = new ArrayList<>();
-    double baselineGbps;
-
-    /** The command the header names ({@code mx receive} reuses this report). */
-    String command = "mx demo";
-
-    boolean ok = true;
-    String error;
-    long lastStep = -1;
-
-    /**
-     * After a failed in-place step: each receiver's live weights ({@code rank}, {@code state}:
-     * whole, torn, exited or unknown, and {@code step}, the last step it installed whole).
-     */
-    final List<Map<String, Object>> liveWeights = new ArrayList<>();
-
-    /**
-     * What the failure left live: "installed weights are still step N" when every receiver is whole
-     * on it, else each receiver's state.
-     */
-    String liveAfterFailure() {
-      if (lastStep < 0) {
-        return "";
-      }
-      boolean allOnLast =
-          liveWeights.stream()
-              .allMatch(
-                  w ->
-                      "whole".equals(w.get("state")) && num(w.get("step")).longValue() == lastStep);
-      if (allOnLast) {
-        return " (installed weights are still step " + lastStep + ")";
-      }
-      StringBuilder b = new StringBuilder(" (live weights:");
-      for (Map<String, Object> w : liveWeights) {
-        b.append(b.charAt(b.length() - 1) == ':' ? " " : ", ")
-            .append("receiver ")
-            .append(w.get("rank"));
-        switch (String.valueOf(w.get("state"))) {
-          case "torn" -> b.append(" TORN");
-          case "whole" -> b.append(" step ").append(w.get("step"));
-          default -> b.append(" ").append(w.get("state"));
-        }
-      }
-      boolean torn = liveWeights.stream().anyMatch(w -> "torn".equals(w.get("state")));
-      return b.append(
-              torn
-                  ? "; torn weights are not dumped, the next successful step rewrites every byte)"
-                  : ")")
-          .toString();
-    }
-
-    /** The run's memory ({@link MemoryWatch#report}); null until the run ended. */
-    Map<String, Object> memory;
-
-    /** Bytes of the inference weights: what every rank installed in the first step, summed. */
-    long weightBytes() {
-      if (steps.isEmpty()) {
-        return -1;
-      }
-      Object first = steps.get(0).get("step");
-      long n = 0;
-      for (Map<String, Object> s : steps) {
-        if (s.get("step").equals(first)) {
-          n += num(s.get("bytes")).longValue();
-        }
-      }
-      return n;
-    }
-
-    DemoReport(Map<String, Object> run) {
-      this.run = run;
-    }
-
-    void fail(String message) {
-      if (ok) {
-        ok = false;
-        error = message;
-      }
-    }
-
-    void addStep(int step, int rank, Map<String, Object> m) {
-      Map<String, Object> row = new LinkedHashMap<>();
-      row.put("step", step);
-      row.put("rank", rank);
-      long bytes = num(m.get("bytes_received")).longValue();
-      double wire = num(m.get("wire_s")).doubleValue();
-      double gbps = wire > 0 ? bytes / wire / 1e9 : 0;
-      row.put("bytes", bytes);
-      row.put("descriptors", num(m.get("segments")).longValue());
-      row.put("full_pulls", num(m.get("full_pull_sources")).longValue());
-      row.put("converts", num(m.get("converts")).longValue());
-      row.put("wire_s", wire);
-      row.put("gbps", gbps);
-      row.put("ratio_to_copy", baselineGbps > 0 ? gbps / baselineGbps : 0);
-      row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
-      // Wall time from the previous step's commit (the run's start for step 0) to this one's.
-      row.put("period_s", num(m.get("period_s")).doubleValue());
-      // Whether the trainers began writing this step while the receivers still refitted the last.
-      row.put("publish_overlapped", Boolean.TRUE.equals(m.get("publish_overlapped")));
-      row.put("verified_shards", num(m.get("verified_shards")).longValue());
-      row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
-      row.put("unverified_bytes", num(m.get("unverified_bytes")).longValue());
-      row.put("sources_exact", num(m.get("sources_exact")).longValue());
-      row.put("sources_staged", num(m.get("sources_staged")).longValue());
-      row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
-      row.put("staged_shards", num(m.get("staged_shards")).longValue());
-      row.put("coverage", num(m.get("coverage")).doubleValue());
-      // Delta refits: tensors the publishers claimed unchanged since the held step, not read.
-      row.put("tensors_skipped", num(m.get("delta_kept_sources")).longValue());
-      row.put("bytes_skipped", num(m.get("delta_kept_bytes")).longValue());
-      for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
-        if (m.get(k) != null) {
-          row.put(k, num(m.get(k)).longValue());
-        }
-      }
-      // fp8-block: the install's quantization error against the pulled (verified) weights.
-      for (String k : List.of("quant_max_abs_err", "quant_max_rel_err")) {
-        if (m.get(k) != null) {
-          row.put(k, num(m.get(k)).doubleValue());
-        }
-      }
-      steps.add(row);
-    }
-
-    private static Number num(Object o) {
-      return o instanceof Number n ? n : 0;
-    }
-
-    Map<String, Object> toJson() {
-      Map<String, Object> doc = new LinkedHashMap<>();
-      doc.put("ok", ok);
-      doc.put("error", error);
-      Map<String, Object> r = new LinkedHashMap<>(run);
-      r.put("last_step", lastStep);
-      doc.put("run", r);
-      doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
-      doc.put("steps", steps);
-      // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
-      // covered.
-      doc.put("unverified_bytes", unverifiedBytes());
-      if (!liveWeights.isEmpty()) {
-        doc.put("live_weights", liveWeights);
-      }
-      if (memory != null) {
-        // The demo's own: peak per process and in total (mx receive reports none).
-        doc.put("memory", memory);
-      }
-      return doc;
-    }
-
-    /**
-     * Installed bytes no digest covered, over every step and rank (0 unless verification was opted
-     * out).
-     */
-    long unverifiedBytes() {
-      long n = 0;
-      for (Map<String, Object> s : steps) {
-        n += ((Number) s.getOrDefault("unverified_bytes", 0L)).longValue();
-      }
-      return n;
-    }
-
-    void printTables(PrintWriter out) {
-      out.println(
-          command
-              + ": "
-              + run.get("model")
-              + ", trainer "
-              + run.get("trainer")
-              + " -> inference "
-              + run.get("inference")
-              + ", "
-              + run.get("trainer_dtype")
-              + " -> "
-              + run.get("inference_dtype")
-              + ", transport "
-              + run.get("transport")
-              + ", wire "
-              + run.get("wire"));
-      if (baselineGbps > 0) {
-        out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
-      }
-      Table t =
-          new Table(
-              "STEP",
-              "RANK",
-              "BYTES",
-              "DESCRIPTORS",
-              "FULL PULLS",
-              "CONVERTS",
-              "WIRE S",
-              "GB/S",
-              "VS COPY",
-              "E2E S",
-              "SOURCES X/S/F",
-              "VERIFIED SHARDS",
-              "UNVERIFIED BYTES",
-              "COVERAGE");
-      long totalBytes = 0;
-      double totalWire = 0;
-      double totalE2e = 0;
-      for (Map<String, Object> s : steps) {
-        t.row(
-            s.get("step"),
-            s.get("rank"),
-            s.get("bytes"),
-            s.get("descriptors"),
-            s.get("full_pulls"),
-            s.get("converts"),
-            f("%.4f", s.get("wire_s")),
-            f("%.2f", s.get("gbps")),
-            f("%.3f", s.get("ratio_to_copy")),
-            f("%.4f", s.get("e2e_s")),
-            s.get("sources_exact")
-                + "/"
-                + s.get("sources_staged")
-                + "/"
-                + s.get("sources_full_pull"),
-            s.get("verified_shards"),
-            s.get("unverified_bytes"),
-            f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
-        totalBytes += ((Number) s.get("bytes")).longValue();
-        totalWire += ((Number) s.get("wire_s")).doubleValue();
-        totalE2e += ((Number) s.get("e2e_s")).doubleValue();
-      }
-      t.print(out);
-      if (!steps.isEmpty()) {
-        double gbps = totalWire > 0 ? totalBytes / totalWire / 1e9 : 0;
-        out.println(
-            String.format(
-                Locale.ROOT,
-                "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
-                totalBytes,
-                steps.size(),
-                totalWire,
-                gbps,
-                baselineGbps > 0 ? gbps / baselineGbps : 0,
-                totalE2e));
-      }
-      printPeriods(out);
-      long unverified = unverifiedBytes();
-      String verified =
-          unverified == 0
-              ? ", every installed byte verified"
-              : ", "
-                  + unverified
-                  + " installed byte(s) NOT verified (--verify "
-                  + run.get("verify")
-                  + ")";
-      out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
-      printMemory(out);
-      out.println(
-          ok
-              ? "result: ok, last installed step " + lastStep + verified
-              : "result: FAILED: " + error + liveAfterFailure());
-      out.flush();
-    }
-
-    /**
-     * The step period: wall time from one commit to the next (what a training loop waits per step),
-     * each step once; with overlap the trainers write the next step while the receivers refit.
-     */
-    private void printPeriods(PrintWriter out) {
-      StringBuilder b = new StringBuilder();
-      Object seen = null;
-      for (Map<String, Object> s : steps) {
-        if (s.get("step").equals(seen)) {
-          continue;
-        }
-        seen = s.get("step");
-        b.append(b.isEmpty() ? "" : ", ")
-            .append("step ")
-            .append(seen)
-            .append(' ')
-            .append(f("%.3f s", s.get("period_s")));
-      }
-      if (!b.isEmpty()) {
-        out.println(
-            "step period (commit to commit; step 0 from the start, with planning): "
-                + b
-                + (Boolean.TRUE.equals(run.get("overlap"))
-                    ? " (overlap: trainers write step N+1 while receivers refit step N)"
-                    : " (no overlap)"));
-      }
-    }
-
-    /** Peak memory per process and in total, against the weights' bytes. */
-    @SuppressWarnings("unchecked")
-    private void printMemory(PrintWriter out) {
-      if (memory == null || num(memory.get("peak_pss_bytes")).longValue() < 0) {
-        return;
-      }
-      Table t = new Table("PROCESS", "PID", "PEAK RSS GB", "PEAK PSS GB");
-      for (Map<String, Object> p : (List<Map<String, Object>>) memory.get("processes")) {
-        t.row(
-            p.get("name"),
-            p.get("pid"),
-            f("%.3f", num(p.get("peak_rss_bytes")).doubleValue() / 1e9),
-            f("%.3f", num(p.get("peak_pss_bytes")).doubleValue() / 1e9));
-      }
-      t.print(out);
-      long weights = num(memory.get("weight_bytes")).longValue();
-      out.println(
-          String.format(
-              Locale.ROOT,
-              "memory: peak %.3f GB for %.3f GB of weights (%s; the summed PSS of this run's"
-                  + " processes, shared memory counted once)",
-              num(memory.get("peak_pss_bytes")).doubleValue() / 1e9,
-              weights / 1e9,
-              memory.get("peak_per_weight") instanceof Number r
-                  ? String.format(Locale.ROOT, "%.2fx the weights", r.doubleValue())
-                  : "no weights installed"));
-    }
-
-    private static String f(String fmt, Object v) {
-      return String.format(Locale.ROOT, fmt, ((Number) v).doubleValue());
     }
   }
 }

@@ -70,9 +70,9 @@ public final class ReceiveCommand implements Callable<Integer> {
     run.put("transport", ws.transport());
     run.put("wire", ws.wire());
     run.put("verify", ws.verify());
-    DemoCommand.DemoReport report = new DemoCommand.DemoReport(run);
+    DemoReport report = new DemoReport(run);
     report.command = "mx receive";
-    report.baselineGbps = baseline ? DemoCommand.memoryCopyGbps() : 0;
+    report.baselineGbps = baseline ? DemoReport.memoryCopyGbps() : 0;
     try (Worker w = follow ? null : Workers.create(ws)) {
       if (follow) {
         // Weight versions (docs/VERSIONS.md): each row is an installed version, numbered by its
@@ -87,7 +87,7 @@ public final class ReceiveCommand implements Callable<Integer> {
         w.start();
         for (int s = 0; s < steps; s++) {
           Map<String, Object> m = w.step(s);
-          report.addStep(s, rank, DemoCommand.withInstallTime(m, w.commit(s)));
+          report.addStep(s, rank, DemoReport.withInstallTime(m, w.commit(s)));
           report.lastStep = s;
         }
         if (dump != null) {

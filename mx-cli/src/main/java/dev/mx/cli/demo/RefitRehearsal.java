@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Two refits of a tiny model rehearsed inside a receiver's JVM, in memory (the {@code mem}
@@ -18,8 +16,6 @@ import org.slf4j.LoggerFactory;
  * transports, store, names and memory, about a megabyte) and only logs when it fails.
  */
 final class RefitRehearsal {
-  private static final Logger LOG = LoggerFactory.getLogger(RefitRehearsal.class);
-
   /** The smallest layout with the default demo's shape: trainer TP=4 to inference TP=2. */
   private static final String MODEL = "tiny-llama";
 
@@ -27,22 +23,18 @@ final class RefitRehearsal {
 
   private RefitRehearsal() {}
 
-  /** Starts the rehearsal on a daemon thread named {@code mx-refit-rehearsal} and returns it. */
-  static Thread inBackground(WorkerSpec real) {
-    return Thread.ofPlatform()
-        .daemon()
-        .name("mx-refit-rehearsal")
-        .start(
-            () -> {
-              long start = System.nanoTime();
-              try {
-                run(real);
-                LOG.debug("refit rehearsed in {} ms", (System.nanoTime() - start) / 1_000_000);
-              } catch (Exception e) {
-                LOG.warn(
-                    "refit rehearsal failed (the first refit will be slower): {}", e.toString());
-              }
-            });
+  /** {@link #run}, for {@link dev.mx.refit.embed.InferenceRank.Builder#rehearsal}. */
+  static void runUnchecked(WorkerSpec real) {
+    try {
+      run(real);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("refit rehearsal interrupted", e);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /**

@@ -12,9 +12,8 @@ import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
-import dev.mx.refit.publish.ChangeLog;
+import dev.mx.refit.embed.TrainerRank;
 import dev.mx.refit.publish.Publisher;
-import dev.mx.refit.version.VersionedPublisher;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -22,27 +21,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import java.util.stream.IntStream;
 
 /**
  * One trainer rank: its Megatron (or FSDP) buffers in native memory allocated by its transport
  * (shared memory over shm, so receivers copy from a mapping instead of reading this process),
  * filled by the weight generator with each step's values and published, with digests.
  *
- * <p>With weight versions ({@code mx demo}) the rank keeps two buffer sets behind a {@link
- * VersionedPublisher}: each step is written into the set that does not hold the newest version
- * (only once no receiver holds a lease on what it held) and lands as this rank's slot of the step's
- * version (docs/VERSIONS.md). Without ({@code mx publish} of one step), one set is published
- * through a plain {@link Publisher}.
+ * <p>Publishing is the library's {@link TrainerRank}. With weight versions ({@code mx demo}) the
+ * rank keeps two buffer sets behind a {@link dev.mx.refit.version.VersionedPublisher}: each step is
+ * written into the set that does not hold the newest version (only once no receiver holds a lease
+ * on what it held) and lands as this rank's slot of the step's version (docs/VERSIONS.md). Without
+ * ({@code mx publish} of one step), one set is published through a plain {@link Publisher}.
  */
 final class TrainerWorker implements Worker {
   private final WorkerSpec spec;
   private final boolean versions;
   private TrainerRankLayout layout;
   private final List<TrainerBuffers> sets = new ArrayList<>();
-
-  /** Each shard's last-changed step, shared by both buffer sets' publishers (delta refits). */
-  private final ChangeLog changes = new ChangeLog();
 
   /** Which tensors each step changes ({@code --changed}); built on the first fill. */
   private ChangeSchedule schedule;
@@ -52,8 +47,7 @@ final class TrainerWorker implements Worker {
 
   private Transport transport;
   private MetadataStore store;
-  private Publisher publisher;
-  private VersionedPublisher versioned;
+  private TrainerRank rank;
 
   /**
    * Per set, its device copy when the weights live on a device ({@code --device cuda}); empty on
@@ -84,39 +78,24 @@ final class TrainerWorker implements Worker {
         sets.add(TrainerBuffers.allocate(layout, transport::allocate));
       }
     }
-    if (versions) {
-      VersionedPublisher.Builder b =
-          VersionedPublisher.builder(transport, store)
-              .model(spec.identity())
-              .slot(Integer.toString(spec.rank()))
-              .expectedSlots(
-                  IntStream.range(0, spec.trainerWorldSize()).mapToObj(Integer::toString).toList())
-              .workerId(Workers.trainerSession(spec, spec.rank()))
-              .rank(spec.rank())
-              .leaseWait(Workers.cap(spec))
-              .stallLimit(Workers.stallLimit(spec))
-              .configure(this::configure);
-      for (int i = 0; i < sets.size(); i++) {
-        b.bufferSet(tensors(i));
-      }
-      versioned = b.start();
+    TrainerRank.Builder b =
+        TrainerRank.builder(transport, store, spec.identity())
+            .job(spec.rank(), spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
+            .workerId(Workers.trainerSession(spec, spec.rank()))
+            .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
+            .leaseWait(Workers.cap(spec))
+            .stallLimit(Workers.stallLimit(spec))
+            .versions(versions);
+    for (int i = 0; i < sets.size(); i++) {
+      b.bufferSet(tensors(i));
     }
+    rank = b.start();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
     out.put("label", layout.label());
     out.put("bytes", layout.byteSize());
     out.put("published_shards", layout.published().size());
     return out;
-  }
-
-  /**
-   * What both kinds of publisher announce beside their tables: the trainer job, and how often they
-   * beat.
-   */
-  private void configure(Publisher.Builder b) {
-    b.topology(spec.trainerWorldSize(), Workers.trainerTopology(spec).toString())
-        .heartbeatInterval(Workers.seconds(spec.heartbeatSeconds()))
-        .changeLog(changes);
   }
 
   /** What buffer set {@code set} publishes: its host buffers, or their device copies. */
@@ -155,34 +134,18 @@ final class TrainerWorker implements Worker {
     double[] fillS = new double[1];
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("step", step);
-    if (versions) {
-      WeightVersion v =
-          versioned.publish(
-              step,
-              set -> {
-                long f0 = System.nanoTime();
-                fill(set, step, threads);
-                fillS[0] = (System.nanoTime() - f0) / 1e9;
-                newest = set;
-              });
+    WeightVersion v =
+        rank.publish(
+            step,
+            set -> {
+              long f0 = System.nanoTime();
+              fill(set, step, threads);
+              fillS[0] = (System.nanoTime() - f0) / 1e9;
+              newest = set;
+            });
+    if (v != null) {
       out.put("version", v.id());
       out.put("state", v.state().name());
-    } else {
-      fill(0, step, threads);
-      fillS[0] = (System.nanoTime() - t0) / 1e9;
-      if (publisher == null) {
-        Publisher.Builder b =
-            Publisher.builder(transport, store)
-                .identity(spec.identity())
-                .step(step)
-                .workerId(Workers.trainerSession(spec, spec.rank()))
-                .rank(spec.rank());
-        configure(b);
-        tensors(0).accept(b);
-        publisher = b.start();
-      } else {
-        publisher.republish(step);
-      }
     }
     out.put("fill_s", fillS[0]);
     out.put("publish_s", (System.nanoTime() - t0) / 1e9 - fillS[0]);
@@ -219,10 +182,8 @@ final class TrainerWorker implements Worker {
   public void close() {
     List<AutoCloseable> order = new ArrayList<>();
     // The publishers stop serving (a versioned one marks its slots STALE first), then the buffers
-    // are
-    // deregistered and freed, then their transport goes.
-    order.add(versioned);
-    order.add(publisher);
+    // are deregistered and freed, then their transport goes.
+    order.add(rank);
     order.addAll(devices.reversed());
     order.addAll(sets.reversed());
     order.add(transport);

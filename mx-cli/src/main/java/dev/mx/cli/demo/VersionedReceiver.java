@@ -1,23 +1,21 @@
 package dev.mx.cli.demo;
 
 import dev.mx.api.metadata.MetadataStore;
-import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
-import dev.mx.digest.safetensors.SafetensorsTensor;
-import dev.mx.digest.safetensors.SafetensorsWriter;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
+import dev.mx.refit.embed.InferenceRank;
+import dev.mx.refit.embed.WeightsDump;
 import dev.mx.refit.version.VersionFollower;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,11 +35,7 @@ final class VersionedReceiver {
    * the report with one row per installed version, numbered by the version's step.
    */
   static void run(
-      WorkerSpec ws,
-      Integer versions,
-      Path dump,
-      DemoCommand.DemoReport report,
-      PrintWriter progress)
+      WorkerSpec ws, Integer versions, Path dump, DemoReport report, PrintWriter progress)
       throws Exception {
     Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
     MetadataStore store = MetadataStores.open(ws.metadata());
@@ -84,15 +78,7 @@ final class VersionedReceiver {
         long t0 = System.nanoTime();
         VersionFollower.Followed f = follower.next(wait);
         Map<String, Object> m = new LinkedHashMap<>(f.metrics());
-        double wire = 0;
-        for (Map.Entry<String, Object> e : m.entrySet()) {
-          if (e.getKey().startsWith("wire_")
-              && e.getKey().endsWith("_s")
-              && e.getValue() instanceof Number n) {
-            wire += n.doubleValue();
-          }
-        }
-        m.put("wire_s", wire);
+        m.put("wire_s", InferenceRank.wireSeconds(m));
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
         m.putAll(engine.quantizationMetrics());
         report.addStep((int) f.step(), ws.rank(), m);
@@ -108,7 +94,7 @@ final class VersionedReceiver {
         progress.flush();
       }
       if (dump != null) {
-        write(dump, ws.rank(), live);
+        WeightsDump.write(live, dump.resolve("receiver-" + ws.rank() + ".safetensors"), ws.rank());
         writeRun(dump, report);
       }
     } finally {
@@ -120,7 +106,7 @@ final class VersionedReceiver {
    * {@code run.json} as {@code mx demo} writes it; {@code last_step} is the step the installed
    * version carries.
    */
-  private static void writeRun(Path dir, DemoCommand.DemoReport report) throws Exception {
+  private static void writeRun(Path dir, DemoReport report) throws Exception {
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("steps", report.lastStep + 1);
     run.put("last_step", report.lastStep);
@@ -132,19 +118,5 @@ final class VersionedReceiver {
         dir.resolve("run.json"),
         java.nio.file.StandardCopyOption.ATOMIC_MOVE,
         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-  }
-
-  private static void write(Path dir, int rank, LiveWeights live) throws Exception {
-    Files.createDirectories(dir);
-    List<SafetensorsTensor> tensors = new ArrayList<>();
-    for (Map.Entry<String, ParamSpec> e : live.layout().entrySet()) {
-      tensors.add(
-          new SafetensorsTensor(
-              e.getKey(), e.getValue().dtype(), e.getValue().shape(), live.parameter(e.getKey())));
-    }
-    SafetensorsWriter.write(
-        dir.resolve("receiver-" + rank + ".safetensors"),
-        tensors,
-        Map.of("step", Long.toString(live.lastStep()), "rank", Integer.toString(rank)));
   }
 }

@@ -11,9 +11,8 @@ import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
-import dev.mx.refit.publish.ChangeLog;
+import dev.mx.refit.embed.TrainerRank;
 import dev.mx.refit.publish.Publisher;
-import dev.mx.refit.version.VersionedPublisher;
 import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -22,7 +21,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.stream.IntStream;
 
 /**
  * {@code mx publish --steps N}: one trainer rank publishing N weight versions (docs/VERSIONS.md),
@@ -75,10 +73,7 @@ public final class VersionedTrainer {
    * up to {@code patience}.
    */
   static WeightVersion publishRetrying(
-      VersionedPublisher publisher,
-      long step,
-      java.util.function.IntConsumer writer,
-      Duration patience)
+      TrainerRank publisher, long step, java.util.function.IntConsumer writer, Duration patience)
       throws InterruptedException {
     long deadline = System.nanoTime() + patience.toNanos();
     while (true) {
@@ -119,26 +114,19 @@ public final class VersionedTrainer {
       };
       owned.add(sets[0]);
       owned.add(sets[1]);
-      // Each shard's last-changed step (shared by both sets) and which tensors a step changes.
-      ChangeLog changes = new ChangeLog();
+      // Which tensors a step changes; the rank keeps each shard's last-changed step.
       ChangeSchedule schedule = new ChangeSchedule(ModelConfigs.load(ws.model()), ws.changed());
-      VersionedPublisher.Builder b =
-          VersionedPublisher.builder(transport, store)
-              .model(ws.identity())
-              .slot(Integer.toString(ws.rank()))
-              .expectedSlots(
-                  IntStream.range(0, ws.trainerWorldSize()).mapToObj(Integer::toString).toList())
+      TrainerRank publisher =
+          TrainerRank.builder(transport, store, ws.identity())
+              .job(ws.rank(), ws.trainerWorldSize(), Workers.trainerTopology(ws).toString())
               .workerId(Workers.trainerSession(ws, ws.rank()))
-              .rank(ws.rank())
+              .heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
               .leaseWait(Workers.cap(ws))
               .stallLimit(Workers.stallLimit(ws))
-              .configure(
-                  p ->
-                      p.heartbeatInterval(Workers.seconds(ws.heartbeatSeconds()))
-                          .topology(ws.trainerWorldSize(), Workers.trainerTopology(ws).toString())
-                          .changeLog(changes));
-      b.bufferSet(tensors(layout, sets[0])).bufferSet(tensors(layout, sets[1]));
-      VersionedPublisher publisher = b.start();
+              .versions(true)
+              .bufferSet(tensors(layout, sets[0]))
+              .bufferSet(tensors(layout, sets[1]))
+              .start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
       for (int i = 0; i < steps; i++) {

@@ -23,11 +23,10 @@ import dev.mx.metadata.progress.PartyRecords;
 import dev.mx.metadata.progress.ProgressSettings;
 import dev.mx.metadata.progress.StallWatch;
 import dev.mx.metadata.progress.StalledPartyException;
-import dev.mx.plan.merge.MergedSources;
-import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.SourceDiscovery;
+import dev.mx.refit.embed.StoreDiscovery;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -593,12 +592,7 @@ public final class VersionFollower implements AutoCloseable {
       }
       tables.add(t);
     }
-    MergedSources merged = ReplicaMerge.merge(tables);
-    Map<String, byte[]> peers = new LinkedHashMap<>();
-    for (ShardTable t : tables) {
-      peers.put(t.agentName(), t.agentMetadata());
-    }
-    return new DiscoveredSources(merged.sources(), peers);
+    return StoreDiscovery.merge(tables, null);
   }
 
   /**

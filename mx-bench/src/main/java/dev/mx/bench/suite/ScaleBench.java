@@ -1,0 +1,369 @@
+package dev.mx.bench.suite;
+
+import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.plan.TransferPlan;
+import dev.mx.api.refit.Capture;
+import dev.mx.api.refit.ManifestEntry;
+import dev.mx.api.util.Settings;
+import dev.mx.cli.bench.BenchOptions;
+import dev.mx.cli.bench.BenchResult;
+import dev.mx.cli.bench.Benchmark;
+import dev.mx.cli.bench.ScaleSpec;
+import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.metadata.ShardTableCodec;
+import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.merge.ReplicaMerge;
+import dev.mx.testing.RedisServer;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code mx bench scale}: a trillion-parameter refit's control plane and planning, simulated on one
+ * host. Every trainer rank and every inference rank of the chosen topologies (default Kimi-K2, 256
+ * Megatron ranks → 128 vLLM ranks) is a thread: trainers publish their real shard tables (real
+ * layouts, the real codec, made-up addresses: no weight bytes exist) through the real version
+ * protocol into a real {@code redis-server} the bench starts; receivers discover, lease, fetch and
+ * release. Then the real planner plans every inference rank from the merged tables. Reported: per
+ * control-plane phase the p50/p99 latency per participant and the Redis commands and bytes per
+ * participant, at 1/8, 1/4, 1/2 and all of the ranks; planning time per inference rank and for all;
+ * descriptors and bytes per inference rank; and a what-if model of one refit's wire time on a
+ * stated fabric beside the measured control-plane time.
+ */
+public final class ScaleBench implements Benchmark {
+  /** The issue's goals. */
+  static final double PLAN_ONE_RANK_GOAL_S = 0.2;
+
+  static final double CONTROL_PLANE_P99_GOAL_MS = 100;
+
+  /** Perplexity's reported Kimi-K2 256 → 128 refit time. */
+  static final double PERPLEXITY_KIMI_K2_S = 1.3;
+
+  /** The default tile size of tile digests ({@code mx.publish.tile-bytes}), for the table model. */
+  private static final long TILE_BYTES = 64 * 1024;
+
+  @Override
+  public String name() {
+    return "scale";
+  }
+
+  @Override
+  public String description() {
+    return "simulated 256 -> 128 Kimi-K2 control plane against a real redis-server, planning per rank, wire model";
+  }
+
+  @Override
+  public void checkUsage(BenchOptions options) {
+    ScaleScenario.of(options.scale());
+  }
+
+  @Override
+  public List<BenchResult> run(BenchOptions options) throws Exception {
+    ScaleSpec spec = options.scale();
+    ScaleScenario full = ScaleScenario.of(spec);
+    PrintStream progress = options.progress();
+    List<Integer> divisors = new ArrayList<>(spec.fractions());
+    divisors.add(1);
+    List<BenchResult> out = new ArrayList<>();
+    List<ScaleControlPlane.Result> growth = new ArrayList<>();
+    List<byte[]> fullTables = new ArrayList<>();
+    double fetchAloneMs = 0;
+    try (RedisServer redis = startRedis();
+        ScaleControlPlane plane = new ScaleControlPlane(redis.uri())) {
+      progress.println("scale: redis-server on " + redis.uri() + "; " + full.model());
+      for (int d : divisors) {
+        Optional<ScaleScenario> s = full.scaled(d);
+        if (s.isEmpty()) {
+          progress.println(
+              "scale: 1/" + d + " of " + full.label() + " does not divide the model: skipped");
+          continue;
+        }
+        List<List<PublishedTensor>> tensors = s.get().publishedTensors();
+        List<byte[]> last = new ArrayList<>();
+        // One warm-up step, at the smallest rank count, warms the JIT for every later one.
+        growth.add(plane.run(s.get(), tensors, spec.steps(), growth.isEmpty(), last, progress));
+        if (d == 1) {
+          fullTables = last;
+          fetchAloneMs = plane.fetchAloneMs(s.get(), tensors, 3);
+        }
+      }
+    }
+    for (ScaleControlPlane.Result r : growth) {
+      out.addAll(controlPlaneResults(r, r.scenario() == full));
+    }
+    printGrowth(progress, growth);
+    Planning planning = plan(full, fullTables, progress);
+    out.addAll(planning.results());
+    ScaleControlPlane.Result fullPlane = growth.getLast();
+    out.add(none("cp_fetch_one_receiver_alone_ms" + suffix(full), fetchAloneMs, "ms"));
+    out.addAll(model(full, spec, planning, fullPlane, fetchAloneMs, fullTables, progress));
+    return out;
+  }
+
+  /** A real redis-server on a free loopback port, or exit 1 saying why not. */
+  private static RedisServer startRedis() throws Exception {
+    try {
+      return RedisServer.launch();
+    } catch (IllegalStateException e) {
+      throw new IllegalStateException(
+          "mx bench scale needs a real redis-server: " + e.getMessage(), e);
+    }
+  }
+
+  private static String suffix(ScaleScenario s) {
+    return "@" + s.trainerRanks() + "x" + s.inferenceRanks();
+  }
+
+  private static List<BenchResult> controlPlaneResults(ScaleControlPlane.Result r, boolean isFull) {
+    List<BenchResult> out = new ArrayList<>();
+    String at = suffix(r.scenario());
+    for (ScaleControlPlane.PhaseStats p : r.phases().values()) {
+      String m = "cp_" + p.name;
+      if (isFull) {
+        out.add(
+            new BenchResult(
+                m + "_p99_ms" + at, p.p99Ms(), "ms", "goal_p99_ms", CONTROL_PLANE_P99_GOAL_MS));
+      } else {
+        out.add(none(m + "_p99_ms" + at, p.p99Ms(), "ms"));
+      }
+      out.add(none(m + "_p50_ms" + at, p.p50Ms(), "ms"));
+      out.add(none(m + "_wall_ms" + at, p.wallMs(), "ms"));
+      out.add(none(m + "_redis_cmds_per_participant" + at, p.commandsPerParticipant(), "cmds"));
+      out.add(none(m + "_redis_bytes_per_participant" + at, p.bytesPerParticipant(), "bytes"));
+      out.add(none(m + "_redis_server_ms" + at, p.redisServerMs(), "ms"));
+    }
+    out.add(none("cp_step_wall_ms" + at, r.stepWallMs(), "ms"));
+    return out;
+  }
+
+  private static BenchResult none(String metric, double value, String unit) {
+    return new BenchResult(metric, value, unit, "-", 0);
+  }
+
+  private static void printGrowth(PrintStream progress, List<ScaleControlPlane.Result> growth) {
+    progress.println();
+    progress.println(
+        "scale: control plane per step (p50/p99 per participant; Redis commands and bytes per"
+            + " participant; commands run inside scripts count):");
+    progress.printf(
+        Locale.ROOT,
+        "  %-10s %-9s %6s %9s %9s %9s %10s %8s %12s%n",
+        "ranks",
+        "phase",
+        "who",
+        "p50 ms",
+        "p99 ms",
+        "wall ms",
+        "redis ms",
+        "cmds",
+        "bytes");
+    for (ScaleControlPlane.Result r : growth) {
+      for (ScaleControlPlane.PhaseStats p : r.phases().values()) {
+        progress.printf(
+            Locale.ROOT,
+            "  %-10s %-9s %6d %9.1f %9.1f %9.1f %10.1f %8.1f %12.0f%n",
+            r.scenario().trainerRanks() + "x" + r.scenario().inferenceRanks(),
+            p.name,
+            p.participants,
+            p.p50Ms(),
+            p.p99Ms(),
+            p.wallMs(),
+            p.redisServerMs(),
+            p.commandsPerParticipant(),
+            p.bytesPerParticipant());
+      }
+      progress.printf(
+          Locale.ROOT,
+          "  %-10s %-9s %6s %9s %9s %9.1f%n",
+          r.scenario().trainerRanks() + "x" + r.scenario().inferenceRanks(),
+          "step",
+          "",
+          "",
+          "",
+          r.stepWallMs());
+    }
+  }
+
+  /** Per inference rank: planning seconds, descriptors, bytes; and bytes read per trainer rank. */
+  record Planning(
+      double[] seconds,
+      long[] descriptors,
+      long[] bytes,
+      Map<String, Long> bytesPerTrainer,
+      double mergeSeconds) {
+
+    double maxSeconds() {
+      return java.util.Arrays.stream(seconds).max().orElse(0);
+    }
+
+    double totalSeconds() {
+      return java.util.Arrays.stream(seconds).sum();
+    }
+
+    long maxBytes() {
+      return java.util.Arrays.stream(bytes).max().orElse(0);
+    }
+
+    long maxTrainerBytes() {
+      return bytesPerTrainer.values().stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    List<BenchResult> results() {
+      double median = median(seconds);
+      return List.of(
+          new BenchResult("plan_one_rank_median_s", median, "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
+          new BenchResult("plan_one_rank_max_s", maxSeconds(), "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
+          none("plan_all_ranks_one_thread_s", totalSeconds(), "s"),
+          none("merge_tables_s", mergeSeconds, "s"),
+          none(
+              "descriptors_per_inference_rank_max",
+              java.util.Arrays.stream(descriptors).max().orElse(0),
+              "descriptors"),
+          none(
+              "descriptors_per_inference_rank_mean",
+              java.util.Arrays.stream(descriptors).average().orElse(0),
+              "descriptors"),
+          none("bytes_per_inference_rank_max", maxBytes(), "bytes"),
+          none(
+              "bytes_per_inference_rank_mean",
+              java.util.Arrays.stream(bytes).average().orElse(0),
+              "bytes"),
+          none("bytes_per_trainer_rank_max", maxTrainerBytes(), "bytes"));
+    }
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    java.util.Arrays.sort(s);
+    return s.length == 0 ? 0 : s[s.length / 2];
+  }
+
+  /**
+   * Plans every inference rank from the merged tables of the last full-scale step, one at a time on
+   * this thread after one untimed warm-up plan, with the descriptors built as P4 does.
+   */
+  private static Planning plan(ScaleScenario s, List<byte[]> encoded, PrintStream progress) {
+    ShardTableCodec codec = ShardTableCodec.standard();
+    long m0 = System.nanoTime();
+    List<ShardTable> tables = new ArrayList<>();
+    for (byte[] t : encoded) {
+      tables.add(codec.decode(t));
+    }
+    Map<String, SourceInfo> sources = ReplicaMerge.merge(tables).sources();
+    double mergeSeconds = (System.nanoTime() - m0) / 1e9;
+    List<ManifestEntry> manifest = VllmLayout.manifest(s.model(), s.dtype());
+    ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
+    int n = s.inferenceRanks();
+    double[] seconds = new double[n];
+    long[] descriptors = new long[n];
+    long[] bytes = new long[n];
+    Map<String, Long> perTrainer = new HashMap<>();
+    // Untimed: the first plan also compiles the planner, which a long-running receiver has done.
+    planner.plan(
+        new VllmLayout(s.model(), s.inference(), 0, s.dtype()).capture(manifest).result(),
+        sources,
+        ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+    for (int r = 0; r < n; r++) {
+      long t0 = System.nanoTime();
+      Capture capture = new VllmLayout(s.model(), s.inference(), r, s.dtype()).capture(manifest);
+      TransferPlan plan =
+          planner.plan(capture.result(), sources, ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+      descriptors[r] = Qwen3PlanBench.describe(plan);
+      seconds[r] = (System.nanoTime() - t0) / 1e9;
+      bytes[r] = plan.bytesPlanned();
+      for (PullSegment seg : plan.allSegments()) {
+        perTrainer.merge(seg.session(), seg.nbytes(), Long::sum);
+      }
+      if (r == 0 || (r + 1) % 32 == 0) {
+        progress.printf(
+            Locale.ROOT,
+            "scale: planned inference rank %d of %d: %.3f s, %d descriptors, %.2f GB%n",
+            r,
+            n,
+            seconds[r],
+            descriptors[r],
+            bytes[r] / 1e9);
+      }
+    }
+    return new Planning(seconds, descriptors, bytes, perTrainer, mergeSeconds);
+  }
+
+  /**
+   * The what-if model of one refit on a cluster where every participant has its own host and a
+   * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
+   * rank; the control plane's critical path from the phases measured here (publish, discover and
+   * lease at their p99 under this host's contention, the fetch as the longer of one receiver alone
+   * and the Redis server's time serving every receiver's fetch); the slowest rank's planning.
+   */
+  private static List<BenchResult> model(
+      ScaleScenario s,
+      ScaleSpec spec,
+      Planning planning,
+      ScaleControlPlane.Result plane,
+      double fetchAloneMs,
+      List<byte[]> tables,
+      PrintStream progress) {
+    double bytesPerSecond = spec.fabricGbps() * 1e9 / 8;
+    double wireReceivers = planning.maxBytes() / bytesPerSecond;
+    double wireTrainers = planning.maxTrainerBytes() / bytesPerSecond;
+    double wire = Math.max(wireReceivers, wireTrainers);
+    Map<String, ScaleControlPlane.PhaseStats> p = plane.phases();
+    double fetchMs = Math.max(fetchAloneMs, p.get("fetch").redisServerMs());
+    double controlPlane =
+        (p.get("publish").p99Ms() + p.get("discover").p99Ms() + p.get("lease").p99Ms() + fetchMs)
+            / 1e3;
+    double refit = wire + controlPlane + planning.maxSeconds();
+    long tableBytes = tables.stream().mapToLong(t -> t.length).sum();
+    long weightBytes = s.model().parameterCount() * s.dtype().elementSize();
+    // 32 hex characters and JSON quoting per tile digest of 64 KiB.
+    long tileDigestBytes = weightBytes / TILE_BYTES * 35;
+    progress.println();
+    progress.printf(
+        Locale.ROOT,
+        "scale: MODEL, not a measurement: %s bf16 -> bf16, %s, %.0f Gb/s per GPU.%n"
+            + "  wire: busiest inference rank reads %.2f GB (%.3f s), busiest trainer rank serves"
+            + " %.2f GB (%.3f s)%n"
+            + "  control plane: publish p99 %.0f ms + discover p99 %.0f ms + lease p99 %.0f ms +"
+            + " fetch %.0f ms (one receiver alone %.0f ms, Redis serving all %.0f ms) = %.3f s%n"
+            + "  planning: slowest rank %.3f s%n"
+            + "  one refit: %.3f s (Perplexity reports %.1f s for Kimi-K2 256 -> 128, bf16 -> fp8)%n",
+        s.model().modelName(),
+        s.label(),
+        spec.fabricGbps(),
+        planning.maxBytes() / 1e9,
+        wireReceivers,
+        planning.maxTrainerBytes() / 1e9,
+        wireTrainers,
+        p.get("publish").p99Ms(),
+        p.get("discover").p99Ms(),
+        p.get("lease").p99Ms(),
+        fetchMs,
+        fetchAloneMs,
+        p.get("fetch").redisServerMs(),
+        controlPlane,
+        planning.maxSeconds(),
+        refit,
+        PERPLEXITY_KIMI_K2_S);
+    progress.printf(
+        Locale.ROOT,
+        "scale: every receiver reads all %d tables, %.1f MB (whole-shard digests only); tile"
+            + " digests at the default 64 KiB would add about %.0f MB%n",
+        tables.size(),
+        tableBytes / 1e6,
+        tileDigestBytes / 1e6);
+    return List.of(
+        none("shard_tables_total_bytes", tableBytes, "bytes"),
+        none("model_tile_digest_bytes_if_enabled", tileDigestBytes, "bytes"),
+        none("model_wire_receiver_bound_s", wireReceivers, "s"),
+        none("model_wire_trainer_bound_s", wireTrainers, "s"),
+        none("model_control_plane_s", controlPlane, "s"),
+        new BenchResult("model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S));
+  }
+}

@@ -1,0 +1,355 @@
+package dev.mx.bench.suite;
+
+import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.Reclaim;
+import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.metadata.VersionSlot;
+import dev.mx.api.metadata.WeightVersion;
+import dev.mx.api.metadata.WeightVersionState;
+import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.metadata.ShardTableCodec;
+import dev.mx.metadata.redis.RedisMetadataStore;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.stream.IntStream;
+
+/**
+ * The version control plane of one {@link ScaleScenario} against a real Redis: every trainer rank
+ * and every inference rank is a thread speaking the real {@link WeightVersionStore} protocol of
+ * {@code redis:} stores, over a pool of real {@link RedisMetadataStore} connections. Per step, in
+ * order: {@code publish} (each trainer rank encodes its shard table and lands its slot; the last
+ * turns the version READY), {@code discover} (each receiver finds the newest readable version),
+ * {@code lease}, {@code fetch} (each receiver reads every slot, checks each table's SHA-256 and
+ * decodes it), {@code release} (each receiver drops its lease) and {@code reclaim} (each trainer
+ * rank releases the version and takes its slot back).
+ */
+final class ScaleControlPlane implements AutoCloseable {
+  static final List<String> PHASES =
+      List.of("publish", "discover", "lease", "fetch", "release", "reclaim");
+
+  /** Connections shared by the simulated participants (one process would hold one each). */
+  static final int CONNECTIONS = 16;
+
+  private static final Duration LEASE_TTL = Duration.ofMinutes(5);
+
+  /** One phase over every step measured: per-participant latencies, wall times, Redis cost. */
+  static final class PhaseStats {
+    final String name;
+    final int participants;
+    private final List<Long> latencies = new ArrayList<>();
+    private final List<Long> walls = new ArrayList<>();
+    private RedisCounters.Delta cost = new RedisCounters.Delta(0, 0, 0);
+    private int steps;
+
+    PhaseStats(String name, int participants) {
+      this.name = name;
+      this.participants = participants;
+    }
+
+    void add(long[] latencyNanos, long wallNanos, RedisCounters.Delta delta) {
+      Arrays.stream(latencyNanos).forEach(latencies::add);
+      walls.add(wallNanos);
+      cost = cost.plus(delta);
+      steps++;
+    }
+
+    double p50Ms() {
+      return percentile(latencies, 0.50) / 1e6;
+    }
+
+    double p99Ms() {
+      return percentile(latencies, 0.99) / 1e6;
+    }
+
+    /** The median over steps of the phase's wall time: first participant start to last done. */
+    double wallMs() {
+      return percentile(walls, 0.50) / 1e6;
+    }
+
+    double commandsPerParticipant() {
+      return (double) cost.calls() / steps / participants;
+    }
+
+    double bytesPerParticipant() {
+      return (double) cost.bytes() / steps / participants;
+    }
+
+    /** The Redis server's time in this phase's commands, per step. */
+    double redisServerMs() {
+      return cost.usec() / 1e3 / steps;
+    }
+  }
+
+  /** Every phase, and the step's wall time (publish start to the last slot reclaimed). */
+  record Result(ScaleScenario scenario, Map<String, PhaseStats> phases, double stepWallMs) {}
+
+  private final List<RedisMetadataStore> stores = new ArrayList<>();
+  private final RedisCounters counters;
+  private final ShardTableCodec codec = ShardTableCodec.standard();
+  private final ExecutorService participants = Executors.newVirtualThreadPerTaskExecutor();
+
+  /**
+   * Receivers fetching tables at once: one per connection. Each holds every table of the model in
+   * memory while it checks them, and 128 at once would not fit one JVM; a participant's latency is
+   * counted from the phase's start, so the waiting counts.
+   */
+  private final Semaphore fetching = new Semaphore(CONNECTIONS);
+
+  private boolean closed;
+
+  ScaleControlPlane(String redisUri) {
+    RedisCounters c = new RedisCounters(redisUri);
+    try {
+      for (int i = 0; i < CONNECTIONS; i++) {
+        // Fetching every table of a trillion-parameter model is slow: never time a reply out.
+        stores.add(new RedisMetadataStore(redisUri + "?timeout=600s", Duration.ofMinutes(30)));
+      }
+    } catch (RuntimeException e) {
+      c.close();
+      stores.forEach(RedisMetadataStore::close);
+      throw e;
+    }
+    this.counters = c;
+  }
+
+  private WeightVersionStore store(int participant) {
+    return stores.get(participant % stores.size()).versions();
+  }
+
+  /**
+   * Runs {@code steps} measured steps, after an unmeasured one when {@code warmUp}.
+   *
+   * @param tables each trainer rank's published tensors
+   * @param lastTables filled with the encoded tables of the last step, by rank
+   */
+  Result run(
+      ScaleScenario s,
+      List<List<PublishedTensor>> tables,
+      int steps,
+      boolean warmUp,
+      List<byte[]> lastTables,
+      PrintStream progress)
+      throws Exception {
+    int trainers = s.trainerRanks();
+    int receivers = s.inferenceRanks();
+    Map<String, PhaseStats> phases = new LinkedHashMap<>();
+    for (String p : PHASES) {
+      boolean trainerPhase = p.equals("publish") || p.equals("reclaim");
+      phases.put(p, new PhaseStats(p, trainerPhase ? trainers : receivers));
+    }
+    String model = s.storeModel();
+    List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
+    List<Long> stepWalls = new ArrayList<>();
+    byte[][] encoded = new byte[trainers][];
+    for (int step = warmUp ? 0 : 1; step <= steps; step++) {
+      long stepNo = step;
+      String id = "step-" + step;
+      boolean measured = step > 0;
+      long t0 = System.nanoTime();
+      phase(
+          phases.get("publish"),
+          measured,
+          r -> {
+            byte[] table = codec.encode(s.table(r, tables.get(r), stepNo));
+            encoded[r] = table;
+            WeightVersionStore v = store(r);
+            v.createVersion(model, id, stepNo, slots);
+            v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
+          });
+      WeightVersion ready = store(0).version(model, id).orElseThrow();
+      if (ready.state() != WeightVersionState.READY) {
+        throw new IllegalStateException(
+            "version '" + id + "' of " + model + " is " + ready.state() + " after every slot");
+      }
+      phase(
+          phases.get("discover"),
+          measured,
+          r -> {
+            WeightVersion v = store(r).latestReadable(model).orElseThrow();
+            if (!v.id().equals(id)) {
+              throw new IllegalStateException(
+                  "receiver " + r + " found version '" + v.id() + "', expected '" + id + "'");
+            }
+          });
+      phase(
+          phases.get("lease"),
+          measured,
+          r -> store(r).acquireLease(model, id, "inference-" + r, LEASE_TTL));
+      phase(
+          phases.get("fetch"),
+          measured,
+          r -> {
+            fetching.acquire();
+            try {
+              fetchAll(store(r), model, id, r, trainers, stepNo, false);
+            } finally {
+              fetching.release();
+            }
+          });
+      phase(
+          phases.get("release"),
+          measured,
+          r -> {
+            if (!store(r).dropLease(model, id, "inference-" + r)) {
+              throw new IllegalStateException("receiver " + r + " held no lease on '" + id + "'");
+            }
+          });
+      phase(
+          phases.get("reclaim"),
+          measured,
+          r -> {
+            WeightVersionStore v = store(r);
+            v.release(model, id);
+            Reclaim granted = v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
+            if (!granted.granted()) {
+              throw new IllegalStateException(
+                  "trainer rank " + r + " could not reclaim its slot of '" + id + "': " + granted);
+            }
+          });
+      if (measured) {
+        stepWalls.add(System.nanoTime() - t0);
+      }
+      progress.printf(
+          Locale.ROOT,
+          "scale: %s step %d%s: %.0f ms%n",
+          s.label(),
+          step,
+          measured ? "" : " (warm-up)",
+          (System.nanoTime() - t0) / 1e6);
+    }
+    lastTables.clear();
+    lastTables.addAll(Arrays.asList(encoded));
+    return new Result(s, phases, percentile(stepWalls, 0.5) / 1e6);
+  }
+
+  /**
+   * Receiver {@code r} reads every slot of the version and checks each table's SHA-256; with {@code
+   * decode} it also decodes every table, as a real receiver does on its own CPU.
+   *
+   * @return the tables' entries when decoded, else 0
+   */
+  private long fetchAll(
+      WeightVersionStore store,
+      String model,
+      String id,
+      int r,
+      int trainers,
+      long step,
+      boolean decode) {
+    List<VersionSlot> got = store.slots(model, id);
+    if (got.size() != trainers) {
+      throw new IllegalStateException(
+          "receiver " + r + " read " + got.size() + " slots of '" + id + "', expected " + trainers);
+    }
+    long entries = 0;
+    for (VersionSlot slot : got) {
+      byte[] table = slot.verified(model).table();
+      if (decode) {
+        ShardTable t = codec.decode(table);
+        if (t.publisherStep() == null || t.publisherStep() != step) {
+          throw new IllegalStateException(
+              "slot " + slot.slot() + " carries step " + t.publisherStep() + ", not " + step);
+        }
+        entries += t.entryCount();
+      }
+    }
+    return entries;
+  }
+
+  /**
+   * One receiver alone reads, checks and decodes every table of a READY version {@code reps} times
+   * (median): what a receiver on its own host waits for when Redis serves only it.
+   */
+  double fetchAloneMs(ScaleScenario s, List<List<PublishedTensor>> tables, int reps)
+      throws Exception {
+    String model = s.storeModel() + "-alone";
+    String id = "alone";
+    int trainers = s.trainerRanks();
+    List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
+    WeightVersionStore v = store(0);
+    v.createVersion(model, id, 1, slots);
+    for (int r = 0; r < trainers; r++) {
+      byte[] table = codec.encode(s.table(r, tables.get(r), 1));
+      v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
+    }
+    List<Long> times = new ArrayList<>();
+    long expected = tables.stream().mapToLong(List::size).sum();
+    for (int i = 0; i < reps; i++) {
+      long t0 = System.nanoTime();
+      long entries = fetchAll(v, model, id, 0, trainers, 1, true);
+      times.add(System.nanoTime() - t0);
+      if (entries != expected) {
+        throw new IllegalStateException(
+            "a lone receiver decoded " + entries + " table entries, expected " + expected);
+      }
+    }
+    v.release(model, id);
+    for (int r = 0; r < trainers; r++) {
+      v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
+    }
+    return percentile(times, 0.5) / 1e6;
+  }
+
+  /** What one participant does in a phase. */
+  @FunctionalInterface
+  private interface Work {
+    void run(int participant) throws Exception;
+  }
+
+  /** Runs {@code work} for every participant at once and records the phase when measured. */
+  private void phase(PhaseStats stats, boolean measured, Work work) throws Exception {
+    RedisCounters.Snapshot before = counters.snapshot();
+    long t0 = System.nanoTime();
+    List<Future<Long>> running = new ArrayList<>();
+    for (int i = 0; i < stats.participants; i++) {
+      int participant = i;
+      running.add(
+          participants.submit(
+              () -> {
+                work.run(participant);
+                // From the phase's start: what a participant waits for counts, as in a real step.
+                return System.nanoTime() - t0;
+              }));
+    }
+    long[] latencies = new long[running.size()];
+    for (int i = 0; i < latencies.length; i++) {
+      latencies[i] = running.get(i).get();
+    }
+    long wall = System.nanoTime() - t0;
+    RedisCounters.Snapshot after = counters.snapshot();
+    if (measured) {
+      stats.add(latencies, wall, RedisCounters.between(before, after));
+    }
+  }
+
+  /** The {@code q}-quantile (nearest rank) of {@code values}; 0 when empty. */
+  static double percentile(List<Long> values, double q) {
+    if (values.isEmpty()) {
+      return 0;
+    }
+    long[] v = values.stream().mapToLong(Long::longValue).sorted().toArray();
+    int idx = (int) Math.ceil(q * v.length) - 1;
+    return v[Math.max(0, Math.min(v.length - 1, idx))];
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    participants.shutdownNow();
+    stores.forEach(RedisMetadataStore::close);
+    counters.close();
+  }
+}

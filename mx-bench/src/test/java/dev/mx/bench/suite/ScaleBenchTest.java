@@ -1,0 +1,101 @@
+package dev.mx.bench.suite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.cli.bench.ScaleSpec;
+import dev.mx.testing.RedisExtension;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The pieces of {@code mx bench scale} at a size a test affords: the tiny DeepSeek model's control
+ * plane run through a real Redis at two rank counts, and the topology checks that make bad input
+ * exit 2 naming the dimension.
+ */
+class ScaleBenchTest {
+  @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
+
+  private static final PrintStream QUIET = new PrintStream(OutputStream.nullOutputStream());
+
+  /** 16 trainer ranks (tp=2 × ep=8) → 8 inference ranks (tp=2 × 4 data-parallel groups, ep=8). */
+  private static final ScaleSpec TINY =
+      new ScaleSpec("tiny-deepseek", "tp=2,pp=1,ep=8", "tp=2,ep=8", 2, 400, List.of(2));
+
+  @Test
+  void everyParticipantRunsTheRealProtocolAndReceiverCommandsDoNotGrowWithRanks() throws Exception {
+    ScaleScenario full = ScaleScenario.of(TINY);
+    ScaleScenario half = full.scaled(2).orElseThrow();
+    assertEquals(8, half.trainerRanks());
+    assertEquals(4, half.inferenceRanks());
+    List<byte[]> halfTables = new ArrayList<>();
+    List<byte[]> fullTables = new ArrayList<>();
+    ScaleControlPlane.Result small;
+    ScaleControlPlane.Result large;
+    try (ScaleControlPlane plane = new ScaleControlPlane(REDIS.uri())) {
+      small = plane.run(half, half.publishedTensors(), 2, true, halfTables, QUIET);
+      large = plane.run(full, full.publishedTensors(), 2, false, fullTables, QUIET);
+      plane.close(); // idempotent with the try's close
+    }
+    assertEquals(ScaleControlPlane.PHASES, List.copyOf(large.phases().keySet()));
+    assertEquals(16, large.phases().get("publish").participants);
+    assertEquals(16, large.phases().get("reclaim").participants);
+    assertEquals(8, large.phases().get("fetch").participants);
+    assertEquals(16, fullTables.size());
+    assertEquals(8, halfTables.size());
+    // Every receiver read every table: its fetch moved at least all of them, and little else.
+    long tableBytes = fullTables.stream().mapToLong(t -> t.length).sum();
+    double fetched = large.phases().get("fetch").bytesPerParticipant();
+    assertTrue(
+        fetched >= tableBytes && fetched < tableBytes * 1.05 + 4096,
+        fetched + " bytes fetched per receiver for " + tableBytes + " bytes of tables");
+    for (String phase : List.of("discover", "lease", "fetch", "release")) {
+      double a = small.phases().get(phase).commandsPerParticipant();
+      double b = large.phases().get(phase).commandsPerParticipant();
+      assertTrue(a > 0, phase + " ran no Redis command");
+      assertEquals(a, b, phase + ": Redis commands per receiver at 8 vs 16 trainer ranks");
+    }
+    assertTrue(large.stepWallMs() > 0);
+  }
+
+  @Test
+  void theDefaultIsKimiK2From256To128RanksAndItsFractionsDivideTheModel() {
+    ScaleScenario s = ScaleScenario.of(ScaleSpec.DEFAULT);
+    assertEquals(256, s.trainerRanks());
+    assertEquals(128, s.inferenceRanks());
+    assertEquals("kimi-k2", s.model().modelName());
+    for (int d : ScaleSpec.DEFAULT.fractions()) {
+      ScaleScenario f = s.scaled(d).orElseThrow();
+      assertEquals(256 / d, f.trainerRanks());
+      assertEquals(128 / d, f.inferenceRanks());
+    }
+    // 1/32 would leave 4 inference ranks, fewer than one tp=8 attention group.
+    assertTrue(s.scaled(32).isEmpty());
+  }
+
+  @Test
+  void aTopologyThatDoesNotDivideTheModelNamesTheDimension() {
+    assertMessage(
+        "tp=1,pp=4,ep=64", "tp=8,ep=128", "num_hidden_layers 61 is not divisible by pp 4");
+    assertMessage("tp=2,ep=128", "tp=8,ep=256", "num_experts 384 is not divisible by ep 256");
+    assertMessage(
+        "tp=128,ep=2", "tp=8,ep=128", "num_attention_heads 64 is not divisible by tp 128");
+    assertMessage(
+        "tp=2,ep=128", "tp=128,ep=128", "num_attention_heads 64 is not divisible by tp 128");
+    assertMessage("fsdp=256", "tp=8,ep=128", "simulates Megatron");
+  }
+
+  private static void assertMessage(String trainer, String inference, String part) {
+    var e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ScaleScenario.of(new ScaleSpec("kimi-k2", trainer, inference, 1, 400, List.of())));
+    assertTrue(e.getMessage().contains(part), e.getMessage());
+  }
+}

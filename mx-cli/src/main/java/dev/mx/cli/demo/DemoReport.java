@@ -1,0 +1,366 @@
+package dev.mx.cli.demo;
+
+import dev.mx.cli.Table;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Accumulates the per-step, per-rank rows and renders them as tables or JSON (ARCHITECTURE §5.7).
+ */
+final class DemoReport {
+  final Map<String, Object> run;
+  final List<Map<String, Object>> steps = new ArrayList<>();
+  double baselineGbps;
+
+  /** The command the header names ({@code mx receive} reuses this report). */
+  String command = "mx demo";
+
+  boolean ok = true;
+  String error;
+  long lastStep = -1;
+
+  /**
+   * After a failed in-place step: each receiver's live weights ({@code rank}, {@code state}: whole,
+   * torn, exited or unknown, and {@code step}, the last step it installed whole).
+   */
+  final List<Map<String, Object>> liveWeights = new ArrayList<>();
+
+  /**
+   * What the failure left live: "installed weights are still step N" when every receiver is whole
+   * on it, else each receiver's state.
+   */
+  String liveAfterFailure() {
+    if (lastStep < 0) {
+      return "";
+    }
+    boolean allOnLast =
+        liveWeights.stream()
+            .allMatch(
+                w -> "whole".equals(w.get("state")) && num(w.get("step")).longValue() == lastStep);
+    if (allOnLast) {
+      return " (installed weights are still step " + lastStep + ")";
+    }
+    StringBuilder b = new StringBuilder(" (live weights:");
+    for (Map<String, Object> w : liveWeights) {
+      b.append(b.charAt(b.length() - 1) == ':' ? " " : ", ")
+          .append("receiver ")
+          .append(w.get("rank"));
+      switch (String.valueOf(w.get("state"))) {
+        case "torn" -> b.append(" TORN");
+        case "whole" -> b.append(" step ").append(w.get("step"));
+        default -> b.append(" ").append(w.get("state"));
+      }
+    }
+    boolean torn = liveWeights.stream().anyMatch(w -> "torn".equals(w.get("state")));
+    return b.append(
+            torn
+                ? "; torn weights are not dumped, the next successful step rewrites every byte)"
+                : ")")
+        .toString();
+  }
+
+  /** The run's memory ({@link MemoryWatch#report}); null until the run ended. */
+  Map<String, Object> memory;
+
+  /** Bytes of the inference weights: what every rank installed in the first step, summed. */
+  long weightBytes() {
+    if (steps.isEmpty()) {
+      return -1;
+    }
+    Object first = steps.get(0).get("step");
+    long n = 0;
+    for (Map<String, Object> s : steps) {
+      if (s.get("step").equals(first)) {
+        n += num(s.get("bytes")).longValue();
+      }
+    }
+    return n;
+  }
+
+  DemoReport(Map<String, Object> run) {
+    this.run = run;
+  }
+
+  void fail(String message) {
+    if (ok) {
+      ok = false;
+      error = message;
+    }
+  }
+
+  void addStep(int step, int rank, Map<String, Object> m) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("step", step);
+    row.put("rank", rank);
+    long bytes = num(m.get("bytes_received")).longValue();
+    double wire = num(m.get("wire_s")).doubleValue();
+    double gbps = wire > 0 ? bytes / wire / 1e9 : 0;
+    row.put("bytes", bytes);
+    row.put("descriptors", num(m.get("segments")).longValue());
+    row.put("full_pulls", num(m.get("full_pull_sources")).longValue());
+    row.put("converts", num(m.get("converts")).longValue());
+    row.put("wire_s", wire);
+    row.put("gbps", gbps);
+    row.put("ratio_to_copy", baselineGbps > 0 ? gbps / baselineGbps : 0);
+    row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
+    // Wall time from the previous step's commit (the run's start for step 0) to this one's.
+    row.put("period_s", num(m.get("period_s")).doubleValue());
+    // Whether the trainers began writing this step while the receivers still refitted the last.
+    row.put("publish_overlapped", Boolean.TRUE.equals(m.get("publish_overlapped")));
+    row.put("verified_shards", num(m.get("verified_shards")).longValue());
+    row.put("unverifiable_shards", num(m.get("unverifiable_shards")).longValue());
+    row.put("unverified_bytes", num(m.get("unverified_bytes")).longValue());
+    row.put("sources_exact", num(m.get("sources_exact")).longValue());
+    row.put("sources_staged", num(m.get("sources_staged")).longValue());
+    row.put("sources_full_pull", num(m.get("sources_full_pull")).longValue());
+    row.put("staged_shards", num(m.get("staged_shards")).longValue());
+    row.put("coverage", num(m.get("coverage")).doubleValue());
+    // Delta refits: tensors the publishers claimed unchanged since the held step, not read.
+    row.put("tensors_skipped", num(m.get("delta_kept_sources")).longValue());
+    row.put("bytes_skipped", num(m.get("delta_kept_bytes")).longValue());
+    for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
+      if (m.get(k) != null) {
+        row.put(k, num(m.get(k)).longValue());
+      }
+    }
+    // fp8-block: the install's quantization error against the pulled (verified) weights.
+    for (String k : List.of("quant_max_abs_err", "quant_max_rel_err")) {
+      if (m.get(k) != null) {
+        row.put(k, num(m.get(k)).doubleValue());
+      }
+    }
+    steps.add(row);
+  }
+
+  private static Number num(Object o) {
+    return o instanceof Number n ? n : 0;
+  }
+
+  Map<String, Object> toJson() {
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("ok", ok);
+    doc.put("error", error);
+    Map<String, Object> r = new LinkedHashMap<>(run);
+    r.put("last_step", lastStep);
+    doc.put("run", r);
+    doc.put("baseline_gbps", baselineGbps > 0 ? baselineGbps : null);
+    doc.put("steps", steps);
+    // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
+    // covered.
+    doc.put("unverified_bytes", unverifiedBytes());
+    if (!liveWeights.isEmpty()) {
+      doc.put("live_weights", liveWeights);
+    }
+    if (memory != null) {
+      // The demo's own: peak per process and in total (mx receive reports none).
+      doc.put("memory", memory);
+    }
+    return doc;
+  }
+
+  /**
+   * Installed bytes no digest covered, over every step and rank (0 unless verification was opted
+   * out).
+   */
+  long unverifiedBytes() {
+    long n = 0;
+    for (Map<String, Object> s : steps) {
+      n += ((Number) s.getOrDefault("unverified_bytes", 0L)).longValue();
+    }
+    return n;
+  }
+
+  void printTables(PrintWriter out) {
+    out.println(
+        command
+            + ": "
+            + run.get("model")
+            + ", trainer "
+            + run.get("trainer")
+            + " -> inference "
+            + run.get("inference")
+            + ", "
+            + run.get("trainer_dtype")
+            + " -> "
+            + run.get("inference_dtype")
+            + ", transport "
+            + run.get("transport")
+            + ", wire "
+            + run.get("wire"));
+    if (baselineGbps > 0) {
+      out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+    }
+    Table t =
+        new Table(
+            "STEP",
+            "RANK",
+            "BYTES",
+            "DESCRIPTORS",
+            "FULL PULLS",
+            "CONVERTS",
+            "WIRE S",
+            "GB/S",
+            "VS COPY",
+            "E2E S",
+            "SOURCES X/S/F",
+            "VERIFIED SHARDS",
+            "UNVERIFIED BYTES",
+            "COVERAGE");
+    long totalBytes = 0;
+    double totalWire = 0;
+    double totalE2e = 0;
+    for (Map<String, Object> s : steps) {
+      t.row(
+          s.get("step"),
+          s.get("rank"),
+          s.get("bytes"),
+          s.get("descriptors"),
+          s.get("full_pulls"),
+          s.get("converts"),
+          f("%.4f", s.get("wire_s")),
+          f("%.2f", s.get("gbps")),
+          f("%.3f", s.get("ratio_to_copy")),
+          f("%.4f", s.get("e2e_s")),
+          s.get("sources_exact") + "/" + s.get("sources_staged") + "/" + s.get("sources_full_pull"),
+          s.get("verified_shards"),
+          s.get("unverified_bytes"),
+          f("%.2f%%", ((Number) s.get("coverage")).doubleValue() * 100));
+      totalBytes += ((Number) s.get("bytes")).longValue();
+      totalWire += ((Number) s.get("wire_s")).doubleValue();
+      totalE2e += ((Number) s.get("e2e_s")).doubleValue();
+    }
+    t.print(out);
+    if (!steps.isEmpty()) {
+      double gbps = totalWire > 0 ? totalBytes / totalWire / 1e9 : 0;
+      out.println(
+          String.format(
+              Locale.ROOT,
+              "total: %d bytes over %d step-rank(s), wire %.4f s (%.2f GB/s, %.3f of memory copy), end-to-end %.4f s",
+              totalBytes,
+              steps.size(),
+              totalWire,
+              gbps,
+              baselineGbps > 0 ? gbps / baselineGbps : 0,
+              totalE2e));
+    }
+    printPeriods(out);
+    long unverified = unverifiedBytes();
+    String verified =
+        unverified == 0
+            ? ", every installed byte verified"
+            : ", "
+                + unverified
+                + " installed byte(s) NOT verified (--verify "
+                + run.get("verify")
+                + ")";
+    out.println("sources per step and rank: X exact, S shard-staged, F full-pulled");
+    printMemory(out);
+    out.println(
+        ok
+            ? "result: ok, last installed step " + lastStep + verified
+            : "result: FAILED: " + error + liveAfterFailure());
+    out.flush();
+  }
+
+  /**
+   * The step period: wall time from one commit to the next (what a training loop waits per step),
+   * each step once; with overlap the trainers write the next step while the receivers refit.
+   */
+  private void printPeriods(PrintWriter out) {
+    StringBuilder b = new StringBuilder();
+    Object seen = null;
+    for (Map<String, Object> s : steps) {
+      if (s.get("step").equals(seen)) {
+        continue;
+      }
+      seen = s.get("step");
+      b.append(b.isEmpty() ? "" : ", ")
+          .append("step ")
+          .append(seen)
+          .append(' ')
+          .append(f("%.3f s", s.get("period_s")));
+    }
+    if (!b.isEmpty()) {
+      out.println(
+          "step period (commit to commit; step 0 from the start, with planning): "
+              + b
+              + (Boolean.TRUE.equals(run.get("overlap"))
+                  ? " (overlap: trainers write step N+1 while receivers refit step N)"
+                  : " (no overlap)"));
+    }
+  }
+
+  /** Peak memory per process and in total, against the weights' bytes. */
+  @SuppressWarnings("unchecked")
+  private void printMemory(PrintWriter out) {
+    if (memory == null || num(memory.get("peak_pss_bytes")).longValue() < 0) {
+      return;
+    }
+    Table t = new Table("PROCESS", "PID", "PEAK RSS GB", "PEAK PSS GB");
+    for (Map<String, Object> p : (List<Map<String, Object>>) memory.get("processes")) {
+      t.row(
+          p.get("name"),
+          p.get("pid"),
+          f("%.3f", num(p.get("peak_rss_bytes")).doubleValue() / 1e9),
+          f("%.3f", num(p.get("peak_pss_bytes")).doubleValue() / 1e9));
+    }
+    t.print(out);
+    long weights = num(memory.get("weight_bytes")).longValue();
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "memory: peak %.3f GB for %.3f GB of weights (%s; the summed PSS of this run's"
+                + " processes, shared memory counted once)",
+            num(memory.get("peak_pss_bytes")).doubleValue() / 1e9,
+            weights / 1e9,
+            memory.get("peak_per_weight") instanceof Number r
+                ? String.format(Locale.ROOT, "%.2fx the weights", r.doubleValue())
+                : "no weights installed"));
+  }
+
+  private static String f(String fmt, Object v) {
+    return String.format(Locale.ROOT, fmt, ((Number) v).doubleValue());
+  }
+
+  /** The step's metrics with the commit's install time added to its end-to-end time. */
+  static Map<String, Object> withInstallTime(Map<String, Object> step, Map<String, Object> commit) {
+    Map<String, Object> m = new LinkedHashMap<>(step);
+    double e2e = step.get("e2e_s") instanceof Number n ? n.doubleValue() : 0;
+    double install = commit.get("install_s") instanceof Number n ? n.doubleValue() : 0;
+    m.put("e2e_s", e2e + install);
+    m.put("install_s", install);
+    commit.forEach(
+        (k, v) -> {
+          if (k.startsWith("quant_")) {
+            m.put(k, v);
+          }
+        });
+    return m;
+  }
+
+  /**
+   * GB/s of MemorySegment.copy over 256 MiB, the yardstick every step's wire rate is compared with.
+   */
+  static double memoryCopyGbps() {
+    long size = 256L << 20;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment a = arena.allocate(size, 4096);
+      MemorySegment b = arena.allocate(size, 4096);
+      a.fill((byte) 1);
+      b.fill((byte) 0);
+      double best = Double.MAX_VALUE;
+      for (int i = 0; i < 5; i++) {
+        long t0 = System.nanoTime();
+        MemorySegment.copy(a, 0, b, 0, size);
+        best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+      }
+      return size / best / 1e9;
+    }
+  }
+}
