@@ -28,7 +28,6 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
-import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.refit.stage.ConvertMatch;
 import dev.mx.refit.stage.DeltaState;
@@ -103,8 +102,8 @@ public final class Receiver implements AutoCloseable {
 
   public static final String STAGE_SCHEMA = RefitReport.STAGE_SCHEMA;
 
+  private final ReceiverContext context;
   private final ReceiverConfig config;
-  private final Settings settings;
   private final Transport transport;
   private final SourceDiscovery discovery;
   private final GeometrySource geometry;
@@ -123,14 +122,10 @@ public final class Receiver implements AutoCloseable {
 
   private final RefitRecords records;
   private final RefitListener listener;
-  private final RefitRecords.Level stageLevel;
   private final MemoryKind memory;
 
   /** The engine's live weights when the receiver writes them in place; null to copy at install. */
   private final InPlaceTarget inPlace;
-
-  /** The staging budget the user set ({@link StagingWaves#PROPERTY}), or -1 for the default. */
-  private final long stagingBudget;
 
   /**
    * Device operations for {@link #memory} (null for host memory), resolved at the first prepare.
@@ -149,19 +144,24 @@ public final class Receiver implements AutoCloseable {
   private long descriptorBuilds;
 
   private Receiver(Builder b) {
-    this.config = Objects.requireNonNull(b.config, "config");
-    this.settings = Objects.requireNonNull(b.settings, "settings");
+    this.context = b.concludedContext();
+    this.config = context.config();
     this.transport = Objects.requireNonNull(b.transport, "transport");
     this.discovery = Objects.requireNonNull(b.discovery, "discovery");
     this.geometry = Objects.requireNonNull(b.geometry, "geometry");
     this.installer = Objects.requireNonNull(b.installer, "installer");
-    this.planner = b.planner != null ? b.planner : new ReshardPlanner(settings);
+    this.planner = b.planner != null ? b.planner : context.defaultPlanner();
     if (b.strictPlanner != null) {
       this.strictPlanner = b.strictPlanner;
     } else if (planner instanceof ReshardPlanner rp) {
       this.strictPlanner = (capture, sources, maxSegments) -> rp.planStaged(capture, sources);
     } else {
       this.strictPlanner = null;
+    }
+    if (config.verify() == VerifyMode.STRICT && strictPlanner == null) {
+      throw new IllegalStateException(
+          "mx.receiver.verify=strict needs a strict staged planner (ModelExpress; ARCHITECTURE §7.3); "
+              + "none was configured");
     }
     if (b.wirePolicy == null) {
       WirePolicy fromConfig = WirePolicies.create(config.wire());
@@ -175,16 +175,15 @@ public final class Receiver implements AutoCloseable {
     this.delta = b.delta && b.rediscoverEachStep;
     this.sharedDelta = b.sharedDelta;
     this.records = Objects.requireNonNull(b.records, "records");
-    this.stageLevel = RefitReport.stageLevel(RefitFlag.STAGE_RECORD_LEVEL.string(settings));
     this.listener = b.listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(b);
     this.memory = Objects.requireNonNull(b.memory, "memory");
     this.inPlace = b.inPlace;
-    this.stagingBudget = b.stagingBytes > 0 ? b.stagingBytes : StagingWaves.configured(settings);
-    if (inPlace != null && config.doubleBuffer()) {
+    if (context.inPlace() != (inPlace != null)) {
       throw new IllegalArgumentException(
-          "a receiver writing live weights in place cannot also double buffer ("
-              + ReceiverConfig.DOUBLE_BUFFER
-              + "): choose one");
+          "the receiver context was concluded for a receiver "
+              + (context.inPlace() ? "writing live weights in place" : "with receive buffers")
+              + ", but this one "
+              + (inPlace != null ? "writes them in place" : "has receive buffers"));
     }
     this.device = b.memoryOps != null && b.memoryOps.kind().isDevice() ? b.memoryOps : null;
     if (device != null && !device.kind().equals(memory)) {
@@ -214,6 +213,11 @@ public final class Receiver implements AutoCloseable {
 
   public ReceiverConfig config() {
     return config;
+  }
+
+  /** Everything this receiver was configured with, concluded when it was built. */
+  public ReceiverContext context() {
+    return context;
   }
 
   /** The plan of the last successful prepare, or null before it. */
@@ -404,7 +408,7 @@ public final class Receiver implements AutoCloseable {
     Set<String> kept = delta ? set.delta.unchanged(currentSources, p.keepable()) : Set.of();
     // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
     long t = System.nanoTime();
-    boolean cache = RefitFlag.CACHE_DESCRIPTORS.bool(settings);
+    boolean cache = context.cacheDescriptors();
     List<Descriptors> waves = set.cached;
     if (!kept.isEmpty()) {
       waves = buildWaves(p, set, policy.fused(), kept);
@@ -432,12 +436,11 @@ public final class Receiver implements AutoCloseable {
       inPlace.writing(step);
     }
     AtomicInteger verified = new AtomicInteger();
-    boolean batch = RefitFlag.BATCH_INSTALL.bool(settings);
+    boolean batch = context.batchInstall();
     try {
       // Wire, wave by wave (staged shards beyond the staging budget wait for the next wave), with
       // each peer's verification and staged copies starting as soon as that peer landed.
       Map<String, Double> wire = new LinkedHashMap<>();
-      long landingBytes = PipelinedWire.landingBytes(settings);
       for (int w = 0; w < waves.size(); w++) {
         Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
         Map<String, List<Runnable>> work = perPeerWork(set, p.waveOf, w, verified, kept, onLanded);
@@ -449,15 +452,15 @@ public final class Receiver implements AutoCloseable {
                 onLanded,
                 p.workers,
                 config.timeout(),
-                RefitFlag.PIPELINE.bool(settings),
-                landingBytes)
+                context.pipeline(),
+                context.landingBytes())
             .forEach((k, v) -> wire.merge(k, v, Double::sum));
       }
       if (waves.size() > 1) {
         stages.put("staging_waves", (double) waves.size());
       }
       stages.putAll(wire);
-      ThroughputCeiling.check(settings, records, config.rank(), step, bytes, wire);
+      ThroughputCeiling.check(context.maxGbps(), records, config.rank(), step, bytes, wire);
 
       if (set.local.resliceCount() > 0) {
         t = System.nanoTime();
@@ -539,8 +542,8 @@ public final class Receiver implements AutoCloseable {
             config.verify().label(),
             sourceStep == null ? -1 : sourceStep,
             stages);
-    if (RefitFlag.STAGE_RECORD.bool(settings)) {
-      report.emit(records, stageLevel, config.rank(), policy.fused(), batch);
+    if (context.stageRecord()) {
+      report.emit(records, context.stageRecordLevel(), config.rank(), policy.fused(), batch);
     }
     Map<String, Object> metrics = new LinkedHashMap<>(report.metrics());
     metrics.put("delta_kept_sources", (long) kept.size());
@@ -624,14 +627,9 @@ public final class Receiver implements AutoCloseable {
     stages.put("prepare_capture_s", seconds(t));
 
     t = System.nanoTime();
-    int maxSegments = RefitFlag.MAX_SEGMENTS_PER_COPY.integer(settings);
+    int maxSegments = context.maxSegmentsPerCopy();
     PlanBuilder builder = planner;
     if (config.verify() == VerifyMode.STRICT) {
-      if (strictPlanner == null) {
-        throw new IllegalStateException(
-            "mx.receiver.verify=strict needs a strict staged planner (ModelExpress; ARCHITECTURE §7.3); "
-                + "none was configured");
-      }
       builder = strictPlanner;
     }
     TransferPlan plan;
@@ -640,12 +638,7 @@ public final class Receiver implements AutoCloseable {
         && config.bounding() == BoundingMode.SHARD) {
       // Shard bounding: a cost model (with this transport's declared costs) picks exact, staged or
       // full pull.
-      plan =
-          rp.plan(
-              capture.result(),
-              found.sources(),
-              PlanOptions.forTransport(BoundingMode.SHARD, settings, transport)
-                  .withMaxSegmentsPerCopy(maxSegments));
+      plan = rp.plan(capture.result(), found.sources(), context.planOptions(transport));
     } else {
       plan = builder.plan(capture.result(), found.sources(), maxSegments);
     }
@@ -653,7 +646,7 @@ public final class Receiver implements AutoCloseable {
 
     Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);
     coverage.emit(records);
-    coverage.gate(settings);
+    coverage.gate(context);
     PlanGates.rejectFallback(plan, capture);
     if (config.verify() == VerifyMode.STRICT) {
       PlanGates.requireComplete(capture, coverage);
@@ -755,7 +748,8 @@ public final class Receiver implements AutoCloseable {
     }
     // Staged shards in waves that fit the staging budget, all waves sharing one slab.
     StagingWaves waves =
-        StagingWaves.cut(p.staging.staged(), held, largestHeld, stagingBudget, config.rank());
+        StagingWaves.cut(
+            p.staging.staged(), held, largestHeld, context.stagingBytes(), config.rank());
     p.stagingBudget = waves.budget();
     List<Map<String, MemorySegment>> receive = new ArrayList<>();
     if (inPlace != null) {
@@ -1182,7 +1176,8 @@ public final class Receiver implements AutoCloseable {
    */
   public static final class Builder {
     private ReceiverConfig config = ReceiverConfig.defaults();
-    private Settings settings = Settings.system();
+    private Settings settings;
+    private ReceiverContext context;
     private Transport transport;
     private SourceDiscovery discovery;
     private GeometrySource geometry;
@@ -1256,12 +1251,36 @@ public final class Receiver implements AutoCloseable {
     }
 
     /**
-     * Where live flags ({@link RefitFlag}) are read at call time; default the system properties and
-     * environment.
+     * Where the settings beyond {@link #config} ({@link ReceiverSetting}) are read when the
+     * receiver is built; default the system properties and environment. Read once: a setting
+     * changed later takes effect in the next receiver.
      */
     public Builder settings(Settings s) {
       this.settings = s;
       return this;
+    }
+
+    /**
+     * A context concluded already, in place of {@link #config}, {@link #settings} and {@link
+     * #stagingBytes} (its {@link ReceiverContext#inPlace()} must match {@link #inPlace}).
+     */
+    public Builder context(ReceiverContext c) {
+      this.context = Objects.requireNonNull(c, "context");
+      return this;
+    }
+
+    /** The context given, or {@link #config} concluded with {@link #settings}. */
+    ReceiverContext concludedContext() {
+      if (context != null) {
+        return context;
+      }
+      ReceiverConfig c = Objects.requireNonNull(config, "config");
+      if (stagingBytes > 0) {
+        c = c.withStagingBytes(stagingBytes);
+      }
+      return settings == null
+          ? ReceiverContext.conclude(c, inPlace != null)
+          : ReceiverContext.conclude(c, settings, inPlace != null);
     }
 
     /**

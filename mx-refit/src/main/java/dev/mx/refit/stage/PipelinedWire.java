@@ -3,7 +3,6 @@ package dev.mx.refit.stage;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
-import dev.mx.api.util.Settings;
 import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.wire.FusedWire;
@@ -47,21 +46,6 @@ public final class PipelinedWire {
    * digests it, large enough that a batch's fixed cost (one transport call) does not show.
    */
   public static final long DEFAULT_LANDING_BYTES = 8L << 20;
-
-  /**
-   * The configured landing batch size.
-   *
-   * @throws IllegalArgumentException naming the setting when it is not a byte count
-   */
-  public static long landingBytes(Settings settings) {
-    return StagingWaves.byteSetting(
-        settings,
-        LANDING_PROPERTY,
-        LANDING_ENV,
-        DEFAULT_LANDING_BYTES,
-        0,
-        "e.g. 8m, or 0 for one batch per peer");
-  }
 
   /**
    * Runs the wire and the per-peer work; returns stage times: the policy's wire keys, plus {@code

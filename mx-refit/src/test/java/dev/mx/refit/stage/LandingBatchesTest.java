@@ -148,23 +148,25 @@ class LandingBatchesTest {
     assertEquals(List.of(5), PipelinedWire.batches(reads, 0).stream().map(List::size).toList());
   }
 
+  /** The landing batch a receiver concludes from these settings. */
+  private static long landingBytes(Settings s) {
+    return dev.mx.refit.ReceiverContext.conclude(dev.mx.refit.ReceiverConfig.defaults(), s, false)
+        .landingBytes();
+  }
+
   @Test
   void theLandingBatchSettingIsCheckedAndNamed() {
     assertEquals(
-        PipelinedWire.DEFAULT_LANDING_BYTES,
-        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of())));
+        PipelinedWire.DEFAULT_LANDING_BYTES, landingBytes(Settings.of(Map.of(), Map.of())));
     assertEquals(
-        4L << 20,
-        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of(PipelinedWire.LANDING_ENV, "4m"))));
+        4L << 20, landingBytes(Settings.of(Map.of(), Map.of(PipelinedWire.LANDING_ENV, "4m"))));
     assertEquals(
-        0L,
-        PipelinedWire.landingBytes(
-            Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "0"), Map.of())));
+        0L, landingBytes(Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "0"), Map.of())));
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                PipelinedWire.landingBytes(
+                landingBytes(
                     Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "lots"), Map.of())));
     assertTrue(e.getMessage().startsWith("mx.receiver.landing-bytes='lots'"), e.getMessage());
   }
