@@ -43,6 +43,7 @@ import dev.mx.refit.stage.StagedWork;
 import dev.mx.refit.stage.StagingWaves;
 import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WirePolicies;
+import dev.mx.refit.wire.WireStages;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -406,16 +407,16 @@ public final class Receiver implements AutoCloseable {
     WirePolicy policy = wirePolicy.get();
     // Delta: sources held unchanged in this buffer set are not read (checked before any read).
     Set<String> kept = delta ? set.delta.unchanged(currentSources, p.keepable()) : Set.of();
-    // Descriptors: reuse while the plan and the policy's fused flag are unchanged.
+    // Descriptors: reuse while the plan is unchanged.
     long t = System.nanoTime();
     boolean cache = context.cacheDescriptors();
     List<Descriptors> waves = set.cached;
     if (!kept.isEmpty()) {
-      waves = buildWaves(p, set, policy.fused(), kept);
+      waves = buildWaves(p, set, kept);
       descriptorBuilds++;
     } else {
-      if (!cache || waves == null || waves.get(0).fused() != policy.fused()) {
-        waves = buildWaves(p, set, policy.fused(), Set.of());
+      if (!cache || waves == null) {
+        waves = buildWaves(p, set, Set.of());
         descriptorBuilds++;
       }
       set.cached = cache ? waves : null;
@@ -543,7 +544,12 @@ public final class Receiver implements AutoCloseable {
             sourceStep == null ? -1 : sourceStep,
             stages);
     if (context.stageRecord()) {
-      report.emit(records, context.stageRecordLevel(), config.rank(), policy.fused(), batch);
+      report.emit(
+          records,
+          context.stageRecordLevel(),
+          config.rank(),
+          stages.containsKey(WireStages.FUSED),
+          batch);
     }
     Map<String, Object> metrics = new LinkedHashMap<>(report.metrics());
     metrics.put("delta_kept_sources", (long) kept.size());
@@ -837,7 +843,7 @@ public final class Receiver implements AutoCloseable {
               new LocalCopies.Buffers(params, p.fullStaging, p.convertStaging, p.shardStaging),
               s -> mode != VerifyMode.OFF && s.shard().digest() != null,
               device);
-      List<Descriptors> ds = buildWaves(p, set, true, Set.of());
+      List<Descriptors> ds = buildWaves(p, set, Set.of());
       for (Descriptors d : ds) {
         set.descriptorCount += d.segments();
         set.bytes += d.bytes();
@@ -868,8 +874,7 @@ public final class Receiver implements AutoCloseable {
    * The descriptor stage: every read of one refit into the given buffer set, by staging wave (wave
    * 0 holds every exact, full-pull and convert read; destinations validated at prepare).
    */
-  private static List<Descriptors> buildWaves(
-      Prepared p, BufferSet set, boolean fused, Set<String> kept) {
+  private static List<Descriptors> buildWaves(Prepared p, BufferSet set, Set<String> kept) {
     TransferPlan plan = p.staging.wirePlan();
     List<PullSegment> exactSegments = plan.segments();
     if (!kept.isEmpty()) {
@@ -940,7 +945,6 @@ public final class Receiver implements AutoCloseable {
       }
       out.add(
           new Descriptors(
-              fused,
               new WireGroups(waveExact, fullAndStaged, waveConvert),
               verifiable,
               waveExact.size() + fullAndStaged.size() + waveConvert.size(),
