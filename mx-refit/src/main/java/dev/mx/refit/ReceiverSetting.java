@@ -1,6 +1,7 @@
 package dev.mx.refit;
 
 import dev.mx.api.util.SettingDeclaration;
+import dev.mx.plan.PlanSetting;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -18,9 +19,9 @@ public enum ReceiverSetting implements SettingDeclaration {
       null,
       "fused | phased | class",
       "fused",
-      "How the reads go to the transport: one batch per landing batch (fused), exact, full-pull and"
-          + " convert reads as separate batches (phased), or the class name of a WirePolicy with a"
-          + " public no-argument constructor. When unset, follows mx.reshard.fused-wire."),
+      "How each batch of reads goes to the transport: as one call (fused), as up to three calls"
+          + " for its exact, full-pull and convert reads (phased), or through the WirePolicy class"
+          + " named (public no-argument constructor). When unset, follows mx.reshard.fused-wire."),
   VERIFY(
       "mx.receiver.verify",
       null,
@@ -75,12 +76,8 @@ public enum ReceiverSetting implements SettingDeclaration {
       "8m",
       "Bytes per landing batch of one peer's reads: each batch's digests start while the next is on"
           + " the wire. 0 = one batch per peer. Not larger than a set staging budget."),
-  MAX_SEGMENTS_PER_COPY(
-      "mx.reshard.max-segments-per-copy",
-      "MX_RESHARD_MAX_SEGMENTS_PER_COPY",
-      "int >= 1",
-      "64",
-      "Bounding threshold: a copy needing more descriptors than this pulls its source whole."),
+  /** The planner's declaration: the receiver hands its value to the planner. */
+  MAX_SEGMENTS_PER_COPY(PlanSetting.MAX_SEGMENTS_PER_COPY),
   FUSED_WIRE(
       "mx.reshard.fused-wire",
       "MX_RESHARD_FUSED_WIRE",
@@ -147,6 +144,15 @@ public enum ReceiverSetting implements SettingDeclaration {
   private final String type;
   private final String defaultValue;
   private final String meaning;
+
+  ReceiverSetting(SettingDeclaration declaredElsewhere) {
+    this(
+        declaredElsewhere.property(),
+        declaredElsewhere.env(),
+        declaredElsewhere.type(),
+        declaredElsewhere.defaultValue(),
+        declaredElsewhere.meaning());
+  }
 
   ReceiverSetting(String property, String env, String type, String defaultValue, String meaning) {
     this.property = property;
