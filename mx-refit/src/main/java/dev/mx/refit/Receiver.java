@@ -1,5 +1,12 @@
 package dev.mx.refit;
 
+import com.google.inject.AbstractModule;
+import com.google.inject.CreationException;
+import com.google.inject.Guice;
+import com.google.inject.Module;
+import com.google.inject.ProvisionException;
+import com.google.inject.Stage;
+import com.google.inject.multibindings.OptionalBinder;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
@@ -8,10 +15,14 @@ import dev.mx.api.metrics.RefitListeners;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
+import dev.mx.api.refit.GeometrySource;
+import dev.mx.api.refit.InPlaceTarget;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.Transport;
 import dev.mx.plan.ReshardPlanner;
+import dev.mx.refit.guice.Receivers;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.ShardStaging;
 import dev.mx.refit.stage.SourceChecks;
@@ -81,11 +92,21 @@ public final class Receiver implements AutoCloseable {
   private int nextSet;
   private boolean closed;
 
-  private Receiver(Builder b) {
-    ReceiverContext context = b.concludedContext();
+  /** From what {@link ReceiverAssembly} (the injector) binds; {@code planner} is never null. */
+  Receiver(
+      ReceiverContext context,
+      Transport transport,
+      SourceDiscovery discovery,
+      GeometrySource geometry,
+      Installer installer,
+      PlanBuilder planner,
+      Supplier<WirePolicy> wirePolicy,
+      RefitRecords records,
+      InPlaceTarget inPlace,
+      List<RefitListener> boundListeners,
+      ReceiverExtras extras) {
     this.config = context.config();
-    PlanBuilder planner = b.planner != null ? b.planner : context.defaultPlanner();
-    PlanBuilder strictPlanner = b.strictPlanner;
+    PlanBuilder strictPlanner = extras.strictPlanner();
     if (strictPlanner == null && planner instanceof ReshardPlanner rp) {
       strictPlanner = (capture, sources, maxSegments) -> rp.planStaged(capture, sources);
     }
@@ -94,38 +115,36 @@ public final class Receiver implements AutoCloseable {
           "mx.receiver.verify=strict needs a strict staged planner (ModelExpress; ARCHITECTURE §7.3); "
               + "none was configured");
     }
-    Supplier<WirePolicy> wirePolicy = b.wirePolicy;
-    if (wirePolicy == null) {
-      WirePolicy fromConfig = WirePolicies.create(config.wire());
-      wirePolicy = () -> fromConfig;
-    }
-    if (context.inPlace() != (b.inPlace != null)) {
+    if (context.inPlace() != (inPlace != null)) {
       throw new IllegalArgumentException(
           "the receiver context was concluded for a receiver "
               + (context.inPlace() ? "writing live weights in place" : "with receive buffers")
               + ", but this one "
-              + (b.inPlace != null ? "writes them in place" : "has receive buffers"));
+              + (inPlace != null ? "writes them in place" : "has receive buffers"));
     }
+    List<RefitListener> listeners = new ArrayList<>(extras.listeners());
+    listeners.addAll(boundListeners);
     this.parts =
         new ReceiverParts(
             context,
-            Objects.requireNonNull(b.transport, "transport"),
-            Objects.requireNonNull(b.discovery, "discovery"),
-            Objects.requireNonNull(b.geometry, "geometry"),
-            Objects.requireNonNull(b.installer, "installer"),
-            planner,
+            Objects.requireNonNull(transport, "transport"),
+            Objects.requireNonNull(discovery, "discovery"),
+            Objects.requireNonNull(geometry, "geometry"),
+            Objects.requireNonNull(installer, "installer"),
+            Objects.requireNonNull(planner, "planner"),
             strictPlanner,
-            wirePolicy,
-            Objects.requireNonNull(b.digests, "digests"),
-            b.rediscoverEachStep,
+            Objects.requireNonNull(wirePolicy, "wirePolicy"),
+            Objects.requireNonNull(extras.digests(), "digests"),
+            extras.rediscoverEachStep(),
             // Without a fresh table per step there is no fresh claim to trust.
-            b.delta && b.rediscoverEachStep,
-            b.sharedDelta,
-            Objects.requireNonNull(b.records, "records"),
-            b.listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(b.listeners),
-            Objects.requireNonNull(b.memory, "memory"),
-            b.inPlace);
-    this.device = b.memoryOps != null && b.memoryOps.kind().isDevice() ? b.memoryOps : null;
+            extras.delta() && extras.rediscoverEachStep(),
+            extras.sharedDelta(),
+            Objects.requireNonNull(records, "records"),
+            listeners.isEmpty() ? RefitListeners.jvmWide() : listenersOf(listeners),
+            Objects.requireNonNull(extras.memory(), "memory"),
+            inPlace);
+    MemoryOps ops = extras.memoryOps();
+    this.device = ops != null && ops.kind().isDevice() ? ops : null;
     if (device != null && !device.kind().equals(parts.memory())) {
       throw new IllegalArgumentException(
           "receiver memory "
@@ -353,9 +372,69 @@ public final class Receiver implements AutoCloseable {
       return this;
     }
 
-    /** Builds the receiver. Does no native work: memory is allocated by the first refit. */
+    /**
+     * Builds the receiver through a Guice injector holding {@link ReceiverAssembly} and these
+     * options, the way {@code dev.mx.refit.guice.ReceiverModule} does. Does no native work: memory
+     * is allocated by the first refit.
+     */
     public Receiver build() {
-      return new Receiver(this);
+      ReceiverContext c = concludedContext();
+      Transport t = Objects.requireNonNull(transport, "transport");
+      SourceDiscovery d = Objects.requireNonNull(discovery, "discovery");
+      GeometrySource g = Objects.requireNonNull(geometry, "geometry");
+      Installer i = Objects.requireNonNull(installer, "installer");
+      RefitRecords r = Objects.requireNonNull(records, "records");
+      PlanBuilder p = planner != null ? planner : c.defaultPlanner();
+      Supplier<WirePolicy> w = wirePolicy;
+      if (w == null) {
+        WirePolicy fromConfig = WirePolicies.create(c.config().wire());
+        w = () -> fromConfig;
+      }
+      Supplier<WirePolicy> policy = w;
+      ReceiverExtras extras =
+          new ReceiverExtras(
+              strictPlanner,
+              Objects.requireNonNull(digests, "digests"),
+              rediscoverEachStep,
+              delta,
+              sharedDelta,
+              Objects.requireNonNull(memory, "memory"),
+              memoryOps,
+              List.copyOf(listeners));
+      InPlaceTarget target = inPlace;
+      Module options =
+          new AbstractModule() {
+            @Override
+            protected void configure() {
+              bind(ReceiverContext.class).toInstance(c);
+              bind(Transport.class).toInstance(t);
+              bind(SourceDiscovery.class).toInstance(d);
+              bind(GeometrySource.class).toInstance(g);
+              bind(Installer.class).toInstance(i);
+              bind(PlanBuilder.class).toInstance(p);
+              bind(WirePolicy.class).toProvider(policy::get);
+              bind(RefitRecords.class).toInstance(r);
+              if (target != null) {
+                OptionalBinder.newOptionalBinder(binder(), InPlaceTarget.class)
+                    .setBinding()
+                    .toInstance(target);
+              }
+              OptionalBinder.newOptionalBinder(binder(), ReceiverExtras.class)
+                  .setBinding()
+                  .toInstance(extras);
+            }
+          };
+      try {
+        return Guice.createInjector(
+                Stage.PRODUCTION, Receivers.strictBinder(), new ReceiverAssembly(), options)
+            .getInstance(Receiver.class);
+      } catch (CreationException | ProvisionException e) {
+        // The receiver's own refusal, not the injector's report of it.
+        if (e.getCause() instanceof RuntimeException cause) {
+          throw cause;
+        }
+        throw e;
+      }
     }
   }
 }

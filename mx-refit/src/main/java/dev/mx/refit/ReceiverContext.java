@@ -2,6 +2,8 @@ package dev.mx.refit;
 
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.PlanBuilder;
+import dev.mx.api.plan.PlanBuilderProvider;
+import dev.mx.api.spi.ProviderRegistry;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Settings;
 import dev.mx.plan.PlanOptions;
@@ -216,6 +218,17 @@ public final class ReceiverContext {
   /** The throughput ceiling in Gbps; 0: off. */
   public double maxGbps() {
     return maxGbps;
+  }
+
+  /**
+   * The best planner on the class path ({@code -Dmx.planner=NAME} or {@code MX_PLANNER} chooses one
+   * by name).
+   */
+  public PlanBuilder classPathPlanner() {
+    return ProviderRegistry.load(
+            PlanBuilderProvider.class, "planner", "mx.planner", "MX_PLANNER", planSettings)
+        .select()
+        .create();
   }
 
   /** The default planner: a {@link ReshardPlanner} over the {@code mx.plan.*} settings. */

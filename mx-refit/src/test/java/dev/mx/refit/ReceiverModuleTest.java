@@ -161,4 +161,46 @@ class ReceiverModuleTest {
             () -> Receivers.injector(ReceiverConfig.defaults().withWire("java.lang.String"), NONE));
     assertTrue(notAPolicy.getMessage().contains("does not implement"), notAPolicy.getMessage());
   }
+
+  @Test
+  void listenersBoundInTheInjectorAreToldAndTheBuilderRefusesAsItAlwaysDid() {
+    try (Harness h = new Harness()) {
+      List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+      dev.mx.api.metrics.RefitListener listener =
+          new dev.mx.api.metrics.RefitListener() {
+            @Override
+            public void installed(Refit refit) {
+              heard.add("installed " + refit.step());
+            }
+          };
+      Injector injector =
+          Receivers.injector(
+              ReceiverConfig.defaults(),
+              NONE,
+              integrator(h),
+              b ->
+                  com.google.inject.multibindings.Multibinder.newSetBinder(
+                          b, dev.mx.api.metrics.RefitListener.class)
+                      .addBinding()
+                      .toInstance(listener));
+      try (Receiver r = injector.getInstance(Receiver.class)) {
+        r.updateWeights(5);
+      }
+      assertEquals(List.of("installed 5"), heard);
+      assertSame(
+          injector.getInstance(ReceiverContext.class),
+          injector.getInstance(Receiver.class).context(),
+          "the receiver runs on the bound context");
+
+      // The builder builds through the same assembly; its refusals stay the receiver's own.
+      IllegalStateException strict =
+          assertThrows(
+              IllegalStateException.class,
+              () ->
+                  h.builder(Map.of())
+                      .config(ReceiverConfig.defaults().withVerify(VerifyMode.STRICT))
+                      .build());
+      assertTrue(strict.getMessage().contains("strict staged planner"), strict.getMessage());
+    }
+  }
 }
