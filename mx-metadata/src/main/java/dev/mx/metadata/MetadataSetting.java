@@ -71,47 +71,19 @@ public enum MetadataSetting implements SettingDeclaration {
       "(highest priority)",
       "Chooses the metadata-store provider by name instead of the best one on the class path.");
 
-  private final String property;
-  private final String env;
-  private final String type;
-  private final String defaultValue;
-  private final String meaning;
+  private final Declared declared;
 
   MetadataSetting(String property, String env, String type, String defaultValue, String meaning) {
-    this.property = property;
-    this.env = env;
-    this.type = type;
-    this.defaultValue = defaultValue;
-    this.meaning = meaning;
+    this.declared = new Declared(property, env, type, defaultValue, meaning);
   }
 
   @Override
-  public String property() {
-    return property;
-  }
-
-  @Override
-  public String env() {
-    return env;
-  }
-
-  @Override
-  public String type() {
-    return type;
-  }
-
-  @Override
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  @Override
-  public String meaning() {
-    return meaning;
+  public Declared declared() {
+    return declared;
   }
 
   /** The default as seconds (for the duration settings). */
   double defaultSeconds() {
-    return Double.parseDouble(defaultValue);
+    return Double.parseDouble(defaultValue());
   }
 }

@@ -28,42 +28,14 @@ public enum PlanSetting implements SettingDeclaration {
       "67108864",
       "A plan needing more descriptors than this (2^26) is refused before any is built.");
 
-  private final String property;
-  private final String env;
-  private final String type;
-  private final String defaultValue;
-  private final String meaning;
+  private final Declared declared;
 
   PlanSetting(String property, String env, String type, String defaultValue, String meaning) {
-    this.property = property;
-    this.env = env;
-    this.type = type;
-    this.defaultValue = defaultValue;
-    this.meaning = meaning;
+    this.declared = new Declared(property, env, type, defaultValue, meaning);
   }
 
   @Override
-  public String property() {
-    return property;
-  }
-
-  @Override
-  public String env() {
-    return env;
-  }
-
-  @Override
-  public String type() {
-    return type;
-  }
-
-  @Override
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  @Override
-  public String meaning() {
-    return meaning;
+  public Declared declared() {
+    return declared;
   }
 }

@@ -139,66 +139,31 @@ public enum ReceiverSetting implements SettingDeclaration {
   /** The prefix of the keys {@link ReceiverConfig} holds. */
   static final String RECEIVER_PREFIX = "mx.receiver.";
 
-  private final String property;
-  private final String env;
-  private final String type;
-  private final String defaultValue;
-  private final String meaning;
+  private final Declared declared;
 
   ReceiverSetting(SettingDeclaration declaredElsewhere) {
-    this(
-        declaredElsewhere.property(),
-        declaredElsewhere.env(),
-        declaredElsewhere.type(),
-        declaredElsewhere.defaultValue(),
-        declaredElsewhere.meaning());
+    this.declared = declaredElsewhere.declared();
   }
 
   ReceiverSetting(String property, String env, String type, String defaultValue, String meaning) {
-    this.property = property;
-    this.env = env;
-    this.type = type;
-    this.defaultValue = defaultValue;
-    this.meaning = meaning;
+    this.declared = new Declared(property, env, type, defaultValue, meaning);
   }
 
   @Override
-  public String property() {
-    return property;
-  }
-
-  /** The environment variable, or null when only the system property sets it. */
-  @Override
-  public String env() {
-    return env;
-  }
-
-  @Override
-  public String type() {
-    return type;
-  }
-
-  /** The default, as the string a user would set. */
-  @Override
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  @Override
-  public String meaning() {
-    return meaning;
+  public Declared declared() {
+    return declared;
   }
 
   /** The name an error shows: the property, and the environment variable when there is one. */
   String names() {
-    return env == null ? property : property + " / " + env;
+    return env() == null ? property() : property() + " / " + env();
   }
 
   /** Every property name, in declaration order. */
   static List<String> properties() {
     List<String> out = new ArrayList<>();
     for (ReceiverSetting s : values()) {
-      out.add(s.property);
+      out.add(s.property());
     }
     return List.copyOf(out);
   }
@@ -206,7 +171,7 @@ public enum ReceiverSetting implements SettingDeclaration {
   /** The declaration of a property name, or null. */
   static ReceiverSetting byProperty(String property) {
     for (ReceiverSetting s : values()) {
-      if (s.property.equals(property)) {
+      if (s.property().equals(property)) {
         return s;
       }
     }

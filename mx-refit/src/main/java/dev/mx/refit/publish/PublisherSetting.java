@@ -21,42 +21,14 @@ public enum PublisherSetting implements SettingDeclaration {
       "The tile of the per-shard tile digests: a receiver reading a shard in part pulls at most two"
           + " tiles beyond its bytes to verify them. 0 publishes no tile digests.");
 
-  private final String property;
-  private final String env;
-  private final String type;
-  private final String defaultValue;
-  private final String meaning;
+  private final Declared declared;
 
   PublisherSetting(String property, String env, String type, String defaultValue, String meaning) {
-    this.property = property;
-    this.env = env;
-    this.type = type;
-    this.defaultValue = defaultValue;
-    this.meaning = meaning;
+    this.declared = new Declared(property, env, type, defaultValue, meaning);
   }
 
   @Override
-  public String property() {
-    return property;
-  }
-
-  @Override
-  public String env() {
-    return env;
-  }
-
-  @Override
-  public String type() {
-    return type;
-  }
-
-  @Override
-  public String defaultValue() {
-    return defaultValue;
-  }
-
-  @Override
-  public String meaning() {
-    return meaning;
+  public Declared declared() {
+    return declared;
   }
 }

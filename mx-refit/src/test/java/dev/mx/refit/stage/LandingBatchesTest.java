@@ -84,18 +84,21 @@ class LandingBatchesTest {
     }
   }
 
-  @Test
-  void workKeyedByAReadStartsRightAfterItsBatchLandedBeforeTheNextBatchIsRead() {
-    try (Arena arena = Arena.ofShared();
-        Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
-        Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"))) {
-      MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
+  /** One trainer peer over the real {@code mem} transport and {@value #READS} reads of it. */
+  private static final class OnePeer implements AutoCloseable {
+    final Arena arena = Arena.ofShared();
+    final Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
+    final Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"));
+    final MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
+    final MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
+    final List<ReadDescriptor> reads = new ArrayList<>();
+    final Descriptors descriptors;
+
+    OnePeer() {
       src.fill((byte) 7);
       trainer.register(src);
-      MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
       receiver.register(dst);
       receiver.connect("trainer-0", trainer.localMetadata());
-      List<ReadDescriptor> reads = new ArrayList<>();
       for (int i = 0; i < READS; i++) {
         reads.add(
             new ReadDescriptor(
@@ -104,9 +107,27 @@ class LandingBatchesTest {
                 dst.address() + i * READ_BYTES,
                 READ_BYTES));
       }
-      Descriptors d =
+      descriptors =
           new Descriptors(
               new WireGroups(reads, List.of(), List.of()), reads, READS, READS * READ_BYTES);
+    }
+
+    @Override
+    public void close() {
+      receiver.close();
+      trainer.close();
+      arena.close();
+    }
+  }
+
+  @Test
+  void workKeyedByAReadStartsRightAfterItsBatchLandedBeforeTheNextBatchIsRead() {
+    try (OnePeer peer = new OnePeer()) {
+      Transport receiver = peer.receiver;
+      MemorySegment src = peer.src;
+      MemorySegment dst = peer.dst;
+      List<ReadDescriptor> reads = peer.reads;
+      Descriptors d = peer.descriptors;
       List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
       Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
       for (int i = 0; i < READS; i++) {
@@ -171,27 +192,12 @@ class LandingBatchesTest {
 
   @Test
   void aCustomPolicyIssuesEveryLandingBatchAndKeepsThePipelining() {
-    try (Arena arena = Arena.ofShared();
-        Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
-        Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"))) {
-      MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
-      src.fill((byte) 7);
-      trainer.register(src);
-      MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
-      receiver.register(dst);
-      receiver.connect("trainer-0", trainer.localMetadata());
-      List<ReadDescriptor> reads = new ArrayList<>();
-      for (int i = 0; i < READS; i++) {
-        reads.add(
-            new ReadDescriptor(
-                "trainer-0",
-                src.address() + i * READ_BYTES,
-                dst.address() + i * READ_BYTES,
-                READ_BYTES));
-      }
-      Descriptors d =
-          new Descriptors(
-              new WireGroups(reads, List.of(), List.of()), reads, READS, READS * READ_BYTES);
+    try (OnePeer peer = new OnePeer()) {
+      Transport receiver = peer.receiver;
+      MemorySegment src = peer.src;
+      MemorySegment dst = peer.dst;
+      List<ReadDescriptor> reads = peer.reads;
+      Descriptors d = peer.descriptors;
       List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
       Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
       for (int i = 0; i < READS; i++) {
