@@ -125,6 +125,17 @@ public final class ReceiverContext {
         ReceiverConfig.fromProperties(receiverKeys, settings), in, settings, inPlace);
   }
 
+  /**
+   * The staging budget {@code settings} sets ({@code mx.receiver.staging-bytes} / {@code
+   * MX_RECEIVER_STAGING_BYTES}), or empty for {@code auto}: for sizing a reservation before any
+   * receiver exists, without concluding (and checking) the other settings.
+   *
+   * @throws IllegalArgumentException naming the setting when it is not a positive byte count
+   */
+  public static OptionalLong stagingBytes(Settings settings) {
+    return SettingValues.stagingBytes(SettingValues.lookup(Map.of(), settings));
+  }
+
   private void crossCheck(OptionalLong landing) {
     if (inPlace && config.doubleBuffer()) {
       throw new IllegalArgumentException(

@@ -191,4 +191,24 @@ class ReceiverContextTest {
       assertEquals(1 << 20, r.stagingBudget());
     }
   }
+
+  @Test
+  void aReservationIsSizedFromTheStagingSettingAloneBeforeAnyReceiverExists() {
+    Settings env =
+        Settings.of(
+            Map.of(),
+            Map.of("MX_RECEIVER_STAGING_BYTES", "32m", "MX_REFIT_STAGE_RECORD_LEVEL", "loud"));
+    assertEquals(32L << 20, dev.mx.refit.stage.StagingWaves.configured(env));
+    assertEquals(-1L, dev.mx.refit.stage.StagingWaves.configured(NONE));
+    assertEquals(
+        -1L,
+        dev.mx.refit.stage.StagingWaves.configured(
+            Settings.of(Map.of(), Map.of("MX_RECEIVER_STAGING_BYTES", "auto"))));
+    // A receiver concludes every setting, so there the bad level is refused, named.
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ReceiverContext.conclude(ReceiverConfig.defaults(), env, false));
+    assertTrue(e.getMessage().contains("MX_REFIT_STAGE_RECORD_LEVEL"), e.getMessage());
+  }
 }

@@ -55,10 +55,7 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
    * @throws IllegalArgumentException naming the setting when it is not a positive number of bytes
    */
   public static long configured(Settings settings) {
-    return dev.mx.refit.ReceiverContext.conclude(
-            dev.mx.refit.ReceiverConfig.defaults(), settings, false)
-        .stagingBytes()
-        .orElse(-1);
+    return dev.mx.refit.ReceiverContext.stagingBytes(settings).orElse(-1);
   }
 
   /** Parses {@code 123}, {@code 64k}, {@code 64m} or {@code 2g} (binary units). */
