@@ -31,12 +31,12 @@ import org.slf4j.LoggerFactory;
 public final class Handshake {
   private static final Logger LOG = LoggerFactory.getLogger(Handshake.class);
 
-  public static final String TIMEOUT_PROPERTY = "mx.handshake.timeout";
-  public static final String TIMEOUT_ENV = "MX_RESHARD_HANDSHAKE_TIMEOUT_S";
-  public static final String ATTEMPT_PROPERTY = "mx.handshake.attempt";
-  public static final String ATTEMPT_ENV = "MX_RESHARD_HANDSHAKE_ATTEMPT_S";
-  public static final String BACKOFF_PROPERTY = "mx.handshake.backoff";
-  public static final String BACKOFF_ENV = "MX_RESHARD_HANDSHAKE_BACKOFF_S";
+  public static final String TIMEOUT_PROPERTY = MetadataSetting.HANDSHAKE_TIMEOUT.property();
+  public static final String TIMEOUT_ENV = MetadataSetting.HANDSHAKE_TIMEOUT.env();
+  public static final String ATTEMPT_PROPERTY = MetadataSetting.HANDSHAKE_ATTEMPT.property();
+  public static final String ATTEMPT_ENV = MetadataSetting.HANDSHAKE_ATTEMPT.env();
+  public static final String BACKOFF_PROPERTY = MetadataSetting.HANDSHAKE_BACKOFF.property();
+  public static final String BACKOFF_ENV = MetadataSetting.HANDSHAKE_BACKOFF.env();
 
   /**
    * Exchanges metadata with one peer, within {@code timeout}; throws when the peer did not answer.
@@ -56,7 +56,10 @@ public final class Handshake {
   public record Bounds(Duration total, Duration attempt, Duration backoff) {
     /** 900 s total, 20 s per attempt, 2 s backoff (ModelExpress' defaults). */
     public static final Bounds DEFAULT =
-        new Bounds(Duration.ofSeconds(900), Duration.ofSeconds(20), Duration.ofSeconds(2));
+        new Bounds(
+            Liveness.seconds(MetadataSetting.HANDSHAKE_TIMEOUT.defaultSeconds()),
+            Liveness.seconds(MetadataSetting.HANDSHAKE_ATTEMPT.defaultSeconds()),
+            Liveness.seconds(MetadataSetting.HANDSHAKE_BACKOFF.defaultSeconds()));
 
     public Bounds {
       for (Duration d : new Duration[] {total, attempt, backoff}) {

@@ -11,17 +11,19 @@ import java.time.Duration;
  */
 public final class Liveness {
   /** System property for the heartbeat period in seconds (wins over the environment). */
-  public static final String INTERVAL_PROPERTY = "mx.heartbeat.interval";
+  public static final String INTERVAL_PROPERTY = MetadataSetting.HEARTBEAT_INTERVAL.property();
 
-  public static final String INTERVAL_ENV = "MX_HEARTBEAT_INTERVAL_S";
-  public static final String TIMEOUT_PROPERTY = "mx.heartbeat.timeout";
-  public static final String TIMEOUT_ENV = "MX_HEARTBEAT_TIMEOUT_S";
-  public static final String GC_PROPERTY = "mx.metadata.gcTimeout";
-  public static final String GC_ENV = "MX_GC_TIMEOUT_S";
+  public static final String INTERVAL_ENV = MetadataSetting.HEARTBEAT_INTERVAL.env();
+  public static final String TIMEOUT_PROPERTY = MetadataSetting.HEARTBEAT_TIMEOUT.property();
+  public static final String TIMEOUT_ENV = MetadataSetting.HEARTBEAT_TIMEOUT.env();
+  public static final String GC_PROPERTY = MetadataSetting.GC_TIMEOUT.property();
+  public static final String GC_ENV = MetadataSetting.GC_TIMEOUT.env();
 
-  public static final double DEFAULT_INTERVAL_SECONDS = 30;
-  public static final double DEFAULT_TIMEOUT_SECONDS = 90;
-  public static final double DEFAULT_GC_SECONDS = 3600;
+  public static final double DEFAULT_INTERVAL_SECONDS =
+      MetadataSetting.HEARTBEAT_INTERVAL.defaultSeconds();
+  public static final double DEFAULT_TIMEOUT_SECONDS =
+      MetadataSetting.HEARTBEAT_TIMEOUT.defaultSeconds();
+  public static final double DEFAULT_GC_SECONDS = MetadataSetting.GC_TIMEOUT.defaultSeconds();
 
   private Liveness() {}
 

@@ -24,7 +24,10 @@ public final class MetadataStores {
   /** The metadata-store providers on the class path. */
   public static ProviderRegistry<MetadataStoreProvider> registry() {
     return ProviderRegistry.load(
-        MetadataStoreProvider.class, "metadata store", "mx.metadata", "MX_METADATA");
+        MetadataStoreProvider.class,
+        "metadata store",
+        MetadataSetting.STORE_PROVIDER.property(),
+        MetadataSetting.STORE_PROVIDER.env());
   }
 
   /** Opens the store {@code uri} names with the providers on the class path. */

@@ -27,12 +27,15 @@ public record PlanOptions(
     TransportCosts costs,
     double maxExtraWireRatio,
     long maxDescriptors) {
-  public static final String MAX_EXTRA_WIRE_RATIO_PROPERTY = "mx.plan.max-extra-wire-ratio";
-  public static final String MAX_EXTRA_WIRE_RATIO_ENV = "MX_PLAN_MAX_EXTRA_WIRE_RATIO";
-  public static final double DEFAULT_MAX_EXTRA_WIRE_RATIO = 7.0;
-  public static final String MAX_DESCRIPTORS_PROPERTY = "mx.plan.max-descriptors";
-  public static final String MAX_DESCRIPTORS_ENV = "MX_PLAN_MAX_DESCRIPTORS";
-  public static final long DEFAULT_MAX_DESCRIPTORS = 1L << 26;
+  public static final String MAX_EXTRA_WIRE_RATIO_PROPERTY =
+      PlanSetting.MAX_EXTRA_WIRE_RATIO.property();
+  public static final String MAX_EXTRA_WIRE_RATIO_ENV = PlanSetting.MAX_EXTRA_WIRE_RATIO.env();
+  public static final double DEFAULT_MAX_EXTRA_WIRE_RATIO =
+      Double.parseDouble(PlanSetting.MAX_EXTRA_WIRE_RATIO.defaultValue());
+  public static final String MAX_DESCRIPTORS_PROPERTY = PlanSetting.MAX_DESCRIPTORS.property();
+  public static final String MAX_DESCRIPTORS_ENV = PlanSetting.MAX_DESCRIPTORS.env();
+  public static final long DEFAULT_MAX_DESCRIPTORS =
+      Long.parseLong(PlanSetting.MAX_DESCRIPTORS.defaultValue());
 
   public PlanOptions {
     Objects.requireNonNull(bounding, "bounding");

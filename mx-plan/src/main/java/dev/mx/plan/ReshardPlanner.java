@@ -50,12 +50,13 @@ import java.util.function.ToLongFunction;
  */
 public final class ReshardPlanner implements PlanBuilder {
   /** Environment variable of the bounding threshold (ModelExpress' name). */
-  public static final String MAX_SEGMENTS_ENV = "MX_RESHARD_MAX_SEGMENTS_PER_COPY";
+  public static final String MAX_SEGMENTS_ENV = PlanSetting.MAX_SEGMENTS_PER_COPY.env();
 
   /** System property of the bounding threshold; wins over the environment variable. */
-  public static final String MAX_SEGMENTS_PROPERTY = "mx.reshard.max-segments-per-copy";
+  public static final String MAX_SEGMENTS_PROPERTY = PlanSetting.MAX_SEGMENTS_PER_COPY.property();
 
-  public static final int DEFAULT_MAX_SEGMENTS_PER_COPY = 64;
+  public static final int DEFAULT_MAX_SEGMENTS_PER_COPY =
+      Integer.parseInt(PlanSetting.MAX_SEGMENTS_PER_COPY.defaultValue());
 
   /** The reason recorded for a capture-time failure whose cause the capture did not keep. */
   public static final String CAUSE_NOT_RECORDED = "cause not recorded at capture";

@@ -5,7 +5,6 @@ import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.ParamSpec;
-import dev.mx.api.util.Settings;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.UnsupportedCause;
 import java.util.ArrayList;
@@ -115,21 +114,17 @@ public record Coverage(
   }
 
   /**
-   * The gate: off unless {@code MX_RESHARD_REQUIRE_FULL_COVERAGE}; then the floor ({@code
-   * MX_RESHARD_COVERAGE_FLOOR}, default 0.995) must lie in [0, 1] and coverage must reach it.
+   * The gate: off unless {@code MX_RESHARD_REQUIRE_FULL_COVERAGE}; then coverage must reach the
+   * floor ({@code MX_RESHARD_COVERAGE_FLOOR}, default 0.995; its range is checked when the context
+   * is concluded).
    *
-   * @throws IllegalArgumentException when the gate is on and the floor is out of range
    * @throws IncompleteRefitException naming the byte shortfall and up to five missing parameters
    */
-  public void gate(Settings settings) {
-    if (!RefitFlag.REQUIRE_FULL_COVERAGE.bool(settings)) {
+  public void gate(ReceiverContext context) {
+    if (!context.requireFullCoverage()) {
       return;
     }
-    double floor = RefitFlag.COVERAGE_FLOOR.number(settings);
-    if (!(floor >= 0 && floor <= 1)) {
-      throw new IllegalArgumentException(
-          RefitFlag.COVERAGE_FLOOR.env() + "=" + floor + " must lie in [0, 1]");
-    }
+    double floor = context.coverageFloor();
     if (coverage < floor) {
       List<String> sample = missing.subList(0, Math.min(5, missing.size()));
       throw new IncompleteRefitException(
@@ -139,7 +134,7 @@ public record Coverage(
                   + " never written; %d parameter(s) never written, e.g. %s",
               100 * coverage,
               100 * floor,
-              RefitFlag.COVERAGE_FLOOR.env(),
+              ReceiverSetting.COVERAGE_FLOOR.env(),
               engineBytes - destBytes,
               engineBytes,
               missing.size(),

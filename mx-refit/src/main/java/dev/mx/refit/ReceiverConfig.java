@@ -8,11 +8,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 
 /**
- * Typed receiver configuration, keyed {@code mx.receiver.*}. Build it from defaults with the
- * withers, or from a property map with {@link #fromProperties}, where an unknown key is an error
- * that suggests the closest known one.
+ * Typed receiver configuration, the {@code mx.receiver.*} keys ({@link ReceiverSetting}). Build it
+ * from defaults with the withers, or from a property map with {@link #fromProperties}, where an
+ * unknown key is an error that suggests the closest known one. A {@link ReceiverContext} concludes
+ * it with the other receiver settings before a receiver is built.
  *
  * @param wire the wire policy: {@code fused}, {@code phased}, or the fully qualified name of a
  *     {@link dev.mx.api.refit.WirePolicy} class with a public no-argument constructor
@@ -25,6 +27,10 @@ import java.util.Objects;
  * @param bounding how the planner bounds descriptor-heavy sources: {@code shard} (default: shard
  *     staging chosen by cost per source) or {@code modelexpress} (ModelExpress; ARCHITECTURE §7.3
  *     exactly); when unset it follows {@code MX_RESHARD_BOUNDING}
+ * @param stagingBytes the staging budget in bytes; empty: not set here, so the context takes {@code
+ *     MX_RECEIVER_STAGING_BYTES} or, unset too, {@code auto}
+ * @param landingBytes bytes per landing batch ({@code 0}: one batch per peer); empty: not set here,
+ *     so the context takes {@code MX_RECEIVER_LANDING_BYTES} or the default
  */
 public record ReceiverConfig(
     String wire,
@@ -33,19 +39,25 @@ public record ReceiverConfig(
     Duration timeout,
     boolean doubleBuffer,
     int threads,
-    BoundingMode bounding) {
+    BoundingMode bounding,
+    OptionalLong stagingBytes,
+    OptionalLong landingBytes) {
 
-  public static final String WIRE = "mx.receiver.wire";
-  public static final String VERIFY = "mx.receiver.verify";
-  public static final String RANK = "mx.receiver.rank";
-  public static final String TIMEOUT_SECONDS = "mx.receiver.timeout-seconds";
-  public static final String DOUBLE_BUFFER = "mx.receiver.double-buffer";
-  public static final String THREADS = "mx.receiver.threads";
+  public static final String WIRE = ReceiverSetting.WIRE.property();
+  public static final String VERIFY = ReceiverSetting.VERIFY.property();
+  public static final String RANK = ReceiverSetting.RANK.property();
+  public static final String TIMEOUT_SECONDS = ReceiverSetting.TIMEOUT_SECONDS.property();
+  public static final String DOUBLE_BUFFER = ReceiverSetting.DOUBLE_BUFFER.property();
+  public static final String THREADS = ReceiverSetting.THREADS.property();
   public static final String BOUNDING = BoundingMode.PROPERTY;
+  public static final String STAGING_BYTES = ReceiverSetting.STAGING_BYTES.property();
+  public static final String LANDING_BYTES = ReceiverSetting.LANDING_BYTES.property();
 
   /** Every key, in documentation order. */
   public static final List<String> KEYS =
-      List.of(WIRE, VERIFY, RANK, TIMEOUT_SECONDS, DOUBLE_BUFFER, THREADS, BOUNDING);
+      ReceiverSetting.properties().stream()
+          .filter(k -> k.startsWith(ReceiverSetting.RECEIVER_PREFIX))
+          .toList();
 
   public static final String FUSED = "fused";
   public static final String PHASED = "phased";
@@ -58,6 +70,8 @@ public record ReceiverConfig(
     Objects.requireNonNull(verify, VERIFY);
     Objects.requireNonNull(timeout, TIMEOUT_SECONDS);
     Objects.requireNonNull(bounding, BOUNDING);
+    Objects.requireNonNull(stagingBytes, STAGING_BYTES);
+    Objects.requireNonNull(landingBytes, LANDING_BYTES);
     wire = wire.trim();
     if (wire.isEmpty()) {
       throw new IllegalArgumentException(
@@ -76,6 +90,35 @@ public record ReceiverConfig(
       throw new IllegalArgumentException(
           THREADS + "=" + threads + " must be >= 0 (0 = one per core)");
     }
+    if (stagingBytes.isPresent() && stagingBytes.getAsLong() <= 0) {
+      throw new IllegalArgumentException(
+          STAGING_BYTES + "=" + stagingBytes.getAsLong() + " must be positive");
+    }
+    if (landingBytes.isPresent() && landingBytes.getAsLong() < 0) {
+      throw new IllegalArgumentException(
+          LANDING_BYTES + "=" + landingBytes.getAsLong() + " must not be negative");
+    }
+  }
+
+  /** A configuration whose staging and landing bytes follow the context's settings. */
+  public ReceiverConfig(
+      String wire,
+      VerifyMode verify,
+      int rank,
+      Duration timeout,
+      boolean doubleBuffer,
+      int threads,
+      BoundingMode bounding) {
+    this(
+        wire,
+        verify,
+        rank,
+        timeout,
+        doubleBuffer,
+        threads,
+        bounding,
+        OptionalLong.empty(),
+        OptionalLong.empty());
   }
 
   /** A configuration with the default (shard) bounding. */
@@ -91,7 +134,7 @@ public record ReceiverConfig(
 
   /**
    * Fused wire, every installed byte verified, rank 0, 1200 s timeout, single buffers, one worker
-   * per core, shard bounding.
+   * per core, shard bounding; staging and landing bytes as the context's settings say.
    */
   public static ReceiverConfig defaults() {
     return new ReceiverConfig(
@@ -100,8 +143,9 @@ public record ReceiverConfig(
 
   /**
    * Parses a property map. Keys must be known {@code mx.receiver.*} keys; when {@code
-   * mx.receiver.wire} is absent the policy follows {@code MX_RESHARD_FUSED_WIRE} (default fused) as
-   * read from {@code settings}.
+   * mx.receiver.wire} is absent the policy follows {@code MX_RESHARD_FUSED_WIRE} (default fused),
+   * and the bounding, staging and landing keys their environment variables, as read from {@code
+   * settings}.
    *
    * @throws IllegalArgumentException naming a bad key (with the closest known key) or value
    */
@@ -112,7 +156,7 @@ public record ReceiverConfig(
             "unknown receiver configuration key '"
                 + key
                 + "'"
-                + suggestion(key)
+                + ReceiverSetting.suggestion(key, KEYS)
                 + "; known keys: "
                 + String.join(", ", KEYS));
       }
@@ -120,8 +164,12 @@ public record ReceiverConfig(
     ReceiverConfig d = defaults();
     String wire = properties.get(WIRE);
     if (wire == null || wire.isBlank()) {
-      wire = RefitFlag.FUSED_WIRE.bool(settings) ? FUSED : PHASED;
+      wire =
+          SettingValues.bool(ReceiverSetting.FUSED_WIRE, SettingValues.lookup(Map.of(), settings))
+              ? FUSED
+              : PHASED;
     }
+    SettingValues.Lookup staged = SettingValues.lookup(properties, settings);
     return new ReceiverConfig(
         wire,
         properties.containsKey(VERIFY) ? VerifyMode.parse(properties.get(VERIFY)) : d.verify,
@@ -130,12 +178,14 @@ public record ReceiverConfig(
             ? parseSeconds(properties.get(TIMEOUT_SECONDS))
             : d.timeout,
         properties.containsKey(DOUBLE_BUFFER)
-            ? parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER))
+            ? SettingValues.parseBool(DOUBLE_BUFFER, properties.get(DOUBLE_BUFFER))
             : d.doubleBuffer,
         properties.containsKey(THREADS) ? parseInt(THREADS, properties.get(THREADS)) : d.threads,
         properties.containsKey(BOUNDING)
             ? parseBounding(properties.get(BOUNDING))
-            : BoundingMode.fromSettings(settings, d.bounding));
+            : BoundingMode.fromSettings(settings, d.bounding),
+        SettingValues.stagingBytes(staged),
+        SettingValues.landingBytes(staged));
   }
 
   /**
@@ -154,8 +204,8 @@ public record ReceiverConfig(
   }
 
   /**
-   * This configuration as a property map that {@link #fromProperties} reads back to an equal
-   * config.
+   * This configuration as a property map that {@link #fromProperties} reads back to an equal config
+   * (staging and landing bytes only where set).
    */
   public Map<String, String> toProperties() {
     Map<String, String> m = new LinkedHashMap<>();
@@ -170,35 +220,72 @@ public record ReceiverConfig(
     m.put(DOUBLE_BUFFER, Boolean.toString(doubleBuffer));
     m.put(THREADS, Integer.toString(threads));
     m.put(BOUNDING, bounding.label());
+    stagingBytes.ifPresent(b -> m.put(STAGING_BYTES, Long.toString(b)));
+    landingBytes.ifPresent(b -> m.put(LANDING_BYTES, Long.toString(b)));
     return m;
   }
 
   public ReceiverConfig withWire(String w) {
-    return new ReceiverConfig(w, verify, rank, timeout, doubleBuffer, threads, bounding);
+    return new ReceiverConfig(
+        w, verify, rank, timeout, doubleBuffer, threads, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withVerify(VerifyMode v) {
-    return new ReceiverConfig(wire, v, rank, timeout, doubleBuffer, threads, bounding);
+    return new ReceiverConfig(
+        wire, v, rank, timeout, doubleBuffer, threads, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withRank(int r) {
-    return new ReceiverConfig(wire, verify, r, timeout, doubleBuffer, threads, bounding);
+    return new ReceiverConfig(
+        wire, verify, r, timeout, doubleBuffer, threads, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withTimeout(Duration t) {
-    return new ReceiverConfig(wire, verify, rank, t, doubleBuffer, threads, bounding);
+    return new ReceiverConfig(
+        wire, verify, rank, t, doubleBuffer, threads, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withDoubleBuffer(boolean d) {
-    return new ReceiverConfig(wire, verify, rank, timeout, d, threads, bounding);
+    return new ReceiverConfig(
+        wire, verify, rank, timeout, d, threads, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withThreads(int t) {
-    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, t, bounding);
+    return new ReceiverConfig(
+        wire, verify, rank, timeout, doubleBuffer, t, bounding, stagingBytes, landingBytes);
   }
 
   public ReceiverConfig withBounding(BoundingMode b) {
-    return new ReceiverConfig(wire, verify, rank, timeout, doubleBuffer, threads, b);
+    return new ReceiverConfig(
+        wire, verify, rank, timeout, doubleBuffer, threads, b, stagingBytes, landingBytes);
+  }
+
+  /** A staging budget of {@code bytes} (positive). */
+  public ReceiverConfig withStagingBytes(long bytes) {
+    return new ReceiverConfig(
+        wire,
+        verify,
+        rank,
+        timeout,
+        doubleBuffer,
+        threads,
+        bounding,
+        OptionalLong.of(bytes),
+        landingBytes);
+  }
+
+  /** Landing batches of {@code bytes} ({@code 0}: one batch per peer). */
+  public ReceiverConfig withLandingBytes(long bytes) {
+    return new ReceiverConfig(
+        wire,
+        verify,
+        rank,
+        timeout,
+        doubleBuffer,
+        threads,
+        bounding,
+        stagingBytes,
+        OptionalLong.of(bytes));
   }
 
   /** Workers actually used: {@link #threads()} or, when 0, the available processors. */
@@ -222,15 +309,6 @@ public record ReceiverConfig(
     }
   }
 
-  private static boolean parseBool(String key, String v) {
-    return switch (v.trim().toLowerCase(Locale.ROOT)) {
-      case "1", "true", "yes", "on" -> true;
-      case "0", "false", "no", "off" -> false;
-      default ->
-          throw new IllegalArgumentException(key + "='" + v + "' is not a boolean (true/false)");
-    };
-  }
-
   private static Duration parseSeconds(String v) {
     double s;
     try {
@@ -244,37 +322,5 @@ public record ReceiverConfig(
           TIMEOUT_SECONDS + "='" + v + "' must be a positive finite number of seconds");
     }
     return Duration.ofNanos(Math.round(s * 1e9));
-  }
-
-  private static String suggestion(String key) {
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
-    for (String k : KEYS) {
-      int d = editDistance(key.toLowerCase(Locale.ROOT), k);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = k;
-      }
-    }
-    return bestDistance <= Math.max(3, key.length() / 3) ? " (did you mean '" + best + "'?)" : "";
-  }
-
-  private static int editDistance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
   }
 }

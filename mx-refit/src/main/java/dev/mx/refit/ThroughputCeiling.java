@@ -1,12 +1,9 @@
 package dev.mx.refit;
 
 import dev.mx.api.error.ImpossibleThroughputException;
-import dev.mx.api.util.Settings;
 import dev.mx.refit.wire.WireStages;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The throughput-ceiling gate (ModelExpress; ARCHITECTURE §7.4 step 3): a wire that reports more
@@ -15,8 +12,6 @@ import org.slf4j.LoggerFactory;
  * unparseable value fails naming it; equality passes.
  */
 public final class ThroughputCeiling {
-  private static final Logger LOG = LoggerFactory.getLogger(ThroughputCeiling.class);
-
   /** Tag of the record logged before the gate throws. */
   public static final String TAG = "MX_REFIT_IMPOSSIBLE_THROUGHPUT";
 
@@ -24,34 +19,21 @@ public final class ThroughputCeiling {
 
   private ThroughputCeiling() {}
 
-  /** The configured ceiling in Gbps, or 0 when the check is off. */
-  public static double ceilingGbps(Settings settings) {
-    double c = RefitFlag.MAX_GBPS.number(settings);
-    if (!Double.isFinite(c)) {
-      LOG.warn(
-          "ignoring {}={}: not a finite number; the throughput ceiling is off",
-          RefitFlag.MAX_GBPS.env(),
-          c);
-      return 0;
-    }
-    return Math.max(0, c);
-  }
-
   /**
-   * Checks one refit's wire. Skipped when the ceiling is off, no bytes moved, or no wire time was
-   * recorded. Otherwise, when {@code bytes·8 / wire_s / 1e9} exceeds the ceiling, emits the {@value
-   * #TAG} record (WARNING) and throws.
+   * Checks one refit against {@code ceiling} Gbps ({@link ReceiverContext#maxGbps()}, 0: off)'s
+   * wire. Skipped when the ceiling is off, no bytes moved, or no wire time was recorded. Otherwise,
+   * when {@code bytes·8 / wire_s / 1e9} exceeds the ceiling, emits the {@value #TAG} record
+   * (WARNING) and throws.
    *
    * @throws ImpossibleThroughputException naming rank, step, bytes, time and both rates
    */
   public static void check(
-      Settings settings,
+      double ceiling,
       RefitRecords records,
       int rank,
       long step,
       long bytes,
       Map<String, Double> wireStages) {
-    double ceiling = ceilingGbps(settings);
     if (ceiling <= 0 || bytes <= 0) {
       return;
     }

@@ -134,6 +134,11 @@ class CoverageTest {
         c.record().get("unsupported_causes"));
   }
 
+  /** The context a receiver would conclude over this environment. */
+  private static ReceiverContext context(Map<String, String> properties, Map<String, String> env) {
+    return ReceiverContext.conclude(ReceiverConfig.defaults(), Settings.of(properties, env), false);
+  }
+
   @Test
   void gateIsOffByDefaultAndRaisesIncompleteRefitBelowTheFloor() {
     var layout = layout("a", Shape.of(4), DType.F32, "b", Shape.of(4), DType.F32);
@@ -143,28 +148,28 @@ class CoverageTest {
             CaptureResult.of(List.of(copyInto("a", Shape.of(4), DType.F32))),
             layout,
             EMPTY_PLAN);
-    half.gate(Settings.of(Map.of(), Map.of()));
+    half.gate(context(Map.of(), Map.of()));
     IncompleteRefitException e =
         assertThrows(
             IncompleteRefitException.class,
-            () ->
-                half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "1"))));
+            () -> half.gate(context(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "1"))));
     assertFalse(
         UnsupportedReshardException.class.isAssignableFrom(e.getClass()),
         "not an unsupported reshard");
     assertEquals(List.of("b"), e.missing());
     assertTrue(e.getMessage().contains("16 of 32 bytes"), e.getMessage());
-    // At the floor passes; the floor must lie in [0, 1] only when the gate is on.
+    // At the floor passes; the floor must lie in [0, 1] only when the gate is on (checked when
+    // the context is concluded).
     half.gate(
-        Settings.of(
+        context(
             Map.of(),
             Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "yes", "MX_RESHARD_COVERAGE_FLOOR", "0.5")));
-    half.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_COVERAGE_FLOOR", "7")));
+    half.gate(context(Map.of(), Map.of("MX_RESHARD_COVERAGE_FLOOR", "7")));
     assertThrows(
         IllegalArgumentException.class,
         () ->
             half.gate(
-                Settings.of(
+                context(
                     Map.of(),
                     Map.of(
                         "MX_RESHARD_REQUIRE_FULL_COVERAGE",
@@ -180,7 +185,7 @@ class CoverageTest {
     assertEquals(0.0, c.record().get("coverage_pct"));
     assertThrows(
         IncompleteRefitException.class,
-        () -> c.gate(Settings.of(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "true"))));
+        () -> c.gate(context(Map.of(), Map.of("MX_RESHARD_REQUIRE_FULL_COVERAGE", "true"))));
   }
 
   @Test

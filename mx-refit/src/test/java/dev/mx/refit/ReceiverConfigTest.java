@@ -36,7 +36,9 @@ class ReceiverConfigTest {
             "mx.receiver.timeout-seconds", "2.5",
             "mx.receiver.double-buffer", "true",
             "mx.receiver.threads", "3",
-            "mx.receiver.bounding", "modelexpress");
+            "mx.receiver.bounding", "modelexpress",
+            "mx.receiver.staging-bytes", "64m",
+            "mx.receiver.landing-bytes", "0");
     ReceiverConfig c = ReceiverConfig.fromProperties(props, NONE);
     assertEquals(
         new ReceiverConfig(
@@ -46,7 +48,9 @@ class ReceiverConfigTest {
             Duration.ofMillis(2500),
             true,
             3,
-            dev.mx.api.plan.BoundingMode.MODELEXPRESS),
+            dev.mx.api.plan.BoundingMode.MODELEXPRESS,
+            java.util.OptionalLong.of(64L << 20),
+            java.util.OptionalLong.of(0)),
         c);
     assertEquals(c, ReceiverConfig.fromProperties(c.toProperties(), NONE));
     assertEquals(ReceiverConfig.KEYS.size(), c.toProperties().size());

@@ -51,11 +51,6 @@ class ReceiverModuleTest {
     }
 
     @Override
-    public boolean fused() {
-      return true;
-    }
-
-    @Override
     public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
       CALLS.incrementAndGet();
       return inner.transfer(transport, groups, timeout);
@@ -125,7 +120,10 @@ class ReceiverModuleTest {
       try (Receiver r = byName.getInstance(Receiver.class)) {
         r.updateWeights(1);
       }
-      assertEquals(1, CountingWire.CALLS.get());
+      // Pipelined, the custom policy issues every transport read: one call per peer here.
+      int perStep = h.cluster.receiver.batchSizes.size();
+      assertEquals(h.cluster.peerMetadata().size(), perStep);
+      assertEquals(perStep, CountingWire.CALLS.get());
 
       WirePolicy custom = new CountingWire();
       Injector overridden =
@@ -139,7 +137,7 @@ class ReceiverModuleTest {
       try (Receiver r = overridden.getInstance(Receiver.class)) {
         r.updateWeights(2);
       }
-      assertEquals(2, CountingWire.CALLS.get());
+      assertEquals(2 * perStep, CountingWire.CALLS.get());
       assertEquals(List.of(1L, 2L), h.installer.steps);
     }
   }
@@ -162,5 +160,47 @@ class ReceiverModuleTest {
             IllegalArgumentException.class,
             () -> Receivers.injector(ReceiverConfig.defaults().withWire("java.lang.String"), NONE));
     assertTrue(notAPolicy.getMessage().contains("does not implement"), notAPolicy.getMessage());
+  }
+
+  @Test
+  void listenersBoundInTheInjectorAreToldAndTheBuilderRefusesAsItAlwaysDid() {
+    try (Harness h = new Harness()) {
+      List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+      dev.mx.api.metrics.RefitListener listener =
+          new dev.mx.api.metrics.RefitListener() {
+            @Override
+            public void installed(Refit refit) {
+              heard.add("installed " + refit.step());
+            }
+          };
+      Injector injector =
+          Receivers.injector(
+              ReceiverConfig.defaults(),
+              NONE,
+              integrator(h),
+              b ->
+                  com.google.inject.multibindings.Multibinder.newSetBinder(
+                          b, dev.mx.api.metrics.RefitListener.class)
+                      .addBinding()
+                      .toInstance(listener));
+      try (Receiver r = injector.getInstance(Receiver.class)) {
+        r.updateWeights(5);
+      }
+      assertEquals(List.of("installed 5"), heard);
+      assertSame(
+          injector.getInstance(ReceiverContext.class),
+          injector.getInstance(Receiver.class).context(),
+          "the receiver runs on the bound context");
+
+      // The builder builds through the same assembly; its refusals stay the receiver's own.
+      IllegalStateException strict =
+          assertThrows(
+              IllegalStateException.class,
+              () ->
+                  h.builder(Map.of())
+                      .config(ReceiverConfig.defaults().withVerify(VerifyMode.STRICT))
+                      .build());
+      assertTrue(strict.getMessage().contains("strict staged planner"), strict.getMessage());
+    }
   }
 }

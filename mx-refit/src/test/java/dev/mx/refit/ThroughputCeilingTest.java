@@ -21,9 +21,14 @@ class ThroughputCeilingTest {
     return Settings.of(Map.of(), Map.of("MX_RESHARD_MAX_GBPS", value));
   }
 
+  /** The ceiling a receiver concludes from these settings. */
+  private static double ceilingGbps(Settings s) {
+    return ReceiverContext.conclude(ReceiverConfig.defaults(), s, false).maxGbps();
+  }
+
   private static void check(
       Settings s, CapturingRecords r, long bytes, Map<String, Double> stages) {
-    ThroughputCeiling.check(s, r, 5, 11, bytes, stages);
+    ThroughputCeiling.check(ceilingGbps(s), r, 5, 11, bytes, stages);
   }
 
   @Test
@@ -68,11 +73,10 @@ class ThroughputCeilingTest {
     check(Settings.of(Map.of(), Map.of()), new CapturingRecords(), OBSERVED_BYTES, wire);
     for (String v : new String[] {"NaN", "Infinity", "-Infinity", "0", "-3"}) {
       check(ceiling(v), new CapturingRecords(), OBSERVED_BYTES, wire);
-      assertEquals(0.0, ThroughputCeiling.ceilingGbps(ceiling(v)), v);
+      assertEquals(0.0, ceilingGbps(ceiling(v)), v);
     }
     IllegalArgumentException e =
-        assertThrows(
-            IllegalArgumentException.class, () -> ThroughputCeiling.ceilingGbps(ceiling("fast")));
+        assertThrows(IllegalArgumentException.class, () -> ceilingGbps(ceiling("fast")));
     assertTrue(e.getMessage().startsWith("MX_RESHARD_MAX_GBPS='fast'"), e.getMessage());
   }
 

@@ -2,6 +2,7 @@ package dev.mx.metadata.progress;
 
 import dev.mx.api.util.Settings;
 import dev.mx.metadata.Liveness;
+import dev.mx.metadata.MetadataSetting;
 import java.time.Duration;
 
 /**
@@ -13,13 +14,16 @@ import java.time.Duration;
  * invalid value fails naming the setting.
  */
 public final class ProgressSettings {
-  public static final String HEARTBEAT_PERIOD_PROPERTY = "mx.heartbeat-period";
-  public static final String HEARTBEAT_PERIOD_ENV = "MX_HEARTBEAT_PERIOD_S";
-  public static final String STALL_LIMIT_PROPERTY = "mx.stall-limit";
-  public static final String STALL_LIMIT_ENV = "MX_STALL_LIMIT_S";
+  public static final String HEARTBEAT_PERIOD_PROPERTY =
+      MetadataSetting.HEARTBEAT_PERIOD.property();
+  public static final String HEARTBEAT_PERIOD_ENV = MetadataSetting.HEARTBEAT_PERIOD.env();
+  public static final String STALL_LIMIT_PROPERTY = MetadataSetting.STALL_LIMIT.property();
+  public static final String STALL_LIMIT_ENV = MetadataSetting.STALL_LIMIT.env();
 
-  public static final double DEFAULT_HEARTBEAT_PERIOD_SECONDS = 2;
-  public static final double DEFAULT_STALL_LIMIT_SECONDS = 60;
+  public static final double DEFAULT_HEARTBEAT_PERIOD_SECONDS =
+      Double.parseDouble(MetadataSetting.HEARTBEAT_PERIOD.defaultValue());
+  public static final double DEFAULT_STALL_LIMIT_SECONDS =
+      Double.parseDouble(MetadataSetting.STALL_LIMIT.defaultValue());
 
   /**
    * The fewest heartbeat periods a stall limit may span. Below it a healthy party, whose record

@@ -63,19 +63,20 @@ public final class Publisher implements AutoCloseable {
    * tiles per shard (128 KiB), while the digests add 34 table bytes per tile (0.05 % of the
    * weights).
    */
-  public static final String TILE_BYTES_PROPERTY = "mx.publish.tile-bytes";
+  public static final String TILE_BYTES_PROPERTY = PublisherSetting.TILE_BYTES.property();
 
   /** Environment variable setting the tile bytes when the property is unset. */
-  public static final String TILE_BYTES_ENV = "MX_RESHARD_PUBLISH_TILE_BYTES";
+  public static final String TILE_BYTES_ENV = PublisherSetting.TILE_BYTES.env();
 
   /** Default tile of the tile digests. */
-  public static final int DEFAULT_TILE_BYTES = 64 * 1024;
+  public static final int DEFAULT_TILE_BYTES =
+      Integer.parseInt(PublisherSetting.TILE_BYTES.defaultValue());
 
   /** System property switching shard digests (default on). */
-  public static final String DIGEST_PROPERTY = "mx.publish.digest";
+  public static final String DIGEST_PROPERTY = PublisherSetting.DIGEST.property();
 
   /** Environment variable switching shard digests when the property is unset. */
-  public static final String DIGEST_ENV = "MX_RESHARD_PUBLISH_DIGEST";
+  public static final String DIGEST_ENV = PublisherSetting.DIGEST.env();
 
   private final Transport transport;
   private final MetadataStore store;

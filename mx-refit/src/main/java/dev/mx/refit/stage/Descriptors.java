@@ -10,15 +10,14 @@ import java.util.Map;
 /**
  * The descriptor stage's output for one set of receive buffers: the reads in the wire policy's
  * three groups (staged shards travel with full pulls: both land in staging), their count and bytes,
- * and the same reads grouped by peer for the pipelined wire. Built once and cached while the plan
- * holds.
+ * and the same reads grouped by peer. Built once and cached while the plan holds, whatever the wire
+ * policy.
  *
- * @param fused the policy flag the lists were built for
  * @param groups exact, full-pull plus staged-shard, and convert reads
  * @param verifiable exact, full-pull and convert reads (what whole-shard verification inspects)
  */
 public record Descriptors(
-    boolean fused, WireGroups groups, List<ReadDescriptor> verifiable, long segments, long bytes) {
+    WireGroups groups, List<ReadDescriptor> verifiable, long segments, long bytes) {
 
   /**
    * Every read, grouped by session in first-seen order (exact, then full and staged, then convert).

@@ -1,13 +1,11 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
-import dev.mx.api.util.Settings;
 import dev.mx.refit.jfr.PeerReadEvent;
 import dev.mx.refit.reslice.Reslicer;
-import dev.mx.refit.wire.FusedWire;
-import dev.mx.refit.wire.WireStages;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,13 +19,15 @@ import java.util.concurrent.Future;
 /**
  * The wire stage with the per-peer work overlapped on it: each staged shard's verification and
  * copies, and the digest of each shard verified where it landed, depend only on the reads of the
- * peer that serves it. With the built-in fused policy and worker threads, the reads go out one peer
- * at a time (peers with the most work first), each peer's reads in landing batches of about {@link
- * #LANDING_PROPERTY} bytes. Work keyed by a read ({@code onLanded}: the digest of the bytes it
- * brought) starts on a worker as soon as that read's batch has landed, while the next batch is on
- * the wire and the bytes just read are still in cache, so every byte is read from its peer once and
- * verified in the same pass; work keyed by a peer starts once all of that peer's reads have landed.
- * Otherwise the policy runs as configured and the work follows it.
+ * peer that serves it. With worker threads, the reads go out one peer at a time (peers with the
+ * most work first), each peer's reads in landing batches of about {@link #LANDING_PROPERTY} bytes,
+ * and the wire policy issues every batch (its groups cut to the batch): this stage decides what is
+ * read when, the policy how it goes to the transport, so a custom or decorated policy keeps the
+ * pipelining. Work keyed by a read ({@code onLanded}: the digest of the bytes it brought) starts on
+ * a worker as soon as that read's batch has landed, while the next batch is on the wire and the
+ * bytes just read are still in cache, so every byte is read from its peer once and verified in the
+ * same pass; work keyed by a peer starts once all of that peer's reads have landed. Without
+ * workers, work or pipelining, the policy issues every read at once and the work follows.
  *
  * <p>Safe because no later stage writes what this work reads: staging buffers are written only by
  * the wire, and the coverage gate guarantees no receive-buffer element is written twice. Nothing
@@ -47,21 +47,6 @@ public final class PipelinedWire {
    * digests it, large enough that a batch's fixed cost (one transport call) does not show.
    */
   public static final long DEFAULT_LANDING_BYTES = 8L << 20;
-
-  /**
-   * The configured landing batch size.
-   *
-   * @throws IllegalArgumentException naming the setting when it is not a byte count
-   */
-  public static long landingBytes(Settings settings) {
-    return StagingWaves.byteSetting(
-        settings,
-        LANDING_PROPERTY,
-        LANDING_ENV,
-        DEFAULT_LANDING_BYTES,
-        0,
-        "e.g. 8m, or 0 for one batch per peer");
-  }
 
   /**
    * Runs the wire and the per-peer work; returns stage times: the policy's wire keys, plus {@code
@@ -90,9 +75,7 @@ public final class PipelinedWire {
     for (List<Runnable> l : onLanded.values()) {
       tasks += l.size();
     }
-    // Only the built-in fused policy is split per peer; a custom policy always issues its own
-    // reads.
-    if (!pipeline || !(policy instanceof FusedWire) || tasks == 0 || workers == null) {
+    if (!pipeline || tasks == 0 || workers == null) {
       stages.putAll(policy.transfer(transport, d.groups(), timeout));
       if (tasks > 0) {
         long t = System.nanoTime();
@@ -108,7 +91,7 @@ public final class PipelinedWire {
       }
       return stages;
     }
-    Map<String, List<ReadDescriptor>> reads = d.bySession();
+    Map<String, PeerReads> reads = PeerReads.of(d.groups());
     List<String> order = new ArrayList<>(reads.keySet());
     // Peers with the most work first, so the work overlaps as much of the remaining wire as
     // possible.
@@ -121,11 +104,12 @@ public final class PipelinedWire {
     Map<ReadDescriptor, List<Runnable>> pending = new HashMap<>(onLanded);
     List<Future<?>> started = new ArrayList<>(tasks);
     RuntimeException failure = null;
-    long wire = 0;
+    Map<String, Double> wire = new LinkedHashMap<>();
     int batches = 0;
     try {
       for (String session : order) {
-        List<List<ReadDescriptor>> peerBatches = batches(reads.get(session), landingBytes);
+        PeerReads peer = reads.get(session);
+        List<List<ReadDescriptor>> peerBatches = batches(peer.all(), landingBytes);
         // A read is one peer's, so its last landing is among this peer's batches.
         Map<ReadDescriptor, Integer> lastBatch = new HashMap<>();
         for (int k = 0; k < peerBatches.size(); k++) {
@@ -134,12 +118,18 @@ public final class PipelinedWire {
           }
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        PeerReadEvent event = PeerReadEvent.start(session, reads.get(session));
+        PeerReadEvent event = PeerReadEvent.start(session, peer.all());
+        int from = 0;
         for (int k = 0; k < peerBatches.size(); k++) {
           List<ReadDescriptor> batch = peerBatches.get(k);
-          long t = System.nanoTime();
-          transport.read(batch, Duration.ofNanos(Math.max(1_000_000, deadline - t)));
-          wire += System.nanoTime() - t;
+          // The policy issues every batch: a custom or decorated policy keeps the pipelining.
+          policy
+              .transfer(
+                  transport,
+                  peer.groups(from, from + batch.size()),
+                  Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())))
+              .forEach((key, seconds) -> wire.merge(key, seconds, Double::sum));
+          from += batch.size();
           for (ReadDescriptor r : batch) {
             if (lastBatch.get(r) == k) {
               for (Runnable w : pending.getOrDefault(r, List.of())) {
@@ -166,7 +156,7 @@ public final class PipelinedWire {
     } catch (RuntimeException e) {
       failure = e;
     }
-    stages.put(WireStages.FUSED, wire / 1e9);
+    stages.putAll(wire);
     long t = System.nanoTime();
     for (Future<?> f : started) {
       try {
@@ -193,6 +183,47 @@ public final class PipelinedWire {
       stages.put("landing_batches", (double) batches);
     }
     return stages;
+  }
+
+  /**
+   * One peer's reads in wire order (exact, then full and staged, then convert), split back into the
+   * policy's groups for any consecutive run of them.
+   */
+  private record PeerReads(
+      List<ReadDescriptor> exact, List<ReadDescriptor> full, List<ReadDescriptor> convert) {
+
+    static Map<String, PeerReads> of(WireGroups groups) {
+      Map<String, PeerReads> m = new LinkedHashMap<>();
+      java.util.function.Function<String, PeerReads> empty =
+          k -> new PeerReads(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+      groups.exact().forEach(r -> m.computeIfAbsent(r.session(), empty).exact.add(r));
+      groups.full().forEach(r -> m.computeIfAbsent(r.session(), empty).full.add(r));
+      groups.convert().forEach(r -> m.computeIfAbsent(r.session(), empty).convert.add(r));
+      return m;
+    }
+
+    List<ReadDescriptor> all() {
+      List<ReadDescriptor> out = new ArrayList<>(exact.size() + full.size() + convert.size());
+      out.addAll(exact);
+      out.addAll(full);
+      out.addAll(convert);
+      return out;
+    }
+
+    /** Reads {@code [from, to)} of {@link #all()} as the groups they came from. */
+    WireGroups groups(int from, int to) {
+      int e = exact.size();
+      int f = e + full.size();
+      return new WireGroups(
+          slice(exact, from, to, 0), slice(full, from, to, e), slice(convert, from, to, f));
+    }
+
+    private static List<ReadDescriptor> slice(
+        List<ReadDescriptor> group, int from, int to, int offset) {
+      int a = Math.clamp(from - offset, 0, group.size());
+      int b = Math.clamp(to - offset, 0, group.size());
+      return group.subList(a, b);
+    }
   }
 
   /** Consecutive runs of {@code reads} of at least {@code bytes} each (one run when 0). */

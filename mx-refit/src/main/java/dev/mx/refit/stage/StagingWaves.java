@@ -48,40 +48,14 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
   }
 
   /**
-   * The configured budget, or -1 when none is set.
+   * The budget set in {@code settings} ({@value #PROPERTY} or {@value #ENV}), or -1 when none is
+   * (for callers sizing a reservation before a receiver exists; a receiver takes its budget from
+   * its {@link dev.mx.refit.ReceiverContext}).
    *
    * @throws IllegalArgumentException naming the setting when it is not a positive number of bytes
    */
   public static long configured(Settings settings) {
-    return byteSetting(settings, PROPERTY, ENV, -1, 1, "e.g. 67108864, 64m, 1g");
-  }
-
-  /**
-   * A byte-count setting ({@link #parseBytes}), {@code unset} when absent or blank.
-   *
-   * @param min the smallest value allowed: 1 (must be positive) or 0 (must not be negative)
-   * @param examples what the error shows as valid values
-   * @throws IllegalArgumentException naming the setting and its value when it is not a byte count
-   *     or is below {@code min}
-   */
-  public static long byteSetting(
-      Settings settings, String property, String env, long unset, long min, String examples) {
-    String v = settings.get(property, env);
-    if (v == null || v.isBlank()) {
-      return unset;
-    }
-    long bytes;
-    try {
-      bytes = parseBytes(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          property + "='" + v + "' is not a byte count (" + examples + ")", e);
-    }
-    if (bytes < min) {
-      throw new IllegalArgumentException(
-          property + "='" + v + "' " + (min > 0 ? "must be positive" : "must not be negative"));
-    }
-    return bytes;
+    return dev.mx.refit.ReceiverContext.stagingBytes(settings).orElse(-1);
   }
 
   /** Parses {@code 123}, {@code 64k}, {@code 64m} or {@code 2g} (binary units). */
@@ -118,7 +92,7 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
    * @param staged the staged shards, in plan order
    * @param heldBytes full-pull and convert staging held for the whole refit
    * @param largestHeld the name of the largest full-pull or convert unit (for the error), or null
-   * @param configured the budget the user set, or -1 for the default
+   * @param configured the budget the user set, or empty for {@code auto}
    * @param rank named in the error
    * @throws BudgetException when a set budget cannot hold the held staging plus the largest staged
    *     shard, naming the budget, the unit and the bytes needed
@@ -127,7 +101,7 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
       List<ShardStaging.Staged> staged,
       long heldBytes,
       String largestHeld,
-      long configured,
+      java.util.OptionalLong configured,
       int rank) {
     ShardStaging.Staged largest = null;
     for (ShardStaging.Staged s : staged) {
@@ -137,7 +111,7 @@ public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes
     }
     long largestShard = largest == null ? 0 : largest.stagingBytes();
     long needed = Math.addExact(heldBytes, aligned(largestShard));
-    long budget = configured > 0 ? configured : Math.max(DEFAULT_BYTES, needed);
+    long budget = configured.orElse(Math.max(DEFAULT_BYTES, needed));
     if (needed > budget) {
       String unit =
           largest != null && aligned(largestShard) >= heldBytes

@@ -22,11 +22,6 @@ public final class FusedWire implements WirePolicy {
   }
 
   @Override
-  public boolean fused() {
-    return true;
-  }
-
-  @Override
   public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
     List<ReadDescriptor> all =
         new ArrayList<>(groups.exact().size() + groups.full().size() + groups.convert().size());
@@ -34,7 +29,8 @@ public final class FusedWire implements WirePolicy {
     all.addAll(groups.full());
     all.addAll(groups.convert());
     if (all.isEmpty()) {
-      return Map.of();
+      // Still the fused stage, so the stage record tells a fused wire that read nothing.
+      return Map.of(WireStages.FUSED, 0.0);
     }
     long start = System.nanoTime();
     transport.read(all, timeout);

@@ -22,11 +22,6 @@ public final class PhasedWire implements WirePolicy {
   }
 
   @Override
-  public boolean fused() {
-    return false;
-  }
-
-  @Override
   public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
     Map<String, Double> stages = new LinkedHashMap<>();
     phase(transport, groups.exact(), timeout, WireStages.EXACT, stages);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.refit.WireGroups;
+import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
@@ -83,18 +84,21 @@ class LandingBatchesTest {
     }
   }
 
-  @Test
-  void workKeyedByAReadStartsRightAfterItsBatchLandedBeforeTheNextBatchIsRead() {
-    try (Arena arena = Arena.ofShared();
-        Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
-        Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"))) {
-      MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
+  /** One trainer peer over the real {@code mem} transport and {@value #READS} reads of it. */
+  private static final class OnePeer implements AutoCloseable {
+    final Arena arena = Arena.ofShared();
+    final Transport trainer = new MemTransportProvider().create(TransportConfig.of("trainer-0"));
+    final Transport receiver = new MemTransportProvider().create(TransportConfig.of("inference-0"));
+    final MemorySegment src = arena.allocate(READS * READ_BYTES, 64);
+    final MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
+    final List<ReadDescriptor> reads = new ArrayList<>();
+    final Descriptors descriptors;
+
+    OnePeer() {
       src.fill((byte) 7);
       trainer.register(src);
-      MemorySegment dst = arena.allocate(READS * READ_BYTES, 64);
       receiver.register(dst);
       receiver.connect("trainer-0", trainer.localMetadata());
-      List<ReadDescriptor> reads = new ArrayList<>();
       for (int i = 0; i < READS; i++) {
         reads.add(
             new ReadDescriptor(
@@ -103,9 +107,27 @@ class LandingBatchesTest {
                 dst.address() + i * READ_BYTES,
                 READ_BYTES));
       }
-      Descriptors d =
+      descriptors =
           new Descriptors(
-              true, new WireGroups(reads, List.of(), List.of()), reads, READS, READS * READ_BYTES);
+              new WireGroups(reads, List.of(), List.of()), reads, READS, READS * READ_BYTES);
+    }
+
+    @Override
+    public void close() {
+      receiver.close();
+      trainer.close();
+      arena.close();
+    }
+  }
+
+  @Test
+  void workKeyedByAReadStartsRightAfterItsBatchLandedBeforeTheNextBatchIsRead() {
+    try (OnePeer peer = new OnePeer()) {
+      Transport receiver = peer.receiver;
+      MemorySegment src = peer.src;
+      MemorySegment dst = peer.dst;
+      List<ReadDescriptor> reads = peer.reads;
+      Descriptors d = peer.descriptors;
       List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
       Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
       for (int i = 0; i < READS; i++) {
@@ -137,6 +159,78 @@ class LandingBatchesTest {
     }
   }
 
+  /**
+   * An integrator's policy: a decorator of the fused one that counts its calls and records, at each
+   * call, how many reads had landed and how much of the work had been handed to the workers.
+   */
+  private static final class CountingWire implements WirePolicy {
+    final WirePolicy inner = new FusedWire();
+    final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    final LandingCountingExecutor workers;
+
+    CountingWire(LandingCountingExecutor workers) {
+      this.workers = workers;
+    }
+
+    @Override
+    public String name() {
+      return "counting";
+    }
+
+    @Override
+    public Map<String, Double> transfer(Transport transport, WireGroups groups, Duration timeout) {
+      calls.add(
+          groups.exact().size()
+              + " read(s) after "
+              + workers.landed()
+              + " landed, "
+              + workers.landedAtSubmit.size()
+              + " task(s) handed over");
+      return inner.transfer(transport, groups, timeout);
+    }
+  }
+
+  @Test
+  void aCustomPolicyIssuesEveryLandingBatchAndKeepsThePipelining() {
+    try (OnePeer peer = new OnePeer()) {
+      Transport receiver = peer.receiver;
+      MemorySegment src = peer.src;
+      MemorySegment dst = peer.dst;
+      List<ReadDescriptor> reads = peer.reads;
+      Descriptors d = peer.descriptors;
+      List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
+      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      for (int i = 0; i < READS; i++) {
+        int read = i;
+        onLanded.put(reads.get(i), List.of(() -> ran.add(read)));
+      }
+      LandingCountingExecutor workers = new LandingCountingExecutor(dst);
+      CountingWire policy = new CountingWire(workers);
+      Map<String, Double> stages =
+          PipelinedWire.run(
+              policy,
+              receiver,
+              d,
+              Map.of(),
+              onLanded,
+              workers,
+              Duration.ofSeconds(30),
+              true,
+              2 * READ_BYTES);
+      // The policy issued both batches; the work of the first batch was handed over (with only
+      // its reads landed) before the policy was asked for the second: the overlap happened.
+      assertEquals(
+          List.of(
+              "2 read(s) after 0 landed, 0 task(s) handed over",
+              "2 read(s) after 2 landed, 2 task(s) handed over"),
+          policy.calls);
+      assertEquals(List.of(2, 2, 4, 4), workers.landedAtSubmit);
+      assertEquals(List.of(0, 1, 2, 3), ran);
+      assertEquals(2.0, stages.get("landing_batches"));
+      assertTrue(stages.containsKey("wire_fused_s"), "the policy's stages are reported");
+    }
+  }
+
   @Test
   void batchesHoldAtLeastTheLandingBytesAndZeroMeansOneBatchPerPeer() {
     List<ReadDescriptor> reads = new ArrayList<>();
@@ -148,23 +242,25 @@ class LandingBatchesTest {
     assertEquals(List.of(5), PipelinedWire.batches(reads, 0).stream().map(List::size).toList());
   }
 
+  /** The landing batch a receiver concludes from these settings. */
+  private static long landingBytes(Settings s) {
+    return dev.mx.refit.ReceiverContext.conclude(dev.mx.refit.ReceiverConfig.defaults(), s, false)
+        .landingBytes();
+  }
+
   @Test
   void theLandingBatchSettingIsCheckedAndNamed() {
     assertEquals(
-        PipelinedWire.DEFAULT_LANDING_BYTES,
-        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of())));
+        PipelinedWire.DEFAULT_LANDING_BYTES, landingBytes(Settings.of(Map.of(), Map.of())));
     assertEquals(
-        4L << 20,
-        PipelinedWire.landingBytes(Settings.of(Map.of(), Map.of(PipelinedWire.LANDING_ENV, "4m"))));
+        4L << 20, landingBytes(Settings.of(Map.of(), Map.of(PipelinedWire.LANDING_ENV, "4m"))));
     assertEquals(
-        0L,
-        PipelinedWire.landingBytes(
-            Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "0"), Map.of())));
+        0L, landingBytes(Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "0"), Map.of())));
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                PipelinedWire.landingBytes(
+                landingBytes(
                     Settings.of(Map.of(PipelinedWire.LANDING_PROPERTY, "lots"), Map.of())));
     assertTrue(e.getMessage().startsWith("mx.receiver.landing-bytes='lots'"), e.getMessage());
   }

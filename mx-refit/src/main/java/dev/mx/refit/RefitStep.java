@@ -1,0 +1,315 @@
+package dev.mx.refit;
+
+import dev.mx.api.digest.DigestProvider;
+import dev.mx.api.error.TornInstallException;
+import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.plan.SourceInfo;
+import dev.mx.api.refit.InPlaceTarget;
+import dev.mx.api.refit.WirePolicy;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.refit.memory.OpsDigest;
+import dev.mx.refit.stage.Descriptors;
+import dev.mx.refit.stage.PipelinedWire;
+import dev.mx.refit.stage.RefitReport;
+import dev.mx.refit.stage.StagedWork;
+import dev.mx.refit.verify.ShardVerifier;
+import dev.mx.refit.wire.WireStages;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * One refit step over a {@link PreparedPlan} (ModelExpress; ARCHITECTURE §7.4): {@link
+ * DescriptorStage} (cached per buffer set) → the in-place peer probe → {@link PipelinedWire} (the
+ * wire policy issuing every batch, with each peer's work — staged shards verified then copied,
+ * digests of shards that landed whole — starting on the workers as soon as that peer's reads
+ * landed) → {@link ThroughputCeiling} → re-slice of full pulls → casts → install → {@link
+ * RefitReport}. Atomicity: the installer is called only after every step before it succeeded; in
+ * place, a failure after the first write is reported as a torn step.
+ */
+final class RefitStep {
+  private final ReceiverParts parts;
+  private final ReceiverContext context;
+  private final ReceiverConfig config;
+  private final InPlaceTarget inPlace;
+
+  /** The device memory operations (null for host memory), known once the first prepare ran. */
+  private final Supplier<MemoryOps> device;
+
+  private final AtomicLong descriptorBuilds = new AtomicLong();
+  private DigestProvider digestProvider;
+
+  RefitStep(ReceiverParts parts, Supplier<MemoryOps> device) {
+    this.parts = parts;
+    this.context = parts.context();
+    this.config = context.config();
+    this.inPlace = parts.inPlace();
+    this.device = device;
+  }
+
+  /** A refit's report (for listeners) and the metrics map {@code updateWeights} returns. */
+  record Refitted(RefitReport report, Map<String, Object> metrics) {}
+
+  /** How many times refits built their descriptor lists (a cache hit builds nothing). */
+  long descriptorBuilds() {
+    return descriptorBuilds.get();
+  }
+
+  /**
+   * Runs one refit into {@code set}.
+   *
+   * @param currentSources the publishers' tables of this step
+   * @param sourceStep the publishers' step, or null
+   */
+  Refitted run(
+      long step,
+      PreparedPlan p,
+      BufferSet set,
+      Map<String, Double> stages,
+      Map<String, SourceInfo> currentSources,
+      Long sourceStep) {
+    WirePolicy policy = parts.wirePolicy().get();
+    // Delta: sources held unchanged in this buffer set are not read (checked before any read).
+    Set<String> kept =
+        parts.delta() ? set.delta.unchanged(currentSources, p.keepable().get()) : Set.of();
+    // Descriptors: reuse while the plan is unchanged.
+    long t = System.nanoTime();
+    boolean cache = context.cacheDescriptors();
+    List<Descriptors> waves = set.cached;
+    if (!kept.isEmpty()) {
+      waves = p.descriptors().build(set.params, kept);
+      descriptorBuilds.incrementAndGet();
+    } else {
+      if (!cache || waves == null) {
+        waves = p.descriptors().build(set.params, Set.of());
+        descriptorBuilds.incrementAndGet();
+      }
+      set.cached = cache ? waves : null;
+    }
+    stages.put("descriptor_build_s", Preparation.seconds(t));
+    long bytes = 0;
+    long segments = 0;
+    for (Descriptors d : waves) {
+      bytes += d.bytes();
+      segments += d.segments();
+    }
+
+    // In place, the live weights are written from the first read on: a failure after this point
+    // leaves them torn until restored or refitted. A publisher already dead (or stopped, where the
+    // transport needs it) fails the probe, before that point.
+    if (inPlace != null) {
+      probePeers(p.probe(), waves);
+      inPlace.writing(step);
+    }
+    AtomicInteger verified = new AtomicInteger();
+    boolean batch = context.batchInstall();
+    try {
+      // Wire, wave by wave (staged shards beyond the staging budget wait for the next wave), with
+      // each peer's verification and staged copies starting as soon as that peer landed.
+      Map<String, Double> wire = new LinkedHashMap<>();
+      for (int w = 0; w < waves.size(); w++) {
+        Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+        Map<String, List<Runnable>> work =
+            perPeerWork(set, p.descriptors().waveOf(), w, verified, kept, onLanded);
+        PipelinedWire.run(
+                policy,
+                parts.transport(),
+                waves.get(w),
+                work,
+                onLanded,
+                p.workers(),
+                config.timeout(),
+                context.pipeline(),
+                context.landingBytes())
+            .forEach((k, v) -> wire.merge(k, v, Double::sum));
+      }
+      if (waves.size() > 1) {
+        stages.put("staging_waves", (double) waves.size());
+      }
+      stages.putAll(wire);
+      ThroughputCeiling.check(context.maxGbps(), parts.records(), config.rank(), step, bytes, wire);
+
+      if (set.local.resliceCount() > 0) {
+        t = System.nanoTime();
+        set.local.reslice(batch, p.workers(), p.threads());
+        stages.put("reslice_s", Preparation.seconds(t));
+        stages.put("reslice_copies", (double) set.local.resliceCount());
+      }
+      if (set.local.convertCount() > 0) {
+        t = System.nanoTime();
+        set.local.casts(batch, p.workers(), p.threads());
+        stages.put("convert_s", Preparation.seconds(t));
+      }
+      // Install: only now does the engine see anything (in place: only now is the step whole).
+      t = System.nanoTime();
+      parts.installer().install(step, set.params);
+      if (inPlace != null && parts.installer() != inPlace) {
+        inPlace.installed(step);
+      }
+      stages.put("install_s", Preparation.seconds(t));
+    } catch (RuntimeException e) {
+      set.delta.forget();
+      if (inPlace == null) {
+        throw e;
+      }
+      inPlace.torn(step, e);
+      throw new TornInstallException(
+          "rank "
+              + config.rank()
+              + " step "
+              + step
+              + ": the in-place refit failed after it began writing the live weights ("
+              + set.params.size()
+              + " parameter(s) may hold a mix of the previous step and this one): "
+              + (e.getMessage() == null ? e.toString() : e.getMessage()),
+          config.rank(),
+          step,
+          e);
+    }
+    if (parts.delta()) {
+      set.delta.installed(currentSources, p.usedSources());
+    } else {
+      // Shared with other receivers of the same live weights: what it held is overwritten now.
+      set.delta.forget();
+    }
+    ShardVerifier.Outcome outcome =
+        new ShardVerifier.Outcome(
+            verified.get(),
+            config.verify() == VerifyMode.OFF ? 0 : set.verifier.unverifiableCount());
+    long stagedUnverified = 0;
+    long stagedUnverifiedBytes = 0;
+    for (StagedWork w : set.local.staged()) {
+      if (!w.verifies()) {
+        stagedUnverified++;
+        stagedUnverifiedBytes += w.installedBytes();
+      }
+    }
+    long unverifiedBytes =
+        switch (config.verify()) {
+          case OFF -> bytes;
+          case WHOLE_SHARDS -> set.verifier.unverifiableBytes() + stagedUnverifiedBytes;
+          case ALL, STRICT -> 0L;
+        };
+    RefitReport report =
+        new RefitReport(
+            step,
+            bytes,
+            segments,
+            p.plan(),
+            set.local.staged().size(),
+            p.sourcesExact(),
+            p.sourcesStaged(),
+            p.sourcesFull(),
+            outcome.verified(),
+            config.verify() == VerifyMode.OFF ? 0 : outcome.unverifiable() + stagedUnverified,
+            unverifiedBytes,
+            config.verify().label(),
+            sourceStep == null ? -1 : sourceStep,
+            stages);
+    if (context.stageRecord()) {
+      report.emit(
+          parts.records(),
+          context.stageRecordLevel(),
+          config.rank(),
+          stages.containsKey(WireStages.FUSED),
+          batch);
+    }
+    Map<String, Object> metrics = new LinkedHashMap<>(report.metrics());
+    metrics.put("delta_kept_sources", (long) kept.size());
+    metrics.put("delta_kept_bytes", kept.isEmpty() ? 0L : Math.max(0, set.bytes - bytes));
+    return new Refitted(report, Collections.unmodifiableMap(metrics));
+  }
+
+  /**
+   * The work of wave {@code wave} that depends only on one peer's reads: each of its staged shards
+   * (verify, then copy) and, in wave 0, each whole-shard and tile digest check, piece by piece into
+   * {@code onLanded} where the digest combines pieces (each keyed by the read that lands it). The
+   * digest provider is resolved only when something is digested.
+   */
+  private Map<String, List<Runnable>> perPeerWork(
+      BufferSet set,
+      Map<String, Integer> waveOf,
+      int wave,
+      AtomicInteger verified,
+      Set<String> kept,
+      Map<ReadDescriptor, List<Runnable>> onLanded) {
+    Map<String, List<Runnable>> work = new LinkedHashMap<>();
+    boolean checks =
+        wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
+    List<StagedWork> staged = new ArrayList<>();
+    for (StagedWork w : set.local.staged()) {
+      // A kept source was not staged this step: its held bytes were verified when they landed.
+      if (waveOf.getOrDefault(w.staged().key(), 0) == wave && !kept.contains(w.staged().source())) {
+        staged.add(w);
+      }
+    }
+    boolean digesting = checks;
+    for (StagedWork w : staged) {
+      digesting |= w.verifies();
+    }
+    DigestProvider dp = digesting ? digestProvider() : null;
+    for (StagedWork w : staged) {
+      work.computeIfAbsent(w.session(), k -> new ArrayList<>())
+          .add(
+              () -> {
+                w.run(dp);
+                if (w.verifies()) {
+                  verified.incrementAndGet();
+                }
+              });
+    }
+    if (checks) {
+      ShardVerifier.LandingWork lw = set.verifier.landingWork(dp, verified, kept);
+      lw.bySession().forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
+      onLanded.putAll(lw.byRead());
+    }
+    return work;
+  }
+
+  private synchronized DigestProvider digestProvider() {
+    if (digestProvider == null) {
+      // Device buffers are digested where they are: the CPU must not read them.
+      digestProvider = device.get() != null ? new OpsDigest(device.get()) : parts.digests().get();
+    }
+    return digestProvider;
+  }
+
+  /**
+   * One small read from every peer the step reads, into the probe buffer (staging, idle until the
+   * wire starts, or a page of its own), never the live weights: a publisher that died since it
+   * published, or stopped where the transport needs it to serve (ucx), fails the step here, naming
+   * it, with the live weights untouched. One round trip for up to a probe buffer's worth of peers
+   * at once, more rounds beyond.
+   */
+  private void probePeers(MemorySegment probe, List<Descriptors> waves) {
+    Map<String, ReadDescriptor> first = new LinkedHashMap<>();
+    for (Descriptors d : waves) {
+      d.firstReadPerSession().forEach(first::putIfAbsent);
+    }
+    int slots = (int) (probe.byteSize() / Preparation.PROBE_BYTES);
+    List<ReadDescriptor> probes = new ArrayList<>(Math.min(slots, first.size()));
+    for (ReadDescriptor r : first.values()) {
+      probes.add(
+          new ReadDescriptor(
+              r.session(),
+              r.srcAddr(),
+              probe.address() + (long) Preparation.PROBE_BYTES * probes.size(),
+              Math.min(Preparation.PROBE_BYTES, r.nbytes())));
+      if (probes.size() == slots) {
+        parts.transport().read(probes, config.timeout());
+        probes.clear();
+      }
+    }
+    if (!probes.isEmpty()) {
+      parts.transport().read(probes, config.timeout());
+    }
+  }
+}
