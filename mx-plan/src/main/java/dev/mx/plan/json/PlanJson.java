@@ -1,4 +1,4 @@
-package dev.mx.cli.plan;
+package dev.mx.plan.json;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mx.api.DType;

@@ -1,4 +1,4 @@
-package dev.mx.cli.plan;
+package dev.mx.plan.json;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.mx.cli.Json;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -19,6 +19,8 @@ import java.util.List;
  * line and column.
  */
 public final class StrictJson {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
   private StrictJson() {}
 
   /**
@@ -29,11 +31,11 @@ public final class StrictJson {
    * @throws IOException when {@code in} cannot be read
    */
   public static JsonNode read(InputStream in) throws IOException {
-    try (JsonParser parser = Json.mapper().getFactory().createParser(in)) {
+    try (JsonParser parser = MAPPER.getFactory().createParser(in)) {
       parser.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION.mappedFeature());
       JsonNode root;
       try {
-        root = Json.mapper().readTree(parser);
+        root = MAPPER.readTree(parser);
       } catch (JsonProcessingException e) {
         throw invalid(e, parser);
       }
