@@ -293,6 +293,7 @@ final class ChildWorker implements WorkerHandle {
         // The log is optional.
       }
     }
+    boolean wasStopped = stalled;
     if (stalled) {
       signal("CONT");
       stalled = false;
@@ -308,6 +309,14 @@ final class ChildWorker implements WorkerHandle {
       try {
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
           process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+          // Say so: a killed worker cannot delete its shared-memory files (the run reclaims them).
+          System.err.println(
+              "mx demo: "
+                  + name
+                  + " (pid "
+                  + process.pid()
+                  + (wasStopped ? ", stopped by the fault until now" : "")
+                  + ") did not exit within 10 s of being asked: killed it");
         }
       } catch (InterruptedException e) {
         process.destroyForcibly();

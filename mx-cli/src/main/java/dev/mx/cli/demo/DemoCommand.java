@@ -772,5 +772,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     } catch (IOException | java.io.UncheckedIOException ignored) {
       // Already gone (the shutdown hook and the main thread may both be deleting it).
     }
+    // A worker killed by a fault or because it would not exit left its shared-memory files:
+    // give their memory back now rather than at the next shm start on this host.
+    int reclaimed = dev.mx.transport.shm.ShmLeftovers.reclaim();
+    if (reclaimed > 0) {
+      System.err.println(
+          "mx demo: removed "
+              + reclaimed
+              + " shared-memory file(s) that killed workers left in "
+              + dev.mx.transport.shm.Shm.directory());
+    }
   }
 }

@@ -46,6 +46,31 @@ abstract class AbstractDemoFaultTest {
     assertEquals(1, r.code(), r.toString());
     assertTrue(r.err().contains("trainer-0"), "names the dead publisher: " + r.err());
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+    assertNoSharedMemoryLeftByTrainers(r);
+  }
+
+  /**
+   * Fault catalogue IP05, IP06: the run gives back the shared memory of every trainer, those it
+   * killed included (a killed process cannot delete its own files). The trainers' pids are read
+   * from the run's memory table.
+   */
+  static void assertNoSharedMemoryLeftByTrainers(DemoRun r) throws java.io.IOException {
+    java.util.List<String> pids = new java.util.ArrayList<>();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(?m)^trainer \\d+\\s+(\\d+)\\s").matcher(r.out());
+    while (m.find()) {
+      pids.add(m.group(1));
+    }
+    assertTrue(pids.size() >= 2, "no trainer pids in the memory table: " + r.out());
+    Path dir = Path.of(System.getenv().getOrDefault("MX_SHM_DIR", "/dev/shm"));
+    java.util.List<String> left = new java.util.ArrayList<>();
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+      files
+          .map(f -> f.getFileName().toString())
+          .filter(n -> pids.stream().anyMatch(pid -> n.matches("mx-shm-[^-]+-" + pid + "-.*")))
+          .forEach(left::add);
+    }
+    assertEquals(java.util.List.of(), left, "files the trainers " + pids + " left in " + dir);
   }
 
   /**
@@ -64,11 +89,13 @@ abstract class AbstractDemoFaultTest {
             !aStalledPublisherAlwaysFailsTheStep(),
             "the step over " + transport() + " should have failed: " + r);
         DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
+        assertNoSharedMemoryLeftByTrainers(r);
         continue;
       }
       assertEquals(1, r.code(), r.toString());
       assertTrue((r.out() + r.err()).contains("trainer-0"), "names the stalled publisher: " + r);
       DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+      assertNoSharedMemoryLeftByTrainers(r);
     }
   }
 
