@@ -88,7 +88,7 @@ class ExamplesTest {
           scrape.contains(
               "mx_refit_stage_seconds_count{rank=\""
                   + r
-                  + "\",stage=\"install_s\",transport=\"mem\"} 1"),
+                  + "\",stage=\"install\",transport=\"mem\"} 1"),
           "install stage of rank " + r + " in\n" + scrape);
     }
     // Every rank reads at least what it installs: 4 qkv rows of 16 f32 and 16 o_proj rows of 2.
@@ -98,5 +98,40 @@ class ExamplesTest {
             .matcher(scrape);
     assertTrue(m.find(), scrape);
     assertTrue(Double.parseDouble(m.group(1)) >= (4 * 16 + 16 * 2) * 4, m.group(1));
+  }
+
+  /**
+   * The RL loop: every committed step is live on every rank, element by element, and the rejected
+   * step is rolled back to the last committed one on every rank.
+   */
+  @Test
+  void theRlLoopCommitsEveryStepAndRestoresTheRejectedOne() throws Exception {
+    int steps = 3;
+    RlLoopExample.Result r = RlLoopExample.run(steps);
+    assertEquals(steps, r.committed().size());
+    for (int step = 0; step < steps; step++) {
+      assertAt(r.committed().get(step), step);
+    }
+    assertAt(r.restored(), steps - 1);
+    assertEquals(ExampleModel.INFERENCE_TP, r.notes().size(), r.notes().toString());
+    for (int rank = 0; rank < ExampleModel.INFERENCE_TP; rank++) {
+      assertEquals("receiver " + rank + ": back on step " + (steps - 1), r.notes().get(rank));
+    }
+  }
+
+  /**
+   * Every rank's live weights are {@code step}'s: the static example's values plus 0.5 per step.
+   */
+  private static void assertAt(List<Map<String, float[]>> ranks, int step) {
+    assertEquals(ExampleModel.INFERENCE_TP, ranks.size());
+    for (int r = 0; r < ranks.size(); r++) {
+      for (String p : List.of("qkv_proj.weight", "o_proj.weight")) {
+        float[] want = p.startsWith("qkv") ? expectedQkv(r) : expectedO(r);
+        for (int i = 0; i < want.length; i++) {
+          want[i] += 0.5f * step;
+        }
+        assertArrayEquals(want, ranks.get(r).get(p), p + " of rank " + r + " at step " + step);
+      }
+    }
   }
 }
