@@ -706,8 +706,16 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       ExecutorService pool, List<WorkerHandle> receivers, DemoReport report, Duration timeout)
       throws Exception {
     Files.createDirectories(dump);
-    List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
-    onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
+    if (report.lastStep < 0) {
+      // Nothing was ever installed: zeros would pass for weights. run.json alone says so.
+      System.err.println(
+          "mx demo: no step was installed: no weights dumped to "
+              + dump
+              + " (run.json has last_step -1)");
+    } else {
+      List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
+      onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
+    }
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("last_step", report.lastStep);
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));

@@ -34,6 +34,35 @@ class DemoInProcessTest {
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
   }
 
+  /**
+   * A run whose only step fails installs nothing, so it dumps no weights (all zeros would pass for
+   * weights): run.json alone, with {@code last_step} -1, and a line saying so.
+   */
+  @Test
+  void aRunThatNeverInstalledDumpsNoWeights(@TempDir Path dump) throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-llama",
+            "--steps",
+            "1",
+            "--fault",
+            "corrupt",
+            "--dump",
+            dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    assertTrue(r.err().contains("no step was installed: no weights dumped to " + dump), r.err());
+    try (var files = java.nio.file.Files.list(dump)) {
+      assertEquals(
+          List.of("run.json"), files.map(f -> f.getFileName().toString()).sorted().toList());
+    }
+    JsonNode run =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(java.nio.file.Files.readString(dump.resolve("run.json")));
+    assertEquals(-1, run.get("last_step").asLong(), run.toString());
+  }
+
   @Test
   void moeWithExpertParallelismPhasedWireAndADtypeChange(@TempDir Path dump) throws Exception {
     DemoRun r =

@@ -25,9 +25,16 @@ public final class WeightsDump {
    * Writes {@code live} to {@code file}, creating its folder; parameters in device memory are
    * copied to the host first.
    *
-   * @throws IllegalStateException when the weights are torn (a failed in-place step), naming it
+   * @throws IllegalStateException when no step was ever installed, or the weights are torn (a
+   *     failed in-place step), naming the rank
    */
   public static void write(LiveWeights live, Path file, int rank) throws IOException {
+    if (live.lastStep() < 0) {
+      throw new IllegalStateException(
+          "receiver "
+              + rank
+              + ": no step was installed: not dumping weights that were never written");
+    }
     if (live.isTorn()) {
       throw new IllegalStateException(
           "receiver "
