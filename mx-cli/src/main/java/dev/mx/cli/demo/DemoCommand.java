@@ -192,6 +192,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     // Read by the shutdown hook and the memory sampler while workers are launched.
     List<WorkerHandle> trainers = new CopyOnWriteArrayList<>();
     List<WorkerHandle> receivers = new CopyOnWriteArrayList<>();
+    reclaimSharedMemory(); // what earlier runs' killed workers left, and loads the classes for the
+    // end
     MemoryWatch memoryWatch = new MemoryWatch(() -> processes(trainers, receivers));
     Thread cleanup =
         new Thread(
@@ -782,13 +784,26 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
     // A worker killed by a fault or because it would not exit left its shared-memory files:
     // give their memory back now rather than at the next shm start on this host.
-    int reclaimed = dev.mx.transport.shm.ShmLeftovers.reclaim();
+    int reclaimed = reclaimSharedMemory();
     if (reclaimed > 0) {
       System.err.println(
           "mx demo: removed "
               + reclaimed
               + " shared-memory file(s) that killed workers left in "
               + dev.mx.transport.shm.Shm.directory());
+    }
+  }
+
+  /**
+   * Deletes the shm files of dead processes ({@link dev.mx.transport.shm.ShmLeftovers}); 0 when
+   * that cannot be done (the shm classes are first loaded during shutdown, say). Called once at the
+   * start of a run too, so that the classes are loaded before any shutdown hook needs them.
+   */
+  static int reclaimSharedMemory() {
+    try {
+      return dev.mx.transport.shm.ShmLeftovers.reclaim();
+    } catch (RuntimeException | LinkageError e) {
+      return 0;
     }
   }
 }

@@ -55,9 +55,27 @@ public final class PublishCommand implements Callable<Integer> {
           ws, step, steps, Workers.seconds(interval), spec.commandLine().getOut());
     }
     CountDownLatch stop = new CountDownLatch(1);
-    try (Worker w = Workers.create(ws)) {
+    try (PhaseTicker progress = new PhaseTicker("mx publish: rank " + rank + ": ", System.err);
+        Worker w = Workers.create(ws)) {
+      progress.phase("allocating and registering buffers");
       Map<String, Object> started = w.start();
-      w.step(step);
+      progress.phase(
+          "writing, digesting and publishing step "
+              + step
+              + " ("
+              + started.get("bytes")
+              + " bytes, "
+              + started.get("published_shards")
+              + " shards)");
+      Map<String, Object> stepped = w.step(step);
+      progress.phase(
+          String.format(
+              java.util.Locale.ROOT,
+              "step %d published (written in %.2f s, digested and published in %.2f s)",
+              step,
+              seconds(stepped, "fill_s"),
+              seconds(stepped, "publish_s")));
+      progress.close();
       Thread hook = new Thread(stop::countDown, "mx-publish-stop");
       Runtime.getRuntime().addShutdownHook(hook);
       spec.commandLine()
@@ -84,5 +102,9 @@ public final class PublishCommand implements Callable<Integer> {
       stop.await();
     }
     return 0;
+  }
+
+  private static double seconds(Map<String, Object> metrics, String key) {
+    return metrics.get(key) instanceof Number n ? n.doubleValue() : Double.NaN;
   }
 }

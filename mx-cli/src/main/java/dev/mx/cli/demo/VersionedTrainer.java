@@ -129,14 +129,21 @@ public final class VersionedTrainer {
               .start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+      PhaseTicker progress = new PhaseTicker("mx publish: rank " + ws.rank() + ": ", System.err);
+      owned.add(progress);
       for (int i = 0; i < steps; i++) {
         long step = firstStep + i;
+        progress.phase("writing step " + step + " (" + layout.byteSize() + " bytes)");
         WeightVersion v =
             publishRetrying(
                 publisher,
                 step,
-                set -> sets[set].fill(name -> schedule.stepOf(name, step), threads),
+                set -> {
+                  sets[set].fill(name -> schedule.stepOf(name, step), threads);
+                  progress.phase("digesting and publishing step " + step);
+                },
                 Workers.readTimeout(ws));
+        progress.phase("step " + step + " published; serving it");
         out.println(
             "trainer rank "
                 + ws.rank()
