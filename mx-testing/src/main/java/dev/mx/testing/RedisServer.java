@@ -107,10 +107,10 @@ public final class RedisServer implements AutoCloseable {
         throw new IllegalStateException(
             "redis-server on port "
                 + port
-                + " exited with "
+                + " exited at once with code "
                 + p.exitValue()
                 + ": "
-                + Files.readString(log));
+                + Files.readString(log).strip().replaceAll("\\s*\\R\\s*", " | "));
       }
       if (answersPing()) {
         return;
@@ -150,6 +150,19 @@ public final class RedisServer implements AutoCloseable {
   /** {@code redis://127.0.0.1:PORT}. */
   public String uri() {
     return "redis://127.0.0.1:" + port;
+  }
+
+  /**
+   * How the server process ended: "was killed by signal N", "exited with code N", or "is still
+   * running".
+   */
+  public String exitDescription() {
+    if (process == null || process.isAlive()) {
+      return "is still running";
+    }
+    int code = process.exitValue();
+    // A process killed by signal N reports 128 + N.
+    return code > 128 ? "was killed by signal " + (code - 128) : "exited with code " + code;
   }
 
   /** Whether the server process runs. */

@@ -87,11 +87,15 @@ public final class ScaleBench implements Benchmark {
         }
         List<List<PublishedTensor>> tensors = s.get().publishedTensors();
         List<byte[]> last = new ArrayList<>();
-        // One warm-up step, at the smallest rank count, warms the JIT for every later one.
-        growth.add(plane.run(s.get(), tensors, spec.steps(), growth.isEmpty(), last, progress));
-        if (d == 1) {
-          fullTables = last;
-          fetchAloneMs = plane.fetchAloneMs(s.get(), tensors, 3);
+        try {
+          // One warm-up step, at the smallest rank count, warms the JIT for every later one.
+          growth.add(plane.run(s.get(), tensors, spec.steps(), growth.isEmpty(), last, progress));
+          if (d == 1) {
+            fullTables = last;
+            fetchAloneMs = plane.fetchAloneMs(s.get(), tensors, 3);
+          }
+        } catch (RuntimeException e) {
+          throw serverGone(redis, e);
         }
       }
     }
@@ -115,6 +119,23 @@ public final class ScaleBench implements Benchmark {
       throw new IllegalStateException(
           "mx bench scale needs a real redis-server: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * BS15: a command that failed because the bench's own redis-server died (killed, crashed) says
+   * so, naming its port, instead of the client's "Command timed out after 1 minute(s)".
+   */
+  static RuntimeException serverGone(RedisServer redis, RuntimeException failure) {
+    if (redis.isAlive()) {
+      return failure;
+    }
+    return new IllegalStateException(
+        "the bench's redis-server on port "
+            + redis.port()
+            + " "
+            + redis.exitDescription()
+            + " mid-run; the control-plane measurement stopped there",
+        failure);
   }
 
   private static String suffix(ScaleScenario s) {

@@ -98,4 +98,21 @@ class ScaleBenchTest {
                 ScaleScenario.of(new ScaleSpec("kimi-k2", trainer, inference, 1, 400, List.of())));
     assertTrue(e.getMessage().contains(part), e.getMessage());
   }
+
+  /** BS15: a failure after the bench's own redis-server was killed names the server and its end. */
+  @org.junit.jupiter.api.Test
+  void aCommandFailingAfterTheServerWasKilledNamesTheServer() throws Exception {
+    try (dev.mx.testing.RedisServer redis = dev.mx.testing.RedisServer.start()) {
+      RuntimeException timeout = new RuntimeException("Command timed out after 1 minute(s)");
+      org.junit.jupiter.api.Assertions.assertSame(timeout, ScaleBench.serverGone(redis, timeout));
+      redis.kill();
+      RuntimeException named = ScaleBench.serverGone(redis, timeout);
+      org.junit.jupiter.api.Assertions.assertEquals(
+          "the bench's redis-server on port "
+              + redis.port()
+              + " was killed by signal 9 mid-run; the control-plane measurement stopped there",
+          named.getMessage());
+      org.junit.jupiter.api.Assertions.assertSame(timeout, named.getCause());
+    }
+  }
 }
