@@ -262,4 +262,24 @@ class CliContractTest {
     }
     return out;
   }
+
+  /**
+   * An unreachable --metadata redis:// fails before the copy baseline and any table, naming host
+   * and port, within the store's connect timeout (a port nothing listens on refuses at once).
+   */
+  @Test
+  void anUnreachableStoreFailsFirstNamingHostAndPort() throws Exception {
+    int dead;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      dead = s.getLocalPort();
+    }
+    CliProcess.Run r =
+        CliProcess.inProcess("demo", "--metadata", "redis://127.0.0.1:" + dead, "--json");
+    assertEquals(1, r.code(), r.err());
+    assertTrue(
+        r.err().contains("redis://127.0.0.1:" + dead + ": cannot connect to Redis"), r.err());
+    assertFalse(r.err().contains("memory-copy baseline"), "measured before the store: " + r.err());
+    JsonNode doc = Json.mapper().readTree(r.out());
+    assertFalse(doc.get("ok").asBoolean(), r.out());
+  }
 }

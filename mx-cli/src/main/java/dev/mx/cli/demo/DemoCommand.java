@@ -183,6 +183,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         new Progress(
             System.err, !json && dev.mx.cli.Terminal.isTerminal(dev.mx.cli.Terminal.STDERR));
     DemoPlan plan = resolve(progress, memory);
+    if (metadata != null) {
+      // A store the ranks cannot reach fails here, in seconds and naming it, before the baseline
+      // and any worker.
+      dev.mx.metadata.MetadataStores.open(metadata).close();
+    }
     DemoReport report = new DemoReport(plan.runFields());
     report.baselineGbps = DemoReport.memoryCopyGbps();
     progress.note(
