@@ -197,8 +197,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     // Read by the shutdown hook and the memory sampler while workers are launched.
     List<WorkerHandle> trainers = new CopyOnWriteArrayList<>();
     List<WorkerHandle> receivers = new CopyOnWriteArrayList<>();
-    reclaimSharedMemory(); // what earlier runs' killed workers left, and loads the classes for the
-    // end
+    ShmCleanup.reclaim(); // what earlier runs' killed workers left; loads the classes for the end
     MemoryWatch memoryWatch = new MemoryWatch(() -> processes(trainers, receivers));
     Thread cleanup =
         new Thread(
@@ -438,33 +437,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           spec.commandLine(), "--trainer-buffers must be 1 or 2, got " + trainerBuffers);
     }
     if (stagingBytes != null) {
-      long b;
-      try {
-        b = StagingWaves.parseBytes(stagingBytes.trim());
-      } catch (NumberFormatException e) {
-        b = -1;
-      }
-      if (b <= 0) {
-        throw new CommandLine.ParameterException(
-            spec.commandLine(),
-            "--staging-bytes must be a positive byte count (e.g. 67108864, 64m, 1g), got '"
-                + stagingBytes
-                + "'");
-      }
-      // ST12, ST13: a budget past the host's memory overflowed a slab size or ended in an
-      // OutOfMemoryError at the first refit; refuse it here, where the option is named.
-      long host = MemoryWatch.total();
-      if (host > 0 && b > host) {
-        throw new CommandLine.ParameterException(
-            spec.commandLine(),
-            "--staging-bytes "
-                + stagingBytes.trim()
-                + " ("
-                + b
-                + " bytes) is more than this host's memory ("
-                + host
-                + " bytes, MemTotal in /proc/meminfo)");
-      }
+      OptionChecks.stagingBudget(spec.commandLine(), "--staging-bytes", stagingBytes);
     }
     if (fault != null
         && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology")
@@ -789,26 +762,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
     // A worker killed by a fault or because it would not exit left its shared-memory files:
     // give their memory back now rather than at the next shm start on this host.
-    int reclaimed = reclaimSharedMemory();
-    if (reclaimed > 0) {
-      System.err.println(
-          "mx demo: removed "
-              + reclaimed
-              + " shared-memory file(s) that killed workers left in "
-              + dev.mx.transport.shm.Shm.directory());
-    }
-  }
-
-  /**
-   * Deletes the shm files of dead processes ({@link dev.mx.transport.shm.ShmLeftovers}); 0 when
-   * that cannot be done (the shm classes are first loaded during shutdown, say). Called once at the
-   * start of a run too, so that the classes are loaded before any shutdown hook needs them.
-   */
-  static int reclaimSharedMemory() {
-    try {
-      return dev.mx.transport.shm.ShmLeftovers.reclaim();
-    } catch (RuntimeException | LinkageError e) {
-      return 0;
-    }
+    ShmCleanup.reclaimAndSay(System.err);
   }
 }

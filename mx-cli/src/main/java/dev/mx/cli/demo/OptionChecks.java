@@ -404,6 +404,41 @@ public final class OptionChecks {
         : String.valueOf(value);
   }
 
+  /**
+   * A staging budget: a positive byte count ({@code 67108864}, {@code 64m}, {@code 1g}) no larger
+   * than this host's memory (ST12, ST13: a budget past it overflowed a slab size or ended in an
+   * OutOfMemoryError at the first refit).
+   *
+   * @return the budget in bytes
+   */
+  public static long stagingBudget(CommandLine cmd, String option, String value) {
+    long b;
+    try {
+      b = dev.mx.refit.stage.StagingWaves.parseBytes(value.trim());
+    } catch (NumberFormatException e) {
+      b = -1;
+    }
+    if (b <= 0) {
+      throw new ParameterException(
+          cmd,
+          option + " must be a positive byte count (e.g. 67108864, 64m, 1g), got '" + value + "'");
+    }
+    long host = MemoryWatch.total();
+    if (host > 0 && b > host) {
+      throw new ParameterException(
+          cmd,
+          option
+              + " "
+              + value.trim()
+              + " ("
+              + b
+              + " bytes) is more than this host's memory ("
+              + host
+              + " bytes, MemTotal in /proc/meminfo)");
+    }
+    return b;
+  }
+
   /** Bad usage naming {@code option} unless {@code min <= value <= max}. */
   public static void range(CommandLine cmd, String option, long value, long min, long max) {
     if (value < min || value > max) {
