@@ -274,7 +274,7 @@ public final class Receiver implements AutoCloseable {
         stages.putAll(prepared.prepareStages());
       }
     } catch (RuntimeException e) {
-      RefitReport.publishFailure(listener, id, began, e);
+      RefitReport.publishFailure(listener, id, began, e, stages);
       throw e;
     }
     PreparedPlan p = prepared;
@@ -292,7 +292,7 @@ public final class Receiver implements AutoCloseable {
           config.rank(),
           step,
           e.toString());
-      RefitReport.publishFailure(listener, id, began, e);
+      RefitReport.publishFailure(listener, id, began, e, stages);
       throw e;
     }
   }

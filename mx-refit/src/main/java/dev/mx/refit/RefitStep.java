@@ -112,24 +112,15 @@ final class RefitStep {
     AtomicInteger verified = new AtomicInteger();
     boolean batch = context.batchInstall();
     try {
-      // Wire, wave by wave (staged shards beyond the staging budget wait for the next wave), with
-      // each peer's verification and staged copies starting as soon as that peer landed.
       Map<String, Double> wire = new LinkedHashMap<>();
-      for (int w = 0; w < waves.size(); w++) {
-        Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
-        Map<String, List<Runnable>> work =
-            perPeerWork(set, p.descriptors().waveOf(), w, verified, kept, onLanded);
-        PipelinedWire.run(
-                policy,
-                parts.transport(),
-                waves.get(w),
-                work,
-                onLanded,
-                p.workers(),
-                config.timeout(),
-                context.pipeline(),
-                context.landingBytes())
-            .forEach((k, v) -> wire.merge(k, v, Double::sum));
+      long wireStart = System.nanoTime();
+      try {
+        runWaves(policy, p, set, waves, verified, kept, wire);
+      } catch (RuntimeException failed) {
+        // A refit failing on the wire (a digest mismatch, a dead peer) still accounts for the time
+        // it spent there: the listeners get it as the failed refit's wire_s.
+        stages.put("wire_s", Preparation.seconds(wireStart));
+        throw failed;
       }
       if (waves.size() > 1) {
         stages.put("staging_waves", (double) waves.size());
@@ -289,6 +280,37 @@ final class RefitStep {
    * it, with the live weights untouched. One round trip for up to a probe buffer's worth of peers
    * at once, more rounds beyond.
    */
+  /**
+   * The wire, wave by wave (staged shards beyond the staging budget wait for the next wave), each
+   * peer's verification and staged copies starting as soon as that peer landed; its stage times go
+   * into {@code wire}.
+   */
+  private void runWaves(
+      WirePolicy policy,
+      PreparedPlan p,
+      BufferSet set,
+      List<Descriptors> waves,
+      AtomicInteger verified,
+      Set<String> kept,
+      Map<String, Double> wire) {
+    for (int w = 0; w < waves.size(); w++) {
+      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      Map<String, List<Runnable>> work =
+          perPeerWork(set, p.descriptors().waveOf(), w, verified, kept, onLanded);
+      PipelinedWire.run(
+              policy,
+              parts.transport(),
+              waves.get(w),
+              work,
+              onLanded,
+              p.workers(),
+              config.timeout(),
+              context.pipeline(),
+              context.landingBytes())
+          .forEach((k, v) -> wire.merge(k, v, Double::sum));
+    }
+  }
+
   private void probePeers(MemorySegment probe, List<Descriptors> waves) {
     Map<String, ReadDescriptor> first = new LinkedHashMap<>();
     for (Descriptors d : waves) {

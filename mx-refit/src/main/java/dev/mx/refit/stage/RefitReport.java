@@ -146,6 +146,25 @@ public record RefitReport(
    */
   public static void publishFailure(
       RefitListener listener, RefitListener.Refit refit, long startedNanos, Throwable failure) {
+    publishFailure(listener, refit, startedNanos, failure, Map.of());
+  }
+
+  /**
+   * As above, first telling {@code listener} the time of every stage the failed refit completed
+   * ({@code stages}, as the receiver collected them: prepare, descriptors, wire ...), so that a
+   * failed refit's time is accounted for like an installed one's.
+   */
+  public static void publishFailure(
+      RefitListener listener,
+      RefitListener.Refit refit,
+      long startedNanos,
+      Throwable failure,
+      Map<String, Double> stages) {
+    for (Map.Entry<String, Double> e : stages.entrySet()) {
+      if (e.getKey().endsWith("_s")) {
+        listener.stageTimed(refit, e.getKey(), e.getValue());
+      }
+    }
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (verificationFailure(listener, refit, t)) {
         break;
