@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
@@ -13,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * close that makes later calls fail, and the READY/freshness rule and listing order of ModelExpress
  * (ARCHITECTURE §7.5).
  */
+@Stable
 public abstract class AbstractMetadataStore implements MetadataStore {
   /** Newest heartbeat first; ties by worker id so listings are stable. */
   protected static final Comparator<SourceRecord> NEWEST_FIRST =

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.Reclaim;
 import dev.mx.api.metadata.SlotStatus;
 import dev.mx.api.metadata.VersionLease;
@@ -23,6 +24,7 @@ import java.util.function.Supplier;
  * the {@link VersionDoc}, applies the rule and saves it back. The Redis store implements the same
  * rules in Lua.
  */
+@Stable
 public abstract class AbstractWeightVersionStore implements WeightVersionStore {
   private final String uri;
   private final LongSupplier clockMillis;

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.DiscoveryTimeoutException;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStore;
@@ -32,6 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Instances are immutable; the {@code with*} methods return adjusted copies.
  */
+@Stable
 public final class Discovery {
   private static final Logger LOG = LoggerFactory.getLogger(Discovery.class);
 

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
@@ -12,6 +13,7 @@ import java.util.Optional;
  * A store that forwards every call to another one; subclasses override what they want to observe or
  * change (metrics, tracing, fault injection in tests).
  */
+@Stable
 public abstract class ForwardingMetadataStore implements MetadataStore {
   private final MetadataStore delegate;
 

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.plan.TransferPlan;
@@ -28,6 +29,7 @@ import org.slf4j.LoggerFactory;
  * HandshakeIncompleteException} lists every outstanding peer with its attempts and last error. No
  * peers: nothing happens.
  */
+@Stable
 public final class Handshake {
   private static final Logger LOG = LoggerFactory.getLogger(Handshake.class);
 

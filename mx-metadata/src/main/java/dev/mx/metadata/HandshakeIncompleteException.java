@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 import java.util.List;
 
@@ -7,6 +8,7 @@ import java.util.List;
  * The handshake budget ran out before every planned peer answered (ModelExpress; ARCHITECTURE
  * §7.4). The message lists every outstanding peer as {@code agent@endpoint (attempts, last error)}.
  */
+@Stable
 public class HandshakeIncompleteException extends MxException {
   private static final long serialVersionUID = 1L;
 

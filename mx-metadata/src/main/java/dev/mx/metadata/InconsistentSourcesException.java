@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
@@ -8,6 +9,7 @@ import dev.mx.api.error.MxException;
  * their tables carry different steps. The message names the publishers (and topologies or steps)
  * involved.
  */
+@Stable
 public class InconsistentSourcesException extends MxException {
   private static final long serialVersionUID = 1L;
 

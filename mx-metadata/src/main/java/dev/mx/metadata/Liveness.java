@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.Settings;
 import java.time.Duration;
 
@@ -9,6 +10,7 @@ import java.time.Duration;
  * last heartbeat is younger than {@code MX_HEARTBEAT_TIMEOUT_S} (90 s); a store may forget a record
  * nobody heartbeated for {@code MX_GC_TIMEOUT_S} (3600 s).
  */
+@Stable
 public final class Liveness {
   /** System property for the heartbeat period in seconds (wins over the environment). */
   public static final String INTERVAL_PROPERTY = MetadataSetting.HEARTBEAT_INTERVAL.property();

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.SettingDeclaration;
 
 /**
@@ -11,6 +12,7 @@ import dev.mx.api.util.SettingDeclaration;
  * party of a versioned refit (trainer rank, follower) beats its progress record, judged against
  * {@link #STALL_LIMIT}.
  */
+@Stable
 public enum MetadataSetting implements SettingDeclaration {
   HEARTBEAT_INTERVAL(
       "mx.heartbeat.interval",

@@ -1,10 +1,12 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
  * A metadata store could not carry out an operation: unreachable, unreadable, or no such record.
  */
+@Stable
 public class MetadataStoreException extends MxException {
   private static final long serialVersionUID = 1L;
   private final String store;

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.NoProviderException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.MetadataStoreProvider;
@@ -16,6 +17,7 @@ import java.util.regex.Pattern;
  * redis://[:password@]host:port[/db]} (many hosts). Providers are found with {@link
  * java.util.ServiceLoader}, so a jar can add a scheme.
  */
+@Stable
 public final class MetadataStores {
   private static final Pattern SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*");
 

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
@@ -51,6 +52,7 @@ import java.util.List;
  * optional keys); {@code null} for an optional key reads as absent. Instances are immutable and
  * thread-safe.
  */
+@Stable
 public final class ShardTableCodec {
 
   /** Keys of the top-level object, in encoding order. */

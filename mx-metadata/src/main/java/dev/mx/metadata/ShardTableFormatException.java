@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
@@ -8,6 +9,7 @@ import dev.mx.api.error.MxException;
  * limits. {@link #path()} names the field at fault, e.g. {@code tensors[3].shards[1].shape} ({@code
  * $} for the document itself).
  */
+@Stable
 public class ShardTableFormatException extends MxException {
   private static final long serialVersionUID = 1L;
   private final String path;

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import java.util.Objects;
 
 /**
@@ -13,6 +14,7 @@ import java.util.Objects;
  * @param publisherStep the training step, or null when unknown
  * @param entryCount the number of tensor entries; a table with none never counts toward a quorum
  */
+@Internal
 public record ShardTableHeader(
     String agentName,
     String metadataEndpoint,

@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.ShardTable;
 import java.util.HashMap;
 import java.util.Map;
@@ -12,6 +13,7 @@ import java.util.Map;
  * tables declaring one rank. A slot's table that declares no topology (a ModelExpress publisher) is
  * taken as the rank its slot names. One instance checks one version.
  */
+@Internal
 public final class SlotRanks {
   private final Discovery.Expectation expected;
   private final String where;

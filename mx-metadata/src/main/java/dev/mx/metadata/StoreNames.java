@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -8,6 +9,7 @@ import java.nio.charset.StandardCharsets;
  * and a name never starts with a dot (temporary files do). For the store implementations of this
  * module.
  */
+@Internal
 public final class StoreNames {
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 

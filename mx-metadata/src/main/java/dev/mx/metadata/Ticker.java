@@ -1,10 +1,12 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import java.time.Duration;
 
 /**
  * Monotonic time and sleeping, replaceable so that deadline logic can be tested without waiting.
  */
+@Internal
 public interface Ticker {
 
   /** Monotonic nanoseconds, as {@link System#nanoTime()}. */

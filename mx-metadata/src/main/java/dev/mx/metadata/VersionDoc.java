@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.SlotStatus;
 import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.WeightVersion;
@@ -16,6 +17,7 @@ import java.util.TreeMap;
  * (holder → expiry). The {@code memory:} and {@code file:} stores load one, change it under their
  * lock and store it back, so both follow the same rules ({@link AbstractWeightVersionStore}).
  */
+@Internal
 public final class VersionDoc {
   /** One landed slot without its table. */
   public record Slot(String workerId, String tableDigest, SlotStatus status) {}

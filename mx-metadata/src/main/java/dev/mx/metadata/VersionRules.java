@@ -1,5 +1,6 @@
 package dev.mx.metadata;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
@@ -13,6 +14,7 @@ import java.util.Set;
  * Argument checks and error messages every weight-version store of this module shares, so all say
  * the same.
  */
+@Internal
 public final class VersionRules {
   private VersionRules() {}
 

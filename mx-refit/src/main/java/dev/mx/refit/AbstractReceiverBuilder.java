@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.memory.MemoryOps;
@@ -29,6 +30,7 @@ import java.util.function.Supplier;
  *
  * @param <B> the concrete builder
  */
+@Stable
 public abstract class AbstractReceiverBuilder<B extends AbstractReceiverBuilder<B>> {
   ReceiverConfig config = ReceiverConfig.defaults();
   Settings settings;

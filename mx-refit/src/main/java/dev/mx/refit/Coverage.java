@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.RecordedCopy;
@@ -25,6 +26,7 @@ import java.util.TreeSet;
  * @param complete no parameter missed, nothing unsupported, no fallback
  * @param missing parameters of the engine layout no copy writes, sorted
  */
+@Internal
 public record Coverage(
     Map<String, Object> record,
     double coverage,

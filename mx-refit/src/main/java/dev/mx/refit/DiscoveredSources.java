@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.SourceInfo;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -9,6 +10,7 @@ import java.util.Map;
  * session the peer metadata blob the receiver passes to {@code Transport.connect} for sessions its
  * plan reads from, and the one training step every table carried (null when the tables carry none).
  */
+@Stable
 public record DiscoveredSources(
     Map<String, SourceInfo> sources, Map<String, byte[]> peerMetadata, Long step) {
 

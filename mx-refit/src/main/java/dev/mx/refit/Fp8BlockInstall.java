@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.refit.cast.BlockQuantizer;
@@ -16,6 +17,7 @@ import java.util.Map;
  * publishers' digests, and it checks every buffer before it writes any, so a step's weights and
  * scales go live together or not at all. Host live weights only.
  */
+@Internal
 public final class Fp8BlockInstall implements Installer {
   private final LiveWeights live;
   private final Map<String, ParamSpec> received;

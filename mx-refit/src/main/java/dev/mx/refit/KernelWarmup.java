@@ -1,6 +1,7 @@
 package dev.mx.refit;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.refit.reslice.AsStrided;
@@ -19,6 +20,7 @@ import org.slf4j.LoggerFactory;
  * write their first step ({@link #inBackground}); it works on a few MiB of its own memory and
  * touches nothing of the receiver's.
  */
+@Internal
 public final class KernelWarmup {
   private static final Logger LOG = LoggerFactory.getLogger(KernelWarmup.class);
 

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.refit.InPlaceTarget;
 import dev.mx.api.refit.Installer;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * #isTorn()} then says whether the last in-place step failed part-way. With device {@link
  * MemoryOps} the parameters are device memory and installs copy device to device.
  */
+@Stable
 public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseable {
   private final Arena arena = Arena.ofShared();
   private final Map<String, ParamSpec> layout;

@@ -7,6 +7,7 @@ import com.google.inject.Module;
 import com.google.inject.ProvisionException;
 import com.google.inject.Stage;
 import com.google.inject.multibindings.OptionalBinder;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
@@ -65,6 +66,7 @@ import org.slf4j.LoggerFactory;
  * <p>The receiver does not own the transport, discovery, geometry source or installer; it owns its
  * native memory, registrations and worker threads, released by {@link #close()} (idempotent).
  */
+@Stable
 public final class Receiver implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
 

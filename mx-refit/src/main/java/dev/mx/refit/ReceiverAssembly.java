@@ -5,6 +5,7 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import com.google.inject.multibindings.Multibinder;
 import com.google.inject.multibindings.OptionalBinder;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metrics.RefitListener;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.refit.GeometrySource;
@@ -26,6 +27,7 @@ import java.util.Set;
  * its first refit, and closing it is the caller's job. {@code dev.mx.refit.guice.ReceiverModule}
  * installs it, and {@link Receiver.Builder#build()} builds through it.
  */
+@Stable
 public final class ReceiverAssembly extends AbstractModule {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.util.Settings;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import java.util.OptionalLong;
  * @param landingBytes bytes per landing batch ({@code 0}: one batch per peer); empty: not set here,
  *     so the context takes {@code MX_RECEIVER_LANDING_BYTES} or the default
  */
+@Stable
 public record ReceiverConfig(
     String wire,
     VerifyMode verify,

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PlanBuilderProvider;
@@ -29,6 +30,7 @@ import org.slf4j.LoggerFactory;
  * against the largest staged unit is checked where that unit is known, at prepare ({@link
  * dev.mx.refit.stage.StagingWaves#cut}).
  */
+@Stable
 public final class ReceiverContext {
   private static final Logger LOG = LoggerFactory.getLogger(ReceiverContext.class);
 

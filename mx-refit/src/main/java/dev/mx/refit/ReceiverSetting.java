@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.SettingDeclaration;
 import dev.mx.plan.PlanSetting;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.Locale;
  * docs/SETTINGS.md} is generated from this list (ModelExpress's names where ModelExpress has the
  * setting; ARCHITECTURE §7.8).
  */
+@Stable
 public enum ReceiverSetting implements SettingDeclaration {
   WIRE(
       "mx.receiver.wire",

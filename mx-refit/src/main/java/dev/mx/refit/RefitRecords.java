@@ -2,6 +2,7 @@ package dev.mx.refit;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mx.api.annotation.Stable;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +13,7 @@ import org.slf4j.LoggerFactory;
  * {@code dev.mx.refit.records} logger at the record's level; embedders may collect them instead.
  */
 @FunctionalInterface
+@Stable
 public interface RefitRecords {
 
   /** Severity of a record, mapped to the logger level by {@link #logging()}. */

@@ -1,6 +1,9 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Internal;
+
 /** Rounding of reported numbers to a fixed count of decimals, as the records specify. */
+@Internal
 public final class Rounding {
   private Rounding() {}
 

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import java.time.Duration;
 
 /**
@@ -8,6 +9,7 @@ import java.time.Duration;
  * fixed} sources.
  */
 @FunctionalInterface
+@Stable
 public interface SourceDiscovery {
 
   /**

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.ImpossibleThroughputException;
 import dev.mx.refit.wire.WireStages;
 import java.util.LinkedHashMap;
@@ -11,6 +12,7 @@ import java.util.Map;
  * MX_RESHARD_MAX_GBPS} is off by default (0); NaN and infinity turn it off with a warning, an
  * unparseable value fails naming it; equality passes.
  */
+@Internal
 public final class ThroughputCeiling {
   /** Tag of the record logged before the gate throws. */
   public static final String TAG = "MX_REFIT_IMPOSSIBLE_THROUGHPUT";

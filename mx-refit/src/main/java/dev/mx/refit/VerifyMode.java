@@ -1,11 +1,13 @@
 package dev.mx.refit;
 
+import dev.mx.api.annotation.Stable;
 import java.util.Locale;
 
 /**
  * How much of a refit the receiver verifies against publisher digests before installing ({@code
  * mx.receiver.verify}).
  */
+@Stable
 public enum VerifyMode {
   /**
    * The default: every installed byte is verified before install. Shards read whole are checked by

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.api.metadata.WeightVersionStore;
@@ -40,6 +41,7 @@ import org.slf4j.LoggerFactory;
  * blob is written before the state, so a state is never newer than its blob. Liveness is the
  * heartbeat time in the state file, compared with this host's clock.
  */
+@Stable
 public final class FileMetadataStore extends AbstractMetadataStore {
   private static final Logger LOG = LoggerFactory.getLogger(FileMetadataStore.class);
   private static final String STATE = ".state";

@@ -1,5 +1,6 @@
 package dev.mx.metadata.file;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.MetadataStoreProvider;
 import java.net.URI;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
  * Opens {@code file:DIR} stores ({@code file:/abs/dir}, {@code file:///abs/dir} or {@code
  * file:relative/dir}): one host, many processes, no server. Always available.
  */
+@Stable
 public final class FileMetadataStoreProvider extends MetadataStoreProvider {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.mx.metadata.memory;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.api.metadata.WeightVersionStore;
@@ -16,6 +17,7 @@ import java.util.function.LongSupplier;
  * is the name "") share one directory, so a publisher and a receiver in one process find each
  * other. Directories live as long as the JVM.
  */
+@Internal
 public final class MemoryMetadataStore extends AbstractMetadataStore {
   private static final Map<String, Map<String, Map<String, SourceRecord>>> DIRECTORIES =
       new ConcurrentHashMap<>();

@@ -1,5 +1,6 @@
 package dev.mx.metadata.progress;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +13,7 @@ import java.util.List;
  * trainer rank's slot), its blob the party's label for messages ("rank slot 2 (worker trainer-2)").
  * Plain discovery of {@code <model>} never sees them.
  */
+@Internal
 public final class PartyRecords {
   /**
    * Listings keep every record however old its heartbeat (waiters judge by change, not by the

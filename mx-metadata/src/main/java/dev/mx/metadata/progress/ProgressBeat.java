@@ -1,5 +1,6 @@
 package dev.mx.metadata.progress;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
@@ -28,6 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>Store failures are logged once and retried every period; a record the store lost is written
  * again. {@link #close()} stops the beats and marks the record STALE (best effort); idempotent.
  */
+@Internal
 public final class ProgressBeat implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProgressBeat.class);
 

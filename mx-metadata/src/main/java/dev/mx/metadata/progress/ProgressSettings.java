@@ -1,5 +1,6 @@
 package dev.mx.metadata.progress;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.Settings;
 import dev.mx.metadata.Liveness;
 import dev.mx.metadata.MetadataSetting;
@@ -13,6 +14,7 @@ import java.time.Duration;
  * of a JVM on a 2-core host at load 40, or in a long GC pause, still beats well within it. An
  * invalid value fails naming the setting.
  */
+@Stable
 public final class ProgressSettings {
   public static final String HEARTBEAT_PERIOD_PROPERTY =
       MetadataSetting.HEARTBEAT_PERIOD.property();

@@ -1,5 +1,6 @@
 package dev.mx.metadata.progress;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.metadata.Ticker;
 import java.time.Duration;
@@ -23,6 +24,7 @@ import java.util.function.Supplier;
  * While no party at all has been seen (publishers not started yet, or too old to heartbeat
  * progress) nothing fails here: an overall cap is the caller's. Not thread-safe: one waiter.
  */
+@Internal
 public final class StallWatch {
   private final Duration stallLimit;
   private final Ticker ticker;

@@ -1,11 +1,13 @@
 package dev.mx.metadata.progress;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
  * A party a waiter waited on made no progress (or never heartbeated) within the stall limit: the
  * message names it and what it was last doing.
  */
+@Stable
 public final class StalledPartyException extends MxException {
   private final String party;
   private final String lastPhase;

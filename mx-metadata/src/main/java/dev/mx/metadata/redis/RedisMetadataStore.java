@@ -1,5 +1,6 @@
 package dev.mx.metadata.redis;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.api.metadata.WeightVersionStore;
@@ -51,6 +52,7 @@ import java.util.concurrent.TimeUnit;
  * is down commands fail at once and the client reconnects in the background. Messages show the URI
  * without its password.
  */
+@Stable
 public final class RedisMetadataStore extends AbstractMetadataStore {
   private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
 

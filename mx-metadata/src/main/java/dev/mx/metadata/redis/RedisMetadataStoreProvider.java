@@ -1,5 +1,6 @@
 package dev.mx.metadata.redis;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.MetadataStoreProvider;
 import dev.mx.api.util.Settings;
@@ -12,6 +13,7 @@ import java.net.URI;
  * mx-metadata, so a consumer that uses {@code redis://} adds {@code io.lettuce:lettuce-core}
  * itself.
  */
+@Stable
 public final class RedisMetadataStoreProvider extends MetadataStoreProvider {
   private static final Throwable LETTUCE_MISSING = probeLettuce();
 

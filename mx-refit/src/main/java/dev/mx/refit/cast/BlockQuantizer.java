@@ -2,6 +2,7 @@ package dev.mx.refit.cast;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Internal;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -21,6 +22,7 @@ import java.nio.ByteOrder;
  * <p>Runs on {@link VectorBlockQuantizer} from bf16 and f32 when the vector casts are on ({@link
  * Casts#vectorized()}); the scalar loop here is the reference and produces the same bytes.
  */
+@Internal
 public final class BlockQuantizer {
   /** The largest finite e4m3fn value. */
   public static final float E4M3_MAX = 448f;

@@ -2,6 +2,7 @@ package dev.mx.refit.cast;
 
 import dev.mx.api.DType;
 import dev.mx.api.HalfFloats;
+import dev.mx.api.annotation.Internal;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -23,6 +24,7 @@ import java.nio.ByteOrder;
  * element or per run. The 16-bit rounding is mx-api's {@link HalfFloats}, the one the weight
  * generator uses too.
  */
+@Internal
 public final class Casts {
   private static final int CHUNK = 2048;
   private static final ValueLayout.OfShort I16 =

@@ -1,5 +1,6 @@
 package dev.mx.refit.cast;
 
+import dev.mx.api.annotation.Internal;
 import java.util.Locale;
 
 /**
@@ -19,6 +20,7 @@ import java.util.Locale;
  *
  * {@code RN} is f32 round-to-nearest-even; {@code amax = max(max|x|, 1e-4)} in every mode.
  */
+@Internal
 public enum Fp8Rounding {
   EXACT,
   VLLM,

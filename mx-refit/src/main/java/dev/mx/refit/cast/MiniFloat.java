@@ -1,11 +1,14 @@
 package dev.mx.refit.cast;
 
+import dev.mx.api.annotation.Internal;
+
 /**
  * A small binary floating-point format (sign, {@code expBits} exponent bits, {@code mantBits}
  * mantissa bits) encoded from and decoded to f32 with round to nearest even. Describes the two OCP
  * fp8 formats: {@code e4m3fn} (no infinity; the all-ones code is NaN; anything that rounds past the
  * largest finite value becomes NaN) and {@code e5m2} (IEEE-like: overflow rounds to infinity).
  */
+@Internal
 public final class MiniFloat {
   /** OCP FP8 E4M3 "fn": bias 7, max finite 448, NaN = S.1111.111, no infinity. */
   public static final MiniFloat E4M3FN = new MiniFloat("f8_e4m3fn", 4, 3, false);

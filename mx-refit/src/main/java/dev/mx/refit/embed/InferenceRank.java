@@ -1,5 +1,6 @@
 package dev.mx.refit.embed;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.GeometrySource;
@@ -43,6 +44,7 @@ import org.slf4j.LoggerFactory;
  * kernels, and a rehearsed refit the caller supplies ({@link Builder#rehearsal}), so the first real
  * refit runs at warm speed.
  */
+@Stable
 public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(InferenceRank.class);
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.embed;
 
+import dev.mx.api.annotation.Stable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.function.Consumer;
  * the failed step: {@link #rollBackAll} puts every rank back on the last committed step where the
  * trainers still hold it and says which ranks are left torn.
  */
+@Stable
 public final class StepCoordinator {
 
   /** One inference rank as the coordinator drives it, in this process or another. */

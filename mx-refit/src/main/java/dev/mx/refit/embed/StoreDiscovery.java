@@ -1,5 +1,6 @@
 package dev.mx.refit.embed;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.DiscoveryTimeoutException;
 import dev.mx.api.error.MxException;
 import dev.mx.api.metadata.MetadataStore;
@@ -28,6 +29,7 @@ import java.util.Set;
  * (their declared topology, ranks {@code 0 … N-1} once, one step), and when a publisher it found
  * before stopped heartbeating, its timeout names that publisher.
  */
+@Stable
 public final class StoreDiscovery implements SourceDiscovery {
 
   private final MetadataStore store;

@@ -2,6 +2,7 @@ package dev.mx.refit.embed;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.refit.Capture;
@@ -19,6 +20,7 @@ import java.util.Map;
  * dimension 0 (vLLM's {@code qkv_proj} and {@code gate_up_proj}). A source the publishers do not
  * offer is reported as unsupported, naming it, at capture time.
  */
+@Stable
 public final class TargetGeometry implements GeometrySource {
 
   private final Map<String, ParamSpec> params;

@@ -1,6 +1,7 @@
 package dev.mx.refit.embed;
 
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.OpSpec;
 import java.lang.foreign.MemorySegment;
 
@@ -13,6 +14,7 @@ import java.lang.foreign.MemorySegment;
  * @param k which shard, in {@code [0, n)}
  * @param n how many shards; must divide {@code global.dim(dim)}
  */
+@Stable
 public record TpShard(Shape global, int dim, int k, int n) {
 
   /** Validates the split, naming what does not fit. */

@@ -1,5 +1,6 @@
 package dev.mx.refit.embed;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
@@ -24,6 +25,7 @@ import java.util.stream.IntStream;
  * step. Both announce the trainer job (world size and declared topology) the receivers expect, and
  * share one {@link ChangeLog}, so a receiver reads only the shards a step changed.
  */
+@Stable
 public final class TrainerRank implements AutoCloseable {
   private final Builder b;
   private final ChangeLog changes = new ChangeLog();

@@ -1,5 +1,6 @@
 package dev.mx.refit.embed;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.digest.safetensors.SafetensorsTensor;
 import dev.mx.digest.safetensors.SafetensorsWriter;
@@ -18,6 +19,7 @@ import java.util.Map;
  * safetensors file with the {@code step} and {@code rank} in its metadata: what a test or an
  * operator compares with the trainers' values.
  */
+@Stable
 public final class WeightsDump {
   private WeightsDump() {}
 

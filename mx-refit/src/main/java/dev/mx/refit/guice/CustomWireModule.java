@@ -2,12 +2,14 @@ package dev.mx.refit.guice;
 
 import com.google.inject.AbstractModule;
 import com.google.inject.Singleton;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.refit.WirePolicy;
 
 /**
  * Binds {@link WirePolicy} to an integrator's class (public no-argument or {@code @Inject}
  * constructor).
  */
+@Stable
 public final class CustomWireModule extends AbstractModule {
   private final Class<? extends WirePolicy> policy;
 

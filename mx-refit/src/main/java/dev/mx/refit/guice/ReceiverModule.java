@@ -4,6 +4,7 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import com.google.inject.multibindings.OptionalBinder;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
@@ -28,6 +29,7 @@ import java.util.Objects;
  * Nothing native happens here: the receiver allocates on its first refit, and closing it is the
  * caller's job. {@link Receiver.Builder#build()} builds through {@link ReceiverAssembly} too.
  */
+@Stable
 public final class ReceiverModule extends AbstractModule {
   private final ReceiverContext context;
   private final com.google.inject.Module wireModule;

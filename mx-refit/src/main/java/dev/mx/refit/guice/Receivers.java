@@ -5,12 +5,14 @@ import com.google.inject.Guice;
 import com.google.inject.Injector;
 import com.google.inject.Module;
 import com.google.inject.Stage;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.Settings;
 import dev.mx.refit.ReceiverConfig;
 import java.util.ArrayList;
 import java.util.List;
 
 /** Builds receiver injectors the strict way: production stage, explicit bindings only. */
+@Stable
 public final class Receivers {
   private Receivers() {}
 

@@ -1,10 +1,12 @@
 package dev.mx.refit.guice;
 
 import com.google.inject.Module;
+import dev.mx.api.annotation.Stable;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.wire.WirePolicies;
 
 /** Chooses the wire-policy strategy module from {@code mx.receiver.wire}. */
+@Stable
 public final class WireModules {
   private WireModules() {}
 

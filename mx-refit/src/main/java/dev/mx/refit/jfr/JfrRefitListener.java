@@ -1,5 +1,6 @@
 package dev.mx.refit.jfr;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.metrics.RefitListener;
 import java.util.HashMap;
 import java.util.Locale;
@@ -11,6 +12,7 @@ import java.util.Map;
  * enabled, so with no recording running a refit pays a few flag checks and allocates nothing past
  * them.
  */
+@Internal
 public final class JfrRefitListener implements RefitListener {
 
   /**

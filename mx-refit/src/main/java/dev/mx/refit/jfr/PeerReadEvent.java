@@ -1,5 +1,6 @@
 package dev.mx.refit.jfr;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.transport.ReadDescriptor;
 import java.util.List;
 import jdk.jfr.Category;
@@ -18,6 +19,7 @@ import jdk.jfr.StackTrace;
 @Category({"mx", "Refit"})
 // Where the event is committed says nothing the fields do not: no stack trace to record.
 @StackTrace(false)
+@Internal
 public final class PeerReadEvent extends Event {
   @Label("Peer")
   public String peer;

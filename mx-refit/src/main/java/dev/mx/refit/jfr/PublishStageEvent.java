@@ -1,5 +1,6 @@
 package dev.mx.refit.jfr;
 
+import dev.mx.api.annotation.Internal;
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -16,6 +17,7 @@ import jdk.jfr.Timespan;
 @Category({"mx", "Publish"})
 // Where the event is committed says nothing the fields do not: no stack trace to record.
 @StackTrace(false)
+@Internal
 public final class PublishStageEvent extends jdk.jfr.Event {
   @Label("Model")
   public String model;

@@ -1,5 +1,6 @@
 package dev.mx.refit.jfr;
 
+import dev.mx.api.annotation.Internal;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
@@ -16,6 +17,7 @@ import jdk.jfr.StackTrace;
 @Category({"mx", "Refit"})
 // Where the event is committed says nothing the fields do not: no stack trace to record.
 @StackTrace(false)
+@Internal
 public final class RefitEvent extends Event {
   @Label("Rank")
   public int rank;

@@ -1,5 +1,6 @@
 package dev.mx.refit.jfr;
 
+import dev.mx.api.annotation.Internal;
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Event;
@@ -15,6 +16,7 @@ import jdk.jfr.StackTrace;
 @Category({"mx", "Refit"})
 // Where the event is committed says nothing the fields do not: no stack trace to record.
 @StackTrace(false)
+@Internal
 public final class VerificationFailureEvent extends Event {
   @Label("Rank")
   public int rank;

@@ -1,6 +1,7 @@
 package dev.mx.refit.memory;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.transport.MemoryKind;
@@ -19,6 +20,7 @@ import java.util.function.Supplier;
  * and view copies, and the digest of the best {@link DigestProvider} (resolved at the first
  * digest).
  */
+@Internal
 public final class HostMemoryOps implements MemoryOps {
   private final Supplier<DigestProvider> digests;
   private volatile DigestProvider digest;

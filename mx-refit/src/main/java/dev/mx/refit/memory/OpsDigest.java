@@ -1,5 +1,6 @@
 package dev.mx.refit.memory;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.memory.MemoryOps;
 import java.lang.foreign.MemorySegment;
@@ -8,6 +9,7 @@ import java.lang.foreign.MemorySegment;
  * The shard digest of a {@link MemoryOps}, as the {@link DigestProvider} the verification stages
  * take.
  */
+@Internal
 public final class OpsDigest extends DigestProvider {
   private final MemoryOps ops;
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.publish;
 
+import dev.mx.api.annotation.Stable;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -12,6 +13,7 @@ import java.util.Objects;
  * offset, not by address), so a double-buffered trainer reports the same step whichever set it
  * publishes from. Thread-safe.
  */
+@Stable
 public final class ChangeLog {
   private record Key(String tensor, java.util.List<Long> offset) {}
 

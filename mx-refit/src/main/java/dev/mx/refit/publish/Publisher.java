@@ -2,6 +2,7 @@ package dev.mx.refit.publish;
 
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.NoProviderException;
@@ -54,6 +55,7 @@ import org.slf4j.LoggerFactory;
  * transport and the store. {@link #close()} stops the heartbeats, marks the source STALE (best
  * effort) and only then deregisters the memory, in reverse order; it is idempotent.
  */
+@Stable
 public final class Publisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Publisher.class);
 

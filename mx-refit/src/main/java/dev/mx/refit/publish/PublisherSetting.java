@@ -1,11 +1,13 @@
 package dev.mx.refit.publish;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.util.SettingDeclaration;
 
 /**
  * The publisher's own settings, declared once ({@code docs/SETTINGS.md} is generated from them);
  * its heartbeat is the source liveness of {@link dev.mx.metadata.MetadataSetting}.
  */
+@Stable
 public enum PublisherSetting implements SettingDeclaration {
   DIGEST(
       "mx.publish.digest",

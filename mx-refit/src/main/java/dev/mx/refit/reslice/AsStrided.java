@@ -1,6 +1,7 @@
 package dev.mx.refit.reslice;
 
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.UnsupportedReshardException;
 import dev.mx.api.plan.OpSpec;
 import dev.mx.api.plan.RecordedCopy;
@@ -13,6 +14,7 @@ import java.util.List;
  * i[d]·strides[d]} of the underlying storage. The same triple torch's {@code as_strided(shape,
  * stride, offset)} takes.
  */
+@Internal
 public record AsStrided(long offset, long[] shape, long[] strides) {
 
   public AsStrided {

@@ -1,5 +1,6 @@
 package dev.mx.refit.reslice;
 
+import dev.mx.api.annotation.Internal;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.concurrent.Future;
  * parallel. When two destinations might overlap, they run one after another in captured order, so
  * the later copy wins as it would in the engine's own loader.
  */
+@Internal
 public final class Reslicer {
   /** Pieces smaller than this are not split further; a piece is one task of the batch. */
   private static final long MIN_PIECE_BYTES = 1L << 20;

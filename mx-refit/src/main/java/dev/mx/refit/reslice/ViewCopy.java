@@ -1,6 +1,7 @@
 package dev.mx.refit.reslice;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.refit.cast.Casts;
 import java.lang.foreign.MemorySegment;
@@ -18,6 +19,7 @@ import java.util.List;
  * {@code label}. A copy compiled with device {@link MemoryOps} (both segments device memory) runs
  * as one strided kernel launch of those ops instead: one run, never split.
  */
+@Internal
 public final class ViewCopy {
   private final String label;
   private final MemorySegment src;

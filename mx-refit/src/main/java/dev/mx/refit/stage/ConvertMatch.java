@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.plan.SourceInfo;
@@ -21,6 +22,7 @@ import java.util.Map;
  * k-th such copy; a convert matching no copy must cover its whole parameter. Shared by the cast
  * stage and the coverage gate so both agree on what a cast writes.
  */
+@Internal
 public final class ConvertMatch {
 
   /** The destination view and dtype of one convert. */

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.FalseUnchangedClaimException;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.Shard;
@@ -28,6 +29,7 @@ import java.util.TreeMap;
  * or convert staging. Forgotten on any failed refit, so the next one pulls everything. Thread-safe:
  * receivers taking turns on one set of live weights share one.
  */
+@Internal
 public final class DeltaState {
   /** The claim (last-changed steps) and the digests of one source, each shard in a fixed order. */
   private record Held(List<Long> changedSteps, List<String> digests) {}

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.transport.ReadDescriptor;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.Map;
  * @param groups exact, full-pull plus staged-shard, and convert reads
  * @param verifiable exact, full-pull and convert reads (what whole-shard verification inspects)
  */
+@Internal
 public record Descriptors(
     WireGroups groups, List<ReadDescriptor> verifiable, long segments, long bytes) {
 

@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.Box;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -30,6 +31,7 @@ import java.util.Map;
  * it; sorting starts and ends separately and checking {@code start[i+1] == end[i]} proves an exact
  * tiling (the coverage count is then 1 everywhere), in O(n log n) on primitive arrays.
  */
+@Internal
 public final class ElementCoverage {
 
   private final Map<String, Intervals> writes = new LinkedHashMap<>();

@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.ConvertSource;
 import dev.mx.api.plan.FullPullSource;
@@ -20,6 +21,7 @@ import java.util.concurrent.ExecutorService;
  * staging (re-slice), casts out of convert staging, and the work of each staged shard. The kernels
  * themselves live in {@code reslice} and {@code cast}; this class only decides what runs where.
  */
+@Internal
 public final class LocalCopies {
   private final List<ViewCopy> reslice;
   private final boolean resliceDisjoint;

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
@@ -34,6 +35,7 @@ import java.util.concurrent.Future;
  * submitted outlives a call: on any failure the work already started is awaited before the failure
  * is rethrown.
  */
+@Internal
 public final class PipelinedWire {
   private PipelinedWire() {}
 

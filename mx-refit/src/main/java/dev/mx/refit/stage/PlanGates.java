@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.UnsupportedReshardException;
@@ -25,6 +26,7 @@ import java.util.TreeSet;
  * completeness, a digest for every staged shard when every byte is to be verified; and connecting
  * the peers the plan reads.
  */
+@Internal
 public final class PlanGates {
   private PlanGates() {}
 

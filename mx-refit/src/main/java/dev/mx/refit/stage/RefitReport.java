@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.DigestMismatchException;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.metrics.RefitListener;
@@ -24,6 +25,7 @@ import java.util.Map;
  * @param unverifiableShards shards read without verification (opt-out modes only)
  * @param unverifiedBytes installed bytes that no digest covered (0 in the default mode)
  */
+@Internal
 public record RefitReport(
     long step,
     long bytes,

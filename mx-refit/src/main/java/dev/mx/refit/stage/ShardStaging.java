@@ -1,6 +1,7 @@
 package dev.mx.refit.stage;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.UnverifiableShardException;
 import dev.mx.api.plan.ConvertSource;
@@ -33,6 +34,7 @@ import java.util.Map;
  * tiles are staged, so the extra wire bytes stay under two tiles per partly read stretch of the
  * shard.
  */
+@Internal
 public final class ShardStaging {
 
   /**

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.IncompleteRefitException;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
@@ -14,6 +15,7 @@ import java.util.Map;
  * declared it partial. A missing shard or a missing tensor entry in one publisher's table leaves a
  * hole here, named with the source and the first uncovered box, instead of installing zeros.
  */
+@Internal
 public final class SourceChecks {
   private SourceChecks() {}
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.error.DigestMismatchException;
 import dev.mx.api.memory.MemoryOps;
@@ -13,6 +14,7 @@ import java.util.List;
  * against its published digest (when verification applies), then — only then — replay its copies
  * and byte runs out of the staging buffer into the receive buffers or convert staging.
  */
+@Internal
 public final class StagedWork {
   private final ShardStaging.Staged staged;
   private final MemorySegment staging;

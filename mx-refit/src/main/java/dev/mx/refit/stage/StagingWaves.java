@@ -1,5 +1,6 @@
 package dev.mx.refit.stage;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.MxException;
 import dev.mx.api.util.Settings;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import java.util.Locale;
  * @param waveBytes the staging bytes the largest wave needs
  * @param budget the budget the waves were cut for
  */
+@Internal
 public record StagingWaves(List<List<ShardStaging.Staged>> waves, long waveBytes, long budget) {
 
   /** The setting naming the staging budget in bytes. */

@@ -1,5 +1,6 @@
 package dev.mx.refit.verify;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
@@ -47,6 +48,7 @@ import java.util.function.BiFunction;
  * <p>The plan of checks is built once per set of receive buffers; {@link #verify} runs it every
  * refit.
  */
+@Internal
 public final class ShardVerifier implements AutoCloseable {
 
   /**

@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 import java.util.List;
 
@@ -8,6 +9,7 @@ import java.util.List;
  * receivers (or still READY and not yet released). The message names the version and the
  * leaseholders.
  */
+@Stable
 public class BuffersLeasedException extends MxException {
   private static final long serialVersionUID = 1L;
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.VersionLease;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionException;
@@ -24,6 +25,7 @@ import org.slf4j.LoggerFactory;
  * store) makes it "lost" before the store lets it expire. {@link #close()} stops renewing and drops
  * the lease (best effort; it expires anyway); it is idempotent.
  */
+@Stable
 public final class LeaseKeeper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
 

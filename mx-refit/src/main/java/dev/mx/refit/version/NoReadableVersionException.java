@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
@@ -7,6 +8,7 @@ import dev.mx.api.error.MxException;
  * candidate failed (a STALE or vanished publisher, a table digest mismatch, a failed read). The
  * message names them.
  */
+@Stable
 public class NoReadableVersionException extends MxException {
   private static final long serialVersionUID = 1L;
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.ShardTable;
@@ -71,6 +72,7 @@ import org.slf4j.LoggerFactory;
  * step. It owns those receivers and closes them; the installer must therefore copy what it is given
  * (as {@code LiveWeights} does) rather than keep the receive buffers.
  */
+@Stable
 public final class VersionFollower implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionFollower.class);
 

@@ -1,5 +1,6 @@
 package dev.mx.refit.version;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.Reclaim;
 import dev.mx.api.metadata.VersionLease;
@@ -65,6 +66,7 @@ import org.slf4j.LoggerFactory;
  * both publishers (which deregister their memory). The caller owns the transport, the store and the
  * memory.
  */
+@Stable
 public final class VersionedPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VersionedPublisher.class);
 

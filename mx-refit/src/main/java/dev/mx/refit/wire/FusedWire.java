@@ -1,5 +1,6 @@
 package dev.mx.refit.wire;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
@@ -14,6 +15,7 @@ import java.util.Map;
  * target disjoint destinations and nothing reads those destinations until the whole batch
  * completed.
  */
+@Stable
 public final class FusedWire implements WirePolicy {
 
   @Override

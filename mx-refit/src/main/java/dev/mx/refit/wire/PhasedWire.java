@@ -1,5 +1,6 @@
 package dev.mx.refit.wire;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
@@ -14,6 +15,7 @@ import java.util.Map;
  * groups; a stage time is recorded only for a phase that ran. Useful to attribute wire time per
  * group.
  */
+@Stable
 public final class PhasedWire implements WirePolicy {
 
   @Override

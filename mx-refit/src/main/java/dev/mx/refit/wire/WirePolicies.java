@@ -1,5 +1,6 @@
 package dev.mx.refit.wire;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.refit.WirePolicy;
 import java.lang.reflect.InvocationTargetException;
 
@@ -7,6 +8,7 @@ import java.lang.reflect.InvocationTargetException;
  * Resolves the {@code mx.receiver.wire} value: {@code fused}, {@code phased}, or a {@link
  * WirePolicy} class name.
  */
+@Stable
 public final class WirePolicies {
   /** The configuration key, named in errors. */
   private static final String KEY = "mx.receiver.wire";

@@ -1,6 +1,9 @@
 package dev.mx.refit.wire;
 
+import dev.mx.api.annotation.Internal;
+
 /** Stage names the wire policies report (seconds); a phase that did not run has no key. */
+@Internal
 public final class WireStages {
   /** All three groups in one batch. */
   public static final String FUSED = "wire_fused_s";
