@@ -336,6 +336,31 @@ public abstract class AbstractTransport implements Transport {
     }
   }
 
+  /**
+   * Decodes the backend's {@code blob} of peer {@code session} with {@code codec} and indexes the
+   * regions it publishes.
+   *
+   * @throws dev.mx.api.error.TransportException naming the peer when the blob does not decode or
+   *     its regions overlap
+   */
+  protected final <M> PeerMetadataCodec.Decoded<M> decodePeer(
+      String session, byte[] blob, PeerMetadataCodec<M> codec) {
+    try {
+      M metadata = codec.decode(session, blob);
+      List<? extends PeerMetadataCodec.PublishedRegion> regions = codec.regions(metadata);
+      return new PeerMetadataCodec.Decoded<>(
+          metadata,
+          regions.isEmpty()
+              ? RegionTable.EMPTY
+              : RegionTable.indexed(
+                  regions,
+                  PeerMetadataCodec.PublishedRegion::base,
+                  PeerMetadataCodec.PublishedRegion::length));
+    } catch (IllegalArgumentException e) {
+      throw unusableMetadata(session, e);
+    }
+  }
+
   /** The error for a peer blob that does not decode. */
   protected final TransportException unusableMetadata(
       String session, IllegalArgumentException why) {

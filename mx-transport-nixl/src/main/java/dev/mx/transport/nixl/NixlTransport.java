@@ -3,10 +3,13 @@ package dev.mx.transport.nixl;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
@@ -15,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,7 +25,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -82,15 +83,10 @@ public final class NixlTransport extends AbstractTransport {
   /** For caller-driven progress ({@code get_notifs}); NULL when NIXL's progress thread runs. */
   private final MemorySegment notifMap;
 
-  /** Guards {@link #registrations}. */
+  /** Serializes registering and deregistering (with NIXL's registration of the memory). */
   private final Object registry = new Object();
 
-  private final Map<Integer, Registration> registrations = new HashMap<>();
-  private int nextRegistrationId;
-  private volatile RegionTable localRegions = RegionTable.EMPTY;
-
-  /** The memory kind of each live registration by id, published with {@link #localRegions}. */
-  private volatile Map<Integer, MemoryKind> localKinds = Map.of();
+  private final RegionBook<Registration> book = new RegionBook<>("nixl");
 
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
@@ -235,146 +231,97 @@ public final class NixlTransport extends AbstractTransport {
   private MemoryRegistration register(
       MemorySegment region, MemoryKind kind, int memType, long devId) {
     synchronized (registry) {
-      int id = nextRegistrationId++;
-      List<RegionTable.Region> list = new ArrayList<>(registrations.size() + 1);
-      for (Registration r : registrations.values()) {
-        list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-      }
-      list.add(new RegionTable.Region(region.address(), region.byteSize(), id));
-      RegionTable table;
-      try {
-        table = RegionTable.of(list);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "nixl transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered",
-            overlap);
-      }
-      agentLock.lock();
-      try {
-        ensureOpen();
-        MemorySegment dlist = lib.regDlist(memType, devId, region.address(), region.byteSize());
-        int st = lib.registerMem(agent, dlist);
-        if (st != NixlStatus.SUCCESS) {
-          lib.destroyRegDlist(dlist);
-          throw new TransportException(
-              null,
-              "nixl transport: registering "
-                  + kind
-                  + " memory "
-                  + describe(region.address(), region.byteSize())
-                  + " with agent '"
-                  + localSession()
-                  + "' failed: register_mem"
-                  + " returned "
-                  + NixlStatus.describe(st));
-        }
-        Registration r = new Registration(id, region, dlist, kind);
-        registrations.put(id, r);
-        localRegions = table;
-        publishKinds();
-        return r;
-      } catch (NixlStatusException e) {
-        throw new TransportException(
-            null,
-            "nixl transport: registering "
-                + describe(region.address(), region.byteSize())
-                + " failed: "
-                + e.getMessage(),
-            e);
-      } finally {
-        agentLock.unlock();
-      }
+      return book.add(
+          region,
+          id -> {
+            agentLock.lock();
+            try {
+              ensureOpen();
+              MemorySegment dlist =
+                  lib.regDlist(memType, devId, region.address(), region.byteSize());
+              int st = lib.registerMem(agent, dlist);
+              if (st != NixlStatus.SUCCESS) {
+                lib.destroyRegDlist(dlist);
+                throw new TransportException(
+                    null,
+                    "nixl transport: registering "
+                        + kind
+                        + " memory "
+                        + describe(region.address(), region.byteSize())
+                        + " with agent '"
+                        + localSession()
+                        + "' failed: register_mem"
+                        + " returned "
+                        + NixlStatus.describe(st));
+              }
+              return new Registration(book, id, region, kind, dlist);
+            } catch (NixlStatusException e) {
+              throw new TransportException(
+                  null,
+                  "nixl transport: registering "
+                      + describe(region.address(), region.byteSize())
+                      + " failed: "
+                      + e.getMessage(),
+                  e);
+            } finally {
+              agentLock.unlock();
+            }
+          });
     }
   }
 
-  private final class Registration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
-
+  private final class Registration extends BookedRegistration {
     /** The registration list, kept for deregister_mem; destroyed with the registration. */
     final MemorySegment dlist;
 
-    final AtomicBoolean closed = new AtomicBoolean();
-    final MemoryKind kind;
+    /** What deregister_mem returned once released (written under the agent lock). */
+    int releaseStatus = NixlStatus.SUCCESS;
 
-    /** Set once NIXL no longer holds the memory (guarded by the agent lock). */
-    boolean released;
-
-    Registration(int id, MemorySegment segment, MemorySegment dlist, MemoryKind kind) {
-      this.id = id;
-      this.segment = segment;
+    Registration(
+        RegionBook<Registration> book,
+        int id,
+        MemorySegment segment,
+        MemoryKind kind,
+        MemorySegment dlist) {
+      super(book, id, segment, kind);
       this.dlist = dlist;
-      this.kind = kind;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return kind;
     }
 
     @Override
     public void close() {
-      if (!closed.compareAndSet(false, true)) {
-        return;
-      }
       synchronized (registry) {
-        registrations.remove(id);
-        List<RegionTable.Region> list = new ArrayList<>(registrations.size());
-        for (Registration r : registrations.values()) {
-          list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
+        if (isReleased()) {
+          return; // closed before, or the endpoint closed first and released it
         }
-        localRegions = RegionTable.of(list);
-        publishKinds();
-        agentLock.lock();
-        try {
-          if (released) {
-            return; // the endpoint closed first and released it
-          }
-          // Prepared local lists may name this memory: drop them all (refits do not deregister
-          // midway).
-          evict(p -> true);
-          int st = release(this);
-          if (st != NixlStatus.SUCCESS) {
-            throw new TransportException(
-                null,
-                "nixl transport: deregistering "
-                    + describe(segment.address(), segment.byteSize())
-                    + " from agent '"
-                    + localSession()
-                    + "' failed: deregister_mem returned "
-                    + NixlStatus.describe(st));
-          }
-        } finally {
-          agentLock.unlock();
-        }
+        super.close();
+      }
+      if (releaseStatus != NixlStatus.SUCCESS) {
+        throw new TransportException(
+            null,
+            "nixl transport: deregistering "
+                + describe(segment().address(), segment().byteSize())
+                + " from agent '"
+                + localSession()
+                + "' failed: deregister_mem returned "
+                + NixlStatus.describe(releaseStatus));
       }
     }
-  }
 
-  /** Publishes the kind of every live registration. Registry lock held. */
-  private void publishKinds() {
-    Map<Integer, MemoryKind> kinds = new HashMap<>();
-    registrations.forEach((id, r) -> kinds.put(id, r.kind));
-    localKinds = Map.copyOf(kinds);
-  }
-
-  /**
-   * Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock
-   * held.
-   */
-  private int release(Registration r) {
-    r.released = true;
-    int st = lib.deregisterMem(agent, r.dlist);
-    lib.destroyRegDlist(r.dlist);
-    return st;
+    /**
+     * Drops every prepared request (prepared local lists may name this memory; refits do not
+     * deregister midway), then deregisters and destroys the registration list.
+     */
+    @Override
+    protected void release() {
+      agentLock.lock();
+      try {
+        evict(p -> true);
+        releaseStatus = lib.deregisterMem(agent, dlist);
+        lib.destroyRegDlist(dlist);
+      } finally {
+        agentLock.unlock();
+      }
+    }
   }
 
   // ---------------------------------------------------------------- metadata
@@ -399,6 +346,23 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
+  /**
+   * NIXL's metadata is its agent's own blob, which NIXL loads and checks reads against itself: it
+   * decodes as it is and publishes no regions for mx to index.
+   */
+  private static final PeerMetadataCodec<byte[]> CODEC =
+      new PeerMetadataCodec<>() {
+        @Override
+        public byte[] decode(String session, byte[] blob) {
+          return blob;
+        }
+
+        @Override
+        public List<PeerMetadataCodec.PublishedRegion> regions(byte[] metadata) {
+          return List.of();
+        }
+      };
+
   @Override
   public void connect(String session, byte[] peerMetadata) {
     ensureOpen();
@@ -408,7 +372,9 @@ public final class NixlTransport extends AbstractTransport {
       return; // reads naming this endpoint are local; NIXL refuses to load an agent's own metadata
     }
     // A publisher serving several transports hands out a bundle: take NIXL's own blob out of it.
-    byte[] blob = TransportBundle.forTransport(session, name(), peerMetadata);
+    byte[] blob =
+        decodePeer(session, TransportBundle.forTransport(session, name(), peerMetadata), CODEC)
+            .metadata();
     agentLock.lock();
     try {
       ensureOpen();
@@ -595,8 +561,8 @@ public final class NixlTransport extends AbstractTransport {
     long[] dst = new long[n];
     long[] len = new long[n];
     long total = 0;
-    RegionTable local = localRegions;
-    Map<Integer, MemoryKind> kinds = localKinds;
+    RegionBook.Snapshot<Registration> registered = book.snapshot();
+    RegionTable local = registered.table();
     MemoryKind kind = null;
     for (int i = 0; i < n; i++) {
       ReadDescriptor d = group.get(i);
@@ -605,7 +571,7 @@ public final class NixlTransport extends AbstractTransport {
         throw destinationOutsideRegions(i, d, local);
       }
       // One NIXL transfer list has one memory type: a group lands in memory of one kind.
-      MemoryKind k = kinds.getOrDefault(region, MemoryKind.HOST);
+      MemoryKind k = registered.get(region).memoryKind();
       if (kind == null) {
         kind = k;
       } else if (!kind.equals(k)) {
@@ -1066,18 +1032,20 @@ public final class NixlTransport extends AbstractTransport {
           }
         }
         peers.clear();
-        for (Registration r : registrations.values()) {
-          int st = release(r);
-          if (st != NixlStatus.SUCCESS) {
+        for (Registration r : book.all()) {
+          if (r.isReleased()) {
+            continue;
+          }
+          r.releaseWithEndpoint();
+          if (r.releaseStatus != NixlStatus.SUCCESS) {
             failures.add(
                 "deregister_mem("
-                    + describe(r.segment.address(), r.segment.byteSize())
+                    + describe(r.segment().address(), r.segment().byteSize())
                     + ") returned "
-                    + NixlStatus.describe(st));
+                    + NixlStatus.describe(r.releaseStatus));
           }
         }
-        registrations.clear();
-        localRegions = RegionTable.EMPTY;
+        book.clear();
         if (!notifMap.equals(MemorySegment.NULL)) {
           lib.destroyNotifMap(notifMap);
         }
@@ -1126,7 +1094,7 @@ public final class NixlTransport extends AbstractTransport {
         + ", backend "
         + options.backend()
         + ", "
-        + localRegions.size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"

@@ -3,10 +3,13 @@ package dev.mx.transport.shm;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
@@ -27,7 +30,6 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -93,13 +95,14 @@ public final class ShmTransport extends AbstractTransport {
   private final Arena directoryArena;
   private final RegionDirectory directory;
 
-  /** Guards {@link #registrations} and {@link #nextFile}. */
+  /**
+   * Serializes registering, deregistering and publishing the registrations (a directory slot is
+   * claimed and released with the book's change); guards {@link #nextFile}.
+   */
   private final Object registry = new Object();
 
-  private final Map<Integer, ShmRegistration> registrations = new HashMap<>();
-  private int nextId;
+  private final RegionBook<ShmRegistration> book;
   private long nextFile;
-  private volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
 
   /**
@@ -110,18 +113,11 @@ public final class ShmTransport extends AbstractTransport {
 
   private final LongAdder attachedBytesRead = new LongAdder();
 
-  /**
-   * A snapshot of the local registrations: the lookup table and the registration for each region
-   * id.
-   */
-  private record LocalRegions(RegionTable table, Map<Integer, ShmRegistration> byId) {
-    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
-  }
-
   @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   ShmTransport(TransportConfig config) {
     super(config);
     Shm.ensureAvailability();
+    this.book = new RegionBook<>("shm", config.session());
     this.self = Shm.self();
     this.dir = Shm.directory();
     ShmFiles.reclaim(dir, self);
@@ -270,82 +266,52 @@ public final class ShmTransport extends AbstractTransport {
   private MemoryRegistration registerRegion(MemorySegment region, Path path, Arena arena) {
     synchronized (registry) {
       ensureOpen();
-      int id = nextId++;
-      long cookie = RegionDirectory.newCookie();
-      ShmRegistration r = new ShmRegistration(id, region, path, arena, cookie);
-      Map<Integer, ShmRegistration> next = new HashMap<>(registrations);
-      next.put(id, r);
-      RegionTable table;
-      try {
-        table = tableOf(next);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "shm transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered on endpoint '"
-                + localSession()
-                + "'",
-            overlap);
-      }
-      r.slot = directory.claim(cookie);
-      if (r.slot < 0) {
-        throw new TransportException(
-            null,
-            "shm transport: endpoint '"
-                + localSession()
-                + "' already has "
-                + directory.capacity()
-                + " regions registered; close some or raise "
-                + MAX_REGIONS);
-      }
-      registrations.put(id, r);
-      local = new LocalRegions(table, Map.copyOf(registrations));
-      return r;
+      return book.add(
+          region,
+          id -> {
+            long cookie = RegionDirectory.newCookie();
+            int slot = directory.claim(cookie);
+            if (slot < 0) {
+              throw new TransportException(
+                  null,
+                  "shm transport: endpoint '"
+                      + localSession()
+                      + "' already has "
+                      + directory.capacity()
+                      + " regions registered; close some or raise "
+                      + MAX_REGIONS);
+            }
+            return new ShmRegistration(book, id, region, path, arena, slot, cookie);
+          });
     }
-  }
-
-  private static RegionTable tableOf(Map<Integer, ShmRegistration> regions) {
-    List<RegionTable.Region> list = new ArrayList<>(regions.size());
-    for (ShmRegistration r : regions.values()) {
-      list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-    }
-    return RegionTable.of(list);
   }
 
   /** A registered region; for allocated memory also its file and the arena of its mapping. */
-  private final class ShmRegistration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
+  private final class ShmRegistration extends BookedRegistration {
     final Path path;
     final Arena arena;
+    final int slot;
     final long cookie;
-    int slot = -1;
-    private boolean released; // guarded by registry
 
-    ShmRegistration(int id, MemorySegment segment, Path path, Arena arena, long cookie) {
-      this.id = id;
-      this.segment = segment;
+    ShmRegistration(
+        RegionBook<ShmRegistration> book,
+        int id,
+        MemorySegment segment,
+        Path path,
+        Arena arena,
+        int slot,
+        long cookie) {
+      super(book, id, segment);
       this.path = path;
       this.arena = arena;
+      this.slot = slot;
       this.cookie = cookie;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
     }
 
     @Override
     public void close() {
       synchronized (registry) {
-        if (released) {
-          return;
-        }
-        registrations.remove(id);
-        Map<Integer, ShmRegistration> remaining = Map.copyOf(registrations);
-        local = new LocalRegions(tableOf(remaining), remaining);
-        release();
+        super.close();
       }
     }
 
@@ -353,11 +319,8 @@ public final class ShmTransport extends AbstractTransport {
      * Clears the directory slot first (receivers refuse the region from then on), then deletes and
      * unmaps.
      */
-    void release() {
-      if (released) {
-        return;
-      }
-      released = true;
+    @Override
+    protected void release() {
       directory.release(slot);
       if (path != null) {
         deleteQuietly(path);
@@ -371,11 +334,11 @@ public final class ShmTransport extends AbstractTransport {
     ensureOpen();
     List<ShmPeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
-      for (ShmRegistration r : registrations.values()) {
+      for (ShmRegistration r : book.all()) {
         regions.add(
             new ShmPeerMetadata.Region(
-                r.segment.address(),
-                r.segment.byteSize(),
+                r.segment().address(),
+                r.segment().byteSize(),
                 r.slot,
                 r.cookie,
                 r.path == null ? null : r.path.toString()));
@@ -402,16 +365,10 @@ public final class ShmTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] peerMetadata) {
     byte[] blob = peerBlob(session, peerMetadata);
-    ShmPeerMetadata meta;
-    RegionTable regions;
-    try {
-      meta = ShmPeerMetadata.decode(blob);
-      regions =
-          RegionTable.indexed(
-              meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
-    } catch (IllegalArgumentException e) {
-      throw unusableMetadata(session, e);
-    }
+    PeerMetadataCodec.Decoded<ShmPeerMetadata> decoded =
+        decodePeer(session, blob, ShmPeerMetadata.CODEC);
+    ShmPeerMetadata meta = decoded.metadata();
+    RegionTable regions = decoded.regions();
     ShmHost h = meta.host();
     if (!h.bootId().equals(self.bootId())
         || !h.hostname().equals(self.hostname())
@@ -756,9 +713,9 @@ public final class ShmTransport extends AbstractTransport {
 
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
-    LocalRegions to = local;
+    RegionBook.Snapshot<ShmRegistration> to = book.snapshot();
     if (session.equals(localSession())) {
-      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
+      return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
     Peer peer = peers.get(session);
     if (peer == null) {
@@ -782,7 +739,7 @@ public final class ShmTransport extends AbstractTransport {
       b.used[r] = true;
       b.src[i] = peer.mapped[r];
       b.srcOff[i] = d.srcAddr() - published.get(r).base();
-      b.dst[i] = to.byId().get(t).segment;
+      b.dst[i] = to.get(t).segment();
       b.dstOff[i] = d.dstAddr() - b.dst[i].address();
       b.len[i] = d.nbytes();
       total += d.nbytes();
@@ -1034,16 +991,15 @@ public final class ShmTransport extends AbstractTransport {
     }
     peers.clear();
     synchronized (registry) {
-      List<ShmRegistration> all = new ArrayList<>(registrations.values());
+      List<ShmRegistration> all = book.all();
       for (int i = all.size() - 1; i >= 0; i--) {
         try {
-          all.get(i).release();
+          all.get(i).releaseWithEndpoint();
         } catch (RuntimeException e) {
           failures.add(e);
         }
       }
-      registrations.clear();
-      local = LocalRegions.EMPTY;
+      book.clear();
       try {
         directory.close();
       } finally {
@@ -1085,7 +1041,7 @@ public final class ShmTransport extends AbstractTransport {
     return "ShmTransport[session "
         + localSession()
         + ", "
-        + local.table().size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"

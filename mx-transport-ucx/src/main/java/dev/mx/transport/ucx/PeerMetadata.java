@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.transport.PeerMetadataCodec;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -30,7 +31,8 @@ record PeerMetadata(
   private static final int MAX_BLOB = 1 << 20;
 
   /** One published region. */
-  record Region(long base, long length, int slot, long cookie, byte[] rkey) {}
+  record Region(long base, long length, int slot, long cookie, byte[] rkey)
+      implements PeerMetadataCodec.PublishedRegion {}
 
   PeerMetadata {
     regions = List.copyOf(regions);
@@ -53,6 +55,20 @@ record PeerMetadata(
     }
     return b.array();
   }
+
+  /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
+  static final PeerMetadataCodec<PeerMetadata> CODEC =
+      new PeerMetadataCodec<>() {
+        @Override
+        public PeerMetadata decode(String session, byte[] blob) {
+          return PeerMetadata.decode(blob);
+        }
+
+        @Override
+        public List<Region> regions(PeerMetadata metadata) {
+          return metadata.regions();
+        }
+      };
 
   /**
    * Parses a blob.

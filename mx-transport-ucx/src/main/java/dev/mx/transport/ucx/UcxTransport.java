@@ -5,10 +5,11 @@ import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionDirectory;
-import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
@@ -17,7 +18,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -84,7 +84,7 @@ public final class UcxTransport extends AbstractTransport {
   private static final long MAX_SLEEP_NANOS = 2_000_000;
 
   /** How long memory UCX allocated stays mapped after its registration closed. */
-  static final long FREE_GRACE_NANOS = 5_000_000_000L;
+  private static final long FREE_GRACE_NANOS = 5_000_000_000L;
 
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
@@ -94,7 +94,7 @@ public final class UcxTransport extends AbstractTransport {
   private final UcpWorker worker;
   private final WorkerLoop loop;
   private final ReentrantLock workerLock;
-  final RegionDirectory directory;
+  private final RegionDirectory directory;
   private final UcpMemory directoryMemory;
 
   /** The arena the directory's segment is bound to, closed before UCX frees the memory. */
@@ -103,10 +103,13 @@ public final class UcxTransport extends AbstractTransport {
   private final byte[] directoryRkey;
   private final byte[] workerAddress;
 
-  /** Guards {@link #registrations}; taken before the worker lock, never after it. */
-  final Object registry = new Object();
+  /**
+   * Serializes registering, deregistering and publishing the registrations (with their directory
+   * slots and UCX mappings); taken before the worker lock, never after it.
+   */
+  private final Object registry = new Object();
 
-  final Map<Integer, UcxRegistration> registrations = new HashMap<>();
+  private final RegionBook<UcxRegistration> book;
 
   /**
    * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). A reply to
@@ -114,10 +117,8 @@ public final class UcxTransport extends AbstractTransport {
    * rendezvous reading it): freeing at once could crash this process. They are freed after a grace
    * period (on a later registration change) or when the endpoint closes.
    */
-  final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+  private final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
 
-  private int nextRegistrationId;
-  volatile LocalRegions local = LocalRegions.EMPTY;
   private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
 
   /** Batches waiting for their peer's replies, by token ({@link UcxServe}). */
@@ -125,18 +126,11 @@ public final class UcxTransport extends AbstractTransport {
 
   private final AtomicLong nextToken = new AtomicLong(1);
 
-  /**
-   * A snapshot of the local registrations: the lookup table and the registration for each region
-   * id.
-   */
-  record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
-    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
-  }
-
   @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   UcxTransport(TransportConfig config) {
     super(config);
     Ucx.ensureAvailability();
+    this.book = new RegionBook<>("ucx", config.session());
     UcxOptions opts;
     try {
       opts = UcxOptions.from(config, Settings.system());
@@ -182,7 +176,7 @@ public final class UcxTransport extends AbstractTransport {
       // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread
       // starts, so
       // no request finds the worker without them.
-      new UcxServe(this, w, awaiting);
+      new UcxServe(config.session(), book::snapshot, w, awaiting);
       this.loop = new WorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
       // Reverse order: the directory's arena, its memory, the worker, the context.
@@ -295,102 +289,89 @@ public final class UcxTransport extends AbstractTransport {
     synchronized (registry) {
       ensureOpen();
       freeQuarantined(false);
-      int id = nextRegistrationId++;
-      Map<Integer, UcxRegistration> next = new HashMap<>(registrations);
-      next.put(id, null);
-      RegionTable table;
-      try {
-        table = tableOf(next, id, region);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "ucx transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered on endpoint '"
-                + localSession()
-                + "'",
-            overlap);
-      }
-      UcpMemory memory;
-      byte[] rkey;
-      workerLock.lock();
-      try {
-        memory =
-            mapped != null
-                ? mapped
-                : context.memoryMap(
-                    new UcpMemMapParams()
-                        .setAddress(region.address())
-                        .setLength(region.byteSize()));
-        try {
-          rkey = bytes(memory.getRemoteKeyBuffer());
-        } catch (RuntimeException e) {
-          if (mapped == null) {
-            memory.deregister();
-          }
-          throw e;
-        }
-      } catch (RuntimeException e) {
-        throw new TransportException(
-            null,
-            "ucx transport: registering "
-                + describe(region.address(), region.byteSize())
-                + " on endpoint '"
-                + localSession()
-                + "' failed: "
-                + e.getMessage(),
-            e);
-      } finally {
-        workerLock.unlock();
-      }
-      long cookie = RegionDirectory.newCookie();
-      int slot = directory.claim(cookie);
-      if (slot < 0) {
-        if (mapped == null) {
-          unmap(memory);
-        }
-        throw new TransportException(
-            null,
-            "ucx transport: endpoint '"
-                + localSession()
-                + "' already has "
-                + directory.capacity()
-                + " regions registered; close some or raise "
-                + UcxOptions.MAX_REGIONS);
-      }
-      UcxRegistration r = new UcxRegistration(this, id, region, memory, rkey, slot, cookie, owner);
-      registrations.put(id, r);
-      local = new LocalRegions(table, Map.copyOf(registrations));
-      return r;
+      return book.add(region, id -> map(id, region, mapped, owner));
     }
   }
 
+  /** The registration {@code id} of {@code region}: its UCX mapping, rkey and directory slot. */
+  private UcxRegistration map(int id, MemorySegment region, UcpMemory mapped, Arena owner) {
+    UcpMemory memory;
+    byte[] rkey;
+    workerLock.lock();
+    try {
+      memory =
+          mapped != null
+              ? mapped
+              : context.memoryMap(
+                  new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
+      try {
+        rkey = bytes(memory.getRemoteKeyBuffer());
+      } catch (RuntimeException e) {
+        if (mapped == null) {
+          memory.deregister();
+        }
+        throw e;
+      }
+    } catch (RuntimeException e) {
+      throw new TransportException(
+          null,
+          "ucx transport: registering "
+              + describe(region.address(), region.byteSize())
+              + " on endpoint '"
+              + localSession()
+              + "' failed: "
+              + e.getMessage(),
+          e);
+    } finally {
+      workerLock.unlock();
+    }
+    long cookie = RegionDirectory.newCookie();
+    int slot = directory.claim(cookie);
+    if (slot < 0) {
+      if (mapped == null) {
+        unmap(memory);
+      }
+      throw new TransportException(
+          null,
+          "ucx transport: endpoint '"
+              + localSession()
+              + "' already has "
+              + directory.capacity()
+              + " regions registered; close some or raise "
+              + UcxOptions.MAX_REGIONS);
+    }
+    return new UcxRegistration(
+        book, id, region, memory, rkey, slot, cookie, owner, registry, this::release);
+  }
+
+  /**
+   * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made
+   * unreachable from Java at once but freed only after {@link #FREE_GRACE_NANOS} (see {@link
+   * #quarantine}). The registry lock is held.
+   */
+  private void release(UcxRegistration r) {
+    directory.release(r.slot);
+    if (r.arena == null) {
+      unmap(r.memory);
+    } else {
+      r.arena.close();
+      quarantine.add(new Quarantined(r.memory, System.nanoTime() + FREE_GRACE_NANOS));
+    }
+    freeQuarantined(false);
+  }
+
   /** Memory UCX allocated whose registration closed, and when it may be freed. */
-  record Quarantined(UcpMemory memory, long freeAfterNanos) {}
+  private record Quarantined(UcpMemory memory, long freeAfterNanos) {}
 
   /**
    * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the
    * caller holds the registry lock.
    */
-  void freeQuarantined(boolean all) {
+  private void freeQuarantined(boolean all) {
     long now = System.nanoTime();
     while (!quarantine.isEmpty() && (all || now - quarantine.peekFirst().freeAfterNanos() >= 0)) {
       unmap(quarantine.pollFirst().memory());
     }
-  }
-
-  /**
-   * The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code
-   * pending}.
-   */
-  static RegionTable tableOf(
-      Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
-    List<RegionTable.Region> list = new ArrayList<>(regions.size());
-    for (Map.Entry<Integer, UcxRegistration> e : regions.entrySet()) {
-      MemorySegment s = e.getKey() == pendingId ? pending : e.getValue().segment;
-      list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
-    }
-    return RegionTable.of(list);
   }
 
   @Override
@@ -398,10 +379,10 @@ public final class UcxTransport extends AbstractTransport {
     ensureOpen();
     List<PeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
-      for (UcxRegistration r : registrations.values()) {
+      for (UcxRegistration r : book.all()) {
         regions.add(
             new PeerMetadata.Region(
-                r.segment.address(), r.segment.byteSize(), r.slot, r.cookie, r.rkey));
+                r.segment().address(), r.segment().byteSize(), r.slot, r.cookie, r.rkey));
       }
     }
     return new PeerMetadata(
@@ -418,17 +399,8 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] metadata) {
     byte[] blob = peerBlob(session, metadata);
-    PeerMetadata meta;
-    RegionTable regions;
-    try {
-      meta = PeerMetadata.decode(blob);
-      regions =
-          RegionTable.indexed(
-              meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
-    } catch (IllegalArgumentException e) {
-      throw unusableMetadata(session, e);
-    }
-    UcxPeer peer = new UcxPeer(this, session, meta, regions);
+    PeerMetadataCodec.Decoded<PeerMetadata> decoded = decodePeer(session, blob, PeerMetadata.CODEC);
+    UcxPeer peer = new UcxPeer(this, session, decoded.metadata(), decoded.regions());
     workerLock.lock();
     try {
       ensureOpen();
@@ -470,10 +442,10 @@ public final class UcxTransport extends AbstractTransport {
 
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
-    LocalRegions to = local;
+    RegionBook.Snapshot<UcxRegistration> to = book.snapshot();
     int n = group.size();
     if (session.equals(localSession())) {
-      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
+      return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
     UcxPeer peer = peers.get(session);
     if (peer == null) {
@@ -833,23 +805,22 @@ public final class UcxTransport extends AbstractTransport {
         }
         peers.clear();
         awaitClosed(closing, requests.toArray(UcpRequest[]::new));
-        for (UcxRegistration r : registrations.values()) {
+        for (UcxRegistration r : book.all()) {
           try {
-            r.release();
+            r.releaseWithEndpoint();
           } catch (RuntimeException e) {
             memoryReleased = false;
             failures.add(
                 new TransportException(
                     null,
                     "deregistering "
-                        + describe(r.segment.address(), r.segment.byteSize())
+                        + describe(r.segment().address(), r.segment().byteSize())
                         + " failed: "
                         + e.getMessage(),
                     e));
           }
         }
-        registrations.clear();
-        local = LocalRegions.EMPTY;
+        book.clear();
         try {
           freeQuarantined(true);
           directory.close();
@@ -885,7 +856,7 @@ public final class UcxTransport extends AbstractTransport {
    * Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker
    * lock.
    */
-  void unmap(UcpMemory memory) {
+  private void unmap(UcpMemory memory) {
     workerLock.lock();
     try {
       memory.deregister();
@@ -917,7 +888,7 @@ public final class UcxTransport extends AbstractTransport {
         + ", tls "
         + options.tls()
         + ", "
-        + local.table().size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"
