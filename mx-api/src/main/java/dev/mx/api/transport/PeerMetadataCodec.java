@@ -2,6 +2,8 @@ package dev.mx.api.transport;
 
 import dev.mx.api.annotation.Internal;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * How a backend reads the metadata a peer published: decode the blob, then index the regions it
@@ -27,6 +29,25 @@ public interface PeerMetadataCodec<M> {
    * whose native library checks reads against the peer's registrations itself.
    */
   List<? extends PublishedRegion> regions(M metadata);
+
+  /**
+   * The codec of {@code decode} (a backend's own decoder, e.g. {@code ShmPeerMetadata::decode}) and
+   * {@code regions} (what the decoded metadata publishes).
+   */
+  static <M> PeerMetadataCodec<M> of(
+      BiFunction<String, byte[], M> decode, Function<M, List<? extends PublishedRegion>> regions) {
+    return new PeerMetadataCodec<>() {
+      @Override
+      public M decode(String session, byte[] blob) {
+        return decode.apply(session, blob);
+      }
+
+      @Override
+      public List<? extends PublishedRegion> regions(M metadata) {
+        return regions.apply(metadata);
+      }
+    };
+  }
 
   /** A region a peer published: where it starts in the peer's address space, and its length. */
   interface PublishedRegion {

@@ -233,17 +233,7 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   /** The cuda-ipc metadata peers publish (no bundle: routing hands cuda-ipc its own blob). */
   private static final PeerMetadataCodec<CudaIpcMetadata> CODEC =
-      new PeerMetadataCodec<>() {
-        @Override
-        public CudaIpcMetadata decode(String session, byte[] blob) {
-          return CudaIpcMetadata.decode(session, blob);
-        }
-
-        @Override
-        public List<CudaIpcMetadata.Region> regions(CudaIpcMetadata metadata) {
-          return metadata.regions();
-        }
-      };
+      PeerMetadataCodec.of(CudaIpcMetadata::decode, CudaIpcMetadata::regions);
 
   @Override
   public void connect(String session, byte[] peerMetadata) {

@@ -351,17 +351,7 @@ public final class NixlTransport extends AbstractTransport {
    * decodes as it is and publishes no regions for mx to index.
    */
   private static final PeerMetadataCodec<byte[]> CODEC =
-      new PeerMetadataCodec<>() {
-        @Override
-        public byte[] decode(String session, byte[] blob) {
-          return blob;
-        }
-
-        @Override
-        public List<PeerMetadataCodec.PublishedRegion> regions(byte[] metadata) {
-          return List.of();
-        }
-      };
+      PeerMetadataCodec.of((session, blob) -> blob, blob -> List.of());
 
   @Override
   public void connect(String session, byte[] peerMetadata) {

@@ -92,17 +92,7 @@ record ShmPeerMetadata(
 
   /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
   static final PeerMetadataCodec<ShmPeerMetadata> CODEC =
-      new PeerMetadataCodec<>() {
-        @Override
-        public ShmPeerMetadata decode(String session, byte[] blob) {
-          return ShmPeerMetadata.decode(blob);
-        }
-
-        @Override
-        public List<Region> regions(ShmPeerMetadata metadata) {
-          return metadata.regions();
-        }
-      };
+      PeerMetadataCodec.of((session, blob) -> decode(blob), ShmPeerMetadata::regions);
 
   /**
    * Decodes a blob.

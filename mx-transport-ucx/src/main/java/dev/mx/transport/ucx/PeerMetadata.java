@@ -58,17 +58,7 @@ record PeerMetadata(
 
   /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
   static final PeerMetadataCodec<PeerMetadata> CODEC =
-      new PeerMetadataCodec<>() {
-        @Override
-        public PeerMetadata decode(String session, byte[] blob) {
-          return PeerMetadata.decode(blob);
-        }
-
-        @Override
-        public List<Region> regions(PeerMetadata metadata) {
-          return metadata.regions();
-        }
-      };
+      PeerMetadataCodec.of((session, blob) -> decode(blob), PeerMetadata::regions);
 
   /**
    * Parses a blob.
