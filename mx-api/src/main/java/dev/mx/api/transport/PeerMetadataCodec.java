@@ -19,8 +19,8 @@ public interface PeerMetadataCodec<M> {
    * Decodes the backend's blob of peer {@code session}.
    *
    * @throws IllegalArgumentException saying what is wrong, when the blob is not this backend's
-   *     metadata or is malformed (a {@link dev.mx.api.error.TransportException} passes through as
-   *     it is)
+   *     metadata or is malformed (a {@link java.nio.BufferUnderflowException} reads as truncated)
+   *     (a {@link dev.mx.api.error.TransportException} passes through as it is)
    */
   M decode(String session, byte[] blob);
 

@@ -6,6 +6,7 @@ import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.PeerTable;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionBook;
@@ -18,7 +19,6 @@ import dev.mx.cuda.CudaMemory;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -56,7 +56,7 @@ public final class CudaIpcTransport extends AbstractTransport {
   private final CudaDevice device;
   private final UUID token = UUID.randomUUID();
   private final RegionBook<Registration> book = new RegionBook<>(NAME);
-  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  private final PeerTable<Peer> peers = new PeerTable<>(NAME);
 
   CudaIpcTransport(TransportConfig config) {
     super(config);
@@ -254,10 +254,7 @@ public final class CudaIpcTransport extends AbstractTransport {
     } else {
       peer = mapRemote(session, meta.regions(), decoded.regions());
     }
-    Peer old = peers.put(session, peer);
-    if (old != null) {
-      old.close();
-    }
+    peers.put(session, peer);
   }
 
   /** Maps each device allocation {@code published} names once; {@code table} indexes them. */
@@ -302,7 +299,7 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   @Override
   public boolean isConnected(String session) {
-    return session.equals(localSession()) || peers.containsKey(session);
+    return session.equals(localSession()) || peers.contains(session);
   }
 
   // ---- reads ----
@@ -347,9 +344,6 @@ public final class CudaIpcTransport extends AbstractTransport {
       from = book.table();
     } else {
       Peer p = peers.get(session);
-      if (p == null) {
-        throw unknownPeer(session);
-      }
       if (p.local != null) {
         if (p.local.isClosed()) {
           throw new TransportException(
@@ -474,13 +468,9 @@ public final class CudaIpcTransport extends AbstractTransport {
   @Override
   protected void doClose() {
     LIVE.remove(token);
-    List<AutoCloseable> closing = new ArrayList<>(peers.values());
-    peers.clear();
-    try {
-      Closeables.closeAll(closing);
-    } finally {
-      book.clear();
-    }
+    List<RuntimeException> failures = peers.closeAll();
+    book.clear();
+    throwCloseFailures(failures);
   }
 
   @Override
@@ -492,7 +482,7 @@ public final class CudaIpcTransport extends AbstractTransport {
         + ", regions "
         + book.table()
         + ", peers "
-        + Arrays.toString(peers.keySet().toArray())
+        + peers.sessions()
         + "]";
   }
 }

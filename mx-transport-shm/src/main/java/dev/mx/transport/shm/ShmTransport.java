@@ -7,6 +7,7 @@ import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.PeerTable;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionBook;
@@ -31,9 +32,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,7 +102,7 @@ public final class ShmTransport extends AbstractTransport {
 
   private final RegionBook<ShmRegistration> book;
   private long nextFile;
-  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  private final PeerTable<Peer> peers = new PeerTable<>("shm");
 
   /**
    * Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory
@@ -403,15 +402,12 @@ public final class ShmTransport extends AbstractTransport {
       peer.close();
       throw e;
     }
-    Peer old = peers.put(session, peer);
-    if (old != null) {
-      old.close();
-    }
+    peers.put(session, peer);
   }
 
   @Override
   public boolean isConnected(String session) {
-    return session.equals(localSession()) || peers.containsKey(session);
+    return session.equals(localSession()) || peers.contains(session);
   }
 
   /**
@@ -421,7 +417,7 @@ public final class ShmTransport extends AbstractTransport {
    */
   @Override
   public boolean readAfterExit(String session, boolean allowed) {
-    Peer peer = peers.get(session);
+    Peer peer = peers.find(session);
     if (peer == null) {
       return false;
     }
@@ -718,9 +714,6 @@ public final class ShmTransport extends AbstractTransport {
       return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
     Peer peer = peers.get(session);
-    if (peer == null) {
-      throw unknownPeer(session);
-    }
     ShmBatch b = new ShmBatch(peer, group);
     RegionTable toTable = to.table();
     List<ShmPeerMetadata.Region> published = peer.meta.regions();
@@ -746,11 +739,6 @@ public final class ShmTransport extends AbstractTransport {
     }
     b.bytes = total;
     return b;
-  }
-
-  @Override
-  protected void start(PendingRead prepared) {
-    // Nothing moves before await(): a call is checked against every peer's directory first.
   }
 
   /**
@@ -981,15 +969,7 @@ public final class ShmTransport extends AbstractTransport {
   /** Unmaps every peer, deletes and unmaps every region, then the directory. */
   @Override
   protected void doClose() {
-    List<RuntimeException> failures = new ArrayList<>();
-    for (Peer p : peers.values()) {
-      try {
-        p.close();
-      } catch (RuntimeException e) {
-        failures.add(e);
-      }
-    }
-    peers.clear();
+    List<RuntimeException> failures = peers.closeAll();
     synchronized (registry) {
       List<ShmRegistration> all = book.all();
       for (int i = all.size() - 1; i >= 0; i--) {

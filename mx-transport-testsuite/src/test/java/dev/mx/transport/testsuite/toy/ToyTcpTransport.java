@@ -7,11 +7,14 @@ import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.PeerTable;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.transport.TransportProvider;
 import dev.mx.api.util.Closeables;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -24,7 +27,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.ReadableByteChannel;
@@ -32,17 +34,14 @@ import java.nio.channels.WritableByteChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A loopback TCP transport, written from the backend kit as CONTRIBUTING.md ("Writing a transport")
  * walks through it: a {@link RegionBook} of {@link BookedRegistration}s, metadata read with a
  * {@link PeerMetadataCodec}, and the read steps of {@link AbstractTransport}. Each endpoint listens
  * on a loopback port; a receiver sends a batch's ranges, the publisher checks all of them against
- * its live registrations and streams the bytes, or refuses the whole batch. A toy: one connection
- * per peer, a copy through the socket per byte, no security.
+ * its live registrations and streams the bytes, or refuses the whole batch. A toy: a connection per
+ * batch, every byte through the socket, no security.
  */
 public final class ToyTcpTransport extends AbstractTransport {
   static final String NAME = "toy-tcp";
@@ -50,8 +49,7 @@ public final class ToyTcpTransport extends AbstractTransport {
 
   private final RegionBook<Registration> book = new RegionBook<>(NAME);
   private final ServerSocket server;
-  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
-  private final Set<Socket> serving = ConcurrentHashMap.newKeySet();
+  private final PeerTable<Peer> peers = new PeerTable<>(NAME);
 
   ToyTcpTransport(TransportConfig config) {
     super(config);
@@ -66,6 +64,24 @@ public final class ToyTcpTransport extends AbstractTransport {
   @Override
   public String name() {
     return NAME;
+  }
+
+  /** Finds the toy by name, so the suite's publisher process can start one. */
+  public static final class Provider extends TransportProvider {
+    @Override
+    public String name() {
+      return NAME;
+    }
+
+    @Override
+    public boolean isAvailable() {
+      return true;
+    }
+
+    @Override
+    public Transport create(TransportConfig config) {
+      return new ToyTcpTransport(config);
+    }
   }
 
   // ---- registration: the kit's book and registration base do all of it
@@ -95,19 +111,15 @@ public final class ToyTcpTransport extends AbstractTransport {
 
     static Metadata decode(String session, byte[] blob) {
       ByteBuffer b = ByteBuffer.wrap(blob);
-      try {
-        if (b.getInt() != MAGIC) {
-          throw new IllegalArgumentException("not toy-tcp metadata");
-        }
-        int port = b.getInt();
-        List<Region> regions = new ArrayList<>();
-        for (int i = b.getInt(); i > 0; i--) {
-          regions.add(new Region(b.getLong(), b.getLong()));
-        }
-        return new Metadata(port, regions);
-      } catch (BufferUnderflowException e) {
-        throw new IllegalArgumentException("truncated toy-tcp metadata", e);
+      if (b.getInt() != MAGIC) {
+        throw new IllegalArgumentException("not toy-tcp metadata");
       }
+      int port = b.getInt();
+      List<Region> regions = new ArrayList<>();
+      for (int i = b.getInt(); i > 0; i--) {
+        regions.add(new Region(b.getLong(), b.getLong()));
+      }
+      return new Metadata(port, regions);
     }
 
     static final PeerMetadataCodec<Metadata> CODEC =
@@ -130,7 +142,6 @@ public final class ToyTcpTransport extends AbstractTransport {
     while (!server.isClosed()) {
       try {
         Socket s = server.accept();
-        serving.add(s);
         Thread.ofPlatform().daemon().name("toy-tcp-serve-" + localSession()).start(() -> serve(s));
       } catch (IOException closed) {
         return;
@@ -138,78 +149,52 @@ public final class ToyTcpTransport extends AbstractTransport {
     }
   }
 
+  /** Answers one batch: its ranges, all checked against the live registrations, or a refusal. */
   private void serve(Socket s) {
     try (s;
         DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
         DataOutputStream out =
             new DataOutputStream(new BufferedOutputStream(s.getOutputStream()))) {
+      int n = in.readInt();
+      long[] addr = new long[n];
+      long[] len = new long[n];
+      for (int i = 0; i < n; i++) {
+        addr[i] = in.readLong();
+        len[i] = in.readLong();
+      }
+      RegionBook.Snapshot<Registration> live = book.snapshot();
+      int[] ids = new int[n];
+      int refused = -1;
+      for (int i = 0; i < n && refused < 0; i++) {
+        ids[i] = live.table().find(addr[i], len[i]);
+        refused = ids[i] < 0 ? i : -1;
+      }
+      out.writeInt(refused);
       WritableByteChannel channel = Channels.newChannel(out);
-      while (true) {
-        int n = in.readInt();
-        long[] addr = new long[n];
-        long[] len = new long[n];
-        for (int i = 0; i < n; i++) {
-          addr[i] = in.readLong();
-          len[i] = in.readLong();
-        }
-        RegionBook.Snapshot<Registration> live = book.snapshot();
-        int[] ids = new int[n];
-        int refused = -1;
-        for (int i = 0; i < n && refused < 0; i++) {
-          ids[i] = live.table().find(addr[i], len[i]);
-          refused = ids[i] < 0 ? i : -1;
-        }
-        out.writeInt(refused);
-        for (int i = 0; refused < 0 && i < n; i++) {
-          MemorySegment seg = live.get(ids[i]).segment();
-          channel.write(seg.asSlice(addr[i] - seg.address(), len[i]).asByteBuffer());
-        }
-        out.flush();
+      for (int i = 0; refused < 0 && i < n; i++) {
+        MemorySegment seg = live.get(ids[i]).segment();
+        channel.write(seg.asSlice(addr[i] - seg.address(), len[i]).asByteBuffer());
       }
     } catch (IOException | RuntimeException peerGone) {
-      // The receiver closed its connection (or sent garbage): stop serving it.
-    } finally {
-      serving.remove(s);
+      // The receiver went away (or sent garbage): nothing to answer.
     }
   }
 
   // ---- peers
 
-  /** One connection per peer; a batch holds it for its request and reply. */
-  private record Peer(
-      String session, RegionTable regions, Socket socket, DataInputStream in, DataOutputStream out)
-      implements AutoCloseable {
-    static Peer open(String session, RegionTable regions, int port) throws IOException {
-      Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
-      return new Peer(
-          session,
-          regions,
-          s,
-          new DataInputStream(new BufferedInputStream(s.getInputStream())),
-          new DataOutputStream(new BufferedOutputStream(s.getOutputStream())));
-    }
-
-    @Override
-    public void close() throws IOException {
-      socket.close();
-    }
-  }
+  /** A connected peer: where it listens, and the regions it published. */
+  private record Peer(String session, int port, RegionTable regions) {}
 
   @Override
   public void connect(String session, byte[] metadata) {
     PeerMetadataCodec.Decoded<Metadata> peer =
         decodePeer(session, peerBlob(session, metadata), Metadata.CODEC);
-    try {
-      Closeables.closeAll(
-          peers.put(session, Peer.open(session, peer.regions(), peer.metadata().port())));
-    } catch (IOException e) {
-      throw new TransportException(session, NAME + " transport: peer '" + session + "': " + e, e);
-    }
+    peers.put(session, new Peer(session, peer.metadata().port(), peer.regions()));
   }
 
   @Override
   public boolean isConnected(String session) {
-    return session.equals(localSession()) || peers.containsKey(session);
+    return session.equals(localSession()) || peers.contains(session);
   }
 
   // ---- reads: validate against both sides' tables, then move everything in await
@@ -234,9 +219,6 @@ public final class ToyTcpTransport extends AbstractTransport {
       return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
     Peer peer = peers.get(session);
-    if (peer == null) {
-      throw unknownPeer(session);
-    }
     MemorySegment[] dst = new MemorySegment[group.size()];
     long total = 0;
     for (int i = 0; i < dst.length; i++) {
@@ -255,11 +237,6 @@ public final class ToyTcpTransport extends AbstractTransport {
   }
 
   @Override
-  protected void start(PendingRead prepared) {
-    // Nothing moves before await: a call's batches are all validated first.
-  }
-
-  @Override
   protected void await(List<PendingRead> started, Duration timeout) {
     for (PendingRead p : started) {
       if (p instanceof LocalCopy local) {
@@ -270,60 +247,54 @@ public final class ToyTcpTransport extends AbstractTransport {
     }
   }
 
+  /** One connection per batch: the ranges out, then a refusal or every byte back. */
   private static void fetch(Batch b, Duration timeout) {
     Peer peer = b.peer();
-    synchronized (peer) {
-      try {
-        peer.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-        peer.out().writeInt(b.group().size());
-        for (ReadDescriptor d : b.group()) {
-          peer.out().writeLong(d.srcAddr());
-          peer.out().writeLong(d.nbytes());
-        }
-        peer.out().flush();
-        int refused = peer.in().readInt();
-        if (refused >= 0) {
-          throw new TransportException(
-              peer.session(),
-              NAME
-                  + " transport: peer '"
-                  + peer.session()
-                  + "' no longer serves descriptor #"
-                  + refused
-                  + " "
-                  + b.group().get(refused)
-                  + " (deregistered); nothing in this batch was read");
-        }
-        ReadableByteChannel channel = Channels.newChannel(peer.in());
-        for (int i = 0; i < b.dst().length; i++) {
-          ReadDescriptor d = b.group().get(i);
-          ByteBuffer to =
-              b.dst()[i].asSlice(d.dstAddr() - b.dst()[i].address(), d.nbytes()).asByteBuffer();
-          while (to.hasRemaining()) {
-            if (channel.read(to) < 0) {
-              throw new EOFException("the peer closed the connection mid-reply");
-            }
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), peer.port());
+        DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+        DataOutputStream out =
+            new DataOutputStream(new BufferedOutputStream(s.getOutputStream()))) {
+      s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+      out.writeInt(b.group().size());
+      for (ReadDescriptor d : b.group()) {
+        out.writeLong(d.srcAddr());
+        out.writeLong(d.nbytes());
+      }
+      out.flush();
+      int refused = in.readInt();
+      if (refused >= 0) {
+        String why = "no longer serves descriptor #%d %s (deregistered); nothing was read";
+        throw failure(peer, why.formatted(refused, b.group().get(refused)), null);
+      }
+      ReadableByteChannel channel = Channels.newChannel(in);
+      for (int i = 0; i < b.dst().length; i++) {
+        ReadDescriptor d = b.group().get(i);
+        MemorySegment dst = b.dst()[i];
+        ByteBuffer to = dst.asSlice(d.dstAddr() - dst.address(), d.nbytes()).asByteBuffer();
+        while (to.hasRemaining()) {
+          if (channel.read(to) < 0) {
+            throw new EOFException("the peer closed the connection mid-reply");
           }
         }
-      } catch (SocketTimeoutException e) {
-        Closeables.closeAll(peer); // the stream is mid-reply: unusable from now on
-        throw new TransportTimeoutException(
-            peer.session(),
-            NAME + " transport: " + peer.session() + " did not answer within " + timeout);
-      } catch (IOException e) {
-        throw new TransportException(
-            peer.session(), NAME + " transport: peer '" + peer.session() + "': " + e, e);
       }
+    } catch (SocketTimeoutException e) {
+      throw new TransportTimeoutException(
+          peer.session(), NAME + " transport: peer '" + peer.session() + "' timed out");
+    } catch (IOException e) {
+      throw failure(peer, e.toString(), e);
     }
+  }
+
+  private static TransportException failure(Peer peer, String why, Throwable cause) {
+    String session = peer.session();
+    return new TransportException(
+        session, NAME + " transport: peer '" + session + "' " + why, cause);
   }
 
   @Override
   protected void doClose() {
-    List<AutoCloseable> all = new ArrayList<>(List.of(server));
-    all.addAll(peers.values());
-    all.addAll(serving);
-    peers.clear();
+    peers.closeAll(); // plain records: nothing to close
     book.clear();
-    Closeables.closeAll(all);
+    Closeables.closeAll(server);
   }
 }

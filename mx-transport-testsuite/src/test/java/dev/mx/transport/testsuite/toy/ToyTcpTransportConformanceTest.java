@@ -8,6 +8,6 @@ import dev.mx.transport.testsuite.AbstractTransportConformanceTest;
 class ToyTcpTransportConformanceTest extends AbstractTransportConformanceTest {
   @Override
   protected Transport newTransport(String session) {
-    return new ToyTcpTransportProvider().create(TransportConfig.of(session));
+    return new ToyTcpTransport.Provider().create(TransportConfig.of(session));
   }
 }
