@@ -180,6 +180,21 @@ public abstract class AbstractTransportConformanceTest {
     receiver.connect(PEER, publisher.localMetadata());
   }
 
+  /** A source the publisher published and a destination the receiver registered, of one size. */
+  protected record Published(MemorySegment src, MemorySegment dst) {}
+
+  /**
+   * Registers a patterned source of {@code size} bytes (pattern {@code seed}) on the publisher,
+   * connects the receiver to it, and registers a zeroed destination of the same size there.
+   */
+  protected Published published(long size, long seed) {
+    MemorySegment src = patterned(size, seed);
+    MemorySegment dst = zeroed(size);
+    publish(src);
+    registerOn(receiver, dst);
+    return new Published(src, dst);
+  }
+
   protected static ReadDescriptor desc(
       MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
     return new ReadDescriptor(PEER, src.address() + srcOff, dst.address() + dstOff, n);
@@ -224,10 +239,9 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void manySmallDescriptorsLandByteExact() {
     int n = 20_000;
-    MemorySegment src = patterned(n * 64L, 2);
-    MemorySegment dst = zeroed(n * 64L);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(n * 64L, 2);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       // Reverse the order of the 64-byte blocks.
@@ -242,10 +256,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void sourceOutsideRegionsIsRejectedBeforeAnyByteMoves() {
-    MemorySegment src = patterned(4096, 3);
-    MemorySegment dst = zeroed(4096);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(4096, 3);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch =
         List.of(
             desc(src, 0, dst, 0, 1024),
@@ -331,10 +344,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void countersAccumulateBytesAndReads() {
-    MemorySegment src = patterned(10_000, 6);
-    MemorySegment dst = zeroed(10_000);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(10_000, 6);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     TransportStats before = receiver.stats();
     receiver.read(
         List.of(
@@ -645,10 +657,9 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void oneBadDescriptorAmongAThousandMovesNothing() {
     int n = 1000;
-    MemorySegment src = patterned(n * 64L, 19);
-    MemorySegment dst = zeroed(n * 64L);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(n * 64L, 19);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch = new ArrayList<>(n);
     for (int i = 0; i < n - 1; i++) {
       batch.add(desc(src, i * 64L, dst, i * 64L, 64));
@@ -674,10 +685,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void aPostedGroupMustNameOneSession() {
-    MemorySegment src = patterned(64, 21);
-    MemorySegment dst = zeroed(64);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(64, 21);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     ReadDescriptor stranger = new ReadDescriptor("nobody", src.address(), dst.address(), 64);
     assertThrows(
         TransportException.class,
@@ -696,10 +706,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void oddOffsetsAndLengthsLandExactly() {
-    MemorySegment src = patterned(1 << 16, 22);
-    MemorySegment dst = zeroed(1 << 16);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(1 << 16, 22);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch = new ArrayList<>();
     long s = 1;
     long d = 3;
@@ -733,10 +742,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void healthyAfterReadsAndNotAfterClose() {
-    MemorySegment src = patterned(4096, 24);
-    MemorySegment dst = zeroed(4096);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(4096, 24);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     receiver.read(List.of(desc(src, 0, dst, 0, 4096)), Duration.ofSeconds(30));
     assertTrue(receiver.isHealthy(), "healthy after a read");
     assertThrows(
@@ -776,10 +784,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void registeringWhileReadingLeavesTheReadsExact() throws Exception {
-    MemorySegment src = patterned(1 << 20, 27);
-    MemorySegment dst = zeroed(1 << 20);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(1 << 20, 27);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
       Future<Integer> churn =
@@ -841,10 +848,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void aPostedBatchReportsItsBytesAndDescriptors() {
-    MemorySegment src = patterned(4096, 29);
-    MemorySegment dst = zeroed(4096);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(4096, 29);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     PendingRead p =
         receiver.post(
             PEER,
@@ -861,10 +867,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void theSameBatchReadTwiceLandsTheSameBytes() {
-    MemorySegment src = patterned(65_536, 30);
-    MemorySegment dst = zeroed(65_536);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(65_536, 30);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch = List.of(desc(src, 0, dst, 0, 65_536));
     receiver.read(batch);
     dst.fill((byte) 0);
@@ -894,10 +899,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void manyBatchesPostedBeforeOneAwaitAllLandExactly() {
-    MemorySegment src = patterned(64 * 1024, 33);
-    MemorySegment dst = zeroed(64 * 1024);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(64 * 1024, 33);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<PendingRead> posted = new ArrayList<>();
     for (int i = 0; i < 16; i++) {
       posted.add(receiver.post(PEER, List.of(desc(src, i * 4096L, dst, (15 - i) * 4096L, 4096))));

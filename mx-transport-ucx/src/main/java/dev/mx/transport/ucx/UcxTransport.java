@@ -255,15 +255,7 @@ public final class UcxTransport extends AbstractTransport {
       ensureOpen();
       memory = context.memoryMap(new UcpMemMapParams().allocate().setLength(bytes));
     } catch (RuntimeException e) {
-      throw new TransportException(
-          null,
-          "ucx transport: allocating "
-              + bytes
-              + " bytes on endpoint '"
-              + localSession()
-              + "' failed: "
-              + e.getMessage(),
-          e);
+      throw failed("allocating " + bytes + " bytes", e);
     } finally {
       workerLock.unlock();
     }
@@ -278,6 +270,19 @@ public final class UcxTransport extends AbstractTransport {
       unmap(memory);
       throw e;
     }
+  }
+
+  /** The error for a UCX call of this endpoint ({@code what}) that failed with {@code e}. */
+  private TransportException failed(String what, RuntimeException e) {
+    return new TransportException(
+        null,
+        "ucx transport: "
+            + what
+            + " on endpoint '"
+            + localSession()
+            + "' failed: "
+            + e.getMessage(),
+        e);
   }
 
   /**
@@ -313,15 +318,7 @@ public final class UcxTransport extends AbstractTransport {
         throw e;
       }
     } catch (RuntimeException e) {
-      throw new TransportException(
-          null,
-          "ucx transport: registering "
-              + describe(region.address(), region.byteSize())
-              + " on endpoint '"
-              + localSession()
-              + "' failed: "
-              + e.getMessage(),
-          e);
+      throw failed("registering " + describe(region.address(), region.byteSize()), e);
     } finally {
       workerLock.unlock();
     }
