@@ -90,6 +90,10 @@ public final class UcxTransport extends AbstractTransport {
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
   private final UcxOptions options;
+
+  /** What this endpoint's peers and connections use of it. */
+  private final UcxLocal local;
+
   private final UcpContext context;
   private final UcpWorker worker;
   private final WorkerLoop loop;
@@ -199,6 +203,7 @@ public final class UcxTransport extends AbstractTransport {
     }
     this.context = ctx;
     this.worker = w;
+    this.local = new UcxLocal(config.session(), w, opts.peerErrorHandling(), this::awaitClosed);
     this.directory = dir;
     this.directoryMemory = dirMem;
     this.directoryArena = dirArena;
@@ -219,15 +224,6 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   public dev.mx.api.transport.TransportCosts costs() {
     return new dev.mx.api.transport.TransportCosts(10e-6, 3e9, 8e9);
-  }
-
-  UcxOptions options() {
-    return options;
-  }
-
-  /** The worker; use it holding the worker lock. */
-  UcpWorker worker() {
-    return worker;
   }
 
   // ---------------------------------------------------------------- registration and metadata
@@ -397,7 +393,7 @@ public final class UcxTransport extends AbstractTransport {
   public void connect(String session, byte[] metadata) {
     byte[] blob = peerBlob(session, metadata);
     PeerMetadataCodec.Decoded<PeerMetadata> decoded = decodePeer(session, blob, PeerMetadata.CODEC);
-    UcxPeer peer = new UcxPeer(this, session, decoded.metadata(), decoded.regions());
+    UcxPeer peer = new UcxPeer(local, session, decoded.metadata(), decoded.regions());
     workerLock.lock();
     try {
       ensureOpen();
@@ -868,10 +864,6 @@ public final class UcxTransport extends AbstractTransport {
     byte[] out = new byte[d.remaining()];
     d.get(out);
     return out;
-  }
-
-  static ByteBuffer direct(byte[] bytes) {
-    return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
   }
 
   private static String describe(long base, long length) {
