@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What a publisher tells receivers (the opaque blob of {@link UcxTransport#localMetadata()}): its
+ * What a publisher tells receivers (the opaque blob of the endpoint's {@code localMetadata()}): its
  * UCX worker address, where its region directory lives, and per registered region the base address,
  * length, directory slot and cookie (to tell whether the region is still registered) and the packed
  * remote key.

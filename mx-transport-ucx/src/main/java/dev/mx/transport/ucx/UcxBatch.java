@@ -9,10 +9,10 @@ import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link
- * UcxServe}): {@link UcxTransport#start} issues only the probe (is each region this batch reads
- * still registered?); {@link UcxTransport#await} checks the probe of every batch, then issues one
- * data request per descriptor.
+ * Reads from one peer, in two phases, each a set of read requests the peer's serving side answers:
+ * the endpoint's {@code start} issues only the probe (is each region this batch reads still
+ * registered?); its {@code await} checks the probe of every batch, then issues one data request per
+ * descriptor.
  */
 final class UcxBatch implements PendingRead {
   final UcxPeer peer;

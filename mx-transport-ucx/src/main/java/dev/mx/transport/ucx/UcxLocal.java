@@ -6,8 +6,8 @@ import org.openucx.jucx.ucp.UcpWorker;
 
 /**
  * What a peer and its connections need of their endpoint, handed to them so that they hold no
- * reference to the {@link UcxTransport}: its session (for endpoint names and logs), its worker (use
- * it holding the worker lock), whether UCX reports peer failures, and how to wait for endpoints to
+ * reference to the transport object: its session (for endpoint names and logs), its worker (use it
+ * holding the worker lock), whether UCX reports peer failures, and how to wait for endpoints to
  * close.
  */
 record UcxLocal(String session, UcpWorker worker, boolean peerErrorHandling, Closing closing) {

@@ -47,7 +47,7 @@ final class UcxPeer {
           .setErrorHandler((ep, status, message) -> c.fail(status, message));
     }
     try {
-      // Reads are requests the peer answers (UcxServe), so its remote keys are not unpacked.
+      // Reads are requests the peer's serving side answers, so its remote keys are not unpacked.
       c.endpoint = local.worker().newEndpoint(params);
     } catch (RuntimeException e) {
       c.close(true);
