@@ -20,10 +20,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.GroupPrincipal;
@@ -63,27 +61,15 @@ public final class ShmTransport extends AbstractTransport {
    * Config property (or {@code -Dmx.shm.group} / {@code MX_SHM_GROUP}): a group that may read this
    * endpoint's files.
    */
-  public static final String GROUP = "shm.group";
+  public static final String GROUP = ShmFiles.GROUP;
 
   /** Config property: the most regions an endpoint registers at once (default 4096). */
   public static final String MAX_REGIONS = "shm.maxRegions";
-
-  private static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL; // "MXSHDIR1"
-  private static final long HEADER_BYTES = 64;
 
   /** While copying, look at the clock once per this many bytes or descriptors. */
   private static final long CHECK_EVERY_BYTES = 64L << 20;
 
   private static final int CHECK_EVERY_DESCRIPTORS = 4096;
-
-  /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
-  private static final long EXIT_GRACE_NANOS = 200_000_000L;
-
-  /**
-   * How long a peer still dying after the grace is watched, off the reading thread, so its files
-   * are reclaimed once it is gone (a killed JVM can take seconds to tear down on a loaded host).
-   */
-  private static final long EXIT_WATCH_NANOS = 60_000_000_000L;
 
   private final ShmHost self;
   private final Path dir;
@@ -102,7 +88,7 @@ public final class ShmTransport extends AbstractTransport {
 
   private final RegionBook<ShmRegistration> book;
   private long nextFile;
-  private final PeerTable<Peer> peers = new PeerTable<>("shm");
+  private final PeerTable<ShmPeer> peers = new PeerTable<>("shm");
 
   /**
    * Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory
@@ -158,12 +144,14 @@ public final class ShmTransport extends AbstractTransport {
     try {
       MemorySegment file =
           createFile(
-              directoryPath, HEADER_BYTES + RegionDirectory.bytesFor(capacity), directoryArena);
+              directoryPath,
+              ShmFiles.HEADER_BYTES + RegionDirectory.bytesFor(capacity),
+              directoryArena);
       file.set(ValueLayout.JAVA_LONG, 8, nonce);
       file.set(ValueLayout.JAVA_LONG, 16, self.pid());
       file.set(ValueLayout.JAVA_LONG, 24, capacity);
-      this.directory = new RegionDirectory(file.asSlice(HEADER_BYTES));
-      file.set(ValueLayout.JAVA_LONG, 0, DIRECTORY_MAGIC);
+      this.directory = new RegionDirectory(file.asSlice(ShmFiles.HEADER_BYTES));
+      file.set(ValueLayout.JAVA_LONG, 0, ShmFiles.DIRECTORY_MAGIC);
     } catch (RuntimeException | Error e) {
       directoryArena.close();
       deleteQuietly(directoryPath);
@@ -395,7 +383,7 @@ public final class ShmTransport extends AbstractTransport {
       throw new TransportException(
           session, "shm transport: peer '" + session + "' (pid " + h.pid() + ") has exited");
     }
-    Peer peer = new Peer(session, meta, regions);
+    ShmPeer peer = new ShmPeer(session, meta, regions, self, dir);
     try {
       peer.open();
     } catch (RuntimeException | Error e) {
@@ -417,7 +405,7 @@ public final class ShmTransport extends AbstractTransport {
    */
   @Override
   public boolean readAfterExit(String session, boolean allowed) {
-    Peer peer = peers.find(session);
+    ShmPeer peer = peers.find(session);
     if (peer == null) {
       return false;
     }
@@ -431,232 +419,6 @@ public final class ShmTransport extends AbstractTransport {
     return true;
   }
 
-  /** A connected peer: its metadata, its directory and shared regions mapped read-only. */
-  private final class Peer implements AutoCloseable {
-    final String session;
-    final ShmPeerMetadata meta;
-    final RegionTable regions;
-    final MemorySegment[] mapped;
-    final Arena arena = Arena.ofShared();
-    MemorySegment directorySlots;
-    private volatile boolean closed;
-
-    /** {@link #readAfterExit}: its death alone does not fail reads of its mapped regions. */
-    volatile boolean readsAfterExit;
-
-    private final java.util.concurrent.atomic.AtomicBoolean watchingExit =
-        new java.util.concurrent.atomic.AtomicBoolean();
-
-    Peer(String session, ShmPeerMetadata meta, RegionTable regions) {
-      this.session = session;
-      this.meta = meta;
-      this.regions = regions;
-      this.mapped = new MemorySegment[meta.regions().size()];
-    }
-
-    void open() {
-      MemorySegment dirFile =
-          map(
-              Path.of(meta.directoryPath()),
-              HEADER_BYTES + RegionDirectory.bytesFor(meta.directoryCapacity()));
-      if (dirFile.get(ValueLayout.JAVA_LONG, 0) != DIRECTORY_MAGIC
-          || dirFile.get(ValueLayout.JAVA_LONG, 8) != meta.nonce()) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' directory "
-                + meta.directoryPath()
-                + " is not the one its metadata describes (another file under that name, or another /dev/shm)");
-      }
-      directorySlots = dirFile.asSlice(HEADER_BYTES);
-      boolean needsAttach = false;
-      for (int i = 0; i < mapped.length; i++) {
-        ShmPeerMetadata.Region r = meta.regions().get(i);
-        if (r.shared()) {
-          mapped[i] = map(Path.of(r.path()), r.length());
-        } else {
-          needsAttach = true;
-        }
-      }
-      if (needsAttach) {
-        probeAttach();
-      }
-    }
-
-    /**
-     * Maps a peer's file read-only after checking it is at least {@code length} bytes (a shorter
-     * file would SIGBUS the reader); its creator never truncates it.
-     */
-    private MemorySegment map(Path path, long length) {
-      try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-        long size = ch.size();
-        if (size < length) {
-          throw new TransportException(
-              session,
-              "shm transport: peer '"
-                  + session
-                  + "' file "
-                  + path
-                  + " holds "
-                  + size
-                  + " bytes, its metadata says "
-                  + length);
-        }
-        return ch.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
-      } catch (AccessDeniedException e) {
-        throw new TransportException(
-            session,
-            "shm transport: may not open peer '"
-                + session
-                + "' shared memory "
-                + path
-                + " ("
-                + describeAccess(path)
-                + "; this process runs as uid "
-                + self.uid()
-                + "): run the receiver as the publisher's user, or let the publisher widen access with "
-                + GROUP,
-            e);
-      } catch (NoSuchFileException e) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' shared memory "
-                + path
-                + " is gone (the peer deregistered it or exited)",
-            e);
-      } catch (IOException e) {
-        throw new TransportException(
-            session,
-            "shm transport: cannot map peer '" + session + "' shared memory " + path + ": " + e,
-            e);
-      }
-    }
-
-    /**
-     * Reads one byte of the peer's registered memory with process_vm_readv, so a refusal shows at
-     * connect.
-     */
-    private void probeAttach() {
-      if (!meta.crossMemoryAttach() || !Shm.crossMemoryAttach()) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' serves registered memory, which"
-                + " needs cross-memory attach (process_vm_readv) on both sides: "
-                + (meta.crossMemoryAttach()
-                    ? "here it fails: " + Shm.crossMemoryAttachCause()
-                    : "it fails at the peer")
-                + "; the peer can allocate() its buffers in shared memory instead");
-      }
-      ShmPeerMetadata.Region first = null;
-      for (ShmPeerMetadata.Region r : meta.regions()) {
-        if (!r.shared()) {
-          first = r;
-          break;
-        }
-      }
-      try (Arena a = Arena.ofConfined()) {
-        MemorySegment one = a.allocate(1);
-        MemorySegment local = a.allocate(16);
-        MemorySegment remote = a.allocate(16);
-        local.set(ValueLayout.JAVA_LONG, 0, one.address());
-        local.set(ValueLayout.JAVA_LONG, 8, 1);
-        remote.set(ValueLayout.JAVA_LONG, 0, first.base());
-        remote.set(ValueLayout.JAVA_LONG, 8, 1);
-        ShmNative.processVmReadv((int) meta.host().pid(), local, remote, 1, ShmNative.callState(a));
-      } catch (ShmNative.NativeError e) {
-        throw attachFailure(e, 0);
-      }
-    }
-
-    TransportException attachFailure(ShmNative.NativeError e, long done) {
-      String why =
-          switch (e.errno) {
-            case ShmNative.EPERM, ShmNative.EACCES ->
-                "may not read its memory ("
-                    + e.getMessage()
-                    + "; it runs as uid "
-                    + meta.host().uid()
-                    + ", this process as uid "
-                    + self.uid()
-                    + "): run the receiver as the publisher's user";
-            case ShmNative.ESRCH -> "has exited (" + e.getMessage() + ")";
-            default -> e.getMessage() + " after " + done + " bytes";
-          };
-      return new TransportException(
-          session,
-          "shm transport: peer '" + session + "' (pid " + meta.host().pid() + ") " + why,
-          e);
-    }
-
-    boolean alive() {
-      return ShmHost.alive(meta.host().pid(), meta.host().startTime());
-    }
-
-    /**
-     * Deletes the files a dead peer left (its mappings here stay valid until this peer is closed).
-     */
-    void reclaimIfDead() {
-      if (!alive()) {
-        ShmFiles.reclaim(dir, self);
-      }
-    }
-
-    /**
-     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds;
-     * wait up to {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files; a peer still
-     * there then is watched on a virtual thread for up to {@link #EXIT_WATCH_NANOS}, and its files
-     * reclaimed once it is gone.
-     */
-    void reclaimOnceGone() {
-      awaitGone(EXIT_GRACE_NANOS);
-      if (!alive()) {
-        reclaimIfDead();
-      } else if (watchingExit.compareAndSet(false, true)) {
-        // Still tearing down (or not dying at all): the read fails now, the files go once it is
-        // gone.
-        Thread.ofVirtual()
-            .name("mx-shm-reclaim-" + session)
-            .start(
-                () -> {
-                  awaitGone(EXIT_WATCH_NANOS);
-                  reclaimIfDead();
-                  watchingExit.set(false);
-                });
-      }
-    }
-
-    private void awaitGone(long nanos) {
-      long until = System.nanoTime() + nanos;
-      while (alive() && System.nanoTime() - until < 0) {
-        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
-      }
-    }
-
-    @Override
-    public void close() {
-      if (!closed) {
-        closed = true;
-        arena.close();
-      }
-    }
-  }
-
-  private static String describeAccess(Path path) {
-    try {
-      return "mode "
-          + PosixFilePermissions.toString(Files.getPosixFilePermissions(path))
-          + ", owner uid "
-          + Files.getAttribute(path, "unix:uid");
-    } catch (IOException | RuntimeException e) {
-      return "its mode cannot be read either";
-    }
-  }
-
   // ---------------------------------------------------------------- reads
 
   /**
@@ -664,7 +426,7 @@ public final class ShmTransport extends AbstractTransport {
    * in {@link #await} after every peer of the call was checked.
    */
   private static final class ShmBatch implements PendingRead {
-    final Peer peer;
+    final ShmPeer peer;
     final List<ReadDescriptor> group;
     final int[] region;
 
@@ -678,7 +440,7 @@ public final class ShmTransport extends AbstractTransport {
     final boolean[] used;
     long bytes;
 
-    ShmBatch(Peer peer, List<ReadDescriptor> group) {
+    ShmBatch(ShmPeer peer, List<ReadDescriptor> group) {
       int n = group.size();
       this.peer = peer;
       this.group = group;
@@ -713,7 +475,7 @@ public final class ShmTransport extends AbstractTransport {
     if (session.equals(localSession())) {
       return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
-    Peer peer = peers.get(session);
+    ShmPeer peer = peers.get(session);
     ShmBatch b = new ShmBatch(peer, group);
     RegionTable toTable = to.table();
     List<ShmPeerMetadata.Region> published = peer.meta.regions();
@@ -790,8 +552,8 @@ public final class ShmTransport extends AbstractTransport {
    * the batch reads.
    */
   private void check(ShmBatch b, String consequence) {
-    Peer peer = b.peer;
-    if (peer.closed) {
+    ShmPeer peer = b.peer;
+    if (peer.isClosed()) {
       throw new TransportException(
           peer.session,
           "shm transport: peer '"
@@ -850,7 +612,7 @@ public final class ShmTransport extends AbstractTransport {
   }
 
   private void copy(ShmBatch b, long deadline, Duration timeout) {
-    Peer peer = b.peer;
+    ShmPeer peer = b.peer;
     int n = b.region.length;
     MemorySegment[] src = b.src;
     long[] srcOff = b.srcOff;
@@ -909,7 +671,7 @@ public final class ShmTransport extends AbstractTransport {
 
   /** Descriptors read with process_vm_readv, up to {@link ShmNative#IOV_MAX} per call. */
   private static final class Attach {
-    final Peer peer;
+    final ShmPeer peer;
     final MemorySegment local;
     final MemorySegment remote;
     final MemorySegment state;
@@ -917,7 +679,7 @@ public final class ShmTransport extends AbstractTransport {
     long want;
     long done;
 
-    Attach(Peer peer, Arena arena) {
+    Attach(ShmPeer peer, Arena arena) {
       this.peer = peer;
       this.local = arena.allocate(16L * ShmNative.IOV_MAX, 8);
       this.remote = arena.allocate(16L * ShmNative.IOV_MAX, 8);
