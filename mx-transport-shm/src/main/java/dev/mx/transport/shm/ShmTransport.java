@@ -1,7 +1,6 @@
 package dev.mx.transport.shm;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
@@ -65,11 +64,6 @@ public final class ShmTransport extends AbstractTransport {
 
   /** Config property: the most regions an endpoint registers at once (default 4096). */
   public static final String MAX_REGIONS = "shm.maxRegions";
-
-  /** While copying, look at the clock once per this many bytes or descriptors. */
-  private static final long CHECK_EVERY_BYTES = 64L << 20;
-
-  private static final int CHECK_EVERY_DESCRIPTORS = 4096;
 
   private final ShmHost self;
   private final Path dir;
@@ -421,54 +415,6 @@ public final class ShmTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- reads
 
-  /**
-   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run
-   * in {@link #await} after every peer of the call was checked.
-   */
-  private static final class ShmBatch implements PendingRead {
-    final ShmPeer peer;
-    final List<ReadDescriptor> group;
-    final int[] region;
-
-    /** The peer's mapped region per descriptor, or null where it is read by cross-memory attach. */
-    final MemorySegment[] src;
-
-    final long[] srcOff;
-    final MemorySegment[] dst;
-    final long[] dstOff;
-    final long[] len;
-    final boolean[] used;
-    long bytes;
-
-    ShmBatch(ShmPeer peer, List<ReadDescriptor> group) {
-      int n = group.size();
-      this.peer = peer;
-      this.group = group;
-      this.region = new int[n];
-      this.src = new MemorySegment[n];
-      this.srcOff = new long[n];
-      this.dst = new MemorySegment[n];
-      this.dstOff = new long[n];
-      this.len = new long[n];
-      this.used = new boolean[peer.mapped.length];
-    }
-
-    @Override
-    public String session() {
-      return peer.session;
-    }
-
-    @Override
-    public int descriptorCount() {
-      return region.length;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
-    }
-  }
-
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
     RegionBook.Snapshot<ShmRegistration> to = book.snapshot();
@@ -513,216 +459,19 @@ public final class ShmTransport extends AbstractTransport {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        guarded(b, () -> check(b, "nothing in this batch was read"));
+        b.guarded(() -> b.check("nothing in this batch was read"));
       }
     }
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        guarded(
-            b,
+        b.guarded(
             () -> {
-              copy(b, deadline, timeout);
-              check(b, "what was read cannot be trusted");
+              b.copy(deadline, timeout, mappedBytesRead, attachedBytesRead);
+              b.check("what was read cannot be trusted");
             });
       } else {
         ((LocalCopy) p).copy();
       }
-    }
-  }
-
-  /**
-   * Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint
-   * closed) fail it.
-   */
-  private static void guarded(ShmBatch b, Runnable step) {
-    try {
-      step.run();
-    } catch (IllegalStateException closedMeanwhile) {
-      throw new TransportException(
-          b.peer.session,
-          "shm transport: peer '"
-              + b.peer.session
-              + "' was disconnected or this endpoint closed during the read",
-          closedMeanwhile);
-    }
-  }
-
-  /**
-   * Throws, naming the peer and {@code consequence}, when the peer died or deregistered a region
-   * the batch reads.
-   */
-  private void check(ShmBatch b, String consequence) {
-    ShmPeer peer = b.peer;
-    if (peer.isClosed()) {
-      throw new TransportException(
-          peer.session,
-          "shm transport: peer '"
-              + peer.session
-              + "' was reconnected with new metadata while this batch was prepared; "
-              + consequence);
-    }
-    for (int r = 0; r < b.used.length; r++) {
-      ShmPeerMetadata.Region reg = peer.meta.regions().get(r);
-      if (b.used[r] && !RegionDirectory.isLive(peer.directorySlots, reg.slot(), reg.cookie())) {
-        int first = 0;
-        while (b.region[first] != r) {
-          first++;
-        }
-        if (!peer.readsAfterExit && !peer.alive()) {
-          break; // report the death, below
-        }
-        throw new TransportException(
-            peer.session,
-            "shm transport: descriptor #"
-                + first
-                + " "
-                + b.group.get(first)
-                + " reads region "
-                + describe(reg.base(), reg.length())
-                + " which peer '"
-                + peer.session
-                + "' has deregistered since it published its metadata; "
-                + consequence);
-      }
-    }
-    if (!peer.alive()) {
-      if (peer.readsAfterExit && readsOnlyMapped(b)) {
-        return; // as it left them: its mappings here outlive it (its files go at the next failure)
-      }
-      peer.reclaimIfDead();
-      throw new TransportException(
-          peer.session,
-          "shm transport: peer '"
-              + peer.session
-              + "' (pid "
-              + peer.meta.host().pid()
-              + ") has exited; "
-              + consequence);
-    }
-  }
-
-  /** Whether every descriptor of {@code b} reads a mapped region (none by cross-memory attach). */
-  private static boolean readsOnlyMapped(ShmBatch b) {
-    for (MemorySegment m : b.src) {
-      if (m == null) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private void copy(ShmBatch b, long deadline, Duration timeout) {
-    ShmPeer peer = b.peer;
-    int n = b.region.length;
-    MemorySegment[] src = b.src;
-    long[] srcOff = b.srcOff;
-    MemorySegment[] dst = b.dst;
-    long[] dstOff = b.dstOff;
-    long[] len = b.len;
-    long sinceCheck = 0;
-    long mapped = 0;
-    long attached = 0;
-    try (Arena scratch = Arena.ofConfined()) {
-      Attach attach = null;
-      for (int i = 0; i < n; i++) {
-        if (src[i] != null) {
-          MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
-          mapped += len[i];
-        } else {
-          attached += len[i];
-          if (attach == null) {
-            attach = new Attach(peer, scratch);
-          }
-          attach.add(b.group.get(i));
-        }
-        sinceCheck += len[i];
-        if (sinceCheck >= CHECK_EVERY_BYTES || (i + 1) % CHECK_EVERY_DESCRIPTORS == 0) {
-          sinceCheck = 0;
-          if (attach != null) {
-            attach.flush();
-          }
-          if (System.nanoTime() - deadline > 0) {
-            throw new TransportTimeoutException(
-                peer.session,
-                "shm transport: reads from peer '"
-                    + peer.session
-                    + "' did not complete within "
-                    + timeout
-                    + " ("
-                    + (i + 1)
-                    + " of "
-                    + n
-                    + " descriptors done)");
-          }
-        }
-      }
-      if (attach != null) {
-        attach.flush();
-      }
-      mappedBytesRead.add(mapped);
-      attachedBytesRead.add(attached);
-    } catch (TransportException e) {
-      if (!(e instanceof TransportTimeoutException)) {
-        peer.reclaimOnceGone();
-      }
-      throw e;
-    }
-  }
-
-  /** Descriptors read with process_vm_readv, up to {@link ShmNative#IOV_MAX} per call. */
-  private static final class Attach {
-    final ShmPeer peer;
-    final MemorySegment local;
-    final MemorySegment remote;
-    final MemorySegment state;
-    int count;
-    long want;
-    long done;
-
-    Attach(ShmPeer peer, Arena arena) {
-      this.peer = peer;
-      this.local = arena.allocate(16L * ShmNative.IOV_MAX, 8);
-      this.remote = arena.allocate(16L * ShmNative.IOV_MAX, 8);
-      this.state = ShmNative.callState(arena);
-    }
-
-    void add(ReadDescriptor d) {
-      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.dstAddr());
-      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
-      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.srcAddr());
-      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
-      count++;
-      want += d.nbytes();
-      if (count == ShmNative.IOV_MAX) {
-        flush();
-      }
-    }
-
-    void flush() {
-      if (count == 0) {
-        return;
-      }
-      long got;
-      try {
-        got = ShmNative.processVmReadv((int) peer.meta.host().pid(), local, remote, count, state);
-      } catch (ShmNative.NativeError e) {
-        throw peer.attachFailure(e, done);
-      }
-      if (got != want) {
-        throw new TransportException(
-            peer.session,
-            "shm transport: peer '"
-                + peer.session
-                + "' memory could be read"
-                + " only in part ("
-                + got
-                + " of "
-                + want
-                + " bytes): the peer unmapped it or exited");
-      }
-      done += got;
-      count = 0;
-      want = 0;
     }
   }
 
@@ -750,10 +499,6 @@ public final class ShmTransport extends AbstractTransport {
       }
     }
     throwCloseFailures(failures);
-  }
-
-  private static String describe(long base, long length) {
-    return "0x" + Long.toHexString(base) + "+" + length;
   }
 
   /**
