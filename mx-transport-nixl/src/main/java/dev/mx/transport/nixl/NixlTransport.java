@@ -17,7 +17,6 @@ import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -92,15 +91,16 @@ public final class NixlTransport extends AbstractTransport {
   private long nextGeneration;
 
   /**
-   * Prepared requests by their exact descriptors, least recently used first (guarded by the agent
-   * lock).
+   * NixlRequest requests by their exact descriptors, least recently used first (guarded by the
+   * agent lock).
    */
-  private final LinkedHashMap<Key, Prepared> cache = new LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<NixlRequestKey, NixlRequest> cache =
+      new LinkedHashMap<>(16, 0.75f, true);
 
   /**
    * Requests NIXL would not release (still active); retried at close (guarded by the agent lock).
    */
-  private final List<Prepared> unreleased = new ArrayList<>();
+  private final List<NixlRequest> unreleased = new ArrayList<>();
 
   /**
    * A connected peer: its session, the NIXL agent name its metadata declared, and a connection
@@ -412,132 +412,6 @@ public final class NixlTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- reads
 
-  /** The exact descriptors of one peer's group: the cache key for its prepared request. */
-  private static final class Key {
-    final String agentName;
-    final long generation;
-    final long[] src;
-    final long[] dst;
-    final long[] len;
-
-    /** The memory both transfer lists name: DRAM on device 0, or VRAM of one device. */
-    final int memType;
-
-    final long devId;
-    private final int hash;
-
-    Key(
-        String agentName,
-        long generation,
-        long[] src,
-        long[] dst,
-        long[] len,
-        int memType,
-        long devId) {
-      this.agentName = agentName;
-      this.generation = generation;
-      this.src = src;
-      this.dst = dst;
-      this.len = len;
-      this.memType = memType;
-      this.devId = devId;
-      this.hash =
-          Objects.hash(
-              agentName,
-              generation,
-              Arrays.hashCode(src),
-              Arrays.hashCode(dst),
-              Arrays.hashCode(len),
-              memType,
-              devId);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Key k
-          && k.hash == hash
-          && k.generation == generation
-          && k.agentName.equals(agentName)
-          && k.memType == memType
-          && k.devId == devId
-          && Arrays.equals(k.len, len)
-          && Arrays.equals(k.src, src)
-          && Arrays.equals(k.dst, dst);
-    }
-  }
-
-  /** A READ request and the prepared lists it was made from. Fields guarded by the agent lock. */
-  private static final class Prepared {
-    final Key key;
-    MemorySegment local;
-    MemorySegment remote;
-    MemorySegment req;
-
-    /** A batch is using it (posted or about to be). */
-    boolean inUse;
-
-    /** It sits in the cache; otherwise it is freed once its batch finished. */
-    boolean cached;
-
-    Prepared(Key key, MemorySegment local, MemorySegment remote, MemorySegment req) {
-      this.key = key;
-      this.local = local;
-      this.remote = remote;
-      this.req = req;
-    }
-  }
-
-  /** One peer's posted group. Mutable fields guarded by the agent lock. */
-  private static final class Batch implements PendingRead {
-    final String session;
-    final String agentName;
-    final Prepared prepared;
-    final int count;
-    final long bytes;
-    boolean done;
-    int status = NixlStatus.IN_PROG;
-    String failedCall;
-
-    Batch(String session, String agentName, Prepared prepared, int count, long bytes) {
-      this.session = session;
-      this.agentName = agentName;
-      this.prepared = prepared;
-      this.count = count;
-      this.bytes = bytes;
-    }
-
-    @Override
-    public String session() {
-      return session;
-    }
-
-    @Override
-    public int descriptorCount() {
-      return count;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
-    }
-
-    String describeBatch() {
-      return count
-          + " reads ("
-          + bytes
-          + " bytes) from peer '"
-          + session
-          + "' (NIXL agent '"
-          + agentName
-          + "')";
-    }
-  }
-
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
     boolean self = session.equals(localSession());
@@ -589,8 +463,8 @@ public final class NixlTransport extends AbstractTransport {
       total += d.nbytes();
     }
     boolean device = kind != null && kind.isDevice();
-    Key key =
-        new Key(
+    NixlRequestKey key =
+        new NixlRequestKey(
             agentName,
             self ? -1 : peer.generation(),
             src,
@@ -601,7 +475,7 @@ public final class NixlTransport extends AbstractTransport {
     agentLock.lock();
     try {
       ensureOpen();
-      Prepared p = cache.get(key);
+      NixlRequest p = cache.get(key);
       if (p != null && !p.inUse) {
         p.inUse = true;
       } else {
@@ -614,14 +488,15 @@ public final class NixlTransport extends AbstractTransport {
           trimCache();
         }
       }
-      return new Batch(session, agentName, p, n, total);
+      return new NixlBatch(session, agentName, p, n, total);
     } finally {
       agentLock.unlock();
     }
   }
 
   /** Checks the sources against the peer's metadata and makes the request. Agent lock held. */
-  private Prepared build(Key key, String session, List<ReadDescriptor> group, boolean self) {
+  private NixlRequest build(
+      NixlRequestKey key, String session, List<ReadDescriptor> group, boolean self) {
     int n = key.len.length;
     MemorySegment remoteList = MemorySegment.NULL;
     MemorySegment localList = MemorySegment.NULL;
@@ -643,7 +518,7 @@ public final class NixlTransport extends AbstractTransport {
       lh = lib.prepXferDlist(agent, "", localList); // "": this agent as initiator (NIXL_INIT_AGENT)
       rh = lib.prepXferDlist(agent, key.agentName, remoteList);
       MemorySegment req = lib.makeReadReq(agent, lh, rh, n);
-      return new Prepared(key, lh, rh, req);
+      return new NixlRequest(key, lh, rh, req);
     } catch (NixlStatusException e) {
       if (!rh.equals(MemorySegment.NULL)) {
         lib.releaseXferDlistHandle(agent, rh);
@@ -677,7 +552,7 @@ public final class NixlTransport extends AbstractTransport {
    * The error for sources the peer's metadata does not cover, naming the first descriptor at fault.
    */
   private TransportException outsidePublished(
-      Key key, String session, List<ReadDescriptor> group, int status) {
+      NixlRequestKey key, String session, List<ReadDescriptor> group, int status) {
     int n = key.len.length;
     int culprit = -1;
     for (int from = 0; from < n && culprit < 0; from += CHECK_CHUNK) {
@@ -708,7 +583,7 @@ public final class NixlTransport extends AbstractTransport {
             + "); nothing in this batch was read");
   }
 
-  private int check(Key key, int from, int to) {
+  private int check(NixlRequestKey key, int from, int to) {
     MemorySegment l = lib.xferDlist(key.memType, key.devId, key.src, key.len, from, to);
     try {
       return lib.checkRemoteMd(agent, key.agentName, l);
@@ -719,7 +594,7 @@ public final class NixlTransport extends AbstractTransport {
 
   @Override
   protected void start(PendingRead prepared) {
-    Batch b = (Batch) prepared;
+    NixlBatch b = (NixlBatch) prepared;
     int st;
     agentLock.lock();
     try {
@@ -747,9 +622,9 @@ public final class NixlTransport extends AbstractTransport {
 
   @Override
   protected void await(List<PendingRead> started, Duration timeout) {
-    List<Batch> batches = new ArrayList<>(started.size());
+    List<NixlBatch> batches = new ArrayList<>(started.size());
     for (PendingRead p : started) {
-      batches.add((Batch) p);
+      batches.add((NixlBatch) p);
     }
     long deadline = System.nanoTime() + timeout.toNanos();
     long waitingSince = System.nanoTime();
@@ -767,7 +642,7 @@ public final class NixlTransport extends AbstractTransport {
           if (!options.progressThread()) {
             driveProgress();
           }
-          for (Batch b : batches) {
+          for (NixlBatch b : batches) {
             if (b.done || b.status != NixlStatus.IN_PROG) {
               continue;
             }
@@ -802,11 +677,11 @@ public final class NixlTransport extends AbstractTransport {
   }
 
   /** Returns finished requests to the cache; releases (aborts) late and failed ones. */
-  private void finish(List<Batch> batches) {
+  private void finish(List<NixlBatch> batches) {
     agentLock.lock();
     try {
-      for (Batch b : batches) {
-        Prepared p = b.prepared;
+      for (NixlBatch b : batches) {
+        NixlRequest p = b.prepared;
         if (isClosed()) {
           continue; // close released everything
         }
@@ -824,10 +699,10 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  private void throwIfFailed(List<Batch> batches, Duration timeout, boolean closedMeanwhile) {
-    List<Batch> late = new ArrayList<>();
-    List<Batch> failed = new ArrayList<>();
-    for (Batch b : batches) {
+  private void throwIfFailed(List<NixlBatch> batches, Duration timeout, boolean closedMeanwhile) {
+    List<NixlBatch> late = new ArrayList<>();
+    List<NixlBatch> failed = new ArrayList<>();
+    for (NixlBatch b : batches) {
       if (b.done) {
         continue;
       }
@@ -849,21 +724,21 @@ public final class NixlTransport extends AbstractTransport {
           new TransportTimeoutException(
               late.getFirst().session,
               sb.append("; their requests were released (aborted)").toString());
-      for (Batch b : failed) {
+      for (NixlBatch b : failed) {
         e.addSuppressed(failure(b));
       }
       throw e;
     }
     if (!failed.isEmpty()) {
       TransportException e = failure(failed.getFirst());
-      for (Batch b : failed.subList(1, failed.size())) {
+      for (NixlBatch b : failed.subList(1, failed.size())) {
         e.addSuppressed(failure(b));
       }
       throw e;
     }
   }
 
-  private static TransportException failure(Batch b) {
+  private static TransportException failure(NixlBatch b) {
     return new TransportException(
         b.session,
         "nixl transport: "
@@ -915,9 +790,9 @@ public final class NixlTransport extends AbstractTransport {
 
   /** Drops cache entries beyond the configured size, least recently used first. Agent lock held. */
   private void trimCache() {
-    Iterator<Prepared> it = cache.values().iterator();
+    Iterator<NixlRequest> it = cache.values().iterator();
     while (cache.size() > options.cachedRequests() && it.hasNext()) {
-      Prepared p = it.next();
+      NixlRequest p = it.next();
       it.remove();
       p.cached = false;
       if (!p.inUse) {
@@ -929,10 +804,10 @@ public final class NixlTransport extends AbstractTransport {
   /**
    * Drops the cache entries {@code which} selects; entries in use are freed when their batch ends.
    */
-  private void evict(java.util.function.Predicate<Prepared> which) {
-    Iterator<Prepared> it = cache.values().iterator();
+  private void evict(java.util.function.Predicate<NixlRequest> which) {
+    Iterator<NixlRequest> it = cache.values().iterator();
     while (it.hasNext()) {
-      Prepared p = it.next();
+      NixlRequest p = it.next();
       if (which.test(p)) {
         it.remove();
         p.cached = false;
@@ -946,7 +821,7 @@ public final class NixlTransport extends AbstractTransport {
   /**
    * Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown).
    */
-  private void discard(Prepared p) {
+  private void discard(NixlRequest p) {
     if (p.cached) {
       cache.remove(p.key, p);
       p.cached = false;
@@ -959,7 +834,7 @@ public final class NixlTransport extends AbstractTransport {
    * Releases (aborting it if active) and destroys the request, then its prepared lists, in that
    * order. A request NIXL will not release yet is kept for a retry at close. Agent lock held.
    */
-  private void free(Prepared p) {
+  private void free(NixlRequest p) {
     if (p.req != null) {
       int st = lib.releaseXferReq(agent, p.req);
       if (st != NixlStatus.SUCCESS) {
@@ -1000,12 +875,12 @@ public final class NixlTransport extends AbstractTransport {
     synchronized (registry) {
       agentLock.lock();
       try {
-        for (Prepared p : List.copyOf(cache.values())) {
+        for (NixlRequest p : List.copyOf(cache.values())) {
           p.cached = false;
           free(p);
         }
         cache.clear();
-        for (Prepared p : List.copyOf(unreleased)) {
+        for (NixlRequest p : List.copyOf(unreleased)) {
           free(p);
         }
         if (!unreleased.isEmpty()) {
@@ -1067,7 +942,7 @@ public final class NixlTransport extends AbstractTransport {
     return "0x" + Long.toHexString(base) + "+" + length;
   }
 
-  /** Prepared requests held for reuse (for tests and diagnostics). */
+  /** NixlRequest requests held for reuse (for tests and diagnostics). */
   int cachedRequests() {
     agentLock.lock();
     try {
