@@ -17,8 +17,6 @@ import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -90,17 +88,8 @@ public final class NixlTransport extends AbstractTransport {
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
 
-  /**
-   * NixlRequest requests by their exact descriptors, least recently used first (guarded by the
-   * agent lock).
-   */
-  private final LinkedHashMap<NixlRequestKey, NixlRequest> cache =
-      new LinkedHashMap<>(16, 0.75f, true);
-
-  /**
-   * Requests NIXL would not release (still active); retried at close (guarded by the agent lock).
-   */
-  private final List<NixlRequest> unreleased = new ArrayList<>();
+  /** Prepared READ requests for reuse (guarded by the agent lock). */
+  private final NixlRequestCache cache;
 
   /**
    * A connected peer: its session, the NIXL agent name its metadata declared, and a connection
@@ -179,6 +168,7 @@ public final class NixlTransport extends AbstractTransport {
     this.agent = a;
     this.backend = b;
     this.notifMap = map;
+    this.cache = new NixlRequestCache(lib, a, config.session(), options.cachedRequests());
     LIVE.add(this);
   }
 
@@ -315,7 +305,7 @@ public final class NixlTransport extends AbstractTransport {
     protected void release() {
       agentLock.lock();
       try {
-        evict(p -> true);
+        cache.evict(p -> true);
         releaseStatus = lib.deregisterMem(agent, dlist);
         lib.destroyRegDlist(dlist);
       } finally {
@@ -370,7 +360,7 @@ public final class NixlTransport extends AbstractTransport {
       ensureOpen();
       Peer old = peers.remove(session);
       if (old != null) {
-        evict(p -> p.key.agentName.equals(old.agentName));
+        cache.evict(p -> p.key.agentName.equals(old.agentName));
         int st = lib.invalidateRemoteMd(agent, old.agentName);
         if (st != NixlStatus.SUCCESS) {
           LOG.debug(
@@ -482,11 +472,7 @@ public final class NixlTransport extends AbstractTransport {
         // Not cached, or another thread's batch is using the cached one: build another.
         p = build(key, session, group, self);
         p.inUse = true;
-        if (!cache.containsKey(key) && options.cachedRequests() > 0) {
-          p.cached = true;
-          cache.put(key, p);
-          trimCache();
-        }
+        cache.offer(p);
       }
       return new NixlBatch(session, agentName, p, n, total);
     } finally {
@@ -605,7 +591,7 @@ public final class NixlTransport extends AbstractTransport {
       }
       if (st != NixlStatus.SUCCESS && st != NixlStatus.IN_PROG) {
         b.status = st;
-        discard(b.prepared);
+        cache.discard(b.prepared);
       }
     } finally {
       agentLock.unlock();
@@ -688,10 +674,10 @@ public final class NixlTransport extends AbstractTransport {
         if (b.done) {
           p.inUse = false;
           if (!p.cached) {
-            free(p);
+            cache.free(p);
           }
         } else {
-          discard(p);
+          cache.discard(p);
         }
       }
     } finally {
@@ -786,86 +772,6 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  // ---------------------------------------------------------------- request cache
-
-  /** Drops cache entries beyond the configured size, least recently used first. Agent lock held. */
-  private void trimCache() {
-    Iterator<NixlRequest> it = cache.values().iterator();
-    while (cache.size() > options.cachedRequests() && it.hasNext()) {
-      NixlRequest p = it.next();
-      it.remove();
-      p.cached = false;
-      if (!p.inUse) {
-        free(p);
-      }
-    }
-  }
-
-  /**
-   * Drops the cache entries {@code which} selects; entries in use are freed when their batch ends.
-   */
-  private void evict(java.util.function.Predicate<NixlRequest> which) {
-    Iterator<NixlRequest> it = cache.values().iterator();
-    while (it.hasNext()) {
-      NixlRequest p = it.next();
-      if (which.test(p)) {
-        it.remove();
-        p.cached = false;
-        if (!p.inUse) {
-          free(p);
-        }
-      }
-    }
-  }
-
-  /**
-   * Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown).
-   */
-  private void discard(NixlRequest p) {
-    if (p.cached) {
-      cache.remove(p.key, p);
-      p.cached = false;
-    }
-    p.inUse = false;
-    free(p);
-  }
-
-  /**
-   * Releases (aborting it if active) and destroys the request, then its prepared lists, in that
-   * order. A request NIXL will not release yet is kept for a retry at close. Agent lock held.
-   */
-  private void free(NixlRequest p) {
-    if (p.req != null) {
-      int st = lib.releaseXferReq(agent, p.req);
-      if (st != NixlStatus.SUCCESS) {
-        LOG.warn(
-            "nixl transport: agent '{}' could not release a request to agent '{}' ({}); retrying at close",
-            localSession(),
-            p.key.agentName,
-            NixlStatus.describe(st));
-        if (!unreleased.contains(p)) {
-          unreleased.add(p);
-        }
-        return;
-      }
-      unreleased.remove(p);
-      st = lib.destroyXferReq(p.req);
-      if (st != NixlStatus.SUCCESS) {
-        LOG.warn(
-            "nixl transport: destroy_xfer_req after release returned {}", NixlStatus.describe(st));
-      }
-      p.req = null;
-    }
-    if (p.remote != null) {
-      lib.releaseXferDlistHandle(agent, p.remote);
-      p.remote = null;
-    }
-    if (p.local != null) {
-      lib.releaseXferDlistHandle(agent, p.local);
-      p.local = null;
-    }
-  }
-
   // ---------------------------------------------------------------- close
 
   @Override
@@ -875,16 +781,9 @@ public final class NixlTransport extends AbstractTransport {
     synchronized (registry) {
       agentLock.lock();
       try {
-        for (NixlRequest p : List.copyOf(cache.values())) {
-          p.cached = false;
-          free(p);
-        }
-        cache.clear();
-        for (NixlRequest p : List.copyOf(unreleased)) {
-          free(p);
-        }
-        if (!unreleased.isEmpty()) {
-          failures.add(unreleased.size() + " transfer request(s) could not be released");
+        int unreleased = cache.freeAll();
+        if (unreleased > 0) {
+          failures.add(unreleased + " transfer request(s) could not be released");
         }
         for (Peer p : peers.values()) {
           int st = lib.invalidateRemoteMd(agent, p.agentName());
@@ -942,7 +841,7 @@ public final class NixlTransport extends AbstractTransport {
     return "0x" + Long.toHexString(base) + "+" + length;
   }
 
-  /** NixlRequest requests held for reuse (for tests and diagnostics). */
+  /** Prepared requests held for reuse (for tests and diagnostics). */
   int cachedRequests() {
     agentLock.lock();
     try {
