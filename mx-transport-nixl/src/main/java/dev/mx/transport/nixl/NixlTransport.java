@@ -1,9 +1,7 @@
 package dev.mx.transport.nixl;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
-import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PeerMetadataCodec;
@@ -80,7 +78,10 @@ public final class NixlTransport extends AbstractTransport {
   /** Serializes registering and deregistering (with NIXL's registration of the memory). */
   private final Object registry = new Object();
 
-  private final RegionBook<Registration> book = new RegionBook<>("nixl");
+  private final RegionBook<NixlRegistration> book = new RegionBook<>("nixl");
+
+  /** What a registration needs of this endpoint to register and deregister itself. */
+  private final NixlRegistration.Agent registrar;
 
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
@@ -166,6 +167,8 @@ public final class NixlTransport extends AbstractTransport {
     this.backend = b;
     this.notifMap = map;
     this.cache = new NixlRequestCache(lib, a, config.session(), options.cachedRequests());
+    this.registrar =
+        new NixlRegistration.Agent(lib, a, config.session(), registry, agentLock, cache);
     LIVE.add(this);
   }
 
@@ -224,90 +227,11 @@ public final class NixlTransport extends AbstractTransport {
             agentLock.lock();
             try {
               ensureOpen();
-              MemorySegment dlist =
-                  lib.regDlist(memType, devId, region.address(), region.byteSize());
-              int st = lib.registerMem(agent, dlist);
-              if (st != NixlStatus.SUCCESS) {
-                lib.destroyRegDlist(dlist);
-                throw new TransportException(
-                    null,
-                    "nixl transport: registering "
-                        + kind
-                        + " memory "
-                        + describe(region.address(), region.byteSize())
-                        + " with agent '"
-                        + localSession()
-                        + "' failed: register_mem"
-                        + " returned "
-                        + NixlStatus.describe(st));
-              }
-              return new Registration(book, id, region, kind, dlist);
-            } catch (NixlStatusException e) {
-              throw new TransportException(
-                  null,
-                  "nixl transport: registering "
-                      + describe(region.address(), region.byteSize())
-                      + " failed: "
-                      + e.getMessage(),
-                  e);
+              return NixlRegistration.register(registrar, book, id, region, kind, memType, devId);
             } finally {
               agentLock.unlock();
             }
           });
-    }
-  }
-
-  private final class Registration extends BookedRegistration {
-    /** The registration list, kept for deregister_mem; destroyed with the registration. */
-    final MemorySegment dlist;
-
-    /** What deregister_mem returned once released (written under the agent lock). */
-    int releaseStatus = NixlStatus.SUCCESS;
-
-    Registration(
-        RegionBook<Registration> book,
-        int id,
-        MemorySegment segment,
-        MemoryKind kind,
-        MemorySegment dlist) {
-      super(book, id, segment, kind);
-      this.dlist = dlist;
-    }
-
-    @Override
-    public void close() {
-      synchronized (registry) {
-        if (isReleased()) {
-          return; // closed before, or the endpoint closed first and released it
-        }
-        super.close();
-      }
-      if (releaseStatus != NixlStatus.SUCCESS) {
-        throw new TransportException(
-            null,
-            "nixl transport: deregistering "
-                + describe(segment().address(), segment().byteSize())
-                + " from agent '"
-                + localSession()
-                + "' failed: deregister_mem returned "
-                + NixlStatus.describe(releaseStatus));
-      }
-    }
-
-    /**
-     * Drops every prepared request (prepared local lists may name this memory; refits do not
-     * deregister midway), then deregisters and destroys the registration list.
-     */
-    @Override
-    protected void release() {
-      agentLock.lock();
-      try {
-        cache.evict(p -> true);
-        releaseStatus = lib.deregisterMem(agent, dlist);
-        lib.destroyRegDlist(dlist);
-      } finally {
-        agentLock.unlock();
-      }
     }
   }
 
@@ -412,7 +336,7 @@ public final class NixlTransport extends AbstractTransport {
     long[] dst = new long[n];
     long[] len = new long[n];
     long total = 0;
-    RegionBook.Snapshot<Registration> registered = book.snapshot();
+    RegionBook.Snapshot<NixlRegistration> registered = book.snapshot();
     RegionTable local = registered.table();
     MemoryKind kind = null;
     for (int i = 0; i < n; i++) {
@@ -558,7 +482,7 @@ public final class NixlTransport extends AbstractTransport {
     } finally {
       finish(batches);
     }
-    throwIfFailed(batches, timeout, closedMeanwhile);
+    NixlBatch.throwIfFailed(batches, timeout, closedMeanwhile);
   }
 
   /** Returns finished requests to the cache; releases (aborts) late and failed ones. */
@@ -582,56 +506,6 @@ public final class NixlTransport extends AbstractTransport {
     } finally {
       agentLock.unlock();
     }
-  }
-
-  private void throwIfFailed(List<NixlBatch> batches, Duration timeout, boolean closedMeanwhile) {
-    List<NixlBatch> late = new ArrayList<>();
-    List<NixlBatch> failed = new ArrayList<>();
-    for (NixlBatch b : batches) {
-      if (b.done) {
-        continue;
-      }
-      (b.status == NixlStatus.IN_PROG ? late : failed).add(b);
-    }
-    if (!late.isEmpty()) {
-      StringBuilder sb =
-          new StringBuilder("nixl transport: reads did not complete within ")
-              .append(timeout)
-              .append(closedMeanwhile ? " (the endpoint was closed meanwhile)" : "")
-              .append("; outstanding: ");
-      for (int i = 0; i < late.size(); i++) {
-        sb.append(i == 0 ? "" : ", ")
-            .append(late.get(i).describeBatch())
-            .append(", still ")
-            .append(NixlStatus.describe(NixlStatus.IN_PROG));
-      }
-      TransportTimeoutException e =
-          new TransportTimeoutException(
-              late.getFirst().session,
-              sb.append("; their requests were released (aborted)").toString());
-      for (NixlBatch b : failed) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-    if (!failed.isEmpty()) {
-      TransportException e = failure(failed.getFirst());
-      for (NixlBatch b : failed.subList(1, failed.size())) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-  }
-
-  private static TransportException failure(NixlBatch b) {
-    return new TransportException(
-        b.session,
-        "nixl transport: "
-            + b.describeBatch()
-            + " failed: "
-            + (b.failedCall == null ? "post_xfer_req" : b.failedCall)
-            + " returned "
-            + NixlStatus.describe(b.status));
   }
 
   /**
@@ -695,7 +569,7 @@ public final class NixlTransport extends AbstractTransport {
           }
         }
         peers.clear();
-        for (Registration r : book.all()) {
+        for (NixlRegistration r : book.all()) {
           if (r.isReleased()) {
             continue;
           }
