@@ -114,61 +114,13 @@ public final class NixlTransport extends AbstractTransport {
               + e.getMessage(),
           e);
     }
-    MemorySegment a;
-    try {
-      a =
-          lib.createConfiguredAgent(
-              config.session(),
-              options.progressThread(),
-              options.threadSync(),
-              options.progressDelayUs());
-    } catch (NixlStatusException e) {
-      throw new TransportException(
-          null,
-          "nixl transport: could not create NIXL agent '"
-              + config.session()
-              + "' ("
-              + lib.origin()
-              + "): "
-              + e.getMessage(),
-          e);
-    }
-    MemorySegment b;
-    MemorySegment map = MemorySegment.NULL;
-    try {
-      b = lib.createBackend(a, options.backend(), options.backendParams());
-      if (!options.progressThread()) {
-        map = lib.createNotifMap();
-      }
-    } catch (RuntimeException e) {
-      String plugins;
-      try {
-        plugins = lib.availablePlugins(a).toString();
-      } catch (RuntimeException listing) {
-        plugins = "unknown (" + listing.getMessage() + ")";
-      }
-      lib.destroyAgent(a);
-      throw new TransportException(
-          null,
-          "nixl transport: could not create the "
-              + options.backend()
-              + " backend of agent '"
-              + config.session()
-              + "' with parameters "
-              + options.backendParams()
-              + ": "
-              + e.getMessage()
-              + " (plugins NIXL can load: "
-              + plugins
-              + ")",
-          e);
-    }
-    this.agent = a;
-    this.backend = b;
-    this.notifMap = map;
-    this.cache = new NixlRequestCache(lib, a, config.session(), options.cachedRequests());
+    NixlAgentHandles handles = NixlAgentHandles.open(lib, config.session(), options);
+    this.agent = handles.agent();
+    this.backend = handles.backend();
+    this.notifMap = handles.notifMap();
+    this.cache = new NixlRequestCache(lib, agent, config.session(), options.cachedRequests());
     this.registrar =
-        new NixlRegistration.Agent(lib, a, config.session(), registry, agentLock, cache);
+        new NixlRegistration.Agent(lib, agent, config.session(), registry, agentLock, cache);
     LIVE.add(this);
   }
 
