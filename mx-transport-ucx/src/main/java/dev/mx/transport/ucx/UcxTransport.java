@@ -542,9 +542,9 @@ public final class UcxTransport extends AbstractTransport {
     }
     try {
       waitForPhase(remote, deadline);
-      throwIfFailed(remote, timeout);
+      UcxBatch.throwIfFailed(remote, timeout, workerLock, isClosed());
       for (UcxBatch b : remote) {
-        checkStillPublished(b);
+        b.checkStillPublished();
       }
       for (LocalCopy b : locals) {
         b.copy();
@@ -553,37 +553,9 @@ public final class UcxTransport extends AbstractTransport {
         issueData(b);
       }
       waitForPhase(remote, deadline);
-      throwIfFailed(remote, timeout);
+      UcxBatch.throwIfFailed(remote, timeout, workerLock, isClosed());
     } finally {
       finishAll(remote);
-    }
-  }
-
-  /**
-   * Rejects the batch, naming its first descriptor concerned, when a region it reads was
-   * deregistered.
-   */
-  private void checkStillPublished(UcxBatch b) {
-    UcxPeer peer = b.peer;
-    for (int r = 0; r < b.regionUsed.length; r++) {
-      if (b.regionUsed[r] && b.deadRegion == r) {
-        int first = 0;
-        while (b.region[first] != r) {
-          first++;
-        }
-        PeerMetadata.Region gone = peer.meta.regions().get(r);
-        throw new TransportException(
-            peer.session,
-            "ucx transport: descriptor #"
-                + first
-                + " "
-                + b.group.get(first)
-                + " reads region "
-                + describe(gone.base(), gone.length())
-                + " which peer '"
-                + peer.session
-                + "' has deregistered since it published its metadata; nothing in this batch was read");
-      }
     }
   }
 
@@ -664,85 +636,6 @@ public final class UcxTransport extends AbstractTransport {
     } finally {
       loop.exitCaller();
     }
-  }
-
-  /**
-   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints
-   * (so nothing lands after the call returns) and throw, naming them; a timeout wins over a
-   * failure.
-   */
-  private void throwIfFailed(List<UcxBatch> batches, Duration timeout) {
-    List<UcxBatch> late = new ArrayList<>();
-    List<UcxBatch> failed = new ArrayList<>();
-    for (UcxBatch b : batches) {
-      if (!b.settled()) {
-        late.add(b);
-      } else if (b.failure != null) {
-        failed.add(b);
-      }
-    }
-    if (late.isEmpty() && failed.isEmpty()) {
-      return;
-    }
-    workerLock.lock();
-    try {
-      for (UcxBatch b : late) {
-        b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
-      }
-      for (UcxBatch b : failed) {
-        b.peer.breakConnection(b.connection, b.failure);
-      }
-    } finally {
-      workerLock.unlock();
-    }
-    if (!late.isEmpty()) {
-      StringBuilder sb =
-          new StringBuilder("ucx transport: reads did not complete within ")
-              .append(timeout)
-              .append(isClosed() ? " (the endpoint was closed meanwhile)" : "")
-              .append("; outstanding: ");
-      for (int i = 0; i < late.size(); i++) {
-        UcxBatch b = late.get(i);
-        sb.append(i == 0 ? "" : ", ")
-            .append("peer '")
-            .append(b.session())
-            .append("' (")
-            .append(b.len.length)
-            .append(" reads, ")
-            .append(b.bytes)
-            .append(" bytes; ")
-            .append(b.phase())
-            .append(')');
-      }
-      TransportTimeoutException e =
-          new TransportTimeoutException(
-              late.getFirst().session(),
-              sb.append("; their endpoints were closed and reconnect on the next read").toString());
-      for (UcxBatch b : failed) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-    TransportException e = failure(failed.getFirst());
-    for (UcxBatch b : failed.subList(1, failed.size())) {
-      e.addSuppressed(failure(b));
-    }
-    throw e;
-  }
-
-  private static TransportException failure(UcxBatch b) {
-    return new TransportException(
-        b.session(),
-        "ucx transport: peer '"
-            + b.session()
-            + "' failed with "
-            + b.len.length
-            + " reads ("
-            + b.bytes
-            + " bytes) outstanding ("
-            + b.phase()
-            + "): "
-            + b.failure);
   }
 
   /** Releases every batch's connection and probe memory. */
