@@ -16,7 +16,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -83,9 +82,6 @@ public final class UcxTransport extends AbstractTransport {
    */
   private static final long MAX_SLEEP_NANOS = 2_000_000;
 
-  /** How long memory UCX allocated stays mapped after its registration closed. */
-  private static final long FREE_GRACE_NANOS = 5_000_000_000L;
-
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
@@ -115,13 +111,8 @@ public final class UcxTransport extends AbstractTransport {
 
   private final RegionBook<UcxRegistration> book;
 
-  /**
-   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). A reply to
-   * a read a receiver's probe passed just before the close may still be on its way out of it (or a
-   * rendezvous reading it): freeing at once could crash this process. They are freed after a grace
-   * period (on a later registration change) or when the endpoint closes.
-   */
-  private final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+  /** Allocations whose registrations closed, freed after a grace (guarded by the registry). */
+  private final UcxQuarantine quarantine = new UcxQuarantine(this::unmap);
 
   private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
 
@@ -238,7 +229,7 @@ public final class UcxTransport extends AbstractTransport {
    * With shared memory transports it lives in a segment a reader on the same host maps and copies
    * from directly, the path ucx_perftest measures, instead of GETs UCX 1.13 emulates for memory it
    * merely registered. Closing the registration makes the segment unusable at once (it is bound to
-   * an arena closed then); UCX frees the memory a few seconds later (see {@link #quarantine}).
+   * an arena closed then); UCX frees the memory a few seconds later (see {@link UcxQuarantine}).
    */
   @Override
   @SuppressWarnings(
@@ -289,7 +280,7 @@ public final class UcxTransport extends AbstractTransport {
   private MemoryRegistration registerRegion(MemorySegment region, UcpMemory mapped, Arena owner) {
     synchronized (registry) {
       ensureOpen();
-      freeQuarantined(false);
+      quarantine.free(false);
       return book.add(region, id -> map(id, region, mapped, owner));
     }
   }
@@ -339,8 +330,8 @@ public final class UcxTransport extends AbstractTransport {
 
   /**
    * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made
-   * unreachable from Java at once but freed only after {@link #FREE_GRACE_NANOS} (see {@link
-   * #quarantine}). The registry lock is held.
+   * unreachable from Java at once but freed only after {@link UcxQuarantine#FREE_GRACE_NANOS}. The
+   * registry lock is held.
    */
   private void release(UcxRegistration r) {
     directory.release(r.slot);
@@ -348,23 +339,9 @@ public final class UcxTransport extends AbstractTransport {
       unmap(r.memory);
     } else {
       r.arena.close();
-      quarantine.add(new Quarantined(r.memory, System.nanoTime() + FREE_GRACE_NANOS));
+      quarantine.add(r.memory);
     }
-    freeQuarantined(false);
-  }
-
-  /** Memory UCX allocated whose registration closed, and when it may be freed. */
-  private record Quarantined(UcpMemory memory, long freeAfterNanos) {}
-
-  /**
-   * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the
-   * caller holds the registry lock.
-   */
-  private void freeQuarantined(boolean all) {
-    long now = System.nanoTime();
-    while (!quarantine.isEmpty() && (all || now - quarantine.peekFirst().freeAfterNanos() >= 0)) {
-      unmap(quarantine.pollFirst().memory());
-    }
+    quarantine.free(false);
   }
 
   @Override
@@ -708,7 +685,7 @@ public final class UcxTransport extends AbstractTransport {
         }
         book.clear();
         try {
-          freeQuarantined(true);
+          quarantine.free(true);
           directory.close();
           directoryArena.close();
           directoryMemory.deregister();
