@@ -22,12 +22,26 @@ public abstract class BookedRegistration implements MemoryRegistration {
   private final MemoryKind kind;
   private final AtomicBoolean released = new AtomicBoolean();
 
-  /** Registration {@code id} of {@code book}: {@code segment}, memory of {@code kind}. */
-  protected BookedRegistration(RegionBook<?> book, int id, MemorySegment segment, MemoryKind kind) {
+  /** Held while closing (null: none). */
+  private final Object closeLock;
+
+  /**
+   * Registration {@code id} of {@code book}: {@code segment}, memory of {@code kind}; closing holds
+   * {@code closeLock} (the backend's registry lock, so a release never interleaves with a
+   * registration), or nothing when it is null.
+   */
+  protected BookedRegistration(
+      RegionBook<?> book, int id, MemorySegment segment, MemoryKind kind, Object closeLock) {
     this.book = Objects.requireNonNull(book, "book");
     this.id = id;
     this.segment = Objects.requireNonNull(segment, "segment");
     this.kind = Objects.requireNonNull(kind, "kind");
+    this.closeLock = closeLock;
+  }
+
+  /** Registration {@code id} of {@code book}: {@code segment}, memory of {@code kind}. */
+  protected BookedRegistration(RegionBook<?> book, int id, MemorySegment segment, MemoryKind kind) {
+    this(book, id, segment, kind, null);
   }
 
   /** Registration {@code id} of {@code book}: host memory {@code segment}. */
@@ -56,12 +70,20 @@ public abstract class BookedRegistration implements MemoryRegistration {
   }
 
   /**
-   * Takes it out of the book, then releases it; later calls do nothing. A backend whose release
-   * must not interleave with registering (a lock of its own) overrides this to take the lock around
-   * {@code super.close()}.
+   * Takes it out of the book, then releases it (holding the close lock); later calls do nothing.
    */
   @Override
   public void close() {
+    if (closeLock == null) {
+      closeOnce();
+      return;
+    }
+    synchronized (closeLock) {
+      closeOnce();
+    }
+  }
+
+  private void closeOnce() {
     if (released.compareAndSet(false, true)) {
       book.remove(id);
       release();

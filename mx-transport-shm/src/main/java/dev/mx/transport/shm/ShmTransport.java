@@ -4,6 +4,7 @@ import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PeerTable;
@@ -282,18 +283,11 @@ public final class ShmTransport extends AbstractTransport {
         Arena arena,
         int slot,
         long cookie) {
-      super(book, id, segment);
+      super(book, id, segment, MemoryKind.HOST, registry);
       this.path = path;
       this.arena = arena;
       this.slot = slot;
       this.cookie = cookie;
-    }
-
-    @Override
-    public void close() {
-      synchronized (registry) {
-        super.close();
-      }
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.mx.transport.ucx;
 
 import dev.mx.api.transport.BookedRegistration;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.RegionBook;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,9 +22,6 @@ final class UcxRegistration extends BookedRegistration {
   /** For memory UCX allocated: the arena its segment is bound to. */
   final Arena arena;
 
-  /** The endpoint's registry lock, held while it deregisters. */
-  private final Object registry;
-
   private final Consumer<UcxRegistration> release;
 
   UcxRegistration(
@@ -37,21 +35,13 @@ final class UcxRegistration extends BookedRegistration {
       Arena arena,
       Object registry,
       Consumer<UcxRegistration> release) {
-    super(book, id, segment);
+    super(book, id, segment, MemoryKind.HOST, registry);
     this.memory = memory;
     this.rkey = rkey;
     this.slot = slot;
     this.cookie = cookie;
     this.arena = arena;
-    this.registry = registry;
     this.release = release;
-  }
-
-  @Override
-  public void close() {
-    synchronized (registry) {
-      super.close();
-    }
   }
 
   @Override
