@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.transport.NativeAvailability;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,7 +13,7 @@ import java.util.List;
  */
 public final class Cuda {
   /** The system property that disables every native backend of mx. */
-  public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";
+  public static final String NO_NATIVE_PROPERTY = NativeAvailability.NO_NATIVE_PROPERTY;
 
   /** A device's compute capability, e.g. 9.0 for an H100/H200. */
   public record ComputeCapability(int major, int minor) {
@@ -22,7 +23,7 @@ public final class Cuda {
     }
   }
 
-  private static final Throwable CAUSE;
+  private static final NativeAvailability AVAILABILITY;
   private static final CudaDriverLibrary DRIVER;
   private static final int DRIVER_VERSION;
   private static final List<ComputeCapability> DEVICES;
@@ -35,10 +36,7 @@ public final class Cuda {
     List<ComputeCapability> devices = new ArrayList<>();
     List<Integer> sms = new ArrayList<>();
     try {
-      if (Boolean.getBoolean(NO_NATIVE_PROPERTY)) {
-        throw new UnsupportedOperationException(
-            "native backends are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
-      }
+      NativeAvailability.refuseWhenSwitchedOff(Boolean.getBoolean(NO_NATIVE_PROPERTY));
       driver = CudaDriverLibrary.load();
       driver.init();
       version = driver.driverVersion();
@@ -63,7 +61,7 @@ public final class Cuda {
     } catch (Throwable t) {
       cause = t;
     }
-    CAUSE = cause;
+    AVAILABILITY = new NativeAvailability("CUDA", cause);
     DRIVER = cause == null ? driver : null;
     DRIVER_VERSION = cause == null ? version : 0;
     DEVICES = cause == null ? List.copyOf(devices) : List.of();
@@ -74,20 +72,17 @@ public final class Cuda {
 
   /** Whether CUDA (driver, a device, JCuda) works in this process. Never throws. */
   public static boolean isAvailable() {
-    return CAUSE == null;
+    return AVAILABILITY.isAvailable();
   }
 
   /** Why CUDA is unavailable (the original failure), or null when it is available. */
   public static Throwable unavailabilityCause() {
-    return CAUSE;
+    return AVAILABILITY.cause();
   }
 
   /** Throws an error carrying {@link #unavailabilityCause()} when CUDA is unavailable. */
   public static void ensureAvailability() {
-    if (CAUSE != null) {
-      throw (UnsatisfiedLinkError)
-          new UnsatisfiedLinkError("CUDA is unavailable: " + CAUSE).initCause(CAUSE);
-    }
+    AVAILABILITY.ensure();
   }
 
   /** Number of CUDA devices (0 when unavailable). */
@@ -111,13 +106,13 @@ public final class Cuda {
 
   /** The driver's CUDA version, e.g. {@code 13.0}, or null when unavailable. */
   public static String driverVersion() {
-    return CAUSE == null ? versionString(DRIVER_VERSION) : null;
+    return AVAILABILITY.isAvailable() ? versionString(DRIVER_VERSION) : null;
   }
 
   /** One line for reports: the driver and each device, or why CUDA is unavailable. */
   public static String describe() {
-    if (CAUSE != null) {
-      return "CUDA unavailable: " + CAUSE;
+    if (!AVAILABILITY.isAvailable()) {
+      return "CUDA unavailable: " + AVAILABILITY.cause();
     }
     StringBuilder sb =
         new StringBuilder("CUDA driver " + driverVersion() + ", " + DEVICES.size() + " device(s):");

@@ -336,6 +336,35 @@ public abstract class AbstractTransport implements Transport {
     }
   }
 
+  /**
+   * Decodes the backend's {@code blob} of peer {@code session} with {@code codec} and indexes the
+   * regions it publishes.
+   *
+   * @throws dev.mx.api.error.TransportException naming the peer when the blob does not decode (the
+   *     codec threw an {@link IllegalArgumentException}, or ran out of bytes) or its regions
+   *     overlap
+   */
+  protected final <M> PeerMetadataCodec.Decoded<M> decodePeer(
+      String session, byte[] blob, PeerMetadataCodec<M> codec) {
+    try {
+      M metadata = codec.decode(session, blob);
+      List<? extends PeerMetadataCodec.PublishedRegion> regions = codec.regions(metadata);
+      return new PeerMetadataCodec.Decoded<>(
+          metadata,
+          regions.isEmpty()
+              ? RegionTable.EMPTY
+              : RegionTable.indexed(
+                  regions,
+                  PeerMetadataCodec.PublishedRegion::base,
+                  PeerMetadataCodec.PublishedRegion::length));
+    } catch (IllegalArgumentException e) {
+      throw unusableMetadata(session, e);
+    } catch (java.nio.BufferUnderflowException e) {
+      throw unusableMetadata(
+          session, new IllegalArgumentException(blob.length + " bytes, truncated", e));
+    }
+  }
+
   /** The error for a peer blob that does not decode. */
   protected final TransportException unusableMetadata(
       String session, IllegalArgumentException why) {
@@ -370,12 +399,7 @@ public abstract class AbstractTransport implements Transport {
 
   /** The error for a session that was never connected. */
   protected final TransportException unknownPeer(String session) {
-    return new TransportException(
-        session,
-        name()
-            + " transport: no peer connected under session '"
-            + session
-            + "' (connect it with the metadata from its shard table first)");
+    return PeerTable.unknownPeer(name(), session);
   }
 
   /**
@@ -420,8 +444,11 @@ public abstract class AbstractTransport implements Transport {
    */
   protected abstract PendingRead prepare(String session, List<ReadDescriptor> group);
 
-  /** Issues a prepared batch. */
-  protected abstract void start(PendingRead prepared);
+  /**
+   * Issues a prepared batch. Nothing by default: for a backend that moves every batch of a call in
+   * {@link #await}, once all of them were checked.
+   */
+  protected void start(PendingRead prepared) {}
 
   /** Waits until every started batch completed, or throws naming the peers still outstanding. */
   protected abstract void await(List<PendingRead> started, Duration timeout);

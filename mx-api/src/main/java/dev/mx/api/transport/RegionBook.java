@@ -4,6 +4,7 @@ import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.TransportException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import java.util.function.IntFunction;
 @Internal
 public final class RegionBook<R extends MemoryRegistration> {
   private final String transport;
+  private final String endpoint;
   private final Map<Integer, R> byId = new LinkedHashMap<>();
   private int nextId;
   private volatile Snapshot<R> snapshot = new Snapshot<>(RegionTable.EMPTY, List.of());
@@ -37,23 +39,33 @@ public final class RegionBook<R extends MemoryRegistration> {
 
   /** A book for the transport named {@code transport} (named in errors). */
   public RegionBook(String transport) {
-    this.transport = transport;
+    this(transport, null);
   }
 
   /**
-   * Adds the registration {@code make} builds for the next id, covering {@code region}.
+   * A book for the transport named {@code transport} whose overlap errors also name the endpoint
+   * {@code endpoint} (null: none).
+   */
+  public RegionBook(String transport, String endpoint) {
+    this.transport = transport;
+    this.endpoint = endpoint;
+  }
+
+  /**
+   * Adds the registration {@code make} builds for the next id, covering {@code region}. The region
+   * is checked against the registered ones first; {@code make} then runs under the book's lock, so
+   * it may claim what the registration holds (a native mapping, a directory slot): when it throws,
+   * nothing is added.
    *
-   * @throws TransportException when the region overlaps one already registered; nothing is added
-   *     then
+   * @throws TransportException when the region overlaps one already registered; {@code make} is not
+   *     called then
    */
   public synchronized R add(MemorySegment region, IntFunction<R> make) {
-    int id = nextId++;
-    R r = make.apply(id);
-    byId.put(id, r);
+    int id = nextId;
+    RegionTable table;
     try {
-      rebuild();
+      table = tableWith(id, region);
     } catch (IllegalArgumentException overlap) {
-      byId.remove(id);
       throw new TransportException(
           null,
           transport
@@ -61,16 +73,21 @@ public final class RegionBook<R extends MemoryRegistration> {
               + Long.toHexString(region.address())
               + "+"
               + region.byteSize()
-              + " overlaps a region already registered",
+              + " overlaps a region already registered"
+              + (endpoint == null ? "" : " on endpoint '" + endpoint + "'"),
           overlap);
     }
+    R r = make.apply(id);
+    nextId++;
+    byId.put(id, r);
+    publish(table);
     return r;
   }
 
   /** Forgets registration {@code id} (its close). */
   public synchronized void remove(int id) {
     if (byId.remove(id) != null) {
-      rebuild();
+      publish(tableWith(-1, null));
     }
   }
 
@@ -93,19 +110,33 @@ public final class RegionBook<R extends MemoryRegistration> {
     return snapshot.table();
   }
 
-  private void rebuild() {
-    List<RegionTable.Region> list = new ArrayList<>(byId.size());
-    int maxId = -1;
+  /** The table over the registrations, plus {@code pending} as {@code pendingId} when given. */
+  private RegionTable tableWith(int pendingId, MemorySegment pending) {
+    List<RegionTable.Region> list = new ArrayList<>(byId.size() + 1);
     for (Map.Entry<Integer, R> e : byId.entrySet()) {
       MemorySegment s = e.getValue().segment();
       list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
-      maxId = Math.max(maxId, e.getKey());
     }
-    RegionTable table = RegionTable.of(list);
+    if (pending != null) {
+      list.add(new RegionTable.Region(pending.address(), pending.byteSize(), pendingId));
+    }
+    return RegionTable.of(list);
+  }
+
+  private void publish(RegionTable table) {
+    int maxId = -1;
+    for (int id : byId.keySet()) {
+      maxId = Math.max(maxId, id);
+    }
     List<R> ids = new ArrayList<>(maxId + 1);
     for (int i = 0; i <= maxId; i++) {
       ids.add(byId.get(i));
     }
-    snapshot = new Snapshot<>(table, java.util.Collections.unmodifiableList(ids));
+    snapshot = new Snapshot<>(table, Collections.unmodifiableList(ids));
+  }
+
+  /** How many registrations are live. */
+  public int size() {
+    return snapshot.table().size();
   }
 }

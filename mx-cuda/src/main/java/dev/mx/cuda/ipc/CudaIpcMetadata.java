@@ -1,6 +1,7 @@
 package dev.mx.cuda.ipc;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.PeerMetadataCodec;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -36,7 +37,8 @@ record CudaIpcMetadata(long pid, UUID token, int device, List<Region> regions) {
    * @param offsetInAllocation where it starts in its device allocation (0 for host memory)
    * @param handle the allocation's IPC handle (64 zero bytes for host memory)
    */
-  record Region(long base, long length, int deviceOrdinal, long offsetInAllocation, byte[] handle) {
+  record Region(long base, long length, int deviceOrdinal, long offsetInAllocation, byte[] handle)
+      implements PeerMetadataCodec.PublishedRegion {
     Region {
       if (handle.length != HANDLE_BYTES) {
         throw new IllegalArgumentException(

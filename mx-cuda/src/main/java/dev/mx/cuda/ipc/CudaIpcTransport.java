@@ -2,8 +2,11 @@ package dev.mx.cuda.ipc;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.PeerTable;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.RegionBook;
@@ -16,7 +19,6 @@ import dev.mx.cuda.CudaMemory;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -54,7 +56,7 @@ public final class CudaIpcTransport extends AbstractTransport {
   private final CudaDevice device;
   private final UUID token = UUID.randomUUID();
   private final RegionBook<Registration> book = new RegionBook<>(NAME);
-  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  private final PeerTable<Peer> peers = new PeerTable<>(NAME);
 
   CudaIpcTransport(TransportConfig config) {
     super(config);
@@ -87,38 +89,18 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   // ---- registration ----
 
-  private final class Registration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
-    final MemoryKind kind;
-
+  private static final class Registration extends BookedRegistration {
     /** Set for device memory: the allocation's handle and the region's offset in it. */
     final CudaIpc.Export export;
 
-    private final AtomicBoolean closed = new AtomicBoolean();
-
-    Registration(int id, MemorySegment segment, MemoryKind kind, CudaIpc.Export export) {
-      this.id = id;
-      this.segment = segment;
-      this.kind = kind;
+    Registration(
+        RegionBook<Registration> book,
+        int id,
+        MemorySegment segment,
+        MemoryKind kind,
+        CudaIpc.Export export) {
+      super(book, id, segment, kind);
       this.export = export;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return kind;
-    }
-
-    @Override
-    public void close() {
-      if (closed.compareAndSet(false, true)) {
-        book.remove(id);
-      }
     }
   }
 
@@ -171,7 +153,7 @@ public final class CudaIpcTransport extends AbstractTransport {
       }
     }
     CudaIpc.Export e = export;
-    return book.add(region, id -> new Registration(id, region, kind, e));
+    return book.add(region, id -> new Registration(book, id, region, kind, e));
   }
 
   // ---- metadata ----
@@ -184,12 +166,16 @@ public final class CudaIpcTransport extends AbstractTransport {
       out.add(
           r.export == null
               ? new CudaIpcMetadata.Region(
-                  r.segment.address(), r.segment.byteSize(), -1, 0, new byte[CudaIpc.HANDLE_BYTES])
+                  r.segment().address(),
+                  r.segment().byteSize(),
+                  -1,
+                  0,
+                  new byte[CudaIpc.HANDLE_BYTES])
               : new CudaIpcMetadata.Region(
-                  r.segment.address(),
-                  r.segment.byteSize(),
-                  r.kind.ordinal(),
-                  r.segment.address() - r.export.allocationBase(),
+                  r.segment().address(),
+                  r.segment().byteSize(),
+                  r.memoryKind().ordinal(),
+                  r.segment().address() - r.export.allocationBase(),
                   r.export.handle()));
     }
     return new CudaIpcMetadata(PID, token, device.ordinal(), out).encode();
@@ -245,10 +231,15 @@ public final class CudaIpcTransport extends AbstractTransport {
     }
   }
 
+  /** The cuda-ipc metadata peers publish (no bundle: routing hands cuda-ipc its own blob). */
+  private static final PeerMetadataCodec<CudaIpcMetadata> CODEC =
+      PeerMetadataCodec.of(CudaIpcMetadata::decode, CudaIpcMetadata::regions);
+
   @Override
   public void connect(String session, byte[] peerMetadata) {
     ensureOpen();
-    CudaIpcMetadata meta = CudaIpcMetadata.decode(session, peerMetadata);
+    PeerMetadataCodec.Decoded<CudaIpcMetadata> decoded = decodePeer(session, peerMetadata, CODEC);
+    CudaIpcMetadata meta = decoded.metadata();
     Peer peer;
     if (meta.pid() == PID) {
       CudaIpcTransport live = LIVE.get(meta.token());
@@ -261,18 +252,16 @@ public final class CudaIpcTransport extends AbstractTransport {
       }
       peer = new Peer(session, live, null, null, List.of(), device);
     } else {
-      peer = mapRemote(session, meta.regions());
+      peer = mapRemote(session, meta.regions(), decoded.regions());
     }
-    Peer old = peers.put(session, peer);
-    if (old != null) {
-      old.close();
-    }
+    peers.put(session, peer);
   }
 
-  private Peer mapRemote(String session, List<CudaIpcMetadata.Region> published) {
+  /** Maps each device allocation {@code published} names once; {@code table} indexes them. */
+  private Peer mapRemote(
+      String session, List<CudaIpcMetadata.Region> published, RegionTable table) {
     int count = published.size();
     PeerRegion[] regs = new PeerRegion[count];
-    List<RegionTable.Region> table = new ArrayList<>(count);
     Map<String, Long> opened = new HashMap<>();
     List<Long> mapped = new ArrayList<>();
     try {
@@ -291,9 +280,8 @@ public final class CudaIpcTransport extends AbstractTransport {
           localBase = allocation + r.offsetInAllocation();
         }
         regs[i] = new PeerRegion(r.base(), r.length(), r.isDevice(), localBase);
-        table.add(new RegionTable.Region(r.base(), r.length(), i));
       }
-      return new Peer(session, null, RegionTable.of(table), regs, List.copyOf(mapped), device);
+      return new Peer(session, null, table, regs, List.copyOf(mapped), device);
     } catch (RuntimeException e) {
       new Peer(session, null, null, null, mapped, device).close();
       if (e instanceof TransportException) {
@@ -311,7 +299,7 @@ public final class CudaIpcTransport extends AbstractTransport {
 
   @Override
   public boolean isConnected(String session) {
-    return session.equals(localSession()) || peers.containsKey(session);
+    return session.equals(localSession()) || peers.contains(session);
   }
 
   // ---- reads ----
@@ -356,9 +344,6 @@ public final class CudaIpcTransport extends AbstractTransport {
       from = book.table();
     } else {
       Peer p = peers.get(session);
-      if (p == null) {
-        throw unknownPeer(session);
-      }
       if (p.local != null) {
         if (p.local.isClosed()) {
           throw new TransportException(
@@ -483,13 +468,9 @@ public final class CudaIpcTransport extends AbstractTransport {
   @Override
   protected void doClose() {
     LIVE.remove(token);
-    List<AutoCloseable> closing = new ArrayList<>(peers.values());
-    peers.clear();
-    try {
-      Closeables.closeAll(closing);
-    } finally {
-      book.clear();
-    }
+    List<RuntimeException> failures = peers.closeAll();
+    book.clear();
+    throwCloseFailures(failures);
   }
 
   @Override
@@ -501,7 +482,7 @@ public final class CudaIpcTransport extends AbstractTransport {
         + ", regions "
         + book.table()
         + ", peers "
-        + Arrays.toString(peers.keySet().toArray())
+        + peers.sessions()
         + "]";
   }
 }

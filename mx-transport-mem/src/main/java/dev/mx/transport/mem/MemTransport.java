@@ -2,6 +2,7 @@ package dev.mx.transport.mem;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
@@ -58,30 +59,12 @@ public final class MemTransport extends AbstractTransport {
 
   @Override
   protected MemoryRegistration doRegister(MemorySegment region) {
-    return book.add(region, id -> new Registration(id, region));
+    return book.add(region, id -> new Registration(book, id, region));
   }
 
-  private final class Registration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
-    private final java.util.concurrent.atomic.AtomicBoolean closed =
-        new java.util.concurrent.atomic.AtomicBoolean();
-
-    Registration(int id, MemorySegment segment) {
-      this.id = id;
-      this.segment = segment;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public void close() {
-      if (closed.compareAndSet(false, true)) {
-        book.remove(id);
-      }
+  private static final class Registration extends BookedRegistration {
+    Registration(RegionBook<Registration> book, int id, MemorySegment segment) {
+      super(book, id, segment);
     }
   }
 
@@ -219,8 +202,8 @@ public final class MemTransport extends AbstractTransport {
     List<ReadDescriptor> group = b.group;
     for (int i = 0, n = b.srcRegion.length; i < n; i++) {
       ReadDescriptor d = group.get(i);
-      MemorySegment from = b.srcRegions.get(b.srcRegion[i]).segment;
-      MemorySegment to = b.dstRegions.get(b.dstRegion[i]).segment;
+      MemorySegment from = b.srcRegions.get(b.srcRegion[i]).segment();
+      MemorySegment to = b.dstRegions.get(b.dstRegion[i]).segment();
       MemorySegment.copy(
           from, d.srcAddr() - from.address(), to, d.dstAddr() - to.address(), d.nbytes());
     }

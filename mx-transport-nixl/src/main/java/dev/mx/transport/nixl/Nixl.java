@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl;
 
+import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -20,12 +21,15 @@ public final class Nixl {
   public static final String LIBRARY_ENV = "MX_NIXL_LIBRARY";
 
   /** The system property that disables every native backend of mx. */
-  public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";
+  public static final String NO_NATIVE_PROPERTY = NativeAvailability.NO_NATIVE_PROPERTY;
 
   /** The name looked up on the system loader path when no path is configured. */
   static final String DEFAULT_NAME = "libnixl_capi.so";
 
   private static final Probe PROBE = probe(Settings.system());
+
+  private static final NativeAvailability AVAILABILITY =
+      new NativeAvailability("NIXL", PROBE.cause());
 
   /** What a probe found: the library and its plugins, or why NIXL is unusable. */
   record Probe(NixlLibrary library, List<String> plugins, Throwable cause) {}
@@ -35,10 +39,8 @@ public final class Nixl {
   /** Probes NIXL as configured by {@code settings}; never throws. */
   static Probe probe(Settings settings) {
     try {
-      if (Boolean.parseBoolean(settings.property(NO_NATIVE_PROPERTY))) {
-        throw new UnsupportedOperationException(
-            "native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
-      }
+      NativeAvailability.refuseWhenSwitchedOff(
+          Boolean.parseBoolean(settings.property(NO_NATIVE_PROPERTY)));
       String configured = settings.string(LIBRARY_PROPERTY, LIBRARY_ENV, null);
       NixlLibrary lib;
       try {
@@ -88,21 +90,17 @@ public final class Nixl {
 
   /** Whether NIXL works in this process. Never throws. */
   public static boolean isAvailable() {
-    return PROBE.cause() == null;
+    return AVAILABILITY.isAvailable();
   }
 
   /** Why NIXL is unavailable (the original failure), or null when it is available. */
   public static Throwable unavailabilityCause() {
-    return PROBE.cause();
+    return AVAILABILITY.cause();
   }
 
   /** Throws an error carrying {@link #unavailabilityCause()} when NIXL is unavailable. */
   public static void ensureAvailability() {
-    Throwable cause = PROBE.cause();
-    if (cause != null) {
-      throw (UnsatisfiedLinkError)
-          new UnsatisfiedLinkError("NIXL is unavailable: " + cause).initCause(cause);
-    }
+    AVAILABILITY.ensure();
   }
 
   /** The backend plugins the loaded NIXL offers (e.g. {@code [UCX]}); empty when unavailable. */

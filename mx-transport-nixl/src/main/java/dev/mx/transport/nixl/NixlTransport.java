@@ -1,12 +1,13 @@
 package dev.mx.transport.nixl;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
@@ -14,16 +15,11 @@ import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -58,9 +54,6 @@ import org.slf4j.LoggerFactory;
 public final class NixlTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(NixlTransport.class);
 
-  /** A failed source check is narrowed down this many descriptors at a time before one by one. */
-  private static final int CHECK_CHUNK = 1024;
-
   /** How long a waiting caller spins before it starts to park between polls. */
   private static final long SPIN_NANOS = 20_000;
 
@@ -82,29 +75,19 @@ public final class NixlTransport extends AbstractTransport {
   /** For caller-driven progress ({@code get_notifs}); NULL when NIXL's progress thread runs. */
   private final MemorySegment notifMap;
 
-  /** Guards {@link #registrations}. */
+  /** Serializes registering and deregistering (with NIXL's registration of the memory). */
   private final Object registry = new Object();
 
-  private final Map<Integer, Registration> registrations = new HashMap<>();
-  private int nextRegistrationId;
-  private volatile RegionTable localRegions = RegionTable.EMPTY;
+  private final RegionBook<NixlRegistration> book = new RegionBook<>("nixl");
 
-  /** The memory kind of each live registration by id, published with {@link #localRegions}. */
-  private volatile Map<Integer, MemoryKind> localKinds = Map.of();
+  /** What a registration needs of this endpoint to register and deregister itself. */
+  private final NixlRegistration.Agent registrar;
 
   private final Map<String, Peer> peers = new ConcurrentHashMap<>();
   private long nextGeneration;
 
-  /**
-   * Prepared requests by their exact descriptors, least recently used first (guarded by the agent
-   * lock).
-   */
-  private final LinkedHashMap<Key, Prepared> cache = new LinkedHashMap<>(16, 0.75f, true);
-
-  /**
-   * Requests NIXL would not release (still active); retried at close (guarded by the agent lock).
-   */
-  private final List<Prepared> unreleased = new ArrayList<>();
+  /** Prepared READ requests for reuse (guarded by the agent lock). */
+  private final NixlRequestCache cache;
 
   /**
    * A connected peer: its session, the NIXL agent name its metadata declared, and a connection
@@ -131,58 +114,13 @@ public final class NixlTransport extends AbstractTransport {
               + e.getMessage(),
           e);
     }
-    MemorySegment a;
-    try {
-      a =
-          lib.createConfiguredAgent(
-              config.session(),
-              options.progressThread(),
-              options.threadSync(),
-              options.progressDelayUs());
-    } catch (NixlStatusException e) {
-      throw new TransportException(
-          null,
-          "nixl transport: could not create NIXL agent '"
-              + config.session()
-              + "' ("
-              + lib.origin()
-              + "): "
-              + e.getMessage(),
-          e);
-    }
-    MemorySegment b;
-    MemorySegment map = MemorySegment.NULL;
-    try {
-      b = lib.createBackend(a, options.backend(), options.backendParams());
-      if (!options.progressThread()) {
-        map = lib.createNotifMap();
-      }
-    } catch (RuntimeException e) {
-      String plugins;
-      try {
-        plugins = lib.availablePlugins(a).toString();
-      } catch (RuntimeException listing) {
-        plugins = "unknown (" + listing.getMessage() + ")";
-      }
-      lib.destroyAgent(a);
-      throw new TransportException(
-          null,
-          "nixl transport: could not create the "
-              + options.backend()
-              + " backend of agent '"
-              + config.session()
-              + "' with parameters "
-              + options.backendParams()
-              + ": "
-              + e.getMessage()
-              + " (plugins NIXL can load: "
-              + plugins
-              + ")",
-          e);
-    }
-    this.agent = a;
-    this.backend = b;
-    this.notifMap = map;
+    NixlAgentHandles handles = NixlAgentHandles.open(lib, config.session(), options);
+    this.agent = handles.agent();
+    this.backend = handles.backend();
+    this.notifMap = handles.notifMap();
+    this.cache = new NixlRequestCache(lib, agent, config.session(), options.cachedRequests());
+    this.registrar =
+        new NixlRegistration.Agent(lib, agent, config.session(), registry, agentLock, cache);
     LIVE.add(this);
   }
 
@@ -235,146 +173,18 @@ public final class NixlTransport extends AbstractTransport {
   private MemoryRegistration register(
       MemorySegment region, MemoryKind kind, int memType, long devId) {
     synchronized (registry) {
-      int id = nextRegistrationId++;
-      List<RegionTable.Region> list = new ArrayList<>(registrations.size() + 1);
-      for (Registration r : registrations.values()) {
-        list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-      }
-      list.add(new RegionTable.Region(region.address(), region.byteSize(), id));
-      RegionTable table;
-      try {
-        table = RegionTable.of(list);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "nixl transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered",
-            overlap);
-      }
-      agentLock.lock();
-      try {
-        ensureOpen();
-        MemorySegment dlist = lib.regDlist(memType, devId, region.address(), region.byteSize());
-        int st = lib.registerMem(agent, dlist);
-        if (st != NixlStatus.SUCCESS) {
-          lib.destroyRegDlist(dlist);
-          throw new TransportException(
-              null,
-              "nixl transport: registering "
-                  + kind
-                  + " memory "
-                  + describe(region.address(), region.byteSize())
-                  + " with agent '"
-                  + localSession()
-                  + "' failed: register_mem"
-                  + " returned "
-                  + NixlStatus.describe(st));
-        }
-        Registration r = new Registration(id, region, dlist, kind);
-        registrations.put(id, r);
-        localRegions = table;
-        publishKinds();
-        return r;
-      } catch (NixlStatusException e) {
-        throw new TransportException(
-            null,
-            "nixl transport: registering "
-                + describe(region.address(), region.byteSize())
-                + " failed: "
-                + e.getMessage(),
-            e);
-      } finally {
-        agentLock.unlock();
-      }
+      return book.add(
+          region,
+          id -> {
+            agentLock.lock();
+            try {
+              ensureOpen();
+              return NixlRegistration.register(registrar, book, id, region, kind, memType, devId);
+            } finally {
+              agentLock.unlock();
+            }
+          });
     }
-  }
-
-  private final class Registration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
-
-    /** The registration list, kept for deregister_mem; destroyed with the registration. */
-    final MemorySegment dlist;
-
-    final AtomicBoolean closed = new AtomicBoolean();
-    final MemoryKind kind;
-
-    /** Set once NIXL no longer holds the memory (guarded by the agent lock). */
-    boolean released;
-
-    Registration(int id, MemorySegment segment, MemorySegment dlist, MemoryKind kind) {
-      this.id = id;
-      this.segment = segment;
-      this.dlist = dlist;
-      this.kind = kind;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return kind;
-    }
-
-    @Override
-    public void close() {
-      if (!closed.compareAndSet(false, true)) {
-        return;
-      }
-      synchronized (registry) {
-        registrations.remove(id);
-        List<RegionTable.Region> list = new ArrayList<>(registrations.size());
-        for (Registration r : registrations.values()) {
-          list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-        }
-        localRegions = RegionTable.of(list);
-        publishKinds();
-        agentLock.lock();
-        try {
-          if (released) {
-            return; // the endpoint closed first and released it
-          }
-          // Prepared local lists may name this memory: drop them all (refits do not deregister
-          // midway).
-          evict(p -> true);
-          int st = release(this);
-          if (st != NixlStatus.SUCCESS) {
-            throw new TransportException(
-                null,
-                "nixl transport: deregistering "
-                    + describe(segment.address(), segment.byteSize())
-                    + " from agent '"
-                    + localSession()
-                    + "' failed: deregister_mem returned "
-                    + NixlStatus.describe(st));
-          }
-        } finally {
-          agentLock.unlock();
-        }
-      }
-    }
-  }
-
-  /** Publishes the kind of every live registration. Registry lock held. */
-  private void publishKinds() {
-    Map<Integer, MemoryKind> kinds = new HashMap<>();
-    registrations.forEach((id, r) -> kinds.put(id, r.kind));
-    localKinds = Map.copyOf(kinds);
-  }
-
-  /**
-   * Deregisters and destroys the registration list; returns deregister_mem's status. Agent lock
-   * held.
-   */
-  private int release(Registration r) {
-    r.released = true;
-    int st = lib.deregisterMem(agent, r.dlist);
-    lib.destroyRegDlist(r.dlist);
-    return st;
   }
 
   // ---------------------------------------------------------------- metadata
@@ -399,6 +209,13 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
+  /**
+   * NIXL's metadata is its agent's own blob, which NIXL loads and checks reads against itself: it
+   * decodes as it is and publishes no regions for mx to index.
+   */
+  private static final PeerMetadataCodec<byte[]> CODEC =
+      PeerMetadataCodec.of((session, blob) -> blob, blob -> List.of());
+
   @Override
   public void connect(String session, byte[] peerMetadata) {
     ensureOpen();
@@ -408,13 +225,15 @@ public final class NixlTransport extends AbstractTransport {
       return; // reads naming this endpoint are local; NIXL refuses to load an agent's own metadata
     }
     // A publisher serving several transports hands out a bundle: take NIXL's own blob out of it.
-    byte[] blob = TransportBundle.forTransport(session, name(), peerMetadata);
+    byte[] blob =
+        decodePeer(session, TransportBundle.forTransport(session, name(), peerMetadata), CODEC)
+            .metadata();
     agentLock.lock();
     try {
       ensureOpen();
       Peer old = peers.remove(session);
       if (old != null) {
-        evict(p -> p.key.agentName.equals(old.agentName));
+        cache.evict(p -> p.key.agentName.equals(old.agentName));
         int st = lib.invalidateRemoteMd(agent, old.agentName);
         if (st != NixlStatus.SUCCESS) {
           LOG.debug(
@@ -456,132 +275,6 @@ public final class NixlTransport extends AbstractTransport {
 
   // ---------------------------------------------------------------- reads
 
-  /** The exact descriptors of one peer's group: the cache key for its prepared request. */
-  private static final class Key {
-    final String agentName;
-    final long generation;
-    final long[] src;
-    final long[] dst;
-    final long[] len;
-
-    /** The memory both transfer lists name: DRAM on device 0, or VRAM of one device. */
-    final int memType;
-
-    final long devId;
-    private final int hash;
-
-    Key(
-        String agentName,
-        long generation,
-        long[] src,
-        long[] dst,
-        long[] len,
-        int memType,
-        long devId) {
-      this.agentName = agentName;
-      this.generation = generation;
-      this.src = src;
-      this.dst = dst;
-      this.len = len;
-      this.memType = memType;
-      this.devId = devId;
-      this.hash =
-          Objects.hash(
-              agentName,
-              generation,
-              Arrays.hashCode(src),
-              Arrays.hashCode(dst),
-              Arrays.hashCode(len),
-              memType,
-              devId);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Key k
-          && k.hash == hash
-          && k.generation == generation
-          && k.agentName.equals(agentName)
-          && k.memType == memType
-          && k.devId == devId
-          && Arrays.equals(k.len, len)
-          && Arrays.equals(k.src, src)
-          && Arrays.equals(k.dst, dst);
-    }
-  }
-
-  /** A READ request and the prepared lists it was made from. Fields guarded by the agent lock. */
-  private static final class Prepared {
-    final Key key;
-    MemorySegment local;
-    MemorySegment remote;
-    MemorySegment req;
-
-    /** A batch is using it (posted or about to be). */
-    boolean inUse;
-
-    /** It sits in the cache; otherwise it is freed once its batch finished. */
-    boolean cached;
-
-    Prepared(Key key, MemorySegment local, MemorySegment remote, MemorySegment req) {
-      this.key = key;
-      this.local = local;
-      this.remote = remote;
-      this.req = req;
-    }
-  }
-
-  /** One peer's posted group. Mutable fields guarded by the agent lock. */
-  private static final class Batch implements PendingRead {
-    final String session;
-    final String agentName;
-    final Prepared prepared;
-    final int count;
-    final long bytes;
-    boolean done;
-    int status = NixlStatus.IN_PROG;
-    String failedCall;
-
-    Batch(String session, String agentName, Prepared prepared, int count, long bytes) {
-      this.session = session;
-      this.agentName = agentName;
-      this.prepared = prepared;
-      this.count = count;
-      this.bytes = bytes;
-    }
-
-    @Override
-    public String session() {
-      return session;
-    }
-
-    @Override
-    public int descriptorCount() {
-      return count;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
-    }
-
-    String describeBatch() {
-      return count
-          + " reads ("
-          + bytes
-          + " bytes) from peer '"
-          + session
-          + "' (NIXL agent '"
-          + agentName
-          + "')";
-    }
-  }
-
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
     boolean self = session.equals(localSession());
@@ -595,8 +288,8 @@ public final class NixlTransport extends AbstractTransport {
     long[] dst = new long[n];
     long[] len = new long[n];
     long total = 0;
-    RegionTable local = localRegions;
-    Map<Integer, MemoryKind> kinds = localKinds;
+    RegionBook.Snapshot<NixlRegistration> registered = book.snapshot();
+    RegionTable local = registered.table();
     MemoryKind kind = null;
     for (int i = 0; i < n; i++) {
       ReadDescriptor d = group.get(i);
@@ -605,7 +298,7 @@ public final class NixlTransport extends AbstractTransport {
         throw destinationOutsideRegions(i, d, local);
       }
       // One NIXL transfer list has one memory type: a group lands in memory of one kind.
-      MemoryKind k = kinds.getOrDefault(region, MemoryKind.HOST);
+      MemoryKind k = registered.get(region).memoryKind();
       if (kind == null) {
         kind = k;
       } else if (!kind.equals(k)) {
@@ -633,8 +326,8 @@ public final class NixlTransport extends AbstractTransport {
       total += d.nbytes();
     }
     boolean device = kind != null && kind.isDevice();
-    Key key =
-        new Key(
+    NixlRequestKey key =
+        new NixlRequestKey(
             agentName,
             self ? -1 : peer.generation(),
             src,
@@ -645,125 +338,24 @@ public final class NixlTransport extends AbstractTransport {
     agentLock.lock();
     try {
       ensureOpen();
-      Prepared p = cache.get(key);
+      NixlRequest p = cache.get(key);
       if (p != null && !p.inUse) {
         p.inUse = true;
       } else {
         // Not cached, or another thread's batch is using the cached one: build another.
-        p = build(key, session, group, self);
+        p = NixlRequest.build(lib, agent, key, session, group, self);
         p.inUse = true;
-        if (!cache.containsKey(key) && options.cachedRequests() > 0) {
-          p.cached = true;
-          cache.put(key, p);
-          trimCache();
-        }
+        cache.offer(p);
       }
-      return new Batch(session, agentName, p, n, total);
+      return new NixlBatch(session, agentName, p, n, total);
     } finally {
       agentLock.unlock();
     }
   }
 
-  /** Checks the sources against the peer's metadata and makes the request. Agent lock held. */
-  private Prepared build(Key key, String session, List<ReadDescriptor> group, boolean self) {
-    int n = key.len.length;
-    MemorySegment remoteList = MemorySegment.NULL;
-    MemorySegment localList = MemorySegment.NULL;
-    MemorySegment lh = MemorySegment.NULL;
-    MemorySegment rh = MemorySegment.NULL;
-    try {
-      // The peer's memory is taken to be of the same type and device as ours (VRAM to VRAM, as
-      // ModelExpress
-      // refits run); check_remote_md refuses descriptors that do not match what the peer
-      // registered.
-      remoteList = lib.xferDlist(key.memType, key.devId, key.src, key.len, 0, n);
-      if (!self) {
-        int st = lib.checkRemoteMd(agent, key.agentName, remoteList);
-        if (st != NixlStatus.SUCCESS) {
-          throw outsidePublished(key, session, group, st);
-        }
-      }
-      localList = lib.xferDlist(key.memType, key.devId, key.dst, key.len, 0, n);
-      lh = lib.prepXferDlist(agent, "", localList); // "": this agent as initiator (NIXL_INIT_AGENT)
-      rh = lib.prepXferDlist(agent, key.agentName, remoteList);
-      MemorySegment req = lib.makeReadReq(agent, lh, rh, n);
-      return new Prepared(key, lh, rh, req);
-    } catch (NixlStatusException e) {
-      if (!rh.equals(MemorySegment.NULL)) {
-        lib.releaseXferDlistHandle(agent, rh);
-      }
-      if (!lh.equals(MemorySegment.NULL)) {
-        lib.releaseXferDlistHandle(agent, lh);
-      }
-      throw new TransportException(
-          session,
-          "nixl transport: preparing "
-              + n
-              + " reads from peer '"
-              + session
-              + "' (NIXL agent '"
-              + key.agentName
-              + "') failed: "
-              + e.getMessage()
-              + "; nothing in this batch was read",
-          e);
-    } finally {
-      if (!localList.equals(MemorySegment.NULL)) {
-        lib.destroyXferDlist(localList);
-      }
-      if (!remoteList.equals(MemorySegment.NULL)) {
-        lib.destroyXferDlist(remoteList);
-      }
-    }
-  }
-
-  /**
-   * The error for sources the peer's metadata does not cover, naming the first descriptor at fault.
-   */
-  private TransportException outsidePublished(
-      Key key, String session, List<ReadDescriptor> group, int status) {
-    int n = key.len.length;
-    int culprit = -1;
-    for (int from = 0; from < n && culprit < 0; from += CHECK_CHUNK) {
-      int to = Math.min(n, from + CHECK_CHUNK);
-      if (check(key, from, to) == NixlStatus.SUCCESS) {
-        continue;
-      }
-      for (int i = from; i < to && culprit < 0; i++) {
-        if (check(key, i, i + 1) != NixlStatus.SUCCESS) {
-          culprit = i;
-        }
-      }
-    }
-    String which =
-        culprit < 0
-            ? "some descriptor of " + n
-            : "descriptor #" + culprit + " " + group.get(culprit);
-    return new TransportException(
-        session,
-        "nixl transport: "
-            + which
-            + " reads outside every region peer '"
-            + session
-            + "' published (check_remote_md against NIXL agent '"
-            + key.agentName
-            + "' returned "
-            + NixlStatus.describe(status)
-            + "); nothing in this batch was read");
-  }
-
-  private int check(Key key, int from, int to) {
-    MemorySegment l = lib.xferDlist(key.memType, key.devId, key.src, key.len, from, to);
-    try {
-      return lib.checkRemoteMd(agent, key.agentName, l);
-    } finally {
-      lib.destroyXferDlist(l);
-    }
-  }
-
   @Override
   protected void start(PendingRead prepared) {
-    Batch b = (Batch) prepared;
+    NixlBatch b = (NixlBatch) prepared;
     int st;
     agentLock.lock();
     try {
@@ -774,7 +366,7 @@ public final class NixlTransport extends AbstractTransport {
       }
       if (st != NixlStatus.SUCCESS && st != NixlStatus.IN_PROG) {
         b.status = st;
-        discard(b.prepared);
+        cache.discard(b.prepared);
       }
     } finally {
       agentLock.unlock();
@@ -791,9 +383,9 @@ public final class NixlTransport extends AbstractTransport {
 
   @Override
   protected void await(List<PendingRead> started, Duration timeout) {
-    List<Batch> batches = new ArrayList<>(started.size());
+    List<NixlBatch> batches = new ArrayList<>(started.size());
     for (PendingRead p : started) {
-      batches.add((Batch) p);
+      batches.add((NixlBatch) p);
     }
     long deadline = System.nanoTime() + timeout.toNanos();
     long waitingSince = System.nanoTime();
@@ -811,7 +403,7 @@ public final class NixlTransport extends AbstractTransport {
           if (!options.progressThread()) {
             driveProgress();
           }
-          for (Batch b : batches) {
+          for (NixlBatch b : batches) {
             if (b.done || b.status != NixlStatus.IN_PROG) {
               continue;
             }
@@ -842,80 +434,30 @@ public final class NixlTransport extends AbstractTransport {
     } finally {
       finish(batches);
     }
-    throwIfFailed(batches, timeout, closedMeanwhile);
+    NixlBatch.throwIfFailed(batches, timeout, closedMeanwhile);
   }
 
   /** Returns finished requests to the cache; releases (aborts) late and failed ones. */
-  private void finish(List<Batch> batches) {
+  private void finish(List<NixlBatch> batches) {
     agentLock.lock();
     try {
-      for (Batch b : batches) {
-        Prepared p = b.prepared;
+      for (NixlBatch b : batches) {
+        NixlRequest p = b.prepared;
         if (isClosed()) {
           continue; // close released everything
         }
         if (b.done) {
           p.inUse = false;
           if (!p.cached) {
-            free(p);
+            cache.free(p);
           }
         } else {
-          discard(p);
+          cache.discard(p);
         }
       }
     } finally {
       agentLock.unlock();
     }
-  }
-
-  private void throwIfFailed(List<Batch> batches, Duration timeout, boolean closedMeanwhile) {
-    List<Batch> late = new ArrayList<>();
-    List<Batch> failed = new ArrayList<>();
-    for (Batch b : batches) {
-      if (b.done) {
-        continue;
-      }
-      (b.status == NixlStatus.IN_PROG ? late : failed).add(b);
-    }
-    if (!late.isEmpty()) {
-      StringBuilder sb =
-          new StringBuilder("nixl transport: reads did not complete within ")
-              .append(timeout)
-              .append(closedMeanwhile ? " (the endpoint was closed meanwhile)" : "")
-              .append("; outstanding: ");
-      for (int i = 0; i < late.size(); i++) {
-        sb.append(i == 0 ? "" : ", ")
-            .append(late.get(i).describeBatch())
-            .append(", still ")
-            .append(NixlStatus.describe(NixlStatus.IN_PROG));
-      }
-      TransportTimeoutException e =
-          new TransportTimeoutException(
-              late.getFirst().session,
-              sb.append("; their requests were released (aborted)").toString());
-      for (Batch b : failed) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-    if (!failed.isEmpty()) {
-      TransportException e = failure(failed.getFirst());
-      for (Batch b : failed.subList(1, failed.size())) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-  }
-
-  private static TransportException failure(Batch b) {
-    return new TransportException(
-        b.session,
-        "nixl transport: "
-            + b.describeBatch()
-            + " failed: "
-            + (b.failedCall == null ? "post_xfer_req" : b.failedCall)
-            + " returned "
-            + NixlStatus.describe(b.status));
   }
 
   /**
@@ -955,86 +497,6 @@ public final class NixlTransport extends AbstractTransport {
     }
   }
 
-  // ---------------------------------------------------------------- request cache
-
-  /** Drops cache entries beyond the configured size, least recently used first. Agent lock held. */
-  private void trimCache() {
-    Iterator<Prepared> it = cache.values().iterator();
-    while (cache.size() > options.cachedRequests() && it.hasNext()) {
-      Prepared p = it.next();
-      it.remove();
-      p.cached = false;
-      if (!p.inUse) {
-        free(p);
-      }
-    }
-  }
-
-  /**
-   * Drops the cache entries {@code which} selects; entries in use are freed when their batch ends.
-   */
-  private void evict(java.util.function.Predicate<Prepared> which) {
-    Iterator<Prepared> it = cache.values().iterator();
-    while (it.hasNext()) {
-      Prepared p = it.next();
-      if (which.test(p)) {
-        it.remove();
-        p.cached = false;
-        if (!p.inUse) {
-          free(p);
-        }
-      }
-    }
-  }
-
-  /**
-   * Takes a request out of the cache and frees it (after a failure: NIXL's state of it is unknown).
-   */
-  private void discard(Prepared p) {
-    if (p.cached) {
-      cache.remove(p.key, p);
-      p.cached = false;
-    }
-    p.inUse = false;
-    free(p);
-  }
-
-  /**
-   * Releases (aborting it if active) and destroys the request, then its prepared lists, in that
-   * order. A request NIXL will not release yet is kept for a retry at close. Agent lock held.
-   */
-  private void free(Prepared p) {
-    if (p.req != null) {
-      int st = lib.releaseXferReq(agent, p.req);
-      if (st != NixlStatus.SUCCESS) {
-        LOG.warn(
-            "nixl transport: agent '{}' could not release a request to agent '{}' ({}); retrying at close",
-            localSession(),
-            p.key.agentName,
-            NixlStatus.describe(st));
-        if (!unreleased.contains(p)) {
-          unreleased.add(p);
-        }
-        return;
-      }
-      unreleased.remove(p);
-      st = lib.destroyXferReq(p.req);
-      if (st != NixlStatus.SUCCESS) {
-        LOG.warn(
-            "nixl transport: destroy_xfer_req after release returned {}", NixlStatus.describe(st));
-      }
-      p.req = null;
-    }
-    if (p.remote != null) {
-      lib.releaseXferDlistHandle(agent, p.remote);
-      p.remote = null;
-    }
-    if (p.local != null) {
-      lib.releaseXferDlistHandle(agent, p.local);
-      p.local = null;
-    }
-  }
-
   // ---------------------------------------------------------------- close
 
   @Override
@@ -1044,16 +506,9 @@ public final class NixlTransport extends AbstractTransport {
     synchronized (registry) {
       agentLock.lock();
       try {
-        for (Prepared p : List.copyOf(cache.values())) {
-          p.cached = false;
-          free(p);
-        }
-        cache.clear();
-        for (Prepared p : List.copyOf(unreleased)) {
-          free(p);
-        }
-        if (!unreleased.isEmpty()) {
-          failures.add(unreleased.size() + " transfer request(s) could not be released");
+        int unreleased = cache.freeAll();
+        if (unreleased > 0) {
+          failures.add(unreleased + " transfer request(s) could not be released");
         }
         for (Peer p : peers.values()) {
           int st = lib.invalidateRemoteMd(agent, p.agentName());
@@ -1066,18 +521,20 @@ public final class NixlTransport extends AbstractTransport {
           }
         }
         peers.clear();
-        for (Registration r : registrations.values()) {
-          int st = release(r);
-          if (st != NixlStatus.SUCCESS) {
+        for (NixlRegistration r : book.all()) {
+          if (r.isReleased()) {
+            continue;
+          }
+          r.releaseWithEndpoint();
+          if (r.releaseStatus != NixlStatus.SUCCESS) {
             failures.add(
                 "deregister_mem("
-                    + describe(r.segment.address(), r.segment.byteSize())
+                    + describe(r.segment().address(), r.segment().byteSize())
                     + ") returned "
-                    + NixlStatus.describe(st));
+                    + NixlStatus.describe(r.releaseStatus));
           }
         }
-        registrations.clear();
-        localRegions = RegionTable.EMPTY;
+        book.clear();
         if (!notifMap.equals(MemorySegment.NULL)) {
           lib.destroyNotifMap(notifMap);
         }
@@ -1126,7 +583,7 @@ public final class NixlTransport extends AbstractTransport {
         + ", backend "
         + options.backend()
         + ", "
-        + localRegions.size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"

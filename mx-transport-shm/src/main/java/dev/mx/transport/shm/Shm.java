@@ -1,6 +1,6 @@
 package dev.mx.transport.shm;
 
-import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -22,7 +22,7 @@ public final class Shm {
 
   public static final String DIR_ENV = "MX_SHM_DIR";
 
-  private static final Throwable CAUSE;
+  private static final NativeAvailability AVAILABILITY;
   private static final Throwable CMA_CAUSE;
   private static final Path DIR;
   private static final ShmHost SELF;
@@ -33,10 +33,8 @@ public final class Shm {
     Path dir = Path.of(Settings.system().string(DIR_PROPERTY, DIR_ENV, "/dev/shm"));
     ShmHost self = null;
     try {
-      if (Settings.system().bool("mx.transport.noNative", null, false)) {
-        throw new IllegalStateException(
-            "native transports are switched off (-Dmx.transport.noNative=true)");
-      }
+      NativeAvailability.refuseWhenSwitchedOff(
+          Settings.system().bool(NativeAvailability.NO_NATIVE_PROPERTY, null, false));
       String os = System.getProperty("os.name", "");
       if (!os.toLowerCase(java.util.Locale.ROOT).contains("linux")) {
         throw new UnsupportedOperationException("the shm transport needs Linux; this is " + os);
@@ -57,7 +55,7 @@ public final class Shm {
     } catch (Throwable t) {
       cause = t;
     }
-    CAUSE = cause;
+    AVAILABILITY = new NativeAvailability("shm", cause);
     CMA_CAUSE = cause != null ? cause : cmaCause;
     DIR = dir;
     SELF = self;
@@ -92,19 +90,20 @@ public final class Shm {
   }
 
   public static boolean isAvailable() {
-    return CAUSE == null;
+    return AVAILABILITY.isAvailable();
   }
 
   /** Why the transport is unavailable, or null. */
   public static Throwable unavailabilityCause() {
-    return CAUSE;
+    return AVAILABILITY.cause();
   }
 
-  /** Throws a {@link TransportException} carrying the cause when unavailable. */
+  /**
+   * Throws an error carrying {@link #unavailabilityCause()} when shm is unavailable (the contract
+   * of every native backend, {@link NativeAvailability}).
+   */
   public static void ensureAvailability() {
-    if (CAUSE != null) {
-      throw new TransportException(null, "shm transport is unavailable: " + CAUSE, CAUSE);
-    }
+    AVAILABILITY.ensure();
   }
 
   /** Whether peers can read memory a caller registered (cross-memory attach works here). */

@@ -21,6 +21,15 @@ final class ShmFiles {
   /** The prefix every shm transport file carries. */
   static final String PREFIX = "mx-shm-";
 
+  /** The first word of an endpoint's directory file ("MXSHDIR1"), then its nonce, pid, capacity. */
+  static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL;
+
+  /** The directory file's header, before its {@link dev.mx.api.transport.RegionDirectory}. */
+  static final long HEADER_BYTES = 64;
+
+  /** Config property: a group that may read an endpoint's files ({@code ShmTransport.GROUP}). */
+  static final String GROUP = "shm.group";
+
   /**
    * Files of live endpoints of this JVM, deleted by a shutdown hook if the JVM exits before they
    * are closed.

@@ -1,5 +1,6 @@
 package dev.mx.transport.shm;
 
+import dev.mx.api.transport.PeerMetadataCodec;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -28,7 +29,8 @@ record ShmPeerMetadata(
   private static final int VERSION = 1;
 
   /** One published region; {@code path} is null for memory served by cross-memory attach. */
-  record Region(long base, long length, int slot, long cookie, String path) {
+  record Region(long base, long length, int slot, long cookie, String path)
+      implements PeerMetadataCodec.PublishedRegion {
     boolean shared() {
       return path != null;
     }
@@ -87,6 +89,10 @@ record ShmPeerMetadata(
     return blob.length >= 8
         && ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN).getInt(0) == MAGIC;
   }
+
+  /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
+  static final PeerMetadataCodec<ShmPeerMetadata> CODEC =
+      PeerMetadataCodec.of((session, blob) -> decode(blob), ShmPeerMetadata::regions);
 
   /**
    * Decodes a blob.

@@ -1,12 +1,16 @@
 package dev.mx.transport.shm;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
+import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.LocalCopy;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.PeerTable;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionDirectory;
 import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
@@ -16,10 +20,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.GroupPrincipal;
@@ -27,11 +29,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,27 +61,10 @@ public final class ShmTransport extends AbstractTransport {
    * Config property (or {@code -Dmx.shm.group} / {@code MX_SHM_GROUP}): a group that may read this
    * endpoint's files.
    */
-  public static final String GROUP = "shm.group";
+  public static final String GROUP = ShmFiles.GROUP;
 
   /** Config property: the most regions an endpoint registers at once (default 4096). */
   public static final String MAX_REGIONS = "shm.maxRegions";
-
-  private static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL; // "MXSHDIR1"
-  private static final long HEADER_BYTES = 64;
-
-  /** While copying, look at the clock once per this many bytes or descriptors. */
-  private static final long CHECK_EVERY_BYTES = 64L << 20;
-
-  private static final int CHECK_EVERY_DESCRIPTORS = 4096;
-
-  /** How long a failed read waits for a dying peer to be gone before reclaiming its files. */
-  private static final long EXIT_GRACE_NANOS = 200_000_000L;
-
-  /**
-   * How long a peer still dying after the grace is watched, off the reading thread, so its files
-   * are reclaimed once it is gone (a killed JVM can take seconds to tear down on a loaded host).
-   */
-  private static final long EXIT_WATCH_NANOS = 60_000_000_000L;
 
   private final ShmHost self;
   private final Path dir;
@@ -93,14 +75,15 @@ public final class ShmTransport extends AbstractTransport {
   private final Arena directoryArena;
   private final RegionDirectory directory;
 
-  /** Guards {@link #registrations} and {@link #nextFile}. */
+  /**
+   * Serializes registering, deregistering and publishing the registrations (a directory slot is
+   * claimed and released with the book's change); guards {@link #nextFile}.
+   */
   private final Object registry = new Object();
 
-  private final Map<Integer, ShmRegistration> registrations = new HashMap<>();
-  private int nextId;
+  private final RegionBook<ShmRegistration> book;
   private long nextFile;
-  private volatile LocalRegions local = LocalRegions.EMPTY;
-  private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+  private final PeerTable<ShmPeer> peers = new PeerTable<>("shm");
 
   /**
    * Bytes copied from peers' mapped (allocated) memory, and bytes read from their registered memory
@@ -110,18 +93,11 @@ public final class ShmTransport extends AbstractTransport {
 
   private final LongAdder attachedBytesRead = new LongAdder();
 
-  /**
-   * A snapshot of the local registrations: the lookup table and the registration for each region
-   * id.
-   */
-  private record LocalRegions(RegionTable table, Map<Integer, ShmRegistration> byId) {
-    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
-  }
-
   @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   ShmTransport(TransportConfig config) {
     super(config);
     Shm.ensureAvailability();
+    this.book = new RegionBook<>("shm", config.session());
     this.self = Shm.self();
     this.dir = Shm.directory();
     ShmFiles.reclaim(dir, self);
@@ -163,12 +139,14 @@ public final class ShmTransport extends AbstractTransport {
     try {
       MemorySegment file =
           createFile(
-              directoryPath, HEADER_BYTES + RegionDirectory.bytesFor(capacity), directoryArena);
+              directoryPath,
+              ShmFiles.HEADER_BYTES + RegionDirectory.bytesFor(capacity),
+              directoryArena);
       file.set(ValueLayout.JAVA_LONG, 8, nonce);
       file.set(ValueLayout.JAVA_LONG, 16, self.pid());
       file.set(ValueLayout.JAVA_LONG, 24, capacity);
-      this.directory = new RegionDirectory(file.asSlice(HEADER_BYTES));
-      file.set(ValueLayout.JAVA_LONG, 0, DIRECTORY_MAGIC);
+      this.directory = new RegionDirectory(file.asSlice(ShmFiles.HEADER_BYTES));
+      file.set(ValueLayout.JAVA_LONG, 0, ShmFiles.DIRECTORY_MAGIC);
     } catch (RuntimeException | Error e) {
       directoryArena.close();
       deleteQuietly(directoryPath);
@@ -270,94 +248,54 @@ public final class ShmTransport extends AbstractTransport {
   private MemoryRegistration registerRegion(MemorySegment region, Path path, Arena arena) {
     synchronized (registry) {
       ensureOpen();
-      int id = nextId++;
-      long cookie = RegionDirectory.newCookie();
-      ShmRegistration r = new ShmRegistration(id, region, path, arena, cookie);
-      Map<Integer, ShmRegistration> next = new HashMap<>(registrations);
-      next.put(id, r);
-      RegionTable table;
-      try {
-        table = tableOf(next);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "shm transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered on endpoint '"
-                + localSession()
-                + "'",
-            overlap);
-      }
-      r.slot = directory.claim(cookie);
-      if (r.slot < 0) {
-        throw new TransportException(
-            null,
-            "shm transport: endpoint '"
-                + localSession()
-                + "' already has "
-                + directory.capacity()
-                + " regions registered; close some or raise "
-                + MAX_REGIONS);
-      }
-      registrations.put(id, r);
-      local = new LocalRegions(table, Map.copyOf(registrations));
-      return r;
+      return book.add(
+          region,
+          id -> {
+            long cookie = RegionDirectory.newCookie();
+            int slot = directory.claim(cookie);
+            if (slot < 0) {
+              throw new TransportException(
+                  null,
+                  "shm transport: endpoint '"
+                      + localSession()
+                      + "' already has "
+                      + directory.capacity()
+                      + " regions registered; close some or raise "
+                      + MAX_REGIONS);
+            }
+            return new ShmRegistration(book, id, region, path, arena, slot, cookie);
+          });
     }
-  }
-
-  private static RegionTable tableOf(Map<Integer, ShmRegistration> regions) {
-    List<RegionTable.Region> list = new ArrayList<>(regions.size());
-    for (ShmRegistration r : regions.values()) {
-      list.add(new RegionTable.Region(r.segment.address(), r.segment.byteSize(), r.id));
-    }
-    return RegionTable.of(list);
   }
 
   /** A registered region; for allocated memory also its file and the arena of its mapping. */
-  private final class ShmRegistration implements MemoryRegistration {
-    final int id;
-    final MemorySegment segment;
+  private final class ShmRegistration extends BookedRegistration {
     final Path path;
     final Arena arena;
+    final int slot;
     final long cookie;
-    int slot = -1;
-    private boolean released; // guarded by registry
 
-    ShmRegistration(int id, MemorySegment segment, Path path, Arena arena, long cookie) {
-      this.id = id;
-      this.segment = segment;
+    ShmRegistration(
+        RegionBook<ShmRegistration> book,
+        int id,
+        MemorySegment segment,
+        Path path,
+        Arena arena,
+        int slot,
+        long cookie) {
+      super(book, id, segment, MemoryKind.HOST, registry);
       this.path = path;
       this.arena = arena;
+      this.slot = slot;
       this.cookie = cookie;
-    }
-
-    @Override
-    public MemorySegment segment() {
-      return segment;
-    }
-
-    @Override
-    public void close() {
-      synchronized (registry) {
-        if (released) {
-          return;
-        }
-        registrations.remove(id);
-        Map<Integer, ShmRegistration> remaining = Map.copyOf(registrations);
-        local = new LocalRegions(tableOf(remaining), remaining);
-        release();
-      }
     }
 
     /**
      * Clears the directory slot first (receivers refuse the region from then on), then deletes and
      * unmaps.
      */
-    void release() {
-      if (released) {
-        return;
-      }
-      released = true;
+    @Override
+    protected void release() {
       directory.release(slot);
       if (path != null) {
         deleteQuietly(path);
@@ -371,11 +309,11 @@ public final class ShmTransport extends AbstractTransport {
     ensureOpen();
     List<ShmPeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
-      for (ShmRegistration r : registrations.values()) {
+      for (ShmRegistration r : book.all()) {
         regions.add(
             new ShmPeerMetadata.Region(
-                r.segment.address(),
-                r.segment.byteSize(),
+                r.segment().address(),
+                r.segment().byteSize(),
                 r.slot,
                 r.cookie,
                 r.path == null ? null : r.path.toString()));
@@ -402,16 +340,10 @@ public final class ShmTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] peerMetadata) {
     byte[] blob = peerBlob(session, peerMetadata);
-    ShmPeerMetadata meta;
-    RegionTable regions;
-    try {
-      meta = ShmPeerMetadata.decode(blob);
-      regions =
-          RegionTable.indexed(
-              meta.regions(), ShmPeerMetadata.Region::base, ShmPeerMetadata.Region::length);
-    } catch (IllegalArgumentException e) {
-      throw unusableMetadata(session, e);
-    }
+    PeerMetadataCodec.Decoded<ShmPeerMetadata> decoded =
+        decodePeer(session, blob, ShmPeerMetadata.CODEC);
+    ShmPeerMetadata meta = decoded.metadata();
+    RegionTable regions = decoded.regions();
     ShmHost h = meta.host();
     if (!h.bootId().equals(self.bootId())
         || !h.hostname().equals(self.hostname())
@@ -439,22 +371,19 @@ public final class ShmTransport extends AbstractTransport {
       throw new TransportException(
           session, "shm transport: peer '" + session + "' (pid " + h.pid() + ") has exited");
     }
-    Peer peer = new Peer(session, meta, regions);
+    ShmPeer peer = new ShmPeer(session, meta, regions, self, dir);
     try {
       peer.open();
     } catch (RuntimeException | Error e) {
       peer.close();
       throw e;
     }
-    Peer old = peers.put(session, peer);
-    if (old != null) {
-      old.close();
-    }
+    peers.put(session, peer);
   }
 
   @Override
   public boolean isConnected(String session) {
-    return session.equals(localSession()) || peers.containsKey(session);
+    return session.equals(localSession()) || peers.contains(session);
   }
 
   /**
@@ -464,7 +393,7 @@ public final class ShmTransport extends AbstractTransport {
    */
   @Override
   public boolean readAfterExit(String session, boolean allowed) {
-    Peer peer = peers.get(session);
+    ShmPeer peer = peers.find(session);
     if (peer == null) {
       return false;
     }
@@ -478,292 +407,15 @@ public final class ShmTransport extends AbstractTransport {
     return true;
   }
 
-  /** A connected peer: its metadata, its directory and shared regions mapped read-only. */
-  private final class Peer implements AutoCloseable {
-    final String session;
-    final ShmPeerMetadata meta;
-    final RegionTable regions;
-    final MemorySegment[] mapped;
-    final Arena arena = Arena.ofShared();
-    MemorySegment directorySlots;
-    private volatile boolean closed;
-
-    /** {@link #readAfterExit}: its death alone does not fail reads of its mapped regions. */
-    volatile boolean readsAfterExit;
-
-    private final java.util.concurrent.atomic.AtomicBoolean watchingExit =
-        new java.util.concurrent.atomic.AtomicBoolean();
-
-    Peer(String session, ShmPeerMetadata meta, RegionTable regions) {
-      this.session = session;
-      this.meta = meta;
-      this.regions = regions;
-      this.mapped = new MemorySegment[meta.regions().size()];
-    }
-
-    void open() {
-      MemorySegment dirFile =
-          map(
-              Path.of(meta.directoryPath()),
-              HEADER_BYTES + RegionDirectory.bytesFor(meta.directoryCapacity()));
-      if (dirFile.get(ValueLayout.JAVA_LONG, 0) != DIRECTORY_MAGIC
-          || dirFile.get(ValueLayout.JAVA_LONG, 8) != meta.nonce()) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' directory "
-                + meta.directoryPath()
-                + " is not the one its metadata describes (another file under that name, or another /dev/shm)");
-      }
-      directorySlots = dirFile.asSlice(HEADER_BYTES);
-      boolean needsAttach = false;
-      for (int i = 0; i < mapped.length; i++) {
-        ShmPeerMetadata.Region r = meta.regions().get(i);
-        if (r.shared()) {
-          mapped[i] = map(Path.of(r.path()), r.length());
-        } else {
-          needsAttach = true;
-        }
-      }
-      if (needsAttach) {
-        probeAttach();
-      }
-    }
-
-    /**
-     * Maps a peer's file read-only after checking it is at least {@code length} bytes (a shorter
-     * file would SIGBUS the reader); its creator never truncates it.
-     */
-    private MemorySegment map(Path path, long length) {
-      try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-        long size = ch.size();
-        if (size < length) {
-          throw new TransportException(
-              session,
-              "shm transport: peer '"
-                  + session
-                  + "' file "
-                  + path
-                  + " holds "
-                  + size
-                  + " bytes, its metadata says "
-                  + length);
-        }
-        return ch.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
-      } catch (AccessDeniedException e) {
-        throw new TransportException(
-            session,
-            "shm transport: may not open peer '"
-                + session
-                + "' shared memory "
-                + path
-                + " ("
-                + describeAccess(path)
-                + "; this process runs as uid "
-                + self.uid()
-                + "): run the receiver as the publisher's user, or let the publisher widen access with "
-                + GROUP,
-            e);
-      } catch (NoSuchFileException e) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' shared memory "
-                + path
-                + " is gone (the peer deregistered it or exited)",
-            e);
-      } catch (IOException e) {
-        throw new TransportException(
-            session,
-            "shm transport: cannot map peer '" + session + "' shared memory " + path + ": " + e,
-            e);
-      }
-    }
-
-    /**
-     * Reads one byte of the peer's registered memory with process_vm_readv, so a refusal shows at
-     * connect.
-     */
-    private void probeAttach() {
-      if (!meta.crossMemoryAttach() || !Shm.crossMemoryAttach()) {
-        throw new TransportException(
-            session,
-            "shm transport: peer '"
-                + session
-                + "' serves registered memory, which"
-                + " needs cross-memory attach (process_vm_readv) on both sides: "
-                + (meta.crossMemoryAttach()
-                    ? "here it fails: " + Shm.crossMemoryAttachCause()
-                    : "it fails at the peer")
-                + "; the peer can allocate() its buffers in shared memory instead");
-      }
-      ShmPeerMetadata.Region first = null;
-      for (ShmPeerMetadata.Region r : meta.regions()) {
-        if (!r.shared()) {
-          first = r;
-          break;
-        }
-      }
-      try (Arena a = Arena.ofConfined()) {
-        MemorySegment one = a.allocate(1);
-        MemorySegment local = a.allocate(16);
-        MemorySegment remote = a.allocate(16);
-        local.set(ValueLayout.JAVA_LONG, 0, one.address());
-        local.set(ValueLayout.JAVA_LONG, 8, 1);
-        remote.set(ValueLayout.JAVA_LONG, 0, first.base());
-        remote.set(ValueLayout.JAVA_LONG, 8, 1);
-        ShmNative.processVmReadv((int) meta.host().pid(), local, remote, 1, ShmNative.callState(a));
-      } catch (ShmNative.NativeError e) {
-        throw attachFailure(e, 0);
-      }
-    }
-
-    TransportException attachFailure(ShmNative.NativeError e, long done) {
-      String why =
-          switch (e.errno) {
-            case ShmNative.EPERM, ShmNative.EACCES ->
-                "may not read its memory ("
-                    + e.getMessage()
-                    + "; it runs as uid "
-                    + meta.host().uid()
-                    + ", this process as uid "
-                    + self.uid()
-                    + "): run the receiver as the publisher's user";
-            case ShmNative.ESRCH -> "has exited (" + e.getMessage() + ")";
-            default -> e.getMessage() + " after " + done + " bytes";
-          };
-      return new TransportException(
-          session,
-          "shm transport: peer '" + session + "' (pid " + meta.host().pid() + ") " + why,
-          e);
-    }
-
-    boolean alive() {
-      return ShmHost.alive(meta.host().pid(), meta.host().startTime());
-    }
-
-    /**
-     * Deletes the files a dead peer left (its mappings here stay valid until this peer is closed).
-     */
-    void reclaimIfDead() {
-      if (!alive()) {
-        ShmFiles.reclaim(dir, self);
-      }
-    }
-
-    /**
-     * After a failed copy: a peer killed mid-read may still be tearing down for a few milliseconds;
-     * wait up to {@link #EXIT_GRACE_NANOS} for it to be gone, then reclaim its files; a peer still
-     * there then is watched on a virtual thread for up to {@link #EXIT_WATCH_NANOS}, and its files
-     * reclaimed once it is gone.
-     */
-    void reclaimOnceGone() {
-      awaitGone(EXIT_GRACE_NANOS);
-      if (!alive()) {
-        reclaimIfDead();
-      } else if (watchingExit.compareAndSet(false, true)) {
-        // Still tearing down (or not dying at all): the read fails now, the files go once it is
-        // gone.
-        Thread.ofVirtual()
-            .name("mx-shm-reclaim-" + session)
-            .start(
-                () -> {
-                  awaitGone(EXIT_WATCH_NANOS);
-                  reclaimIfDead();
-                  watchingExit.set(false);
-                });
-      }
-    }
-
-    private void awaitGone(long nanos) {
-      long until = System.nanoTime() + nanos;
-      while (alive() && System.nanoTime() - until < 0) {
-        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
-      }
-    }
-
-    @Override
-    public void close() {
-      if (!closed) {
-        closed = true;
-        arena.close();
-      }
-    }
-  }
-
-  private static String describeAccess(Path path) {
-    try {
-      return "mode "
-          + PosixFilePermissions.toString(Files.getPosixFilePermissions(path))
-          + ", owner uid "
-          + Files.getAttribute(path, "unix:uid");
-    } catch (IOException | RuntimeException e) {
-      return "its mode cannot be read either";
-    }
-  }
-
   // ---------------------------------------------------------------- reads
-
-  /**
-   * Reads from one peer, validated, as flat arrays (the copy loop touches nothing else); copies run
-   * in {@link #await} after every peer of the call was checked.
-   */
-  private static final class ShmBatch implements PendingRead {
-    final Peer peer;
-    final List<ReadDescriptor> group;
-    final int[] region;
-
-    /** The peer's mapped region per descriptor, or null where it is read by cross-memory attach. */
-    final MemorySegment[] src;
-
-    final long[] srcOff;
-    final MemorySegment[] dst;
-    final long[] dstOff;
-    final long[] len;
-    final boolean[] used;
-    long bytes;
-
-    ShmBatch(Peer peer, List<ReadDescriptor> group) {
-      int n = group.size();
-      this.peer = peer;
-      this.group = group;
-      this.region = new int[n];
-      this.src = new MemorySegment[n];
-      this.srcOff = new long[n];
-      this.dst = new MemorySegment[n];
-      this.dstOff = new long[n];
-      this.len = new long[n];
-      this.used = new boolean[peer.mapped.length];
-    }
-
-    @Override
-    public String session() {
-      return peer.session;
-    }
-
-    @Override
-    public int descriptorCount() {
-      return region.length;
-    }
-
-    @Override
-    public long bytes() {
-      return bytes;
-    }
-  }
 
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
-    LocalRegions to = local;
+    RegionBook.Snapshot<ShmRegistration> to = book.snapshot();
     if (session.equals(localSession())) {
-      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
+      return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
-    Peer peer = peers.get(session);
-    if (peer == null) {
-      throw unknownPeer(session);
-    }
+    ShmPeer peer = peers.get(session);
     ShmBatch b = new ShmBatch(peer, group);
     RegionTable toTable = to.table();
     List<ShmPeerMetadata.Region> published = peer.meta.regions();
@@ -782,18 +434,13 @@ public final class ShmTransport extends AbstractTransport {
       b.used[r] = true;
       b.src[i] = peer.mapped[r];
       b.srcOff[i] = d.srcAddr() - published.get(r).base();
-      b.dst[i] = to.byId().get(t).segment;
+      b.dst[i] = to.get(t).segment();
       b.dstOff[i] = d.dstAddr() - b.dst[i].address();
       b.len[i] = d.nbytes();
       total += d.nbytes();
     }
     b.bytes = total;
     return b;
-  }
-
-  @Override
-  protected void start(PendingRead prepared) {
-    // Nothing moves before await(): a call is checked against every peer's directory first.
   }
 
   /**
@@ -806,216 +453,19 @@ public final class ShmTransport extends AbstractTransport {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        guarded(b, () -> check(b, "nothing in this batch was read"));
+        b.guarded(() -> b.check("nothing in this batch was read"));
       }
     }
     for (PendingRead p : started) {
       if (p instanceof ShmBatch b) {
-        guarded(
-            b,
+        b.guarded(
             () -> {
-              copy(b, deadline, timeout);
-              check(b, "what was read cannot be trusted");
+              b.copy(deadline, timeout, mappedBytesRead, attachedBytesRead);
+              b.check("what was read cannot be trusted");
             });
       } else {
         ((LocalCopy) p).copy();
       }
-    }
-  }
-
-  /**
-   * Runs {@code step}; a peer's mappings closed meanwhile (it was reconnected, or this endpoint
-   * closed) fail it.
-   */
-  private static void guarded(ShmBatch b, Runnable step) {
-    try {
-      step.run();
-    } catch (IllegalStateException closedMeanwhile) {
-      throw new TransportException(
-          b.peer.session,
-          "shm transport: peer '"
-              + b.peer.session
-              + "' was disconnected or this endpoint closed during the read",
-          closedMeanwhile);
-    }
-  }
-
-  /**
-   * Throws, naming the peer and {@code consequence}, when the peer died or deregistered a region
-   * the batch reads.
-   */
-  private void check(ShmBatch b, String consequence) {
-    Peer peer = b.peer;
-    if (peer.closed) {
-      throw new TransportException(
-          peer.session,
-          "shm transport: peer '"
-              + peer.session
-              + "' was reconnected with new metadata while this batch was prepared; "
-              + consequence);
-    }
-    for (int r = 0; r < b.used.length; r++) {
-      ShmPeerMetadata.Region reg = peer.meta.regions().get(r);
-      if (b.used[r] && !RegionDirectory.isLive(peer.directorySlots, reg.slot(), reg.cookie())) {
-        int first = 0;
-        while (b.region[first] != r) {
-          first++;
-        }
-        if (!peer.readsAfterExit && !peer.alive()) {
-          break; // report the death, below
-        }
-        throw new TransportException(
-            peer.session,
-            "shm transport: descriptor #"
-                + first
-                + " "
-                + b.group.get(first)
-                + " reads region "
-                + describe(reg.base(), reg.length())
-                + " which peer '"
-                + peer.session
-                + "' has deregistered since it published its metadata; "
-                + consequence);
-      }
-    }
-    if (!peer.alive()) {
-      if (peer.readsAfterExit && readsOnlyMapped(b)) {
-        return; // as it left them: its mappings here outlive it (its files go at the next failure)
-      }
-      peer.reclaimIfDead();
-      throw new TransportException(
-          peer.session,
-          "shm transport: peer '"
-              + peer.session
-              + "' (pid "
-              + peer.meta.host().pid()
-              + ") has exited; "
-              + consequence);
-    }
-  }
-
-  /** Whether every descriptor of {@code b} reads a mapped region (none by cross-memory attach). */
-  private static boolean readsOnlyMapped(ShmBatch b) {
-    for (MemorySegment m : b.src) {
-      if (m == null) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private void copy(ShmBatch b, long deadline, Duration timeout) {
-    Peer peer = b.peer;
-    int n = b.region.length;
-    MemorySegment[] src = b.src;
-    long[] srcOff = b.srcOff;
-    MemorySegment[] dst = b.dst;
-    long[] dstOff = b.dstOff;
-    long[] len = b.len;
-    long sinceCheck = 0;
-    long mapped = 0;
-    long attached = 0;
-    try (Arena scratch = Arena.ofConfined()) {
-      Attach attach = null;
-      for (int i = 0; i < n; i++) {
-        if (src[i] != null) {
-          MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
-          mapped += len[i];
-        } else {
-          attached += len[i];
-          if (attach == null) {
-            attach = new Attach(peer, scratch);
-          }
-          attach.add(b.group.get(i));
-        }
-        sinceCheck += len[i];
-        if (sinceCheck >= CHECK_EVERY_BYTES || (i + 1) % CHECK_EVERY_DESCRIPTORS == 0) {
-          sinceCheck = 0;
-          if (attach != null) {
-            attach.flush();
-          }
-          if (System.nanoTime() - deadline > 0) {
-            throw new TransportTimeoutException(
-                peer.session,
-                "shm transport: reads from peer '"
-                    + peer.session
-                    + "' did not complete within "
-                    + timeout
-                    + " ("
-                    + (i + 1)
-                    + " of "
-                    + n
-                    + " descriptors done)");
-          }
-        }
-      }
-      if (attach != null) {
-        attach.flush();
-      }
-      mappedBytesRead.add(mapped);
-      attachedBytesRead.add(attached);
-    } catch (TransportException e) {
-      if (!(e instanceof TransportTimeoutException)) {
-        peer.reclaimOnceGone();
-      }
-      throw e;
-    }
-  }
-
-  /** Descriptors read with process_vm_readv, up to {@link ShmNative#IOV_MAX} per call. */
-  private static final class Attach {
-    final Peer peer;
-    final MemorySegment local;
-    final MemorySegment remote;
-    final MemorySegment state;
-    int count;
-    long want;
-    long done;
-
-    Attach(Peer peer, Arena arena) {
-      this.peer = peer;
-      this.local = arena.allocate(16L * ShmNative.IOV_MAX, 8);
-      this.remote = arena.allocate(16L * ShmNative.IOV_MAX, 8);
-      this.state = ShmNative.callState(arena);
-    }
-
-    void add(ReadDescriptor d) {
-      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.dstAddr());
-      local.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
-      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count, d.srcAddr());
-      remote.setAtIndex(ValueLayout.JAVA_LONG, 2L * count + 1, d.nbytes());
-      count++;
-      want += d.nbytes();
-      if (count == ShmNative.IOV_MAX) {
-        flush();
-      }
-    }
-
-    void flush() {
-      if (count == 0) {
-        return;
-      }
-      long got;
-      try {
-        got = ShmNative.processVmReadv((int) peer.meta.host().pid(), local, remote, count, state);
-      } catch (ShmNative.NativeError e) {
-        throw peer.attachFailure(e, done);
-      }
-      if (got != want) {
-        throw new TransportException(
-            peer.session,
-            "shm transport: peer '"
-                + peer.session
-                + "' memory could be read"
-                + " only in part ("
-                + got
-                + " of "
-                + want
-                + " bytes): the peer unmapped it or exited");
-      }
-      done += got;
-      count = 0;
-      want = 0;
     }
   }
 
@@ -1024,26 +474,17 @@ public final class ShmTransport extends AbstractTransport {
   /** Unmaps every peer, deletes and unmaps every region, then the directory. */
   @Override
   protected void doClose() {
-    List<RuntimeException> failures = new ArrayList<>();
-    for (Peer p : peers.values()) {
-      try {
-        p.close();
-      } catch (RuntimeException e) {
-        failures.add(e);
-      }
-    }
-    peers.clear();
+    List<RuntimeException> failures = peers.closeAll();
     synchronized (registry) {
-      List<ShmRegistration> all = new ArrayList<>(registrations.values());
+      List<ShmRegistration> all = book.all();
       for (int i = all.size() - 1; i >= 0; i--) {
         try {
-          all.get(i).release();
+          all.get(i).releaseWithEndpoint();
         } catch (RuntimeException e) {
           failures.add(e);
         }
       }
-      registrations.clear();
-      local = LocalRegions.EMPTY;
+      book.clear();
       try {
         directory.close();
       } finally {
@@ -1052,10 +493,6 @@ public final class ShmTransport extends AbstractTransport {
       }
     }
     throwCloseFailures(failures);
-  }
-
-  private static String describe(long base, long length) {
-    return "0x" + Long.toHexString(base) + "+" + length;
   }
 
   /**
@@ -1085,7 +522,7 @@ public final class ShmTransport extends AbstractTransport {
     return "ShmTransport[session "
         + localSession()
         + ", "
-        + local.table().size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
@@ -13,7 +12,6 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.transport.testsuite.tool.PublisherProcess;
-import dev.mx.transport.ucx.Ucx;
 import dev.mx.transport.ucx.UcxTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,24 +34,11 @@ class ShmRoutingTest {
 
   @BeforeEach
   void bothTransportsAreAvailable() {
-    ShmTestSupport.assumeShm();
-    if (!Ucx.isAvailable()) {
-      String why = "UCX is unavailable: " + Ucx.unavailabilityCause();
-      if (Boolean.getBoolean("mx.test.requireNative")) {
-        throw new AssertionError(why);
-      }
-      System.out.println("skipping: " + why);
-    }
-    assumeTrue(Ucx.isAvailable(), () -> "UCX is unavailable: " + Ucx.unavailabilityCause());
+    ShmUcxEndpoints.assumeShmAndUcx();
   }
 
   private static Transport routing(String session) {
-    Transport shm =
-        new ShmTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
-    Transport ucx =
-        new UcxTransportProvider().create(TransportConfig.of(session).withTimeout(TIMEOUT));
-    return new RoutingTransport(
-        TransportConfig.of(session).withTimeout(TIMEOUT), List.of(shm, ucx), 1);
+    return ShmUcxEndpoints.routing(session);
   }
 
   /**

@@ -74,6 +74,15 @@ public abstract class AbstractTransportConformanceTest {
   protected abstract Transport newTransport(String session);
 
   /**
+   * A new endpoint that publishes (the suite's {@link #PEER} and second peer); default {@link
+   * #newTransport}. A mixed pair overrides it: e.g. a publisher serving shm and ucx, read by a
+   * receiver that has ucx only.
+   */
+  protected Transport newPublisher(String session) {
+    return newTransport(session);
+  }
+
+  /**
    * Whether the backend has {@code behavior}; override to declare a "no" (or a "yes" whose default
    * is no).
    */
@@ -115,7 +124,7 @@ public abstract class AbstractTransportConformanceTest {
   @SuppressWarnings("MustBeClosedChecker") // closed in @AfterEach
   void openEndpoints() {
     arena = Arena.ofShared();
-    publisher = newTransport(PEER);
+    publisher = newPublisher(PEER);
     receiver = newTransport("receiver");
   }
 
@@ -171,6 +180,21 @@ public abstract class AbstractTransportConformanceTest {
     receiver.connect(PEER, publisher.localMetadata());
   }
 
+  /** A source the publisher published and a destination the receiver registered, of one size. */
+  protected record Published(MemorySegment src, MemorySegment dst) {}
+
+  /**
+   * Registers a patterned source of {@code size} bytes (pattern {@code seed}) on the publisher,
+   * connects the receiver to it, and registers a zeroed destination of the same size there.
+   */
+  protected Published published(long size, long seed) {
+    MemorySegment src = patterned(size, seed);
+    MemorySegment dst = zeroed(size);
+    publish(src);
+    registerOn(receiver, dst);
+    return new Published(src, dst);
+  }
+
   protected static ReadDescriptor desc(
       MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long n) {
     return new ReadDescriptor(PEER, src.address() + srcOff, dst.address() + dstOff, n);
@@ -215,10 +239,9 @@ public abstract class AbstractTransportConformanceTest {
   @Test
   void manySmallDescriptorsLandByteExact() {
     int n = 20_000;
-    MemorySegment src = patterned(n * 64L, 2);
-    MemorySegment dst = zeroed(n * 64L);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(n * 64L, 2);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       // Reverse the order of the 64-byte blocks.
@@ -233,10 +256,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void sourceOutsideRegionsIsRejectedBeforeAnyByteMoves() {
-    MemorySegment src = patterned(4096, 3);
-    MemorySegment dst = zeroed(4096);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(4096, 3);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     List<ReadDescriptor> batch =
         List.of(
             desc(src, 0, dst, 0, 1024),
@@ -322,10 +344,9 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void countersAccumulateBytesAndReads() {
-    MemorySegment src = patterned(10_000, 6);
-    MemorySegment dst = zeroed(10_000);
-    publish(src);
-    registerOn(receiver, dst);
+    Published pair = published(10_000, 6);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
     TransportStats before = receiver.stats();
     receiver.read(
         List.of(
@@ -340,7 +361,7 @@ public abstract class AbstractTransportConformanceTest {
 
   @Test
   void postThenAwaitAcrossTwoPeers() {
-    Transport second = newTransport("second");
+    Transport second = newPublisher("second");
     toClose.add(second);
     MemorySegment a = patterned(8192, 7);
     MemorySegment b = patterned(8192, 8);
@@ -528,5 +549,367 @@ public abstract class AbstractTransportConformanceTest {
       // No device buffer on this machine: the declared "no" is consistent with the hooks.
       assertThrows(UnsupportedOperationException.class, () -> copyFromDevice(content, zeroed(MIB)));
     }
+  }
+
+  @Test
+  void reconnectingAPeerSeesTheRegionsItRegisteredSince() {
+    MemorySegment first = patterned(4096, 11);
+    MemorySegment later = patterned(4096, 12);
+    MemorySegment dst = zeroed(8192);
+    publish(first);
+    registerOn(receiver, dst);
+    registerOn(publisher, later); // mem reads live registrations; the others the metadata
+    receiver.connect(PEER, publisher.localMetadata());
+    receiver.read(List.of(desc(first, 0, dst, 0, 4096), desc(later, 0, dst, 4096, 4096)));
+    assertSameBytes(first, 0, dst, 0, 4096, "first region");
+    assertSameBytes(later, 0, dst, 4096, 4096, "region registered after the first connect");
+  }
+
+  @Test
+  void metadataThatIsNotThisBackendsIsRefusedNamingThePeer() {
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> receiver.connect(PEER, new byte[] {1, 2, 3, 4, 5}));
+    assertEquals(PEER, e.peer(), e.getMessage());
+    assertTrue(e.getMessage().contains(PEER), e.getMessage());
+  }
+
+  @Test
+  void anOverlappingRegistrationIsRefusedAndTheFirstStaysReadable() {
+    MemorySegment src = patterned(8192, 13);
+    MemorySegment dst = zeroed(8192);
+    registerOn(publisher, src);
+    TransportException e =
+        assertThrows(TransportException.class, () -> registerOn(publisher, src.asSlice(100, 10)));
+    assertTrue(e.getMessage().contains("overlap"), e.getMessage());
+    receiver.connect(PEER, publisher.localMetadata());
+    registerOn(receiver, dst);
+    receiver.read(List.of(desc(src, 0, dst, 0, 8192)));
+    assertSameBytes(src, 0, dst, 0, 8192, "the region registered first");
+  }
+
+  @Test
+  void aDescriptorSpanningTwoAdjacentRegionsIsRejected() {
+    MemorySegment both = patterned(8192, 14);
+    MemorySegment dst = zeroed(8192);
+    publish(both.asSlice(0, 4096), both.asSlice(4096, 4096));
+    registerOn(receiver, dst);
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> receiver.read(List.of(desc(both, 4000, dst, 0, 200))));
+    assertTrue(e.getMessage().contains("#0"), e.getMessage());
+    assertSameBytes(zeroed(8192), 0, dst, 0, 8192, "nothing moved");
+    receiver.read(List.of(desc(both, 0, dst, 0, 4096), desc(both, 4096, dst, 4096, 4096)));
+    assertSameBytes(both, 0, dst, 0, 8192, "each region on its own");
+  }
+
+  @Test
+  void theFirstAndLastByteOfARegionAreReadable() {
+    MemorySegment src = patterned(4096, 15);
+    MemorySegment dst = zeroed(2);
+    publish(src);
+    registerOn(receiver, dst);
+    receiver.read(List.of(desc(src, 0, dst, 0, 1), desc(src, 4095, dst, 1, 1)));
+    assertEquals(src.get(ValueLayout.JAVA_BYTE, 0), dst.get(ValueLayout.JAVA_BYTE, 0));
+    assertEquals(src.get(ValueLayout.JAVA_BYTE, 4095), dst.get(ValueLayout.JAVA_BYTE, 1));
+  }
+
+  @Test
+  void aClosedDestinationRegistrationRefusesReadsIntoIt() {
+    MemorySegment src = patterned(4096, 16);
+    MemorySegment dst = zeroed(4096);
+    publish(src);
+    MemoryRegistration target = receiver.register(dst);
+    receiver.read(List.of(desc(src, 0, dst, 0, 4096)));
+    target.close();
+    target.close(); // idempotent
+    dst.fill((byte) 0);
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> receiver.read(List.of(desc(src, 0, dst, 0, 4096))));
+    assertTrue(e.getMessage().contains("#0"), e.getMessage());
+    assertSameBytes(zeroed(4096), 0, dst, 0, 4096, "nothing moved into deregistered memory");
+  }
+
+  @Test
+  void memoryRegisteredAgainAfterItsCloseIsReadAgain() {
+    MemorySegment src = patterned(4096, 17);
+    MemorySegment dst = zeroed(4096);
+    publisher.register(src).close();
+    registerOn(publisher, src);
+    receiver.connect(PEER, publisher.localMetadata());
+    MemoryRegistration target = receiver.register(dst);
+    target.close();
+    registerOn(receiver, dst);
+    receiver.read(List.of(desc(src, 0, dst, 0, 4096)));
+    assertSameBytes(src, 0, dst, 0, 4096, "read after registering again");
+  }
+
+  @Test
+  void isConnectedFollowsConnect() {
+    assertTrue(receiver.isConnected(receiver.localSession()), "its own session");
+    assertTrue(!receiver.isConnected(PEER), "not connected yet");
+    publish(patterned(64, 18));
+    assertTrue(receiver.isConnected(PEER), "connected");
+    assertTrue(!receiver.isConnected("nobody"), "never connected");
+  }
+
+  @Test
+  void oneBadDescriptorAmongAThousandMovesNothing() {
+    int n = 1000;
+    Published pair = published(n * 64L, 19);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    List<ReadDescriptor> batch = new ArrayList<>(n);
+    for (int i = 0; i < n - 1; i++) {
+      batch.add(desc(src, i * 64L, dst, i * 64L, 64));
+    }
+    batch.add(desc(src, (n - 1) * 64L, dst, (n - 1) * 64L, 65)); // one byte past the region
+    TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
+    assertTrue(e.getMessage().contains("#" + (n - 1)), e.getMessage());
+    assertSameBytes(zeroed(n * 64L), 0, dst, 0, n * 64L, "nothing moved");
+  }
+
+  @Test
+  void oneSourceReadIntoTwoDestinationsInOneBatch() {
+    MemorySegment src = patterned(4096, 20);
+    MemorySegment a = zeroed(4096);
+    MemorySegment b = zeroed(4096);
+    publish(src);
+    registerOn(receiver, a);
+    registerOn(receiver, b);
+    receiver.read(List.of(desc(src, 0, a, 0, 4096), desc(src, 0, b, 0, 4096)));
+    assertSameBytes(src, 0, a, 0, 4096, "first copy");
+    assertSameBytes(src, 0, b, 0, 4096, "second copy");
+  }
+
+  @Test
+  void aPostedGroupMustNameOneSession() {
+    Published pair = published(64, 21);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    ReadDescriptor stranger = new ReadDescriptor("nobody", src.address(), dst.address(), 64);
+    assertThrows(
+        TransportException.class,
+        () -> receiver.post(PEER, List.of(desc(src, 0, dst, 0, 32), stranger)));
+  }
+
+  @Test
+  void awaitingNothingIsANoOp() {
+    TransportStats before = receiver.stats();
+    receiver.awaitAll(List.of(), Duration.ofSeconds(1));
+    List<PendingRead> nulls = new ArrayList<>();
+    nulls.add(null);
+    receiver.awaitAll(nulls, Duration.ofSeconds(1));
+    assertEquals(before, receiver.stats());
+  }
+
+  @Test
+  void oddOffsetsAndLengthsLandExactly() {
+    Published pair = published(1 << 16, 22);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    List<ReadDescriptor> batch = new ArrayList<>();
+    long s = 1;
+    long d = 3;
+    for (int len = 1; len <= 255; len += 2) {
+      batch.add(desc(src, s, dst, d, len));
+      s += len + 5;
+      d += len + 7;
+    }
+    receiver.read(batch);
+    for (ReadDescriptor r : batch) {
+      long so = r.srcAddr() - src.address();
+      long dof = r.dstAddr() - dst.address();
+      assertSameBytes(src, so, dst, dof, r.nbytes(), r.nbytes() + " bytes at " + so);
+    }
+    assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, 0), "before the first destination");
+  }
+
+  @Test
+  void aRegionPublishedEmptyThenFilledIsReadAfterReconnecting() {
+    receiver.connect(PEER, publisher.localMetadata());
+    MemorySegment src = patterned(4096, 23);
+    MemorySegment dst = zeroed(4096);
+    registerOn(receiver, dst);
+    List<ReadDescriptor> read = List.of(desc(src, 0, dst, 0, 4096));
+    TransportException e = assertThrows(TransportException.class, () -> receiver.read(read));
+    assertEquals(PEER, e.peer(), e.getMessage());
+    publish(src);
+    receiver.read(read);
+    assertSameBytes(src, 0, dst, 0, 4096, "after reconnecting");
+  }
+
+  @Test
+  void healthyAfterReadsAndNotAfterClose() {
+    Published pair = published(4096, 24);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    receiver.read(List.of(desc(src, 0, dst, 0, 4096)), Duration.ofSeconds(30));
+    assertTrue(receiver.isHealthy(), "healthy after a read");
+    assertThrows(
+        TransportException.class, () -> receiver.read(List.of(desc(src, 0, dst, 1, 4096))));
+    assertTrue(receiver.isHealthy(), "a batch refused before any byte moved is no fault");
+    Transport t = newTransport("closing");
+    t.close();
+    assertTrue(!t.isHealthy(), "a closed endpoint is not healthy");
+  }
+
+  @Test
+  void theDefaultTimeoutIsPositiveAndNamedSessionIsKept() {
+    assertTrue(
+        receiver.defaultTimeout().compareTo(Duration.ZERO) > 0, "" + receiver.defaultTimeout());
+    assertEquals("receiver", receiver.localSession());
+    assertEquals(PEER, publisher.localSession());
+    assertTrue(!receiver.name().isBlank(), "a name");
+  }
+
+  @Test
+  void localReadsOutsideRegisteredMemoryAreRejected() {
+    MemorySegment src = patterned(1024, 25);
+    MemorySegment dst = zeroed(1024);
+    MemorySegment unregistered = patterned(1024, 26);
+    registerOn(receiver, src);
+    registerOn(receiver, dst);
+    String self = receiver.localSession();
+    List<ReadDescriptor> fromOutside =
+        List.of(new ReadDescriptor(self, unregistered.address(), dst.address(), 1024));
+    assertThrows(TransportException.class, () -> receiver.read(fromOutside));
+    List<ReadDescriptor> intoOutside =
+        List.of(new ReadDescriptor(self, src.address(), unregistered.address(), 1024));
+    assertThrows(TransportException.class, () -> receiver.read(intoOutside));
+    assertSameBytes(zeroed(1024), 0, dst, 0, 1024, "nothing moved");
+    assertSameBytes(patterned(1024, 26), 0, unregistered, 0, 1024, "nothing moved");
+  }
+
+  @Test
+  void registeringWhileReadingLeavesTheReadsExact() throws Exception {
+    Published pair = published(1 << 20, 27);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Integer> churn =
+          pool.submit(
+              () -> {
+                int rounds = 0;
+                for (; rounds < 50; rounds++) {
+                  receiver.register(zeroed(4096)).close();
+                }
+                return rounds;
+              });
+      for (int round = 0; round < 20; round++) {
+        receiver.read(List.of(desc(src, 0, dst, 0, 1 << 20)));
+      }
+      assertEquals(50, churn.get());
+    } finally {
+      pool.shutdownNow();
+    }
+    assertSameBytes(src, 0, dst, 0, 1 << 20, "reads while another thread registered");
+  }
+
+  @Test
+  void closingAnEndpointClosesItsRegistrations() {
+    Transport t = newTransport("owner");
+    MemorySegment s = zeroed(4096);
+    MemoryRegistration r = t.register(s);
+    t.close();
+    assertDoesNotThrow(r::close, "closing a registration after its endpoint is harmless");
+    Transport again = newTransport("owner-again");
+    toClose.add(again);
+    assertDoesNotThrow(() -> again.register(s).close(), "the memory is free to register again");
+  }
+
+  @Test
+  void readAfterThePublisherClosedFailsOrServesWhatItHeld() {
+    MemorySegment src = patterned(4096, 28);
+    MemorySegment dst = zeroed(4096);
+    Transport gone = newPublisher("gone");
+    gone.register(src);
+    receiver.connect("gone", gone.localMetadata());
+    registerOn(receiver, dst);
+    gone.close();
+    List<ReadDescriptor> read =
+        List.of(new ReadDescriptor("gone", src.address(), dst.address(), 4096));
+    if (hasBehavior(TransportBehavior.REVOKES_DEREGISTERED_MEMORY)) {
+      TransportException e = assertThrows(TransportException.class, () -> receiver.read(read));
+      assertEquals("gone", e.peer(), e.getMessage());
+      assertSameBytes(zeroed(4096), 0, dst, 0, 4096, "nothing moved from a closed publisher");
+      return;
+    }
+    try {
+      receiver.read(read, Duration.ofSeconds(10));
+    } catch (TransportException refused) {
+      assertEquals("gone", refused.peer(), refused.getMessage());
+      return;
+    }
+    assertSameBytes(src, 0, dst, 0, 4096, "bytes served after the publisher closed");
+  }
+
+  @Test
+  void aPostedBatchReportsItsBytesAndDescriptors() {
+    Published pair = published(4096, 29);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    PendingRead p =
+        receiver.post(
+            PEER,
+            List.of(
+                desc(src, 0, dst, 0, 1000),
+                desc(src, 0, dst, 1000, 0),
+                desc(src, 1000, dst, 1000, 24)));
+    assertEquals(PEER, p.session());
+    assertEquals(1024, p.bytes());
+    assertEquals(2, p.descriptorCount(), "the empty descriptor is dropped");
+    receiver.awaitAll(List.of(p), Duration.ofSeconds(30));
+    assertSameBytes(src, 0, dst, 0, 1024, "posted batch");
+  }
+
+  @Test
+  void theSameBatchReadTwiceLandsTheSameBytes() {
+    Published pair = published(65_536, 30);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    List<ReadDescriptor> batch = List.of(desc(src, 0, dst, 0, 65_536));
+    receiver.read(batch);
+    dst.fill((byte) 0);
+    receiver.read(batch);
+    assertSameBytes(src, 0, dst, 0, 65_536, "second read of the same batch");
+    assertEquals(2L * 65_536, receiver.stats().bytesMoved());
+  }
+
+  @Test
+  void reconnectingASessionToAnotherPublisherReplacesIt() {
+    MemorySegment a = patterned(4096, 31);
+    MemorySegment b = patterned(4096, 32);
+    MemorySegment dst = zeroed(4096);
+    publish(a);
+    Transport other = newPublisher("other");
+    toClose.add(other);
+    registerOn(other, b);
+    registerOn(receiver, dst);
+    receiver.connect(PEER, other.localMetadata());
+    TransportException e =
+        assertThrows(
+            TransportException.class, () -> receiver.read(List.of(desc(a, 0, dst, 0, 64))));
+    assertEquals(PEER, e.peer(), "the old publisher's regions are gone: " + e.getMessage());
+    receiver.read(List.of(new ReadDescriptor(PEER, b.address(), dst.address(), 4096)));
+    assertSameBytes(b, 0, dst, 0, 4096, "read from the publisher the session now names");
+  }
+
+  @Test
+  void manyBatchesPostedBeforeOneAwaitAllLandExactly() {
+    Published pair = published(64 * 1024, 33);
+    MemorySegment src = pair.src();
+    MemorySegment dst = pair.dst();
+    List<PendingRead> posted = new ArrayList<>();
+    for (int i = 0; i < 16; i++) {
+      posted.add(receiver.post(PEER, List.of(desc(src, i * 4096L, dst, (15 - i) * 4096L, 4096))));
+    }
+    receiver.awaitAll(posted, Duration.ofSeconds(30));
+    for (int i = 0; i < 16; i++) {
+      assertSameBytes(src, i * 4096L, dst, (15 - i) * 4096L, 4096, "batch " + i);
+    }
+    assertEquals(16, receiver.stats().readsIssued());
   }
 }

@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.transport.PeerMetadataCodec;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -7,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What a publisher tells receivers (the opaque blob of {@link UcxTransport#localMetadata()}): its
+ * What a publisher tells receivers (the opaque blob of the endpoint's {@code localMetadata()}): its
  * UCX worker address, where its region directory lives, and per registered region the base address,
  * length, directory slot and cookie (to tell whether the region is still registered) and the packed
  * remote key.
@@ -30,7 +31,8 @@ record PeerMetadata(
   private static final int MAX_BLOB = 1 << 20;
 
   /** One published region. */
-  record Region(long base, long length, int slot, long cookie, byte[] rkey) {}
+  record Region(long base, long length, int slot, long cookie, byte[] rkey)
+      implements PeerMetadataCodec.PublishedRegion {}
 
   PeerMetadata {
     regions = List.copyOf(regions);
@@ -53,6 +55,10 @@ record PeerMetadata(
     }
     return b.array();
   }
+
+  /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
+  static final PeerMetadataCodec<PeerMetadata> CODEC =
+      PeerMetadataCodec.of((session, blob) -> decode(blob), PeerMetadata::regions);
 
   /**
    * Parses a blob.

@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.transport.NativeAvailability;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -25,7 +26,7 @@ import java.util.List;
 @SuppressWarnings("restricted") // calling native code is what this class is for
 public final class Ucx {
   /** The system property that disables every native backend of mx. */
-  public static final String NO_NATIVE_PROPERTY = "mx.transport.noNative";
+  public static final String NO_NATIVE_PROPERTY = NativeAvailability.NO_NATIVE_PROPERTY;
 
   /**
    * The libucp functions jucx calls on this transport's paths. jucx binds lazily, so a missing one
@@ -60,17 +61,14 @@ public final class Ucx {
           "ucp_request_free",
           "ucp_request_cancel");
 
-  private static final Throwable CAUSE;
+  private static final NativeAvailability AVAILABILITY;
   private static final String VERSION;
 
   static {
     Throwable cause = null;
     String version = null;
     try {
-      if (Boolean.getBoolean(NO_NATIVE_PROPERTY)) {
-        throw new UnsupportedOperationException(
-            "native transports are disabled by -D" + NO_NATIVE_PROPERTY + "=true");
-      }
+      NativeAvailability.refuseWhenSwitchedOff(Boolean.getBoolean(NO_NATIVE_PROPERTY));
       version = probeLibucp();
       // Only now touch jucx: its static initializer loads libjucx, which links against libucp.
       Class<?> nativeLibs =
@@ -84,7 +82,7 @@ public final class Ucx {
     } catch (Throwable t) {
       cause = t;
     }
-    CAUSE = cause;
+    AVAILABILITY = new NativeAvailability("UCX", cause);
     VERSION = cause == null ? version : null;
   }
 
@@ -162,20 +160,17 @@ public final class Ucx {
 
   /** Whether UCX (libucp and jucx) works in this process. Never throws. */
   public static boolean isAvailable() {
-    return CAUSE == null;
+    return AVAILABILITY.isAvailable();
   }
 
   /** Why UCX is unavailable (the original failure), or null when it is available. */
   public static Throwable unavailabilityCause() {
-    return CAUSE;
+    return AVAILABILITY.cause();
   }
 
   /** Throws an error carrying {@link #unavailabilityCause()} when UCX is unavailable. */
   public static void ensureAvailability() {
-    if (CAUSE != null) {
-      throw (UnsatisfiedLinkError)
-          new UnsatisfiedLinkError("UCX is unavailable: " + CAUSE).initCause(CAUSE);
-    }
+    AVAILABILITY.ensure();
   }
 
   /** The version of the loaded libucp (e.g. {@code 1.13.1}), or null when unavailable. */

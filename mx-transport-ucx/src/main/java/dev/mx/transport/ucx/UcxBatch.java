@@ -1,18 +1,22 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.error.TransportException;
+import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * Reads from one peer, in two phases, each a set of read requests the peer answers ({@link
- * UcxServe}): {@link UcxTransport#start} issues only the probe (is each region this batch reads
- * still registered?); {@link UcxTransport#await} checks the probe of every batch, then issues one
- * data request per descriptor.
+ * Reads from one peer, in two phases, each a set of read requests the peer's serving side answers:
+ * the endpoint's {@code start} issues only the probe (is each region this batch reads still
+ * registered?); its {@code await} checks the probe of every batch, then issues one data request per
+ * descriptor.
  */
 final class UcxBatch implements PendingRead {
   final UcxPeer peer;
@@ -168,5 +172,116 @@ final class UcxBatch implements PendingRead {
       }
       done = true;
     }
+  }
+
+  /**
+   * Rejects the batch, naming its first descriptor concerned, when a region it reads was
+   * deregistered.
+   */
+  void checkStillPublished() {
+    for (int r = 0; r < regionUsed.length; r++) {
+      if (regionUsed[r] && deadRegion == r) {
+        int first = 0;
+        while (region[first] != r) {
+          first++;
+        }
+        PeerMetadata.Region gone = peer.meta.regions().get(r);
+        throw new TransportException(
+            peer.session,
+            "ucx transport: descriptor #"
+                + first
+                + " "
+                + group.get(first)
+                + " reads region "
+                + describe(gone.base(), gone.length())
+                + " which peer '"
+                + peer.session
+                + "' has deregistered since it published its metadata; nothing in this batch was read");
+      }
+    }
+  }
+
+  /**
+   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints
+   * (so nothing lands after the call returns) and throw, naming them; a timeout wins over a
+   * failure.
+   */
+  static void throwIfFailed(
+      List<UcxBatch> batches, Duration timeout, ReentrantLock workerLock, boolean endpointClosed) {
+    List<UcxBatch> late = new ArrayList<>();
+    List<UcxBatch> failed = new ArrayList<>();
+    for (UcxBatch b : batches) {
+      if (!b.settled()) {
+        late.add(b);
+      } else if (b.failure != null) {
+        failed.add(b);
+      }
+    }
+    if (late.isEmpty() && failed.isEmpty()) {
+      return;
+    }
+    workerLock.lock();
+    try {
+      for (UcxBatch b : late) {
+        b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
+      }
+      for (UcxBatch b : failed) {
+        b.peer.breakConnection(b.connection, b.failure);
+      }
+    } finally {
+      workerLock.unlock();
+    }
+    if (!late.isEmpty()) {
+      StringBuilder sb =
+          new StringBuilder("ucx transport: reads did not complete within ")
+              .append(timeout)
+              .append(endpointClosed ? " (the endpoint was closed meanwhile)" : "")
+              .append("; outstanding: ");
+      for (int i = 0; i < late.size(); i++) {
+        UcxBatch b = late.get(i);
+        sb.append(i == 0 ? "" : ", ")
+            .append("peer '")
+            .append(b.session())
+            .append("' (")
+            .append(b.len.length)
+            .append(" reads, ")
+            .append(b.bytes)
+            .append(" bytes; ")
+            .append(b.phase())
+            .append(')');
+      }
+      TransportTimeoutException e =
+          new TransportTimeoutException(
+              late.getFirst().session(),
+              sb.append("; their endpoints were closed and reconnect on the next read").toString());
+      for (UcxBatch b : failed) {
+        e.addSuppressed(b.failure());
+      }
+      throw e;
+    }
+    TransportException e = failed.getFirst().failure();
+    for (UcxBatch b : failed.subList(1, failed.size())) {
+      e.addSuppressed(b.failure());
+    }
+    throw e;
+  }
+
+  private TransportException failure() {
+    return new TransportException(
+        session(),
+        "ucx transport: peer '"
+            + session()
+            + "' failed with "
+            + len.length
+            + " reads ("
+            + bytes
+            + " bytes) outstanding ("
+            + phase()
+            + "): "
+            + failure);
+  }
+
+  private static String describe(long base, long length) {
+    return "0x" + Long.toHexString(base) + "+" + length;
   }
 }

@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 /** One UCX endpoint to a peer. Guarded by the worker lock. */
 final class UcxConnection {
   private static final Logger LOG = LoggerFactory.getLogger(UcxConnection.class);
-  private final UcxTransport owner;
+  private final UcxLocal local;
   final UcxPeer peer;
   UcpEndpoint endpoint;
 
@@ -20,15 +20,15 @@ final class UcxConnection {
   boolean closeWhenIdle;
   boolean closed;
 
-  UcxConnection(UcxTransport owner, UcxPeer peer) {
-    this.owner = owner;
+  UcxConnection(UcxLocal local, UcxPeer peer) {
+    this.local = local;
     this.peer = peer;
   }
 
   void fail(int status, String message) {
     if (failure == null) {
       failure = message + " (UCS status " + status + ")";
-      LOG.debug("ucx endpoint {} lost peer {}: {}", owner.localSession(), peer.session, failure);
+      LOG.debug("ucx endpoint {} lost peer {}: {}", local.session(), peer.session, failure);
     }
   }
 
@@ -45,7 +45,7 @@ final class UcxConnection {
 
   /** Closes the endpoint (flushing unless forced or failed) and waits. Worker lock held. */
   void close(boolean force) {
-    owner.awaitClosed(List.of(this), beginClose(force));
+    local.closing().awaitClosed(List.of(this), beginClose(force));
   }
 
   /**

@@ -2,11 +2,12 @@ package dev.mx.transport.ucx;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.RegionTable;
+import java.nio.ByteBuffer;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 
 /** A connected peer: its metadata, and the current connection (replaced after a failure). */
 final class UcxPeer {
-  private final UcxTransport owner;
+  private final UcxLocal local;
   final String session;
   final PeerMetadata meta;
   final RegionTable regions;
@@ -15,8 +16,8 @@ final class UcxPeer {
   UcxConnection connection; // guarded by the worker lock
   private boolean retired; // guarded by the worker lock
 
-  UcxPeer(UcxTransport owner, String session, PeerMetadata meta, RegionTable regions) {
-    this.owner = owner;
+  UcxPeer(UcxLocal local, String session, PeerMetadata meta, RegionTable regions) {
+    this.local = local;
     this.session = session;
     this.meta = meta;
     this.regions = regions;
@@ -29,21 +30,25 @@ final class UcxPeer {
     }
   }
 
+  private static ByteBuffer direct(byte[] bytes) {
+    return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
+  }
+
   /** Creates the endpoint; the caller holds the worker lock. */
   void open() {
-    UcxConnection c = new UcxConnection(owner, this);
+    UcxConnection c = new UcxConnection(local, this);
     UcpEndpointParams params =
         new UcpEndpointParams()
-            .setUcpAddress(UcxTransport.direct(meta.workerAddress()))
-            .setName("mx:" + owner.localSession() + "->" + session);
-    if (owner.options().peerErrorHandling()) {
+            .setUcpAddress(direct(meta.workerAddress()))
+            .setName("mx:" + local.session() + "->" + session);
+    if (local.peerErrorHandling()) {
       params
           .setPeerErrorHandlingMode()
           .setErrorHandler((ep, status, message) -> c.fail(status, message));
     }
     try {
-      // Reads are requests the peer answers (UcxServe), so its remote keys are not unpacked.
-      c.endpoint = owner.worker().newEndpoint(params);
+      // Reads are requests the peer's serving side answers, so its remote keys are not unpacked.
+      c.endpoint = local.worker().newEndpoint(params);
     } catch (RuntimeException e) {
       c.close(true);
       throw new TransportException(

@@ -1,18 +1,19 @@
 package dev.mx.transport.ucx;
 
-import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.BookedRegistration;
+import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.RegionBook;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Map;
+import java.util.function.Consumer;
 import org.openucx.jucx.ucp.UcpMemory;
 
 /**
- * A registered region: deregistered (directory slot cleared first, then UCX's mapping) on close.
+ * A registered region: its UCX mapping, the rkey peers read it with, and its directory slot;
+ * deregistered (directory slot cleared first, then UCX's mapping) on close, by the release the
+ * endpoint hands it.
  */
-final class UcxRegistration implements MemoryRegistration {
-  private final UcxTransport owner;
-  final int id;
-  final MemorySegment segment;
+final class UcxRegistration extends BookedRegistration {
   final UcpMemory memory;
   final byte[] rkey;
   final int slot;
@@ -21,64 +22,30 @@ final class UcxRegistration implements MemoryRegistration {
   /** For memory UCX allocated: the arena its segment is bound to. */
   final Arena arena;
 
-  private boolean released; // guarded by the transport's registry lock
+  private final Consumer<UcxRegistration> release;
 
   UcxRegistration(
-      UcxTransport transport,
+      RegionBook<UcxRegistration> book,
       int id,
       MemorySegment segment,
       UcpMemory memory,
       byte[] rkey,
       int slot,
       long cookie,
-      Arena owner) {
-    this.owner = transport;
-    this.id = id;
-    this.segment = segment;
+      Arena arena,
+      Object registry,
+      Consumer<UcxRegistration> release) {
+    super(book, id, segment, MemoryKind.HOST, registry);
     this.memory = memory;
     this.rkey = rkey;
     this.slot = slot;
     this.cookie = cookie;
-    this.arena = owner;
+    this.arena = arena;
+    this.release = release;
   }
 
   @Override
-  public MemorySegment segment() {
-    return segment;
-  }
-
-  @Override
-  public void close() {
-    synchronized (owner.registry) {
-      if (released) {
-        return;
-      }
-      owner.registrations.remove(id);
-      Map<Integer, UcxRegistration> remaining = Map.copyOf(owner.registrations);
-      owner.local =
-          new UcxTransport.LocalRegions(UcxTransport.tableOf(remaining, -1, null), remaining);
-      release();
-    }
-  }
-
-  /**
-   * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made
-   * unreachable from Java at once but freed only after {@link UcxTransport#FREE_GRACE_NANOS} (see
-   * {@link UcxTransport#quarantine}). The caller holds the transport's registry lock.
-   */
-  void release() {
-    if (released) {
-      return;
-    }
-    released = true;
-    owner.directory.release(slot);
-    if (arena == null) {
-      owner.unmap(memory);
-    } else {
-      arena.close();
-      owner.quarantine.add(
-          new UcxTransport.Quarantined(memory, System.nanoTime() + UcxTransport.FREE_GRACE_NANOS));
-    }
-    owner.freeQuarantined(false);
+  protected void release() {
+    release.accept(this);
   }
 }

@@ -1,11 +1,13 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.transport.RegionBook;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpConstants;
 import org.openucx.jucx.ucp.UcpEndpoint;
@@ -60,7 +62,8 @@ final class UcxServe {
   static final UcpRequestParams HOST =
       new UcpRequestParams().setMemoryType(UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST);
 
-  private final UcxTransport owner;
+  private final String session;
+  private final Supplier<RegionBook.Snapshot<UcxRegistration>> registrations;
   private final UcpWorker worker;
 
   /** Batches waiting for replies, by token. */
@@ -75,8 +78,17 @@ final class UcxServe {
 
   private record InFlight(UcpRequest request, MemorySegment header) {}
 
-  UcxServe(UcxTransport owner, UcpWorker worker, Map<Long, UcxBatch> awaiting) {
-    this.owner = owner;
+  /**
+   * Serves the reads of endpoint {@code session} from its {@code registrations} and dispatches the
+   * replies to its {@code awaiting} batches.
+   */
+  UcxServe(
+      String session,
+      Supplier<RegionBook.Snapshot<UcxRegistration>> registrations,
+      UcpWorker worker,
+      Map<Long, UcxBatch> awaiting) {
+    this.session = session;
+    this.registrations = registrations;
     this.worker = worker;
     this.awaiting = awaiting;
     worker.setAmRecvHandler(READ, this::serve, UcpConstants.UCP_AM_FLAG_WHOLE_MSG);
@@ -132,7 +144,7 @@ final class UcxServe {
       if (headerSize < REQUEST_BYTES || replyEp == null) {
         LOG.debug(
             "ucx endpoint '{}': dropping a read request without a reply endpoint or header",
-            owner.localSession());
+            session);
         return UcsConstants.STATUS.UCS_OK;
       }
       MemorySegment h = MemorySegment.ofAddress(headerAddress).reinterpret(REQUEST_BYTES);
@@ -142,9 +154,9 @@ final class UcxServe {
       long cookie = h.get(LONG, 24);
       long src = h.get(LONG, 32);
       long length = h.get(LONG, 40);
-      UcxTransport.LocalRegions regions = owner.local;
+      RegionBook.Snapshot<UcxRegistration> regions = registrations.get();
       int id = length <= 0 ? -1 : regions.table().find(src, length);
-      UcxRegistration r = id < 0 ? null : regions.byId().get(id);
+      UcxRegistration r = id < 0 ? null : regions.get(id);
       boolean live = r != null && r.slot == slot && r.cookie == cookie;
       MemorySegment reply = Arena.ofAuto().allocate(REPLY_BYTES, 8);
       reply.set(LONG, 0, token);
@@ -166,10 +178,7 @@ final class UcxServe {
         replies.addLast(new InFlight(sent, reply));
       }
     } catch (RuntimeException e) {
-      LOG.debug(
-          "ucx endpoint '{}': answering a read request failed: {}",
-          owner.localSession(),
-          e.toString());
+      LOG.debug("ucx endpoint '{}': answering a read request failed: {}", session, e.toString());
     }
     return UcsConstants.STATUS.UCS_OK;
   }

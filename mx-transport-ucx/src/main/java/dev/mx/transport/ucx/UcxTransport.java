@@ -5,19 +5,18 @@ import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.LocalCopy;
 import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PeerMetadataCodec;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.RegionBook;
 import dev.mx.api.transport.RegionDirectory;
-import dev.mx.api.transport.RegionTable;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,18 +82,19 @@ public final class UcxTransport extends AbstractTransport {
    */
   private static final long MAX_SLEEP_NANOS = 2_000_000;
 
-  /** How long memory UCX allocated stays mapped after its registration closed. */
-  static final long FREE_GRACE_NANOS = 5_000_000_000L;
-
   /** How long a graceful endpoint close may take before it is abandoned. */
   private static final long CLOSE_WAIT_NANOS = 2_000_000_000L;
 
   private final UcxOptions options;
+
+  /** What this endpoint's peers and connections use of it. */
+  private final UcxLocal local;
+
   private final UcpContext context;
   private final UcpWorker worker;
   private final WorkerLoop loop;
   private final ReentrantLock workerLock;
-  final RegionDirectory directory;
+  private final RegionDirectory directory;
   private final UcpMemory directoryMemory;
 
   /** The arena the directory's segment is bound to, closed before UCX frees the memory. */
@@ -103,21 +103,17 @@ public final class UcxTransport extends AbstractTransport {
   private final byte[] directoryRkey;
   private final byte[] workerAddress;
 
-  /** Guards {@link #registrations}; taken before the worker lock, never after it. */
-  final Object registry = new Object();
-
-  final Map<Integer, UcxRegistration> registrations = new HashMap<>();
-
   /**
-   * Allocations whose registrations closed, oldest first (guarded by {@link #registry}). A reply to
-   * a read a receiver's probe passed just before the close may still be on its way out of it (or a
-   * rendezvous reading it): freeing at once could crash this process. They are freed after a grace
-   * period (on a later registration change) or when the endpoint closes.
+   * Serializes registering, deregistering and publishing the registrations (with their directory
+   * slots and UCX mappings); taken before the worker lock, never after it.
    */
-  final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+  private final Object registry = new Object();
 
-  private int nextRegistrationId;
-  volatile LocalRegions local = LocalRegions.EMPTY;
+  private final RegionBook<UcxRegistration> book;
+
+  /** Allocations whose registrations closed, freed after a grace (guarded by the registry). */
+  private final UcxQuarantine quarantine = new UcxQuarantine(this::unmap);
+
   private final Map<String, UcxPeer> peers = new ConcurrentHashMap<>();
 
   /** Batches waiting for their peer's replies, by token ({@link UcxServe}). */
@@ -125,18 +121,11 @@ public final class UcxTransport extends AbstractTransport {
 
   private final AtomicLong nextToken = new AtomicLong(1);
 
-  /**
-   * A snapshot of the local registrations: the lookup table and the registration for each region
-   * id.
-   */
-  record LocalRegions(RegionTable table, Map<Integer, UcxRegistration> byId) {
-    static final LocalRegions EMPTY = new LocalRegions(RegionTable.EMPTY, Map.of());
-  }
-
   @SuppressWarnings("MustBeClosedChecker") // the directory arena is a field, closed by close()
   UcxTransport(TransportConfig config) {
     super(config);
     Ucx.ensureAvailability();
+    this.book = new RegionBook<>("ucx", config.session());
     UcxOptions opts;
     try {
       opts = UcxOptions.from(config, Settings.system());
@@ -182,7 +171,7 @@ public final class UcxTransport extends AbstractTransport {
       // Handlers (answering peers' reads, dispatching replies to ours) before the progress thread
       // starts, so
       // no request finds the worker without them.
-      new UcxServe(this, w, awaiting);
+      new UcxServe(config.session(), book::snapshot, w, awaiting);
       this.loop = new WorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
       // Reverse order: the directory's arena, its memory, the worker, the context.
@@ -205,6 +194,7 @@ public final class UcxTransport extends AbstractTransport {
     }
     this.context = ctx;
     this.worker = w;
+    this.local = new UcxLocal(config.session(), w, opts.peerErrorHandling(), this::awaitClosed);
     this.directory = dir;
     this.directoryMemory = dirMem;
     this.directoryArena = dirArena;
@@ -227,15 +217,6 @@ public final class UcxTransport extends AbstractTransport {
     return new dev.mx.api.transport.TransportCosts(10e-6, 3e9, 8e9);
   }
 
-  UcxOptions options() {
-    return options;
-  }
-
-  /** The worker; use it holding the worker lock. */
-  UcpWorker worker() {
-    return worker;
-  }
-
   // ---------------------------------------------------------------- registration and metadata
 
   @Override
@@ -248,7 +229,7 @@ public final class UcxTransport extends AbstractTransport {
    * With shared memory transports it lives in a segment a reader on the same host maps and copies
    * from directly, the path ucx_perftest measures, instead of GETs UCX 1.13 emulates for memory it
    * merely registered. Closing the registration makes the segment unusable at once (it is bound to
-   * an arena closed then); UCX frees the memory a few seconds later (see {@link #quarantine}).
+   * an arena closed then); UCX frees the memory a few seconds later (see {@link UcxQuarantine}).
    */
   @Override
   @SuppressWarnings(
@@ -261,15 +242,7 @@ public final class UcxTransport extends AbstractTransport {
       ensureOpen();
       memory = context.memoryMap(new UcpMemMapParams().allocate().setLength(bytes));
     } catch (RuntimeException e) {
-      throw new TransportException(
-          null,
-          "ucx transport: allocating "
-              + bytes
-              + " bytes on endpoint '"
-              + localSession()
-              + "' failed: "
-              + e.getMessage(),
-          e);
+      throw failed("allocating " + bytes + " bytes", e);
     } finally {
       workerLock.unlock();
     }
@@ -286,6 +259,19 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
+  /** The error for a UCX call of this endpoint ({@code what}) that failed with {@code e}. */
+  private TransportException failed(String what, RuntimeException e) {
+    return new TransportException(
+        null,
+        "ucx transport: "
+            + what
+            + " on endpoint '"
+            + localSession()
+            + "' failed: "
+            + e.getMessage(),
+        e);
+  }
+
   /**
    * Registers a region: maps it with UCX unless {@code mapped} already is its mapping, claims a
    * directory slot, and publishes it in the local table. {@code owner}, when given, is closed on
@@ -294,103 +280,68 @@ public final class UcxTransport extends AbstractTransport {
   private MemoryRegistration registerRegion(MemorySegment region, UcpMemory mapped, Arena owner) {
     synchronized (registry) {
       ensureOpen();
-      freeQuarantined(false);
-      int id = nextRegistrationId++;
-      Map<Integer, UcxRegistration> next = new HashMap<>(registrations);
-      next.put(id, null);
-      RegionTable table;
+      quarantine.free(false);
+      return book.add(region, id -> map(id, region, mapped, owner));
+    }
+  }
+
+  /** The registration {@code id} of {@code region}: its UCX mapping, rkey and directory slot. */
+  private UcxRegistration map(int id, MemorySegment region, UcpMemory mapped, Arena owner) {
+    UcpMemory memory;
+    byte[] rkey;
+    workerLock.lock();
+    try {
+      memory =
+          mapped != null
+              ? mapped
+              : context.memoryMap(
+                  new UcpMemMapParams().setAddress(region.address()).setLength(region.byteSize()));
       try {
-        table = tableOf(next, id, region);
-      } catch (IllegalArgumentException overlap) {
-        throw new TransportException(
-            null,
-            "ucx transport: region "
-                + describe(region.address(), region.byteSize())
-                + " overlaps a region already registered on endpoint '"
-                + localSession()
-                + "'",
-            overlap);
-      }
-      UcpMemory memory;
-      byte[] rkey;
-      workerLock.lock();
-      try {
-        memory =
-            mapped != null
-                ? mapped
-                : context.memoryMap(
-                    new UcpMemMapParams()
-                        .setAddress(region.address())
-                        .setLength(region.byteSize()));
-        try {
-          rkey = bytes(memory.getRemoteKeyBuffer());
-        } catch (RuntimeException e) {
-          if (mapped == null) {
-            memory.deregister();
-          }
-          throw e;
-        }
+        rkey = bytes(memory.getRemoteKeyBuffer());
       } catch (RuntimeException e) {
-        throw new TransportException(
-            null,
-            "ucx transport: registering "
-                + describe(region.address(), region.byteSize())
-                + " on endpoint '"
-                + localSession()
-                + "' failed: "
-                + e.getMessage(),
-            e);
-      } finally {
-        workerLock.unlock();
-      }
-      long cookie = RegionDirectory.newCookie();
-      int slot = directory.claim(cookie);
-      if (slot < 0) {
         if (mapped == null) {
-          unmap(memory);
+          memory.deregister();
         }
-        throw new TransportException(
-            null,
-            "ucx transport: endpoint '"
-                + localSession()
-                + "' already has "
-                + directory.capacity()
-                + " regions registered; close some or raise "
-                + UcxOptions.MAX_REGIONS);
+        throw e;
       }
-      UcxRegistration r = new UcxRegistration(this, id, region, memory, rkey, slot, cookie, owner);
-      registrations.put(id, r);
-      local = new LocalRegions(table, Map.copyOf(registrations));
-      return r;
+    } catch (RuntimeException e) {
+      throw failed("registering " + describe(region.address(), region.byteSize()), e);
+    } finally {
+      workerLock.unlock();
     }
+    long cookie = RegionDirectory.newCookie();
+    int slot = directory.claim(cookie);
+    if (slot < 0) {
+      if (mapped == null) {
+        unmap(memory);
+      }
+      throw new TransportException(
+          null,
+          "ucx transport: endpoint '"
+              + localSession()
+              + "' already has "
+              + directory.capacity()
+              + " regions registered; close some or raise "
+              + UcxOptions.MAX_REGIONS);
+    }
+    return new UcxRegistration(
+        book, id, region, memory, rkey, slot, cookie, owner, registry, this::release);
   }
 
-  /** Memory UCX allocated whose registration closed, and when it may be freed. */
-  record Quarantined(UcpMemory memory, long freeAfterNanos) {}
-
   /**
-   * Frees quarantined allocations whose grace period is over (all of them when {@code all}); the
-   * caller holds the registry lock.
+   * Clears the directory slot, then drops UCX's registration; memory UCX allocated is made
+   * unreachable from Java at once but freed only after {@link UcxQuarantine#FREE_GRACE_NANOS}. The
+   * registry lock is held.
    */
-  void freeQuarantined(boolean all) {
-    long now = System.nanoTime();
-    while (!quarantine.isEmpty() && (all || now - quarantine.peekFirst().freeAfterNanos() >= 0)) {
-      unmap(quarantine.pollFirst().memory());
+  private void release(UcxRegistration r) {
+    directory.release(r.slot);
+    if (r.arena == null) {
+      unmap(r.memory);
+    } else {
+      r.arena.close();
+      quarantine.add(r.memory);
     }
-  }
-
-  /**
-   * The lookup table over {@code regions}, where {@code pendingId} (not yet in the map) is {@code
-   * pending}.
-   */
-  static RegionTable tableOf(
-      Map<Integer, UcxRegistration> regions, int pendingId, MemorySegment pending) {
-    List<RegionTable.Region> list = new ArrayList<>(regions.size());
-    for (Map.Entry<Integer, UcxRegistration> e : regions.entrySet()) {
-      MemorySegment s = e.getKey() == pendingId ? pending : e.getValue().segment;
-      list.add(new RegionTable.Region(s.address(), s.byteSize(), e.getKey()));
-    }
-    return RegionTable.of(list);
+    quarantine.free(false);
   }
 
   @Override
@@ -398,10 +349,10 @@ public final class UcxTransport extends AbstractTransport {
     ensureOpen();
     List<PeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
-      for (UcxRegistration r : registrations.values()) {
+      for (UcxRegistration r : book.all()) {
         regions.add(
             new PeerMetadata.Region(
-                r.segment.address(), r.segment.byteSize(), r.slot, r.cookie, r.rkey));
+                r.segment().address(), r.segment().byteSize(), r.slot, r.cookie, r.rkey));
       }
     }
     return new PeerMetadata(
@@ -418,17 +369,8 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] metadata) {
     byte[] blob = peerBlob(session, metadata);
-    PeerMetadata meta;
-    RegionTable regions;
-    try {
-      meta = PeerMetadata.decode(blob);
-      regions =
-          RegionTable.indexed(
-              meta.regions(), PeerMetadata.Region::base, PeerMetadata.Region::length);
-    } catch (IllegalArgumentException e) {
-      throw unusableMetadata(session, e);
-    }
-    UcxPeer peer = new UcxPeer(this, session, meta, regions);
+    PeerMetadataCodec.Decoded<PeerMetadata> decoded = decodePeer(session, blob, PeerMetadata.CODEC);
+    UcxPeer peer = new UcxPeer(local, session, decoded.metadata(), decoded.regions());
     workerLock.lock();
     try {
       ensureOpen();
@@ -470,10 +412,10 @@ public final class UcxTransport extends AbstractTransport {
 
   @Override
   protected PendingRead prepare(String session, List<ReadDescriptor> group) {
-    LocalRegions to = local;
+    RegionBook.Snapshot<UcxRegistration> to = book.snapshot();
     int n = group.size();
     if (session.equals(localSession())) {
-      return prepareLocalCopy(session, group, to.table(), id -> to.byId().get(id).segment);
+      return prepareLocalCopy(session, group, to.table(), id -> to.get(id).segment());
     }
     UcxPeer peer = peers.get(session);
     if (peer == null) {
@@ -577,9 +519,9 @@ public final class UcxTransport extends AbstractTransport {
     }
     try {
       waitForPhase(remote, deadline);
-      throwIfFailed(remote, timeout);
+      UcxBatch.throwIfFailed(remote, timeout, workerLock, isClosed());
       for (UcxBatch b : remote) {
-        checkStillPublished(b);
+        b.checkStillPublished();
       }
       for (LocalCopy b : locals) {
         b.copy();
@@ -588,37 +530,9 @@ public final class UcxTransport extends AbstractTransport {
         issueData(b);
       }
       waitForPhase(remote, deadline);
-      throwIfFailed(remote, timeout);
+      UcxBatch.throwIfFailed(remote, timeout, workerLock, isClosed());
     } finally {
       finishAll(remote);
-    }
-  }
-
-  /**
-   * Rejects the batch, naming its first descriptor concerned, when a region it reads was
-   * deregistered.
-   */
-  private void checkStillPublished(UcxBatch b) {
-    UcxPeer peer = b.peer;
-    for (int r = 0; r < b.regionUsed.length; r++) {
-      if (b.regionUsed[r] && b.deadRegion == r) {
-        int first = 0;
-        while (b.region[first] != r) {
-          first++;
-        }
-        PeerMetadata.Region gone = peer.meta.regions().get(r);
-        throw new TransportException(
-            peer.session,
-            "ucx transport: descriptor #"
-                + first
-                + " "
-                + b.group.get(first)
-                + " reads region "
-                + describe(gone.base(), gone.length())
-                + " which peer '"
-                + peer.session
-                + "' has deregistered since it published its metadata; nothing in this batch was read");
-      }
     }
   }
 
@@ -701,85 +615,6 @@ public final class UcxTransport extends AbstractTransport {
     }
   }
 
-  /**
-   * After a wait: if any batch is unfinished (late) or failed, force-close those peers' endpoints
-   * (so nothing lands after the call returns) and throw, naming them; a timeout wins over a
-   * failure.
-   */
-  private void throwIfFailed(List<UcxBatch> batches, Duration timeout) {
-    List<UcxBatch> late = new ArrayList<>();
-    List<UcxBatch> failed = new ArrayList<>();
-    for (UcxBatch b : batches) {
-      if (!b.settled()) {
-        late.add(b);
-      } else if (b.failure != null) {
-        failed.add(b);
-      }
-    }
-    if (late.isEmpty() && failed.isEmpty()) {
-      return;
-    }
-    workerLock.lock();
-    try {
-      for (UcxBatch b : late) {
-        b.peer.breakConnection(b.connection, "a read timed out after " + timeout);
-      }
-      for (UcxBatch b : failed) {
-        b.peer.breakConnection(b.connection, b.failure);
-      }
-    } finally {
-      workerLock.unlock();
-    }
-    if (!late.isEmpty()) {
-      StringBuilder sb =
-          new StringBuilder("ucx transport: reads did not complete within ")
-              .append(timeout)
-              .append(isClosed() ? " (the endpoint was closed meanwhile)" : "")
-              .append("; outstanding: ");
-      for (int i = 0; i < late.size(); i++) {
-        UcxBatch b = late.get(i);
-        sb.append(i == 0 ? "" : ", ")
-            .append("peer '")
-            .append(b.session())
-            .append("' (")
-            .append(b.len.length)
-            .append(" reads, ")
-            .append(b.bytes)
-            .append(" bytes; ")
-            .append(b.phase())
-            .append(')');
-      }
-      TransportTimeoutException e =
-          new TransportTimeoutException(
-              late.getFirst().session(),
-              sb.append("; their endpoints were closed and reconnect on the next read").toString());
-      for (UcxBatch b : failed) {
-        e.addSuppressed(failure(b));
-      }
-      throw e;
-    }
-    TransportException e = failure(failed.getFirst());
-    for (UcxBatch b : failed.subList(1, failed.size())) {
-      e.addSuppressed(failure(b));
-    }
-    throw e;
-  }
-
-  private static TransportException failure(UcxBatch b) {
-    return new TransportException(
-        b.session(),
-        "ucx transport: peer '"
-            + b.session()
-            + "' failed with "
-            + b.len.length
-            + " reads ("
-            + b.bytes
-            + " bytes) outstanding ("
-            + b.phase()
-            + "): "
-            + b.failure);
-  }
-
   /** Releases every batch's connection and probe memory. */
   private void finishAll(List<UcxBatch> batches) {
     workerLock.lock();
@@ -833,25 +668,24 @@ public final class UcxTransport extends AbstractTransport {
         }
         peers.clear();
         awaitClosed(closing, requests.toArray(UcpRequest[]::new));
-        for (UcxRegistration r : registrations.values()) {
+        for (UcxRegistration r : book.all()) {
           try {
-            r.release();
+            r.releaseWithEndpoint();
           } catch (RuntimeException e) {
             memoryReleased = false;
             failures.add(
                 new TransportException(
                     null,
                     "deregistering "
-                        + describe(r.segment.address(), r.segment.byteSize())
+                        + describe(r.segment().address(), r.segment().byteSize())
                         + " failed: "
                         + e.getMessage(),
                     e));
           }
         }
-        registrations.clear();
-        local = LocalRegions.EMPTY;
+        book.clear();
         try {
-          freeQuarantined(true);
+          quarantine.free(true);
           directory.close();
           directoryArena.close();
           directoryMemory.deregister();
@@ -885,7 +719,7 @@ public final class UcxTransport extends AbstractTransport {
    * Drops UCX's registration of {@code memory} (freeing it if UCX allocated it), holding the worker
    * lock.
    */
-  void unmap(UcpMemory memory) {
+  private void unmap(UcpMemory memory) {
     workerLock.lock();
     try {
       memory.deregister();
@@ -902,10 +736,6 @@ public final class UcxTransport extends AbstractTransport {
     return out;
   }
 
-  static ByteBuffer direct(byte[] bytes) {
-    return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
-  }
-
   private static String describe(long base, long length) {
     return "0x" + Long.toHexString(base) + "+" + length;
   }
@@ -917,7 +747,7 @@ public final class UcxTransport extends AbstractTransport {
         + ", tls "
         + options.tls()
         + ", "
-        + local.table().size()
+        + book.size()
         + " regions, "
         + peers.size()
         + " peers"
