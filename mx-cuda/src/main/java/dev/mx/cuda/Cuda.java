@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.NativeAvailability;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.List;
  * without a driver), {@code cuInit}, at least one device, and finally JCuda's own native library.
  * The real failure is kept for {@link #unavailabilityCause()}.
  */
+@Stable
 public final class Cuda {
   /** The system property that disables every native backend of mx. */
   public static final String NO_NATIVE_PROPERTY = NativeAvailability.NO_NATIVE_PROPERTY;

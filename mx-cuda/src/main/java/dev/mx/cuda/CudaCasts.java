@@ -1,6 +1,7 @@
 package dev.mx.cuda;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Stable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.List;
  * address of element 0. Size-1 dims are dropped and dims merged where both layouts allow; up to
  * four dims go to one launch, more are split into launches over the outermost ones.
  */
+@Stable
 public final class CudaCasts {
   private static final int THREADS = 256;
   private static final int KERNEL_DIMS = 4;

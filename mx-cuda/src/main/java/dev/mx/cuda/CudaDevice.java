@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.MemoryKind;
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,6 +23,7 @@ import jcuda.driver.JCudaDriver;
  * thread), one stream for mx's kernels and copies, and the kernels loaded from the PTX that ships
  * in the jar. Lives as long as the process, like the primary context itself.
  */
+@Stable
 public final class CudaDevice {
   private static final Map<Integer, CudaDevice> DEVICES = new ConcurrentHashMap<>();
   // A blocking stream: it orders with the legacy default stream the synchronous host copies use.

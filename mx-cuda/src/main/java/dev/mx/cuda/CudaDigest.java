@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.DigestMismatchException;
 import dev.mx.digest.ShardDigest;
 import java.lang.foreign.Arena;
@@ -13,6 +14,7 @@ import java.util.Arrays;
  * the scalars (at most 40 bytes) come to the host, and {@link ShardDigest#hashScalars} finishes
  * exactly as the CPU digest does.
  */
+@Stable
 public final class CudaDigest {
   private static final int THREADS = 256;
   private static final int ROW_BYTES = ShardDigest.ROW_BYTES;

@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.digest.ShardDigest;
@@ -11,6 +12,7 @@ import java.lang.foreign.MemorySegment;
  * above {@code cpu}, and available only where CUDA is, so a host without a GPU keeps the CPU
  * provider.
  */
+@Stable
 public final class CudaDigestProvider extends DigestProvider {
 
   @Override

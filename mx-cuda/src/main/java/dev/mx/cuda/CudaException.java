@@ -1,10 +1,12 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.MxException;
 
 /**
  * A CUDA driver call failed: names the call and the driver's result code (and its name when known).
  */
+@Stable
 public class CudaException extends MxException {
   private static final long serialVersionUID = 1L;
   private final int result;

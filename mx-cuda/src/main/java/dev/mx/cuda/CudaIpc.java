@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import java.util.HexFormat;
 import jcuda.driver.CUevent;
 import jcuda.driver.JCudaDriver;
@@ -8,6 +9,7 @@ import jcuda.driver.JCudaDriver;
  * The driver operations the {@code cuda-ipc} transport needs: exporting and mapping allocations
  * across processes, and completion events on mx's stream.
  */
+@Stable
 public final class CudaIpc {
   /** Bytes of an IPC handle. */
   public static final int HANDLE_BYTES = CudaDriverLibrary.IPC_HANDLE_BYTES;

@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Internal;
 import java.util.List;
 
 /**
@@ -9,6 +10,7 @@ import java.util.List;
  * the PTX nvcc produced, so the two sides cannot drift apart silently (a wrong parameter list would
  * read garbage on the device).
  */
+@Internal
 public final class CudaKernels {
 
   /** A kernel parameter as the launch code passes it, with the PTX type nvcc gives it. */

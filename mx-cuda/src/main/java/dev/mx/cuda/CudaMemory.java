@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.MemoryKind;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;
@@ -10,6 +11,7 @@ import jcuda.driver.JCudaDriver;
  * lets a provider take a plain {@link MemorySegment} and pick the device path (unified virtual
  * addressing gives every device allocation an address no host allocation has).
  */
+@Stable
 public final class CudaMemory {
   private static final int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
   private static final int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;

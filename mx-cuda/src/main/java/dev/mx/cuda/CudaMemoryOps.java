@@ -1,6 +1,7 @@
 package dev.mx.cuda;
 
 import dev.mx.api.DType;
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
@@ -12,6 +13,7 @@ import java.lang.foreign.MemorySegment;
  * of {@link CudaDigest} (bit-identical with the CPU's). What a receiver or publisher with {@code
  * cuda:N} buffers runs.
  */
+@Stable
 public final class CudaMemoryOps implements MemoryOps {
   private final CudaDevice device;
 

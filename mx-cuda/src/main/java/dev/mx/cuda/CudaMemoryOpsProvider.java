@@ -1,11 +1,13 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.memory.MemoryOpsProvider;
 import dev.mx.api.transport.MemoryKind;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Serves {@code cuda:N} memory with {@link CudaMemoryOps}; available where {@link Cuda} is. */
+@Stable
 public final class CudaMemoryOpsProvider extends MemoryOpsProvider {
   private static final ConcurrentHashMap<Integer, CudaMemoryOps> OPS = new ConcurrentHashMap<>();
 

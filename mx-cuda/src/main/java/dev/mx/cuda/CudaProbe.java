@@ -1,10 +1,13 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Internal;
+
 /**
  * Prints what {@link Cuda} found (the driver and each device, or why CUDA is unavailable) and exits
  * 0 when CUDA is usable, 1 otherwise, and 2 when the CPU digest's self-check fails (a class path
  * missing part of BLAKE2b): the first step of {@code mx-cuda/device-check.sh run}.
  */
+@Internal
 public final class CudaProbe {
   private CudaProbe() {}
 

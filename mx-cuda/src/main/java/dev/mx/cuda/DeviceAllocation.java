@@ -1,5 +1,6 @@
 package dev.mx.cuda;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.MemorySegment;
@@ -11,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (publisher regions, receiver buffers, staging), and {@link #memoryKind()} says {@code cuda:N}:
  * the CPU must never dereference that segment.
  */
+@Stable
 public final class DeviceAllocation implements MemoryRegistration {
   private final CudaDevice device;
   private final MemorySegment segment;

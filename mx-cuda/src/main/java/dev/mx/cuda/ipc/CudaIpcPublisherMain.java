@@ -1,5 +1,6 @@
 package dev.mx.cuda.ipc;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.cuda.CudaMemory;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
  * registers both with a cuda-ipc endpoint, prints {@code META <base64 metadata>}, {@code DEVICE
  * <address>} and {@code HOST <address>} on stdout, and serves until its stdin closes.
  */
+@Internal
 public final class CudaIpcPublisherMain {
   private CudaIpcPublisherMain() {}
 

@@ -1,5 +1,6 @@
 package dev.mx.cuda.ipc;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.BookedRegistration;
@@ -41,6 +42,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * published and one region registered here, checked for the whole batch before anything is copied.
  * Closing unmaps the peers' allocations (last mapped first), then drops registrations.
  */
+@Stable
 public final class CudaIpcTransport extends AbstractTransport {
   /** The backend's name. */
   public static final String NAME = "cuda-ipc";

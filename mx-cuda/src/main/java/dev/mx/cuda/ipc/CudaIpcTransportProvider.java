@@ -1,5 +1,6 @@
 package dev.mx.cuda.ipc;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
@@ -10,6 +11,7 @@ import dev.mx.cuda.Cuda;
  * below ucx (8) because it reaches only this host, above mem. Option {@code cuda.device} (default
  * 0) picks the device whose stream runs the copies.
  */
+@Stable
 public final class CudaIpcTransportProvider extends TransportProvider {
 
   @Override

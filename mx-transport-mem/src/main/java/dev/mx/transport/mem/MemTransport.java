@@ -1,5 +1,6 @@
 package dev.mx.transport.mem;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.BookedRegistration;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * deregistered can no longer be read. Copies run on the calling thread with {@link
  * MemorySegment#copy}, at memory speed.
  */
+@Stable
 public final class MemTransport extends AbstractTransport {
   private static final int MAGIC = 0x4d584d45; // "MXME"
 

@@ -1,10 +1,12 @@
 package dev.mx.transport.mem;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 
 /** Provides the {@code mem} transport: always available, priority 0 (the last resort). */
+@Stable
 public final class MemTransportProvider extends TransportProvider {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
@@ -13,6 +14,7 @@ import java.util.List;
  * the backend plugins NIXL can load (none is a cause too: NIXL looks for them in {@code
  * NIXL_PLUGIN_DIR}). The real failure is kept for {@link #unavailabilityCause()}.
  */
+@Stable
 public final class Nixl {
   /** The system property naming the library's path. */
   public static final String LIBRARY_PROPERTY = "mx.nixl.library";

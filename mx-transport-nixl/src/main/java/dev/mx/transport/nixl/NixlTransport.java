@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.MemoryKind;
@@ -51,6 +52,7 @@ import org.slf4j.LoggerFactory;
  * Close order: cached requests (release, then destroy, then their prepared lists), remote metadata,
  * registrations, the backend handle, the agent.
  */
+@Stable
 public final class NixlTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(NixlTransport.class);
 

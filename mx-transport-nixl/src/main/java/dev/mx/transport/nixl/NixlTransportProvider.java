@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
@@ -9,6 +10,7 @@ import dev.mx.api.transport.TransportProvider;
  * priority 9, above {@code ucx} (8): where NIXL is installed it is what ModelExpress deployments
  * speak.
  */
+@Stable
 public final class NixlTransportProvider extends TransportProvider {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.mx.transport.shm;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.Arena;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
  * dev.mx.api.transport.Transport#allocate allocated}) works; the transport is available without it.
  * {@code -Dmx.transport.noNative=true} switches the transport off.
  */
+@Stable
 public final class Shm {
   /** The shared-memory directory's property and environment variable. */
   public static final String DIR_PROPERTY = "mx.shm.dir";

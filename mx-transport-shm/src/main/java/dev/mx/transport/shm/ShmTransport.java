@@ -1,5 +1,6 @@
 package dev.mx.transport.shm;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.AbstractTransport;
 import dev.mx.api.transport.BookedRegistration;
@@ -54,6 +55,7 @@ import org.slf4j.LoggerFactory;
  * <p>Files are named after their creator ({@link ShmFiles}): a clean close deletes them, and every
  * new endpoint (and a receiver that finds a peer dead) deletes those of dead processes.
  */
+@Stable
 public final class ShmTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
 

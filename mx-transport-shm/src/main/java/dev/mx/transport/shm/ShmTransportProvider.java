@@ -1,5 +1,6 @@
 package dev.mx.transport.shm;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
@@ -9,6 +10,7 @@ import dev.mx.api.transport.TransportProvider;
  * moves bytes at memory speed. It reaches only peers on this host ({@link #hostLocal()}), so
  * routing keeps ucx as the primary.
  */
+@Stable
 public final class ShmTransportProvider extends TransportProvider {
 
   @Override

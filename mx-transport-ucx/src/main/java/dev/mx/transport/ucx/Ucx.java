@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.NativeAvailability;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -24,6 +25,7 @@ import java.util.List;
  * such check would end the process. With the variable empty, the handler is never installed.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
+@Stable
 public final class Ucx {
   /** The system property that disables every native backend of mx. */
   public static final String NO_NATIVE_PROPERTY = NativeAvailability.NO_NATIVE_PROPERTY;

@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
 import dev.mx.api.transport.AbstractTransport;
@@ -65,6 +66,7 @@ import org.slf4j.LoggerFactory;
  * directory) comes from mx-api.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
+@Stable
 public final class UcxTransport extends AbstractTransport {
   private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
 

@@ -1,5 +1,6 @@
 package dev.mx.transport.ucx;
 
+import dev.mx.api.annotation.Stable;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
@@ -8,6 +9,7 @@ import dev.mx.api.transport.TransportProvider;
  * Provides the {@code ucx} transport when {@link Ucx} finds libucp and jucx usable; priority 8
  * (above {@code mem}).
  */
+@Stable
 public final class UcxTransportProvider extends TransportProvider {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl.tool;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
@@ -22,6 +23,7 @@ import java.util.concurrent.locks.LockSupport;
  * per region, then {@code metadata BASE64} (NIXL's blob) and {@code ready}, and serves reads until
  * its standard input closes.
  */
+@Internal
 public final class NixlPublisher {
   /** Every line this process prints for its launcher starts with this. */
   static final String PREFIX = "nixl-publisher ";

@@ -1,5 +1,6 @@
 package dev.mx.transport.nixl.tool;
 
+import dev.mx.api.annotation.Internal;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -19,6 +20,7 @@ import java.util.concurrent.TimeUnit;
  * regions and metadata once it is ready. Closing it closes its standard input and waits for it to
  * exit.
  */
+@Internal
 public final class NixlPublisherProcess implements AutoCloseable {
   /** One region the child registered. */
   public record Region(long base, long length) {}
