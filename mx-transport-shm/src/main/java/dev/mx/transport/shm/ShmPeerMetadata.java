@@ -1,6 +1,7 @@
 package dev.mx.transport.shm;
 
 import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.RegionList;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -64,11 +65,8 @@ record ShmPeerMetadata(
         .putInt(regions.size());
     for (int i = 0; i < regions.size(); i++) {
       Region r = regions.get(i);
-      b.putLong(r.base)
-          .putLong(r.length)
-          .putInt(r.slot)
-          .putLong(r.cookie)
-          .put((byte) (r.path == null ? 0 : 1));
+      RegionList.write(b, r.base, r.length, r.slot, r.cookie);
+      b.put((byte) (r.path == null ? 0 : 1));
       putString(b, strings.get(4 + i));
     }
     return b.array();
@@ -121,28 +119,17 @@ record ShmPeerMetadata(
       long nonce = b.getLong();
       int capacity = b.getInt();
       boolean cma = b.get() != 0;
-      int n = b.getInt();
-      if (n < 0 || n > capacity) {
-        throw new IllegalArgumentException(
-            "shm metadata lists " + n + " regions for " + capacity + " slots");
-      }
-      List<Region> regions = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        long base = b.getLong();
-        long length = b.getLong();
-        int slot = b.getInt();
-        long cookie = b.getLong();
-        boolean shared = b.get() != 0;
-        String path = getString(b);
-        if (slot < 0 || slot >= capacity || length <= 0) {
-          throw new IllegalArgumentException(
-              "shm metadata region #" + i + " has slot " + slot + ", length " + length);
-        }
-        regions.add(new Region(base, length, slot, cookie, shared ? path : null));
-      }
-      if (b.hasRemaining()) {
-        throw new IllegalArgumentException("shm metadata has " + b.remaining() + " trailing bytes");
-      }
+      List<Region> regions =
+          RegionList.read(
+              b,
+              capacity,
+              "shm metadata",
+              (in, e) -> {
+                boolean shared = in.get() != 0;
+                String path = getString(in);
+                return new Region(e.base(), e.length(), e.slot(), e.cookie(), shared ? path : null);
+              });
+      RegionList.requireEnd(b, "shm metadata");
       return new ShmPeerMetadata(
           new ShmHost(bootId, hostname, pidns, pid, start, uid),
           nonce,

@@ -1,10 +1,10 @@
 package dev.mx.transport.ucx;
 
 import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.api.transport.RegionList;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -50,7 +50,7 @@ record PeerMetadata(
     putBytes(b, directoryRkey);
     b.putInt(regions.size());
     for (Region r : regions) {
-      b.putLong(r.base).putLong(r.length).putInt(r.slot).putLong(r.cookie);
+      RegionList.write(b, r.base, r.length, r.slot, r.cookie);
       putBytes(b, r.rkey);
     }
     return b.array();
@@ -90,28 +90,19 @@ record PeerMetadata(
       long directoryBase = b.getLong();
       int directorySlots = b.getInt();
       byte[] directoryRkey = getBytes(b, "directory remote key");
-      int n = b.getInt();
-      if (n < 0 || n > directorySlots) {
-        throw new IllegalArgumentException(
-            "corrupt ucx metadata: " + n + " regions for " + directorySlots + " slots");
-      }
-      List<Region> regions = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        long base = b.getLong();
-        long length = b.getLong();
-        int slot = b.getInt();
-        long cookie = b.getLong();
-        byte[] rkey = getBytes(b, "remote key of region " + i);
-        if (length <= 0 || slot < 0 || slot >= directorySlots) {
-          throw new IllegalArgumentException(
-              "corrupt ucx metadata: region " + i + " has length " + length + ", slot " + slot);
-        }
-        regions.add(new Region(base, length, slot, cookie, rkey));
-      }
-      if (b.hasRemaining()) {
-        throw new IllegalArgumentException(
-            "corrupt ucx metadata: " + b.remaining() + " trailing bytes");
-      }
+      List<Region> regions =
+          RegionList.read(
+              b,
+              directorySlots,
+              "ucx metadata",
+              (in, e) ->
+                  new Region(
+                      e.base(),
+                      e.length(),
+                      e.slot(),
+                      e.cookie(),
+                      getBytes(in, "remote key of region " + e.index())));
+      RegionList.requireEnd(b, "ucx metadata");
       return new PeerMetadata(address, directoryBase, directorySlots, directoryRkey, regions);
     } catch (BufferUnderflowException e) {
       throw new IllegalArgumentException(
