@@ -74,18 +74,12 @@ final class Failures {
    */
   static String describe(Throwable failure) {
     List<String> parts = new ArrayList<>();
-    for (Throwable t = failure; t != null && parts.size() < 4; t = t.getCause()) {
-      String m =
-          t.getMessage() == null || t.getMessage().isBlank() ? null : oneLine(t.getMessage());
-      String part = m == null ? t.getClass().getSimpleName() : m;
-      if (t != failure && m == null) {
-        continue;
-      }
-      if (parts.stream().noneMatch(p -> p.contains(part))) {
-        parts.add(t == failure && m == null ? t.getClass().getName() : part);
-      }
-      if (t.getCause() == t) {
-        break;
+    parts.add(messageOf(failure) != null ? messageOf(failure) : failure.getClass().getName());
+    for (Throwable t = failure.getCause(); t != null && parts.size() < 4; t = t.getCause()) {
+      String m = messageOf(t);
+      // A cause adds something only when it has a message the line does not hold yet.
+      if (m != null && parts.stream().noneMatch(p -> p.contains(m))) {
+        parts.add(m);
       }
     }
     if (parts.size() == 1) {
@@ -95,6 +89,12 @@ final class Failures {
         + " (caused by: "
         + String.join("; ", parts.subList(1, parts.size()))
         + ")";
+  }
+
+  /** {@code t}'s message on one line, or null when it has none. */
+  private static String messageOf(Throwable t) {
+    String m = t.getMessage();
+    return m == null || m.isBlank() ? null : oneLine(m);
   }
 
   private static String oneLine(String message) {

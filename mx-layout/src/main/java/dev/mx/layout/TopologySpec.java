@@ -35,21 +35,28 @@ public final class TopologySpec {
       try {
         value = Integer.parseInt(kv[1].trim());
       } catch (NumberFormatException e) {
-        boolean digits = kv[1].trim().matches("\\+?[0-9]+");
+        String tooLarge = tooLarge(kv[1]);
         throw new LayoutException(
             what
                 + " topology '"
                 + spec
                 + "': "
                 + key
-                + (digits
-                    ? " " + kv[1].trim() + " is above the limit of " + Integer.MAX_VALUE
-                    : " is not an integer: '" + kv[1].trim() + "'"));
+                + (tooLarge != null ? tooLarge : " is not an integer: '" + kv[1].trim() + "'"));
       }
       if (out.put(key, value) != null) {
         throw new LayoutException(what + " topology '" + spec + "': " + key + " is given twice");
       }
     }
     return out;
+  }
+
+  /**
+   * For a value that {@link Integer#parseInt} refused: {@code " V is above the limit of
+   * 2147483647"} when it is a whole number too large for an int, else null (it is no number).
+   */
+  public static String tooLarge(String value) {
+    String v = value.trim();
+    return v.matches("\\+?[0-9]+") ? " " + v + " is above the limit of " + Integer.MAX_VALUE : null;
   }
 }

@@ -139,13 +139,12 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
     try (java.net.ServerSocket silent =
         new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
       String uri = "redis://127.0.0.1:" + silent.getLocalPort();
-      long start = System.nanoTime();
       MetadataStoreException e =
           assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
-      double seconds = (System.nanoTime() - start) / 1e9;
       assertTrue(e.getMessage().startsWith(uri + ": cannot connect to Redis"), e.getMessage());
-      // The connect timeout is 2 s; the command timeout (10 s) must not be what ended it.
-      assertTrue(seconds < 8, "open took " + seconds + " s: " + e.getMessage());
+      // The client names the bound that ended the wait: the 2 s connect timeout, not the command
+      // timeout (10 s).
+      assertTrue(e.getMessage().contains("timed out after 2 second(s)"), e.getMessage());
     }
   }
 }

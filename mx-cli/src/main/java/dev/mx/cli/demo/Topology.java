@@ -45,9 +45,8 @@ final class Topology {
                 + text
                 + "': "
                 + key
-                + (kv[1].trim().matches("\\+?[0-9]+")
-                    ? " " + kv[1].trim() + " is above the limit of " + Integer.MAX_VALUE
-                    : " must be a whole number"));
+                + java.util.Objects.requireNonNullElse(
+                    dev.mx.layout.TopologySpec.tooLarge(kv[1]), " must be a whole number"));
       }
       if (v < 1) {
         throw new IllegalArgumentException(
