@@ -1,7 +1,7 @@
 package dev.mx.cuda;
 
 import dev.mx.api.annotation.Stable;
-import dev.mx.api.transport.NativeAvailability;
+import dev.mx.transport.kit.NativeAvailability;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -16,7 +16,7 @@ import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
 import dev.mx.api.metadata.ShardTable;
-import dev.mx.api.transport.TransportBundle;
+import dev.mx.transport.kit.TransportBundle;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;

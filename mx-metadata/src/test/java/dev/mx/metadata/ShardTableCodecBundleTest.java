@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mx.api.metadata.ShardTable;
-import dev.mx.api.transport.TransportBundle;
+import dev.mx.transport.kit.TransportBundle;
 import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,5 @@
 package dev.mx.plan;
 
-import dev.mx.api.plan.SegmentList;
-
 /**
  * {@code paired_runs} of ModelExpress (ARCHITECTURE §7.3): decomposes the overlap of a needed box
  * and a shard into runs that are contiguous in both the shard buffer and the destination. A

@@ -10,7 +10,6 @@ import dev.mx.api.plan.FullPullSource;
 import dev.mx.api.plan.PlanBuilder;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.RecordedCopy;
-import dev.mx.api.plan.SegmentList;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.StagedShard;

@@ -9,7 +9,7 @@ import java.util.Objects;
  * @param agentName the publisher's agent name; also its transport session
  * @param metadataEndpoint {@code host:port} for a peer-metadata handshake, or {@code ""}
  * @param agentMetadata the transport's peer metadata blob ({@code agent_meta_b64} decoded); for a
- *     publisher serving several transports a {@link dev.mx.api.transport.TransportBundle}, whose
+ *     publisher serving several transports a {@code TransportBundle} (mx-transport-kit), whose
  *     primary blob the codec writes as {@code agent_meta_b64} and the others in an optional key
  * @param tensors the published tensors
  * @param publisherStep the training step the table describes, or null when unknown (0 is a real

@@ -83,8 +83,8 @@ public record TransferPlan(
 
   public TransferPlan {
     java.util.Objects.requireNonNull(bounding, "bounding");
-    // A SegmentList is immutable and compact: keep it rather than materializing every segment.
-    segments = segments instanceof SegmentList ? segments : List.copyOf(segments);
+    // A compact list is immutable: keep it rather than materializing every segment.
+    segments = segments instanceof CompactSegments ? segments : List.copyOf(segments);
     fallback = List.copyOf(fallback);
     converts = List.copyOf(converts);
     fullPulls = List.copyOf(fullPulls);
@@ -125,7 +125,7 @@ public record TransferPlan(
   }
 
   public long bytesPlanned() {
-    long n = segments instanceof SegmentList list ? list.totalBytes() : sum(segments);
+    long n = segments instanceof CompactSegments list ? list.totalBytes() : sum(segments);
     for (ConvertSource c : converts) {
       n += sum(c.segments());
     }

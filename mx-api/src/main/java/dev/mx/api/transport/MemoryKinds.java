@@ -1,16 +1,19 @@
 package dev.mx.api.transport;
 
+import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.TransportException;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The one error for memory a transport cannot read, shared by the interface default and the
- * skeleton.
+ * The one error for memory a transport cannot read, shared by the interface default and the backend
+ * kit's skeleton. Internal: public only so that the kit, in its own module, throws the same error.
  */
-final class MemoryKinds {
+@Internal
+public final class MemoryKinds {
   private MemoryKinds() {}
 
-  static TransportException unsupported(String transport, MemorySegment region, MemoryKind kind) {
+  public static TransportException unsupported(
+      String transport, MemorySegment region, MemoryKind kind) {
     return new TransportException(
         null,
         transport

@@ -22,9 +22,9 @@ public abstract class TransportProvider extends MxProvider {
   public abstract Transport create(TransportConfig config);
 
   /**
-   * Whether this transport reaches only peers on the same host (e.g. {@code shm}). A {@link
-   * RoutingTransport} never makes such a transport its primary, so the blob single-transport and
-   * cross-host readers see ({@code agent_meta_b64}) is one they can use.
+   * Whether this transport reaches only peers on the same host (e.g. {@code shm}). The backend
+   * kit's {@code RoutingTransport} never makes such a transport its primary, so the blob
+   * single-transport and cross-host readers see ({@code agent_meta_b64}) is one they can use.
    */
   public boolean hostLocal() {
     return false;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.WirePolicy;
-import dev.mx.api.transport.RegionTable;
+import dev.mx.api.transport.MemoryKinds;
 import dev.mx.api.util.Settings;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,7 +30,7 @@ class StabilityMarkersTest {
           classFile(c).contains("Ldev/mx/api/annotation/Experimental;"),
           c + " is not @Experimental");
     }
-    for (Class<?> c : new Class<?>[] {Settings.class, RegionTable.class}) {
+    for (Class<?> c : new Class<?>[] {Settings.class, MemoryKinds.class}) {
       assertTrue(
           classFile(c).contains("Ldev/mx/api/annotation/Internal;"), c + " is not @Internal");
     }

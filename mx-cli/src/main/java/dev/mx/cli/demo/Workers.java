@@ -1,7 +1,6 @@
 package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
-import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
@@ -11,6 +10,7 @@ import dev.mx.layout.trainer.TrainerTopology;
 import dev.mx.layout.vllm.ExpertPlacement;
 import dev.mx.layout.vllm.InferenceTopology;
 import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.transport.kit.RoutingTransport;
 import java.time.Duration;
 import java.util.Map;
 

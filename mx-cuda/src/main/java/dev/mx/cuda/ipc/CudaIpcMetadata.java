@@ -1,7 +1,7 @@
 package dev.mx.cuda.ipc;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.transport.PeerMetadataCodec;
+import dev.mx.transport.kit.PeerMetadataCodec;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

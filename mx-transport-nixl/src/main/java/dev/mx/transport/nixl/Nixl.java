@@ -1,8 +1,8 @@
 package dev.mx.transport.nixl;
 
 import dev.mx.api.annotation.Stable;
-import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
+import dev.mx.transport.kit.NativeAvailability;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 

@@ -1,9 +1,9 @@
 package dev.mx.transport.nixl;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
-import dev.mx.api.transport.RegionBook;
+import dev.mx.transport.kit.BookedRegistration;
+import dev.mx.transport.kit.RegionBook;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 

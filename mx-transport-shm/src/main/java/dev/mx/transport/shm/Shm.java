@@ -1,8 +1,8 @@
 package dev.mx.transport.shm;
 
 import dev.mx.api.annotation.Stable;
-import dev.mx.api.transport.NativeAvailability;
 import dev.mx.api.util.Settings;
+import dev.mx.transport.kit.NativeAvailability;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

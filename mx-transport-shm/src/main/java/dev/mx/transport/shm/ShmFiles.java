@@ -24,7 +24,7 @@ final class ShmFiles {
   /** The first word of an endpoint's directory file ("MXSHDIR1"), then its nonce, pid, capacity. */
   static final long DIRECTORY_MAGIC = 0x3152_4944_4853_584dL;
 
-  /** The directory file's header, before its {@link dev.mx.api.transport.RegionDirectory}. */
+  /** The directory file's header, before its {@link dev.mx.transport.kit.RegionDirectory}. */
   static final long HEADER_BYTES = 64;
 
   /** Config property: a group that may read an endpoint's files ({@code ShmTransport.GROUP}). */

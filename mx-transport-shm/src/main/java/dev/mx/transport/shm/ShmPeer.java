@@ -1,8 +1,8 @@
 package dev.mx.transport.shm;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.transport.RegionDirectory;
-import dev.mx.api.transport.RegionTable;
+import dev.mx.transport.kit.RegionDirectory;
+import dev.mx.transport.kit.RegionTable;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package dev.mx.transport.shm;
 
-import dev.mx.api.transport.PeerMetadataCodec;
-import dev.mx.api.transport.RegionList;
+import dev.mx.transport.kit.PeerMetadataCodec;
+import dev.mx.transport.kit.RegionList;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -82,7 +82,10 @@ class ShmPermissionTest {
     List<String> entries = new ArrayList<>();
     int i = 0;
     for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      if (!(e.contains("mx-api") || e.contains("mx-transport-shm") || e.contains("slf4j-api"))) {
+      if (!(e.contains("mx-api")
+          || e.contains("mx-transport-kit")
+          || e.contains("mx-transport-shm")
+          || e.contains("slf4j-api"))) {
         continue;
       }
       Path from = Path.of(e);

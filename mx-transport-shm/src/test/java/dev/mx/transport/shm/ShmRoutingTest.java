@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
-import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
-import dev.mx.api.transport.TransportBundle;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.kit.RoutingTransport;
+import dev.mx.transport.kit.TransportBundle;
 import dev.mx.transport.testsuite.tool.PublisherProcess;
 import dev.mx.transport.ucx.UcxTransportProvider;
 import java.lang.foreign.Arena;

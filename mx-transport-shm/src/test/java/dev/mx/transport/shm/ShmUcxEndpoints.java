@@ -2,9 +2,9 @@ package dev.mx.transport.shm;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
+import dev.mx.transport.kit.RoutingTransport;
 import dev.mx.transport.ucx.Ucx;
 import dev.mx.transport.ucx.UcxTransportProvider;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.mx.transport.ucx;
 
 import dev.mx.api.annotation.Stable;
-import dev.mx.api.transport.NativeAvailability;
+import dev.mx.transport.kit.NativeAvailability;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;

@@ -1,7 +1,7 @@
 package dev.mx.transport.ucx;
 
 import dev.mx.api.error.TransportException;
-import dev.mx.api.transport.RegionTable;
+import dev.mx.transport.kit.RegionTable;
 import java.nio.ByteBuffer;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 

@@ -1,8 +1,8 @@
 package dev.mx.transport.ucx;
 
-import dev.mx.api.transport.BookedRegistration;
 import dev.mx.api.transport.MemoryKind;
-import dev.mx.api.transport.RegionBook;
+import dev.mx.transport.kit.BookedRegistration;
+import dev.mx.transport.kit.RegionBook;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.function.Consumer;

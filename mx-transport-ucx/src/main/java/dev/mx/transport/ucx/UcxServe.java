@@ -1,6 +1,6 @@
 package dev.mx.transport.ucx;
 
-import dev.mx.api.transport.RegionBook;
+import dev.mx.transport.kit.RegionBook;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

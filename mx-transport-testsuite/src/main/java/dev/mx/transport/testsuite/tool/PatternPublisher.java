@@ -1,9 +1,9 @@
 package dev.mx.transport.testsuite.tool;
 
-import dev.mx.api.transport.RoutingTransport;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.transport.kit.RoutingTransport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;

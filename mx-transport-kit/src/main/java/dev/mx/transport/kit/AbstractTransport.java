@@ -1,6 +1,14 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryKinds;
+import dev.mx.api.transport.MemoryRegistration;
+import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.api.transport.Transport;
+import dev.mx.api.transport.TransportConfig;
+import dev.mx.api.transport.TransportStats;
 import dev.mx.api.util.Settings;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;

@@ -1,5 +1,8 @@
-package dev.mx.api.plan;
+package dev.mx.plan;
 
+import dev.mx.api.plan.CompactSegments;
+import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
 import java.util.AbstractList;
 import java.util.Arrays;
@@ -14,9 +17,10 @@ import java.util.function.ToLongFunction;
  * per segment, no object per segment). Plans can hold millions of segments; as objects they would
  * be a long-lived graph the garbage collector copies again and again, as columns they are a handful
  * of arrays. {@link #get} builds the record on demand (value-equal every time). {@link
- * TransferPlan} keeps a {@code SegmentList} as is instead of copying it.
+ * TransferPlan} keeps a {@code SegmentList} as is instead of copying it ({@link CompactSegments}).
  */
-public final class SegmentList extends AbstractList<PullSegment> implements RandomAccess {
+public final class SegmentList extends AbstractList<PullSegment>
+    implements CompactSegments, RandomAccess {
   private static final SegmentList EMPTY = new Builder(0).build();
 
   private final String[] sessions;
@@ -90,6 +94,7 @@ public final class SegmentList extends AbstractList<PullSegment> implements Rand
   }
 
   /** Σ nbytes. */
+  @Override
   public long totalBytes() {
     long t = 0;
     for (int i = 0; i < size; i++) {

@@ -1,9 +1,11 @@
-package dev.mx.api.plan;
+package dev.mx.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.mx.api.plan.PullSegment;
+import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.transport.ReadDescriptor;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
+import dev.mx.api.transport.PendingRead;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -1,4 +1,4 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import dev.mx.api.annotation.Internal;
 

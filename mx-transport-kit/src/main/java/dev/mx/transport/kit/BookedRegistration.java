@@ -1,6 +1,8 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import dev.mx.api.annotation.Internal;
+import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;

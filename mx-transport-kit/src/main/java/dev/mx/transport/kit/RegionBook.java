@@ -1,7 +1,8 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import dev.mx.api.annotation.Internal;
 import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,4 +1,4 @@
-package dev.mx.api.transport;
+package dev.mx.transport.kit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
