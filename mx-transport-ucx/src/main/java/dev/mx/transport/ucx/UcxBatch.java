@@ -185,7 +185,7 @@ final class UcxBatch implements PendingRead {
         while (region[first] != r) {
           first++;
         }
-        PeerMetadata.Region gone = peer.meta.regions().get(r);
+        UcxPeerMetadata.Region gone = peer.meta.regions().get(r);
         throw new TransportException(
             peer.session,
             "ucx transport: descriptor #"

@@ -9,14 +9,14 @@ import org.openucx.jucx.ucp.UcpEndpointParams;
 final class UcxPeer {
   private final UcxLocal local;
   final String session;
-  final PeerMetadata meta;
+  final UcxPeerMetadata meta;
   final RegionTable regions;
   final long[] cookies;
   final int[] slots;
   UcxConnection connection; // guarded by the worker lock
   private boolean retired; // guarded by the worker lock
 
-  UcxPeer(UcxLocal local, String session, PeerMetadata meta, RegionTable regions) {
+  UcxPeer(UcxLocal local, String session, UcxPeerMetadata meta, RegionTable regions) {
     this.local = local;
     this.session = session;
     this.meta = meta;

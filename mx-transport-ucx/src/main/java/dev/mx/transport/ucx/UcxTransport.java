@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One-sided reads over UCX. Each endpoint owns a UCX context and one worker (progressed by a {@link
- * WorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or hands
- * out memory UCX allocates ({@link #allocate}), and publishes a {@link PeerMetadata} blob. A
- * receiver {@link #connect connects} a peer once (an endpoint, cached).
+ * UcxWorkerLoop}), registers callers' native memory in place ({@code ucp_mem_map}, no copies) or
+ * hands out memory UCX allocates ({@link #allocate}), and publishes a {@link UcxPeerMetadata} blob.
+ * A receiver {@link #connect connects} a peer once (an endpoint, cached).
  *
  * <p>A read goes in two phases, each a set of requests the peer answers with UCX active messages
  * ({@link UcxServe}; one-sided GETs would let a vanished receiver abort the publisher, issue 14).
@@ -94,7 +94,7 @@ public final class UcxTransport extends AbstractTransport {
 
   private final UcpContext context;
   private final UcpWorker worker;
-  private final WorkerLoop loop;
+  private final UcxWorkerLoop loop;
   private final ReentrantLock workerLock;
   private final RegionDirectory directory;
   private final UcpMemory directoryMemory;
@@ -154,7 +154,7 @@ public final class UcxTransport extends AbstractTransport {
         params.setConfig("TLS", opts.tls());
       }
       opts.ucxConfig().forEach(params::setConfig);
-      ctx = VersionWarningFilter.run(() -> new UcpContext(params));
+      ctx = UcxVersionWarningFilter.run(() -> new UcpContext(params));
       opened.add(ctx);
       w = ctx.newWorker(new UcpWorkerParams().requestThreadSafety());
       opened.add(w);
@@ -174,7 +174,7 @@ public final class UcxTransport extends AbstractTransport {
       // starts, so
       // no request finds the worker without them.
       new UcxServe(config.session(), book::snapshot, w, awaiting);
-      this.loop = new WorkerLoop(w, config.session());
+      this.loop = new UcxWorkerLoop(w, config.session());
     } catch (RuntimeException | Error e) {
       // Reverse order: the directory's arena, its memory, the worker, the context.
       for (int i = opened.size() - 1; i >= 0; i--) {
@@ -349,15 +349,15 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   public byte[] localMetadata() {
     ensureOpen();
-    List<PeerMetadata.Region> regions = new ArrayList<>();
+    List<UcxPeerMetadata.Region> regions = new ArrayList<>();
     synchronized (registry) {
       for (UcxRegistration r : book.all()) {
         regions.add(
-            new PeerMetadata.Region(
+            new UcxPeerMetadata.Region(
                 r.segment().address(), r.segment().byteSize(), r.slot, r.cookie, r.rkey));
       }
     }
-    return new PeerMetadata(
+    return new UcxPeerMetadata(
             workerAddress,
             directory.segment().address(),
             directory.capacity(),
@@ -371,7 +371,8 @@ public final class UcxTransport extends AbstractTransport {
   @Override
   public void connect(String session, byte[] metadata) {
     byte[] blob = peerBlob(session, metadata);
-    PeerMetadataCodec.Decoded<PeerMetadata> decoded = decodePeer(session, blob, PeerMetadata.CODEC);
+    PeerMetadataCodec.Decoded<UcxPeerMetadata> decoded =
+        decodePeer(session, blob, UcxPeerMetadata.CODEC);
     UcxPeer peer = new UcxPeer(local, session, decoded.metadata(), decoded.regions());
     workerLock.lock();
     try {
@@ -477,7 +478,7 @@ public final class UcxTransport extends AbstractTransport {
         int i = 0;
         for (int r = 0; r < b.regionUsed.length; r++) {
           if (b.regionUsed[r]) {
-            PeerMetadata.Region region = b.peer.meta.regions().get(r);
+            UcxPeerMetadata.Region region = b.peer.meta.regions().get(r);
             UcxServe.writeRequest(
                 b.headers,
                 i,
@@ -604,7 +605,7 @@ public final class UcxTransport extends AbstractTransport {
         }
         if (progressed) {
           idleSince = -1;
-        } else if (idleSince < 0 || now - idleSince < WorkerLoop.SPIN_NANOS) {
+        } else if (idleSince < 0 || now - idleSince < UcxWorkerLoop.SPIN_NANOS) {
           idleSince = idleSince < 0 ? now : idleSince;
           Thread.onSpinWait();
         } else {

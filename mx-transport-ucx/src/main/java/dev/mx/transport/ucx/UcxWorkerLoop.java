@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * emulate them (shared memory and TCP); once nothing has happened for {@link #SPIN_NANOS} it sleeps
  * on the worker's event fd.
  */
-final class WorkerLoop {
-  private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
+final class UcxWorkerLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(UcxWorkerLoop.class);
 
   /**
    * How long the background thread sleeps on the event fd at most (a missed wake-up costs no more).
@@ -44,7 +44,7 @@ final class WorkerLoop {
   /** Set (under the lock) once the worker is destroyed: nothing may touch it afterwards. */
   private boolean destroyed;
 
-  WorkerLoop(UcpWorker worker, String name) {
+  UcxWorkerLoop(UcpWorker worker, String name) {
     this.worker = worker;
     this.name = name;
     this.eventFd = worker.getEventFD();
@@ -105,7 +105,7 @@ final class WorkerLoop {
       lock.unlock();
     }
     int millis = Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE);
-    EventWait.await(eventFd, millis);
+    UcxEventWait.await(eventFd, millis);
   }
 
   /**

@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * handler cannot be installed, nothing is filtered.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
-final class VersionWarningFilter {
+final class UcxVersionWarningFilter {
   private static final String MESSAGE_PREFIX = "UCP API version is incompatible";
   private static final int RC_STOP = 0;
   private static final int RC_CONTINUE = 1;
@@ -59,7 +59,7 @@ final class VersionWarningFilter {
       MethodHandle target =
           MethodHandles.lookup()
               .findStatic(
-                  VersionWarningFilter.class,
+                  UcxVersionWarningFilter.class,
                   "onLog",
                   MethodType.methodType(
                       int.class,
@@ -79,7 +79,7 @@ final class VersionWarningFilter {
     HANDLER = handler;
   }
 
-  private VersionWarningFilter() {}
+  private UcxVersionWarningFilter() {}
 
   /** The upcall: must never throw (an exception escaping an upcall ends the JVM). */
   @SuppressWarnings("unused")

@@ -18,7 +18,7 @@ import java.util.List;
  * base, long length, int slot, long cookie, bytes rkey)}, where {@code bytes} is an int length
  * followed by that many bytes.
  */
-record PeerMetadata(
+record UcxPeerMetadata(
     byte[] workerAddress,
     long directoryBase,
     int directorySlots,
@@ -34,7 +34,7 @@ record PeerMetadata(
   record Region(long base, long length, int slot, long cookie, byte[] rkey)
       implements PeerMetadataCodec.PublishedRegion {}
 
-  PeerMetadata {
+  UcxPeerMetadata {
     regions = List.copyOf(regions);
   }
 
@@ -57,8 +57,8 @@ record PeerMetadata(
   }
 
   /** Decodes what {@link #encode} wrote; the regions are indexed in published order. */
-  static final PeerMetadataCodec<PeerMetadata> CODEC =
-      PeerMetadataCodec.of((session, blob) -> decode(blob), PeerMetadata::regions);
+  static final PeerMetadataCodec<UcxPeerMetadata> CODEC =
+      PeerMetadataCodec.of((session, blob) -> decode(blob), UcxPeerMetadata::regions);
 
   /**
    * Parses a blob.
@@ -66,7 +66,7 @@ record PeerMetadata(
    * @throws IllegalArgumentException saying what is wrong, when the blob is not ucx metadata or is
    *     corrupt
    */
-  static PeerMetadata decode(byte[] blob) {
+  static UcxPeerMetadata decode(byte[] blob) {
     if (blob == null || blob.length < 6) {
       throw new IllegalArgumentException(
           "not ucx transport metadata (" + (blob == null ? "null" : blob.length + " bytes") + ")");
@@ -103,7 +103,7 @@ record PeerMetadata(
                       e.cookie(),
                       getBytes(in, "remote key of region " + e.index())));
       RegionList.requireEnd(b, "ucx metadata");
-      return new PeerMetadata(address, directoryBase, directorySlots, directoryRkey, regions);
+      return new UcxPeerMetadata(address, directoryBase, directorySlots, directoryRkey, regions);
     } catch (BufferUnderflowException e) {
       throw new IllegalArgumentException(
           "truncated ucx transport metadata (" + blob.length + " bytes)", e);

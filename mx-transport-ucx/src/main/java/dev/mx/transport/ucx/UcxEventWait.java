@@ -12,7 +12,7 @@ import java.lang.invoke.MethodHandle;
  * wait has no timeout, and a waiter that can miss a wake-up must never sleep for long.
  */
 @SuppressWarnings("restricted") // calling native code is what this class is for
-final class EventWait {
+final class UcxEventWait {
   private static final MethodHandle POLL =
       Linker.nativeLinker()
           .downcallHandle(
@@ -24,7 +24,7 @@ final class EventWait {
                   ValueLayout.JAVA_INT));
   private static final short POLLIN = 1;
 
-  private EventWait() {}
+  private UcxEventWait() {}
 
   /**
    * Waits until {@code fd} is readable or {@code timeoutMillis} pass (an interrupted poll just
