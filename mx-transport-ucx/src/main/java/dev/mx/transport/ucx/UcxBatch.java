@@ -193,7 +193,7 @@ final class UcxBatch implements PendingRead {
                 + " "
                 + group.get(first)
                 + " reads region "
-                + describe(gone.base(), gone.length())
+                + UcxRegions.describe(gone.base(), gone.length())
                 + " which peer '"
                 + peer.session
                 + "' has deregistered since it published its metadata; nothing in this batch was read");
@@ -279,9 +279,5 @@ final class UcxBatch implements PendingRead {
             + phase()
             + "): "
             + failure);
-  }
-
-  private static String describe(long base, long length) {
-    return "0x" + Long.toHexString(base) + "+" + length;
   }
 }

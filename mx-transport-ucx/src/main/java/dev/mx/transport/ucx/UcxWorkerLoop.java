@@ -36,7 +36,7 @@ final class UcxWorkerLoop {
   private final UcpWorker worker;
   private final int eventFd;
   private final String name;
-  private final ReentrantLock lock = new ReentrantLock();
+  private final ReentrantLock lock;
   private final AtomicInteger activeCallers = new AtomicInteger();
   private final Thread thread;
   private volatile boolean running = true;
@@ -44,9 +44,14 @@ final class UcxWorkerLoop {
   /** Set (under the lock) once the worker is destroyed: nothing may touch it afterwards. */
   private boolean destroyed;
 
-  UcxWorkerLoop(UcpWorker worker, String name) {
+  /**
+   * Starts progressing {@code worker} of endpoint {@code name}; {@code lock} is the worker lock,
+   * handed in so that what registers memory before the loop starts can share it.
+   */
+  UcxWorkerLoop(UcpWorker worker, String name, ReentrantLock lock) {
     this.worker = worker;
     this.name = name;
+    this.lock = lock;
     this.eventFd = worker.getEventFD();
     this.thread = Thread.ofPlatform().daemon().name("mx-ucx-progress-" + name).unstarted(this::run);
     thread.start();
