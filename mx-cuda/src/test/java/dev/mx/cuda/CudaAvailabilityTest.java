@@ -13,7 +13,7 @@ import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
-import dev.mx.cuda.ipc.CudaIpcTransportProvider;
+import dev.mx.transport.cudaipc.CudaIpcTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import org.junit.jupiter.api.Test;

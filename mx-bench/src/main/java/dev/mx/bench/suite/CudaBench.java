@@ -2,6 +2,7 @@ package dev.mx.bench.suite;
 
 import dev.mx.api.DType;
 import dev.mx.api.error.MxException;
+import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
@@ -14,14 +15,11 @@ import dev.mx.cuda.CudaDevice;
 import dev.mx.cuda.CudaDigest;
 import dev.mx.cuda.CudaMemory;
 import dev.mx.cuda.DeviceAllocation;
-import dev.mx.cuda.ipc.CudaIpcPublisherMain;
-import dev.mx.cuda.ipc.CudaIpcTransportProvider;
+import dev.mx.transport.cudaipc.CudaIpcTransportProvider;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * mx-cuda on device 0 against a device-to-device copy of the same bytes ({@code cuMemcpyAsync}),
@@ -126,14 +124,17 @@ public final class CudaBench implements Benchmark {
       Measure.Action copy,
       int reps)
       throws Exception {
-    Process child = CudaIpcPublisherMain.start("bench-publisher", bytes, -1);
-    try (Transport receiver =
-        new CudaIpcTransportProvider()
-            .create(TransportConfig.of("bench-receiver").withTimeout(Duration.ofMinutes(2)))) {
-      Map<String, String> header = CudaIpcPublisherMain.readHeader(child);
-      receiver.connect("bench-publisher", Base64.getDecoder().decode(header.get("META")));
+    try (PublisherProcess child =
+            PublisherProcess.launch("cuda-ipc", "bench-publisher")
+                .regions(List.of(bytes))
+                .memory(MemoryKind.device(device.ordinal()))
+                .start(Duration.ofMinutes(2));
+        Transport receiver =
+            new CudaIpcTransportProvider()
+                .create(TransportConfig.of("bench-receiver").withTimeout(Duration.ofMinutes(2)))) {
+      receiver.connect("bench-publisher", child.metadata());
       receiver.register(dst.segment());
-      long remote = Long.parseLong(header.get("DEVICE"));
+      long remote = child.regions().getFirst().base();
       List<ReadDescriptor> batch = new ArrayList<>();
       for (long off = 0; off < bytes; off += 64 * MIB) {
         batch.add(
@@ -154,11 +155,6 @@ public final class CudaBench implements Benchmark {
           "GB/s",
           "cuda_memcpy_d2d_GBps",
           bytes / m[1] / 1e9);
-    } finally {
-      child.getOutputStream().close();
-      if (!child.waitFor(30, TimeUnit.SECONDS)) {
-        child.destroyForcibly();
-      }
     }
   }
 }

@@ -9,7 +9,7 @@ import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
 import dev.mx.transport.nixl.Nixl;
 import dev.mx.transport.nixl.NixlTransportProvider;
-import dev.mx.transport.nixl.tool.NixlPublisherProcess;
+import dev.mx.transport.testsuite.tool.PublisherProcess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -68,8 +68,10 @@ public final class NixlBench implements Benchmark {
                     "bench-nixl-uncached",
                     Duration.ofMinutes(5),
                     Map.of("nixl.cachedRequests", "0")));
-        NixlPublisherProcess publisher =
-            NixlPublisherProcess.start(SESSION, List.of(REGION), Duration.ofMinutes(2))) {
+        PublisherProcess publisher =
+            PublisherProcess.launch("nixl", SESSION)
+                .regions(List.of(REGION))
+                .start(Duration.ofMinutes(2))) {
       MemorySegment dst = arena.allocate(REGION, 4096);
       MemorySegment localSrc = arena.allocate(REGION, 4096);
       receiver.register(dst);

@@ -9,6 +9,7 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import dev.mx.transport.kit.AbstractTransport;
+import dev.mx.transport.kit.CallerDrivenProgress;
 import dev.mx.transport.kit.PeerMetadataCodec;
 import dev.mx.transport.kit.RegionBook;
 import dev.mx.transport.kit.RegionTable;
@@ -53,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * registrations, the backend handle, the agent.
  */
 @Stable
-public final class NixlTransport extends AbstractTransport {
+public final class NixlTransport extends AbstractTransport implements CallerDrivenProgress {
   private static final Logger LOG = LoggerFactory.getLogger(NixlTransport.class);
 
   /** How long a waiting caller spins before it starts to park between polls. */
@@ -136,9 +137,10 @@ public final class NixlTransport extends AbstractTransport {
     return options.backend();
   }
 
-  /** Whether NIXL's progress thread drives this agent (otherwise the waiting caller does). */
-  public boolean usesProgressThread() {
-    return options.progressThread();
+  /** Whether the waiting caller drives this agent (NIXL's progress thread does otherwise). */
+  @Override
+  public boolean needsCallerProgress() {
+    return !options.progressThread();
   }
 
   // ---------------------------------------------------------------- registration
@@ -467,6 +469,7 @@ public final class NixlTransport extends AbstractTransport {
    * caller-driven publisher must be driven while receivers read from it (over TCP a read needs the
    * target's progress).
    */
+  @Override
   public void progress() {
     if (options.progressThread()) {
       return;

@@ -142,21 +142,26 @@ final class NixlDouble {
     }
   }
 
+  /** Why no real NIXL is testable here, or null when one is. */
+  static String whyNoRealNixl() {
+    if (System.getProperty(Nixl.LIBRARY_PROPERTY) == null
+        && System.getenv(Nixl.LIBRARY_ENV) == null
+        && !Nixl.isAvailable()) {
+      return "no real NIXL: " + Nixl.LIBRARY_ENV + " is unset and " + Nixl.unavailabilityCause();
+    } else if (!Nixl.isAvailable()) {
+      return "NIXL is unavailable: " + Nixl.unavailabilityCause();
+    } else if (NixlLibrary.load(Nixl.libraryOrigin()).find("nixl_double_inject").isPresent()) {
+      return Nixl.libraryOrigin() + " is mx's test double, not a real NIXL";
+    }
+    return null;
+  }
+
   /**
    * Skips (or, with {@code -Dmx.test.requireNative=true}, fails) unless {@code MX_NIXL_LIBRARY} or
    * {@code -Dmx.nixl.library} points at a NIXL that {@link Nixl} accepts, printing why.
    */
   static void requireRealNixl() {
-    String why = null;
-    if (System.getProperty(Nixl.LIBRARY_PROPERTY) == null
-        && System.getenv(Nixl.LIBRARY_ENV) == null
-        && !Nixl.isAvailable()) {
-      why = "no real NIXL: " + Nixl.LIBRARY_ENV + " is unset and " + Nixl.unavailabilityCause();
-    } else if (!Nixl.isAvailable()) {
-      why = "NIXL is unavailable: " + Nixl.unavailabilityCause();
-    } else if (NixlLibrary.load(Nixl.libraryOrigin()).find("nixl_double_inject").isPresent()) {
-      why = Nixl.libraryOrigin() + " is mx's test double, not a real NIXL";
-    }
+    String why = whyNoRealNixl();
     if (why == null) {
       System.err.println(
           "testing the real NIXL at " + Nixl.libraryOrigin() + ", plugins " + Nixl.plugins());

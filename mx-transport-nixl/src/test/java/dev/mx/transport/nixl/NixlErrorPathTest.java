@@ -342,11 +342,11 @@ class NixlErrorPathTest {
               "prog=1 listen=0 port=0 sync=2 workers=1 pdelay=777 ldelay=100000 telemetry=0"),
           cfg);
       assertEquals("UCX:num_workers=2", NixlDouble.lastBackend());
-      assertTrue(t.usesProgressThread());
+      assertTrue(!t.needsCallerProgress());
     }
     try (NixlTransport t = NixlDouble.transport("driven", Map.of("nixl.progressThread", "false"))) {
       assertTrue(NixlDouble.lastAgentConfig().startsWith("prog=0 "), NixlDouble.lastAgentConfig());
-      assertTrue(!t.usesProgressThread());
+      assertTrue(t.needsCallerProgress());
     }
   }
 

@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.memory.MemoryOpsProvider;
+import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.transport.testsuite.tool.PublisherProcess;
@@ -15,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,14 +27,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * A child JVM publishes 256 MiB in four regions (three of its own memory, one from its transport's
- * {@code allocate}) filled with a known pattern; this JVM reads it and checks every byte it read. A
- * backend names the transport the child serves and supplies the receiving endpoint.
+ * A child JVM ({@link PublisherProcess}) publishes 256 MiB in four regions filled with a known
+ * pattern; this JVM reads it and checks every byte it read. In host memory three regions are the
+ * child's own and one comes from its transport's {@code allocate}; a backend that serves device
+ * memory ({@link #memoryKind()}) publishes four device regions and reads into device memory,
+ * checked through that kind's {@link MemoryOps}. A backend names the transport the child serves and
+ * supplies the receiving endpoint; every backend, NIXL and cuda-ipc included, runs this one class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class AbstractCrossProcessTest {
   protected static final long MIB = 1 << 20;
   protected static final String PEER = "trainer-0";
+  private static final Duration START = Duration.ofSeconds(60);
   protected PublisherProcess publisher;
   protected Arena arena;
   protected Transport receiver;
@@ -51,34 +58,86 @@ public abstract class AbstractCrossProcessTest {
   /** A receiving endpoint of the backend. */
   protected abstract Transport newReceiver(String session, Duration timeout);
 
+  /** The memory both sides publish and read into: host unless the backend serves a device. */
+  protected MemoryKind memoryKind() {
+    return MemoryKind.HOST;
+  }
+
+  /** Extra JVM arguments for the child publisher (e.g. which native library it loads). */
+  protected List<String> publisherJvmArguments() {
+    return List.of();
+  }
+
+  /** Operations on {@link #memoryKind()}; null for host memory, which the test touches itself. */
+  private MemoryOps deviceOps;
+
+  /**
+   * Where {@link #dst}'s bytes are checked: {@code dst} itself, or a host copy of device memory.
+   */
+  private MemorySegment landed;
+
+  private MemoryRegistration deviceDst;
+
   @BeforeAll
   @SuppressWarnings("MustBeClosedChecker") // closed in @AfterAll
   void startPublisher() throws Exception {
     if (!isAvailable()) {
       return; // each test then skips (or fails under -Dmx.test.requireNative=true) with the cause
     }
-    // The last region comes from the publisher's Transport.allocate, the others are its own memory.
-    publisher =
-        PublisherProcess.start(
-            publisherTransport(),
-            PEER,
-            42,
-            List.of(96 * MIB, 64 * MIB, 64 * MIB),
-            List.of(32 * MIB),
-            Map.of(),
-            Duration.ofSeconds(60));
-    assertTrue(publisher.regions().get(3).allocated());
     arena = Arena.ofShared();
+    MemoryKind kind = memoryKind();
+    PublisherProcess.Launch launch =
+        PublisherProcess.launch(publisherTransport(), PEER)
+            .seed(42)
+            .memory(kind)
+            .jvmArguments(publisherJvmArguments());
+    if (kind.isDevice()) {
+      deviceOps = MemoryOpsProvider.forKind(kind, MemoryOpsProvider.registry());
+      publisher = launch.regions(List.of(96 * MIB, 64 * MIB, 64 * MIB, 32 * MIB)).start(START);
+      deviceDst = deviceOps.allocate(256 * MIB);
+      dst = deviceDst.segment();
+      landed = arena.allocate(256 * MIB, 4096);
+    } else {
+      // The last region comes from the publisher's Transport.allocate, the others are its own.
+      publisher =
+          launch
+              .regions(List.of(96 * MIB, 64 * MIB, 64 * MIB))
+              .allocated(List.of(32 * MIB))
+              .start(START);
+      assertTrue(publisher.regions().get(3).allocated());
+      dst = arena.allocate(256 * MIB, 4096);
+      landed = dst;
+    }
     receiver = newReceiver("inference-0", Duration.ofSeconds(60));
-    dst = arena.allocate(256 * MIB, 4096);
-    receiver.register(dst);
+    receiver.register(dst, kind);
     receiver.connect(PEER, publisher.metadata());
+  }
+
+  /** Sets {@code [0, n)} of the destination to {@code value}. */
+  private void fillDestination(long n, byte value) {
+    if (deviceOps == null) {
+      dst.asSlice(0, n).fill(value);
+      return;
+    }
+    landed.asSlice(0, n).fill(value);
+    deviceOps.copyFromHost(landed, 0, dst, 0, n);
+  }
+
+  /** The destination's first {@code n} bytes as the host sees them, after the reads. */
+  private MemorySegment landedBytes(long n) {
+    if (deviceOps != null) {
+      deviceOps.copyToHost(dst, 0, landed, 0, n);
+    }
+    return landed;
   }
 
   @AfterAll
   void stopPublisher() throws Exception {
     if (receiver != null) {
       receiver.close();
+    }
+    if (deviceDst != null) {
+      deviceDst.close();
     }
     if (arena != null) {
       arena.close();
@@ -130,16 +189,17 @@ public abstract class AbstractCrossProcessTest {
     }
     assertEquals(256 * MIB, at, "the runs cover every published byte");
     assertTrue(plan.size() > 1000, "a plan's worth of descriptors: " + plan.size());
-    dst.fill((byte) 0x5a);
+    fillDestination(256 * MIB, (byte) 0x5a);
 
     receiver.read(plan.stream().map(Placed::descriptor).toList());
+    MemorySegment got = landedBytes(256 * MIB);
 
     for (Placed p : plan) {
       ReadDescriptor d = p.descriptor();
       long m =
           publisher
               .pattern()
-              .mismatch(dst, d.dstAddr() - dst.address(), p.region(), p.regionOffset(), d.nbytes());
+              .mismatch(got, d.dstAddr() - dst.address(), p.region(), p.regionOffset(), d.nbytes());
       assertEquals(
           -1,
           m,
@@ -168,16 +228,17 @@ public abstract class AbstractCrossProcessTest {
               r.index(),
               off));
     }
-    dst.fill((byte) 0);
+    fillDestination(n * 64L, (byte) 0);
 
     receiver.read(plan.stream().map(Placed::descriptor).toList());
+    MemorySegment got = landedBytes(n * 64L);
 
     for (Placed p : plan) {
       long m =
           publisher
               .pattern()
               .mismatch(
-                  dst, p.descriptor().dstAddr() - dst.address(), p.region(), p.regionOffset(), 64);
+                  got, p.descriptor().dstAddr() - dst.address(), p.region(), p.regionOffset(), 64);
       assertEquals(-1, m, () -> p.descriptor() + ": first wrong byte at " + m);
     }
   }
@@ -186,7 +247,7 @@ public abstract class AbstractCrossProcessTest {
   void aDescriptorOutsideThePublishedRegionsIsRejectedBeforeAnyRead() {
     Region first = publisher.regions().get(0);
     Region last = publisher.regions().get(3);
-    dst.asSlice(0, 4 * MIB).fill((byte) 0x33);
+    fillDestination(4 * MIB, (byte) 0x33);
     List<ReadDescriptor> batch =
         List.of(
             new ReadDescriptor(PEER, first.base(), dst.address(), MIB),
@@ -199,8 +260,9 @@ public abstract class AbstractCrossProcessTest {
     TransportException e = assertThrows(TransportException.class, () -> receiver.read(batch));
     assertEquals(PEER, e.peer());
     assertTrue(e.getMessage().contains("#1") && e.getMessage().contains(PEER), e.getMessage());
+    MemorySegment unchanged = landedBytes(4 * MIB);
     for (long i = 0; i < 4 * MIB; i++) {
-      if (dst.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) != 0x33) {
+      if (unchanged.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) != 0x33) {
         throw new AssertionError(
             "byte " + i + " of the destination changed although the batch was rejected");
       }
@@ -215,6 +277,6 @@ public abstract class AbstractCrossProcessTest {
     assertTrue(below.getMessage().contains("#0"), below.getMessage());
     // ... and the endpoint still works afterwards.
     receiver.read(List.of(new ReadDescriptor(PEER, first.base(), dst.address(), 4096)));
-    assertEquals(-1, publisher.pattern().mismatch(dst, 0, 0, 0, 4096));
+    assertEquals(-1, publisher.pattern().mismatch(landedBytes(4096), 0, 0, 0, 4096));
   }
 }

@@ -1,8 +1,13 @@
 package dev.mx.transport.testsuite.tool;
 
+import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.memory.MemoryOpsProvider;
+import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
+import dev.mx.transport.kit.CallerDrivenProgress;
 import dev.mx.transport.kit.RoutingTransport;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,19 +21,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * A publisher process: allocates native regions, fills them with a {@link Pattern}, registers them
- * with an endpoint of {@code --transport} ({@code ucx} by default; {@code auto} routes over every
- * available one) and prints, on stdout, one {@code region INDEX BASE LENGTH KIND} line per region,
- * a {@code metadata BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves
- * reads until its stdin closes (so it never outlives the process that started it), then closes the
- * endpoint and exits 0. Regions of {@code --regions} are this process's memory, registered ({@code
- * registered}); regions of {@code --allocated} come from {@link Transport#allocate} ({@code
- * allocated}) and follow them in index order.
+ * A publisher process, the one every backend's cross-process tests and benches start: allocates
+ * regions, fills them with a {@link Pattern}, registers them with an endpoint of {@code
+ * --transport} ({@code ucx} by default; {@code auto} routes over every available one) and prints,
+ * on stdout, one {@code region INDEX BASE LENGTH ORIGIN MEMORY} line per region, a {@code metadata
+ * BASE64} line and {@code ready}, each prefixed with {@value #PREFIX}. It serves reads until its
+ * stdin closes (so it never outlives the process that started it), then closes the endpoint and
+ * exits 0. Regions of {@code --regions} are this process's memory of {@code --memory} ({@code host}
+ * by default, or a device such as {@code cuda:0}, allocated and filled through that kind's {@link
+ * MemoryOps}), registered ({@code registered}); regions of {@code --allocated} come from {@link
+ * Transport#allocate} ({@code allocated}) and follow them in index order. An endpoint that moves
+ * data only while driven ({@link CallerDrivenProgress}) is driven by a thread of its own meanwhile.
  *
  * <p>Usage: {@code PatternPublisher --session NAME --seed N --regions 96m,64m,... [--allocated
- * 64m,...] [--property KEY=VALUE]... [--transport NAME]}
+ * 64m,...] [--memory host|cuda:N] [--property KEY=VALUE]... [--transport NAME]}
  */
 public final class PatternPublisher {
   /** Prefix of every line this process prints for its parent. */
@@ -36,18 +45,20 @@ public final class PatternPublisher {
 
   private PatternPublisher() {}
 
-  public static void main(String[] args) throws IOException {
+  public static void main(String[] args) throws Exception {
     String session = "publisher";
     long seed = 1;
     List<Long> sizes = new ArrayList<>();
     List<Long> allocated = new ArrayList<>();
     Map<String, String> properties = new LinkedHashMap<>();
     String transportName = "ucx";
+    MemoryKind memory = MemoryKind.HOST;
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
         case "--session" -> session = require(args[i], value);
         case "--transport" -> transportName = require(args[i], value);
+        case "--memory" -> memory = MemoryKind.parse(require(args[i], value));
         case "--seed" -> seed = Long.parseLong(require(args[i], value));
         case "--regions" -> {
           for (String s : require(args[i], value).split(",")) {
@@ -76,30 +87,87 @@ public final class PatternPublisher {
     }
     PrintStream out = System.out;
     Pattern pattern = new Pattern(seed);
+    MemoryOps ops =
+        memory.isDevice() ? MemoryOpsProvider.forKind(memory, MemoryOpsProvider.registry()) : null;
+    List<AutoCloseable> owned = new ArrayList<>();
     try (Arena arena = Arena.ofShared();
         Transport transport =
             open(
                 transportName, new TransportConfig(session, Duration.ofSeconds(120), properties))) {
       int index = 0;
       for (long size : sizes) {
-        MemorySegment region = arena.allocate(size, 4096);
-        pattern.fill(region, index);
-        transport.register(region);
+        MemorySegment region;
+        if (ops == null) {
+          region = arena.allocate(size, 4096);
+          pattern.fill(region, index);
+        } else {
+          MemoryRegistration allocation = ops.allocate(size);
+          owned.add(allocation);
+          region = allocation.segment();
+          fillThroughHost(pattern, index, ops, region, arena);
+        }
+        transport.register(region, memory);
         out.println(
-            PREFIX + "region " + index++ + " " + region.address() + " " + size + " registered");
+            PREFIX
+                + "region "
+                + index++
+                + " "
+                + region.address()
+                + " "
+                + size
+                + " registered "
+                + memory);
       }
       for (long size : allocated) {
         MemorySegment region = transport.allocate(size).segment();
         pattern.fill(region, index);
         out.println(
-            PREFIX + "region " + index++ + " " + region.address() + " " + size + " allocated");
+            PREFIX + "region " + index++ + " " + region.address() + " " + size + " allocated host");
       }
       out.println(
           PREFIX + "metadata " + Base64.getEncoder().encodeToString(transport.localMetadata()));
       out.println(PREFIX + "ready");
       out.flush();
+      Thread driver = transport instanceof CallerDrivenProgress d ? startDriver(d) : null;
       drain(System.in);
+      if (driver != null) {
+        driver.interrupt();
+        driver.join();
+      }
+    } finally {
+      for (AutoCloseable c : owned.reversed()) {
+        c.close();
+      }
     }
+  }
+
+  /** Device memory: the pattern goes through a host buffer in pieces of at most 16 MiB. */
+  private static void fillThroughHost(
+      Pattern pattern, int region, MemoryOps ops, MemorySegment device, Arena arena) {
+    long piece = Math.min(device.byteSize(), 16L << 20);
+    MemorySegment host = arena.allocate(piece, 4096);
+    for (long at = 0; at < device.byteSize(); at += piece) {
+      long n = Math.min(piece, device.byteSize() - at);
+      pattern.write(host, 0, region, at, n);
+      ops.copyFromHost(host, 0, device, at, n);
+    }
+  }
+
+  /** Nothing else drives a caller-driven endpoint while this process only serves. */
+  private static Thread startDriver(CallerDrivenProgress endpoint) {
+    if (!endpoint.needsCallerProgress()) {
+      return null;
+    }
+    return Thread.ofPlatform()
+        .daemon()
+        .name("publisher-progress")
+        .start(
+            () -> {
+              while (!Thread.currentThread().isInterrupted()) {
+                endpoint.progress();
+                LockSupport.parkNanos(50_000);
+              }
+            });
   }
 
   /** {@code auto}: a routing endpoint over every available transport; otherwise the one named. */

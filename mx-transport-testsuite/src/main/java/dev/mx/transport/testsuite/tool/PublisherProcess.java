@@ -1,6 +1,7 @@
 package dev.mx.transport.testsuite.tool;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.MemoryKind;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,10 +34,10 @@ public final class PublisherProcess implements AutoCloseable {
   private final Path log;
 
   /**
-   * A region the child published: its index in the pattern, base address, length, and whether it
-   * came from {@code Transport.allocate} rather than the child's own memory.
+   * A region the child published: its index in the pattern, base address, length, whether it came
+   * from {@code Transport.allocate} rather than the child's own memory, and the memory it lies in.
    */
-  public record Region(int index, long base, long length, boolean allocated) {}
+  public record Region(int index, long base, long length, boolean allocated, MemoryKind memory) {}
 
   private PublisherProcess(
       Process process,
@@ -125,39 +127,134 @@ public final class PublisherProcess implements AutoCloseable {
       Map<String, String> environment,
       Duration startTimeout)
       throws IOException {
+    return launch(transport, session)
+        .seed(seed)
+        .regions(sizes)
+        .allocated(allocatedSizes)
+        .properties(properties)
+        .jvmArguments(jvmArguments)
+        .environment(environment)
+        .start(startTimeout);
+  }
+
+  /** A publisher over {@code transport} named {@code session}, to describe, then start. */
+  public static Launch launch(String transport, String session) {
+    return new Launch(transport, session);
+  }
+
+  /**
+   * What a publisher child publishes and how it runs. The child inherits this JVM's {@code mx.*}
+   * system properties (a backend's settings, such as {@code mx.nixl.library}); {@link
+   * #jvmArguments} come after them and win.
+   */
+  public static final class Launch {
+    private final String transport;
+    private final String session;
+    private long seed = 1;
+    private List<Long> sizes = List.of();
+    private List<Long> allocatedSizes = List.of();
+    private MemoryKind memory = MemoryKind.HOST;
+    private Map<String, String> properties = Map.of();
+    private List<String> jvmArguments = List.of();
+    private Map<String, String> environment = Map.of();
+
+    private Launch(String transport, String session) {
+      this.transport = transport;
+      this.session = session;
+    }
+
+    /** The pattern's seed. */
+    public Launch seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /** The byte size of each region of the child's own memory. */
+    public Launch regions(List<Long> sizes) {
+      this.sizes = List.copyOf(sizes);
+      return this;
+    }
+
+    /**
+     * Further regions the child takes from {@code Transport.allocate} (indexed after the others).
+     */
+    public Launch allocated(List<Long> allocatedSizes) {
+      this.allocatedSizes = List.copyOf(allocatedSizes);
+      return this;
+    }
+
+    /** The memory of the child's own regions: host (the default) or a device such as cuda:0. */
+    public Launch memory(MemoryKind memory) {
+      this.memory = memory;
+      return this;
+    }
+
+    /** Transport properties for its endpoint (e.g. {@code ucx.tls}). */
+    public Launch properties(Map<String, String> properties) {
+      this.properties = Map.copyOf(properties);
+      return this;
+    }
+
+    /** Extra JVM arguments for the child. */
+    public Launch jvmArguments(List<String> jvmArguments) {
+      this.jvmArguments = List.copyOf(jvmArguments);
+      return this;
+    }
+
+    /** Extra environment variables for the child. */
+    public Launch environment(Map<String, String> environment) {
+      this.environment = Map.copyOf(environment);
+      return this;
+    }
+
+    /** Starts the child and waits until it is ready, at most {@code startTimeout}. */
+    public PublisherProcess start(Duration startTimeout) throws IOException {
+      return PublisherProcess.start(this, startTimeout);
+    }
+  }
+
+  private static PublisherProcess start(Launch launch, Duration startTimeout) throws IOException {
+    String session = launch.session;
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("--enable-native-access=ALL-UNNAMED");
     cmd.add("-Xmx128m");
     cmd.add("-XX:+UseSerialGC");
-    cmd.addAll(jvmArguments);
+    for (String key : new TreeSet<>(System.getProperties().stringPropertyNames())) {
+      if (key.startsWith("mx.")) {
+        cmd.add("-D" + key + "=" + System.getProperty(key));
+      }
+    }
+    cmd.addAll(launch.jvmArguments);
     cmd.add("-cp");
     // Under surefire java.class.path may be its booter jar alone; the test class path is the real
     // one.
     cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
     cmd.add(PatternPublisher.class.getName());
     cmd.add("--transport");
-    cmd.add(transport);
+    cmd.add(launch.transport);
     cmd.add("--session");
     cmd.add(session);
     cmd.add("--seed");
-    cmd.add(Long.toString(seed));
-    if (!sizes.isEmpty()) {
+    cmd.add(Long.toString(launch.seed));
+    cmd.add("--memory");
+    cmd.add(launch.memory.toString());
+    if (!launch.sizes.isEmpty()) {
       cmd.add("--regions");
-      cmd.add(String.join(",", sizes.stream().map(String::valueOf).toList()));
+      cmd.add(String.join(",", launch.sizes.stream().map(String::valueOf).toList()));
     }
-    if (!allocatedSizes.isEmpty()) {
+    if (!launch.allocatedSizes.isEmpty()) {
       cmd.add("--allocated");
-      cmd.add(String.join(",", allocatedSizes.stream().map(String::valueOf).toList()));
+      cmd.add(String.join(",", launch.allocatedSizes.stream().map(String::valueOf).toList()));
     }
-    properties.forEach(
+    launch.properties.forEach(
         (k, v) -> {
           cmd.add("--property");
           cmd.add(k + "=" + v);
         });
     Path log = Files.createTempFile("mx-publisher-" + session + "-", ".log");
     ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(log.toFile());
-    builder.environment().putAll(environment);
+    builder.environment().putAll(launch.environment);
     Process p = builder.start();
     CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readUntilReady(p));
     try {
@@ -173,15 +270,17 @@ public final class PublisherProcess implements AutoCloseable {
                       Integer.parseInt(f[1]),
                       Long.parseLong(f[2]),
                       Long.parseLong(f[3]),
-                      f[4].equals("allocated")));
+                      f[4].equals("allocated"),
+                      MemoryKind.parse(f[5])));
           case "metadata" -> metadata = Base64.getDecoder().decode(f[1]);
           default -> {}
         }
       }
-      if (metadata == null || regions.size() != sizes.size() + allocatedSizes.size()) {
+      if (metadata == null
+          || regions.size() != launch.sizes.size() + launch.allocatedSizes.size()) {
         throw new IOException("publisher '" + session + "' printed no metadata or too few regions");
       }
-      return new PublisherProcess(p, session, new Pattern(seed), regions, metadata, log);
+      return new PublisherProcess(p, session, new Pattern(launch.seed), regions, metadata, log);
     } catch (InterruptedException
         | ExecutionException
         | TimeoutException

@@ -1,4 +1,4 @@
-package dev.mx.cuda.ipc;
+package dev.mx.transport.cudaipc;
 
 import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TransportException;

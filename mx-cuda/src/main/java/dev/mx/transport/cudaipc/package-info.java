@@ -3,4 +3,4 @@
  * exported with {@code cuIpcGetMemHandle} and mapped with {@code cuIpcOpenMemHandle}, by
  * device-to-device copies.
  */
-package dev.mx.cuda.ipc;
+package dev.mx.transport.cudaipc;

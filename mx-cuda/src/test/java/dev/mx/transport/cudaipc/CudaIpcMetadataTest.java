@@ -1,4 +1,4 @@
-package dev.mx.cuda.ipc;
+package dev.mx.transport.cudaipc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
