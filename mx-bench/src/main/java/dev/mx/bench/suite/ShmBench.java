@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The shm transport across processes against {@link MemorySegment#copy} of the same sizes in this
@@ -70,8 +69,11 @@ public final class ShmBench implements Benchmark {
       receiver.register(dst);
       List<Long> own = Shm.crossMemoryAttach() ? List.of(64 * MIB) : List.of();
       try (PublisherProcess publisher =
-          PublisherProcess.start(
-              "shm", SESSION, 1, own, List.of(64 * MIB), Map.of(), Duration.ofSeconds(120))) {
+          PublisherProcess.launch("shm", SESSION)
+              .seed(1)
+              .regions(own)
+              .allocated(List.of(64 * MIB))
+              .start(Duration.ofSeconds(120))) {
         receiver.connect(SESSION, publisher.metadata());
         PublisherProcess.Region shared = publisher.regions().getLast();
         PublisherProcess.Region registered = own.isEmpty() ? null : publisher.regions().getFirst();

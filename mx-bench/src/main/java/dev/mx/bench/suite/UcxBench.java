@@ -94,8 +94,12 @@ public final class UcxBench implements Benchmark {
       MemorySegment dst = arena.allocate(64 * MIB, 4096);
       receiver.register(dst);
       try (PublisherProcess publisher =
-          PublisherProcess.start(
-              SESSION, 1, List.of(64 * MIB), List.of(64 * MIB), props, Duration.ofSeconds(120))) {
+          PublisherProcess.launch("ucx", SESSION)
+              .seed(1)
+              .regions(List.of(64 * MIB))
+              .allocated(List.of(64 * MIB))
+              .properties(props)
+              .start(Duration.ofSeconds(120))) {
         receiver.connect(SESSION, publisher.metadata());
         long own = publisher.regions().get(0).base();
         long allocated = publisher.regions().get(1).base();

@@ -25,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -72,14 +71,11 @@ class ShmPeerFaultTest {
         String peer = "trainer-" + round;
         // One region of the child's own memory (cross-memory attach), one shared file (allocate).
         PublisherProcess pub =
-            PublisherProcess.start(
-                "shm",
-                peer,
-                round,
-                List.of(8 * MIB),
-                List.of(8 * MIB),
-                Map.of(),
-                Duration.ofSeconds(60));
+            PublisherProcess.launch("shm", peer)
+                .seed(round)
+                .regions(List.of(8 * MIB))
+                .allocated(List.of(8 * MIB))
+                .start(Duration.ofSeconds(60));
         String files = ShmFiles.PREFIX + ns + "-" + pub.pid() + "-";
         try {
           assertEquals(
@@ -139,8 +135,10 @@ class ShmPeerFaultTest {
   @Test
   void aPublisherEndedWithSigtermWithoutClosingLeavesNoFiles() throws Exception {
     try (PublisherProcess pub =
-        PublisherProcess.start(
-            "shm", "trainer-t", 1, List.of(), List.of(MIB), Map.of(), Duration.ofSeconds(60))) {
+        PublisherProcess.launch("shm", "trainer-t")
+            .seed(1)
+            .allocated(List.of(MIB))
+            .start(Duration.ofSeconds(60))) {
       String files = ShmFiles.PREFIX + Shm.self().pidNamespaceId() + "-" + pub.pid() + "-";
       assertEquals(2, filesStartingWith(files).size());
       assertEquals(
@@ -228,11 +226,16 @@ class ShmPeerFaultTest {
       MemorySegment dst = arena.allocate(4 * MIB, 4096);
       receiver.register(dst);
       try (PublisherProcess shared =
-              PublisherProcess.start(
-                  "shm", "trainer-s", 7, List.of(), List.of(2 * MIB), Map.of(), TIMEOUT);
+              PublisherProcess.launch("shm", "trainer-s")
+                  .seed(7)
+                  .allocated(List.of(2 * MIB))
+                  .start(TIMEOUT);
           PublisherProcess mixed =
-              PublisherProcess.start(
-                  "shm", "trainer-m", 8, List.of(MIB), List.of(MIB), Map.of(), TIMEOUT)) {
+              PublisherProcess.launch("shm", "trainer-m")
+                  .seed(8)
+                  .regions(List.of(MIB))
+                  .allocated(List.of(MIB))
+                  .start(TIMEOUT)) {
         receiver.connect("trainer-s", shared.metadata());
         receiver.connect("trainer-m", mixed.metadata());
         String files = ShmFiles.PREFIX + Shm.self().pidNamespaceId() + "-" + shared.pid() + "-";

@@ -18,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,8 +70,11 @@ class ShmRoutingTest {
   @Test
   void onePublisherTwoReceiversOneOverShmOneForcedToUcxBothExact() throws Exception {
     try (PublisherProcess pub =
-            PublisherProcess.start(
-                "auto", "trainer-0", 3, List.of(8 * MIB), List.of(8 * MIB), Map.of(), TIMEOUT);
+            PublisherProcess.launch("auto", "trainer-0")
+                .seed(3)
+                .regions(List.of(8 * MIB))
+                .allocated(List.of(8 * MIB))
+                .start(TIMEOUT);
         Arena arena = Arena.ofShared();
         Transport viaShm = routing("inference-0");
         Transport viaUcx =
@@ -107,8 +109,10 @@ class ShmRoutingTest {
   @Test
   void aUcxOnlyPublisherIsReadOverUcxByAReceiverThatAlsoHasShm() throws Exception {
     try (PublisherProcess pub =
-            PublisherProcess.start(
-                "ucx", "trainer-1", 4, List.of(8 * MIB), List.of(), Map.of(), TIMEOUT);
+            PublisherProcess.launch("ucx", "trainer-1")
+                .seed(4)
+                .regions(List.of(8 * MIB))
+                .start(TIMEOUT);
         Arena arena = Arena.ofShared();
         Transport receiver = routing("inference-0")) {
       MemorySegment dst = arena.allocate(8 * MIB, 4096);

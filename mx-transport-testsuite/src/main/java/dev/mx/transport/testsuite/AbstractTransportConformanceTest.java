@@ -20,7 +20,6 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -467,16 +466,11 @@ public abstract class AbstractTransportConformanceTest {
   void peersInOtherProcesses() throws Exception {
     long bytes = 3 * MIB + 17;
     try (PublisherProcess peer =
-        PublisherProcess.start(
-            peerTransportName(),
-            PEER,
-            77,
-            List.of(bytes),
-            List.of(),
-            Map.of(),
-            peerJvmArguments(),
-            Map.of(),
-            Duration.ofSeconds(60))) {
+        PublisherProcess.launch(peerTransportName(), PEER)
+            .seed(77)
+            .regions(List.of(bytes))
+            .jvmArguments(peerJvmArguments())
+            .start(Duration.ofSeconds(60))) {
       PublisherProcess.Region region = peer.regions().getFirst();
       MemorySegment dst = zeroed(bytes);
       registerOn(receiver, dst);

@@ -19,7 +19,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -78,7 +77,7 @@ class UcxPeerFailureTest {
       throws Exception {
     Duration timeout = Duration.ofSeconds(10);
     try (PublisherProcess doomed =
-        PublisherProcess.start("doomed", 5, List.of(64 * MIB), Map.of(), START)) {
+        PublisherProcess.launch("ucx", "doomed").seed(5).regions(List.of(64 * MIB)).start(START)) {
       receiver.connect("doomed", doomed.metadata());
       readAndVerify(doomed);
       // 16 GiB in 64 MiB GETs: seconds of work, so the kill lands in the middle of it.
@@ -119,7 +118,7 @@ class UcxPeerFailureTest {
       assertEquals("doomed", again.peer());
     }
     try (PublisherProcess fresh =
-        PublisherProcess.start("fresh", 6, List.of(16 * MIB), Map.of(), START)) {
+        PublisherProcess.launch("ucx", "fresh").seed(6).regions(List.of(16 * MIB)).start(START)) {
       receiver.connect("fresh", fresh.metadata());
       readAndVerify(fresh);
     }
@@ -128,7 +127,7 @@ class UcxPeerFailureTest {
   @Test
   void aStalledPublisherTimesOutNamingItAndTheNextReadReconnects() throws Exception {
     try (PublisherProcess stalled =
-        PublisherProcess.start("stalled", 7, List.of(8 * MIB), Map.of(), START)) {
+        PublisherProcess.launch("ucx", "stalled").seed(7).regions(List.of(8 * MIB)).start(START)) {
       receiver.connect("stalled", stalled.metadata());
       readAndVerify(stalled);
       signal("STOP", stalled.pid());
@@ -172,7 +171,7 @@ class UcxPeerFailureTest {
       assumeTrue(false, known);
     }
     try (PublisherProcess stalled =
-        PublisherProcess.start("paused", 8, List.of(64 * MIB), Map.of(), START)) {
+        PublisherProcess.launch("ucx", "paused").seed(8).regions(List.of(64 * MIB)).start(START)) {
       Transport gone =
           new UcxTransportProvider()
               .create(TransportConfig.of("gone").withTimeout(Duration.ofSeconds(3)));

@@ -99,8 +99,12 @@ class UcxStoppedPeerTest {
     UcxTestSupport.requireUcx();
     Map<String, String> props = ucx(tls);
     try (PublisherProcess publisher =
-        PublisherProcess.start(
-            "ucx", "paused", 8, List.of(REGION), List.of(), props, List.of(), ENV, START)) {
+        PublisherProcess.launch("ucx", "paused")
+            .seed(8)
+            .regions(List.of(REGION))
+            .properties(props)
+            .environment(ENV)
+            .start(START)) {
       try (Reader reader = Reader.start(publisher, 32, Duration.ofSeconds(3), props)) {
         Thread.sleep(300); // the big read is under way
         signal("STOP", publisher.pid());
@@ -137,8 +141,12 @@ class UcxStoppedPeerTest {
     UcxTestSupport.requireUcx();
     Map<String, String> props = ucx(tls);
     try (PublisherProcess publisher =
-        PublisherProcess.start(
-            "ucx", "serving", 9, List.of(REGION), List.of(), props, List.of(), ENV, START)) {
+        PublisherProcess.launch("ucx", "serving")
+            .seed(9)
+            .regions(List.of(REGION))
+            .properties(props)
+            .environment(ENV)
+            .start(START)) {
       try (Reader reader = Reader.start(publisher, 32, Duration.ofSeconds(3), props)) {
         Thread.sleep(300);
         signal("STOP", reader.pid());
