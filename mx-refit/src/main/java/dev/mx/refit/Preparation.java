@@ -12,6 +12,7 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.plan.ReshardPlanner;
+import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.stage.ConvertMatch;
 import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.stage.Descriptors;
@@ -70,12 +71,12 @@ final class Preparation {
 
   PreparedPlan prepare() {
     Map<String, Double> stages = new LinkedHashMap<>();
-    long t = System.nanoTime();
+    StageClock discoverClock = StageClock.start("prepare_discover_s");
     DiscoveredSources found = parts.discovery().discover(config.timeout());
     SourceChecks.requireTiled(found.sources());
-    stages.put("prepare_discover_s", seconds(t));
+    discoverClock.stopInto(stages);
 
-    t = System.nanoTime();
+    StageClock captureClock = StageClock.start("prepare_capture_s");
     List<ManifestEntry> manifest = new ArrayList<>();
     found
         .sources()
@@ -83,11 +84,11 @@ final class Preparation {
             (name, info) ->
                 manifest.add(new ManifestEntry(name, info.dtype(), info.globalShape())));
     Capture capture = parts.geometry().capture(manifest);
-    stages.put("prepare_capture_s", seconds(t));
+    captureClock.stopInto(stages);
 
-    t = System.nanoTime();
+    StageClock planClock = StageClock.start("prepare_plan_s");
     TransferPlan plan = plan(capture, found);
-    stages.put("prepare_plan_s", seconds(t));
+    planClock.stopInto(stages);
 
     Coverage coverage = Coverage.of(config.rank(), capture.result(), capture.paramLayout(), plan);
     coverage.emit(parts.records());
@@ -96,17 +97,17 @@ final class Preparation {
     if (config.verify() == VerifyMode.STRICT) {
       PlanGates.requireComplete(capture, coverage);
     }
-    t = System.nanoTime();
+    StageClock coverageClock = StageClock.start("prepare_coverage_s");
     ElementCoverage.check(capture, found.sources(), plan);
-    stages.put("prepare_coverage_s", seconds(t));
+    coverageClock.stopInto(stages);
 
     ShardStaging.Result staging =
         ShardStaging.apply(plan, found.sources(), config.verify() == VerifyMode.ALL);
     PlanGates.requireStagedDigests(config.verify(), staging);
 
-    t = System.nanoTime();
+    StageClock handshakeClock = StageClock.start("prepare_handshake_s");
     PlanGates.connectPeers(parts.transport(), plan, found.peerMetadata());
-    stages.put("prepare_handshake_s", seconds(t));
+    handshakeClock.stopInto(stages);
 
     NativeBuffers buffers = new NativeBuffers(device);
     Allocated a = new Allocated(buffers);
@@ -158,7 +159,7 @@ final class Preparation {
       Coverage coverage,
       Map<String, Double> stages,
       Allocated a) {
-    long t = System.nanoTime();
+    StageClock allocClock = StageClock.start("prepare_alloc_s");
     NativeBuffers buffers = a.buffers;
     Map<String, ParamSpec> layout = capture.paramLayout();
     TransferPlan wirePlan = staging.wirePlan();
@@ -238,11 +239,11 @@ final class Preparation {
               : reserved.byteSize() >= bytes ? reserved : buffers.slab(bytes);
       probe = at.asSlice(0, bytes);
     }
-    stages.put("prepare_alloc_s", seconds(t));
+    allocClock.stopInto(stages);
 
-    t = System.nanoTime();
+    StageClock registerClock = StageClock.start("prepare_register_s");
     buffers.registerAll(parts.transport());
-    stages.put("prepare_register_s", seconds(t));
+    registerClock.stopInto(stages);
 
     int threads = config.effectiveThreads();
     if (threads > 1) {
@@ -432,9 +433,5 @@ final class Preparation {
               + (dst == null ? "unknown" : Long.toString(dst.byteSize()))
               + " bytes");
     }
-  }
-
-  static double seconds(long startNanos) {
-    return (System.nanoTime() - startNanos) / 1e9;
   }
 }

@@ -24,6 +24,7 @@ import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.Transport;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.refit.guice.Receivers;
+import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.ShardStaging;
 import dev.mx.refit.stage.SourceChecks;
@@ -238,7 +239,12 @@ public final class Receiver implements AutoCloseable {
   public synchronized void prepare() {
     ensureOpen();
     if (prepared == null) {
-      prepared = doPrepare();
+      // Its stage events belong to no step yet.
+      RefitListener.Refit none =
+          new RefitListener.Refit(config.rank(), -1, parts.transport().name());
+      try (StageClock.Scope stageEvents = StageClock.enter(none)) {
+        prepared = doPrepare();
+      }
     }
   }
 
@@ -266,6 +272,13 @@ public final class Receiver implements AutoCloseable {
     RefitListener.Refit id = new RefitListener.Refit(config.rank(), step, parts.transport().name());
     long began = System.nanoTime();
     listener.refitStarted(id);
+    try (StageClock.Scope stageEvents = StageClock.enter(id)) {
+      return refit(step, id, began, listener);
+    }
+  }
+
+  private Map<String, Object> refit(
+      long step, RefitListener.Refit id, long began, RefitListener listener) {
     Map<String, Double> stages = new LinkedHashMap<>();
     try {
       if (prepared != null && parts.rediscoverEachStep()) {
@@ -305,10 +318,10 @@ public final class Receiver implements AutoCloseable {
    * restart or reshard) drops the plan so this step prepares again.
    */
   private void rediscover(Map<String, Double> stages) {
-    long t = System.nanoTime();
+    StageClock rediscoverClock = StageClock.start("rediscover_s");
     DiscoveredSources fresh = parts.discovery().discover(config.timeout());
     SourceChecks.requireTiled(fresh.sources());
-    stages.put("rediscover_s", Preparation.seconds(t));
+    rediscoverClock.stopInto(stages);
     if (!sameGeometry(prepared.found().sources(), fresh.sources())) {
       LOG.warn("rank {}: publishers changed their shard geometry; planning again", config.rank());
       invalidate();

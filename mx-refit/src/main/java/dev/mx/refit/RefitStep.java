@@ -7,6 +7,7 @@ import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.refit.InPlaceTarget;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
+import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.memory.OpsDigest;
 import dev.mx.refit.stage.Descriptors;
 import dev.mx.refit.stage.PipelinedWire;
@@ -81,7 +82,7 @@ final class RefitStep {
     Set<String> kept =
         parts.delta() ? set.delta.unchanged(currentSources, p.keepable().get()) : Set.of();
     // Descriptors: reuse while the plan is unchanged.
-    long t = System.nanoTime();
+    StageClock descriptorBuildClock = StageClock.start("descriptor_build_s");
     boolean cache = context.cacheDescriptors();
     List<Descriptors> waves = set.cached;
     if (!kept.isEmpty()) {
@@ -94,7 +95,7 @@ final class RefitStep {
       }
       set.cached = cache ? waves : null;
     }
-    stages.put("descriptor_build_s", Preparation.seconds(t));
+    descriptorBuildClock.stopInto(stages);
     long bytes = 0;
     long segments = 0;
     for (Descriptors d : waves) {
@@ -113,13 +114,13 @@ final class RefitStep {
     boolean batch = context.batchInstall();
     try {
       Map<String, Double> wire = new LinkedHashMap<>();
-      long wireStart = System.nanoTime();
+      StageClock wireClock = StageClock.start("wire_s");
       try {
         runWaves(policy, p, set, waves, verified, kept, wire);
       } catch (RuntimeException failed) {
         // A refit failing on the wire (a digest mismatch, a dead peer) still accounts for the time
         // it spent there: the listeners get it as the failed refit's wire_s.
-        stages.put("wire_s", Preparation.seconds(wireStart));
+        wireClock.stopInto(stages);
         throw failed;
       }
       if (waves.size() > 1) {
@@ -129,23 +130,23 @@ final class RefitStep {
       ThroughputCeiling.check(context.maxGbps(), parts.records(), config.rank(), step, bytes, wire);
 
       if (set.local.resliceCount() > 0) {
-        t = System.nanoTime();
+        StageClock resliceClock = StageClock.start("reslice_s");
         set.local.reslice(batch, p.workers(), p.threads());
-        stages.put("reslice_s", Preparation.seconds(t));
+        resliceClock.stopInto(stages);
         stages.put("reslice_copies", (double) set.local.resliceCount());
       }
       if (set.local.convertCount() > 0) {
-        t = System.nanoTime();
+        StageClock convertClock = StageClock.start("convert_s");
         set.local.casts(batch, p.workers(), p.threads());
-        stages.put("convert_s", Preparation.seconds(t));
+        convertClock.stopInto(stages);
       }
       // Install: only now does the engine see anything (in place: only now is the step whole).
-      t = System.nanoTime();
+      StageClock installClock = StageClock.start("install_s");
       parts.installer().install(step, set.params);
       if (inPlace != null && parts.installer() != inPlace) {
         inPlace.installed(step);
       }
-      stages.put("install_s", Preparation.seconds(t));
+      installClock.stopInto(stages);
     } catch (RuntimeException e) {
       set.delta.forget();
       if (inPlace == null) {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
@@ -156,7 +157,10 @@ class RefitEventsTest {
     assertEquals("failed", failed.getString("outcome"));
     assertTrue(failed.getString("failure").contains("DigestMismatchException"), failed.toString());
 
-    Set<String> stages = new TreeSet<>();
+    // Each stage's events were committed where it ran: inside the refit's own span, with the
+    // stage's
+    // real duration; a stage run per landing batch (the wire) adds up to the metric.
+    Map<String, List<RecordedEvent>> byStage = new TreeMap<>();
     Set<String> failedStages = new TreeSet<>();
     for (RecordedEvent s : ofType(events, "dev.mx.RefitStage")) {
       if (s.getLong("step") == 2) {
@@ -165,13 +169,31 @@ class RefitEventsTest {
         continue;
       }
       assertEquals(1, s.getLong("step"));
-      double seconds = ((Number) m.get(s.getString("stage"))).doubleValue();
-      assertEquals(seconds, s.getDuration("stageTime").toNanos() / 1e9, 1e-6, s.getString("stage"));
-      stages.add(s.getString("stage"));
+      // The event's span brackets the timed one (JFR's clock starts just before, ends just after).
+      assertTrue(
+          s.getDuration("stageTime").toNanos() <= s.getDuration().toNanos() + 1_000, s.toString());
+      assertFalse(s.getStartTime().isBefore(ok.getStartTime()), "began inside the refit: " + s);
+      assertFalse(s.getEndTime().isAfter(ok.getEndTime()), "ended inside the refit: " + s);
+      byStage.computeIfAbsent(s.getString("stage"), k -> new ArrayList<>()).add(s);
     }
     Set<String> expected = new TreeSet<>();
     m.keySet().stream().filter(k -> k.endsWith("_s")).forEach(expected::add);
-    assertEquals(expected, stages);
+    assertEquals(expected, byStage.keySet());
+    byStage.forEach(
+        (stage, list) ->
+            assertEquals(
+                ((Number) m.get(stage)).doubleValue(),
+                list.stream().mapToLong(e -> e.getDuration("stageTime").toNanos()).sum() / 1e9,
+                1e-6 * list.size(),
+                stage));
+    // Their starts are the stages' own: discovery ended before the install began.
+    assertFalse(
+        byStage
+            .get("prepare_discover_s")
+            .getFirst()
+            .getEndTime()
+            .isAfter(byStage.get("install_s").getFirst().getStartTime()),
+        byStage.toString());
     assertTrue(failedStages.contains("prepare_discover_s"), failedStages.toString());
 
     // The pipelined wire reads one peer at a time: one event per peer, together every byte.

@@ -37,6 +37,10 @@ public final class JfrRefitListener implements RefitListener {
 
   @Override
   public void stageTimed(Refit refit, String stage, double seconds) {
+    if (StageClock.timesAtSite(stage)) {
+      return; // committed where it ran, with its real start
+    }
+    // A stage mx does not time itself (a custom wire policy's): known only by its duration now.
     RefitStageEvent e = new RefitStageEvent();
     if (!e.isEnabled()) {
       return;

@@ -6,6 +6,7 @@ import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.refit.jfr.PeerReadEvent;
+import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.reslice.Reslicer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,7 +81,7 @@ public final class PipelinedWire {
     if (!pipeline || tasks == 0 || workers == null) {
       stages.putAll(policy.transfer(transport, d.groups(), timeout));
       if (tasks > 0) {
-        long t = System.nanoTime();
+        StageClock verifyClock = StageClock.start("verify_s");
         List<Runnable> all = new ArrayList<>(tasks);
         onLanded.values().forEach(all::addAll);
         workBySession.values().forEach(all::addAll);
@@ -89,7 +90,7 @@ public final class PipelinedWire {
         } else {
           Reslicer.runAll(all, workers);
         }
-        stages.put("verify_s", seconds(t));
+        verifyClock.stopInto(stages);
       }
       return stages;
     }
@@ -159,7 +160,7 @@ public final class PipelinedWire {
       failure = e;
     }
     stages.putAll(wire);
-    long t = System.nanoTime();
+    StageClock pipelineDrainClock = StageClock.start("pipeline_drain_s");
     for (Future<?> f : started) {
       try {
         f.get();
@@ -180,7 +181,7 @@ public final class PipelinedWire {
     if (failure != null) {
       throw failure;
     }
-    stages.put("pipeline_drain_s", seconds(t));
+    pipelineDrainClock.stopInto(stages);
     if (batches > reads.size()) {
       stages.put("landing_batches", (double) batches);
     }
@@ -256,9 +257,5 @@ public final class PipelinedWire {
     }
     first.addSuppressed(next);
     return first;
-  }
-
-  private static double seconds(long start) {
-    return (System.nanoTime() - start) / 1e9;
   }
 }

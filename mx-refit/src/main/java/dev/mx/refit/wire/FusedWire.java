@@ -5,6 +5,7 @@ import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
+import dev.mx.refit.jfr.StageClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,9 +35,9 @@ public final class FusedWire implements WirePolicy {
       // Still the fused stage, so the stage record tells a fused wire that read nothing.
       return Map.of(WireStages.FUSED, 0.0);
     }
-    long start = System.nanoTime();
+    StageClock clock = StageClock.start(WireStages.FUSED);
     transport.read(all, timeout);
-    return Map.of(WireStages.FUSED, (System.nanoTime() - start) / 1e9);
+    return Map.of(WireStages.FUSED, clock.stop());
   }
 
   @Override

@@ -5,6 +5,7 @@ import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
+import dev.mx.refit.jfr.StageClock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,9 +42,9 @@ public final class PhasedWire implements WirePolicy {
     if (group.isEmpty()) {
       return;
     }
-    long start = System.nanoTime();
+    StageClock clock = StageClock.start(stage);
     transport.read(group, timeout);
-    stages.put(stage, (System.nanoTime() - start) / 1e9);
+    clock.stopInto(stages);
   }
 
   @Override
