@@ -63,6 +63,8 @@ class CliContractTest {
         "demo --staging-bytes 8388607t                      | mx demo     | --staging-bytes 8388607t (9223370937343148032 bytes) is more than this host's memory (",
         "demo --staging-bytes 9223372036854775807           | mx demo     | --staging-bytes 9223372036854775807 (9223372036854775807 bytes) is more than this host's memory",
         "demo --wire sideways                               | mx demo     | --wire must be fused or phased",
+        "demo --fault sideways                              | mx demo     | --fault must be corrupt, kill-publisher, kill-publisher-mid-read, stall-publisher or trainer-topology, got 'sideways'",
+        "demo --fault kill-publisher-mid-read --install copy | mx demo    | --fault kill-publisher-mid-read needs --install in-place, got --install copy",
         "demo --no-such-option                              | mx demo     | Unknown option: '--no-such-option'",
         "nosuchcommand                                      | mx          | Unmatched argument",
         "publish --rank 0 --metadata file:/tmp/mx-none --steps 0 | mx publish | --steps 0 is out of range: must be from 1 to 1000000",

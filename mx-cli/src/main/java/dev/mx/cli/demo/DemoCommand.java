@@ -82,7 +82,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       names = "--fault",
       description =
           "Inject one fault into the last step: corrupt, kill-publisher or"
-              + " stall-publisher; or trainer-topology: receivers expect another trainer topology than the trainers run.")
+              + " stall-publisher (trainer 0, once the step is published); kill-publisher-mid-read"
+              + " (in place: receiver 0 kills the trainer it reads from half-way through its reads"
+              + " into the live weights, so the step fails part-way and is restored or reported"
+              + " torn); or"
+              + " trainer-topology: receivers expect another trainer topology than the trainers run.")
   String fault;
 
   @Option(
@@ -287,10 +291,17 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         List<Map<String, Object>> results;
         progress.step(s, steps, "trainers write and publish step " + s);
         if (faultStep) {
-          // The fault goes in once the version is READY and before any receiver reads it.
+          // The fault goes in once the version is READY and before any receiver reads it (or, for
+          // a kill mid-read, is armed in the receivers, who kill trainer 0 after their first read).
           onAll(pool, trainers, step, callTimeout);
-          injectFault(trainers.get(0), callTimeout);
-          progress.note("fault '" + fault + "' injected into " + trainers.get(0).name());
+          injectFault(trainers.get(0), trainers, receivers, callTimeout);
+          progress.note(
+              "fault '"
+                  + fault
+                  + "' "
+                  + (MidReadKill.KIND.equals(fault)
+                      ? "armed in " + receivers.getFirst().name()
+                      : "injected into " + trainers.get(0).name()));
           progress.step(s, steps, "receivers refit step " + s);
           results = onAll(pool, receivers, step, callTimeout);
         } else {
@@ -440,13 +451,25 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       OptionChecks.stagingBudget(spec.commandLine(), "--staging-bytes", stagingBytes);
     }
     if (fault != null
-        && !List.of("corrupt", "kill-publisher", "stall-publisher", "trainer-topology")
+        && !List.of(
+                "corrupt",
+                "kill-publisher",
+                MidReadKill.KIND,
+                "stall-publisher",
+                "trainer-topology")
             .contains(fault)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
-          "--fault must be corrupt, kill-publisher, stall-publisher or trainer-topology, got '"
+          "--fault must be corrupt, kill-publisher, "
+              + MidReadKill.KIND
+              + ", stall-publisher or trainer-topology, got '"
               + fault
               + "'");
+    }
+    if (MidReadKill.KIND.equals(fault) && !"in-place".equals(install)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--fault " + MidReadKill.KIND + " needs --install in-place, got --install " + install);
     }
   }
 
@@ -625,9 +648,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
   }
 
-  private void injectFault(WorkerHandle victim, Duration timeout) throws Exception {
+  private void injectFault(
+      WorkerHandle victim,
+      List<WorkerHandle> trainers,
+      List<WorkerHandle> receivers,
+      Duration timeout)
+      throws Exception {
     switch (fault) {
       case "corrupt" -> victim.call(Map.of("cmd", "fault", "kind", "corrupt"), timeout);
+      case MidReadKill.KIND -> MidReadKill.armIn(receivers.getFirst(), trainers, timeout);
       case "kill-publisher" -> victim.kill();
       case "stall-publisher" -> victim.stall();
       default -> throw new IllegalStateException(fault);

@@ -15,6 +15,7 @@ import dev.mx.refit.VerifyMode;
 import dev.mx.refit.embed.InferenceRank;
 import dev.mx.refit.embed.WeightsDump;
 import dev.mx.refit.version.VersionFollower;
+import dev.mx.refit.wire.WirePolicies;
 import dev.mx.transport.kit.RoutingTransport;
 import dev.mx.transport.shm.ShmTransport;
 import java.nio.file.Path;
@@ -38,6 +39,7 @@ final class InferenceWorker implements Worker {
   private final WorkerSpec spec;
   private final boolean versions;
   private Transport transport;
+  private MidReadKill midReadKill;
   private MetadataStore store;
   private LiveWeights live;
   private EngineWeights engine;
@@ -74,6 +76,11 @@ final class InferenceWorker implements Worker {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rank", spec.rank());
     out.put("params", geometry.params().size());
+    // In place (host memory) with versions; quantizing installs write other bytes than the
+    // receivers pull: never in place.
+    boolean inPlace = versions && spec.inPlace() && !memory.isDevice() && engine.fp8() == null;
+    // In place, the orchestrator may arm a kill of a trainer part-way through the reads.
+    midReadKill = inPlace ? new MidReadKill(WirePolicies.create(spec.wire())) : null;
     rank =
         InferenceRank.builder(transport, store, spec.identity())
             .rank(spec.rank())
@@ -99,15 +106,29 @@ final class InferenceWorker implements Worker {
             .freshness(Workers.seconds(spec.heartbeatSeconds() * 3))
             .stallLimit(Workers.stallLimit(spec))
             .followVersions(versions)
-            // In place (host memory) with versions; quantizing installs write other bytes than
-            // the receivers pull: never in place.
-            .inPlace(versions && spec.inPlace() && !memory.isDevice() && engine.fp8() == null)
+            .inPlace(inPlace)
             .trainerBufferSets(spec.trainerSets())
             .warmUp(rehearse && !memory.isDevice())
             .rehearsal(versions ? () -> RefitRehearsal.runUnchecked(spec) : null)
+            .wirePolicy(midReadKill)
             .build();
     out.putAll(rank.start());
     return out;
+  }
+
+  /**
+   * {@code kill-publisher-mid-read:SESSION=PID,...}: kills a trainer part-way through this rank's
+   * next reads ({@link MidReadKill}); in-place receivers only.
+   */
+  @Override
+  public Map<String, Object> fault(String kind) {
+    String prefix = MidReadKill.KIND + ":";
+    if (!kind.startsWith(prefix) || midReadKill == null) {
+      throw new IllegalArgumentException(
+          "receiver " + spec.rank() + " does not inject fault '" + kind + "' (in place only)");
+    }
+    midReadKill.arm(kind.substring(prefix.length()));
+    return Map.of("armed", kind.substring(prefix.length()));
   }
 
   /**

@@ -234,7 +234,7 @@ abstract class AbstractDemoFaultTest {
    * with a 10 s stall limit (how long a stopped publisher is waited for; reads are bounded by it
    * too).
    */
-  private DemoRun tinyLlamaFault(String install, String fault, String trainerSets, Path dump) {
+  DemoRun tinyLlamaFault(String install, String fault, String trainerSets, Path dump) {
     return DemoRun.run(
         "--install",
         install,

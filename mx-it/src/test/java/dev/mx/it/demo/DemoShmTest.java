@@ -21,6 +21,27 @@ class DemoShmTest extends AbstractDemoFaultTest {
     return false;
   }
 
+  /**
+   * Fault catalogue "not exercised": a trainer killed half-way through a receiver's reads into its
+   * live weights (bytes of step 1 already landed) fails the step naming it, and with two trainer
+   * buffer sets every live byte is restored to step 0 from the dead trainer's mapped memory.
+   */
+  @Test
+  void inPlaceATrainerKilledHalfWayThroughTheReadsIsRestoredToThePreviousStep(@TempDir Path dump)
+      throws Exception {
+    DemoRun r = tinyLlamaFault("in-place", "kill-publisher-mid-read", "2", dump);
+    assertEquals(1, r.code(), r.toString());
+    String all = r.out() + r.err();
+    assertTrue(all.contains("armed in receiver 0"), all);
+    assertTrue(all.matches("(?s).*trainer-[01].*"), "names the dead publisher: " + all);
+    // Part-way: the kill came after bytes of step 1 had landed in the live weights.
+    assertTrue(all.contains("failed after it began writing the live weights"), all);
+    assertTrue(all.contains("the live weights were restored to step 0, verified"), all);
+    assertTrue(all.contains("installed weights are still step 0"), all);
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+    assertNoSharedMemoryLeftByTrainers(r);
+  }
+
   @Test
   void tensorParallelTrainersToInferenceOverShmInSeparateProcesses(@TempDir Path dump)
       throws Exception {

@@ -167,6 +167,7 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
       conn.setTimeout(timeout);
     } catch (RuntimeException e) {
       shutdown(c);
+      resources.shutdown(0, 2, TimeUnit.SECONDS); // its threads would outlive the failed open
       throw new MetadataStoreException(uri(), "cannot connect to Redis: " + causes(e), e);
     }
     this.client = c;

@@ -5,6 +5,7 @@ import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
@@ -148,19 +149,23 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       Installer installer,
       boolean doubleBuffer,
       LiveWeights inPlaceTarget) {
-    return Receiver.builder()
-        .config(b.config.withRank(b.rank).withDoubleBuffer(doubleBuffer))
-        .transport(b.transport)
-        .discovery(discovery)
-        .geometry(b.geometry)
-        .installer(installer)
-        .memory(b.memory)
-        .inPlace(inPlaceTarget)
-        .stagingBytes(b.stagingBytes)
-        .rediscoverEachStep(true)
-        .delta(b.delta)
-        .deltaState(liveHolds)
-        .build();
+    Receiver.Builder builder =
+        Receiver.builder()
+            .config(b.config.withRank(b.rank).withDoubleBuffer(doubleBuffer))
+            .transport(b.transport)
+            .discovery(discovery)
+            .geometry(b.geometry)
+            .installer(installer)
+            .memory(b.memory)
+            .inPlace(inPlaceTarget)
+            .stagingBytes(b.stagingBytes)
+            .rediscoverEachStep(true)
+            .delta(b.delta)
+            .deltaState(liveHolds);
+    if (b.wirePolicy != null) {
+      builder.wirePolicy(b.wirePolicy);
+    }
+    return builder.build();
   }
 
   /**
@@ -336,6 +341,7 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     private int trainerSets = 2;
     private boolean warmUp;
     private Runnable rehearsal;
+    private WirePolicy wirePolicy;
 
     private Builder(Transport transport, MetadataStore store, String identity) {
       this.transport = Objects.requireNonNull(transport, "transport");
@@ -448,6 +454,15 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
      */
     public Builder rehearsal(Runnable r) {
       this.rehearsal = r;
+      return this;
+    }
+
+    /**
+     * The wire policy of this rank's receivers (a decorator of the configured one, say); null, the
+     * default, takes the one the config names.
+     */
+    public Builder wirePolicy(WirePolicy w) {
+      this.wirePolicy = w;
       return this;
     }
 
