@@ -24,6 +24,7 @@ final class Usage {
           "--verify",
           "--inference-dtype",
           "--quant-block",
+          "--fp8-rounding",
           "--quant-params");
 
   private Usage() {}

@@ -4,6 +4,7 @@ import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.refit.cast.BlockQuantizer;
+import dev.mx.refit.cast.Fp8Rounding;
 import dev.mx.refit.cast.QuantizationError;
 import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
@@ -15,7 +16,9 @@ import java.util.Map;
  * the live e4m3fn weight and its {@code _scale_inv}, the rest are copied as {@link LiveWeights}
  * does. Like a plain install it runs only after the receiver verified every byte against the
  * publishers' digests, and it checks every buffer before it writes any, so a step's weights and
- * scales go live together or not at all. Host live weights only.
+ * scales go live together or not at all. Host live weights only. Each block's factor is computed by
+ * the {@link Fp8Rounding} given (the receivers' {@code mx.refit.fp8-rounding}, {@code vllm} unless
+ * set).
  */
 @Internal
 public final class Fp8BlockInstall implements Installer {
@@ -23,15 +26,21 @@ public final class Fp8BlockInstall implements Installer {
   private final Map<String, ParamSpec> received;
   private final Map<String, String> scales;
   private final int block;
+  private final Fp8Rounding rounding;
   private volatile QuantizationError lastError = QuantizationError.NONE;
 
   /**
    * @param live the engine's weights: every quantized weight in e4m3fn and its scales in f32
    * @param received each parameter as the receiver pulls it (shape and source dtype)
    * @param scales quantized weight name → its scales' name
+   * @param rounding how each block's factor is computed from its amax
    */
   public Fp8BlockInstall(
-      LiveWeights live, Map<String, ParamSpec> received, Map<String, String> scales, int block) {
+      LiveWeights live,
+      Map<String, ParamSpec> received,
+      Map<String, String> scales,
+      int block,
+      Fp8Rounding rounding) {
     if (live.memory().isDevice()) {
       throw new IllegalArgumentException(
           "fp8 block quantization installs into host weights; these live in " + live.memory());
@@ -40,6 +49,7 @@ public final class Fp8BlockInstall implements Installer {
     this.received = Map.copyOf(received);
     this.scales = Map.copyOf(scales);
     this.block = block;
+    this.rounding = java.util.Objects.requireNonNull(rounding, "rounding");
     for (Map.Entry<String, String> e : this.scales.entrySet()) {
       ParamSpec from = this.received.get(e.getKey());
       if (from == null || !BlockQuantizer.supportsSource(from.dtype())) {
@@ -94,7 +104,8 @@ public final class Fp8BlockInstall implements Installer {
                     block,
                     true,
                     // The install is on the critical path: every core the JVM has.
-                    Runtime.getRuntime().availableProcessors()));
+                    Runtime.getRuntime().availableProcessors(),
+                    rounding));
       }
     }
     live.install(step, copied);
@@ -108,5 +119,9 @@ public final class Fp8BlockInstall implements Installer {
 
   public int block() {
     return block;
+  }
+
+  public Fp8Rounding rounding() {
+    return rounding;
   }
 }

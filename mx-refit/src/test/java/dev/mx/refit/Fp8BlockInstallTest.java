@@ -9,6 +9,7 @@ import dev.mx.api.Shape;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Casts;
+import dev.mx.refit.cast.Fp8Rounding;
 import dev.mx.refit.cast.QuantizationError;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,7 +37,8 @@ class Fp8BlockInstallTest {
   void quantizesTheRuledParameterCopiesTheRestAndReportsTheError() {
     try (Arena arena = Arena.ofConfined();
         LiveWeights live = new LiveWeights(ENGINE)) {
-      Fp8BlockInstall install = new Fp8BlockInstall(live, RECEIVED, Map.of("w", "w_scale_inv"), 16);
+      Fp8BlockInstall install =
+          new Fp8BlockInstall(live, RECEIVED, Map.of("w", "w_scale_inv"), 16, Fp8Rounding.EXACT);
       MemorySegment w = arena.allocate(40 * 24 * 2);
       MemorySegment norm = arena.allocate(24 * 2);
       for (int i = 0; i < 40 * 24; i++) {
@@ -64,7 +66,8 @@ class Fp8BlockInstallTest {
   void aBufferOfTheWrongSizeFailsBeforeAnyParameterIsWritten() {
     try (Arena arena = Arena.ofConfined();
         LiveWeights live = new LiveWeights(ENGINE)) {
-      Fp8BlockInstall install = new Fp8BlockInstall(live, RECEIVED, Map.of("w", "w_scale_inv"), 16);
+      Fp8BlockInstall install =
+          new Fp8BlockInstall(live, RECEIVED, Map.of("w", "w_scale_inv"), 16, Fp8Rounding.EXACT);
       MemorySegment w = arena.allocate(40 * 24 * 2).fill((byte) 0x3f);
       MemorySegment shortNorm = arena.allocate(22);
       IllegalArgumentException e =

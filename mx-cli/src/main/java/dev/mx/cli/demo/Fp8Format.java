@@ -3,13 +3,14 @@ package dev.mx.cli.demo;
 import dev.mx.api.DType;
 import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
+import dev.mx.refit.cast.Fp8Rounding;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * {@code --inference-dtype fp8-block}: the engine holds its linear weights FP8 block-quantized. The
- * worker spec carries it in its inference dtype label, {@code fp8-block:BLOCK} or {@code
- * fp8-block:BLOCK:GLOB,GLOB} with {@code --quant-params}, so that every process of a job reads the
+ * worker spec carries it in its inference dtype label, {@code fp8-block:BLOCK:ROUNDING}, then
+ * {@code :params=GLOB,GLOB} with {@code --quant-params}, so that every process of a job reads the
  * same rule; receivers pull the trainer dtype and quantize at install.
  */
 final class Fp8Format {
@@ -19,6 +20,8 @@ final class Fp8Format {
   static final int MIN_BLOCK = 16;
 
   static final int MAX_BLOCK = 1024;
+
+  private static final String PARAMS = "params=";
 
   private Fp8Format() {}
 
@@ -32,19 +35,32 @@ final class Fp8Format {
     return block >= MIN_BLOCK && block <= MAX_BLOCK && Integer.bitCount(block) == 1;
   }
 
-  /** The spec label for a block size and an optional comma-separated parameter rule. */
-  static String label(int block, String params) {
-    return NAME + ":" + block + (params == null ? "" : ":" + params);
+  /** The spec label for a block size, a rounding mode and an optional comma-separated rule. */
+  static String label(int block, Fp8Rounding rounding, String params) {
+    return NAME
+        + ":"
+        + block
+        + ":"
+        + rounding.label()
+        + (params == null ? "" : ":" + PARAMS + params);
   }
 
   static int block(String label) {
-    return Integer.parseInt(label.split(":", 3)[1]);
+    return Integer.parseInt(label.split(":")[1]);
+  }
+
+  static Fp8Rounding rounding(String label) {
+    return Fp8Rounding.parse(label.split(":")[2]);
   }
 
   /** The globs of {@code --quant-params}, or empty for the default rule. */
   static List<String> params(String label) {
-    String[] parts = label.split(":", 3);
-    return parts.length < 3 ? List.of() : globs(parts[2]);
+    for (String part : label.split(":")) {
+      if (part.startsWith(PARAMS)) {
+        return globs(part.substring(PARAMS.length()));
+      }
+    }
+    return List.of();
   }
 
   static List<String> globs(String params) {

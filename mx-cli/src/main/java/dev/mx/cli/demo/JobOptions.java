@@ -105,6 +105,16 @@ abstract class JobOptions {
   Integer quantBlock;
 
   @Option(
+      names = "--fp8-rounding",
+      paramLabel = "exact|vllm|deepgemm",
+      description =
+          "With --inference-dtype fp8-block: how each block's factor is computed from its amax, in f32:"
+              + " vllm = x * (1 / (amax / 448)), vLLM's per_block_cast_to_fp8; deepgemm = x * ((1 / amax) * 448);"
+              + " exact = x * (448 / amax), correctly rounded (default: mx.refit.fp8-rounding /"
+              + " MX_REFIT_FP8_ROUNDING, vllm).")
+  String fp8Rounding;
+
+  @Option(
       names = "--quant-params",
       description =
           "With --inference-dtype fp8-block: quantize the parameters matching these comma-separated"
@@ -139,9 +149,17 @@ abstract class JobOptions {
     if (Fp8Format.isFp8Block(inferenceDtype)) {
       return Fp8Format.label(
           quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
+          fp8Rounding(),
           quantParams);
     }
     return inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : trainerLabel;
+  }
+
+  /** {@code --fp8-rounding}, else the receivers' setting ({@code vllm} unless set). */
+  dev.mx.refit.cast.Fp8Rounding fp8Rounding() {
+    return fp8Rounding != null
+        ? dev.mx.refit.cast.Fp8Rounding.parse(fp8Rounding)
+        : dev.mx.refit.ReceiverContext.fp8Rounding(dev.mx.api.util.Settings.system());
   }
 
   /** {@code --timeout} as a spec field: 0 when none was given. */

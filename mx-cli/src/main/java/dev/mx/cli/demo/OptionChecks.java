@@ -257,6 +257,7 @@ public final class OptionChecks {
       for (String[] given :
           new String[][] {
             {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
+            {"--fp8-rounding", o.fp8Rounding},
             {"--quant-params", o.quantParams}
           }) {
         if (given[1] != null) {
@@ -283,6 +284,14 @@ public final class OptionChecks {
               + Fp8Format.MIN_BLOCK
               + " to "
               + Fp8Format.MAX_BLOCK);
+    }
+    try {
+      o.fp8Rounding();
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(
+          cmd,
+          (o.fp8Rounding != null ? "--fp8-rounding '" + o.fp8Rounding + "': " : "")
+              + e.getMessage());
     }
     if (o.device != null && !o.device.equalsIgnoreCase("host")) {
       throw new ParameterException(

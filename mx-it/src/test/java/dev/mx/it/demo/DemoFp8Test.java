@@ -41,9 +41,10 @@ class DemoFp8Test {
             dump.toString());
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
-    assertEquals("fp8-block:32", doc.get("run").get("inference_dtype").asText());
+    assertEquals("fp8-block:32:vllm", doc.get("run").get("inference_dtype").asText());
     float[][] want =
-        Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-llama", 2, 1, DType.BF16, 32, 1);
+        Fp8DumpReference.assertBlockQuantizedDump(
+            dump, "tiny-llama", 2, 1, DType.BF16, 32, "vllm", 1);
     int checked = 0;
     for (JsonNode s : doc.get("steps")) {
       if (s.get("step").asLong() != 1) {
@@ -72,13 +73,16 @@ class DemoFp8Test {
             "tp=2,ep=2",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-rounding",
+            "deepgemm",
             "--steps",
             "2",
             "--dump",
             dump.toString());
     assertEquals(0, r.code(), r.toString());
     // tiny-qwen3-moe publishes bf16 (its torch_dtype); every matrix is one partial 128 block.
-    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 2, DType.BF16, 128, 1);
+    Fp8DumpReference.assertBlockQuantizedDump(
+        dump, "tiny-qwen3-moe", 2, 2, DType.BF16, 128, "deepgemm", 1);
   }
 
   @Test
@@ -98,12 +102,15 @@ class DemoFp8Test {
             "fp8-block",
             "--quant-block",
             "16",
+            "--fp8-rounding",
+            "exact",
             "--steps",
             "1",
             "--dump",
             dump.toString());
     assertEquals(0, r.code(), r.toString());
-    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, 0);
+    Fp8DumpReference.assertBlockQuantizedDump(
+        dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, "exact", 0);
   }
 
   @Test
@@ -137,6 +144,13 @@ class DemoFp8Test {
     assertBad("--quant-block -128", "--inference-dtype", "fp8-block", "--quant-block", "-128");
     assertBad("--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
     assertBad("--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
+    assertBad("--fp8-rounding 'vllm': needs --inference-dtype fp8-block", "--fp8-rounding", "vllm");
+    assertBad(
+        "--fp8-rounding 'nearest': unknown fp8 rounding 'nearest'",
+        "--inference-dtype",
+        "fp8-block",
+        "--fp8-rounding",
+        "nearest");
     assertBad(
         "'*.w13_weight' names no parameter",
         "--model",

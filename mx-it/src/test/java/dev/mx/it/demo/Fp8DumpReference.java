@@ -24,9 +24,10 @@ import java.util.Set;
 /**
  * An independent reference for fp8 dumps: each element's source value comes from the generator
  * through {@link VllmReference}, the fp8 codes from a nearest-value search over the format's finite
- * magnitudes (ties to the even code), and the block rule is spelled out here from issue 24, so
- * nothing of the quantizer under test is reused. Which parameters are quantized is decided by their
- * vLLM names, apart from the production rule that reads tensor roles.
+ * magnitudes (ties to the even code), and the block rule is spelled out here from issues 24 and 34
+ * (the factor of each rounding mode), so nothing of the quantizer under test is reused. Which
+ * parameters are quantized is decided by their vLLM names, apart from the production rule that
+ * reads tensor roles.
  */
 final class Fp8DumpReference {
   private static final ValueLayout.OfFloat F32 =
@@ -95,7 +96,7 @@ final class Fp8DumpReference {
    * @return per receiver rank, the reference's {max abs, max relative} quantization error
    */
   static float[][] assertBlockQuantizedDump(
-      Path dump, String model, int tp, int ep, DType trainer, int block, long step)
+      Path dump, String model, int tp, int ep, DType trainer, int block, String rounding, long step)
       throws Exception {
     ModelArchitecture arch = ModelConfigs.load(model);
     int quantized = 0;
@@ -123,7 +124,8 @@ final class Fp8DumpReference {
           SafetensorsTensor scales = f.tensor(name + "_scale_inv");
           List<String> bad =
               blockMismatches(
-                  ref, name, t.shape(), t.data(), scales, step, trainer, block, errors[r]);
+                  ref, name, t.shape(), t.data(), scales, step, trainer, block, rounding,
+                  errors[r]);
           assertEquals(List.of(), bad, "receiver " + r + " " + name);
           quantized++;
         }
@@ -142,6 +144,7 @@ final class Fp8DumpReference {
       long step,
       DType trainer,
       int block,
+      String rounding,
       float[] error) {
     int rank = shape.rank();
     long rows = shape.dim(rank - 2);
@@ -171,6 +174,14 @@ final class Fp8DumpReference {
           }
           amax = Math.max(amax, 1e-4f);
           float scaleInv = amax / 448f;
+          // The modes' factors as README states them, each operation rounded to f32.
+          float factor =
+              switch (rounding) {
+                case "exact" -> 448f / amax;
+                case "vllm" -> 1f / (amax / 448f);
+                case "deepgemm" -> (1f / amax) * 448f;
+                default -> throw new IllegalArgumentException("rounding " + rounding);
+              };
           float have = scales.data().getAtIndex(F32, (m * br + i) * bc + j);
           if (Float.floatToRawIntBits(have) != Float.floatToRawIntBits(scaleInv)) {
             bad.add(
@@ -190,7 +201,7 @@ final class Fp8DumpReference {
             for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
               long k = (m * rows + row) * cols + c;
               float x = source(ref, name, k, step, trainer);
-              int want = nearestCode(Math.max(-448f, Math.min(448f, x * (448f / amax))), E4M3);
+              int want = nearestCode(Math.max(-448f, Math.min(448f, x * factor)), E4M3);
               float dequantized = E4M3[want & 0x7f] * ((want & 0x80) != 0 ? -1 : 1) * scaleInv;
               float err = Math.abs(dequantized - x);
               error[0] = Math.max(error[0], err);
