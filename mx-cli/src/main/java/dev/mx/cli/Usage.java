@@ -25,6 +25,7 @@ final class Usage {
           "--inference-dtype",
           "--quant-block",
           "--fp8-rounding",
+          "--fp8-partial-blocks",
           "--quant-params");
 
   private Usage() {}

@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.Shape;
 import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
@@ -27,6 +28,7 @@ public final class Fp8BlockInstall implements Installer {
   private final Map<String, String> scales;
   private final int block;
   private final Fp8Rounding rounding;
+  private final Map<String, long[]> members;
   private volatile QuantizationError lastError = QuantizationError.NONE;
 
   /**
@@ -41,6 +43,24 @@ public final class Fp8BlockInstall implements Installer {
       Map<String, String> scales,
       int block,
       Fp8Rounding rounding) {
+    this(live, received, scales, block, rounding, Map.of());
+  }
+
+  /**
+   * As above, the parameters of {@code members} fused: each matrix of such a parameter holds
+   * members of those rows, in order, each quantized on its own block grid (its last block row
+   * partial where its rows are not a multiple of the block), its scales' block rows following the
+   * previous member's. A parameter not named is one member.
+   *
+   * @param members quantized weight name → the rows of each member of its matrices
+   */
+  public Fp8BlockInstall(
+      LiveWeights live,
+      Map<String, ParamSpec> received,
+      Map<String, String> scales,
+      int block,
+      Fp8Rounding rounding,
+      Map<String, long[]> members) {
     if (live.memory().isDevice()) {
       throw new IllegalArgumentException(
           "fp8 block quantization installs into host weights; these live in " + live.memory());
@@ -50,6 +70,9 @@ public final class Fp8BlockInstall implements Installer {
     this.scales = Map.copyOf(scales);
     this.block = block;
     this.rounding = java.util.Objects.requireNonNull(rounding, "rounding");
+    Map<String, long[]> m = new LinkedHashMap<>();
+    members.forEach((k, v) -> m.put(k, v.clone()));
+    this.members = Map.copyOf(m);
     for (Map.Entry<String, String> e : this.scales.entrySet()) {
       ParamSpec from = this.received.get(e.getKey());
       if (from == null || !BlockQuantizer.supportsSource(from.dtype())) {
@@ -59,8 +82,50 @@ public final class Fp8BlockInstall implements Installer {
                 + "': "
                 + (from == null ? "it is not received" : "it is received as " + from.dtype()));
       }
-      live.parameter(e.getKey());
-      live.parameter(e.getValue());
+      MemorySegment w = live.parameter(e.getKey());
+      MemorySegment s = live.parameter(e.getValue());
+      long[] rows = this.members.get(e.getKey());
+      Shape shape = from.shape();
+      long want = shape.numel();
+      long wantScales = BlockQuantizer.scaleShape(shape, block).numel();
+      if (rows != null) {
+        long sum = 0;
+        long blockRows = 0;
+        for (long r : rows) {
+          sum += r;
+          blockRows += Math.ceilDiv(r, block);
+        }
+        if (shape.rank() < 2 || sum != shape.dim(shape.rank() - 2)) {
+          throw new IllegalArgumentException(
+              "cannot block-quantize parameter '"
+                  + e.getKey()
+                  + "' of shape "
+                  + shape
+                  + " as members of "
+                  + java.util.Arrays.toString(rows)
+                  + " rows: they do not add up to its rows");
+        }
+        wantScales = wantScales / Math.ceilDiv(sum, block) * blockRows; // block rows replaced
+      }
+      if (w.byteSize() != want || s.byteSize() != 4 * wantScales) {
+        throw new IllegalArgumentException(
+            "cannot block-quantize parameter '"
+                + e.getKey()
+                + "': its live weight holds "
+                + w.byteSize()
+                + " bytes and '"
+                + e.getValue()
+                + "' "
+                + s.byteSize()
+                + "; "
+                + shape
+                + " at block "
+                + block
+                + " needs "
+                + want
+                + " and "
+                + 4 * wantScales);
+      }
     }
   }
 
@@ -95,21 +160,70 @@ public final class Fp8BlockInstall implements Installer {
         ParamSpec spec = received.get(e.getKey());
         error =
             error.max(
-                BlockQuantizer.quantize(
+                quantize(
                     e.getValue(),
-                    spec.dtype(),
+                    spec,
                     live.parameter(e.getKey()),
                     live.parameter(scale),
-                    spec.shape(),
-                    block,
-                    true,
-                    // The install is on the critical path: every core the JVM has.
-                    Runtime.getRuntime().availableProcessors(),
-                    rounding));
+                    members.get(e.getKey())));
       }
     }
     live.install(step, copied);
     lastError = error;
+  }
+
+  /**
+   * Quantizes one parameter: whole when every member is a multiple of the block (the grids
+   * coincide), else member by member of every matrix, each a smaller tensor of the same columns.
+   */
+  private QuantizationError quantize(
+      MemorySegment src, ParamSpec spec, MemorySegment dst, MemorySegment scales, long[] rows) {
+    // The install is on the critical path: every core the JVM has.
+    int threads = Runtime.getRuntime().availableProcessors();
+    Shape shape = spec.shape();
+    boolean aligned = true;
+    for (long r : rows == null ? new long[0] : rows) {
+      aligned &= r % block == 0;
+    }
+    if (aligned) {
+      return BlockQuantizer.quantize(
+          src, spec.dtype(), dst, scales, shape, block, true, threads, rounding);
+    }
+    int rank = shape.rank();
+    long cols = shape.dim(rank - 1);
+    long matrixRows = shape.dim(rank - 2);
+    long matrices = shape.numel() / (matrixRows * cols);
+    long blockCols = Math.ceilDiv(cols, block);
+    long scaleRows = 0;
+    for (long r : rows) {
+      scaleRows += Math.ceilDiv(r, block);
+    }
+    int es = spec.dtype().elementSize();
+    QuantizationError error = QuantizationError.NONE;
+    for (long m = 0; m < matrices; m++) {
+      long row = 0;
+      long scaleRow = 0;
+      for (long r : rows) {
+        long first = (m * matrixRows + row) * cols;
+        long firstScale = (m * scaleRows + scaleRow) * blockCols;
+        long memberScaleRows = Math.ceilDiv(r, block);
+        error =
+            error.max(
+                BlockQuantizer.quantize(
+                    src.asSlice(first * es, r * cols * es),
+                    spec.dtype(),
+                    dst.asSlice(first, r * cols),
+                    scales.asSlice(4 * firstScale, 4 * memberScaleRows * blockCols),
+                    Shape.of(r, cols),
+                    block,
+                    true,
+                    threads,
+                    rounding));
+        row += r;
+        scaleRow += memberScaleRows;
+      }
+    }
+    return error;
   }
 
   /** The quantization error of the last install, over every quantized parameter. */

@@ -44,7 +44,8 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
               q.received(),
               q.scales(),
               q.block(),
-              Fp8Format.rounding(spec.inferenceDtype())));
+              Fp8Format.rounding(spec.inferenceDtype()),
+              q.members()));
     } catch (RuntimeException e) {
       live.close();
       throw e;

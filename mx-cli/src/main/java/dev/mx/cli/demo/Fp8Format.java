@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * {@code --inference-dtype fp8-block}: the engine holds its linear weights FP8 block-quantized. The
  * worker spec carries it in its inference dtype label, {@code fp8-block:BLOCK:ROUNDING}, then
- * {@code :params=GLOB,GLOB} with {@code --quant-params}, so that every process of a job reads the
- * same rule; receivers pull the trainer dtype and quantize at install.
+ * {@code :partial-blocks} with {@code --fp8-partial-blocks} and {@code :params=GLOB,GLOB} with
+ * {@code --quant-params}, so that every process of a job reads the same rule; receivers pull the
+ * trainer dtype and quantize at install.
  */
 final class Fp8Format {
   static final String NAME = "fp8-block";
@@ -22,6 +23,8 @@ final class Fp8Format {
   static final int MAX_BLOCK = 1024;
 
   private static final String PARAMS = "params=";
+
+  private static final String PARTIAL = "partial-blocks";
 
   private Fp8Format() {}
 
@@ -36,13 +39,19 @@ final class Fp8Format {
   }
 
   /** The spec label for a block size, a rounding mode and an optional comma-separated rule. */
-  static String label(int block, Fp8Rounding rounding, String params) {
+  static String label(int block, Fp8Rounding rounding, boolean partialBlocks, String params) {
     return NAME
         + ":"
         + block
         + ":"
         + rounding.label()
+        + (partialBlocks ? ":" + PARTIAL : "")
         + (params == null ? "" : ":" + PARAMS + params);
+  }
+
+  /** Whether the label allows partial blocks per member ({@code --fp8-partial-blocks}). */
+  static boolean partialBlocks(String label) {
+    return List.of(label.split(":")).contains(PARTIAL);
   }
 
   static int block(String label) {
@@ -78,7 +87,7 @@ final class Fp8Format {
   static Fp8BlockLayout layout(String label, VllmLayout geometry) {
     List<String> globs = params(label);
     return globs.isEmpty()
-        ? Fp8BlockLayout.defaults(geometry, block(label))
-        : Fp8BlockLayout.matching(geometry, block(label), globs);
+        ? Fp8BlockLayout.defaults(geometry, block(label), partialBlocks(label))
+        : Fp8BlockLayout.matching(geometry, block(label), globs, partialBlocks(label));
   }
 }

@@ -115,6 +115,14 @@ abstract class JobOptions {
   String fp8Rounding;
 
   @Option(
+      names = "--fp8-partial-blocks",
+      description =
+          "With --inference-dtype fp8-block: quantize a fused member (q, k, v; gate, up) or a partition whose"
+              + " size is not a multiple of the block with partial edge blocks, each member on its own grid, where"
+              + " vLLM would refuse the layout (for small test models; by default such a layout exits 2 naming it).")
+  boolean fp8PartialBlocks;
+
+  @Option(
       names = "--quant-params",
       description =
           "With --inference-dtype fp8-block: quantize the parameters matching these comma-separated"
@@ -150,6 +158,7 @@ abstract class JobOptions {
       return Fp8Format.label(
           quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
           fp8Rounding(),
+          fp8PartialBlocks,
           quantParams);
     }
     return inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : trainerLabel;

@@ -258,6 +258,7 @@ public final class OptionChecks {
           new String[][] {
             {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
             {"--fp8-rounding", o.fp8Rounding},
+            {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null},
             {"--quant-params", o.quantParams}
           }) {
         if (given[1] != null) {
@@ -302,6 +303,8 @@ public final class OptionChecks {
               + o.device
               + "' is not supported with it yet");
     }
+    int block =
+        o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock;
     if (o.quantParams != null) {
       List<String> globs = Fp8Format.globs(o.quantParams);
       if (globs.isEmpty()) {
@@ -309,14 +312,26 @@ public final class OptionChecks {
             cmd, "--quant-params '" + o.quantParams + "': names no parameter glob");
       }
       try {
-        dev.mx.layout.vllm.Fp8BlockLayout.matching(
-            rank0,
-            o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock,
-            globs);
+        dev.mx.layout.vllm.Fp8BlockLayout.matching(rank0, block, globs, true);
       } catch (MxException e) {
         throw new ParameterException(
             cmd, "--quant-params '" + o.quantParams + "': " + e.getMessage());
       }
+    }
+    try {
+      Fp8Format.layout(o.inferenceLabel(null), rank0);
+    } catch (MxException e) {
+      throw new ParameterException(
+          cmd,
+          "--inference-dtype "
+              + Fp8Format.NAME
+              + " (block "
+              + block
+              + ") under --inference '"
+              + o.inference
+              + "': "
+              + e.getMessage()
+              + "; --fp8-partial-blocks quantizes it so");
     }
   }
 

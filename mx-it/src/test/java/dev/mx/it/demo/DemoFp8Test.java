@@ -32,6 +32,7 @@ class DemoFp8Test {
             "bf16",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
             "--quant-block",
             "32",
             "--steps",
@@ -41,7 +42,8 @@ class DemoFp8Test {
             dump.toString());
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
-    assertEquals("fp8-block:32:vllm", doc.get("run").get("inference_dtype").asText());
+    assertEquals(
+        "fp8-block:32:vllm:partial-blocks", doc.get("run").get("inference_dtype").asText());
     float[][] want =
         Fp8DumpReference.assertBlockQuantizedDump(
             dump, "tiny-llama", 2, 1, DType.BF16, 32, "vllm", 1);
@@ -73,6 +75,7 @@ class DemoFp8Test {
             "tp=2,ep=2",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
             "--fp8-rounding",
             "deepgemm",
             "--steps",
@@ -100,6 +103,7 @@ class DemoFp8Test {
             "f32",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
             "--quant-block",
             "16",
             "--fp8-rounding",
@@ -145,6 +149,17 @@ class DemoFp8Test {
     assertBad("--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
     assertBad("--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
     assertBad("--fp8-rounding 'vllm': needs --inference-dtype fp8-block", "--fp8-rounding", "vllm");
+    assertBad(
+        "--fp8-partial-blocks 'true': needs --inference-dtype fp8-block", "--fp8-partial-blocks");
+    // vLLM's alignment rule: tiny-llama's 32 q rows per rank are not a multiple of 128.
+    assertBad(
+        "'model.layers.0.self_attn.qkv_proj.weight': its member"
+            + " 'model.layers.0.self_attn.q_proj.weight' has an output partition of 32 rows, not a"
+            + " multiple of the block 128",
+        "--model",
+        "tiny-llama",
+        "--inference-dtype",
+        "fp8-block");
     assertBad(
         "--fp8-rounding 'nearest': unknown fp8 rounding 'nearest'",
         "--inference-dtype",

@@ -124,7 +124,16 @@ final class Fp8DumpReference {
           SafetensorsTensor scales = f.tensor(name + "_scale_inv");
           List<String> bad =
               blockMismatches(
-                  ref, name, t.shape(), t.data(), scales, step, trainer, block, rounding,
+                  members(arch, tp, name, t.shape()),
+                  ref,
+                  name,
+                  t.shape(),
+                  t.data(),
+                  scales,
+                  step,
+                  trainer,
+                  block,
+                  rounding,
                   errors[r]);
           assertEquals(List.of(), bad, "receiver " + r + " " + name);
           quantized++;
@@ -135,7 +144,26 @@ final class Fp8DumpReference {
     return errors;
   }
 
+  /**
+   * The rows of each member of a fused parameter's matrices, from the model and vLLM's fusing: q,
+   * k, v heads in {@code qkv_proj} (a kv head replicated where there are fewer than tp), gate and
+   * up halves in {@code gate_up_proj} and {@code w13_weight}; else the whole.
+   */
+  private static long[] members(ModelArchitecture arch, int tp, String name, Shape shape) {
+    long rows = shape.dim(shape.rank() - 2);
+    if (name.endsWith(".qkv_proj.weight")) {
+      long hd = arch.headDim();
+      long kv = Math.max(1, arch.numKeyValueHeads() / tp) * hd;
+      return new long[] {arch.numAttentionHeads() / tp * hd, kv, kv};
+    }
+    if (name.endsWith(".gate_up_proj.weight") || name.endsWith(".w13_weight")) {
+      return new long[] {rows / 2, rows / 2};
+    }
+    return new long[] {rows};
+  }
+
   private static List<String> blockMismatches(
+      long[] members,
       VllmReference ref,
       String name,
       Shape shape,
@@ -150,7 +178,16 @@ final class Fp8DumpReference {
     long rows = shape.dim(rank - 2);
     long cols = shape.dim(rank - 1);
     long matrices = shape.numel() / (rows * cols);
-    long br = (rows + block - 1) / block;
+    // Block-row bands {first row, end row}: each member on its own grid, the last band partial.
+    List<long[]> bands = new ArrayList<>();
+    long start = 0;
+    for (long n : members) {
+      for (long r = start; r < start + n; r += block) {
+        bands.add(new long[] {r, Math.min(start + n, r + block)});
+      }
+      start += n;
+    }
+    long br = bands.size();
     long bc = (cols + block - 1) / block;
     List<String> bad = new ArrayList<>();
     long[] scaleDims = shape.dims().clone();
@@ -164,7 +201,7 @@ final class Fp8DumpReference {
       for (long i = 0; i < br; i++) {
         for (long j = 0; j < bc; j++) {
           float amax = 0;
-          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
+          for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
             for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
               amax =
                   Math.max(
@@ -197,7 +234,7 @@ final class Fp8DumpReference {
                     + ", expected "
                     + scaleInv);
           }
-          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
+          for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
             for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
               long k = (m * rows + row) * cols + c;
               float x = source(ref, name, k, step, trainer);
