@@ -6,26 +6,29 @@ import dev.mx.api.refit.Installer;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.cast.QuantizationError;
 import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.stream.LongStream;
 
 /**
- * Installs verified receive buffers into engine weights that hold some parameters FP8
- * block-quantized: those are quantized ({@link BlockQuantizer}) from the pulled bytes straight into
- * the live e4m3fn weight and its {@code _scale_inv}, the rest are copied as {@link LiveWeights}
- * does. Like a plain install it runs only after the receiver verified every byte against the
- * publishers' digests, and it checks every buffer before it writes any, so a step's weights and
- * scales go live together or not at all. Host live weights only. Each block's factor is computed by
- * the {@link Fp8Rounding} given (the receivers' {@code mx.refit.fp8-rounding}, {@code vllm} unless
- * set).
+ * Installs verified receive buffers into engine weights that hold some parameters FP8-quantized
+ * (block-quantized by default, or in another {@link QuantFormat}): those are quantized ({@link
+ * BlockQuantizer}) from the pulled bytes straight into the live e4m3fn weight and its scale tensor
+ * ({@code _scale_inv} or {@code _scale}), the rest are copied as {@link LiveWeights} does. Like a
+ * plain install it runs only after the receiver verified every byte against the publishers'
+ * digests, and it checks every buffer before it writes any, so a step's weights and scales go live
+ * together or not at all. Host live weights only. Each block's factor is computed by the {@link
+ * Fp8Rounding} given (the receivers' {@code mx.refit.fp8-rounding}, {@code vllm} unless set).
  */
 @Internal
 public final class Fp8BlockInstall implements Installer {
   private final LiveWeights live;
   private final Map<String, ParamSpec> received;
   private final Map<String, String> scales;
+  private final QuantFormat format;
   private final int block;
   private final Fp8Rounding rounding;
   private final Map<String, long[]> members;
@@ -61,6 +64,21 @@ public final class Fp8BlockInstall implements Installer {
       int block,
       Fp8Rounding rounding,
       Map<String, long[]> members) {
+    this(live, received, scales, QuantFormat.BLOCK, block, rounding, members);
+  }
+
+  /**
+   * As above, in {@code format} (its scales as {@link QuantFormat#engineScaleShape} shapes them;
+   * members matter to the block formats only, whose tiles could span two).
+   */
+  public Fp8BlockInstall(
+      LiveWeights live,
+      Map<String, ParamSpec> received,
+      Map<String, String> scales,
+      QuantFormat format,
+      int block,
+      Fp8Rounding rounding,
+      Map<String, long[]> members) {
     if (live.memory().isDevice()) {
       throw new IllegalArgumentException(
           "fp8 block quantization installs into host weights; these live in " + live.memory());
@@ -68,6 +86,7 @@ public final class Fp8BlockInstall implements Installer {
     this.live = live;
     this.received = Map.copyOf(received);
     this.scales = Map.copyOf(scales);
+    this.format = java.util.Objects.requireNonNull(format, "format");
     this.block = block;
     this.rounding = java.util.Objects.requireNonNull(rounding, "rounding");
     Map<String, long[]> m = new LinkedHashMap<>();
@@ -87,27 +106,20 @@ public final class Fp8BlockInstall implements Installer {
       long[] rows = this.members.get(e.getKey());
       Shape shape = from.shape();
       long want = shape.numel();
-      long wantScales = BlockQuantizer.scaleShape(shape, block).numel();
-      if (rows != null) {
-        long sum = 0;
-        long blockRows = 0;
-        for (long r : rows) {
-          sum += r;
-          blockRows += Math.ceilDiv(r, block);
-        }
-        if (shape.rank() < 2 || sum != shape.dim(shape.rank() - 2)) {
-          throw new IllegalArgumentException(
-              "cannot block-quantize parameter '"
-                  + e.getKey()
-                  + "' of shape "
-                  + shape
-                  + " as members of "
-                  + java.util.Arrays.toString(rows)
-                  + " rows: they do not add up to its rows");
-        }
-        wantScales = wantScales / Math.ceilDiv(sum, block) * blockRows; // block rows replaced
+      if (rows != null
+          && (shape.rank() < 2 || LongStream.of(rows).sum() != shape.dim(shape.rank() - 2))) {
+        throw new IllegalArgumentException(
+            "cannot quantize parameter '"
+                + e.getKey()
+                + "' of shape "
+                + shape
+                + " as members of "
+                + java.util.Arrays.toString(rows)
+                + " rows: they do not add up to its rows");
       }
-      if (w.byteSize() != want || s.byteSize() != 4 * wantScales) {
+      long wantScales =
+          format.engineScaleShape(shape, block, rows).numel() * format.scaleDtype().elementSize();
+      if (w.byteSize() != want || s.byteSize() != wantScales) {
         throw new IllegalArgumentException(
             "cannot block-quantize parameter '"
                 + e.getKey()
@@ -119,12 +131,12 @@ public final class Fp8BlockInstall implements Installer {
                 + s.byteSize()
                 + "; "
                 + shape
-                + " at block "
-                + block
+                + " in "
+                + format.label()
                 + " needs "
                 + want
                 + " and "
-                + 4 * wantScales);
+                + wantScales);
       }
     }
   }
@@ -182,12 +194,12 @@ public final class Fp8BlockInstall implements Installer {
     int threads = Runtime.getRuntime().availableProcessors();
     Shape shape = spec.shape();
     boolean aligned = true;
-    for (long r : rows == null ? new long[0] : rows) {
+    for (long r : rows == null || !format.hasBlock() ? new long[0] : rows) {
       aligned &= r % block == 0;
     }
     if (aligned) {
       return BlockQuantizer.quantize(
-          src, spec.dtype(), dst, scales, shape, block, true, threads, rounding);
+          src, spec.dtype(), dst, scales, shape, format, block, true, threads, rounding);
     }
     int rank = shape.rank();
     long cols = shape.dim(rank - 1);
@@ -215,6 +227,7 @@ public final class Fp8BlockInstall implements Installer {
                     dst.asSlice(first, r * cols),
                     scales.asSlice(4 * firstScale, 4 * memberScaleRows * blockCols),
                     Shape.of(r, cols),
+                    format,
                     block,
                     true,
                     threads,
@@ -233,6 +246,10 @@ public final class Fp8BlockInstall implements Installer {
 
   public int block() {
     return block;
+  }
+
+  public QuantFormat format() {
+    return format;
   }
 
   public Fp8Rounding rounding() {

@@ -43,6 +43,7 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
               live,
               q.received(),
               q.scales(),
+              Fp8Format.format(spec.inferenceDtype()),
               q.block(),
               Fp8Format.rounding(spec.inferenceDtype()),
               q.members()));

@@ -4,15 +4,17 @@ import dev.mx.api.DType;
 import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.QuantFormat;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * {@code --inference-dtype fp8-block}: the engine holds its linear weights FP8 block-quantized. The
- * worker spec carries it in its inference dtype label, {@code fp8-block:BLOCK:ROUNDING}, then
- * {@code :partial-blocks} with {@code --fp8-partial-blocks} and {@code :params=GLOB,GLOB} with
- * {@code --quant-params}, so that every process of a job reads the same rule; receivers pull the
- * trainer dtype and quantize at install.
+ * {@code --inference-dtype fp8-block} (or another {@link QuantFormat}: {@code fp8-block-ue8m0},
+ * {@code mxfp8}, {@code fp8-tensor}, {@code fp8-channel}, written in place of {@code fp8-block}
+ * below): the engine holds its linear weights FP8-quantized. The worker spec carries it in its
+ * inference dtype label, {@code fp8-block:BLOCK:ROUNDING}, then {@code :partial-blocks} with {@code
+ * --fp8-partial-blocks} and {@code :params=GLOB,GLOB} with {@code --quant-params}, so that every
+ * process of a job reads the same rule; receivers pull the trainer dtype and quantize at install.
  */
 final class Fp8Format {
   static final String NAME = "fp8-block";
@@ -28,9 +30,18 @@ final class Fp8Format {
 
   private Fp8Format() {}
 
-  /** Whether an option value or spec label asks for fp8 block quantization. */
+  /**
+   * Whether an option value or spec label asks for a quantizing install: {@code fp8-block}, {@code
+   * fp8-block-ue8m0}, {@code mxfp8}, {@code fp8-tensor} or {@code fp8-channel} ({@link
+   * QuantFormat}).
+   */
   static boolean isFp8Block(String label) {
-    return label != null && (label.equalsIgnoreCase(NAME) || label.startsWith(NAME + ":"));
+    return label != null && QuantFormat.isFormat(label.split(":", 2)[0]);
+  }
+
+  /** The format of an option value or spec label. */
+  static QuantFormat format(String label) {
+    return QuantFormat.parse(label.split(":", 2)[0]);
   }
 
   /** Whether {@code block} is a size the option accepts. */
@@ -39,8 +50,9 @@ final class Fp8Format {
   }
 
   /** The spec label for a block size, a rounding mode and an optional comma-separated rule. */
-  static String label(int block, Fp8Rounding rounding, boolean partialBlocks, String params) {
-    return NAME
+  static String label(
+      QuantFormat format, int block, Fp8Rounding rounding, boolean partialBlocks, String params) {
+    return format.label()
         + ":"
         + block
         + ":"
@@ -86,8 +98,16 @@ final class Fp8Format {
   /** The quantized parameters of one rank under an fp8 label. */
   static Fp8BlockLayout layout(String label, VllmLayout geometry) {
     List<String> globs = params(label);
+    QuantFormat f = format(label);
+    int block = block(label);
+    Fp8BlockLayout.Scales scales =
+        new Fp8BlockLayout.Scales(
+            f.scaleSuffix(),
+            f.scaleDtype(),
+            f.hasBlock(),
+            (w, members) -> f.engineScaleShape(w, block, members));
     return globs.isEmpty()
-        ? Fp8BlockLayout.defaults(geometry, block(label), partialBlocks(label))
-        : Fp8BlockLayout.matching(geometry, block(label), globs, partialBlocks(label));
+        ? Fp8BlockLayout.defaults(geometry, block, partialBlocks(label), scales)
+        : Fp8BlockLayout.matching(geometry, block, globs, partialBlocks(label), scales);
   }
 }

@@ -95,13 +95,16 @@ abstract class JobOptions {
               + " fp8-block: receivers pull and verify the trainer dtype, then install every linear weight of"
               + " attention and the MLP (experts included) as float8_e4m3fn with a float32 <name>_scale_inv per"
               + " block of --quant-block rows and columns; embeddings, norms, lm_head, biases and the router"
-              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only.")
+              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only."
+              + " fp8-block-ue8m0: the same blocks, scales rounded up to powers of two; mxfp8: 1x32 blocks with"
+              + " E8M0 (u8) <name>_scale; fp8-tensor / fp8-channel: a float32 <name>_scale per matrix / per row.")
   String inferenceDtype;
 
   @Option(
       names = "--quant-block",
       description =
-          "With --inference-dtype fp8-block: the block size, a power of two from 16 to 1024 (default 128).")
+          "With --inference-dtype fp8-block or fp8-block-ue8m0: the block size, a power of two from 16 to 1024"
+              + " (default 128).")
   Integer quantBlock;
 
   @Option(
@@ -156,6 +159,7 @@ abstract class JobOptions {
   String inferenceLabel(String trainerLabel) {
     if (Fp8Format.isFp8Block(inferenceDtype)) {
       return Fp8Format.label(
+          Fp8Format.format(inferenceDtype),
           quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
           fp8Rounding(),
           fp8PartialBlocks,

@@ -37,7 +37,17 @@ public final class OptionChecks {
 
   /** Dtypes inference parameters may have: the generator's, the fp8 element casts, fp8-block. */
   static final List<String> INFERENCE_DTYPES =
-      List.of("bf16", "f16", "f32", "e4m3fn", "e5m2", Fp8Format.NAME);
+      List.of(
+          "bf16",
+          "f16",
+          "f32",
+          "e4m3fn",
+          "e5m2",
+          Fp8Format.NAME,
+          "fp8-block-ue8m0",
+          "mxfp8",
+          "fp8-tensor",
+          "fp8-channel");
 
   /** Bounds that keep every derived size, timeout and process count far from overflow. */
   static final double MAX_TIMEOUT_SECONDS = 1_000_000;
@@ -276,6 +286,24 @@ public final class OptionChecks {
       }
       return;
     }
+    dev.mx.refit.cast.QuantFormat format = Fp8Format.format(o.inferenceDtype);
+    if (!format.hasBlock()) {
+      for (String[] given :
+          new String[][] {
+            {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
+            {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null}
+          }) {
+        if (given[1] != null) {
+          throw new ParameterException(
+              cmd,
+              given[0]
+                  + " '"
+                  + given[1]
+                  + "': needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0), not "
+                  + format.label());
+        }
+      }
+    }
     if (o.quantBlock != null && !Fp8Format.supportedBlock(o.quantBlock)) {
       throw new ParameterException(
           cmd,
@@ -298,7 +326,7 @@ public final class OptionChecks {
       throw new ParameterException(
           cmd,
           "--inference-dtype "
-              + Fp8Format.NAME
+              + format.label()
               + " quantizes into host weights: --device '"
               + o.device
               + "' is not supported with it yet");
@@ -324,7 +352,7 @@ public final class OptionChecks {
       throw new ParameterException(
           cmd,
           "--inference-dtype "
-              + Fp8Format.NAME
+              + format.label()
               + " (block "
               + block
               + ") under --inference '"

@@ -117,6 +117,42 @@ class DemoFp8Test {
         dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, "exact", 0);
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "fp8-block-ue8m0, tiny-qwen3-moe, 2, true",
+    "mxfp8, tiny-qwen3-moe, 2, false",
+    "fp8-tensor, tiny-qwen3-moe, 2, false",
+    "fp8-channel, tiny-llama, 1, false"
+  })
+  void eachFormatDumpsItsCodesAndTheEnginesScaleTensors(
+      String format, String model, int ep, boolean blockFormat, @TempDir Path dump)
+      throws Exception {
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                "--in-process",
+                "--model",
+                model,
+                "--trainer",
+                "tp=2",
+                "--inference",
+                "tp=2,ep=" + ep,
+                "--inference-dtype",
+                format,
+                "--steps",
+                "1",
+                "--dump",
+                dump.toString()));
+    if (blockFormat) {
+      args.addAll(java.util.List.of("--quant-block", "16", "--fp8-partial-blocks"));
+    }
+    DemoRun r = DemoRun.run(args.toArray(String[]::new));
+    assertEquals(0, r.code(), r.toString());
+    DType trainer = model.equals("tiny-llama") ? DType.F32 : DType.BF16;
+    Fp8DumpReference.assertQuantizedDump(
+        dump, format, model, 2, ep, trainer, blockFormat ? 16 : 128, "vllm", 0);
+  }
+
   @Test
   void plainElementCastsToE4m3fnAndE5m2(@TempDir Path dump) throws Exception {
     for (String[] c : new String[][] {{"e4m3fn", "e4m3"}, {"e5m2", "e5m2"}}) {
@@ -183,6 +219,13 @@ class DemoFp8Test {
         "--quant-params",
         "model.norm.weight");
     assertBad("--inference-dtype 'fp4'", "--inference-dtype", "fp4");
+    assertBad(
+        "--quant-block '64': needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0),"
+            + " not mxfp8",
+        "--inference-dtype",
+        "mxfp8",
+        "--quant-block",
+        "64");
     assertBad("--trainer-dtype 'e4m3fn'", "--trainer-dtype", "e4m3fn");
     assertBad("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
   }

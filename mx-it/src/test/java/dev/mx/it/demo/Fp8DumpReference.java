@@ -98,6 +98,26 @@ final class Fp8DumpReference {
   static float[][] assertBlockQuantizedDump(
       Path dump, String model, int tp, int ep, DType trainer, int block, String rounding, long step)
       throws Exception {
+    return assertQuantizedDump(dump, "fp8-block", model, tp, ep, trainer, block, rounding, step);
+  }
+
+  /**
+   * As {@link #assertBlockQuantizedDump} in {@code format}: {@code fp8-block}, {@code
+   * fp8-block-ue8m0}, {@code mxfp8}, {@code fp8-tensor} or {@code fp8-channel}, each with the
+   * engine's scale tensor (name, dtype, shape) as README states it.
+   */
+  static float[][] assertQuantizedDump(
+      Path dump,
+      String format,
+      String model,
+      int tp,
+      int ep,
+      DType trainer,
+      int block,
+      String rounding,
+      long step)
+      throws Exception {
+    String suffix = format.startsWith("fp8-block") ? "_scale_inv" : "_scale";
     ModelArchitecture arch = ModelConfigs.load(model);
     int quantized = 0;
     float[][] errors = new float[tp][2];
@@ -109,8 +129,10 @@ final class Fp8DumpReference {
         f.tensors().forEach(t -> names.add(t.name()));
         for (SafetensorsTensor t : f.tensors()) {
           String name = t.name();
-          if (name.endsWith("_scale_inv")) {
-            assertTrue(names.contains(name.substring(0, name.length() - 10)), "scales of " + name);
+          if (name.endsWith(suffix)) {
+            assertTrue(
+                names.contains(name.substring(0, name.length() - suffix.length())),
+                "scales of " + name);
             continue;
           }
           assertEquals(ref.shape(name), t.shape(), name);
@@ -121,9 +143,10 @@ final class Fp8DumpReference {
             continue;
           }
           assertEquals(DType.F8_E4M3FN, t.dtype(), name);
-          SafetensorsTensor scales = f.tensor(name + "_scale_inv");
+          SafetensorsTensor scales = f.tensor(name + suffix);
           List<String> bad =
               blockMismatches(
+                  format,
                   members(arch, tp, name, t.shape()),
                   ref,
                   name,
@@ -162,7 +185,28 @@ final class Fp8DumpReference {
     return new long[] {rows};
   }
 
+  /** The smallest power of two at or above a positive finite {@code s}, by doubling. */
+  private static float pow2AtLeast(float s) {
+    float p = Float.MIN_VALUE;
+    while (p < s) {
+      p *= 2;
+    }
+    return p;
+  }
+
+  /** The largest {@code k} with {@code 2^k <= a} for a positive finite {@code a}, by doubling. */
+  private static int floorLog2(float a) {
+    int k = -149;
+    double p = Math.scalb(1.0, -149);
+    while (p * 2 <= a) {
+      p *= 2;
+      k++;
+    }
+    return k;
+  }
+
   private static List<String> blockMismatches(
+      String format,
       long[] members,
       VllmReference ref,
       String name,
@@ -178,23 +222,34 @@ final class Fp8DumpReference {
     long rows = shape.dim(rank - 2);
     long cols = shape.dim(rank - 1);
     long matrices = shape.numel() / (rows * cols);
-    // Block-row bands {first row, end row}: each member on its own grid, the last band partial.
+    boolean blocks = format.startsWith("fp8-block");
+    boolean mx = format.equals("mxfp8");
+    boolean tensor = format.equals("fp8-tensor");
+    // Row bands {first row, end row} sharing a scale: block formats cut each member on its own
+    // grid, the last band partial; mxfp8 and fp8-channel a band per row; fp8-tensor one band.
     List<long[]> bands = new ArrayList<>();
     long start = 0;
-    for (long n : members) {
-      for (long r = start; r < start + n; r += block) {
-        bands.add(new long[] {r, Math.min(start + n, r + block)});
+    long bandRows = blocks ? block : tensor ? rows : 1;
+    for (long n : blocks ? members : new long[] {rows}) {
+      for (long r = start; r < start + n; r += bandRows) {
+        bands.add(new long[] {r, Math.min(start + n, r + bandRows)});
       }
       start += n;
     }
+    long tileCols = blocks ? block : mx ? 32 : cols;
     long br = bands.size();
-    long bc = (cols + block - 1) / block;
+    long bc = (cols + tileCols - 1) / tileCols;
     List<String> bad = new ArrayList<>();
     long[] scaleDims = shape.dims().clone();
     scaleDims[rank - 2] = br;
     scaleDims[rank - 1] = bc;
-    if (!Shape.of(scaleDims).equals(scales.shape()) || scales.dtype() != DType.F32) {
-      bad.add(name + "_scale_inv is " + scales.dtype() + " " + scales.shape());
+    Shape wantShape =
+        tensor
+            ? (rank == 2 ? Shape.of(1) : Shape.of(java.util.Arrays.copyOf(shape.dims(), rank - 2)))
+            : Shape.of(scaleDims);
+    DType wantDtype = mx ? DType.U8 : DType.F32;
+    if (!wantShape.equals(scales.shape()) || scales.dtype() != wantDtype) {
+      bad.add(name + " scales are " + scales.dtype() + " " + scales.shape());
       return bad;
     }
     for (long m = 0; m < matrices && bad.size() < 3; m++) {
@@ -202,24 +257,42 @@ final class Fp8DumpReference {
         for (long j = 0; j < bc; j++) {
           float amax = 0;
           for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
-            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+            for (long c = j * tileCols; c < Math.min(cols, (j + 1) * tileCols); c++) {
               amax =
                   Math.max(
                       amax,
                       Math.abs(source(ref, name, (m * rows + row) * cols + c, step, trainer)));
             }
           }
-          amax = Math.max(amax, 1e-4f);
-          float scaleInv = amax / 448f;
-          // The modes' factors as README states them, each operation rounded to f32.
-          float factor =
-              switch (rounding) {
-                case "exact" -> 448f / amax;
-                case "vllm" -> 1f / (amax / 448f);
-                case "deepgemm" -> (1f / amax) * 448f;
-                default -> throw new IllegalArgumentException("rounding " + rounding);
-              };
-          float have = scales.data().getAtIndex(F32, (m * br + i) * bc + j);
+          float scaleInv;
+          float factor;
+          long scaleIndex = (m * br + i) * bc + j;
+          float have;
+          if (mx) {
+            // OCP MX: e = floor(log2(amax)) - 8 clamped to [-127, 127], the byte e + 127.
+            int e = amax == 0 ? -127 : Math.max(-127, Math.min(127, floorLog2(amax) - 8));
+            scaleInv = (float) Math.scalb(1.0, e);
+            factor = (float) Math.scalb(1.0, -e);
+            int got = scales.data().get(ValueLayout.JAVA_BYTE, scaleIndex) & 0xff;
+            have = got == e + 127 ? scaleInv : Float.NaN;
+          } else {
+            amax = Math.max(amax, 1e-4f);
+            if (format.equals("fp8-block-ue8m0")) {
+              scaleInv = pow2AtLeast(amax / 448f);
+              factor = 1f / scaleInv;
+            } else {
+              scaleInv = amax / 448f;
+              // The modes' factors as README states them, each operation rounded to f32.
+              factor =
+                  switch (rounding) {
+                    case "exact" -> 448f / amax;
+                    case "vllm" -> 1f / (amax / 448f);
+                    case "deepgemm" -> (1f / amax) * 448f;
+                    default -> throw new IllegalArgumentException("rounding " + rounding);
+                  };
+            }
+            have = scales.data().getAtIndex(F32, scaleIndex);
+          }
           if (Float.floatToRawIntBits(have) != Float.floatToRawIntBits(scaleInv)) {
             bad.add(
                 name
@@ -235,7 +308,7 @@ final class Fp8DumpReference {
                     + scaleInv);
           }
           for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
-            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+            for (long c = j * tileCols; c < Math.min(cols, (j + 1) * tileCols); c++) {
               long k = (m * rows + row) * cols + c;
               float x = source(ref, name, k, step, trainer);
               int want = nearestCode(Math.max(-448f, Math.min(448f, x * factor)), E4M3);

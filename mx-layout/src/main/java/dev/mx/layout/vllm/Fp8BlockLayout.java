@@ -60,6 +60,24 @@ public final class Fp8BlockLayout {
               TensorRole.EXPERT_UP_PROJ,
               TensorRole.EXPERT_DOWN_PROJ));
 
+  /**
+   * The scale tensors of a format: their name suffix, dtype, shape given a weight's shape and its
+   * members' rows, and whether the format cuts square blocks (then vLLM's alignment rule applies).
+   * {@link #blocks} is {@code fp8-block}'s; the quantizer's module declares the others.
+   */
+  public record Scales(
+      String suffix,
+      DType dtype,
+      boolean blockGrid,
+      java.util.function.BiFunction<Shape, long[], Shape> shape) {
+    /**
+     * {@code fp8-block}: f32 {@code <name>_scale_inv} of {@link #scaleShape(Shape, int, long[])}.
+     */
+    public static Scales blocks(int block) {
+      return new Scales(SCALE_SUFFIX, DType.F32, true, (w, m) -> scaleShape(w, block, m));
+    }
+  }
+
   private final int block;
   private final Map<String, ParamSpec> received;
   private final Map<String, String> scales;
@@ -68,14 +86,14 @@ public final class Fp8BlockLayout {
   private final boolean partialBlocks;
 
   private Fp8BlockLayout(
-      VllmLayout layout, int block, Set<String> quantized, boolean partialBlocks) {
+      VllmLayout layout, int block, Set<String> quantized, boolean partialBlocks, Scales format) {
     Map<String, ParamSpec> received = layout.params();
     this.block = block;
     this.partialBlocks = partialBlocks;
     this.received = Collections.unmodifiableMap(new LinkedHashMap<>(received));
     Map<String, long[]> m = new LinkedHashMap<>();
     for (String param : quantized) {
-      long[] rows = memberRows(layout, param, block, partialBlocks);
+      long[] rows = memberRows(layout, param, block, partialBlocks || !format.blockGrid());
       m.put(param, rows);
     }
     this.members = Collections.unmodifiableMap(m);
@@ -86,13 +104,13 @@ public final class Fp8BlockLayout {
         e.put(p.getKey(), p.getValue());
         continue;
       }
-      String scale = p.getKey() + SCALE_SUFFIX;
+      String scale = p.getKey() + format.suffix();
       s.put(p.getKey(), scale);
       e.put(p.getKey(), new ParamSpec(p.getValue().shape(), DType.F8_E4M3FN));
       e.put(
           scale,
           new ParamSpec(
-              scaleShape(p.getValue().shape(), block, members.get(p.getKey())), DType.F32));
+              format.shape().apply(p.getValue().shape(), members.get(p.getKey())), format.dtype()));
     }
     this.scales = Collections.unmodifiableMap(s);
     this.engine = Collections.unmodifiableMap(e);
@@ -113,6 +131,12 @@ public final class Fp8BlockLayout {
    * multiple of the block ends in a partial block instead of failing (for small test models).
    */
   public static Fp8BlockLayout defaults(VllmLayout layout, int block, boolean partialBlocks) {
+    return defaults(layout, block, partialBlocks, Scales.blocks(block));
+  }
+
+  /** As {@link #defaults(VllmLayout, int, boolean)}, the scales of {@code format}. */
+  public static Fp8BlockLayout defaults(
+      VllmLayout layout, int block, boolean partialBlocks, Scales format) {
     checkBlock(block);
     Map<String, Set<TensorRole>> roles = rolesByParameter(layout);
     Set<String> quantized = new LinkedHashSet<>();
@@ -122,7 +146,7 @@ public final class Fp8BlockLayout {
         quantized.add(param);
       }
     }
-    return new Fp8BlockLayout(layout, block, quantized, partialBlocks);
+    return new Fp8BlockLayout(layout, block, quantized, partialBlocks, format);
   }
 
   /**
@@ -140,6 +164,12 @@ public final class Fp8BlockLayout {
   /** As {@link #matching(VllmLayout, int, List)}, partial blocks per member allowed or not. */
   public static Fp8BlockLayout matching(
       VllmLayout layout, int block, List<String> globs, boolean partialBlocks) {
+    return matching(layout, block, globs, partialBlocks, Scales.blocks(block));
+  }
+
+  /** As {@link #matching(VllmLayout, int, List, boolean)}, the scales of {@code format}. */
+  public static Fp8BlockLayout matching(
+      VllmLayout layout, int block, List<String> globs, boolean partialBlocks, Scales format) {
     checkBlock(block);
     Set<String> quantized = new LinkedHashSet<>();
     for (String glob : globs) {
@@ -174,7 +204,7 @@ public final class Fp8BlockLayout {
       }
       quantized.addAll(hits);
     }
-    return new Fp8BlockLayout(layout, block, quantized, partialBlocks);
+    return new Fp8BlockLayout(layout, block, quantized, partialBlocks, format);
   }
 
   /** The shape of the scales of a weight of {@code shape}. */

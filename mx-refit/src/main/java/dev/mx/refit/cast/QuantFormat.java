@@ -1,6 +1,7 @@
 package dev.mx.refit.cast;
 
 import dev.mx.api.DType;
+import dev.mx.api.Shape;
 import dev.mx.api.annotation.Internal;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -102,6 +103,36 @@ public enum QuantFormat {
       case MXFP8 -> MX_BLOCK;
       case CHANNEL, TENSOR -> Math.max(1, cols);
     };
+  }
+
+  /**
+   * The shape of the engine's scale tensor for a weight of {@code weight} whose matrices hold
+   * members of {@code memberRows} rows (null: one): block formats give each member its block rows;
+   * {@code fp8-tensor} is vLLM's {@code [1]} for a matrix and {@code [experts]} for a stack; the
+   * row formats {@link BlockQuantizer#scaleShape(Shape, QuantFormat, int)}.
+   */
+  public Shape engineScaleShape(Shape weight, int block, long[] memberRows) {
+    Shape tiles = BlockQuantizer.scaleShape(weight, this, block);
+    long[] d = tiles.dims();
+    int r = d.length;
+    switch (this) {
+      case BLOCK, BLOCK_UE8M0 -> {
+        if (memberRows != null) {
+          long blockRows = 0;
+          for (long m : memberRows) {
+            blockRows += BlockQuantizer.ceilDiv(m, block);
+          }
+          d[r - 2] = blockRows;
+        }
+        return Shape.of(d);
+      }
+      case TENSOR -> {
+        return r == 2 ? Shape.of(1) : Shape.of(java.util.Arrays.copyOf(d, r - 2));
+      }
+      default -> {
+        return tiles;
+      }
+    }
   }
 
   /** The format an option names ({@code fp8-block}, ..., any case). */
