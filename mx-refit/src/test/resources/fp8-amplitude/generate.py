@@ -125,12 +125,17 @@ def main():
         entry["zero_elements"] = int((f == 0).sum())
         entry["subnormal_elements"] = int(((f != 0) & (f.abs() < 2.0**-126)).sum())
         meta[case] = entry
+    save_meta(meta)
+
+
+def save_meta(meta):
+    """Writes vectors.json with the library versions that made the vectors, and prints it."""
     meta["numpy"] = np.__version__
     meta["torch"] = torch.__version__
+    text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
     with open("vectors.json", "w") as f:
-        json.dump(meta, f, indent=2, sort_keys=True)
-        f.write("\n")
-    print(json.dumps(meta, indent=2, sort_keys=True))
+        f.write(text)
+    print(text, end="")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ which a NaN (matrix 1, row 5, column 7), a +inf (matrix 1, row 40, column 100) a
 clamp is to +-448 before .to(torch.float8_e4m3fn). Written little-endian, gzip: input.bf16.gz and per
 variant <variant>.codes.gz / <variant>.scales.gz; vectors.json lists the variants.
 """
-import gzip
-import json
 import os
 import sys
 
@@ -52,14 +50,6 @@ def make_input():
 
 def e4m3(t):
     return t.clamp(-448.0, 448.0).to(torch.float8_e4m3fn).view(torch.uint8)
-
-
-def factor(amax, mode):
-    if mode == "exact":
-        return (448.0 / amax.double()).float()
-    if mode == "vllm":
-        return 1.0 / (amax / 448.0)
-    return 448.0 / amax
 
 
 def ue8m0(x):
@@ -94,13 +84,11 @@ def mxfp8(x):
 def per(x, dims, mode):
     xf = x.float()
     amax = xf.abs().amax(dim=dims, keepdim=True).clamp(1e-4)
-    return e4m3(xf * factor(amax, mode)).contiguous(), (amax / 448.0).contiguous()
+    return e4m3(xf * amplitude.factor(amax, mode)).contiguous(), (amax / 448.0).contiguous()
 
 
 def write(name, t):
-    data = t.contiguous().view(torch.uint8).numpy().tobytes() if isinstance(t, torch.Tensor) else t.tobytes()
-    with gzip.GzipFile(name, "wb", mtime=0) as f:
-        f.write(data)
+    amplitude.write(name, t.contiguous().view(torch.uint8).numpy() if isinstance(t, torch.Tensor) else t)
 
 
 def main():
@@ -115,12 +103,7 @@ def main():
         write(name + ".codes.gz", codes)
         write(name + ".scales.gz", scales)
         meta["variants"][name] = {"scale_shape": list(scales.shape)}
-    meta["numpy"] = np.__version__
-    meta["torch"] = torch.__version__
-    with open("vectors.json", "w") as f:
-        json.dump(meta, f, indent=2, sort_keys=True)
-        f.write("\n")
-    print(json.dumps(meta, indent=2, sort_keys=True))
+    amplitude.save_meta(meta)
 
 
 if __name__ == "__main__":

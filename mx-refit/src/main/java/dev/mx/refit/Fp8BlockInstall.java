@@ -46,30 +46,18 @@ public final class Fp8BlockInstall implements Installer {
       Map<String, String> scales,
       int block,
       Fp8Rounding rounding) {
-    this(live, received, scales, block, rounding, Map.of());
+    this(live, received, scales, QuantFormat.BLOCK, block, rounding, Map.of());
   }
 
   /**
-   * As above, the parameters of {@code members} fused: each matrix of such a parameter holds
-   * members of those rows, in order, each quantized on its own block grid (its last block row
-   * partial where its rows are not a multiple of the block), its scales' block rows following the
-   * previous member's. A parameter not named is one member.
+   * As above, in {@code format} (its scales as {@link QuantFormat#engineScaleShape} shapes them),
+   * the parameters of {@code members} fused: each matrix of such a parameter holds members of those
+   * rows, in order, each quantized on its own block grid (its last block row partial where its rows
+   * are not a multiple of the block), its scales' block rows following the previous member's. A
+   * parameter not named is one member; members matter to the block formats only, whose tiles could
+   * span two.
    *
    * @param members quantized weight name → the rows of each member of its matrices
-   */
-  public Fp8BlockInstall(
-      LiveWeights live,
-      Map<String, ParamSpec> received,
-      Map<String, String> scales,
-      int block,
-      Fp8Rounding rounding,
-      Map<String, long[]> members) {
-    this(live, received, scales, QuantFormat.BLOCK, block, rounding, members);
-  }
-
-  /**
-   * As above, in {@code format} (its scales as {@link QuantFormat#engineScaleShape} shapes them;
-   * members matter to the block formats only, whose tiles could span two).
    */
   public Fp8BlockInstall(
       LiveWeights live,

@@ -12,8 +12,8 @@ import dev.mx.layout.gen.BlockAmplitude;
 import dev.mx.layout.gen.BoxFill;
 import dev.mx.layout.gen.WeightGenerator;
 import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.TestVectors;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -23,7 +23,6 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -37,13 +36,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class Fp8AmplitudeInstallTest {
 
   private static byte[] resource(String name) throws IOException {
-    try (InputStream in =
-        Fp8AmplitudeInstallTest.class.getResourceAsStream("/fp8-amplitude/" + name)) {
-      if (in == null) {
-        throw new IOException("missing test resource fp8-amplitude/" + name);
-      }
-      return (name.endsWith(".gz") ? new GZIPInputStream(in) : in).readAllBytes();
-    }
+    return TestVectors.read("fp8-amplitude", name);
   }
 
   private static String sha256(MemorySegment s) throws NoSuchAlgorithmException {
@@ -63,11 +56,7 @@ class Fp8AmplitudeInstallTest {
   void installedCodesAndScalesEqualPyTorchs(String vectorCase, String mode) throws Exception {
     JsonNode meta = new ObjectMapper().readTree(resource("vectors.json")).get(vectorCase);
     String name = meta.get("tensor").asText();
-    long[] dims = new long[meta.get("shape").size()];
-    for (int i = 0; i < dims.length; i++) {
-      dims[i] = meta.get("shape").get(i).asLong();
-    }
-    Shape shape = Shape.of(dims);
+    Shape shape = TestVectors.shape(meta.get("shape"));
     int block = meta.get("block").asInt();
     Fp8Rounding rounding = Fp8Rounding.parse(mode);
     String scaleName = name + "_scale_inv";
@@ -75,7 +64,8 @@ class Fp8AmplitudeInstallTest {
     Map<String, ParamSpec> engine = new LinkedHashMap<>();
     engine.put(name, new ParamSpec(shape, DType.F8_E4M3FN));
     Shape scaleShape =
-        Shape.of(dims[0], (dims[1] + block - 1) / block, (dims[2] + block - 1) / block);
+        Shape.of(
+            shape.dim(0), (shape.dim(1) + block - 1) / block, (shape.dim(2) + block - 1) / block);
     engine.put(scaleName, new ParamSpec(scaleShape, DType.F32));
     try (Arena arena = Arena.ofShared();
         LiveWeights live = new LiveWeights(engine)) {

@@ -10,6 +10,7 @@ import dev.mx.api.refit.ParamSpec;
 import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Casts;
 import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.cast.QuantizationError;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -105,6 +106,7 @@ class Fp8BlockInstallTest {
               live,
               received,
               Map.of("qkv", "qkv_scale_inv"),
+              QuantFormat.BLOCK,
               16,
               Fp8Rounding.VLLM,
               Map.of("qkv", members));
@@ -125,6 +127,7 @@ class Fp8BlockInstallTest {
               wantCodes,
               wantScales,
               Shape.of(rows, 24),
+              QuantFormat.BLOCK,
               16,
               false,
               Fp8Rounding.VLLM);
@@ -154,6 +157,7 @@ class Fp8BlockInstallTest {
                       live,
                       RECEIVED,
                       Map.of("w", "w_scale_inv"),
+                      QuantFormat.BLOCK,
                       16,
                       Fp8Rounding.VLLM,
                       Map.of("w", new long[] {16, 16})));

@@ -264,45 +264,25 @@ public final class OptionChecks {
   /** {@code --quant-block} and {@code --quant-params} only with fp8-block, and valid there. */
   private static void fp8Block(CommandLine cmd, JobOptions o, boolean fp8Block, VllmLayout rank0) {
     if (!fp8Block) {
-      for (String[] given :
-          new String[][] {
-            {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
-            {"--fp8-rounding", o.fp8Rounding},
-            {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null},
-            {"--quant-params", o.quantParams}
-          }) {
-        if (given[1] != null) {
-          throw new ParameterException(
-              cmd,
-              given[0]
-                  + " '"
-                  + given[1]
-                  + "': needs --inference-dtype "
-                  + Fp8Format.NAME
-                  + " (got "
-                  + (o.inferenceDtype == null ? "the trainer dtype" : o.inferenceDtype)
-                  + ")");
-        }
-      }
+      refuseGiven(
+          cmd,
+          o,
+          true,
+          "needs --inference-dtype "
+              + Fp8Format.NAME
+              + " (got "
+              + (o.inferenceDtype == null ? "the trainer dtype" : o.inferenceDtype)
+              + ")");
       return;
     }
     dev.mx.refit.cast.QuantFormat format = Fp8Format.format(o.inferenceDtype);
     if (!format.hasBlock()) {
-      for (String[] given :
-          new String[][] {
-            {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
-            {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null}
-          }) {
-        if (given[1] != null) {
-          throw new ParameterException(
-              cmd,
-              given[0]
-                  + " '"
-                  + given[1]
-                  + "': needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0), not "
-                  + format.label());
-        }
-      }
+      refuseGiven(
+          cmd,
+          o,
+          false,
+          "needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0), not "
+              + format.label());
     }
     if (o.quantBlock != null && !Fp8Format.supportedBlock(o.quantBlock)) {
       throw new ParameterException(
@@ -360,6 +340,26 @@ public final class OptionChecks {
               + "': "
               + e.getMessage()
               + "; --fp8-partial-blocks quantizes it so");
+    }
+  }
+
+  /**
+   * Fails naming the first of the block options given ({@code --quant-block}, {@code
+   * --fp8-partial-blocks}; with {@code everyFp8Option} also {@code --fp8-rounding} and {@code
+   * --quant-params}), with its value and {@code why}.
+   */
+  private static void refuseGiven(
+      CommandLine cmd, JobOptions o, boolean everyFp8Option, String why) {
+    String[][] options = {
+      {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
+      {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null},
+      {"--fp8-rounding", everyFp8Option ? o.fp8Rounding : null},
+      {"--quant-params", everyFp8Option ? o.quantParams : null}
+    };
+    for (String[] given : options) {
+      if (given[1] != null) {
+        throw new ParameterException(cmd, given[0] + " '" + given[1] + "': " + why);
+      }
     }
   }
 

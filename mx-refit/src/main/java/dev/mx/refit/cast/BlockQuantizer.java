@@ -93,23 +93,8 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
-    return quantize(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
-  }
-
-  /**
-   * As {@link #quantize(MemorySegment, DType, MemorySegment, MemorySegment, Shape, int, boolean)},
-   * the factor by {@code rounding}.
-   */
-  public static QuantizationError quantize(
-      MemorySegment src,
-      DType from,
-      MemorySegment dst,
-      MemorySegment scales,
-      Shape shape,
-      int block,
-      boolean measure,
-      Fp8Rounding rounding) {
-    return quantize(src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, rounding);
+    return quantize(
+        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, Fp8Rounding.EXACT);
   }
 
   /**
@@ -151,25 +136,22 @@ public final class BlockQuantizer {
       int block,
       boolean measure,
       int threads) {
-    return quantize(src, from, dst, scales, shape, block, measure, threads, Fp8Rounding.EXACT);
-  }
-
-  /** As the threaded {@code quantize} above, the factor by {@code rounding}. */
-  public static QuantizationError quantize(
-      MemorySegment src,
-      DType from,
-      MemorySegment dst,
-      MemorySegment scales,
-      Shape shape,
-      int block,
-      boolean measure,
-      int threads,
-      Fp8Rounding rounding) {
     return quantize(
-        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, threads, rounding);
+        src,
+        from,
+        dst,
+        scales,
+        shape,
+        QuantFormat.BLOCK,
+        block,
+        measure,
+        threads,
+        Fp8Rounding.EXACT);
   }
 
-  /** As the threaded {@code quantize} above, into {@code format}. */
+  /**
+   * As the threaded {@code quantize} above, into {@code format}, the factor by {@code rounding}.
+   */
   public static QuantizationError quantize(
       MemorySegment src,
       DType from,
@@ -246,20 +228,8 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
-    return quantizeScalar(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
-  }
-
-  static QuantizationError quantizeScalar(
-      MemorySegment src,
-      DType from,
-      MemorySegment dst,
-      MemorySegment scales,
-      Shape shape,
-      int block,
-      boolean measure,
-      Fp8Rounding rounding) {
     return quantizeScalar(
-        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, rounding);
+        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, Fp8Rounding.EXACT);
   }
 
   static QuantizationError quantizeScalar(

@@ -49,18 +49,6 @@ final class VectorBlockQuantizer {
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
-      int block,
-      boolean measure,
-      Fp8Rounding rounding) {
-    return quantize(src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, rounding);
-  }
-
-  static QuantizationError quantize(
-      MemorySegment src,
-      DType from,
-      MemorySegment dst,
-      MemorySegment scales,
-      Shape shape,
       QuantFormat format,
       int block,
       boolean measure,

@@ -9,12 +9,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -32,13 +30,7 @@ class QuantFormatVectorsTest {
   private static final Shape SHAPE = Shape.of(2, 64, 160);
 
   private static byte[] resource(String name) throws IOException {
-    try (InputStream in =
-        QuantFormatVectorsTest.class.getResourceAsStream("/fp8-formats/" + name)) {
-      if (in == null) {
-        throw new IOException("missing test resource fp8-formats/" + name);
-      }
-      return (name.endsWith(".gz") ? new GZIPInputStream(in) : in).readAllBytes();
-    }
+    return TestVectors.read("fp8-formats", name);
   }
 
   private static int block(QuantFormat format) throws IOException {
