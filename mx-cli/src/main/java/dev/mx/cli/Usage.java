@@ -24,6 +24,8 @@ final class Usage {
           "--verify",
           "--inference-dtype",
           "--quant-block",
+          "--fp8-rounding",
+          "--fp8-partial-blocks",
           "--quant-params");
 
   private Usage() {}

@@ -9,6 +9,7 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Settings;
 import dev.mx.plan.PlanOptions;
 import dev.mx.plan.ReshardPlanner;
+import dev.mx.refit.cast.Fp8Rounding;
 import dev.mx.refit.stage.RefitReport;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -48,6 +49,7 @@ public final class ReceiverContext {
   private final boolean stageRecord;
   private final RefitRecords.Level stageRecordLevel;
   private final double maxGbps;
+  private final Fp8Rounding fp8Rounding;
 
   private ReceiverContext(
       ReceiverConfig config, SettingValues.Lookup in, Settings settings, boolean inPlace) {
@@ -75,6 +77,7 @@ public final class ReceiverContext {
     this.stageRecordLevel =
         RefitReport.stageLevel(SettingValues.string(ReceiverSetting.STAGE_RECORD_LEVEL, in));
     this.maxGbps = ceiling(SettingValues.number(ReceiverSetting.MAX_GBPS, in));
+    this.fp8Rounding = SettingValues.fp8Rounding(in);
     crossCheck(landing);
   }
 
@@ -136,6 +139,17 @@ public final class ReceiverContext {
    */
   public static OptionalLong stagingBytes(Settings settings) {
     return SettingValues.stagingBytes(SettingValues.lookup(Map.of(), settings));
+  }
+
+  /**
+   * The fp8 rounding mode {@code settings} sets ({@code mx.refit.fp8-rounding} / {@code
+   * MX_REFIT_FP8_ROUNDING}, default {@code vllm}): for building a quantizing installer beside a
+   * receiver, without concluding the other settings.
+   *
+   * @throws IllegalArgumentException naming the setting and the value when it names no mode
+   */
+  public static Fp8Rounding fp8Rounding(Settings settings) {
+    return SettingValues.fp8Rounding(SettingValues.lookup(Map.of(), settings));
   }
 
   private void crossCheck(OptionalLong landing) {
@@ -231,6 +245,11 @@ public final class ReceiverContext {
   /** The throughput ceiling in Gbps; 0: off. */
   public double maxGbps() {
     return maxGbps;
+  }
+
+  /** How quantizing installs compute each block's factor ({@link ReceiverSetting#FP8_ROUNDING}). */
+  public Fp8Rounding fp8Rounding() {
+    return fp8Rounding;
   }
 
   /**

@@ -136,7 +136,15 @@ public enum ReceiverSetting implements SettingDeclaration {
       "Gbps >= 0",
       "0",
       "Per-rank throughput ceiling: a refit whose wire implies more fails before install. 0 = off;"
-          + " a value that is not finite turns it off with a warning.");
+          + " a value that is not finite turns it off with a warning."),
+  FP8_ROUNDING(
+      "mx.refit.fp8-rounding",
+      "MX_REFIT_FP8_ROUNDING",
+      "exact | vllm | deepgemm",
+      "vllm",
+      "How a quantizing install computes each block's factor from its amax: vllm = x * (1 /"
+          + " (amax / 448)), vLLM's per_block_cast_to_fp8; deepgemm = x * ((1 / amax) * 448);"
+          + " exact = x * (448 / amax), correctly rounded; every operation in f32.");
 
   /** The prefix of the keys {@link ReceiverConfig} holds. */
   static final String RECEIVER_PREFIX = "mx.receiver.";

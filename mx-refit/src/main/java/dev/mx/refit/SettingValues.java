@@ -1,6 +1,7 @@
 package dev.mx.refit;
 
 import dev.mx.api.util.Settings;
+import dev.mx.refit.cast.Fp8Rounding;
 import dev.mx.refit.stage.StagingWaves;
 import java.util.Locale;
 import java.util.Map;
@@ -73,6 +74,17 @@ final class SettingValues {
   static String string(ReceiverSetting s, Lookup in) {
     String v = in.raw(s);
     return v == null ? s.defaultValue() : v;
+  }
+
+  /** The fp8 rounding mode, {@code vllm} when unset. */
+  static Fp8Rounding fp8Rounding(Lookup in) {
+    String v = string(ReceiverSetting.FP8_ROUNDING, in);
+    try {
+      return Fp8Rounding.parse(v);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          ReceiverSetting.FP8_ROUNDING.names() + "='" + v + "': " + e.getMessage(), e);
+    }
   }
 
   /** The staging budget, empty when unset or {@code auto}. */

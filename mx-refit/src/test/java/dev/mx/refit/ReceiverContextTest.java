@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.util.Settings;
+import dev.mx.refit.cast.Fp8Rounding;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +49,8 @@ class ReceiverContextTest {
     assertTrue(everything.stageRecord());
     assertEquals(RefitRecords.Level.DEBUG, everything.stageRecordLevel());
     assertEquals(0.0, everything.maxGbps());
+    assertEquals(Fp8Rounding.VLLM, everything.fp8Rounding());
+    assertEquals(Fp8Rounding.VLLM, none.fp8Rounding());
   }
 
   @Test
@@ -86,8 +89,17 @@ class ReceiverContextTest {
     props.put("mx.refit.stage-record-level", "info");
     props.put("mx.refit.pipeline", "false");
     props.put("mx.reshard.max-gbps", "400");
+    props.put("mx.refit.fp8-rounding", "DeepGEMM");
     Settings env =
-        Settings.of(Map.of(), Map.of("MX_RECEIVER_STAGING_BYTES", "1g", "MX_REFIT_PIPELINE", "1"));
+        Settings.of(
+            Map.of(),
+            Map.of(
+                "MX_RECEIVER_STAGING_BYTES",
+                "1g",
+                "MX_REFIT_PIPELINE",
+                "1",
+                "MX_REFIT_FP8_ROUNDING",
+                "exact"));
     ReceiverContext c = ReceiverContext.fromProperties(props, env, false);
     assertEquals(OptionalLong.of(16L << 20), c.stagingBytes());
     assertEquals(1L << 20, c.landingBytes());
@@ -98,10 +110,13 @@ class ReceiverContextTest {
     assertEquals(0.5, c.coverageFloor());
     assertEquals(RefitRecords.Level.INFO, c.stageRecordLevel());
     assertEquals(400.0, c.maxGbps());
+    assertEquals(Fp8Rounding.DEEPGEMM, c.fp8Rounding());
     // Without the map, the environment decides.
     ReceiverContext fromEnv = ReceiverContext.conclude(ReceiverConfig.defaults(), env, false);
     assertEquals(OptionalLong.of(1L << 30), fromEnv.stagingBytes());
     assertTrue(fromEnv.pipeline());
+    assertEquals(Fp8Rounding.EXACT, fromEnv.fp8Rounding());
+    assertEquals(Fp8Rounding.EXACT, ReceiverContext.fp8Rounding(env));
     // A budget set on the config wins over the environment.
     assertEquals(
         OptionalLong.of(4096),
@@ -130,7 +145,8 @@ class ReceiverContextTest {
           {"mx.reshard.max-segments-per-copy", "many"},
           {"mx.reshard.batch-install", "maybe"},
           {"mx.reshard.max-gbps", "fast"},
-          {"mx.refit.stage-record-level", "loud"}
+          {"mx.refit.stage-record-level", "loud"},
+          {"mx.refit.fp8-rounding", "nearest"}
         }) {
       IllegalArgumentException x =
           assertThrows(IllegalArgumentException.class, () -> of(Map.of(bad[0], bad[1])), bad[0]);

@@ -37,7 +37,16 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
     LiveWeights live = new LiveWeights(q.engine());
     try {
       return new EngineWeights(
-          geometry, live, new Fp8BlockInstall(live, q.received(), q.scales(), q.block()));
+          geometry,
+          live,
+          new Fp8BlockInstall(
+              live,
+              q.received(),
+              q.scales(),
+              Fp8Format.format(spec.inferenceDtype()),
+              q.block(),
+              Fp8Format.rounding(spec.inferenceDtype()),
+              q.members()));
     } catch (RuntimeException e) {
       live.close();
       throw e;

@@ -95,14 +95,35 @@ abstract class JobOptions {
               + " fp8-block: receivers pull and verify the trainer dtype, then install every linear weight of"
               + " attention and the MLP (experts included) as float8_e4m3fn with a float32 <name>_scale_inv per"
               + " block of --quant-block rows and columns; embeddings, norms, lm_head, biases and the router"
-              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only.")
+              + " stay in the trainer dtype. Such installs are copies (never in place), host weights only."
+              + " fp8-block-ue8m0: the same blocks, scales rounded up to powers of two; mxfp8: 1x32 blocks with"
+              + " E8M0 (u8) <name>_scale; fp8-tensor / fp8-channel: a float32 <name>_scale per matrix / per row.")
   String inferenceDtype;
 
   @Option(
       names = "--quant-block",
       description =
-          "With --inference-dtype fp8-block: the block size, a power of two from 16 to 1024 (default 128).")
+          "With --inference-dtype fp8-block or fp8-block-ue8m0: the block size, a power of two from 16 to 1024"
+              + " (default 128).")
   Integer quantBlock;
+
+  @Option(
+      names = "--fp8-rounding",
+      paramLabel = "exact|vllm|deepgemm",
+      description =
+          "With --inference-dtype fp8-block: how each block's factor is computed from its amax, in f32:"
+              + " vllm = x * (1 / (amax / 448)), vLLM's per_block_cast_to_fp8; deepgemm = x * ((1 / amax) * 448);"
+              + " exact = x * (448 / amax), correctly rounded (default: mx.refit.fp8-rounding /"
+              + " MX_REFIT_FP8_ROUNDING, vllm).")
+  String fp8Rounding;
+
+  @Option(
+      names = "--fp8-partial-blocks",
+      description =
+          "With --inference-dtype fp8-block: quantize a fused member (q, k, v; gate, up) or a partition whose"
+              + " size is not a multiple of the block with partial edge blocks, each member on its own grid, where"
+              + " vLLM would refuse the layout (for small test models; by default such a layout exits 2 naming it).")
+  boolean fp8PartialBlocks;
 
   @Option(
       names = "--quant-params",
@@ -138,10 +159,20 @@ abstract class JobOptions {
   String inferenceLabel(String trainerLabel) {
     if (Fp8Format.isFp8Block(inferenceDtype)) {
       return Fp8Format.label(
+          Fp8Format.format(inferenceDtype),
           quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
+          fp8Rounding(),
+          fp8PartialBlocks,
           quantParams);
     }
     return inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : trainerLabel;
+  }
+
+  /** {@code --fp8-rounding}, else the receivers' setting ({@code vllm} unless set). */
+  dev.mx.refit.cast.Fp8Rounding fp8Rounding() {
+    return fp8Rounding != null
+        ? dev.mx.refit.cast.Fp8Rounding.parse(fp8Rounding)
+        : dev.mx.refit.ReceiverContext.fp8Rounding(dev.mx.api.util.Settings.system());
   }
 
   /** {@code --timeout} as a spec field: 0 when none was given. */

@@ -37,7 +37,17 @@ public final class OptionChecks {
 
   /** Dtypes inference parameters may have: the generator's, the fp8 element casts, fp8-block. */
   static final List<String> INFERENCE_DTYPES =
-      List.of("bf16", "f16", "f32", "e4m3fn", "e5m2", Fp8Format.NAME);
+      List.of(
+          "bf16",
+          "f16",
+          "f32",
+          "e4m3fn",
+          "e5m2",
+          Fp8Format.NAME,
+          "fp8-block-ue8m0",
+          "mxfp8",
+          "fp8-tensor",
+          "fp8-channel");
 
   /** Bounds that keep every derived size, timeout and process count far from overflow. */
   static final double MAX_TIMEOUT_SECONDS = 1_000_000;
@@ -254,25 +264,25 @@ public final class OptionChecks {
   /** {@code --quant-block} and {@code --quant-params} only with fp8-block, and valid there. */
   private static void fp8Block(CommandLine cmd, JobOptions o, boolean fp8Block, VllmLayout rank0) {
     if (!fp8Block) {
-      for (String[] given :
-          new String[][] {
-            {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
-            {"--quant-params", o.quantParams}
-          }) {
-        if (given[1] != null) {
-          throw new ParameterException(
-              cmd,
-              given[0]
-                  + " '"
-                  + given[1]
-                  + "': needs --inference-dtype "
-                  + Fp8Format.NAME
-                  + " (got "
-                  + (o.inferenceDtype == null ? "the trainer dtype" : o.inferenceDtype)
-                  + ")");
-        }
-      }
+      refuseGiven(
+          cmd,
+          o,
+          true,
+          "needs --inference-dtype "
+              + Fp8Format.NAME
+              + " (got "
+              + (o.inferenceDtype == null ? "the trainer dtype" : o.inferenceDtype)
+              + ")");
       return;
+    }
+    dev.mx.refit.cast.QuantFormat format = Fp8Format.format(o.inferenceDtype);
+    if (!format.hasBlock()) {
+      refuseGiven(
+          cmd,
+          o,
+          false,
+          "needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0), not "
+              + format.label());
     }
     if (o.quantBlock != null && !Fp8Format.supportedBlock(o.quantBlock)) {
       throw new ParameterException(
@@ -284,15 +294,25 @@ public final class OptionChecks {
               + " to "
               + Fp8Format.MAX_BLOCK);
     }
+    try {
+      o.fp8Rounding();
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(
+          cmd,
+          (o.fp8Rounding != null ? "--fp8-rounding '" + o.fp8Rounding + "': " : "")
+              + e.getMessage());
+    }
     if (o.device != null && !o.device.equalsIgnoreCase("host")) {
       throw new ParameterException(
           cmd,
           "--inference-dtype "
-              + Fp8Format.NAME
+              + format.label()
               + " quantizes into host weights: --device '"
               + o.device
               + "' is not supported with it yet");
     }
+    int block =
+        o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock;
     if (o.quantParams != null) {
       List<String> globs = Fp8Format.globs(o.quantParams);
       if (globs.isEmpty()) {
@@ -300,13 +320,45 @@ public final class OptionChecks {
             cmd, "--quant-params '" + o.quantParams + "': names no parameter glob");
       }
       try {
-        dev.mx.layout.vllm.Fp8BlockLayout.matching(
-            rank0,
-            o.quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : o.quantBlock,
-            globs);
+        dev.mx.layout.vllm.Fp8BlockLayout.matching(rank0, block, globs, true);
       } catch (MxException e) {
         throw new ParameterException(
             cmd, "--quant-params '" + o.quantParams + "': " + e.getMessage());
+      }
+    }
+    try {
+      Fp8Format.layout(o.inferenceLabel(null), rank0);
+    } catch (MxException e) {
+      throw new ParameterException(
+          cmd,
+          "--inference-dtype "
+              + format.label()
+              + " (block "
+              + block
+              + ") under --inference '"
+              + o.inference
+              + "': "
+              + e.getMessage()
+              + "; --fp8-partial-blocks quantizes it so");
+    }
+  }
+
+  /**
+   * Fails naming the first of the block options given ({@code --quant-block}, {@code
+   * --fp8-partial-blocks}; with {@code everyFp8Option} also {@code --fp8-rounding} and {@code
+   * --quant-params}), with its value and {@code why}.
+   */
+  private static void refuseGiven(
+      CommandLine cmd, JobOptions o, boolean everyFp8Option, String why) {
+    String[][] options = {
+      {"--quant-block", o.quantBlock == null ? null : o.quantBlock.toString()},
+      {"--fp8-partial-blocks", o.fp8PartialBlocks ? "true" : null},
+      {"--fp8-rounding", everyFp8Option ? o.fp8Rounding : null},
+      {"--quant-params", everyFp8Option ? o.quantParams : null}
+    };
+    for (String[] given : options) {
+      if (given[1] != null) {
+        throw new ParameterException(cmd, given[0] + " '" + given[1] + "': " + why);
       }
     }
   }

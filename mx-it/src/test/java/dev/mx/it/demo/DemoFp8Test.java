@@ -32,6 +32,7 @@ class DemoFp8Test {
             "bf16",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
             "--quant-block",
             "32",
             "--steps",
@@ -41,9 +42,11 @@ class DemoFp8Test {
             dump.toString());
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
-    assertEquals("fp8-block:32", doc.get("run").get("inference_dtype").asText());
+    assertEquals(
+        "fp8-block:32:vllm:partial-blocks", doc.get("run").get("inference_dtype").asText());
     float[][] want =
-        Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-llama", 2, 1, DType.BF16, 32, 1);
+        Fp8DumpReference.assertBlockQuantizedDump(
+            dump, "tiny-llama", 2, 1, DType.BF16, 32, "vllm", 1);
     int checked = 0;
     for (JsonNode s : doc.get("steps")) {
       if (s.get("step").asLong() != 1) {
@@ -72,13 +75,17 @@ class DemoFp8Test {
             "tp=2,ep=2",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
+            "--fp8-rounding",
+            "deepgemm",
             "--steps",
             "2",
             "--dump",
             dump.toString());
     assertEquals(0, r.code(), r.toString());
     // tiny-qwen3-moe publishes bf16 (its torch_dtype); every matrix is one partial 128 block.
-    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 2, DType.BF16, 128, 1);
+    Fp8DumpReference.assertBlockQuantizedDump(
+        dump, "tiny-qwen3-moe", 2, 2, DType.BF16, 128, "deepgemm", 1);
   }
 
   @Test
@@ -96,14 +103,54 @@ class DemoFp8Test {
             "f32",
             "--inference-dtype",
             "fp8-block",
+            "--fp8-partial-blocks",
             "--quant-block",
             "16",
+            "--fp8-rounding",
+            "exact",
             "--steps",
             "1",
             "--dump",
             dump.toString());
     assertEquals(0, r.code(), r.toString());
-    Fp8DumpReference.assertBlockQuantizedDump(dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, 0);
+    Fp8DumpReference.assertBlockQuantizedDump(
+        dump, "tiny-qwen3-moe", 2, 1, DType.F32, 16, "exact", 0);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "fp8-block-ue8m0, tiny-qwen3-moe, 2, true",
+    "mxfp8, tiny-qwen3-moe, 2, false",
+    "fp8-tensor, tiny-qwen3-moe, 2, false",
+    "fp8-channel, tiny-llama, 1, false"
+  })
+  void eachFormatDumpsItsCodesAndTheEnginesScaleTensors(
+      String format, String model, int ep, boolean blockFormat, @TempDir Path dump)
+      throws Exception {
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                "--in-process",
+                "--model",
+                model,
+                "--trainer",
+                "tp=2",
+                "--inference",
+                "tp=2,ep=" + ep,
+                "--inference-dtype",
+                format,
+                "--steps",
+                "1",
+                "--dump",
+                dump.toString()));
+    if (blockFormat) {
+      args.addAll(java.util.List.of("--quant-block", "16", "--fp8-partial-blocks"));
+    }
+    DemoRun r = DemoRun.run(args.toArray(String[]::new));
+    assertEquals(0, r.code(), r.toString());
+    DType trainer = model.equals("tiny-llama") ? DType.F32 : DType.BF16;
+    Fp8DumpReference.assertQuantizedDump(
+        dump, format, model, 2, ep, trainer, blockFormat ? 16 : 128, "vllm", 0);
   }
 
   @Test
@@ -137,6 +184,24 @@ class DemoFp8Test {
     assertBad("--quant-block -128", "--inference-dtype", "fp8-block", "--quant-block", "-128");
     assertBad("--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
     assertBad("--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
+    assertBad("--fp8-rounding 'vllm': needs --inference-dtype fp8-block", "--fp8-rounding", "vllm");
+    assertBad(
+        "--fp8-partial-blocks 'true': needs --inference-dtype fp8-block", "--fp8-partial-blocks");
+    // vLLM's alignment rule: tiny-llama's 32 q rows per rank are not a multiple of 128.
+    assertBad(
+        "'model.layers.0.self_attn.qkv_proj.weight': its member"
+            + " 'model.layers.0.self_attn.q_proj.weight' has an output partition of 32 rows, not a"
+            + " multiple of the block 128",
+        "--model",
+        "tiny-llama",
+        "--inference-dtype",
+        "fp8-block");
+    assertBad(
+        "--fp8-rounding 'nearest': unknown fp8 rounding 'nearest'",
+        "--inference-dtype",
+        "fp8-block",
+        "--fp8-rounding",
+        "nearest");
     assertBad(
         "'*.w13_weight' names no parameter",
         "--model",
@@ -154,6 +219,13 @@ class DemoFp8Test {
         "--quant-params",
         "model.norm.weight");
     assertBad("--inference-dtype 'fp4'", "--inference-dtype", "fp4");
+    assertBad(
+        "--quant-block '64': needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0),"
+            + " not mxfp8",
+        "--inference-dtype",
+        "mxfp8",
+        "--quant-block",
+        "64");
     assertBad("--trainer-dtype 'e4m3fn'", "--trainer-dtype", "e4m3fn");
     assertBad("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
   }

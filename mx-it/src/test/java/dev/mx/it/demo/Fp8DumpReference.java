@@ -24,9 +24,10 @@ import java.util.Set;
 /**
  * An independent reference for fp8 dumps: each element's source value comes from the generator
  * through {@link VllmReference}, the fp8 codes from a nearest-value search over the format's finite
- * magnitudes (ties to the even code), and the block rule is spelled out here from issue 24, so
- * nothing of the quantizer under test is reused. Which parameters are quantized is decided by their
- * vLLM names, apart from the production rule that reads tensor roles.
+ * magnitudes (ties to the even code), and the block rule is spelled out here from issues 24 and 34
+ * (the factor of each rounding mode), so nothing of the quantizer under test is reused. Which
+ * parameters are quantized is decided by their vLLM names, apart from the production rule that
+ * reads tensor roles.
  */
 final class Fp8DumpReference {
   private static final ValueLayout.OfFloat F32 =
@@ -95,8 +96,28 @@ final class Fp8DumpReference {
    * @return per receiver rank, the reference's {max abs, max relative} quantization error
    */
   static float[][] assertBlockQuantizedDump(
-      Path dump, String model, int tp, int ep, DType trainer, int block, long step)
+      Path dump, String model, int tp, int ep, DType trainer, int block, String rounding, long step)
       throws Exception {
+    return assertQuantizedDump(dump, "fp8-block", model, tp, ep, trainer, block, rounding, step);
+  }
+
+  /**
+   * As {@link #assertBlockQuantizedDump} in {@code format}: {@code fp8-block}, {@code
+   * fp8-block-ue8m0}, {@code mxfp8}, {@code fp8-tensor} or {@code fp8-channel}, each with the
+   * engine's scale tensor (name, dtype, shape) as README states it.
+   */
+  static float[][] assertQuantizedDump(
+      Path dump,
+      String format,
+      String model,
+      int tp,
+      int ep,
+      DType trainer,
+      int block,
+      String rounding,
+      long step)
+      throws Exception {
+    String suffix = format.startsWith("fp8-block") ? "_scale_inv" : "_scale";
     ModelArchitecture arch = ModelConfigs.load(model);
     int quantized = 0;
     float[][] errors = new float[tp][2];
@@ -108,8 +129,10 @@ final class Fp8DumpReference {
         f.tensors().forEach(t -> names.add(t.name()));
         for (SafetensorsTensor t : f.tensors()) {
           String name = t.name();
-          if (name.endsWith("_scale_inv")) {
-            assertTrue(names.contains(name.substring(0, name.length() - 10)), "scales of " + name);
+          if (name.endsWith(suffix)) {
+            assertTrue(
+                names.contains(name.substring(0, name.length() - suffix.length())),
+                "scales of " + name);
             continue;
           }
           assertEquals(ref.shape(name), t.shape(), name);
@@ -120,10 +143,21 @@ final class Fp8DumpReference {
             continue;
           }
           assertEquals(DType.F8_E4M3FN, t.dtype(), name);
-          SafetensorsTensor scales = f.tensor(name + "_scale_inv");
+          SafetensorsTensor scales = f.tensor(name + suffix);
           List<String> bad =
               blockMismatches(
-                  ref, name, t.shape(), t.data(), scales, step, trainer, block, errors[r]);
+                  format,
+                  members(arch, tp, name, t.shape()),
+                  ref,
+                  name,
+                  t.shape(),
+                  t.data(),
+                  scales,
+                  step,
+                  trainer,
+                  block,
+                  rounding,
+                  errors[r]);
           assertEquals(List.of(), bad, "receiver " + r + " " + name);
           quantized++;
         }
@@ -133,7 +167,47 @@ final class Fp8DumpReference {
     return errors;
   }
 
+  /**
+   * The rows of each member of a fused parameter's matrices, from the model and vLLM's fusing: q,
+   * k, v heads in {@code qkv_proj} (a kv head replicated where there are fewer than tp), gate and
+   * up halves in {@code gate_up_proj} and {@code w13_weight}; else the whole.
+   */
+  private static long[] members(ModelArchitecture arch, int tp, String name, Shape shape) {
+    long rows = shape.dim(shape.rank() - 2);
+    if (name.endsWith(".qkv_proj.weight")) {
+      long hd = arch.headDim();
+      long kv = Math.max(1, arch.numKeyValueHeads() / tp) * hd;
+      return new long[] {arch.numAttentionHeads() / tp * hd, kv, kv};
+    }
+    if (name.endsWith(".gate_up_proj.weight") || name.endsWith(".w13_weight")) {
+      return new long[] {rows / 2, rows / 2};
+    }
+    return new long[] {rows};
+  }
+
+  /** The smallest power of two at or above a positive finite {@code s}, by doubling. */
+  private static float pow2AtLeast(float s) {
+    float p = Float.MIN_VALUE;
+    while (p < s) {
+      p *= 2;
+    }
+    return p;
+  }
+
+  /** The largest {@code k} with {@code 2^k <= a} for a positive finite {@code a}, by doubling. */
+  private static int floorLog2(float a) {
+    int k = -149;
+    double p = Math.scalb(1.0, -149);
+    while (p * 2 <= a) {
+      p *= 2;
+      k++;
+    }
+    return k;
+  }
+
   private static List<String> blockMismatches(
+      String format,
+      long[] members,
       VllmReference ref,
       String name,
       Shape shape,
@@ -142,36 +216,83 @@ final class Fp8DumpReference {
       long step,
       DType trainer,
       int block,
+      String rounding,
       float[] error) {
     int rank = shape.rank();
     long rows = shape.dim(rank - 2);
     long cols = shape.dim(rank - 1);
     long matrices = shape.numel() / (rows * cols);
-    long br = (rows + block - 1) / block;
-    long bc = (cols + block - 1) / block;
+    boolean blocks = format.startsWith("fp8-block");
+    boolean mx = format.equals("mxfp8");
+    boolean tensor = format.equals("fp8-tensor");
+    // Row bands {first row, end row} sharing a scale: block formats cut each member on its own
+    // grid, the last band partial; mxfp8 and fp8-channel a band per row; fp8-tensor one band.
+    List<long[]> bands = new ArrayList<>();
+    long start = 0;
+    long bandRows = blocks ? block : tensor ? rows : 1;
+    for (long n : blocks ? members : new long[] {rows}) {
+      for (long r = start; r < start + n; r += bandRows) {
+        bands.add(new long[] {r, Math.min(start + n, r + bandRows)});
+      }
+      start += n;
+    }
+    long tileCols = blocks ? block : mx ? 32 : cols;
+    long br = bands.size();
+    long bc = (cols + tileCols - 1) / tileCols;
     List<String> bad = new ArrayList<>();
     long[] scaleDims = shape.dims().clone();
     scaleDims[rank - 2] = br;
     scaleDims[rank - 1] = bc;
-    if (!Shape.of(scaleDims).equals(scales.shape()) || scales.dtype() != DType.F32) {
-      bad.add(name + "_scale_inv is " + scales.dtype() + " " + scales.shape());
+    Shape wantShape =
+        tensor
+            ? (rank == 2 ? Shape.of(1) : Shape.of(java.util.Arrays.copyOf(shape.dims(), rank - 2)))
+            : Shape.of(scaleDims);
+    DType wantDtype = mx ? DType.U8 : DType.F32;
+    if (!wantShape.equals(scales.shape()) || scales.dtype() != wantDtype) {
+      bad.add(name + " scales are " + scales.dtype() + " " + scales.shape());
       return bad;
     }
     for (long m = 0; m < matrices && bad.size() < 3; m++) {
       for (long i = 0; i < br; i++) {
         for (long j = 0; j < bc; j++) {
           float amax = 0;
-          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
-            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+          for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
+            for (long c = j * tileCols; c < Math.min(cols, (j + 1) * tileCols); c++) {
               amax =
                   Math.max(
                       amax,
                       Math.abs(source(ref, name, (m * rows + row) * cols + c, step, trainer)));
             }
           }
-          amax = Math.max(amax, 1e-4f);
-          float scaleInv = amax / 448f;
-          float have = scales.data().getAtIndex(F32, (m * br + i) * bc + j);
+          float scaleInv;
+          float factor;
+          long scaleIndex = (m * br + i) * bc + j;
+          float have;
+          if (mx) {
+            // OCP MX: e = floor(log2(amax)) - 8 clamped to [-127, 127], the byte e + 127.
+            int e = amax == 0 ? -127 : Math.max(-127, Math.min(127, floorLog2(amax) - 8));
+            scaleInv = (float) Math.scalb(1.0, e);
+            factor = (float) Math.scalb(1.0, -e);
+            int got = scales.data().get(ValueLayout.JAVA_BYTE, scaleIndex) & 0xff;
+            have = got == e + 127 ? scaleInv : Float.NaN;
+          } else {
+            amax = Math.max(amax, 1e-4f);
+            if (format.equals("fp8-block-ue8m0")) {
+              scaleInv = pow2AtLeast(amax / 448f);
+              factor = 1f / scaleInv;
+            } else {
+              scaleInv = amax / 448f;
+              // The modes' factors as README states them, each operation rounded to f32.
+              factor =
+                  switch (rounding) {
+                    case "exact" -> 448f / amax;
+                    case "vllm" -> 1f / (amax / 448f);
+                    case "deepgemm" -> (1f / amax) * 448f;
+                    default -> throw new IllegalArgumentException("rounding " + rounding);
+                  };
+            }
+            have = scales.data().getAtIndex(F32, scaleIndex);
+          }
           if (Float.floatToRawIntBits(have) != Float.floatToRawIntBits(scaleInv)) {
             bad.add(
                 name
@@ -186,11 +307,11 @@ final class Fp8DumpReference {
                     + ", expected "
                     + scaleInv);
           }
-          for (long row = i * block; row < Math.min(rows, (i + 1) * block); row++) {
-            for (long c = j * block; c < Math.min(cols, (j + 1) * block); c++) {
+          for (long row = bands.get((int) i)[0]; row < bands.get((int) i)[1]; row++) {
+            for (long c = j * tileCols; c < Math.min(cols, (j + 1) * tileCols); c++) {
               long k = (m * rows + row) * cols + c;
               float x = source(ref, name, k, step, trainer);
-              int want = nearestCode(Math.max(-448f, Math.min(448f, x * (448f / amax))), E4M3);
+              int want = nearestCode(Math.max(-448f, Math.min(448f, x * factor)), E4M3);
               float dequantized = E4M3[want & 0x7f] * ((want & 0x80) != 0 ? -1 : 1) * scaleInv;
               float err = Math.abs(dequantized - x);
               error[0] = Math.max(error[0], err);

@@ -82,4 +82,15 @@ public final class FloatBits {
       default -> throw new IllegalArgumentException("no element size " + dtype.elementSize());
     };
   }
+
+  /** Writes the low {@code dtype.elementSize()} bytes of {@code bits} as element {@code index}. */
+  public static void setBits(MemorySegment seg, long index, DType dtype, long bits) {
+    switch (dtype.elementSize()) {
+      case 1 -> seg.set(ValueLayout.JAVA_BYTE, index, (byte) bits);
+      case 2 -> seg.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, index, (short) bits);
+      case 4 -> seg.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index, (int) bits);
+      case 8 -> seg.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, index, bits);
+      default -> throw new IllegalArgumentException("no element size " + dtype.elementSize());
+    }
+  }
 }

@@ -1,6 +1,7 @@
 package dev.mx.layout.gen;
 
 import dev.mx.api.DType;
+import dev.mx.api.Shape;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -14,7 +15,9 @@ import java.util.concurrent.Future;
  * The synthetic weight generator of ARCHITECTURE §5.4. Element {@code i} (row-major flat index) of
  * global tensor {@code N} at step {@code s} is {@code v = float32(((u >>> 40) - 2^23) / 2^24)} with
  * {@code u = splitmix64(fnv1a64(N) ^ (s * 0x9E3779B97F4A7C15) ^ i)}, exactly, in {@code [-0.5,
- * 0.5)}; it is stored as f32, as bf16 or f16 rounded to nearest even, or widened to f64.
+ * 0.5)}; it is stored as f32, as bf16 or f16 rounded to nearest even, or widened to f64. Fills may
+ * scale it by a {@link BlockAmplitude} per tile, for quantization tests; without one (the demo) the
+ * bytes are the formula's.
  */
 public final class WeightGenerator {
   static final long FNV_OFFSET_BASIS = 0xcbf29ce484222325L;
@@ -63,6 +66,15 @@ public final class WeightGenerator {
   }
 
   /**
+   * The value of element {@code flatIndex} of tensor {@code name} of {@code shape} at {@code step}
+   * under {@code amplitude}: {@code float32(value · amplitude)}.
+   */
+  public static float value(
+      String name, long step, long flatIndex, Shape shape, BlockAmplitude amplitude) {
+    return value(name, step, flatIndex) * amplitude.at(name, shape, flatIndex);
+  }
+
+  /**
    * The stored bits of element {@code flatIndex} in {@code dtype} (see {@link
    * FloatBits#storedBits}).
    */
@@ -91,6 +103,19 @@ public final class WeightGenerator {
    */
   public static void fill(
       List<BoxFill> fills, java.util.function.ToLongFunction<String> stepOf, int threads) {
+    fill(fills, stepOf, threads, null);
+  }
+
+  /**
+   * As {@link #fill(List, java.util.function.ToLongFunction, int)}, every value scaled by {@code
+   * amplitude} (null: none). Scaled fills run the scalar formula element by element: they are for
+   * tests.
+   */
+  public static void fill(
+      List<BoxFill> fills,
+      java.util.function.ToLongFunction<String> stepOf,
+      int threads,
+      BlockAmplitude amplitude) {
     int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
     Thread other = Thread.ofPlatform().unstarted(() -> {});
     for (BoxFill f : fills) {
@@ -106,7 +131,10 @@ public final class WeightGenerator {
       for (long r = 0; r < runs.rowCount(); r += rowsPerTask) {
         long from = r;
         long to = Math.min(runs.rowCount(), r + rowsPerTask);
-        tasks.add(() -> writeRuns(f, key, runs, from, to));
+        tasks.add(
+            amplitude == null
+                ? () -> writeRuns(f, key, runs, from, to)
+                : () -> writeScaledRuns(f, key, amplitude, runs, from, to));
       }
     }
     if (n == 1 || tasks.size() <= 1) {
@@ -152,6 +180,25 @@ public final class WeightGenerator {
         default ->
             throw new IllegalArgumentException(
                 "dtype " + f.dtype() + " cannot store generated weights");
+      }
+      runs.advance(idx);
+    }
+  }
+
+  /** As {@link #writeRuns}, each value times its tile's amplitude, one element at a time. */
+  private static void writeScaledRuns(
+      BoxFill f, long key, BlockAmplitude amplitude, RunCursor runs, long from, long to) {
+    MemorySegment seg = f.target();
+    DType dtype = f.dtype();
+    long seed = BlockAmplitude.seed(f.tensorName());
+    long len = runs.runLength();
+    long[] idx = runs.rowIndex(from);
+    for (long row = from; row < to; row++) {
+      long src = runs.globalStart(idx);
+      long dst = row * len;
+      for (long j = 0; j < len; j++) {
+        float v = valueAt(key, src + j) * amplitude.at(seed, f.globalShape(), src + j);
+        FloatBits.setBits(seg, dst + j, dtype, FloatBits.storedBits(v, dtype));
       }
       runs.advance(idx);
     }

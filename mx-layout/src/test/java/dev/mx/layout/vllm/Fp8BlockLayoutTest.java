@@ -22,7 +22,7 @@ class Fp8BlockLayoutTest {
 
   @Test
   void theDefaultRuleQuantizesAttentionAndMlpWeightsFusedOnesIncluded() {
-    Fp8BlockLayout q = Fp8BlockLayout.defaults(layout("tiny-qwen2", 2, 1), 128);
+    Fp8BlockLayout q = Fp8BlockLayout.defaults(layout("tiny-qwen2", 2, 1), 128, true);
     for (String name : layout("tiny-qwen2", 2, 1).params().keySet()) {
       boolean want =
           name.endsWith("qkv_proj.weight")
@@ -43,6 +43,8 @@ class Fp8BlockLayoutTest {
   @Test
   void expertsAreQuantizedPerExpertAndTheRouterIsNot() {
     Fp8BlockLayout q = Fp8BlockLayout.defaults(layout("tiny-qwen3-moe", 2, 2), 16);
+    assertEquals(
+        List.of(32L, 32L), boxed(q.members().get("model.layers.1.mlp.experts.w13_weight")));
     Map<String, ParamSpec> e = q.engine();
     String w13 = "model.layers.1.mlp.experts.w13_weight";
     // 4 local experts of (2 * 32) x 64 in 16 x 16 tiles.
@@ -59,14 +61,83 @@ class Fp8BlockLayoutTest {
     assertEquals(names.indexOf(w13) + 1, names.indexOf(w13 + "_scale_inv"));
   }
 
+  private static List<Long> boxed(long[] a) {
+    return java.util.Arrays.stream(a).boxed().toList();
+  }
+
   @Test
-  void partialTilesRoundTheScaleShapeUp() {
-    // tiny-llama tp=2: qkv_proj holds (4 + 2 * 1) heads of 8 = 48 rows of 64.
-    Fp8BlockLayout q = Fp8BlockLayout.defaults(layout("tiny-llama", 2, 1), 32);
+  void partialBlocksPerMemberGiveEachMemberItsOwnBlockRows() {
+    // tiny-llama tp=2: qkv_proj holds q (4 heads of 8 = 32 rows), k and v (1 head, 8 rows each).
+    Fp8BlockLayout q = Fp8BlockLayout.defaults(layout("tiny-llama", 2, 1), 32, true);
+    String qkv = "model.layers.0.self_attn.qkv_proj.weight";
+    assertEquals(List.of(32L, 8L, 8L), boxed(q.members().get(qkv)));
+    // 1 + 1 + 1 block rows, never one block across members; 2 block columns of 64.
+    assertEquals(Shape.of(3, 2), q.engine().get(qkv + "_scale_inv").shape());
     assertEquals(
-        Shape.of(2, 2),
-        q.engine().get("model.layers.0.self_attn.qkv_proj.weight_scale_inv").shape());
+        List.of(64L, 64L), boxed(q.members().get("model.layers.0.mlp.gate_up_proj.weight")));
+    assertEquals(List.of(64L), boxed(q.members().get("model.layers.0.self_attn.o_proj.weight")));
+    assertTrue(q.partialBlocks());
     assertEquals(Shape.of(1, 1), Fp8BlockLayout.scaleShape(Shape.of(48, 64), 128));
+    assertEquals(
+        Shape.of(4, 3, 1),
+        Fp8BlockLayout.scaleShape(Shape.of(4, 48, 64), 128, new long[] {32, 8, 8}));
+  }
+
+  @Test
+  void aLayoutVllmRefusesFailsNamingTheParameterThePartitionAndTheBlock() {
+    // k_proj's 8 rows per rank: an output partition of a fused qkv_proj under tp=2.
+    LayoutException fused =
+        assertThrows(
+            LayoutException.class, () -> Fp8BlockLayout.defaults(layout("tiny-llama", 2, 1), 32));
+    assertTrue(
+        fused
+            .getMessage()
+            .contains(
+                "'model.layers.0.self_attn.qkv_proj.weight': its member"
+                    + " 'model.layers.0.self_attn.k_proj.weight' has an output partition of 8 rows,"
+                    + " not a multiple of the block 32"),
+        fused.getMessage());
+    // o_proj alone: its 32 local input columns under tp=2 against block 64 (qkv ruled out by the
+    // glob).
+    LayoutException rowParallel =
+        assertThrows(
+            LayoutException.class,
+            () ->
+                Fp8BlockLayout.matching(
+                    layout("tiny-llama", 2, 1), 64, List.of("*.o_proj.weight")));
+    assertTrue(
+        rowParallel
+            .getMessage()
+            .contains(
+                "'model.layers.0.self_attn.o_proj.weight': its row-parallel input partition is 32"
+                    + " columns, not a multiple of the block 64"),
+        rowParallel.getMessage());
+    // Experts under ep: gate and up of 32 rows each against block 128, fused.
+    LayoutException experts =
+        assertThrows(
+            LayoutException.class,
+            () ->
+                Fp8BlockLayout.matching(
+                    layout("tiny-qwen3-moe", 2, 2), 128, List.of("*.w13_weight")));
+    assertTrue(
+        experts
+            .getMessage()
+            .contains(
+                "'model.layers.1.mlp.experts.w13_weight': its member"
+                    + " 'model.layers.1.mlp.experts.0.gate_proj.weight' has an output partition of"
+                    + " 32 rows, not a multiple of the block 128"),
+        experts.getMessage());
+    // llama-3.2-1b at tp=2: every partition a multiple of 128 (the default demo).
+    Fp8BlockLayout llama = Fp8BlockLayout.defaults(layout("llama-3.2-1b", 2, 1), 128);
+    assertEquals(
+        List.of(1024L, 256L, 256L),
+        boxed(llama.members().get("model.layers.0.self_attn.qkv_proj.weight")));
+    // tp=1, not fused: o_proj's 64 columns end in a partial block as vLLM allows.
+    Fp8BlockLayout single =
+        Fp8BlockLayout.matching(layout("tiny-llama", 1, 1), 128, List.of("*.o_proj.weight"));
+    assertEquals(
+        Shape.of(1, 1),
+        single.engine().get("model.layers.0.self_attn.o_proj.weight_scale_inv").shape());
   }
 
   @Test
@@ -83,7 +154,7 @@ class Fp8BlockLayoutTest {
             () -> Fp8BlockLayout.matching(l, 128, List.of("model.norm.weight")));
     assertTrue(
         vector.getMessage().contains("'model.norm.weight' of shape [64]"), vector.getMessage());
-    Fp8BlockLayout only = Fp8BlockLayout.matching(l, 128, List.of("*.o_proj.weight"));
+    Fp8BlockLayout only = Fp8BlockLayout.matching(l, 128, List.of("*.o_proj.weight"), true);
     assertEquals(
         List.of("model.layers.0.self_attn.o_proj.weight", "model.layers.1.self_attn.o_proj.weight"),
         List.copyOf(only.scales().keySet()));

@@ -19,6 +19,9 @@ import java.nio.ByteOrder;
  * 448} is written in f32, row-major {@code [..., ceil(rows/block), ceil(cols/block)]}. A NaN in a
  * tile makes its amax, scale and codes NaN.
  *
+ * <p>The other {@link QuantFormat}s run through the same loops with their own tiles (per tensor,
+ * per row, 1 × 32) and scale rules (power-of-two f32, E8M0 bytes).
+ *
  * <p>Runs on {@link VectorBlockQuantizer} from bf16 and f32 when the vector casts are on ({@link
  * Casts#vectorized()}); the scalar loop here is the reference and produces the same bytes.
  */
@@ -37,8 +40,6 @@ public final class BlockQuantizer {
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfInt I32 =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-  private static final ValueLayout.OfFloat F32 =
-      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   /** An unstarted thread: memory accessible by it is accessible by the fork-join pool's threads. */
   private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
@@ -58,11 +59,22 @@ public final class BlockQuantizer {
    *     not positive
    */
   public static Shape scaleShape(Shape shape, int block) {
+    return scaleShape(shape, QuantFormat.BLOCK, block);
+  }
+
+  /**
+   * The shape of the scales of a weight of {@code shape} in {@code format}: its leading dimensions,
+   * then the tiles per column and per row ({@code [..., 1, 1]} per tensor, {@code [..., rows, 1]}
+   * per channel, {@code [..., rows, ceil(cols/32)]} for MXFP8).
+   */
+  public static Shape scaleShape(Shape shape, QuantFormat format, int block) {
     checkShape(shape, block);
     long[] d = shape.dims().clone();
     int r = d.length;
-    d[r - 2] = ceilDiv(d[r - 2], block);
-    d[r - 1] = ceilDiv(d[r - 1], block);
+    long rows = d[r - 2];
+    long cols = d[r - 1];
+    d[r - 2] = ceilDiv(rows, format.tileRows(block, rows));
+    d[r - 1] = ceilDiv(cols, format.tileCols(block, cols));
     return Shape.of(d);
   }
 
@@ -81,12 +93,14 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
-    return quantize(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
+    return quantize(
+        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, Fp8Rounding.EXACT);
   }
 
   /**
-   * As {@link #quantize(MemorySegment, DType, MemorySegment, MemorySegment, Shape, int, boolean)},
-   * the factor by {@code rounding}.
+   * Quantizes into {@code format}: codes in {@code dst}, scales ({@link #scaleShape(Shape,
+   * QuantFormat, int)}, of {@link QuantFormat#scaleDtype()}) in {@code scales}; {@code block} is
+   * the tile of the block formats, ignored by the others.
    */
   public static QuantizationError quantize(
       MemorySegment src,
@@ -94,14 +108,16 @@ public final class BlockQuantizer {
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
+      QuantFormat format,
       int block,
       boolean measure,
       Fp8Rounding rounding) {
-    checkBuffers(src, from, dst, scales, shape, block);
+    checkBuffers(src, from, dst, scales, shape, format, block);
     if (CastKernels.VECTOR && VectorBlockQuantizer.handles(from)) {
-      return VectorBlockQuantizer.quantize(src, from, dst, scales, shape, block, measure, rounding);
+      return VectorBlockQuantizer.quantize(
+          src, from, dst, scales, shape, format, block, measure, rounding);
     }
-    return quantizeScalar(src, from, dst, scales, shape, block, measure, rounding);
+    return quantizeScalar(src, from, dst, scales, shape, format, block, measure, rounding);
   }
 
   /**
@@ -120,22 +136,35 @@ public final class BlockQuantizer {
       int block,
       boolean measure,
       int threads) {
-    return quantize(src, from, dst, scales, shape, block, measure, threads, Fp8Rounding.EXACT);
+    return quantize(
+        src,
+        from,
+        dst,
+        scales,
+        shape,
+        QuantFormat.BLOCK,
+        block,
+        measure,
+        threads,
+        Fp8Rounding.EXACT);
   }
 
-  /** As the threaded {@code quantize} above, the factor by {@code rounding}. */
+  /**
+   * As the threaded {@code quantize} above, into {@code format}, the factor by {@code rounding}.
+   */
   public static QuantizationError quantize(
       MemorySegment src,
       DType from,
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
+      QuantFormat format,
       int block,
       boolean measure,
       int threads,
       Fp8Rounding rounding) {
-    checkBuffers(src, from, dst, scales, shape, block);
-    Grid g = Grid.of(shape, block);
+    checkBuffers(src, from, dst, scales, shape, format, block);
+    Grid g = Grid.of(shape, format, block);
     long rows = g.rows();
     long cols = g.cols();
     long blockRows = g.blockRows();
@@ -147,9 +176,11 @@ public final class BlockQuantizer {
             && dst.isAccessibleBy(ANY_OTHER_THREAD)
             && scales.isAccessibleBy(ANY_OTHER_THREAD);
     if (parts <= 1 || !shared) {
-      return quantize(src, from, dst, scales, shape, block, measure, rounding);
+      return quantize(src, from, dst, scales, shape, format, block, measure, rounding);
     }
     int es = from.elementSize();
+    int ss = format.scaleBytes();
+    long tileRows = g.tileRows();
     // Part k takes block-row units [k*units/parts, (k+1)*units/parts), split at matrix ends.
     java.util.List<long[]> runs = new java.util.ArrayList<>();
     for (int k = 0; k < parts; k++) {
@@ -166,18 +197,21 @@ public final class BlockQuantizer {
         .map(
             r -> {
               long m = r[0];
-              long r0 = r[1] * block;
-              long r1 = Math.min(rows, r[2] * block);
+              long r0 = r[1] * tileRows;
+              long r1 = Math.min(rows, r[2] * tileRows);
               long first = m * rows * cols + r0 * cols;
               long n = (r1 - r0) * cols;
               long scaleFirst = (m * blockRows + r[1]) * blockCols;
               long nScales = (r[2] - r[1]) * blockCols;
+              // A run of whole tiles of rows: the same tiles as in the whole matrix (a per-tensor
+              // tile is one run).
               return quantize(
                   src.asSlice(first * es, n * es),
                   from,
                   dst.asSlice(first, n),
-                  scales.asSlice(scaleFirst * 4, nScales * 4),
+                  scales.asSlice(scaleFirst * ss, nScales * ss),
                   Shape.of(r1 - r0, cols),
+                  format,
                   block,
                   measure,
                   rounding);
@@ -194,7 +228,8 @@ public final class BlockQuantizer {
       Shape shape,
       int block,
       boolean measure) {
-    return quantizeScalar(src, from, dst, scales, shape, block, measure, Fp8Rounding.EXACT);
+    return quantizeScalar(
+        src, from, dst, scales, shape, QuantFormat.BLOCK, block, measure, Fp8Rounding.EXACT);
   }
 
   static QuantizationError quantizeScalar(
@@ -203,11 +238,14 @@ public final class BlockQuantizer {
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
+      QuantFormat format,
       int block,
       boolean measure,
       Fp8Rounding rounding) {
-    checkBuffers(src, from, dst, scales, shape, block);
-    Grid g = Grid.of(shape, block);
+    checkBuffers(src, from, dst, scales, shape, format, block);
+    Grid g = Grid.of(shape, format, block);
+    long tileRows = g.tileRows();
+    long tileCols = g.tileCols();
     long rows = g.rows();
     long cols = g.cols();
     long matrices = g.matrices();
@@ -218,21 +256,21 @@ public final class BlockQuantizer {
     for (long m = 0; m < matrices; m++) {
       long base = m * rows * cols;
       for (long br = 0; br < blockRows; br++) {
-        long r0 = br * block;
-        long r1 = Math.min(rows, r0 + block);
+        long r0 = br * tileRows;
+        long r1 = Math.min(rows, r0 + tileRows);
         for (long bc = 0; bc < blockCols; bc++) {
-          long c0 = bc * block;
-          long c1 = Math.min(cols, c0 + block);
+          long c0 = bc * tileCols;
+          long c1 = Math.min(cols, c0 + tileCols);
           float max = 0;
           for (long r = r0; r < r1; r++) {
             for (long c = c0; c < c1; c++) {
               max = Math.max(max, Math.abs(load(src, from, base + r * cols + c)));
             }
           }
-          float amax = amax(max);
-          float factor = rounding.factor(amax);
-          float scaleInv = amax / E4M3_MAX;
-          scales.set(F32, 4 * ((m * blockRows + br) * blockCols + bc), scaleInv);
+          float amax = format.amax(max);
+          float factor = format.factor(amax, rounding);
+          float scaleInv = format.scale(amax);
+          format.writeScale(scales, (m * blockRows + br) * blockCols + bc, amax);
           for (long r = r0; r < r1; r++) {
             for (long c = c0; c < c1; c++) {
               long i = base + r * cols + c;
@@ -279,20 +317,31 @@ public final class BlockQuantizer {
   }
 
   /**
-   * The block grid of a {@code [..., rows, cols]} tensor: {@code matrices} of {@code rows × cols},
-   * each cut into {@code blockRows × blockCols} tiles of {@code block × block} (the last ones
+   * The tile grid of a {@code [..., rows, cols]} tensor: {@code matrices} of {@code rows × cols},
+   * each cut into {@code blockRows × blockCols} tiles of {@code tileRows × tileCols} (the last ones
    * partial).
    */
-  record Grid(long rows, long cols, long matrices, long blockRows, long blockCols) {
-    static Grid of(Shape shape, int block) {
+  record Grid(
+      long rows,
+      long cols,
+      long matrices,
+      long tileRows,
+      long tileCols,
+      long blockRows,
+      long blockCols) {
+    static Grid of(Shape shape, QuantFormat format, int block) {
       long rows = shape.dim(shape.rank() - 2);
       long cols = shape.dim(shape.rank() - 1);
+      long tr = format.tileRows(block, rows);
+      long tc = format.tileCols(block, cols);
       return new Grid(
           rows,
           cols,
           shape.numel() / Math.max(1, rows * cols),
-          ceilDiv(rows, block),
-          ceilDiv(cols, block));
+          tr,
+          tc,
+          ceilDiv(rows, tr),
+          ceilDiv(cols, tc));
     }
   }
 
@@ -312,17 +361,19 @@ public final class BlockQuantizer {
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
+      QuantFormat format,
       int block) {
     if (!supportsSource(from)) {
       throw new IllegalArgumentException("block quantization reads bf16, f16 or f32, not " + from);
     }
     long n = shape.numel();
-    long nScales = scaleShape(shape, block).numel();
+    long scaleBytes = scaleShape(shape, format, block).numel() * format.scaleBytes();
     if (src.byteSize() < n * from.elementSize()
         || dst.byteSize() < n
-        || scales.byteSize() < 4 * nScales) {
+        || scales.byteSize() < scaleBytes) {
       throw new IllegalArgumentException(
-          "block quantization of "
+          format.label()
+              + " quantization of "
               + shape
               + " "
               + from
@@ -331,7 +382,7 @@ public final class BlockQuantizer {
               + " source bytes, "
               + n
               + " code bytes and "
-              + 4 * nScales
+              + scaleBytes
               + " scale bytes; got "
               + src.byteSize()
               + ", "

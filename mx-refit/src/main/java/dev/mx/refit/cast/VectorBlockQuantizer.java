@@ -16,11 +16,12 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * {@link BlockQuantizer}'s rule on the Vector API, from bf16 or f32, equal to the scalar loop byte
- * for byte. Works one band of {@code block} rows at a time, in two passes over it: the first keeps
- * a running {@code max|x|} per column (an array that stays in cache) and folds it into each tile's
- * amax; the second multiplies each element by its column's tile factor, saturates, and encodes
- * e4m3fn with the integer rounding of {@link VectorCasts}. The band is re-read from cache, so the
- * source streams from memory once. Loaded only when {@link CastKernels#VECTOR}.
+ * for byte, in every {@link QuantFormat}. Works one band of a tile's rows at a time, in two passes
+ * over it: the first keeps a running {@code max|x|} per column (an array that stays in cache) and
+ * folds it into each tile's amax; the second multiplies each element by its column's tile factor,
+ * saturates, and encodes e4m3fn with the integer rounding of {@link VectorCasts}. The band is
+ * re-read from cache, so the source streams from memory once. Loaded only when {@link
+ * CastKernels#VECTOR}.
  */
 final class VectorBlockQuantizer {
   private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_PREFERRED;
@@ -35,7 +36,6 @@ final class VectorBlockQuantizer {
   private static final int CHUNK_BYTES = 256 << 10;
   private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
   private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
-  private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
   private VectorBlockQuantizer() {}
 
@@ -49,12 +49,15 @@ final class VectorBlockQuantizer {
       MemorySegment dst,
       MemorySegment scales,
       Shape shape,
+      QuantFormat format,
       int block,
       boolean measure,
       Fp8Rounding rounding) {
     boolean bf16 = from == DType.BF16;
     int esize = from.elementSize();
-    BlockQuantizer.Grid g = BlockQuantizer.Grid.of(shape, block);
+    BlockQuantizer.Grid g = BlockQuantizer.Grid.of(shape, format, block);
+    long tileRows = g.tileRows();
+    int tileCols = Math.toIntExact(g.tileCols());
     long rows = g.rows();
     int cols = Math.toIntExact(g.cols());
     long matrices = g.matrices();
@@ -62,7 +65,8 @@ final class VectorBlockQuantizer {
     long blockRows = g.blockRows();
     // Columns of whole tiles whose band fits in cache (about 256 KiB), so the second pass over it
     // reads it from there.
-    int chunk = Math.max(1, (CHUNK_BYTES / (block * esize)) / block) * block;
+    int chunk =
+        (int) Math.min(cols, Math.max(1, (CHUNK_BYTES / (tileRows * esize)) / tileCols) * tileCols);
     // max |x| per column of the band, as f32 bits.
     int[] colMax = new int[cols];
     float[] factor = new float[cols];
@@ -72,9 +76,9 @@ final class VectorBlockQuantizer {
     for (long m = 0; m < matrices; m++) {
       long base = m * rows * cols;
       for (long br = 0; br < blockRows; br++) {
-        long r0 = br * block;
-        long r1 = Math.min(rows, r0 + block);
-        long scaleRow = 4 * (m * blockRows + br) * blockCols;
+        long r0 = br * tileRows;
+        long r1 = Math.min(rows, r0 + tileRows);
+        long scaleRow = (m * blockRows + br) * blockCols;
         for (int k0 = 0; k0 < cols; k0 += chunk) {
           int k1 = Math.min(cols, k0 + chunk);
           int kv = k0 + (k1 - k0) / LANES * LANES;
@@ -90,16 +94,16 @@ final class VectorBlockQuantizer {
                           & 0x7fff_ffff);
             }
           }
-          for (int c0 = k0; c0 < k1; c0 += block) {
-            int c1 = Math.min(cols, c0 + block);
+          for (int c0 = k0; c0 < k1; c0 += tileCols) {
+            int c1 = Math.min(cols, c0 + tileCols);
             int maxBits = 0;
             for (int c = c0; c < c1; c++) {
               maxBits = Math.max(maxBits, colMax[c]);
             }
-            float amax = BlockQuantizer.amax(Float.intBitsToFloat(maxBits));
-            float f = rounding.factor(amax);
-            float s = amax / BlockQuantizer.E4M3_MAX;
-            scales.set(F32, scaleRow + 4L * (c0 / block), s);
+            float amax = format.amax(Float.intBitsToFloat(maxBits));
+            float f = format.factor(amax, rounding);
+            float s = format.scale(amax);
+            format.writeScale(scales, scaleRow + c0 / tileCols, amax);
             java.util.Arrays.fill(factor, c0, c1, f);
             java.util.Arrays.fill(scaleInv, c0, c1, s);
           }

@@ -9,11 +9,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -27,13 +25,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class BlockQuantizerRoundingTest {
 
   private static byte[] resource(String name) throws IOException {
-    try (InputStream in =
-        BlockQuantizerRoundingTest.class.getResourceAsStream("/fp8-rounding/" + name)) {
-      if (in == null) {
-        throw new IOException("missing test resource fp8-rounding/" + name);
-      }
-      return (name.endsWith(".gz") ? new GZIPInputStream(in) : in).readAllBytes();
-    }
+    return TestVectors.read("fp8-rounding", name);
   }
 
   private static JsonNode vectors() throws IOException {
@@ -51,11 +43,7 @@ class BlockQuantizerRoundingTest {
   })
   void codesAndScalesEqualPyTorchs(String vectorCase, String mode) throws IOException {
     JsonNode meta = vectors().get(vectorCase);
-    long[] dims = new long[meta.get("shape").size()];
-    for (int i = 0; i < dims.length; i++) {
-      dims[i] = meta.get("shape").get(i).asLong();
-    }
-    Shape shape = Shape.of(dims);
+    Shape shape = TestVectors.shape(meta.get("shape"));
     int block = meta.get("block").asInt();
     Fp8Rounding rounding = Fp8Rounding.parse(mode);
     byte[] input = resource(vectorCase + ".input.bf16.gz");
@@ -74,12 +62,13 @@ class BlockQuantizerRoundingTest {
         switch (kernel) {
           case "scalar" ->
               BlockQuantizer.quantizeScalar(
-                  src, DType.BF16, dst, sc, shape, block, false, rounding);
+                  src, DType.BF16, dst, sc, shape, QuantFormat.BLOCK, block, false, rounding);
           case "vector" ->
               VectorBlockQuantizer.quantize(
-                  src, DType.BF16, dst, sc, shape, block, false, rounding);
+                  src, DType.BF16, dst, sc, shape, QuantFormat.BLOCK, block, false, rounding);
           default ->
-              BlockQuantizer.quantize(src, DType.BF16, dst, sc, shape, block, false, 2, rounding);
+              BlockQuantizer.quantize(
+                  src, DType.BF16, dst, sc, shape, QuantFormat.BLOCK, block, false, 2, rounding);
         }
         String what = vectorCase + " " + mode + " " + kernel;
         assertArrayEquals(scales, sc.toArray(ValueLayout.JAVA_BYTE), what + ": scales");

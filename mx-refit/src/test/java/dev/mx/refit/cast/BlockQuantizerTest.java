@@ -246,7 +246,7 @@ class BlockQuantizerTest {
               BlockQuantizer.quantizeScalar(src, from, d1, s1, shape, block, true);
           QuantizationError vector =
               VectorBlockQuantizer.quantize(
-                  src, from, d2, s2, shape, block, true, Fp8Rounding.EXACT);
+                  src, from, d2, s2, shape, QuantFormat.BLOCK, block, true, Fp8Rounding.EXACT);
           assertEquals(-1, d1.mismatch(d2), from + " block " + block + ": first differing code");
           assertEquals(-1, s1.mismatch(s2), from + " block " + block + ": first differing scale");
           assertEquals(scalar, vector, from + " block " + block + ": error");
