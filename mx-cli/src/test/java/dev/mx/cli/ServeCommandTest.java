@@ -9,6 +9,7 @@ import dev.mx.rl.proto.RefitServiceGrpc;
 import dev.mx.rl.proto.RegisterWorkerRequest;
 import dev.mx.rl.proto.WorkerRegistration;
 import dev.mx.rl.proto.WorkerRole;
+import dev.mx.testing.RedisExtension;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -24,16 +25,28 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code mx serve} in its own process, called over gRPC as ModelExpress's clients would. */
 class ServeCommandTest {
   private static final Pattern SERVING =
-      Pattern.compile("serving RefitService on 127\\.0\\.0\\.1:(\\d+) \\(backend memory:\\)");
+      Pattern.compile("serving RefitService on 127\\.0\\.0\\.1:(\\d+) \\(backend (\\S+)\\)");
+
+  @RegisterExtension static final RedisExtension REDIS = new RedisExtension();
 
   @Test
   void servesRefitServiceOnThePrintedAddressUntilTerminated(@TempDir Path dir) throws Exception {
-    Process p = CliProcess.start(dir, "serve", "--port", "0", "--backend", "memory:");
+    servesUntilTerminated(dir, "memory:");
+  }
+
+  @Test
+  void servesOverRedis(@TempDir Path dir) throws Exception {
+    servesUntilTerminated(dir, REDIS.uri());
+  }
+
+  private static void servesUntilTerminated(Path dir, String backend) throws Exception {
+    Process p = CliProcess.start(dir, "serve", "--port", "0", "--backend", backend);
     ManagedChannel channel = null;
     try {
       BufferedReader out =
@@ -42,6 +55,7 @@ class ServeCommandTest {
       assertNotNull(line, "mx serve printed nothing");
       Matcher m = SERVING.matcher(line);
       assertTrue(m.matches(), line);
+      assertEquals(backend, m.group(2));
       channel =
           NettyChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(m.group(1)))
               .usePlaintext()
