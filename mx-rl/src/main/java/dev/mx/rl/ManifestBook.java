@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The manifests one trainer process published, by {@code (version_id, source_slot_id)}, for its
- * {@code RefitWorkerService} (SPEC §3.10). A manifest is put here before its shard record is
- * published; a different manifest under the same key is refused.
+ * {@code RefitWorkerService} (SPEC.md section 3.10). A manifest is put here before its shard record
+ * is published; a different manifest under the same key is refused.
  */
 public final class ManifestBook {
   private record Key(String versionId, String sourceSlotId) {}

@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Where RefitService keeps its records. Each mutating method is one of SPEC §11's atomic steps
- * (checks and writes indivisible, a refusal as a {@link RefitException} of the reference's kind);
- * the reads are plain reads. Requests reach a backend already validated ({@link
+ * Where RefitService keeps its records. Each mutating method is one of SPEC.md section 11's atomic
+ * steps (checks and writes indivisible, a refusal as a {@link RefitException} of the reference's
+ * kind); the reads are plain reads. Requests reach a backend already validated ({@link
  * RefitControlPlane}). Implementations: {@code memory:} (one lock) and {@code redis://} (one Lua
  * script per step, so several servers over one Redis behave as one).
  */
@@ -49,7 +49,7 @@ public interface RefitBackend extends AutoCloseable {
    */
   long registerWorker(WorkerRegistration worker, long ttlMillis);
 
-  /** Stores one publication (SPEC §3.5 B1-B7); returns the version's state after it. */
+  /** Stores one publication (SPEC.md section 3.5 B1-B7); returns the version's state after it. */
   WeightVersionState publishShard(WeightVersionShard shard);
 
   /** Every publication of the version in storage order, or empty when the version is unknown. */
@@ -58,22 +58,22 @@ public interface RefitBackend extends AutoCloseable {
   /** The publication of {@code sourceSlotId} by {@code workerId}, if any. */
   Optional<WeightVersionShard> shard(String versionId, String workerId, String sourceSlotId);
 
-  /** READY to RELEASING; RELEASING stays (SPEC §3.4). */
+  /** READY to RELEASING; RELEASING stays (SPEC.md section 3.4). */
   void deleteVersion(String uid);
 
   /**
    * Evicts {@code expected} if it is still stored byte for byte, the version is RELEASING, its
-   * publisher live and no live lease left (SPEC §3.7 B3-B9).
+   * publisher live and no live lease left (SPEC.md section 3.7 B3-B9).
    */
   void deleteShard(WeightVersionShard expected);
 
-  /** Acquires or renews a lease (SPEC §3.8); returns its new expiry. */
+  /** Acquires or renews a lease (SPEC.md section 3.8); returns its new expiry. */
   long registerLease(String leaseId, String versionId, String workerId, long ttlMillis);
 
   /** The live lease, if any. */
   Optional<VersionLease> lease(String versionId, String leaseId);
 
-  /** Drops a lease; false when none was live (SPEC §3.9). */
+  /** Drops a lease; false when none was live (SPEC.md section 3.9). */
   boolean deleteLease(String versionId, String leaseId, String workerId);
 
   /** Releases connections; idempotent. */
@@ -82,7 +82,7 @@ public interface RefitBackend extends AutoCloseable {
 
   /**
    * A publication's key within its version: {@code "<UTF-8 byte length of worker_id>:<worker_id>
-   * <source_slot_id>"}, unambiguous for any ids (SPEC §11).
+   * <source_slot_id>"}, unambiguous for any ids (SPEC.md section 11).
    */
   static String publicationKey(String workerId, String sourceSlotId) {
     return workerId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length

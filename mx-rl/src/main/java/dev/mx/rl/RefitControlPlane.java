@@ -30,12 +30,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * RefitService's semantics without the transport: the service-level checks of SPEC §3 in the
- * reference's order, then the backend's atomic steps, then the responses. One instance may serve
- * many threads; all state lives in the backend.
+ * RefitService's semantics without the transport: the service-level checks of SPEC.md section 3 in
+ * the reference's order, then the backend's atomic steps, then the responses. One instance may
+ * serve many threads; all state lives in the backend.
  */
 public final class RefitControlPlane {
-  /** How many uids are tried before RESOURCE_EXHAUSTED (SPEC §3.2). */
+  /** How many uids are tried before RESOURCE_EXHAUSTED (SPEC.md section 3.2). */
   static final int UID_ATTEMPTS = 5;
 
   private static final Comparator<WeightVersionShard> LIST_ORDER =
@@ -180,7 +180,10 @@ public final class RefitControlPlane {
     }
   }
 
-  /** A request for a reserved scope: the stored version when the request equals it (SPEC §5). */
+  /**
+   * A request for a reserved scope: the stored version when the request equals it (SPEC.md section
+   * 5).
+   */
   private WeightVersion replay(CreateWeightVersionRequest r, String subject) {
     String uid =
         backend

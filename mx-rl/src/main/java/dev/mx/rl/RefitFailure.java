@@ -4,8 +4,8 @@ import io.grpc.Status;
 
 /**
  * Every failure RefitService answers with: its gRPC status code and its exact message, as
- * ModelExpress's reference server words them (SPEC.md §10; clients and operators match on them).
- * The Redis backend's scripts answer with these constant names.
+ * ModelExpress's reference server words them (SPEC.md section 10; clients and operators match on
+ * them). The Redis backend's scripts answer with these constant names.
  */
 public enum RefitFailure {
   /** {@code %s} is the field's name, e.g. {@code shard.worker_id}. */

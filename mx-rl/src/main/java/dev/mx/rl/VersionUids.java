@@ -43,7 +43,8 @@ public interface VersionUids {
 
   /**
    * The lease id of {@code workerId} on {@code versionId}: the first 4 bytes of SHA-256 of {@code
-   * version_id + "\0" + worker_id}, as 8 lowercase hex (SPEC §3.8), so re-registering renews.
+   * version_id + "\0" + worker_id}, as 8 lowercase hex (SPEC.md section 3.8), so re-registering
+   * renews.
    */
   static String leaseId(String versionId, String workerId) {
     return sha256Hex(versionId + "\0" + workerId).substring(0, 8);

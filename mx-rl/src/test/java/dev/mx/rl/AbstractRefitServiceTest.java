@@ -49,9 +49,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * SPEC.md's scenarios (§12 tests A-D, the error catalogue of §10, the golden lifecycle) against a
- * real {@link RefitServer} over loopback gRPC; subclasses give the backend. Two servers ("replicas"
- * A and B) share the backend's records. Time is a {@link TestClock} the tests move.
+ * SPEC.md's scenarios (section 12 tests A-D, the error catalogue of section 10, the golden
+ * lifecycle) against a real {@link RefitServer} over loopback gRPC; subclasses give the backend.
+ * Two servers ("replicas" A and B) share the backend's records. Time is a {@link TestClock} the
+ * tests move.
  */
 abstract class AbstractRefitServiceTest {
   static final String SLOT0 = "publisher:global-rank:0";
@@ -160,7 +161,7 @@ abstract class AbstractRefitServiceTest {
     return a.createWeightVersion(versionRequest(key, slots).build());
   }
 
-  /** SPEC §12's shard helper. */
+  /** SPEC.md section 12's shard helper. */
   static WeightVersionShard shard(String version, String slot, String worker) {
     return WeightVersionShard.newBuilder()
         .setVersionId(version)
@@ -237,7 +238,8 @@ abstract class AbstractRefitServiceTest {
     return new String[] {v.getUid(), trainer};
   }
 
-  // ---- SPEC §12 test A -----------------------------------------------------------------------
+  // ---- SPEC.md section 12 test A
+  // -----------------------------------------------------------------------
 
   @Test
   void versionBecomesReadyAcrossServerReplicas() throws Exception {
@@ -764,7 +766,7 @@ abstract class AbstractRefitServiceTest {
         Status.Code.FAILED_PRECONDITION,
         "worker and weight version model_name differ",
         () -> publish(a, shard(v.getUid(), SLOT0, foreign)));
-    // the role is not checked: a generator of the same model may publish (SPEC §15)
+    // the role is not checked: a generator of the same model may publish (SPEC.md section 15)
     String gen = id("gen");
     register(a, gen, WorkerRole.WORKER_ROLE_GENERATOR, 60);
     assertEquals(

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC.md's scenarios over a real {@code redis-server}; replica B is a second server with its own
- * connection, so tests A and C run two replicas over one Redis. Also checks SPEC §11's key layout.
+ * connection, so tests A and C run two replicas over one Redis. Also checks SPEC.md section 11's
+ * key layout.
  */
 class RedisRefitServiceTest extends AbstractRefitServiceTest {
   @RegisterExtension static final RedisExtension REDIS = new RedisExtension();

@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * index.json states (proto3's JSON mapping: field names as in the .proto, enums as numbers, uint64
  * as strings), with no unknown field left over, and encodes back to the same bytes. The Python
  * clients write fields in number order and omit defaults, as protobuf-java does, so no field may
- * differ (SPEC §17).
+ * differ (SPEC.md section 17).
  */
 class VectorCodecTest {
   private static final JsonFormat.Printer PRINTER =

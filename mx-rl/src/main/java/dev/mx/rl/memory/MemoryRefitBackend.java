@@ -21,10 +21,10 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * RefitService's records in this process. Each atomic step of SPEC §11 runs under one lock, so the
- * reads around them are consistent; a record is live while its expiry lies after the clock's now
- * (an expiry equal to now is expired). Nothing survives the process: a restarted server has lost
- * every version, worker and lease.
+ * RefitService's records in this process. Each atomic step of SPEC.md section 11 runs under one
+ * lock, so the reads around them are consistent; a record is live while its expiry lies after the
+ * clock's now (an expiry equal to now is expired). Nothing survives the process: a restarted server
+ * has lost every version, worker and lease.
  */
 public final class MemoryRefitBackend implements RefitBackend {
 

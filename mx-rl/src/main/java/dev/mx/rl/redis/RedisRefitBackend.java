@@ -37,8 +37,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
- * RefitService's records in Redis, in SPEC §11's layout ({@code mx:refit:version:{uid}} hash,
- * {@code :expected-source-slots}, {@code :coverage}, {@code :shards}, {@code :leases}, {@code
+ * RefitService's records in Redis, in SPEC.md section 11's layout ({@code mx:refit:version:{uid}}
+ * hash, {@code :expected-source-slots}, {@code :coverage}, {@code :shards}, {@code :leases}, {@code
  * :lease:{id}}, {@code mx:refit:version-request:{model}:{key}}, {@code mx:refit:worker:{id}}), each
  * atomic step one Lua script ({@link RedisRefitScripts}). Expiries use Redis {@code TIME} unless a
  * clock is given (tests), so replicas agree on liveness.

@@ -1,10 +1,10 @@
 package dev.mx.rl.redis;
 
 /**
- * The Lua scripts of SPEC §11's atomic steps. Each answers {@code OK...}, {@code CREATED}, ... or
- * the name of a {@link dev.mx.rl.RefitFailure}. "Now" is ARGV's last argument when the server was
- * given a clock, else Redis {@code TIME} (one clock for every replica). A record is live while its
- * stored expiry lies after now; PEXPIRE only collects it.
+ * The Lua scripts of SPEC.md section 11's atomic steps. Each answers {@code OK...}, {@code
+ * CREATED}, ... or the name of a {@link dev.mx.rl.RefitFailure}. "Now" is ARGV's last argument when
+ * the server was given a clock, else Redis {@code TIME} (one clock for every replica). A record is
+ * live while its stored expiry lies after now; PEXPIRE only collects it.
  */
 final class RedisRefitScripts {
   private RedisRefitScripts() {}
