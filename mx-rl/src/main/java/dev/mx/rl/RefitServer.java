@@ -63,6 +63,9 @@ public final class RefitServer implements AutoCloseable {
     try {
       this.server = nb.build().start();
     } catch (IOException e) {
+      if (closeBackend && backend != null) {
+        backend.close();
+      }
       throw new UncheckedIOException(
           "cannot serve RefitService on " + b.host + ":" + b.port + ": " + e.getMessage(), e);
     }
