@@ -1,0 +1,2 @@
+/** Tests of mx-rl against the golden vectors and a real server over loopback gRPC. */
+package dev.mx.rl;
