@@ -25,6 +25,7 @@ class StabilityMarkersTest {
       List.of(
           "mx-refit",
           "mx-metadata",
+          "mx-rl",
           "mx-transport-mem",
           "mx-transport-shm",
           "mx-transport-ucx",
