@@ -22,8 +22,8 @@ import picocli.CommandLine.Parameters;
     name = "bench",
     mixinStandardHelpOptions = true,
     description = {
-      "Run one benchmark and its baseline in the same process and print the ratio",
-      "(value / baseline; higher is better)."
+      "Run one benchmark and its baseline in the same process and print their ratio.",
+      "The ratio is value / baseline; higher is better."
     })
 final class BenchCommand implements Callable<Integer> {
 

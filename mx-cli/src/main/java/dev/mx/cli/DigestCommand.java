@@ -43,7 +43,8 @@ import picocli.CommandLine.Parameters;
     name = "digest",
     mixinStandardHelpOptions = true,
     description = {
-      "Print the ModelExpress shard digest of each FILE's bytes, like sha256sum:",
+      "Print the ModelExpress shard digest of each FILE's bytes, like sha256sum.",
+      "Each line reads:",
       "  <32-hex digest>  <FILE>",
       "With --safetensors, print one line per tensor, in the file's header order:",
       "  <32-hex digest>  <FILE>:<tensor name>",

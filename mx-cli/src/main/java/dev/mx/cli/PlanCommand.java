@@ -32,8 +32,9 @@ import picocli.CommandLine.Parameters;
     name = "plan",
     mixinStandardHelpOptions = true,
     description = {
-      "Plan the byte reads for recorded copies from published shards (ModelExpress; ARCHITECTURE §7.3)",
-      "and print the plan as JSON (ARCHITECTURE §5.3), or a short table with --summary.",
+      "Plan the byte reads for recorded copies from published shards and print the plan.",
+      "The planner is ModelExpress's (ARCHITECTURE §7.3); the plan is JSON (ARCHITECTURE §5.3),",
+      "or a short table with --summary.",
       "The bounding threshold comes from --max-segments-per-copy, else the file's",
       "max_segments_per_copy, else MX_RESHARD_MAX_SEGMENTS_PER_COPY, else 64.",
       "--bounding shard (or \"bounding\": \"shard\" in the file) lets a cost model",

@@ -17,9 +17,9 @@ import picocli.CommandLine.Option;
     name = "serve",
     mixinStandardHelpOptions = true,
     description = {
-      "Serve ModelExpress's RL control plane, model_express.refit.RefitService, over plaintext gRPC:",
-      "weight versions (STAGING -> READY when every expected source slot has a shard -> RELEASING),",
-      "worker registrations with a TTL, shard records and version leases, with the reference",
+      "Serve ModelExpress's RL control plane (model_express.refit.RefitService) over plaintext gRPC.",
+      "It keeps weight versions (STAGING -> READY when every expected source slot has a shard ->",
+      "RELEASING), worker registrations with a TTL, shard records and version leases, with the reference",
       "server's status codes and messages. ModelExpress's Python clients and mx processes use it",
       "alike; grpc.health.v1.Health reports the service SERVING.",
       "",

@@ -1,5 +1,9 @@
 package dev.mx.bench.suite;
 
+import static dev.mx.bench.suite.ByteSizes.KIB;
+import static dev.mx.bench.suite.ByteSizes.MIB;
+import static dev.mx.bench.suite.ByteSizes.label;
+
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
@@ -25,8 +29,6 @@ import java.util.Map;
  * descriptors between two local segments. Without a real NIXL it fails saying so, with the cause.
  */
 public final class NixlBench implements Benchmark {
-  private static final long KIB = 1024;
-  private static final long MIB = 1024 * KIB;
   private static final long REGION = 64 * MIB;
 
   /** Bytes one run moves. */
@@ -124,9 +126,5 @@ public final class NixlBench implements Benchmark {
       }
       return results;
     }
-  }
-
-  private static String label(long size) {
-    return size >= MIB ? size / MIB + "MiB" : size / KIB + "KiB";
   }
 }

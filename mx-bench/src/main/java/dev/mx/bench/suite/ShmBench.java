@@ -1,5 +1,9 @@
 package dev.mx.bench.suite;
 
+import static dev.mx.bench.suite.ByteSizes.KIB;
+import static dev.mx.bench.suite.ByteSizes.MIB;
+import static dev.mx.bench.suite.ByteSizes.label;
+
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
@@ -27,9 +31,6 @@ import java.util.List;
  * bytes into the same destination.
  */
 public final class ShmBench implements Benchmark {
-  private static final long KIB = 1024;
-  private static final long MIB = 1024 * KIB;
-
   /** Bytes one run moves. */
   private static final long RUN_BYTES = 256 * MIB;
 
@@ -120,9 +121,5 @@ public final class ShmBench implements Benchmark {
         return results;
       }
     }
-  }
-
-  private static String label(long size) {
-    return size >= MIB ? size / MIB + "MiB" : size / KIB + "KiB";
   }
 }

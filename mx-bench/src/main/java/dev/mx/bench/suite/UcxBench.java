@@ -1,5 +1,9 @@
 package dev.mx.bench.suite;
 
+import static dev.mx.bench.suite.ByteSizes.KIB;
+import static dev.mx.bench.suite.ByteSizes.MIB;
+import static dev.mx.bench.suite.ByteSizes.label;
+
 import dev.mx.api.error.TransportException;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.TransportConfig;
@@ -39,9 +43,6 @@ import java.util.concurrent.TimeUnit;
  * all of its GETs in flight). Runs take turns so all see the same machine.
  */
 public final class UcxBench implements Benchmark {
-  private static final long KIB = 1024;
-  private static final long MIB = 1024 * KIB;
-
   /** Bytes one run moves (both sides). */
   private static final long RUN_BYTES = 512 * MIB;
 
@@ -146,10 +147,6 @@ public final class UcxBench implements Benchmark {
 
   private static String baselineName(Perftest baseline, String name) {
     return baseline == null ? "ucx_perftest_missing" : name;
-  }
-
-  private static String label(long size) {
-    return size >= MIB ? size / MIB + "MiB" : size / KIB + "KiB";
   }
 
   /** A measured quantity (a rate: higher is better). */
