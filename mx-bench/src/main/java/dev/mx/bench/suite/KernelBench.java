@@ -7,6 +7,8 @@ import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
 import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Casts;
+import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.reslice.AsStrided;
 import dev.mx.refit.reslice.Reslicer;
 import dev.mx.refit.reslice.ViewCopy;
@@ -89,7 +91,19 @@ public final class KernelBench implements Benchmark {
       for (boolean measure : new boolean[] {false, true}) {
         String name = "fp8_block_quantize_bf16" + (measure ? "_with_error" : "");
         if (selected(name)) {
-          out.addAll(fp8Block(options, name, src, dst, copyFrom, copyTo, size, measure, 1));
+          out.addAll(
+              fp8Block(
+                  options,
+                  name,
+                  src,
+                  dst,
+                  copyFrom,
+                  copyTo,
+                  size,
+                  measure,
+                  1,
+                  QuantFormat.BLOCK,
+                  Fp8Rounding.EXACT));
         }
         String threaded = name + "_threads";
         if (selected(threaded)) {
@@ -104,7 +118,28 @@ public final class KernelBench implements Benchmark {
                   copyTo,
                   size,
                   measure,
-                  options.effectiveThreads()));
+                  options.effectiveThreads(),
+                  QuantFormat.BLOCK,
+                  Fp8Rounding.EXACT));
+        }
+      }
+      // Every quantized format as an install runs it: every core, the default (vLLM) rounding.
+      for (QuantFormat format : QuantFormat.values()) {
+        String name = "quantize_bf16_to_" + format.label().replace('-', '_') + "_threads";
+        if (selected(name)) {
+          out.addAll(
+              fp8Block(
+                  options,
+                  name,
+                  src,
+                  dst,
+                  copyFrom,
+                  copyTo,
+                  size,
+                  false,
+                  options.effectiveThreads(),
+                  format,
+                  Fp8Rounding.VLLM));
         }
       }
       // Re-slice: a narrow of dim 1 of a [rows, 2 * run] staged f32 source into a contiguous [rows,
@@ -199,8 +234,9 @@ public final class KernelBench implements Benchmark {
   }
 
   /**
-   * FP8 block quantization (128 x 128 tiles) of a [rows, 4096] bf16 weight of {@code srcBytes},
-   * against a copy of the same bf16 bytes: issue 24's "GB/s of bf16 input / warm copy" ratio.
+   * FP8 quantization into {@code format} (block formats: 128 x 128 tiles) of a [rows, 4096] bf16
+   * weight of {@code srcBytes}, against a copy of the same bf16 bytes: issue 24's "GB/s of bf16
+   * input / warm copy" ratio.
    */
   private static List<BenchResult> fp8Block(
       BenchOptions options,
@@ -211,7 +247,9 @@ public final class KernelBench implements Benchmark {
       MemorySegment copyTo,
       long srcBytes,
       boolean measure,
-      int threads)
+      int threads,
+      QuantFormat format,
+      Fp8Rounding rounding)
       throws Exception {
     long cols = 4096;
     long rows = srcBytes / 2 / cols;
@@ -229,9 +267,11 @@ public final class KernelBench implements Benchmark {
                 dst,
                 scales,
                 shape,
+                format,
                 BlockQuantizer.DEFAULT_BLOCK,
                 measure,
-                threads),
+                threads,
+                rounding),
         () -> MemorySegment.copy(copyFrom, 0, copyTo, 0, 2 * codes));
   }
 

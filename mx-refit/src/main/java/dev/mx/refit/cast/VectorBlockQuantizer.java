@@ -96,16 +96,12 @@ final class VectorBlockQuantizer {
           }
           for (int c0 = k0; c0 < k1; c0 += tileCols) {
             int c1 = Math.min(cols, c0 + tileCols);
-            int maxBits = 0;
-            for (int c = c0; c < c1; c++) {
-              maxBits = Math.max(maxBits, colMax[c]);
-            }
-            float amax = format.amax(Float.intBitsToFloat(maxBits));
-            float f = format.factor(amax, rounding);
-            float s = format.scale(amax);
+            float amax = format.amax(Float.intBitsToFloat(tileMax(colMax, c0, c1)));
             format.writeScale(scales, scaleRow + c0 / tileCols, amax);
-            java.util.Arrays.fill(factor, c0, c1, f);
-            java.util.Arrays.fill(scaleInv, c0, c1, s);
+            java.util.Arrays.fill(factor, c0, c1, format.factor(amax, rounding));
+            if (measure) {
+              java.util.Arrays.fill(scaleInv, c0, c1, format.scale(amax));
+            }
           }
           for (long r = r0; r < r1; r++) {
             long first = base + r * cols;
@@ -134,6 +130,23 @@ final class VectorBlockQuantizer {
       return QuantizationError.NONE;
     }
     return new QuantizationError(error[0], error[1]);
+  }
+
+  /**
+   * The largest of {@code colMax[c0, c1)} (absolute values as f32 bits, never negative): one row's
+   * worth for the one-row tiles of mxfp8 and fp8-channel, so it runs at vector width.
+   */
+  private static int tileMax(int[] colMax, int c0, int c1) {
+    int c = c0;
+    IntVector acc = IntVector.zero(INTS);
+    for (; c + LANES <= c1; c += LANES) {
+      acc = acc.max(IntVector.fromArray(INTS, colMax, c));
+    }
+    int max = acc.reduceLanes(VectorOperators.MAX);
+    for (; c < c1; c++) {
+      max = Math.max(max, colMax[c]);
+    }
+    return max;
   }
 
   // Each loop below is one method with its loads, rounding and stores written out: a helper that
