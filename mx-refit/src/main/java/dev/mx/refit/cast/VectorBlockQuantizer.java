@@ -82,16 +82,15 @@ final class VectorBlockQuantizer {
         for (int k0 = 0; k0 < cols; k0 += chunk) {
           int k1 = Math.min(cols, k0 + chunk);
           int kv = k0 + (k1 - k0) / LANES * LANES;
-          java.util.Arrays.fill(colMax, k0, k1, 0);
+          // The band's first row sets the column maxima, later rows raise them.
           for (long r = r0; r < r1; r++) {
             long row = (base + r * cols) * esize;
-            columnMax(src, row, colMax, k0, kv, bf16);
+            boolean firstRow = r == r0;
+            columnMax(src, row, colMax, k0, kv, bf16, firstRow);
             for (int c = kv; c < k1; c++) {
-              colMax[c] =
-                  Math.max(
-                      colMax[c],
-                      Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16))
-                          & 0x7fff_ffff);
+              int bits =
+                  Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16)) & 0x7fff_ffff;
+              colMax[c] = firstRow ? bits : Math.max(colMax[c], bits);
             }
           }
           for (int c0 = k0; c0 < k1; c0 += tileCols) {
@@ -155,7 +154,7 @@ final class VectorBlockQuantizer {
 
   /** {@code colMax[c] = max(colMax[c], |x[c]|)} over columns {@code [from, to)} of one row. */
   private static void columnMax(
-      MemorySegment src, long row, int[] colMax, int from, int to, boolean bf16) {
+      MemorySegment src, long row, int[] colMax, int from, int to, boolean bf16, boolean set) {
     int esize = bf16 ? 2 : 4;
     for (int c = from; c < to; c += LANES) {
       long at = row + (long) c * esize;
@@ -170,9 +169,8 @@ final class VectorBlockQuantizer {
               : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
       // |x| as bits: non-negative floats order as their bits, NaN above infinity, so an integer max
       // is the float max (NaN propagating) in one instruction.
-      IntVector.fromArray(INTS, colMax, c)
-          .max(((IntVector) x.viewAsIntegralLanes()).and(0x7fff_ffff))
-          .intoArray(colMax, c);
+      IntVector abs = ((IntVector) x.viewAsIntegralLanes()).and(0x7fff_ffff);
+      (set ? abs : IntVector.fromArray(INTS, colMax, c).max(abs)).intoArray(colMax, c);
     }
   }
 
