@@ -53,7 +53,7 @@ public final class RefitServer implements AutoCloseable {
             .addService(health.getHealthService());
     List<String> services = new ArrayList<>();
     if (b.backend != null) {
-      nb.addService(new RefitServiceImpl(new RefitControlPlane(b.backend, b.clock, b.uids)));
+      nb.addService(RefitServiceImpl.definition(new RefitControlPlane(b.backend, b.clock, b.uids)));
       services.add(REFIT_SERVICE);
     }
     if (b.manifests != null) {
