@@ -174,51 +174,18 @@ class MultiHostVersionsTest {
         Thread.sleep(100);
       }
       String metadata = "redis://" + address(0) + ":6379";
-      List<String> job =
-          List.of(
-              "--model",
-              MODEL,
-              "--trainer",
-              "tp=2",
-              "--trainer-dtype",
-              "f32",
-              "--metadata",
-              metadata,
-              "--transport",
-              "ucx",
-              "--identity",
-              "multi-host-" + tag);
+      List<String> job = DemoRun.tp2Job(MODEL, metadata, "ucx", "multi-host-" + tag);
       Path dump = dir.resolve("dump");
       List<Process> receivers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "receive",
-                    "--rank",
-                    Integer.toString(r),
-                    "--inference",
-                    "tp=2",
-                    "--follow",
-                    "--steps",
-                    "3",
-                    "--dump",
-                    dump.toString(),
-                    "--json",
-                    "--timeout",
-                    "120"));
-        a.addAll(job);
+        List<String> a = DemoRun.followingReceiver(r, 3, dump, job);
         receivers.add(
             java(recvHost, dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(receivers);
       List<Process> trainers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "publish", "--rank", Integer.toString(r), "--steps", "3", "--interval", "2"));
-        a.addAll(job);
+        List<String> a = DemoRun.steppingPublisher(r, 3, "2", job);
         trainers.add(
             java(trainHost, dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }

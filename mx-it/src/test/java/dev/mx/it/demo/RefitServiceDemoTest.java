@@ -83,48 +83,20 @@ class RefitServiceDemoTest {
       Matcher m = Pattern.compile("serving RefitService on (\\S+) ").matcher(String.valueOf(first));
       assertTrue(m.find(), first + "\n" + Files.readString(dir.resolve("serve.log")));
       List<String> job =
-          List.of(
-              "--model",
+          DemoRun.tp2Job(
               MODEL,
-              "--trainer",
-              "tp=2",
-              "--trainer-dtype",
-              "f32",
-              "--metadata",
               "mx://" + m.group(1),
-              "--transport",
               "shm",
-              "--identity",
               "mx-serve-" + UUID.randomUUID().toString().substring(0, 8));
       Path dump = dir.resolve("dump");
       List<Process> receivers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "receive",
-                    "--rank",
-                    Integer.toString(r),
-                    "--inference",
-                    "tp=2",
-                    "--follow",
-                    "--steps",
-                    "3",
-                    "--dump",
-                    dump.toString(),
-                    "--json",
-                    "--timeout",
-                    "120"));
-        a.addAll(job);
+        List<String> a = DemoRun.followingReceiver(r, 3, dump, job);
         receivers.add(java(dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(receivers);
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "publish", "--rank", Integer.toString(r), "--steps", "3", "--interval", "1"));
-        a.addAll(job);
+        List<String> a = DemoRun.steppingPublisher(r, 3, "1", job);
         all.add(java(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
       ObjectMapper json = new ObjectMapper();

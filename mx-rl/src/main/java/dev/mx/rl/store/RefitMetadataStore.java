@@ -254,15 +254,7 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
     requireName("worker id", record.workerId());
     records
         .computeIfAbsent(record.identity(), i -> new ConcurrentHashMap<>())
-        .put(
-            record.workerId(),
-            new SourceRecord(
-                record.identity(),
-                record.workerId(),
-                record.rank(),
-                record.blob().clone(),
-                record.status(),
-                0));
+        .put(record.workerId(), unbeaten(record));
     workerFor(record.identity());
   }
 
@@ -285,18 +277,7 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
     SourceRecord updated =
         records
             .getOrDefault(identity, new ConcurrentHashMap<>())
-            .computeIfPresent(
-                workerId,
-                (w, r) ->
-                    new SourceRecord(
-                        r.identity(),
-                        r.workerId(),
-                        r.rank(),
-                        r.blob(),
-                        status,
-                        now,
-                        progress == null ? r.progress() : progress,
-                        progress == null ? r.phase() : phase));
+            .computeIfPresent(workerId, (w, r) -> beaten(r, status, now, progress, phase));
     if (updated == null) {
       throw unknownSource(identity, workerId);
     }
