@@ -46,6 +46,9 @@ final class RefitWeightVersions implements WeightVersionStore {
   /** Leases this process holds: uid + NUL + holder → (lease id, expiry). */
   private final Map<String, HeldLease> leases = new ConcurrentHashMap<>();
 
+  /** model + NUL + id → versions other processes created, as listings found them. */
+  private final Map<String, KnownVersion> seen = new ConcurrentHashMap<>();
+
   /** uid → the slots this process published into it. */
   private final Map<String, Set<String>> published = new ConcurrentHashMap<>();
 
@@ -61,20 +64,25 @@ final class RefitWeightVersions implements WeightVersionStore {
 
   // ---- looking versions up ---------------------------------------------------------------------
 
-  /** The version as this process or a live publisher knows it. */
+  /**
+   * The version as this process, a listing it made, or a live publisher knows it. A uid never
+   * changes for an id, so what a listing found is kept: a receiver lists the directory once per
+   * version, not once per call.
+   */
   private Optional<KnownVersion> lookUp(String model, String versionId) {
     KnownVersion mine = store.known.getOrDefault(model, Map.of()).get(versionId);
+    if (mine == null) {
+      mine = seen.get(model + "\0" + versionId);
+    }
     if (mine != null) {
       return Optional.of(mine);
     }
     for (RefitMetadataStore.Served s : store.entries(model)) {
       for (KnownVersion v : s.entry().versions()) {
-        if (v.id().equals(versionId)) {
-          return Optional.of(v);
-        }
+        seen.put(model + "\0" + v.id(), v);
       }
     }
-    return Optional.empty();
+    return Optional.ofNullable(seen.get(model + "\0" + versionId));
   }
 
   private KnownVersion existing(String model, String versionId) {
@@ -88,9 +96,20 @@ final class RefitWeightVersions implements WeightVersionStore {
 
   /** mx's view of a RefitService version: READY means every expected slot has a shard record. */
   private WeightVersion toMx(String model, KnownVersion k, dev.mx.rl.proto.WeightVersion v) {
+    return toMx(model, k, v, null);
+  }
+
+  /**
+   * As above; with {@code ownSlots} non-null a version that is not READY lists those slots only,
+   * instead of listing every shard record (a publisher's own view: O(1) bytes per publisher).
+   */
+  private WeightVersion toMx(
+      String model, KnownVersion k, dev.mx.rl.proto.WeightVersion v, Set<String> ownSlots) {
     Map<String, SlotStatus> slots = new TreeMap<>();
     if (v.getState() == dev.mx.rl.proto.WeightVersionState.WEIGHT_VERSION_STATE_READY) {
       v.getExpectedSourceSlotsList().forEach(s -> slots.put(s, SlotStatus.READY));
+    } else if (ownSlots != null) {
+      ownSlots.forEach(s -> slots.put(s, SlotStatus.READY));
     } else {
       for (WeightVersionShard s : listShards(model, k)) {
         slots.put(s.getSourceSlotId(), SlotStatus.READY);
@@ -194,7 +213,7 @@ final class RefitWeightVersions implements WeightVersionStore {
     KnownVersion k = new KnownVersion(versionId, v.getUid(), step);
     remember(model, k);
     store.workerFor(model); // so this process's directory entry lists the version
-    return toMx(model, k, v);
+    return toMx(model, k, v, published.getOrDefault(k.uid(), Set.of()));
   }
 
   @Override
@@ -233,7 +252,7 @@ final class RefitWeightVersions implements WeightVersionStore {
     }
     remember(model, k);
     published.computeIfAbsent(k.uid(), u -> ConcurrentHashMap.newKeySet()).add(slot.slot());
-    return toMx(model, k, after);
+    return toMx(model, k, after, published.get(k.uid()));
   }
 
   /**
@@ -252,7 +271,10 @@ final class RefitWeightVersions implements WeightVersionStore {
   public List<WeightVersion> versions(String model) {
     Map<String, KnownVersion> all = new LinkedHashMap<>(store.known.getOrDefault(model, Map.of()));
     for (RefitMetadataStore.Served s : store.entries(model)) {
-      s.entry().versions().forEach(v -> all.putIfAbsent(v.id(), v));
+      for (KnownVersion v : s.entry().versions()) {
+        all.putIfAbsent(v.id(), v);
+        seen.put(model + "\0" + v.id(), v);
+      }
     }
     List<WeightVersion> out = new ArrayList<>();
     for (KnownVersion k : all.values()) {
