@@ -104,6 +104,19 @@ record DemoRun(int code, String out, String err) {
         identity);
   }
 
+  /**
+   * The JSON report a rank process prints on stdout, once it exited 0 within 240 s; a failure shows
+   * its stdout and its log.
+   */
+  static JsonNode successfulReport(Process p, Path log) throws Exception {
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(240, java.util.concurrent.TimeUnit.SECONDS), log + ": finishes");
+    assertEquals(0, p.exitValue(), log + ": " + out + "\n" + Files.readString(log));
+    JsonNode report = JSON.readTree(out);
+    assertTrue(report.get("ok").asBoolean(), out);
+    return report;
+  }
+
   JsonNode json() throws Exception {
     return JSON.readTree(out);
   }

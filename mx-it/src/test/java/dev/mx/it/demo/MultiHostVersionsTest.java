@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mx.api.transport.TransportProvider;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -190,15 +189,10 @@ class MultiHostVersionsTest {
             java(trainHost, dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(trainers);
-      ObjectMapper json = new ObjectMapper();
       for (int r = 0; r < 2; r++) {
-        Process p = receivers.get(r);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(240, TimeUnit.SECONDS), "receiver " + r + " finishes");
-        String log = Files.readString(dir.resolve("receiver-" + r + ".log"));
-        assertEquals(0, p.exitValue(), "receiver " + r + ": " + out + "\n" + log);
-        JsonNode report = json.readTree(out);
-        assertTrue(report.get("ok").asBoolean(), out);
+        JsonNode report =
+            DemoRun.successfulReport(receivers.get(r), dir.resolve("receiver-" + r + ".log"));
+        String out = report.toString();
         List<Long> steps = new ArrayList<>();
         report.get("steps").forEach(s -> steps.add(s.get("step").asLong()));
         assertEquals(

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -99,15 +98,10 @@ class RefitServiceDemoTest {
         List<String> a = DemoRun.steppingPublisher(r, 3, "1", job);
         all.add(java(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
-      ObjectMapper json = new ObjectMapper();
       for (int r = 0; r < 2; r++) {
-        Process p = receivers.get(r);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(240, TimeUnit.SECONDS), "receiver " + r + " finishes");
-        String log = Files.readString(dir.resolve("receiver-" + r + ".log"));
-        assertEquals(0, p.exitValue(), "receiver " + r + ": " + out + "\n" + log);
-        JsonNode report = json.readTree(out);
-        assertTrue(report.get("ok").asBoolean(), out);
+        JsonNode report =
+            DemoRun.successfulReport(receivers.get(r), dir.resolve("receiver-" + r + ".log"));
+        String out = report.toString();
         assertEquals(2, report.get("run").get("last_step").asLong(), out);
       }
       DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 2);
