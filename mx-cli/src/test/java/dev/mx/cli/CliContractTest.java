@@ -71,7 +71,7 @@ class CliContractTest {
         "publish --rank 0 --metadata file:/tmp/mx-none --steps -1 | mx publish | --steps -1 is out of range",
         "publish --rank 0 --metadata file:/tmp/mx-none --interval -1 | mx publish | --interval -1 is out of range",
         "publish --rank 0 --metadata file:/tmp/mx-none --interval NaN | mx publish | --interval NaN is out of range",
-        "demo --metadata ftp://x                            | mx demo     | --metadata: no metadata store for scheme 'ftp'; known schemes: file, memory, redis",
+        "demo --metadata ftp://x                            | mx demo     | --metadata: no metadata store for scheme 'ftp'; known schemes: file, memory, mx, redis",
         "publish --rank 0 --metadata ftp://x                | mx publish  | --metadata: no metadata store for scheme 'ftp'",
         "demo --metadata /tmp/store                         | mx demo     | --metadata has no scheme: expected file:DIR or redis://host:port",
         "receive --rank 0 --metadata memory:x               | mx receive  | --metadata memory: a memory store lives in one JVM and cannot be shared between processes; use file:DIR or redis://host:port (try",

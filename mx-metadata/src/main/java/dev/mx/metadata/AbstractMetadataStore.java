@@ -49,6 +49,28 @@ public abstract class AbstractMetadataStore implements MetadataStore {
         && nowMillis - r.updatedAtMillis() <= freshness.toMillis();
   }
 
+  /** A private copy of a record as published: not heartbeated yet, progress and phase dropped. */
+  protected static SourceRecord unbeaten(SourceRecord r) {
+    return new SourceRecord(r.identity(), r.workerId(), r.rank(), r.blob().clone(), r.status(), 0);
+  }
+
+  /**
+   * The record stamped by a heartbeat at {@code nowMillis}; a null {@code progress} keeps its
+   * progress and phase.
+   */
+  protected static SourceRecord beaten(
+      SourceRecord r, SourceStatus status, long nowMillis, Long progress, String phase) {
+    return new SourceRecord(
+        r.identity(),
+        r.workerId(),
+        r.rank(),
+        r.blob(),
+        status,
+        nowMillis,
+        progress == null ? r.progress() : progress,
+        progress == null ? r.phase() : phase);
+  }
+
   /** The record with another blob (an empty one for blob-less listings). */
   protected static SourceRecord withBlob(SourceRecord r, byte[] blob) {
     return r.withBlob(blob);

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The manifests one trainer process published, by {@code (version_id, source_slot_id)}, for its
@@ -16,6 +17,11 @@ public final class ManifestBook {
   private record Key(String versionId, String sourceSlotId) {}
 
   private final Map<Key, byte[]> manifests = new ConcurrentHashMap<>();
+
+  /**
+   * Entries computed when asked for: a worker's live directory entry, which changes as it beats.
+   */
+  private final Map<Key, Supplier<byte[]>> live = new ConcurrentHashMap<>();
 
   /**
    * Makes {@code manifest} retrievable; returns its digest (lowercase hex SHA-256), the {@code
@@ -37,10 +43,28 @@ public final class ManifestBook {
     return VersionUids.sha256Hex(copy);
   }
 
-  /** The manifest put under this key. */
+  /**
+   * Serves {@code entry}'s current bytes under this key. Unlike a manifest, what it answers changes
+   * over time, so the shard record pointing to it cannot carry its digest.
+   */
+  public void serveLive(String versionId, String sourceSlotId, Supplier<byte[]> entry) {
+    live.put(new Key(versionId, sourceSlotId), entry);
+  }
+
+  /** The manifest put under this key, or the live entry's bytes as of now. */
   public Optional<byte[]> get(String versionId, String sourceSlotId) {
-    byte[] m = manifests.get(new Key(versionId, sourceSlotId));
-    return m == null ? Optional.empty() : Optional.of(m.clone());
+    Key k = new Key(versionId, sourceSlotId);
+    byte[] m = manifests.get(k);
+    if (m != null) {
+      return Optional.of(m.clone());
+    }
+    Supplier<byte[]> entry = live.get(k);
+    return entry == null ? Optional.empty() : Optional.of(entry.get());
+  }
+
+  /** Forgets one manifest (its shard record was evicted). */
+  public void forget(String versionId, String sourceSlotId) {
+    manifests.remove(new Key(versionId, sourceSlotId));
   }
 
   /** Forgets every manifest of {@code versionId} (after its shards were evicted). */

@@ -1,6 +1,8 @@
 package dev.mx.rl;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -53,7 +55,10 @@ public final class RefitServer implements AutoCloseable {
             .addService(health.getHealthService());
     List<String> services = new ArrayList<>();
     if (b.backend != null) {
-      nb.addService(new RefitServiceImpl(new RefitControlPlane(b.backend, b.clock, b.uids)));
+      nb.addService(
+          ServerInterceptors.intercept(
+              RefitServiceImpl.definition(new RefitControlPlane(b.backend, b.clock, b.uids)),
+              b.interceptors));
       services.add(REFIT_SERVICE);
     }
     if (b.manifests != null) {
@@ -137,8 +142,15 @@ public final class RefitServer implements AutoCloseable {
     private ManifestBook manifests;
     private RefitClock clock = RefitClock.system();
     private VersionUids uids = VersionUids.random();
+    private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
     private Builder() {}
+
+    /** Intercepts RefitService's calls (metrics, traffic accounting); the last added runs first. */
+    public Builder intercept(ServerInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
 
     /** The address to bind: {@code 127.0.0.1} by default, {@code 0.0.0.0} for every interface. */
     public Builder host(String host) {

@@ -77,4 +77,9 @@ public final class RefitText {
   public static String q(String s) {
     return "'" + s + "'";
   }
+
+  /** {@code version 'v', slot 's', worker 'w'}: the subject of a refusal about one publication. */
+  public static String shardSubject(String versionId, String sourceSlotId, String workerId) {
+    return "version " + q(versionId) + ", slot " + q(sourceSlotId) + ", worker " + q(workerId);
+  }
 }

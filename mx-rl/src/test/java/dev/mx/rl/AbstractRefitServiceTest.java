@@ -9,16 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.Message;
+import dev.mx.rl.client.RefitRequests;
 import dev.mx.rl.proto.CreateWeightVersionRequest;
 import dev.mx.rl.proto.CreateWeightVersionShardRequest;
 import dev.mx.rl.proto.CreateWeightVersionShardResponse;
-import dev.mx.rl.proto.DeleteVersionLeaseRequest;
 import dev.mx.rl.proto.DeleteWeightVersionRequest;
-import dev.mx.rl.proto.DeleteWeightVersionShardRequest;
 import dev.mx.rl.proto.GetWeightVersionRequest;
-import dev.mx.rl.proto.ListWeightVersionShardsRequest;
 import dev.mx.rl.proto.RefitServiceGrpc;
-import dev.mx.rl.proto.RegisterVersionLeaseRequest;
 import dev.mx.rl.proto.RegisterWorkerRequest;
 import dev.mx.rl.proto.VersionLease;
 import dev.mx.rl.proto.WeightPayloadFormat;
@@ -138,15 +135,14 @@ abstract class AbstractRefitServiceTest {
 
   WorkerRegistration register(
       RefitServiceGrpc.RefitServiceBlockingStub via, String worker, WorkerRole role, int ttl) {
-    return via.registerWorker(
-        RegisterWorkerRequest.newBuilder()
-            .setWorker(
-                WorkerRegistration.newBuilder()
-                    .setWorkerId(worker)
-                    .setRole(role)
-                    .setModelName(model))
-            .setTtlSeconds(ttl)
-            .build());
+    return via.registerWorker(RefitRequests.registerWorker(worker, role, model, ttl));
+  }
+
+  /** A live worker of another model: the model checks refuse it. */
+  String foreignWorker(WorkerRole role) {
+    String foreign = id("foreign");
+    a.registerWorker(RefitRequests.registerWorker(foreign, role, model + "-other", 60));
+    return foreign;
   }
 
   CreateWeightVersionRequest.Builder versionRequest(String key, String... slots) {
@@ -181,49 +177,37 @@ abstract class AbstractRefitServiceTest {
         CreateWeightVersionShardRequest.newBuilder().setShard(s).build());
   }
 
+  static ListenableFuture<CreateWeightVersionShardResponse> publishAsync(
+      ManagedChannel via, WeightVersionShard s) {
+    return RefitServiceGrpc.newFutureStub(via)
+        .createWeightVersionShard(CreateWeightVersionShardRequest.newBuilder().setShard(s).build());
+  }
+
   static WeightVersion get(RefitServiceGrpc.RefitServiceBlockingStub via, String uid) {
-    return via.getWeightVersion(GetWeightVersionRequest.newBuilder().setUid(uid).build());
+    return via.getWeightVersion(RefitRequests.getVersion(uid));
   }
 
   static WeightVersion delete(RefitServiceGrpc.RefitServiceBlockingStub via, String uid) {
-    return via.deleteWeightVersion(DeleteWeightVersionRequest.newBuilder().setUid(uid).build());
+    return via.deleteWeightVersion(RefitRequests.deleteVersion(uid));
   }
 
   static List<WeightVersionShard> list(RefitServiceGrpc.RefitServiceBlockingStub via, String v) {
-    return via.listWeightVersionShards(
-            ListWeightVersionShardsRequest.newBuilder().setVersionId(v).build())
-        .getShardsList();
+    return via.listWeightVersionShards(RefitRequests.listShards(v)).getShardsList();
   }
 
   static VersionLease lease(
       RefitServiceGrpc.RefitServiceBlockingStub via, String version, String worker, int ttl) {
-    return via.registerVersionLease(
-        RegisterVersionLeaseRequest.newBuilder()
-            .setVersionId(version)
-            .setWorkerId(worker)
-            .setTtlSeconds(ttl)
-            .build());
+    return via.registerVersionLease(RefitRequests.registerLease(version, worker, ttl));
   }
 
   static boolean unlease(
       RefitServiceGrpc.RefitServiceBlockingStub via, String version, String lease, String worker) {
-    return via.deleteVersionLease(
-            DeleteVersionLeaseRequest.newBuilder()
-                .setVersionId(version)
-                .setLeaseId(lease)
-                .setWorkerId(worker)
-                .build())
-        .getDeleted();
+    return via.deleteVersionLease(RefitRequests.deleteLease(version, lease, worker)).getDeleted();
   }
 
   static boolean evict(
       RefitServiceGrpc.RefitServiceBlockingStub via, String version, String slot, String worker) {
-    return via.deleteWeightVersionShard(
-            DeleteWeightVersionShardRequest.newBuilder()
-                .setVersionId(version)
-                .setSourceSlotId(slot)
-                .setWorkerId(worker)
-                .build())
+    return via.deleteWeightVersionShard(RefitRequests.deleteShard(version, slot, worker))
         .getDeleted();
   }
 
@@ -281,17 +265,9 @@ abstract class AbstractRefitServiceTest {
     assertTrue(subject(e).contains("publisher:global-rank:9"), subject(e));
     // A.6: the two last slots at once; one of them completes coverage
     ListenableFuture<CreateWeightVersionShardResponse> p0 =
-        RefitServiceGrpc.newFutureStub(channelA)
-            .createWeightVersionShard(
-                CreateWeightVersionShardRequest.newBuilder()
-                    .setShard(shard(uid, SLOT0, wa))
-                    .build());
+        publishAsync(channelA, shard(uid, SLOT0, wa));
     ListenableFuture<CreateWeightVersionShardResponse> p1 =
-        RefitServiceGrpc.newFutureStub(channelB)
-            .createWeightVersionShard(
-                CreateWeightVersionShardRequest.newBuilder()
-                    .setShard(shard(uid, SLOT1, wb))
-                    .build());
+        publishAsync(channelB, shard(uid, SLOT1, wb));
     CreateWeightVersionShardResponse r0 = p0.get(30, TimeUnit.SECONDS);
     CreateWeightVersionShardResponse r1 = p1.get(30, TimeUnit.SECONDS);
     assertEquals(shard(uid, SLOT0, wa), r0.getShard());
@@ -454,33 +430,18 @@ abstract class AbstractRefitServiceTest {
         () -> a.registerWorker(RegisterWorkerRequest.newBuilder().setTtlSeconds(5).build()));
     WorkerRegistration.Builder w =
         WorkerRegistration.newBuilder().setWorkerId("  \t").setModelName(model);
-    refused(
-        Status.Code.INVALID_ARGUMENT,
-        "worker.worker_id is required",
+    // Registers w as it is when called: each step below changes one field of it.
+    Executable registerW =
         () ->
             a.registerWorker(
-                RegisterWorkerRequest.newBuilder().setWorker(w).setTtlSeconds(5).build()));
+                RegisterWorkerRequest.newBuilder().setWorker(w).setTtlSeconds(5).build());
+    refused(Status.Code.INVALID_ARGUMENT, "worker.worker_id is required", registerW);
     w.setWorkerId(id("w")).setModelName("\u00a0");
-    refused(
-        Status.Code.INVALID_ARGUMENT,
-        "worker.model_name is required",
-        () ->
-            a.registerWorker(
-                RegisterWorkerRequest.newBuilder().setWorker(w).setTtlSeconds(5).build()));
+    refused(Status.Code.INVALID_ARGUMENT, "worker.model_name is required", registerW);
     w.setModelName(model);
-    refused(
-        Status.Code.INVALID_ARGUMENT,
-        "worker.role must be specified",
-        () ->
-            a.registerWorker(
-                RegisterWorkerRequest.newBuilder().setWorker(w).setTtlSeconds(5).build()));
+    refused(Status.Code.INVALID_ARGUMENT, "worker.role must be specified", registerW);
     w.setRoleValue(7);
-    refused(
-        Status.Code.INVALID_ARGUMENT,
-        "worker.role must be specified",
-        () ->
-            a.registerWorker(
-                RegisterWorkerRequest.newBuilder().setWorker(w).setTtlSeconds(5).build()));
+    refused(Status.Code.INVALID_ARGUMENT, "worker.role must be specified", registerW);
     w.setRole(WorkerRole.WORKER_ROLE_TRAINER);
     refused(
         Status.Code.INVALID_ARGUMENT,
@@ -752,16 +713,7 @@ abstract class AbstractRefitServiceTest {
         Status.Code.FAILED_PRECONDITION,
         "worker registration is missing or expired",
         () -> publish(a, shard(v.getUid(), SLOT0, id("ghost"))));
-    String foreign = id("foreign");
-    a.registerWorker(
-        RegisterWorkerRequest.newBuilder()
-            .setWorker(
-                WorkerRegistration.newBuilder()
-                    .setWorkerId(foreign)
-                    .setRole(WorkerRole.WORKER_ROLE_TRAINER)
-                    .setModelName(model + "-other"))
-            .setTtlSeconds(60)
-            .build());
+    String foreign = foreignWorker(WorkerRole.WORKER_ROLE_TRAINER);
     refused(
         Status.Code.FAILED_PRECONDITION,
         "worker and weight version model_name differ",
@@ -873,16 +825,7 @@ abstract class AbstractRefitServiceTest {
         Status.Code.FAILED_PRECONDITION,
         "only a generator worker can hold a version lease",
         () -> lease(a, uid, rv[1], 5));
-    String foreign = id("foreign");
-    a.registerWorker(
-        RegisterWorkerRequest.newBuilder()
-            .setWorker(
-                WorkerRegistration.newBuilder()
-                    .setWorkerId(foreign)
-                    .setRole(WorkerRole.WORKER_ROLE_GENERATOR)
-                    .setModelName(model + "-other"))
-            .setTtlSeconds(60)
-            .build());
+    String foreign = foreignWorker(WorkerRole.WORKER_ROLE_GENERATOR);
     refused(
         Status.Code.FAILED_PRECONDITION,
         "worker and weight version model_name differ",

@@ -65,8 +65,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @Option(
       names = "--metadata",
-      description = "Metadata store URI (default: file: in a fresh temporary folder).")
+      description =
+          "Metadata store URI (default: file: in a fresh temporary folder); mx://host:port for a"
+              + " RefitService server, or "
+              + MX_SERVE
+              + " to start one (memory: backend) beside the job.")
   String metadata;
+
+  /** {@code --metadata mx-serve}: a RefitService started beside the job, closed with it. */
+  static final String MX_SERVE = "mx-serve";
 
   @Option(
       names = "--in-process",
@@ -187,6 +194,16 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         new Progress(
             System.err, !json && dev.mx.cli.Terminal.isTerminal(dev.mx.cli.Terminal.STDERR));
     DemoPlan plan = resolve(progress, memory);
+    dev.mx.rl.RefitServer refitService = null;
+    if (MX_SERVE.equals(metadata)) {
+      refitService =
+          dev.mx.rl.RefitServer.builder()
+              .port(0)
+              .ownedBackend(new dev.mx.rl.memory.MemoryRefitBackend(dev.mx.rl.RefitClock.system()))
+              .build();
+      metadata = "mx://" + refitService.address();
+      progress.note("RefitService (memory: backend) serving the job at " + metadata);
+    }
     if (metadata != null) {
       // A store the ranks cannot reach fails here, in seconds and naming it, before the baseline
       // and any worker.
@@ -414,6 +431,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       memoryWatch.close();
       report.memory = memoryWatch.report(report.weightBytes());
       closeAll(receivers, trainers, tmp);
+      if (refitService != null) {
+        refitService.close();
+      }
       try {
         Runtime.getRuntime().removeShutdownHook(cleanup);
       } catch (IllegalStateException ignored) {

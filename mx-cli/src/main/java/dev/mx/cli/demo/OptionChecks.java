@@ -69,7 +69,7 @@ public final class OptionChecks {
     if (command instanceof DemoCommand d) {
       job(cmd, d);
       range(cmd, "--steps", d.steps, 1, MAX_STEPS);
-      if (d.metadata != null) {
+      if (d.metadata != null && !d.metadata.equals(DemoCommand.MX_SERVE)) {
         metadata(cmd, d.metadata, () -> d.ranksShareThisProcess(cmd.getCommandSpec()));
       }
       if (d.dump != null) {

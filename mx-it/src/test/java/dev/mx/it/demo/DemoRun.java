@@ -49,6 +49,74 @@ record DemoRun(int code, String out, String err) {
     }
   }
 
+  /** {@code mx receive} arguments of a tp=2 inference rank following {@code steps} versions. */
+  static List<String> followingReceiver(int rank, int steps, Path dump, List<String> job) {
+    List<String> a =
+        new ArrayList<>(
+            List.of(
+                "receive",
+                "--rank",
+                Integer.toString(rank),
+                "--inference",
+                "tp=2",
+                "--follow",
+                "--steps",
+                Integer.toString(steps),
+                "--dump",
+                dump.toString(),
+                "--json",
+                "--timeout",
+                "120"));
+    a.addAll(job);
+    return a;
+  }
+
+  /** {@code mx publish} arguments of a trainer rank publishing {@code steps} versions. */
+  static List<String> steppingPublisher(int rank, int steps, String interval, List<String> job) {
+    List<String> a =
+        new ArrayList<>(
+            List.of(
+                "publish",
+                "--rank",
+                Integer.toString(rank),
+                "--steps",
+                Integer.toString(steps),
+                "--interval",
+                interval));
+    a.addAll(job);
+    return a;
+  }
+
+  /** The job options both sides share: a tp=2 f32 trainer of {@code model}. */
+  static List<String> tp2Job(String model, String metadata, String transport, String identity) {
+    return List.of(
+        "--model",
+        model,
+        "--trainer",
+        "tp=2",
+        "--trainer-dtype",
+        "f32",
+        "--metadata",
+        metadata,
+        "--transport",
+        transport,
+        "--identity",
+        identity);
+  }
+
+  /**
+   * The JSON report a rank process prints on stdout, once it exited 0 within 240 s; a failure shows
+   * its stdout and its log.
+   */
+  static JsonNode successfulReport(Process p, Path log) throws Exception {
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(240, java.util.concurrent.TimeUnit.SECONDS), log + ": finishes");
+    assertEquals(0, p.exitValue(), log + ": " + out + "\n" + Files.readString(log));
+    JsonNode report = JSON.readTree(out);
+    assertTrue(report.get("ok").asBoolean(), out);
+    return report;
+  }
+
   JsonNode json() throws Exception {
     return JSON.readTree(out);
   }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mx.api.transport.TransportProvider;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -174,64 +173,26 @@ class MultiHostVersionsTest {
         Thread.sleep(100);
       }
       String metadata = "redis://" + address(0) + ":6379";
-      List<String> job =
-          List.of(
-              "--model",
-              MODEL,
-              "--trainer",
-              "tp=2",
-              "--trainer-dtype",
-              "f32",
-              "--metadata",
-              metadata,
-              "--transport",
-              "ucx",
-              "--identity",
-              "multi-host-" + tag);
+      List<String> job = DemoRun.tp2Job(MODEL, metadata, "ucx", "multi-host-" + tag);
       Path dump = dir.resolve("dump");
       List<Process> receivers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "receive",
-                    "--rank",
-                    Integer.toString(r),
-                    "--inference",
-                    "tp=2",
-                    "--follow",
-                    "--steps",
-                    "3",
-                    "--dump",
-                    dump.toString(),
-                    "--json",
-                    "--timeout",
-                    "120"));
-        a.addAll(job);
+        List<String> a = DemoRun.followingReceiver(r, 3, dump, job);
         receivers.add(
             java(recvHost, dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(receivers);
       List<Process> trainers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        List<String> a =
-            new ArrayList<>(
-                List.of(
-                    "publish", "--rank", Integer.toString(r), "--steps", "3", "--interval", "2"));
-        a.addAll(job);
+        List<String> a = DemoRun.steppingPublisher(r, 3, "2", job);
         trainers.add(
             java(trainHost, dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(trainers);
-      ObjectMapper json = new ObjectMapper();
       for (int r = 0; r < 2; r++) {
-        Process p = receivers.get(r);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(240, TimeUnit.SECONDS), "receiver " + r + " finishes");
-        String log = Files.readString(dir.resolve("receiver-" + r + ".log"));
-        assertEquals(0, p.exitValue(), "receiver " + r + ": " + out + "\n" + log);
-        JsonNode report = json.readTree(out);
-        assertTrue(report.get("ok").asBoolean(), out);
+        JsonNode report =
+            DemoRun.successfulReport(receivers.get(r), dir.resolve("receiver-" + r + ".log"));
+        String out = report.toString();
         List<Long> steps = new ArrayList<>();
         report.get("steps").forEach(s -> steps.add(s.get("step").asLong()));
         assertEquals(

@@ -55,16 +55,7 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
     ensureOpen();
     requireName("identity", record.identity());
     requireName("worker id", record.workerId());
-    workers(record.identity())
-        .put(
-            record.workerId(),
-            new SourceRecord(
-                record.identity(),
-                record.workerId(),
-                record.rank(),
-                record.blob().clone(),
-                record.status(),
-                0));
+    workers(record.identity()).put(record.workerId(), unbeaten(record));
   }
 
   @Override
@@ -85,18 +76,7 @@ public final class MemoryMetadataStore extends AbstractMetadataStore {
     long now = clockMillis.getAsLong();
     SourceRecord updated =
         workers(identity)
-            .computeIfPresent(
-                workerId,
-                (w, r) ->
-                    new SourceRecord(
-                        r.identity(),
-                        r.workerId(),
-                        r.rank(),
-                        r.blob(),
-                        status,
-                        now,
-                        progress == null ? r.progress() : progress,
-                        progress == null ? r.phase() : phase));
+            .computeIfPresent(workerId, (w, r) -> beaten(r, status, now, progress, phase));
     if (updated == null) {
       throw unknownSource(identity, workerId);
     }

@@ -5,6 +5,7 @@ import static dev.mx.rl.RefitText.q;
 import dev.mx.rl.RefitBackend;
 import dev.mx.rl.RefitClock;
 import dev.mx.rl.RefitFailure;
+import dev.mx.rl.RefitText;
 import dev.mx.rl.proto.VersionLease;
 import dev.mx.rl.proto.WeightVersion;
 import dev.mx.rl.proto.WeightVersionShard;
@@ -122,12 +123,7 @@ public final class MemoryRefitBackend implements RefitBackend {
   public synchronized WeightVersionState publishShard(WeightVersionShard shard) {
     long now = clock.nowMillis();
     String subject =
-        "version "
-            + q(shard.getVersionId())
-            + ", slot "
-            + q(shard.getSourceSlotId())
-            + ", worker "
-            + q(shard.getWorkerId());
+        RefitText.shardSubject(shard.getVersionId(), shard.getSourceSlotId(), shard.getWorkerId());
     Entry e = versions.get(shard.getVersionId());
     if (e == null) {
       throw RefitFailure.VERSION_NOT_FOUND.raise(subject);
@@ -202,12 +198,8 @@ public final class MemoryRefitBackend implements RefitBackend {
   public synchronized void deleteShard(WeightVersionShard expected) {
     long now = clock.nowMillis();
     String subject =
-        "version "
-            + q(expected.getVersionId())
-            + ", slot "
-            + q(expected.getSourceSlotId())
-            + ", worker "
-            + q(expected.getWorkerId());
+        RefitText.shardSubject(
+            expected.getVersionId(), expected.getSourceSlotId(), expected.getWorkerId());
     Entry e = versions.get(expected.getVersionId());
     if (e == null) {
       throw RefitFailure.VERSION_NOT_FOUND.raise(subject);

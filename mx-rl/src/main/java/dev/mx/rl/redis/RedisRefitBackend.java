@@ -11,6 +11,7 @@ import dev.mx.rl.RefitBackend;
 import dev.mx.rl.RefitClock;
 import dev.mx.rl.RefitException;
 import dev.mx.rl.RefitFailure;
+import dev.mx.rl.RefitText;
 import dev.mx.rl.proto.VersionLease;
 import dev.mx.rl.proto.WeightVersion;
 import dev.mx.rl.proto.WeightVersionShard;
@@ -333,12 +334,7 @@ public final class RedisRefitBackend implements RefitBackend {
   public WeightVersionState publishShard(WeightVersionShard shard) {
     String v = versionKey(shard.getVersionId());
     String subject =
-        "version "
-            + q(shard.getVersionId())
-            + ", slot "
-            + q(shard.getSourceSlotId())
-            + ", worker "
-            + q(shard.getWorkerId());
+        RefitText.shardSubject(shard.getVersionId(), shard.getSourceSlotId(), shard.getWorkerId());
     String r =
         script(
             subject,
@@ -401,12 +397,8 @@ public final class RedisRefitBackend implements RefitBackend {
   public void deleteShard(WeightVersionShard expected) {
     String v = versionKey(expected.getVersionId());
     String subject =
-        "version "
-            + q(expected.getVersionId())
-            + ", slot "
-            + q(expected.getSourceSlotId())
-            + ", worker "
-            + q(expected.getWorkerId());
+        RefitText.shardSubject(
+            expected.getVersionId(), expected.getSourceSlotId(), expected.getWorkerId());
     String r =
         script(
             subject,

@@ -101,6 +101,17 @@ class RefitClientTest {
     return s;
   }
 
+  private WeightVersion fullTensorVersion(String key, OptionalLong number, String... slots) {
+    return client.createVersion(
+        RefitRequests.createVersion(
+            MODEL,
+            key,
+            WeightPayloadFormat.WEIGHT_PAYLOAD_FORMAT_FULL_TENSOR,
+            List.of(slots),
+            number,
+            Optional.empty()));
+  }
+
   @Test
   void aGeneratorFetchesEveryManifestFromItsPublisherVerifiedUnderALease() throws Exception {
     String t0 = RefitClient.freshWorkerId();
@@ -111,15 +122,7 @@ class RefitClientTest {
     client.registerWorker(t0, WorkerRole.WORKER_ROLE_TRAINER, MODEL, 60);
     client.registerWorker(t1, WorkerRole.WORKER_ROLE_TRAINER, MODEL, 60);
     client.registerWorker(g, WorkerRole.WORKER_ROLE_GENERATOR, MODEL, 60);
-    WeightVersion v =
-        client.createVersion(
-            RefitRequests.createVersion(
-                MODEL,
-                "step-7",
-                WeightPayloadFormat.WEIGHT_PAYLOAD_FORMAT_FULL_TENSOR,
-                List.of(SLOT0, SLOT1),
-                OptionalLong.of(7),
-                Optional.empty()));
+    WeightVersion v = fullTensorVersion("step-7", OptionalLong.of(7), SLOT0, SLOT1);
     byte[] m0 = manifest("megatron_tp0.json");
     byte[] m1 = manifest("megatron_tp1.json");
     publish(v.getUid(), SLOT0, t0, book0, worker0, m0);
@@ -154,15 +157,7 @@ class RefitClientTest {
   void aManifestWhoseBytesDoNotMatchTheRecordIsRefusedNamingSlotAndWorker() throws Exception {
     String t0 = RefitClient.freshWorkerId();
     client.registerWorker(t0, WorkerRole.WORKER_ROLE_TRAINER, MODEL, 60);
-    WeightVersion v =
-        client.createVersion(
-            RefitRequests.createVersion(
-                MODEL,
-                "k",
-                WeightPayloadFormat.WEIGHT_PAYLOAD_FORMAT_FULL_TENSOR,
-                List.of(SLOT0),
-                OptionalLong.empty(),
-                Optional.empty()));
+    WeightVersion v = fullTensorVersion("k", OptionalLong.empty(), SLOT0);
     WeightVersionShard good =
         publish(v.getUid(), SLOT0, t0, book0, worker0, manifest("fsdp_rank0.json"));
     assertArrayEquals(manifest("fsdp_rank0.json"), fetcher.fetch(good));

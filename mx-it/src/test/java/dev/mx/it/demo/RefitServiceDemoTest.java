@@ -1,0 +1,117 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * mx over ModelExpress's control plane: {@code mx demo --metadata mx-serve}, and {@code mx publish}
+ * / {@code mx receive --follow} through an {@code mx serve} process, every rank its own JVM. The
+ * receivers' dumps must equal the generator's weights element by element (bit-exact).
+ */
+class RefitServiceDemoTest {
+  private static final String MODEL = "tiny-llama";
+  @TempDir Path dir;
+
+  @Test
+  void demoOverMxServeDumpsTheGeneratorsWeights() throws Exception {
+    Path dump = dir.resolve("dump");
+    DemoRun r =
+        DemoRun.run(
+            "--metadata",
+            "mx-serve",
+            "--model",
+            MODEL,
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--steps",
+            "2",
+            "--dump",
+            dump.toString(),
+            "--json");
+    assertEquals(0, r.code(), r.toString());
+    assertTrue(
+        r.err().contains("RefitService (memory: backend) serving the job at mx://"), r.err());
+    JsonNode report = r.json();
+    assertTrue(report.get("ok").asBoolean(), r.out());
+    DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 1);
+  }
+
+  private Process java(Path log, String... args) throws Exception {
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-modules",
+                "jdk.incubator.vector",
+                "-cp",
+                System.getProperty(
+                    "surefire.test.class.path", System.getProperty("java.class.path")),
+                "dev.mx.cli.Main"));
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+  }
+
+  @Test
+  void publishersAndFollowersInSeparateProcessesRefitThroughMxServe() throws Exception {
+    List<Process> all = new ArrayList<>();
+    try {
+      Process serve = java(dir.resolve("serve.log"), "serve", "--port", "0");
+      all.add(serve);
+      // Its first line says where it listens.
+      String first =
+          new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8))
+              .readLine();
+      Matcher m = Pattern.compile("serving RefitService on (\\S+) ").matcher(String.valueOf(first));
+      assertTrue(m.find(), first + "\n" + Files.readString(dir.resolve("serve.log")));
+      List<String> job =
+          DemoRun.tp2Job(
+              MODEL,
+              "mx://" + m.group(1),
+              "shm",
+              "mx-serve-" + UUID.randomUUID().toString().substring(0, 8));
+      Path dump = dir.resolve("dump");
+      List<Process> receivers = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        List<String> a = DemoRun.followingReceiver(r, 3, dump, job);
+        receivers.add(java(dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
+      }
+      all.addAll(receivers);
+      for (int r = 0; r < 2; r++) {
+        List<String> a = DemoRun.steppingPublisher(r, 3, "1", job);
+        all.add(java(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
+      }
+      for (int r = 0; r < 2; r++) {
+        JsonNode report =
+            DemoRun.successfulReport(receivers.get(r), dir.resolve("receiver-" + r + ".log"));
+        String out = report.toString();
+        assertEquals(2, report.get("run").get("last_step").asLong(), out);
+      }
+      DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 2);
+    } finally {
+      all.forEach(Process::destroy);
+      for (Process p : all) {
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+        }
+      }
+    }
+  }
+}

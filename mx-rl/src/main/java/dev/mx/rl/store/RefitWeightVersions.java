@@ -1,0 +1,477 @@
+package dev.mx.rl.store;
+
+import dev.mx.api.metadata.Reclaim;
+import dev.mx.api.metadata.SlotStatus;
+import dev.mx.api.metadata.VersionLease;
+import dev.mx.api.metadata.VersionSlot;
+import dev.mx.api.metadata.WeightVersion;
+import dev.mx.api.metadata.WeightVersionException;
+import dev.mx.api.metadata.WeightVersionException.Reason;
+import dev.mx.api.metadata.WeightVersionState;
+import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.metadata.VersionRules;
+import dev.mx.rl.RefitFailure;
+import dev.mx.rl.client.ManifestFetcher;
+import dev.mx.rl.client.RefitCallException;
+import dev.mx.rl.client.RefitRequests;
+import dev.mx.rl.proto.WeightPayloadFormat;
+import dev.mx.rl.proto.WeightVersionShard;
+import dev.mx.rl.proto.WorkerRole;
+import dev.mx.rl.store.DirectoryEntry.KnownVersion;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * mx's version protocol on RefitService (docs/RL-CONTROL-PLANE.md has the table): mx's version id
+ * is the idempotency key, the step the {@code version_number}; a slot's table stays in the
+ * publishing process and the server gets its shard record (digest, endpoint); a lease holder is
+ * registered as a GENERATOR worker of the model. Versions are listed from the publishers' directory
+ * entries, as RefitService lists none.
+ */
+final class RefitWeightVersions implements WeightVersionStore {
+  /** The uid of a version not created yet. */
+  private static final String NO_UID = "(none)";
+
+  private final RefitMetadataStore store;
+
+  /** Leases this process holds: uid + NUL + holder → (lease id, expiry). */
+  private final Map<String, HeldLease> leases = new ConcurrentHashMap<>();
+
+  /** model + NUL + id → versions other processes created, as listings found them. */
+  private final Map<String, KnownVersion> seen = new ConcurrentHashMap<>();
+
+  /** uid → the slots this process published into it. */
+  private final Map<String, Set<String>> published = new ConcurrentHashMap<>();
+
+  private record HeldLease(String versionId, String holder, String leaseId, long expiresAtMillis) {}
+
+  RefitWeightVersions(RefitMetadataStore store) {
+    this.store = store;
+  }
+
+  private String uri() {
+    return store.uri();
+  }
+
+  // ---- looking versions up ---------------------------------------------------------------------
+
+  /**
+   * The version as this process, a listing it made, or a live publisher knows it. A uid never
+   * changes for an id, so what a listing found is kept: a receiver lists the directory once per
+   * version, not once per call.
+   */
+  private Optional<KnownVersion> lookUp(String model, String versionId) {
+    KnownVersion mine = store.known.getOrDefault(model, Map.of()).get(versionId);
+    if (mine == null) {
+      mine = seen.get(model + "\0" + versionId);
+    }
+    if (mine != null) {
+      return Optional.of(mine);
+    }
+    for (RefitMetadataStore.Served s : store.entries(model)) {
+      for (KnownVersion v : s.entry().versions()) {
+        seen.put(model + "\0" + v.id(), v);
+      }
+    }
+    return Optional.ofNullable(seen.get(model + "\0" + versionId));
+  }
+
+  private KnownVersion existing(String model, String versionId) {
+    return lookUp(model, versionId)
+        .orElseThrow(() -> VersionRules.notFound(uri(), model, versionId));
+  }
+
+  private void remember(String model, KnownVersion v) {
+    store.known.computeIfAbsent(model, m -> new ConcurrentHashMap<>()).put(v.id(), v);
+  }
+
+  /** mx's view of a RefitService version: READY means every expected slot has a shard record. */
+  private WeightVersion toMx(String model, KnownVersion k, dev.mx.rl.proto.WeightVersion v) {
+    return toMx(model, k, v, null);
+  }
+
+  /**
+   * As above; with {@code ownSlots} non-null a version that is not READY lists those slots only,
+   * instead of listing every shard record (a publisher's own view: O(1) bytes per publisher).
+   */
+  private WeightVersion toMx(
+      String model, KnownVersion k, dev.mx.rl.proto.WeightVersion v, Set<String> ownSlots) {
+    Map<String, SlotStatus> slots = new TreeMap<>();
+    if (v.getState() == dev.mx.rl.proto.WeightVersionState.WEIGHT_VERSION_STATE_READY) {
+      v.getExpectedSourceSlotsList().forEach(s -> slots.put(s, SlotStatus.READY));
+    } else if (ownSlots != null) {
+      ownSlots.forEach(s -> slots.put(s, SlotStatus.READY));
+    } else {
+      for (WeightVersionShard s : listShards(model, k)) {
+        slots.put(s.getSourceSlotId(), SlotStatus.READY);
+      }
+    }
+    WeightVersionState state =
+        switch (v.getState()) {
+          case WEIGHT_VERSION_STATE_READY -> WeightVersionState.READY;
+          case WEIGHT_VERSION_STATE_RELEASING -> WeightVersionState.RELEASING;
+          default -> WeightVersionState.STAGING;
+        };
+    return new WeightVersion(
+        k.id(),
+        model,
+        k.step(),
+        v.getExpectedSourceSlotsList(),
+        state,
+        slots,
+        v.getCreatedAtUnixMs());
+  }
+
+  private WeightVersion fetchVersion(String model, KnownVersion k) {
+    try {
+      return toMx(model, k, store.central.getVersion(k.uid()));
+    } catch (RefitCallException e) {
+      throw refused(e, model, k);
+    }
+  }
+
+  private List<WeightVersionShard> listShards(String model, KnownVersion k) {
+    try {
+      return store.central.listShards(k.uid());
+    } catch (RefitCallException e) {
+      throw refused(e, model, k);
+    }
+  }
+
+  /**
+   * A refusal of RefitService as mx's reason, naming the version. RefitService never deletes a
+   * version, so an unknown uid this process had seen means the server lost its state.
+   */
+  private WeightVersionException refused(RefitCallException e, String model, KnownVersion k) {
+    String subject =
+        uri()
+            + ": version '"
+            + k.id()
+            + "' of '"
+            + model
+            + "' (RefitService uid '"
+            + k.uid()
+            + "')";
+    Reason reason =
+        switch (e.code()) {
+          case NOT_FOUND -> Reason.NOT_FOUND;
+          case ALREADY_EXISTS -> Reason.CONFLICT;
+          case INVALID_ARGUMENT ->
+              e.statusMessage().equals(RefitFailure.SLOT_NOT_EXPECTED.message(""))
+                  ? Reason.UNKNOWN_SLOT
+                  : Reason.CONFLICT;
+          default -> Reason.WRONG_STATE;
+        };
+    String why =
+        e.code() == Status.Code.NOT_FOUND
+                && !k.uid().equals(NO_UID)
+                && e.statusMessage().startsWith("weight version ")
+                && !e.statusMessage().equals(RefitFailure.SHARD_NOT_FOUND.message(""))
+            ? ": RefitService at "
+                + store.server()
+                + " no longer knows it; the server lost its state (restarted over a memory:"
+                + " backend?): "
+            : ": ";
+    return new WeightVersionException(reason, subject + why + e.getMessage(), e);
+  }
+
+  // ---- WeightVersionStore ----------------------------------------------------------------------
+
+  @Override
+  public WeightVersion createVersion(
+      String model, String versionId, long step, List<String> expectedSlots) {
+    VersionRules.requireName(uri(), "model", model);
+    VersionRules.requireName(uri(), "version id", versionId);
+    if (versionId.equals(RefitMetadataStore.DIRECTORY)) {
+      throw new IllegalArgumentException(
+          uri() + ": version id '" + versionId + "' is reserved for mx's directory");
+    }
+    List<String> expected = VersionRules.expectedSlots(uri(), versionId, expectedSlots);
+    dev.mx.rl.proto.WeightVersion v;
+    try {
+      v =
+          store.central.createVersion(
+              RefitRequests.createVersion(
+                  model,
+                  versionId,
+                  WeightPayloadFormat.WEIGHT_PAYLOAD_FORMAT_FULL_TENSOR,
+                  expected,
+                  OptionalLong.of(step),
+                  Optional.empty()));
+    } catch (RefitCallException e) {
+      throw refused(e, model, new KnownVersion(versionId, NO_UID, step));
+    }
+    KnownVersion k = new KnownVersion(versionId, v.getUid(), step);
+    remember(model, k);
+    store.workerFor(model); // so this process's directory entry lists the version
+    return toMx(model, k, v, published.getOrDefault(k.uid(), Set.of()));
+  }
+
+  @Override
+  public WeightVersion publishSlot(String model, VersionSlot slot) {
+    VersionRules.requireName(uri(), "model", model);
+    VersionRules.checkDigest(uri(), model, slot);
+    KnownVersion k = existing(model, slot.versionId());
+    String worker = store.workerFor(model);
+    byte[] table = slot.table();
+    try {
+      store.book.put(k.uid(), slot.slot(), table);
+    } catch (IllegalStateException e) {
+      throw new WeightVersionException(
+          Reason.CONFLICT,
+          uri() + ": slot '" + slot.slot() + "' of version '" + k.id() + "': " + e.getMessage());
+    }
+    dev.mx.rl.proto.WeightVersion after;
+    try {
+      after =
+          store
+              .central
+              .publishShard(
+                  WeightVersionShard.newBuilder()
+                      .setVersionId(k.uid())
+                      .setSourceSlotId(slot.slot())
+                      .setWorkerId(worker)
+                      .setTotalBytes(table.length)
+                      .setManifestDigest(slot.tableDigest())
+                      .setManifestEndpoint(store.endpoint())
+                      .setTransport(RefitMetadataStore.TRANSPORT)
+                      .build())
+              .getVersion();
+    } catch (RefitCallException e) {
+      store.book.forget(k.uid(), slot.slot());
+      throw refused(e, model, k);
+    }
+    remember(model, k);
+    published.computeIfAbsent(k.uid(), u -> ConcurrentHashMap.newKeySet()).add(slot.slot());
+    return toMx(model, k, after, published.get(k.uid()));
+  }
+
+  /**
+   * RefitService has no stale slot: a publisher that goes away lets its registration expire, and
+   * receivers learn of it when its manifest cannot be fetched. Nothing to do.
+   */
+  @Override
+  public void markSlotStale(String model, String versionId, String slot, String workerId) {}
+
+  @Override
+  public Optional<WeightVersion> version(String model, String versionId) {
+    return lookUp(model, versionId).map(k -> fetchVersion(model, k));
+  }
+
+  @Override
+  public List<WeightVersion> versions(String model) {
+    Map<String, KnownVersion> all = new LinkedHashMap<>(store.known.getOrDefault(model, Map.of()));
+    for (RefitMetadataStore.Served s : store.entries(model)) {
+      for (KnownVersion v : s.entry().versions()) {
+        all.putIfAbsent(v.id(), v);
+        seen.put(model + "\0" + v.id(), v);
+      }
+    }
+    List<WeightVersion> out = new ArrayList<>();
+    for (KnownVersion k : all.values()) {
+      out.add(fetchVersion(model, k));
+    }
+    out.sort(BY_STEP);
+    return out;
+  }
+
+  /**
+   * Every slot's table, fetched from the worker that published it and checked against the digest in
+   * its shard record. Where a slot has several publications, the first that answers with the right
+   * bytes wins; a slot none serves is left out (the caller reports it missing) unless a digest
+   * mismatch was seen, which fails naming the version, slot and worker.
+   */
+  @Override
+  public List<VersionSlot> slots(String model, String versionId) {
+    Optional<KnownVersion> found = lookUp(model, versionId);
+    if (found.isEmpty()) {
+      return List.of();
+    }
+    KnownVersion k = found.get();
+    Map<String, List<WeightVersionShard>> bySlot = new TreeMap<>();
+    for (WeightVersionShard s : listShards(model, k)) {
+      bySlot.computeIfAbsent(s.getSourceSlotId(), x -> new ArrayList<>()).add(s);
+    }
+    List<VersionSlot> out = new ArrayList<>();
+    for (Map.Entry<String, List<WeightVersionShard>> e : bySlot.entrySet()) {
+      ManifestFetcher.ManifestException failure = null;
+      for (WeightVersionShard s : e.getValue()) {
+        try {
+          byte[] table = store.fetcher.fetch(s);
+          out.add(
+              new VersionSlot(
+                  versionId,
+                  e.getKey(),
+                  s.getWorkerId(),
+                  table,
+                  s.getManifestDigest(),
+                  SlotStatus.READY));
+          failure = null;
+          break;
+        } catch (ManifestFetcher.ManifestException m) {
+          failure = m;
+        }
+      }
+      if (failure != null) {
+        boolean mismatch = failure.getMessage().contains("digest mismatch");
+        throw new WeightVersionException(
+            mismatch ? Reason.DIGEST_MISMATCH : Reason.NOT_FOUND,
+            uri()
+                + ": slot '"
+                + e.getKey()
+                + "' of version '"
+                + versionId
+                + "' of '"
+                + model
+                + "': "
+                + failure.getMessage()
+                + (mismatch
+                    ? "; refusing the table"
+                    : " (the worker is gone or its registration expired)"),
+            failure);
+      }
+    }
+    return out;
+  }
+
+  /** READY → RELEASING. RefitService releases only READY versions: a STAGING one is refused. */
+  @Override
+  public WeightVersion release(String model, String versionId) {
+    KnownVersion k = existing(model, versionId);
+    try {
+      return toMx(model, k, store.central.deleteVersion(k.uid()));
+    } catch (RefitCallException e) {
+      throw refused(e, model, k);
+    }
+  }
+
+  /**
+   * Evicts this process's shard record of {@code slot}. RefitService never deletes the version
+   * itself; this process stops listing it once it holds no slot of it.
+   */
+  @Override
+  public Reclaim reclaim(String model, String versionId, String slot, String workerId) {
+    Optional<KnownVersion> found = lookUp(model, versionId);
+    Set<String> mine = found.map(k -> published.getOrDefault(k.uid(), Set.of())).orElse(Set.of());
+    if (found.isEmpty() || !mine.contains(slot)) {
+      return new Reclaim(true, null, List.of());
+    }
+    KnownVersion k = found.get();
+    try {
+      store.central.deleteShard(k.uid(), slot, store.workerFor(model));
+    } catch (RefitCallException e) {
+      if (e.statusMessage().equals(RefitFailure.ACTIVE_LEASE.message(""))) {
+        // RefitService does not say who holds it.
+        return new Reclaim(
+            false,
+            WeightVersionState.RELEASING,
+            List.of(new VersionLease(versionId, "(a RefitService lease)", 0)));
+      }
+      if (e.code() != Status.Code.NOT_FOUND) {
+        return new Reclaim(false, fetchVersion(model, k).state(), List.of());
+      }
+    }
+    store.book.forget(k.uid(), slot);
+    mine.remove(slot);
+    if (mine.isEmpty()) {
+      published.remove(k.uid());
+      store.known.getOrDefault(model, Map.of()).remove(versionId);
+    }
+    return new Reclaim(true, WeightVersionState.RELEASING, List.of());
+  }
+
+  @Override
+  public VersionLease acquireLease(String model, String versionId, String holder, Duration ttl) {
+    VersionRules.requireName(uri(), "lease holder", holder);
+    KnownVersion k = existing(model, versionId);
+    return register(model, k, holder, ttl);
+  }
+
+  private VersionLease register(String model, KnownVersion k, String holder, Duration ttl) {
+    int seconds = (int) Math.max(1, (VersionRules.ttlMillis(uri(), ttl) + 999) / 1000);
+    dev.mx.rl.proto.VersionLease l;
+    try {
+      // Leases belong to GENERATOR workers: the holder is one, for as long as its lease.
+      store.central.registerWorker(holder, WorkerRole.WORKER_ROLE_GENERATOR, model, seconds);
+      l = store.central.registerLease(k.uid(), holder, seconds);
+    } catch (RefitCallException e) {
+      throw refused(e, model, k);
+    }
+    leases.put(
+        k.uid() + "\0" + holder,
+        new HeldLease(k.id(), holder, l.getLeaseId(), l.getExpiresAtUnixMs()));
+    return new VersionLease(k.id(), holder, l.getExpiresAtUnixMs());
+  }
+
+  @Override
+  public VersionLease renewLease(String model, String versionId, String holder, Duration ttl) {
+    KnownVersion k = existing(model, versionId);
+    HeldLease held = leases.get(k.uid() + "\0" + holder);
+    if (held == null || held.expiresAtMillis() <= System.currentTimeMillis()) {
+      throw new WeightVersionException(
+          Reason.LEASE_LOST,
+          uri()
+              + ": the lease of '"
+              + holder
+              + "' on version '"
+              + versionId
+              + "' of '"
+              + model
+              + "' expired or was never taken");
+    }
+    try {
+      return register(model, k, holder, ttl);
+    } catch (WeightVersionException e) {
+      if (e.reason() == Reason.NOT_FOUND) {
+        throw e;
+      }
+      throw new WeightVersionException(Reason.LEASE_LOST, e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public boolean dropLease(String model, String versionId, String holder) {
+    Optional<KnownVersion> k = lookUp(model, versionId);
+    HeldLease held = k.isEmpty() ? null : leases.remove(k.get().uid() + "\0" + holder);
+    if (held == null) {
+      return false;
+    }
+    try {
+      return store.central.deleteLease(k.get().uid(), held.leaseId(), holder);
+    } catch (RefitCallException e) {
+      return false;
+    }
+  }
+
+  /** The live leases this process holds on the version: RefitService lists none. */
+  @Override
+  public List<VersionLease> leases(String model, String versionId) {
+    long now = System.currentTimeMillis();
+    return leases.values().stream()
+        .filter(l -> l.versionId().equals(versionId) && l.expiresAtMillis() > now)
+        .map(l -> new VersionLease(l.versionId(), l.holder(), l.expiresAtMillis()))
+        .toList();
+  }
+
+  /** Drops the leases still held, so a closing receiver frees its versions at once. */
+  void close() {
+    for (Map.Entry<String, HeldLease> e : leases.entrySet()) {
+      String uid = e.getKey().substring(0, e.getKey().indexOf('\0'));
+      try {
+        store.central.deleteLease(uid, e.getValue().leaseId(), e.getValue().holder());
+      } catch (RefitCallException ignored) {
+        // best effort: the lease expires at its TTL
+      }
+    }
+    leases.clear();
+  }
+}
