@@ -153,8 +153,8 @@ final class TrainerWorker implements Worker {
   }
 
   /**
-   * Flips one byte of the first shard this rank publishes of the newest step after its digest went out:
-   * receivers must refuse it.
+   * Flips one byte of the first shard this rank publishes of the newest step after its digest went
+   * out: receivers must refuse it.
    */
   @Override
   public Map<String, Object> fault(String kind) {
