@@ -34,6 +34,23 @@ class ReplicaSpreadingTest {
         new long[] {row, 0}, HALF, session, bytes.address(), 4, ShardDigest.digest(bytes));
   }
 
+  /**
+   * Owners t0, t1 holding rows 0-1 and 2-3 of w (values 0..15); replicas r0 (t0's bytes) and r1,
+   * whose values start at {@code r1Start} (8: t1's bytes).
+   */
+  private record Job(SourceInfo owners, List<Shard> replicas) {
+    static Job of(TestCluster cluster, int r1Start) {
+      MemorySegment t0 = cluster.tensor("t0", DType.F32, TestCluster.arange(0, 8));
+      MemorySegment t1 = cluster.tensor("t1", DType.F32, TestCluster.arange(8, 16));
+      MemorySegment r0 = cluster.tensor("r0", DType.F32, TestCluster.arange(0, 8));
+      MemorySegment r1 = cluster.tensor("r1", DType.F32, TestCluster.arange(r1Start, r1Start + 8));
+      return new Job(
+          new SourceInfo(
+              Shape.of(4, 4), DType.F32, List.of(shard("t0", 0, t0), shard("t1", 2, t1))),
+          List.of(shard("r0", 0, r0), shard("r1", 2, r1)));
+    }
+  }
+
   /** Reads all of {@code w} into {@code p} and returns the metrics. */
   private static Map<String, Object> refit(
       TestCluster cluster, SourceInfo owners, List<Shard> replicas, Map<String, byte[]> peers) {
@@ -66,19 +83,8 @@ class ReplicaSpreadingTest {
   @Test
   void oneReceiverReadsEachHalfFromADifferentReplica() {
     try (TestCluster cluster = new TestCluster()) {
-      MemorySegment t0 = cluster.tensor("t0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment t1 = cluster.tensor("t1", DType.F32, TestCluster.arange(8, 16));
-      MemorySegment r0 = cluster.tensor("r0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment r1 = cluster.tensor("r1", DType.F32, TestCluster.arange(8, 16));
-      SourceInfo owners =
-          new SourceInfo(
-              Shape.of(4, 4), DType.F32, List.of(shard("t0", 0, t0), shard("t1", 2, t1)));
-      Map<String, Object> m =
-          refit(
-              cluster,
-              owners,
-              List.of(shard("r0", 0, r0), shard("r1", 2, r1)),
-              cluster.peerMetadata());
+      Job job = Job.of(cluster, 8);
+      Map<String, Object> m = refit(cluster, job.owners(), job.replicas(), cluster.peerMetadata());
       @SuppressWarnings("unchecked")
       Map<String, Long> served = (Map<String, Long>) m.get("bytes_by_session");
       // Two equal boxes, two holders each: the greedy gives the second box to the holder not yet
@@ -93,19 +99,12 @@ class ReplicaSpreadingTest {
   @Test
   void anUnreachableReplicaIsSkippedAndItsOwnerServes() {
     try (TestCluster cluster = new TestCluster()) {
-      MemorySegment t0 = cluster.tensor("t0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment t1 = cluster.tensor("t1", DType.F32, TestCluster.arange(8, 16));
-      MemorySegment r0 = cluster.tensor("r0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment r1 = cluster.tensor("r1", DType.F32, TestCluster.arange(8, 16));
-      SourceInfo owners =
-          new SourceInfo(
-              Shape.of(4, 4), DType.F32, List.of(shard("t0", 0, t0), shard("t1", 2, t1)));
+      Job job = Job.of(cluster, 8);
       Map<String, byte[]> peers = new LinkedHashMap<>(cluster.peerMetadata());
       // The replicas' peers cannot be reached: no endpoint to connect to.
       peers.remove("r0");
       peers.remove("r1");
-      Map<String, Object> m =
-          refit(cluster, owners, List.of(shard("r0", 0, r0), shard("r1", 2, r1)), peers);
+      Map<String, Object> m = refit(cluster, job.owners(), job.replicas(), peers);
       assertEquals(Map.of("t0", 32L, "t1", 32L), m.get("bytes_by_session"));
     }
   }
@@ -113,22 +112,11 @@ class ReplicaSpreadingTest {
   @Test
   void aReplicaWhoseBytesDifferFromItsOwnersFailsTheStepNamingBoth() {
     try (TestCluster cluster = new TestCluster()) {
-      MemorySegment t0 = cluster.tensor("t0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment t1 = cluster.tensor("t1", DType.F32, TestCluster.arange(8, 16));
-      MemorySegment r0 = cluster.tensor("r0", DType.F32, TestCluster.arange(0, 8));
-      MemorySegment r1 = cluster.tensor("r1", DType.F32, TestCluster.arange(9, 17));
-      SourceInfo owners =
-          new SourceInfo(
-              Shape.of(4, 4), DType.F32, List.of(shard("t0", 0, t0), shard("t1", 2, t1)));
+      Job job = Job.of(cluster, 9);
       ReplicaMismatchException e =
           assertThrows(
               ReplicaMismatchException.class,
-              () ->
-                  refit(
-                      cluster,
-                      owners,
-                      List.of(shard("r0", 0, r0), shard("r1", 2, r1)),
-                      cluster.peerMetadata()));
+              () -> refit(cluster, job.owners(), job.replicas(), cluster.peerMetadata()));
       assertEquals("t1", e.owner());
       assertEquals("r1", e.replica());
       assertTrue(e.getMessage().contains("'w' at offset [2, 0]"), e.getMessage());

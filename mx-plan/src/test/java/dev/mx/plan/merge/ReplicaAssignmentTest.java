@@ -70,9 +70,16 @@ class ReplicaAssignmentTest {
 
   /** Bytes each session serves when {@code receivers} receivers each read every shard whole. */
   private static Map<String, Long> served(MergedSources m, int receivers) {
+    return served(m, receivers, session -> true);
+  }
+
+  /** As {@link #served(MergedSources, int)} with only the {@code live} sessions readable. */
+  private static Map<String, Long> served(
+      MergedSources m, int receivers, java.util.function.Predicate<String> live) {
     Map<String, Long> bytes = new LinkedHashMap<>();
     for (int r = 0; r < receivers; r++) {
-      for (SourceInfo info : m.assignedTo(r).values()) {
+      for (SourceInfo info :
+          ReplicaAssignment.assign(m.sources(), m.replicas(), r, live).values()) {
         for (Shard s : info.shards()) {
           bytes.merge(s.session(), s.shape().numel() * s.elsize(), Long::sum);
         }
@@ -163,15 +170,7 @@ class ReplicaAssignmentTest {
   @Test
   void aDeadReplicaIsSkippedAndItsShareGoesToTheLiveOnes() {
     MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(20)));
-    Map<String, Long> bytes = new LinkedHashMap<>();
-    for (int r = 0; r < 2; r++) {
-      ReplicaAssignment.assign(m.sources(), m.replicas(), r, s -> !s.equals("trainer-2"))
-          .values()
-          .forEach(
-              i ->
-                  i.shards()
-                      .forEach(s -> bytes.merge(s.session(), s.shape().numel() * 2, Long::sum)));
-    }
+    Map<String, Long> bytes = served(m, 2, s -> !s.equals("trainer-2"));
     assertEquals(Set.of("trainer-0", "trainer-1", "trainer-3"), bytes.keySet());
     Map<String, Long> all = served(m, 2);
     long total = all.values().stream().mapToLong(Long::longValue).sum();
