@@ -1,5 +1,6 @@
 package dev.mx.refit;
 
+import dev.mx.api.error.MxException;
 import dev.mx.api.memory.MemoryOps;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.ConvertSource;
@@ -11,6 +12,7 @@ import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.ParamSpec;
+import dev.mx.api.transport.Transport;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.stage.ConvertMatch;
@@ -72,7 +74,8 @@ final class Preparation {
   PreparedPlan prepare() {
     Map<String, Double> stages = new LinkedHashMap<>();
     StageClock discoverClock = StageClock.start("prepare_discover_s");
-    DiscoveredSources found = parts.discovery().discover(config.timeout());
+    DiscoveredSources found =
+        spread(parts.discovery().discover(config.timeout()), config.rank(), parts.transport());
     SourceChecks.requireTiled(found.sources());
     discoverClock.stopInto(stages);
 
@@ -122,6 +125,38 @@ final class Preparation {
         e.addSuppressed(closeFailure);
       }
       throw e;
+    }
+  }
+
+  /**
+   * The sources receiver {@code rank} reads, each box from one holder among its owner and replicas
+   * (spread so trainer ranks serve balanced bytes). A holder is probed by connecting to it: one
+   * that cannot be reached is skipped and its share goes to the live replicas.
+   */
+  static DiscoveredSources spread(DiscoveredSources all, int rank, Transport transport) {
+    Map<String, Boolean> reachable = new java.util.HashMap<>();
+    return all.spreadFor(
+        rank,
+        session ->
+            reachable.computeIfAbsent(
+                session, s -> connects(s, all.peerMetadata().get(s), rank, transport)));
+  }
+
+  private static boolean connects(String session, byte[] meta, int rank, Transport transport) {
+    if (transport.isConnected(session)) {
+      return true;
+    }
+    if (meta == null) {
+      LOG.warn("rank {}: publisher '{}' has no peer metadata; reading its replicas", rank, session);
+      return false;
+    }
+    try {
+      transport.connect(session, meta);
+      return true;
+    } catch (MxException e) {
+      LOG.warn(
+          "rank {}: publisher '{}' is unreachable, reading its replicas: {}", rank, session, e);
+      return false;
     }
   }
 

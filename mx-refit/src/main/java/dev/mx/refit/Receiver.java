@@ -319,7 +319,9 @@ public final class Receiver implements AutoCloseable {
    */
   private void rediscover(Map<String, Double> stages) {
     StageClock rediscoverClock = StageClock.start("rediscover_s");
-    DiscoveredSources fresh = parts.discovery().discover(config.timeout());
+    DiscoveredSources fresh =
+        Preparation.spread(
+            parts.discovery().discover(config.timeout()), config.rank(), parts.transport());
     SourceChecks.requireTiled(fresh.sources());
     rediscoverClock.stopInto(stages);
     if (!sameGeometry(prepared.found().sources(), fresh.sources())) {

@@ -98,9 +98,12 @@ final class RefitStep {
     descriptorBuildClock.stopInto(stages);
     long bytes = 0;
     long segments = 0;
+    // Which publishers serve this step, and how much each: replica spreading shows here.
+    Map<String, Long> bytesBySession = new java.util.TreeMap<>();
     for (Descriptors d : waves) {
       bytes += d.bytes();
       segments += d.segments();
+      d.bytesPerSession().forEach((s, n) -> bytesBySession.merge(s, n, Long::sum));
     }
 
     // In place, the live weights are written from the first read on: a failure after this point
@@ -205,6 +208,7 @@ final class RefitStep {
             unverifiedBytes,
             config.verify().label(),
             sourceStep == null ? -1 : sourceStep,
+            bytesBySession,
             stages);
     if (context.stageRecord()) {
       report.emit(

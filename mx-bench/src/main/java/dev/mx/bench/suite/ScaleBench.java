@@ -15,6 +15,7 @@ import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.ReshardPlanner;
+import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
 import dev.mx.testing.RedisServer;
 import java.io.PrintStream;
@@ -42,6 +43,9 @@ public final class ScaleBench implements Benchmark {
   static final double PLAN_ONE_RANK_GOAL_S = 0.2;
 
   static final double CONTROL_PLANE_P99_GOAL_MS = 100;
+
+  /** Bytes served by the busiest trainer rank over the mean, with replica spreading. */
+  static final double SERVING_BALANCE_GOAL = 1.25;
 
   /** Perplexity's reported Kimi-K2 256 → 128 refit time. */
   static final double PERPLEXITY_KIMI_K2_S = 1.3;
@@ -212,12 +216,17 @@ public final class ScaleBench implements Benchmark {
     }
   }
 
-  /** Per inference rank: planning seconds, descriptors, bytes; and bytes read per trainer rank. */
+  /**
+   * Per inference rank: planning seconds, descriptors, bytes; and bytes read per trainer rank, with
+   * replica spreading (as receivers read) and as the owners alone would serve them.
+   */
   record Planning(
       double[] seconds,
       long[] descriptors,
       long[] bytes,
       Map<String, Long> bytesPerTrainer,
+      Map<String, Long> bytesPerOwner,
+      int trainerRanks,
       double mergeSeconds) {
 
     double maxSeconds() {
@@ -233,7 +242,20 @@ public final class ScaleBench implements Benchmark {
     }
 
     long maxTrainerBytes() {
-      return bytesPerTrainer.values().stream().mapToLong(Long::longValue).max().orElse(0);
+      return max(bytesPerTrainer);
+    }
+
+    /** Bytes per trainer rank over every rank of the job (ranks serving nothing count). */
+    double meanTrainerBytes() {
+      return mean(bytesPerTrainer);
+    }
+
+    private static long max(Map<String, Long> bytes) {
+      return bytes.values().stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    private double mean(Map<String, Long> bytes) {
+      return bytes.values().stream().mapToLong(Long::longValue).sum() / (double) trainerRanks;
     }
 
     List<BenchResult> results() {
@@ -256,7 +278,16 @@ public final class ScaleBench implements Benchmark {
               "bytes_per_inference_rank_mean",
               java.util.Arrays.stream(bytes).average().orElse(0),
               "bytes"),
-          none("bytes_per_trainer_rank_max", maxTrainerBytes(), "bytes"));
+          none("bytes_per_trainer_rank_max", maxTrainerBytes(), "bytes"),
+          none("bytes_per_trainer_rank_mean", meanTrainerBytes(), "bytes"),
+          new BenchResult(
+              "bytes_per_trainer_rank_busiest_over_mean",
+              maxTrainerBytes() / meanTrainerBytes(),
+              "x",
+              "goal",
+              SERVING_BALANCE_GOAL),
+          none("bytes_per_trainer_rank_max_owners_only", max(bytesPerOwner), "bytes"),
+          none("bytes_per_trainer_rank_mean_owners_only", mean(bytesPerOwner), "bytes"));
     }
   }
 
@@ -277,7 +308,8 @@ public final class ScaleBench implements Benchmark {
     for (byte[] t : encoded) {
       tables.add(codec.decode(t));
     }
-    Map<String, SourceInfo> sources = ReplicaMerge.merge(tables).sources();
+    MergedSources merged = ReplicaMerge.merge(tables);
+    Map<String, SourceInfo> sources = merged.sources();
     double mergeSeconds = (System.nanoTime() - m0) / 1e9;
     List<ManifestEntry> manifest = VllmLayout.manifest(s.model(), s.dtype());
     ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
@@ -286,6 +318,7 @@ public final class ScaleBench implements Benchmark {
     long[] descriptors = new long[n];
     long[] bytes = new long[n];
     Map<String, Long> perTrainer = new HashMap<>();
+    Map<String, Long> perOwner = new HashMap<>();
     // Untimed: the first plan also compiles the planner, which a long-running receiver has done.
     planner.plan(
         new VllmLayout(s.model(), s.inference(), 0, s.dtype()).capture(manifest).result(),
@@ -294,13 +327,17 @@ public final class ScaleBench implements Benchmark {
     for (int r = 0; r < n; r++) {
       long t0 = System.nanoTime();
       Capture capture = new VllmLayout(s.model(), s.inference(), r, s.dtype()).capture(manifest);
+      // As a receiver does: each box read from one of its holders, spread over the replicas.
+      Map<String, SourceInfo> spread = merged.assignedTo(r);
       TransferPlan plan =
-          planner.plan(capture.result(), sources, ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
+          planner.plan(capture.result(), spread, ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
       descriptors[r] = Qwen3PlanBench.describe(plan);
       seconds[r] = (System.nanoTime() - t0) / 1e9;
       bytes[r] = plan.bytesPlanned();
+      OwnerOf owners = new OwnerOf(spread, sources);
       for (PullSegment seg : plan.allSegments()) {
         perTrainer.merge(seg.session(), seg.nbytes(), Long::sum);
+        perOwner.merge(owners.of(seg), seg.nbytes(), Long::sum);
       }
       if (r == 0 || (r + 1) % 32 == 0) {
         progress.printf(
@@ -313,7 +350,35 @@ public final class ScaleBench implements Benchmark {
             bytes[r] / 1e9);
       }
     }
-    return new Planning(seconds, descriptors, bytes, perTrainer, mergeSeconds);
+    return new Planning(
+        seconds, descriptors, bytes, perTrainer, perOwner, s.trainerRanks(), mergeSeconds);
+  }
+
+  /**
+   * Which owner would have served a segment read from a replica: the same bytes without replica
+   * spreading, with no second plan.
+   */
+  private static final class OwnerOf {
+    private final Map<String, java.util.TreeMap<Long, String>> bySession = new HashMap<>();
+
+    OwnerOf(Map<String, SourceInfo> spread, Map<String, SourceInfo> owners) {
+      spread.forEach(
+          (name, info) -> {
+            List<dev.mx.api.plan.Shard> own = owners.get(name).shards();
+            for (int i = 0; i < info.shards().size(); i++) {
+              dev.mx.api.plan.Shard chosen = info.shards().get(i);
+              bySession
+                  .computeIfAbsent(chosen.session(), k -> new java.util.TreeMap<>())
+                  .put(chosen.addr(), own.get(i).session());
+            }
+          });
+    }
+
+    String of(PullSegment seg) {
+      java.util.TreeMap<Long, String> shards = bySession.get(seg.session());
+      Map.Entry<Long, String> e = shards == null ? null : shards.floorEntry(seg.srcAddr());
+      return e == null ? seg.session() : e.getValue();
+    }
   }
 
   /**
@@ -372,6 +437,15 @@ public final class ScaleBench implements Benchmark {
         planning.maxSeconds(),
         refit,
         PERPLEXITY_KIMI_K2_S);
+    progress.printf(
+        Locale.ROOT,
+        "scale: bytes served per trainer rank: busiest %.2f GB, mean %.2f GB (busiest/mean %.3f)"
+            + " with replica spreading; owners alone: busiest %.2f GB, mean %.2f GB%n",
+        planning.maxTrainerBytes() / 1e9,
+        planning.meanTrainerBytes() / 1e9,
+        planning.maxTrainerBytes() / planning.meanTrainerBytes(),
+        Planning.max(planning.bytesPerOwner()) / 1e9,
+        planning.mean(planning.bytesPerOwner()) / 1e9);
     progress.printf(
         Locale.ROOT,
         "scale: every receiver reads all %d tables, %.1f MB (whole-shard digests only); tile"

@@ -124,7 +124,7 @@ record ScaleScenario(
       String session = addressing.session(rank);
       Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
       Map<String, AliasShard> first = new LinkedHashMap<>();
-      for (AliasShard a : rank.published()) {
+      for (AliasShard a : rank.aliases()) {
         first.putIfAbsent(a.hfName(), a);
         shards
             .computeIfAbsent(a.hfName(), k -> new ArrayList<>())
@@ -135,7 +135,7 @@ record ScaleScenario(
                     addressing.address(rank, a),
                     a.shardOffset(),
                     a.shape(),
-                    standInDigest(a.hfName(), r)));
+                    standInDigest(a.hfName(), a.shardOffset())));
       }
       List<PublishedTensor> tensors = new ArrayList<>();
       shards.forEach(
@@ -165,10 +165,10 @@ record ScaleScenario(
 
   /**
    * A well-formed 128-bit digest for a shard whose bytes do not exist: the tables have the size and
-   * shape of real ones, and nothing reads the bytes.
+   * shape of real ones, and nothing reads the bytes. It follows the box, so replicas agree.
    */
-  private static String standInDigest(String name, int rank) {
-    long a = name.hashCode() * 0x9E3779B97F4A7C15L + rank;
+  private static String standInDigest(String name, long[] offset) {
+    long a = name.hashCode() * 0x9E3779B97F4A7C15L + java.util.Arrays.hashCode(offset);
     long b = Long.rotateLeft(a, 29) * 0xBF58476D1CE4E5B9L;
     return String.format(java.util.Locale.ROOT, "%016x%016x", a, b);
   }

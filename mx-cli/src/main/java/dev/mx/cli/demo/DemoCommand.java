@@ -210,6 +210,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       dev.mx.metadata.MetadataStores.open(metadata).close();
     }
     DemoReport report = new DemoReport(plan.runFields());
+    report.trainerRanks = plan.base("").trainerWorldSize();
     report.baselineGbps = DemoReport.memoryCopyGbps();
     progress.note(
         String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", report.baselineGbps));
@@ -494,11 +495,12 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   private DemoPlan resolve(Progress progress, dev.mx.api.transport.MemoryKind memory) {
-    Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "fsdp");
-    if (t.get("fsdp") > 1 && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1)) {
+    Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "dp", "fsdp");
+    if (t.get("fsdp") > 1
+        && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1 || t.get("dp") > 1)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
-          "--trainer '" + trainer + "': fsdp=N cannot be combined with tp, pp or ep");
+          "--trainer '" + trainer + "': fsdp=N cannot be combined with tp, pp, ep or dp");
     }
     Map<String, Integer> inf = Topology.parse("--inference", inference, "tp", "ep");
     if (inf.get("ep") != 1 && !inf.get("ep").equals(inf.get("tp"))) {

@@ -61,6 +61,9 @@ record DemoPlan(
       t.put("tp", trainer.get("tp"));
       t.put("pp", trainer.get("pp"));
       t.put("ep", trainer.get("ep"));
+      if (trainer.getOrDefault("dp", 1) > 1) {
+        t.put("dp", trainer.get("dp"));
+      }
     }
     run.put("trainer", t);
     run.put("inference", inference);

@@ -124,6 +124,11 @@ final class DemoReport {
     // Delta refits: tensors the publishers claimed unchanged since the held step, not read.
     row.put("tensors_skipped", num(m.get("delta_kept_sources")).longValue());
     row.put("bytes_skipped", num(m.get("delta_kept_bytes")).longValue());
+    if (m.get("bytes_by_session") instanceof Map<?, ?> served) {
+      Map<String, Long> bySession = new java.util.TreeMap<>();
+      served.forEach((k, v) -> bySession.put(String.valueOf(k), num(v).longValue()));
+      row.put("bytes_by_session", bySession);
+    }
     for (String k : List.of("shm_mapped_bytes", "shm_attached_bytes")) {
       if (m.get(k) != null) {
         row.put(k, num(m.get(k)).longValue());
@@ -154,6 +159,12 @@ final class DemoReport {
     // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
     // covered.
     doc.put("unverified_bytes", unverifiedBytes());
+    if (!steps.isEmpty()) {
+      // Which trainer ranks served the refits (replicas spread the reads): the balance goal.
+      doc.put("bytes_served_per_trainer_rank", servedBytes());
+      doc.put("bytes_served_per_source_kind", Map.of("trainer", total(servedBytes())));
+      doc.put("serving_balance", servingBalance());
+    }
     if (!liveWeights.isEmpty()) {
       doc.put("live_weights", liveWeights);
     }
@@ -162,6 +173,48 @@ final class DemoReport {
       doc.put("memory", memory);
     }
     return doc;
+  }
+
+  /**
+   * The trainer ranks in the job, for the mean bytes served (ranks that served nothing count); -1
+   * when the run does not say (then the ranks that served are counted).
+   */
+  int trainerRanks = -1;
+
+  /** Bytes each publisher session served over every step and receiver, by session name. */
+  @SuppressWarnings("unchecked")
+  Map<String, Long> servedBytes() {
+    Map<String, Long> served = new java.util.TreeMap<>();
+    for (Map<String, Object> s : steps) {
+      if (s.get("bytes_by_session") instanceof Map<?, ?> m) {
+        ((Map<String, Long>) m).forEach((k, v) -> served.merge(k, v, Long::sum));
+      }
+    }
+    return served;
+  }
+
+  private static long total(Map<String, Long> bytes) {
+    return bytes.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /**
+   * The busiest serving rank's bytes against the mean over the job's trainer ranks: {@code
+   * busiest_rank}, {@code busiest_bytes}, {@code mean_bytes}, {@code busiest_over_mean}, {@code
+   * trainer_ranks}.
+   */
+  Map<String, Object> servingBalance() {
+    Map<String, Long> served = servedBytes();
+    int ranks = Math.max(trainerRanks, served.size());
+    Map<String, Object> b = new LinkedHashMap<>();
+    Map.Entry<String, Long> busiest =
+        served.entrySet().stream().max(Map.Entry.comparingByValue()).orElse(null);
+    double mean = ranks == 0 ? 0 : total(served) / (double) ranks;
+    b.put("trainer_ranks", ranks);
+    b.put("busiest_rank", busiest == null ? null : busiest.getKey());
+    b.put("busiest_bytes", busiest == null ? 0L : busiest.getValue());
+    b.put("mean_bytes", mean);
+    b.put("busiest_over_mean", mean > 0 ? busiest.getValue() / mean : 0);
+    return b;
   }
 
   /**
@@ -250,6 +303,7 @@ final class DemoReport {
               totalE2e));
     }
     printPeriods(out);
+    printServing(out);
     long unverified = unverifiedBytes();
     String verified =
         unverified == 0
@@ -294,6 +348,24 @@ final class DemoReport {
                   ? " (overlap: trainers write step N+1 while receivers refit step N)"
                   : " (no overlap)"));
     }
+  }
+
+  /** The busiest trainer rank's served bytes against the mean (replica spreading's balance). */
+  private void printServing(PrintWriter out) {
+    Map<String, Object> b = servingBalance();
+    if (b.get("busiest_rank") == null) {
+      return;
+    }
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "serving: busiest trainer rank %s served %d bytes, mean %.0f over %d rank(s)"
+                + " (busiest/mean %.3f)",
+            b.get("busiest_rank"),
+            num(b.get("busiest_bytes")).longValue(),
+            num(b.get("mean_bytes")).doubleValue(),
+            num(b.get("trainer_ranks")).intValue(),
+            num(b.get("busiest_over_mean")).doubleValue()));
   }
 
   /** Peak memory per process and in total, against the weights' bytes. */

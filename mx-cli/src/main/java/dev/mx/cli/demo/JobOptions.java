@@ -19,7 +19,8 @@ abstract class JobOptions {
   @Option(
       names = "--trainer",
       defaultValue = "tp=4,pp=1,ep=1",
-      description = "Trainer topology: tp=N,pp=N,ep=N or fsdp=N (default ${DEFAULT-VALUE}).")
+      description =
+          "Trainer topology: tp=N,pp=N,ep=N,dp=N (dp: data-parallel replicas, each publishing) or fsdp=N (default ${DEFAULT-VALUE}).")
   String trainer;
 
   @Option(

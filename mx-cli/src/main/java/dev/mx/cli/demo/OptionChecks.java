@@ -107,16 +107,16 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--model '" + o.model + "': " + e.getMessage());
     }
-    Map<String, Integer> t = topology(cmd, "--trainer", o.trainer, "tp", "pp", "ep", "fsdp");
+    Map<String, Integer> t = topology(cmd, "--trainer", o.trainer, "tp", "pp", "ep", "dp", "fsdp");
     TrainerTopology trainer;
     if (t.get("fsdp") > 1) {
-      if (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1) {
+      if (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1 || t.get("dp") > 1) {
         throw new ParameterException(
-            cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp or ep");
+            cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp, ep or dp");
       }
       trainer = new TrainerTopology.Fsdp(t.get("fsdp"));
     } else {
-      trainer = new TrainerTopology.Megatron(t.get("tp"), t.get("pp"), t.get("ep"));
+      trainer = new TrainerTopology.Megatron(t.get("tp"), t.get("pp"), t.get("ep"), t.get("dp"));
     }
     if (trainer.worldSize() > MAX_WORLD) {
       throw new ParameterException(

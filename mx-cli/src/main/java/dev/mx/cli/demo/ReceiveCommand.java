@@ -72,6 +72,7 @@ public final class ReceiveCommand implements Callable<Integer> {
     run.put("verify", ws.verify());
     DemoReport report = new DemoReport(run);
     report.command = "mx receive";
+    report.trainerRanks = ws.trainerWorldSize();
     report.baselineGbps = baseline ? DemoReport.memoryCopyGbps() : 0;
     try (Worker w = follow ? null : Workers.create(ws)) {
       if (follow) {

@@ -94,7 +94,7 @@ final class TrainerWorker implements Worker {
     out.put("rank", spec.rank());
     out.put("label", layout.label());
     out.put("bytes", layout.byteSize());
-    out.put("published_shards", layout.published().size());
+    out.put("published_shards", layout.aliases().size());
     return out;
   }
 
@@ -153,15 +153,15 @@ final class TrainerWorker implements Worker {
   }
 
   /**
-   * Flips one byte of the first published shard of the newest step after its digest went out:
-   * receivers must refuse it.
+   * Flips one byte of the first shard this rank publishes of the newest step after its digest went
+   * out: receivers must refuse it.
    */
   @Override
   public Map<String, Object> fault(String kind) {
     if (!kind.equals("corrupt")) {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
     }
-    AliasShard victim = layout.published().get(0);
+    AliasShard victim = layout.aliases().get(0);
     if (!devices.isEmpty()) {
       long bytes = victim.shape().byteSize(layout.dtype().elementSize());
       MemorySegment slice =

@@ -51,12 +51,12 @@ public final class VersionedTrainer {
   }
 
   /**
-   * Adds a rank's published shards to a publisher as zero-copy aliases into the buffers that {@code
-   * buffer} names (host buffers, or their device copies).
+   * Adds every shard a rank holds, replicas included, to a publisher as zero-copy aliases into the
+   * buffers that {@code buffer} names (host buffers, or their device copies).
    */
   static void aliases(
       Publisher.Builder p, TrainerRankLayout layout, Function<String, MemorySegment> buffer) {
-    for (AliasShard a : layout.published()) {
+    for (AliasShard a : layout.aliases()) {
       p.alias(
           a.hfName(),
           layout.dtype(),

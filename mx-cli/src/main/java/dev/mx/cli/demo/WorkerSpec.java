@@ -188,7 +188,8 @@ public record WorkerSpec(
         ? fsdp
         : trainer.getOrDefault("tp", 1)
             * trainer.getOrDefault("pp", 1)
-            * trainer.getOrDefault("ep", 1);
+            * trainer.getOrDefault("ep", 1)
+            * trainer.getOrDefault("dp", 1);
   }
 
   /** The same worker expecting (or running) another trainer topology. */

@@ -63,7 +63,8 @@ public final class Workers {
     return new TrainerTopology.Megatron(
         spec.trainer().getOrDefault("tp", 1),
         spec.trainer().getOrDefault("pp", 1),
-        spec.trainer().getOrDefault("ep", 1));
+        spec.trainer().getOrDefault("ep", 1),
+        spec.trainer().getOrDefault("dp", 1));
   }
 
   /**

@@ -11,9 +11,10 @@ import java.util.Objects;
  * elementOffset} of buffer {@code bufferName} hold the global box {@code [shardOffset, shardOffset
  * + shape)} of {@code hfName}.
  *
- * @param published whether this rank announces the shard; replicas it holds but another rank
- *     publishes (a replicated norm on TP rank 1, dense weights on EP rank 1) are aliases that are
- *     not published
+ * @param published whether this rank owns the shard (the lowest rank that holds the box); the
+ *     replicas other ranks hold (a replicated norm on TP rank 1, dense weights on EP rank 1, every
+ *     tensor on DP rank 1) are not owned, yet their ranks publish them too, for receivers to spread
+ *     their reads over (ModelExpress's table needs no flag: a later offer of a box is a replica)
  */
 public record AliasShard(
     String hfName,
@@ -104,7 +105,7 @@ public record AliasShard(
         + bufferName
         + "@"
         + elementOffset
-        + (published ? "" : " (not published)")
+        + (published ? "" : " (replica)")
         + "]";
   }
 }

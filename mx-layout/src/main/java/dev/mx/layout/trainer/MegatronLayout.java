@@ -13,7 +13,8 @@ import java.util.Map;
  * publishes.
  *
  * <ul>
- *   <li>Global rank = {@code tp + TP·(ep + EP·pp)} (Megatron's tp-ep-dp-pp order, tp fastest).
+ *   <li>Global rank = {@code tp + TP·(ep + EP·(dp + DP·pp))} (Megatron's tp-ep-dp-pp order, tp
+ *       fastest); the {@code dp} data-parallel replicas hold the same weights.
  *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}; buffer and published names
  *       carry <em>global</em> layer numbers, so two stages never collide. The embedding lives on
  *       the first stage, the final norm and (untied) output layer on the last.
@@ -30,10 +31,13 @@ import java.util.Map;
  *       with the latent norms as their {@code layer_norm_weight}, {@code linear_proj} row-parallel.
  *       Shared experts are a TP-split dense MLP ({@code mlp.shared_experts.*}), replicated across
  *       EP ranks; the router's {@code expert_bias} is replicated.
- *   <li>Norms and the router are replicated; only TP rank 0 publishes them. Experts are split
- *       across EP ranks ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style),
- *       each TP-sharded like the dense MLP. Non-expert weights are replicas across EP ranks; only
- *       EP rank 0 publishes them.
+ *   <li>Norms and the router are replicated; TP rank 0 owns them. Experts are split across EP ranks
+ *       ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style), each TP-sharded
+ *       like the dense MLP. Non-expert weights are replicas across EP ranks; EP rank 0 owns them.
+ *       DP rank 0 owns everything its replicas hold.
+ *   <li>Every rank publishes every alias it holds, replicas included ({@link
+ *       TrainerRankLayout#aliases()}); {@link AliasShard#published()} marks the owner, the lowest
+ *       rank that holds the box, which is the offer a receiver without replica spreading reads.
  * </ul>
  */
 public final class MegatronLayout implements TrainerLayout {
@@ -174,9 +178,14 @@ public final class MegatronLayout implements TrainerLayout {
     return dtype;
   }
 
-  /** The global rank of coordinates {@code (tp, pp, ep)}. */
+  /** The global rank of coordinates {@code (tp, pp, ep)} in data-parallel replica 0. */
   public int globalRank(int tp, int pp, int ep) {
-    return tp + topology.tp() * (ep + topology.ep() * pp);
+    return globalRank(tp, pp, ep, 0);
+  }
+
+  /** The global rank of coordinates {@code (tp, pp, ep, dp)}. */
+  public int globalRank(int tp, int pp, int ep, int dp) {
+    return tp + topology.tp() * (ep + topology.ep() * (dp + topology.dp() * pp));
   }
 
   @Override
@@ -187,8 +196,9 @@ public final class MegatronLayout implements TrainerLayout {
     }
     int tp = rank % topology.tp();
     int ep = rank / topology.tp() % topology.ep();
-    int pp = rank / (topology.tp() * topology.ep());
-    return new RankBuilder(tp, pp, ep).build(rank);
+    int dp = rank / (topology.tp() * topology.ep()) % topology.dp();
+    int pp = rank / (topology.tp() * topology.ep() * topology.dp());
+    return new RankBuilder(tp, pp, ep, dp).build(rank);
   }
 
   /**
@@ -198,14 +208,16 @@ public final class MegatronLayout implements TrainerLayout {
     private final int tp;
     private final int pp;
     private final int ep;
+    private final int dp;
     private final int tpSize = topology.tp();
     private final long hidden = model.hiddenSize();
     private final List<Map.Entry<MegatronTensorSpec, Boolean>> specs = new ArrayList<>();
 
-    RankBuilder(int tp, int pp, int ep) {
+    RankBuilder(int tp, int pp, int ep, int dp) {
       this.tp = tp;
       this.pp = pp;
       this.ep = ep;
+      this.dp = dp;
     }
 
     TrainerRankLayout build(int rank) {
@@ -218,7 +230,11 @@ public final class MegatronLayout implements TrainerLayout {
         aliases.addAll(MegatronAliases.resolve(s, e.getValue()));
       }
       return new TrainerRankLayout(
-          rank, "tp" + tp + "-pp" + pp + "-ep" + ep, dtype, buffers, aliases);
+          rank,
+          "tp" + tp + "-pp" + pp + "-ep" + ep + (topology.dp() > 1 ? "-dp" + dp : ""),
+          dtype,
+          buffers,
+          aliases);
     }
 
     void collect() {
@@ -393,7 +409,8 @@ public final class MegatronLayout implements TrainerLayout {
     }
 
     private void add(MegatronTensorSpec spec, boolean replicaOnAllTp, boolean expert) {
-      boolean published = (expert || ep == 0) && (!replicaOnAllTp || tp == 0);
+      // The owner: the lowest rank holding the box. Its replicas publish it too (as aliases).
+      boolean published = dp == 0 && (expert || ep == 0) && (!replicaOnAllTp || tp == 0);
       specs.add(Map.entry(spec, published));
     }
 

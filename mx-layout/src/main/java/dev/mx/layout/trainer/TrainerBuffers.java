@@ -187,13 +187,14 @@ public final class TrainerBuffers implements AutoCloseable {
   }
 
   /**
-   * This rank's shard-table entries: one per published Hugging Face name (in first-alias order),
-   * each shard at its absolute address, without digests (the publisher adds them).
+   * This rank's shard-table entries: one per Hugging Face name it holds (in first-alias order),
+   * each shard at its absolute address, without digests (the publisher adds them). Replicas are
+   * published like owned shards: receivers spread their reads over them.
    */
   public List<PublishedTensor> publishedTensors(String agentName, int deviceId) {
     Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
     Map<String, AliasShard> first = new LinkedHashMap<>();
-    for (AliasShard a : layout.published()) {
+    for (AliasShard a : layout.aliases()) {
       first.putIfAbsent(a.hfName(), a);
       shards
           .computeIfAbsent(a.hfName(), k -> new ArrayList<>())

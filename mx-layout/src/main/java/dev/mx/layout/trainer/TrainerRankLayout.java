@@ -13,7 +13,7 @@ import java.util.Objects;
  * (published or only held). Any buffer element no alias covers is vocabulary padding and stays
  * zero.
  *
- * @param rank the global rank (Megatron order: tp fastest, then ep, then pp)
+ * @param rank the global rank (Megatron order: tp fastest, then ep, then dp, then pp)
  * @param label a readable coordinate, e.g. {@code tp1-pp0-ep0} or {@code fsdp2}
  */
 public record TrainerRankLayout(
@@ -69,7 +69,10 @@ public record TrainerRankLayout(
     }
   }
 
-  /** The aliases this rank announces in its shard table. */
+  /**
+   * The aliases this rank owns (the lowest rank holding each box): what a job without replicas
+   * would publish. A rank's shard table carries all its {@link #aliases()}, replicas included.
+   */
   public List<AliasShard> published() {
     List<AliasShard> out = new ArrayList<>();
     for (AliasShard a : aliases) {

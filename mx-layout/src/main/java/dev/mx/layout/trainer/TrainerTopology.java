@@ -15,18 +15,34 @@ public sealed interface TrainerTopology {
   /** The layout of {@code model} under this topology with buffers of {@code dtype}. */
   TrainerLayout layout(ModelArchitecture model, DType dtype);
 
-  /** Megatron-Core tensor × pipeline × expert parallelism; world size {@code tp · pp · ep}. */
-  record Megatron(int tp, int pp, int ep) implements TrainerTopology {
+  /**
+   * Megatron-Core tensor × pipeline × expert parallelism, times {@code dp} data-parallel replicas
+   * of the whole model; world size {@code tp · pp · ep · dp}.
+   */
+  record Megatron(int tp, int pp, int ep, int dp) implements TrainerTopology {
     public Megatron {
-      if (tp < 1 || pp < 1 || ep < 1) {
+      if (tp < 1 || pp < 1 || ep < 1 || dp < 1) {
         throw new LayoutException(
-            "trainer topology tp=" + tp + ",pp=" + pp + ",ep=" + ep + ": every size must be >= 1");
+            "trainer topology tp="
+                + tp
+                + ",pp="
+                + pp
+                + ",ep="
+                + ep
+                + ",dp="
+                + dp
+                + ": every size must be >= 1");
       }
+    }
+
+    /** One data-parallel replica. */
+    public Megatron(int tp, int pp, int ep) {
+      this(tp, pp, ep, 1);
     }
 
     @Override
     public int worldSize() {
-      return Math.multiplyExact(Math.multiplyExact(tp, pp), ep);
+      return Math.multiplyExact(Math.multiplyExact(Math.multiplyExact(tp, pp), ep), dp);
     }
 
     @Override
@@ -34,9 +50,12 @@ public sealed interface TrainerTopology {
       return new MegatronLayout(model, this, dtype);
     }
 
+    /**
+     * {@code tp=2,pp=1,ep=1}, with {@code ,dp=N} only for several replicas (older tables match).
+     */
     @Override
     public String toString() {
-      return "tp=" + tp + ",pp=" + pp + ",ep=" + ep;
+      return "tp=" + tp + ",pp=" + pp + ",ep=" + ep + (dp > 1 ? ",dp=" + dp : "");
     }
   }
 
@@ -65,7 +84,7 @@ public sealed interface TrainerTopology {
   }
 
   /**
-   * Parses {@code tp=4,pp=1,ep=1} (missing sizes default to 1) or {@code fsdp=N}.
+   * Parses {@code tp=4,pp=1,ep=1,dp=1} (missing sizes default to 1) or {@code fsdp=N}.
    *
    * @throws LayoutException naming the offending part
    */
@@ -79,12 +98,19 @@ public sealed interface TrainerTopology {
       return new Fsdp(kv.get("fsdp"));
     }
     for (String k : kv.keySet()) {
-      if (!k.equals("tp") && !k.equals("pp") && !k.equals("ep")) {
+      if (!k.equals("tp") && !k.equals("pp") && !k.equals("ep") && !k.equals("dp")) {
         throw new LayoutException(
-            "trainer topology '" + spec + "': unknown size '" + k + "' (use tp, pp, ep or fsdp)");
+            "trainer topology '"
+                + spec
+                + "': unknown size '"
+                + k
+                + "' (use tp, pp, ep, dp or fsdp)");
       }
     }
     return new Megatron(
-        kv.getOrDefault("tp", 1), kv.getOrDefault("pp", 1), kv.getOrDefault("ep", 1));
+        kv.getOrDefault("tp", 1),
+        kv.getOrDefault("pp", 1),
+        kv.getOrDefault("ep", 1),
+        kv.getOrDefault("dp", 1));
   }
 }

@@ -263,9 +263,16 @@ class TrainerLayoutTest {
       assertArrayEquals(new long[] {0, 0}, s.shardOffset());
       assertEquals(Shape.of(8, 64), s.shape());
       assertEquals(null, s.digest());
+      // tp rank 1 publishes its replicas of the norms too (tp rank 0 owns them).
+      PublishedTensor norm =
+          tables.stream()
+              .filter(t -> t.name().equals("model.layers.0.input_layernorm.weight"))
+              .findFirst()
+              .orElseThrow();
+      assertArrayEquals(new long[] {0}, norm.shards().getFirst().shardOffset());
       assertTrue(
-          tables.stream().noneMatch(t -> t.name().endsWith("layernorm.weight")),
-          "replicas stay with tp rank 0");
+          rank.published().stream().noneMatch(a -> a.hfName().endsWith("layernorm.weight")),
+          "tp rank 0 owns the replicas");
     }
     buffers.close();
     assertThrows(
@@ -333,9 +340,30 @@ class TrainerLayoutTest {
     assertEquals(new TrainerTopology.Megatron(2, 2, 2), TrainerTopology.parse("tp=2, pp=2, ep=2"));
     assertEquals(new TrainerTopology.Fsdp(3), TrainerTopology.parse("fsdp=3"));
     assertMessage(() -> TrainerTopology.parse("tp=2,fsdp=2"), "fsdp");
-    assertMessage(() -> TrainerTopology.parse("dp=2"), "'dp'");
+    assertEquals(new TrainerTopology.Megatron(2, 1, 1, 2), TrainerTopology.parse("tp=2,dp=2"));
+    assertEquals("tp=2,pp=1,ep=1,dp=2", TrainerTopology.parse("dp=2,tp=2").toString());
+    assertEquals("tp=2,pp=1,ep=1", TrainerTopology.parse("tp=2,dp=1").toString());
+    assertMessage(() -> TrainerTopology.parse("cp=2"), "'cp'");
     assertMessage(() -> TrainerTopology.parse("tp=x"), "tp", "'x'");
     assertMessage(() -> TrainerTopology.parse("tp=0"), "tp=0");
+  }
+
+  @Test
+  void dataParallelReplicasHoldTheSameBoxesAndRankZeroOwnsThem() {
+    ModelArchitecture model = ModelConfigs.load("tiny-qwen3-moe");
+    MegatronLayout layout =
+        new MegatronLayout(model, new TrainerTopology.Megatron(2, 1, 2, 2), DType.BF16);
+    assertEquals(8, layout.worldSize());
+    // rank = tp + TP·(ep + EP·(dp + DP·pp)): rank 5 is tp1, ep0, dp1.
+    assertEquals(5, layout.globalRank(1, 0, 0, 1));
+    TrainerRankLayout owner = layout.rank(1);
+    TrainerRankLayout replica = layout.rank(5);
+    assertEquals("tp1-pp0-ep0-dp1", replica.label());
+    assertEquals(
+        owner.aliases().stream().map(AliasShard::box).toList(),
+        replica.aliases().stream().map(AliasShard::box).toList());
+    assertTrue(replica.published().isEmpty(), "DP rank 1 owns nothing");
+    assertEquals(owner.aliases().size(), replica.aliases().size());
   }
 
   private static void assertMessage(Runnable r, String... parts) {

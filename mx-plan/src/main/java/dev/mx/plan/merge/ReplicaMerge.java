@@ -21,7 +21,10 @@ import java.util.Set;
  * fixes its global shape and dtype; a later table that disagrees is an error naming the tensor and
  * both publishers. Shards are de-duplicated by exact geometry (offset and shape), keeping the first
  * offer in table order, so data-parallel replicas collapse to one owner while distinct geometries
- * (fan-in) are all kept.
+ * (fan-in) are all kept. The later offers of a box (the replicas every DP and EP rank publishes)
+ * are kept aside in {@link MergedSources#replicas()}, for {@link ReplicaAssignment} to spread a
+ * receiver's reads over them; a ModelExpress table needs no extra key for this: a replica is any
+ * shard whose tensor, offset and shape another publisher offered first.
  */
 public final class ReplicaMerge {
   private ReplicaMerge() {}
@@ -32,6 +35,7 @@ public final class ReplicaMerge {
     final String firstPublisher;
     final DType dtype;
     final List<PublishedShard> shards = new ArrayList<>();
+    final List<PublishedShard> replicas = new ArrayList<>();
     final Set<Geometry> seen = new HashSet<>();
 
     Merged(PublishedTensor first, String firstPublisher, DType dtype) {
@@ -54,6 +58,19 @@ public final class ReplicaMerge {
    *     a dtype label is unknown, naming the tensor and the publisher(s)
    */
   public static List<PublishedTensor> mergeShardTables(List<ShardTable> tables) {
+    return owners(byName(tables));
+  }
+
+  private static List<PublishedTensor> owners(Map<String, Merged> byName) {
+    List<PublishedTensor> out = new ArrayList<>(byName.size());
+    for (Merged m : byName.values()) {
+      PublishedTensor f = m.first;
+      out.add(new PublishedTensor(f.name(), f.dtype(), f.elsize(), f.fullShape(), m.shards));
+    }
+    return out;
+  }
+
+  private static Map<String, Merged> byName(List<ShardTable> tables) {
     Map<String, Merged> byName = new LinkedHashMap<>();
     for (ShardTable table : tables) {
       String publisher = table.agentName();
@@ -83,16 +100,13 @@ public final class ReplicaMerge {
         for (PublishedShard s : t.shards()) {
           if (m.seen.add(Geometry.of(s))) {
             m.shards.add(s);
+          } else {
+            m.replicas.add(s);
           }
         }
       }
     }
-    List<PublishedTensor> out = new ArrayList<>(byName.size());
-    for (Merged m : byName.values()) {
-      PublishedTensor f = m.first;
-      out.add(new PublishedTensor(f.name(), f.dtype(), f.elsize(), f.fullShape(), m.shards));
-    }
-    return out;
+    return byName;
   }
 
   /**
@@ -121,39 +135,48 @@ public final class ReplicaMerge {
                 + dtype.elementSize()
                 + " bytes)");
       }
-      List<Shard> shards = new ArrayList<>(t.shards().size());
-      for (int i = 0; i < t.shards().size(); i++) {
-        PublishedShard s = t.shards().get(i);
-        String session = s.agentName();
-        try {
-          shards.add(
-              new Shard(
-                  s.shardOffset(),
-                  s.shape(),
-                  session,
-                  s.addr(),
-                  t.elsize(),
-                  s.digest(),
-                  s.tiles(),
-                  s.changedStep()));
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(
-              "tensor '"
-                  + t.name()
-                  + "' shard #"
-                  + i
-                  + " from publisher '"
-                  + session
-                  + "': "
-                  + e.getMessage(),
-              e);
-        }
-        sessionToAgent.putIfAbsent(session, s.agentName());
-        sessionToDevice.putIfAbsent(session, s.deviceId());
-      }
+      List<Shard> shards = shards(t, sessionToAgent, sessionToDevice);
       sources.put(t.name(), new SourceInfo(t.fullShape(), dtype, t.elsize(), shards));
     }
     return new MergedSources(sources, sessionToAgent, sessionToDevice, agentEndpoints);
+  }
+
+  /**
+   * The planner's shards of {@code t}'s published shards, noting each publisher's agent and device.
+   */
+  private static List<Shard> shards(
+      PublishedTensor t, Map<String, String> sessionToAgent, Map<String, Integer> sessionToDevice) {
+    List<Shard> shards = new ArrayList<>(t.shards().size());
+    for (int i = 0; i < t.shards().size(); i++) {
+      PublishedShard s = t.shards().get(i);
+      String session = s.agentName();
+      try {
+        shards.add(
+            new Shard(
+                s.shardOffset(),
+                s.shape(),
+                session,
+                s.addr(),
+                t.elsize(),
+                s.digest(),
+                s.tiles(),
+                s.changedStep()));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "tensor '"
+                + t.name()
+                + "' shard #"
+                + i
+                + " from publisher '"
+                + session
+                + "': "
+                + e.getMessage(),
+            e);
+      }
+      sessionToAgent.putIfAbsent(session, s.agentName());
+      sessionToDevice.putIfAbsent(session, s.deviceId());
+    }
+    return shards;
   }
 
   /** Merge and build in one step ({@code gather_sources} without the discovery). */
@@ -162,7 +185,22 @@ public final class ReplicaMerge {
     for (ShardTable t : tables) {
       endpoints.putIfAbsent(t.agentName(), t.metadataEndpoint());
     }
-    return buildSources(mergeShardTables(tables), endpoints);
+    Map<String, Merged> byName = byName(tables);
+    MergedSources owners = buildSources(owners(byName), endpoints);
+    // The owners' session maps stay as ModelExpress builds them; replicas' peers come with tables.
+    Map<String, String> replicaAgents = new LinkedHashMap<>();
+    Map<String, Integer> replicaDevices = new LinkedHashMap<>();
+    Map<String, List<Shard>> replicas = new LinkedHashMap<>();
+    for (Merged m : byName.values()) {
+      if (!m.replicas.isEmpty()) {
+        PublishedTensor f = m.first;
+        PublishedTensor offered =
+            new PublishedTensor(f.name(), f.dtype(), f.elsize(), f.fullShape(), m.replicas);
+        replicas.put(f.name(), shards(offered, replicaAgents, replicaDevices));
+      }
+    }
+    return new MergedSources(
+        owners.sources(), owners.sessionToAgent(), owners.sessionToDevice(), endpoints, replicas);
   }
 
   private static DType dtype(PublishedTensor t, String publisher) {

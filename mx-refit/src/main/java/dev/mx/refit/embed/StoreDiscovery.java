@@ -146,8 +146,9 @@ public final class StoreDiscovery implements SourceDiscovery {
   }
 
   /**
-   * The sources of one job's tables: their replicas merged, each publisher's transport metadata by
-   * agent name, and the tables' step (null when they carry none or it is not known).
+   * The sources of one job's tables: their replicas merged (and kept aside for spreading), each
+   * publisher's transport metadata by agent name, and the tables' step (null when they carry none
+   * or it is not known).
    */
   public static DiscoveredSources merge(List<ShardTable> tables, Long step) {
     MergedSources merged = ReplicaMerge.merge(tables);
@@ -155,6 +156,6 @@ public final class StoreDiscovery implements SourceDiscovery {
     for (ShardTable t : tables) {
       peers.put(t.agentName(), t.agentMetadata());
     }
-    return new DiscoveredSources(merged.sources(), peers, step);
+    return new DiscoveredSources(merged.sources(), peers, step, merged.replicas());
   }
 }

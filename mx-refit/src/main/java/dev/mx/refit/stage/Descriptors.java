@@ -32,6 +32,15 @@ public record Descriptors(
     return m;
   }
 
+  /** Bytes read from each session, sessions in first-seen order as in {@link #bySession}. */
+  public Map<String, Long> bytesPerSession() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    for (ReadDescriptor d : inWireOrder()) {
+      m.merge(d.session(), d.nbytes(), Long::sum);
+    }
+    return m;
+  }
+
   /**
    * The first read of each session, sessions in first-seen order as in {@link #bySession}, without
    * building the per-session lists (the in-place probe asks every step).

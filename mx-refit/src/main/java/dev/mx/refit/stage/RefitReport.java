@@ -24,6 +24,8 @@ import java.util.Map;
  *     shards)
  * @param unverifiableShards shards read without verification (opt-out modes only)
  * @param unverifiedBytes installed bytes that no digest covered (0 in the default mode)
+ * @param bytesBySession bytes this step read from each publisher session (its serving trainer
+ *     ranks, replicas included)
  */
 @Internal
 public record RefitReport(
@@ -40,6 +42,7 @@ public record RefitReport(
     long unverifiedBytes,
     String verifyMode,
     long sourceStep,
+    Map<String, Long> bytesBySession,
     Map<String, Double> stages) {
 
   /** Tag and schema of the per-step stage record. */
@@ -71,6 +74,7 @@ public record RefitReport(
     if (sourceStep >= 0) {
       m.put("source_step", sourceStep);
     }
+    m.put("bytes_by_session", Collections.unmodifiableMap(new java.util.TreeMap<>(bytesBySession)));
     for (Map.Entry<String, Double> e : stages.entrySet()) {
       m.put(e.getKey(), Rounding.round(e.getValue(), 6));
     }

@@ -1,0 +1,176 @@
+package dev.mx.plan.merge;
+
+import dev.mx.api.Shape;
+import dev.mx.api.error.MxException;
+import dev.mx.api.error.ReplicaMismatchException;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+
+/**
+ * Spreads one receiver's reads over the trainer ranks that hold the same box of a tensor (an owner
+ * and its data- or expert-parallel replicas), so that the bytes each trainer rank serves stay
+ * balanced across the job without any coordination between receivers.
+ *
+ * <p>The assignment is a pure function of the discovered offers, the receiver's rank and the set of
+ * live publishers: every receiver computes it alike. Per receiver it is a greedy longest-first
+ * balance: boxes with a single live offer are charged to their holder first, then the boxes with a
+ * choice, largest first (ties by tensor name and offset), each go to the live offer that this
+ * receiver has charged least so far, ties rotated by the receiver's rank so that receivers start on
+ * different replicas. Each receiver thus splits its own bytes evenly over each replica set, and the
+ * sum over receivers is even too.
+ *
+ * <p>Replicas are checked against their owner: a digest that differs from the owner's fails with a
+ * {@link ReplicaMismatchException} naming both publishers. A box whose every holder is dead fails
+ * naming it and them.
+ */
+public final class ReplicaAssignment {
+  private ReplicaAssignment() {}
+
+  /** One box of a tensor and every live publisher that offers it, by session. */
+  private record Box(String source, int position, List<Shard> offers, long bytes) {
+    long[] offset() {
+      return offers.getFirst().shardOffset();
+    }
+  }
+
+  /**
+   * The sources receiver {@code receiverRank} reads: every box of {@code owners} read from one live
+   * offer among the owner and its {@code replicas}.
+   *
+   * @param owners the merged sources, one shard (the owner's, the first offer) per box
+   * @param replicas per tensor, the further offers of boxes the owners already hold (same offset
+   *     and shape, another publisher); tensors without replicas may be absent
+   * @param live whether a publisher (by session) can be read; dead replicas are skipped and their
+   *     share goes to the live ones
+   * @throws ReplicaMismatchException when a replica's digest differs from its owner's
+   * @throws MxException when no live publisher holds a box, naming the tensor, box and publishers
+   */
+  public static Map<String, SourceInfo> assign(
+      Map<String, SourceInfo> owners,
+      Map<String, List<Shard>> replicas,
+      int receiverRank,
+      Predicate<String> live) {
+    List<Box> boxes = boxes(owners, replicas, live);
+    Map<String, Long> load = new HashMap<>();
+    Map<String, Map<Integer, Shard>> chosen = new HashMap<>();
+    List<Box> choices = new ArrayList<>();
+    for (Box b : boxes) {
+      if (b.offers.size() == 1) {
+        choose(b, b.offers.getFirst(), load, chosen);
+      } else {
+        choices.add(b);
+      }
+    }
+    choices.sort(
+        Comparator.comparingLong(Box::bytes)
+            .reversed()
+            .thenComparing(Box::source)
+            .thenComparing(Box::offset, Arrays::compare));
+    for (Box b : choices) {
+      int n = b.offers.size();
+      Shard best = null;
+      long bestLoad = Long.MAX_VALUE;
+      for (int i = 0; i < n; i++) {
+        Shard s = b.offers.get(Math.floorMod(receiverRank + i, n));
+        long l = load.getOrDefault(s.session(), 0L);
+        if (l < bestLoad) {
+          best = s;
+          bestLoad = l;
+        }
+      }
+      choose(b, best, load, chosen);
+    }
+    Map<String, SourceInfo> out = new LinkedHashMap<>();
+    owners.forEach(
+        (name, info) -> {
+          Map<Integer, Shard> picks = chosen.getOrDefault(name, Map.of());
+          List<Shard> shards = new ArrayList<>(info.shards().size());
+          for (int i = 0; i < info.shards().size(); i++) {
+            shards.add(picks.getOrDefault(i, info.shards().get(i)));
+          }
+          out.put(
+              name,
+              new SourceInfo(
+                  info.globalShape(), info.dtype(), info.elsize(), shards, info.partial()));
+        });
+    return out;
+  }
+
+  /** Every publisher in {@code replicas} and {@code owners} is live. */
+  public static Map<String, SourceInfo> assign(
+      Map<String, SourceInfo> owners, Map<String, List<Shard>> replicas, int receiverRank) {
+    return assign(owners, replicas, receiverRank, session -> true);
+  }
+
+  private static void choose(
+      Box b, Shard s, Map<String, Long> load, Map<String, Map<Integer, Shard>> chosen) {
+    load.merge(s.session(), b.bytes, Long::sum);
+    chosen.computeIfAbsent(b.source, k -> new HashMap<>()).put(b.position, s);
+  }
+
+  /** The boxes in tensor-name order, each with its live offers. */
+  private static List<Box> boxes(
+      Map<String, SourceInfo> owners, Map<String, List<Shard>> replicas, Predicate<String> live) {
+    List<Box> out = new ArrayList<>();
+    for (Map.Entry<String, SourceInfo> e : new TreeMap<>(owners).entrySet()) {
+      String name = e.getKey();
+      SourceInfo info = e.getValue();
+      List<Shard> extra = replicas.getOrDefault(name, List.of());
+      for (int i = 0; i < info.shards().size(); i++) {
+        Shard owner = info.shards().get(i);
+        List<Shard> all = new ArrayList<>();
+        all.add(owner);
+        for (Shard r : extra) {
+          if (sameBox(owner, r)) {
+            requireSameDigest(name, owner, r);
+            all.add(r);
+          }
+        }
+        // By session, not table order: receivers that listed the tables differently agree.
+        all.sort(Comparator.comparing(Shard::session));
+        List<Shard> alive = all.stream().filter(s -> live.test(s.session())).toList();
+        if (alive.isEmpty()) {
+          throw new MxException(
+              "source '"
+                  + name
+                  + "' at offset "
+                  + Arrays.toString(owner.shardOffset())
+                  + ": no live publisher holds it (all of "
+                  + all.stream().map(Shard::session).toList()
+                  + " are dead)");
+        }
+        long bytes = owner.shape().numel() * owner.elsize();
+        out.add(new Box(name, i, alive, bytes));
+      }
+    }
+    return out;
+  }
+
+  private static boolean sameBox(Shard a, Shard b) {
+    Shape sa = a.shape();
+    return sa.equals(b.shape()) && Arrays.equals(a.shardOffset(), b.shardOffset());
+  }
+
+  private static void requireSameDigest(String name, Shard owner, Shard replica) {
+    if (owner.digest() != null
+        && replica.digest() != null
+        && !owner.digest().equals(replica.digest())) {
+      throw new ReplicaMismatchException(
+          name,
+          owner.shardOffset(),
+          owner.session(),
+          owner.digest(),
+          replica.session(),
+          replica.digest());
+    }
+  }
+}

@@ -1,0 +1,225 @@
+package dev.mx.plan.merge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mx.api.Shape;
+import dev.mx.api.error.MxException;
+import dev.mx.api.error.ReplicaMismatchException;
+import dev.mx.api.metadata.PublishedShard;
+import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.plan.Shard;
+import dev.mx.api.plan.SourceInfo;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Spreading reads over replicas: every receiver computes the same choice, the bytes each trainer
+ * rank serves stay balanced, dead replicas are skipped, and a replica that differs fails.
+ */
+class ReplicaAssignmentTest {
+
+  /**
+   * Tables of a Megatron-like job: {@code tensors} tensors of {@code rows[i]} rows × 64 bf16
+   * columns, each split by rows over {@code tp} ranks; the boxes of TP rank t are replicated over
+   * {@code replicas} ranks (DP or EP), rank = t + tp·replica. Digests follow the box, so replicas
+   * agree.
+   */
+  private static List<ShardTable> job(int tp, int replicas, long[] rows) {
+    List<ShardTable> tables = new ArrayList<>();
+    for (int rank = 0; rank < tp * replicas; rank++) {
+      int t = rank % tp;
+      String agent = "trainer-" + rank;
+      List<PublishedTensor> tensors = new ArrayList<>();
+      for (int i = 0; i < rows.length; i++) {
+        long part = rows[i] / tp;
+        long[] offset = {t * part, 0};
+        tensors.add(
+            new PublishedTensor(
+                "w" + i,
+                "torch.bfloat16",
+                2,
+                Shape.of(rows[i], 64),
+                List.of(
+                    new PublishedShard(
+                        agent,
+                        0,
+                        4096L * (i + 1),
+                        offset,
+                        Shape.of(part, 64),
+                        "d" + i + "-" + t))));
+      }
+      tables.add(new ShardTable(agent, "", new byte[0], tensors, null));
+    }
+    return tables;
+  }
+
+  private static long[] uneven(int n) {
+    long[] rows = new long[n];
+    for (int i = 0; i < n; i++) {
+      rows[i] = 8L * (1 + (i * 7919L) % 13);
+    }
+    return rows;
+  }
+
+  /** Bytes each session serves when {@code receivers} receivers each read every shard whole. */
+  private static Map<String, Long> served(MergedSources m, int receivers) {
+    return served(m, receivers, session -> true);
+  }
+
+  /** As {@link #served(MergedSources, int)} with only the {@code live} sessions readable. */
+  private static Map<String, Long> served(
+      MergedSources m, int receivers, java.util.function.Predicate<String> live) {
+    Map<String, Long> bytes = new LinkedHashMap<>();
+    for (int r = 0; r < receivers; r++) {
+      for (SourceInfo info :
+          ReplicaAssignment.assign(m.sources(), m.replicas(), r, live).values()) {
+        for (Shard s : info.shards()) {
+          bytes.merge(s.session(), s.shape().numel() * s.elsize(), Long::sum);
+        }
+      }
+    }
+    return bytes;
+  }
+
+  /** Which session serves each box, e.g. {@code w0:trainer-2,trainer-1 w1:...}. */
+  private static String sessions(Map<String, SourceInfo> assigned) {
+    StringBuilder b = new StringBuilder();
+    new java.util.TreeMap<>(assigned)
+        .forEach(
+            (name, info) ->
+                b.append(name)
+                    .append(':')
+                    .append(
+                        String.join(
+                            ",",
+                            info.shards().stream()
+                                .sorted(
+                                    java.util.Comparator.comparing(
+                                        Shard::shardOffset, java.util.Arrays::compare))
+                                .map(Shard::session)
+                                .toList()))
+                    .append(' '));
+    return b.toString();
+  }
+
+  private static double busiestOverMean(Map<String, Long> bytes, int ranks) {
+    assertEquals(ranks, bytes.size(), "every trainer rank serves: " + bytes);
+    long max = bytes.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+    double mean = bytes.values().stream().mapToLong(Long::longValue).sum() / (double) ranks;
+    return max / mean;
+  }
+
+  @Test
+  void twoReceiversComputeTheSameAssignmentFromTablesInAnyOrder() {
+    List<ShardTable> tables = job(2, 2, uneven(20));
+    List<ShardTable> reversed = new ArrayList<>(tables);
+    java.util.Collections.reverse(reversed);
+    String a = sessions(ReplicaMerge.merge(tables).assignedTo(1));
+    assertEquals(a, sessions(ReplicaMerge.merge(reversed).assignedTo(1)));
+    assertEquals(a, sessions(ReplicaMerge.merge(tables).assignedTo(1)));
+    // Another receiver starts on other replicas.
+    assertTrue(!a.equals(sessions(ReplicaMerge.merge(tables).assignedTo(0))), a);
+  }
+
+  @Test
+  void dataParallelTwoIsBalancedWithinTenPercent() {
+    MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(20)));
+    double ratio = busiestOverMean(served(m, 2), 4);
+    assertTrue(ratio <= 1.10, "busiest / mean " + ratio);
+  }
+
+  @Test
+  void withoutReplicasOnlyTheOwnersServe() {
+    MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(20)));
+    Set<String> owners = new java.util.HashSet<>();
+    m.sources().values().forEach(i -> i.shards().forEach(s -> owners.add(s.session())));
+    assertEquals(Set.of("trainer-0", "trainer-1"), owners);
+  }
+
+  @Test
+  void expertParallelReplicasOfNonExpertWeightsAreBalanced() {
+    // 8 EP ranks of TP 2 hold the non-expert weights; 16 receivers read them.
+    MergedSources m = ReplicaMerge.merge(job(2, 8, uneven(40)));
+    double ratio = busiestOverMean(served(m, 16), 16);
+    assertTrue(ratio <= 1.25, "busiest / mean " + ratio);
+  }
+
+  @Test
+  void eachBoxIsReadOnceFromAHolderOfIt() {
+    MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(5)));
+    Map<String, SourceInfo> assigned = m.assignedTo(0);
+    for (Map.Entry<String, SourceInfo> e : assigned.entrySet()) {
+      List<Shard> owners = m.sources().get(e.getKey()).shards();
+      assertEquals(owners.size(), e.getValue().shards().size());
+      for (int i = 0; i < owners.size(); i++) {
+        Shard chosen = e.getValue().shards().get(i);
+        int rank = Integer.parseInt(chosen.session().substring("trainer-".length()));
+        assertEquals(owners.get(i).session(), "trainer-" + rank % 2, "TP rank of " + chosen);
+        assertEquals(owners.get(i).digest(), chosen.digest());
+      }
+    }
+  }
+
+  @Test
+  void aDeadReplicaIsSkippedAndItsShareGoesToTheLiveOnes() {
+    MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(20)));
+    Map<String, Long> bytes = served(m, 2, s -> !s.equals("trainer-2"));
+    assertEquals(Set.of("trainer-0", "trainer-1", "trainer-3"), bytes.keySet());
+    Map<String, Long> all = served(m, 2);
+    long total = all.values().stream().mapToLong(Long::longValue).sum();
+    assertEquals(total, bytes.values().stream().mapToLong(Long::longValue).sum());
+    // TP rank 0's boxes now all come from trainer-0, the only live holder left.
+    long tp0 = all.get("trainer-0") + all.get("trainer-2");
+    assertEquals(tp0, bytes.get("trainer-0"));
+  }
+
+  @Test
+  void aBoxWithNoLiveHolderFailsNamingIt() {
+    MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(3)));
+    MxException e =
+        assertThrows(
+            MxException.class,
+            () ->
+                ReplicaAssignment.assign(
+                    m.sources(),
+                    m.replicas(),
+                    0,
+                    s -> !s.equals("trainer-0") && !s.equals("trainer-2")));
+    assertTrue(e.getMessage().contains("'w0' at offset [0, 0]"), e.getMessage());
+    assertTrue(e.getMessage().contains("[trainer-0, trainer-2]"), e.getMessage());
+  }
+
+  @Test
+  void aReplicaWhoseBytesDifferFailsNamingBothRanks() {
+    List<ShardTable> tables = new ArrayList<>(job(2, 2, uneven(3)));
+    ShardTable t3 = tables.get(3);
+    List<PublishedTensor> changed = new ArrayList<>(t3.tensors());
+    PublishedTensor w1 = changed.get(1);
+    PublishedShard s = w1.shards().getFirst();
+    changed.set(
+        1,
+        new PublishedTensor(
+            w1.name(),
+            w1.dtype(),
+            w1.elsize(),
+            w1.fullShape(),
+            List.of(
+                new PublishedShard(
+                    s.agentName(), 0, s.addr(), s.shardOffset(), s.shape(), "other"))));
+    tables.set(3, new ShardTable(t3.agentName(), "", new byte[0], changed, null));
+    MergedSources m = ReplicaMerge.merge(tables);
+    ReplicaMismatchException e =
+        assertThrows(ReplicaMismatchException.class, () -> m.assignedTo(0));
+    assertEquals("w1", e.source());
+    assertEquals("trainer-1", e.owner());
+    assertEquals("trainer-3", e.replica());
+    assertTrue(e.getMessage().contains("'trainer-1'") && e.getMessage().contains("'trainer-3'"));
+  }
+}
