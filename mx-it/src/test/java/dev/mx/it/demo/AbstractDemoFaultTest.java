@@ -83,18 +83,19 @@ abstract class AbstractDemoFaultTest {
       throws Exception {
     for (String install : List.of("copy", "in-place")) {
       Path dump = dumps.resolve(install);
-      DemoRun r = tinyLlamaFault(install, "stall-publisher", "1", dump);
+      // One receiver that reads from both trainers (see the killed-publisher test below).
+      DemoRun r = tinyLlamaFault(install, "stall-publisher", "1", "1", dump);
       if (r.code() == 0) {
         assertTrue(
             !aStalledPublisherAlwaysFailsTheStep(),
             "the step over " + transport() + " should have failed: " + r);
-        DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
+        DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 1, 1, "f32", "f32", 1);
         assertNoSharedMemoryLeftByTrainers(r);
         continue;
       }
       assertEquals(1, r.code(), r.toString());
       assertTrue((r.out() + r.err()).contains("trainer-0"), "names the stalled publisher: " + r);
-      DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+      DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 1, 1, "f32", "f32", 0);
       assertNoSharedMemoryLeftByTrainers(r);
     }
   }
@@ -220,12 +221,14 @@ abstract class AbstractDemoFaultTest {
       throws Exception {
     for (String sets : List.of("1", "2")) {
       Path dump = dumps.resolve("sets-" + sets);
-      DemoRun r = tinyLlamaFault("in-place", "kill-publisher", sets, dump);
+      // One receiver that reads from both trainers: with tp=2 on both sides, receiver 1 reads
+      // nothing from trainer 0 (replicas are spread: its norms come from trainer 1) and installs.
+      DemoRun r = tinyLlamaFault("in-place", "kill-publisher", sets, "1", dump);
       assertEquals(1, r.code(), r.toString());
       String all = r.out() + r.err();
       assertTrue(all.contains("trainer-0"), "names the dead publisher: " + all);
       assertTrue(all.contains("installed weights are still step 0"), all);
-      DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 0);
+      DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 1, 1, "f32", "f32", 0);
     }
   }
 
@@ -235,6 +238,12 @@ abstract class AbstractDemoFaultTest {
    * too).
    */
   DemoRun tinyLlamaFault(String install, String fault, String trainerSets, Path dump) {
+    return tinyLlamaFault(install, fault, trainerSets, "2", dump);
+  }
+
+  /** As above, into {@code inferenceTp} inference ranks. */
+  DemoRun tinyLlamaFault(
+      String install, String fault, String trainerSets, String inferenceTp, Path dump) {
     return DemoRun.run(
         "--install",
         install,
@@ -245,7 +254,7 @@ abstract class AbstractDemoFaultTest {
         "--trainer",
         "tp=2",
         "--inference",
-        "tp=2",
+        "tp=" + inferenceTp,
         "--trainer-buffers",
         trainerSets,
         "--steps",
