@@ -109,6 +109,10 @@ final class DemoReport {
     row.put("gbps", gbps);
     row.put("ratio_to_copy", baselineGbps > 0 ? gbps / baselineGbps : 0);
     row.put("e2e_s", num(m.get("e2e_s")).doubleValue());
+    // Of e2e_s, the control plane: leasing the version and fetching and checking its tables.
+    if (m.get("version_fetch_s") != null) {
+      row.put("fetch_s", num(m.get("version_fetch_s")).doubleValue());
+    }
     // Wall time from the previous step's commit (the run's start for step 0) to this one's.
     row.put("period_s", num(m.get("period_s")).doubleValue());
     // Whether the trainers began writing this step while the receivers still refitted the last.

@@ -4,13 +4,16 @@ import dev.mx.rl.proto.GetWeightVersionShardManifestResponse;
 import dev.mx.rl.proto.RefitWorkerServiceGrpc;
 import dev.mx.rl.proto.WeightVersionShard;
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -53,7 +56,20 @@ public final class ManifestFetcher implements AutoCloseable {
 
   /** The manifest bytes, verified. */
   public byte[] fetch(WeightVersionShard shard) {
-    GetWeightVersionShardManifestResponse r = request(shard);
+    return await(fetchAsync(shard));
+  }
+
+  /**
+   * As {@link #fetch}, without waiting: a receiver asks every worker at once, so a step's tables
+   * cost one round trip, not one per slot. Completes exceptionally with a {@link
+   * ManifestException}.
+   */
+  public CompletableFuture<byte[]> fetchAsync(WeightVersionShard shard) {
+    return request(shard).thenApply(r -> verified(shard, r));
+  }
+
+  private static byte[] verified(
+      WeightVersionShard shard, GetWeightVersionShardManifestResponse r) {
     byte[] bytes = r.getManifest().toByteArray();
     String actual = sha256Hex(bytes);
     if (!r.getManifestDigest().equals(shard.getManifestDigest())
@@ -76,10 +92,28 @@ public final class ManifestFetcher implements AutoCloseable {
    * ({@link dev.mx.rl.ManifestBook#serveLive}) that change after their record was published.
    */
   public byte[] fetchLive(WeightVersionShard shard) {
-    return request(shard).getManifest().toByteArray();
+    return await(fetchLiveAsync(shard));
   }
 
-  private GetWeightVersionShardManifestResponse request(WeightVersionShard shard) {
+  /** As {@link #fetchLive}, without waiting. */
+  public CompletableFuture<byte[]> fetchLiveAsync(WeightVersionShard shard) {
+    return request(shard).thenApply(r -> r.getManifest().toByteArray());
+  }
+
+  /** The value of a fetch, its {@link ManifestException} thrown as it is. */
+  public static byte[] await(CompletableFuture<byte[]> fetch) {
+    try {
+      return fetch.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
+  }
+
+  private CompletableFuture<GetWeightVersionShardManifestResponse> request(
+      WeightVersionShard shard) {
     String endpoint = shard.getManifestEndpoint();
     int colon = endpoint.lastIndexOf(':');
     int port;
@@ -89,7 +123,8 @@ public final class ManifestFetcher implements AutoCloseable {
       port = -1;
     }
     if (port < 1 || port > 65535) {
-      throw new ManifestException(where(shard) + ": the endpoint is not host:port", null);
+      return CompletableFuture.failedFuture(
+          new ManifestException(where(shard) + ": the endpoint is not host:port", null));
     }
     String host = endpoint.substring(0, colon);
     int p = port;
@@ -101,15 +136,32 @@ public final class ManifestFetcher implements AutoCloseable {
                     .usePlaintext()
                     .maxInboundMessageSize(100 * 1024 * 1024)
                     .build());
-    try {
-      return RefitWorkerServiceGrpc.newBlockingStub(channel)
-          .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
-          .getWeightVersionShardManifest(
-              RefitRequests.manifest(shard.getVersionId(), shard.getSourceSlotId()));
-    } catch (StatusRuntimeException e) {
-      throw new ManifestException(
-          where(shard) + ": " + e.getStatus().getCode() + " " + e.getStatus().getDescription(), e);
-    }
+    CompletableFuture<GetWeightVersionShardManifestResponse> answer = new CompletableFuture<>();
+    RefitWorkerServiceGrpc.newStub(channel)
+        .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+        .getWeightVersionShardManifest(
+            RefitRequests.manifest(shard.getVersionId(), shard.getSourceSlotId()),
+            new StreamObserver<>() {
+              @Override
+              public void onNext(GetWeightVersionShardManifestResponse r) {
+                answer.complete(r);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                Status st = Status.fromThrowable(t);
+                answer.completeExceptionally(
+                    new ManifestException(
+                        where(shard) + ": " + st.getCode() + " " + st.getDescription(), t));
+              }
+
+              @Override
+              public void onCompleted() {
+                answer.completeExceptionally(
+                    new ManifestException(where(shard) + ": the worker sent no manifest", null));
+              }
+            });
+    return answer;
   }
 
   /** Closes the channels to the workers asked so far; idempotent. */

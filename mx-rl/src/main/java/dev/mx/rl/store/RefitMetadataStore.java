@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -198,10 +199,16 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
     } catch (RefitCallException e) {
       throw lostOrFailed(e, "the directory of '" + name + "' (version uid '" + dir + "')");
     }
-    List<Served> out = new ArrayList<>();
+    // Every publisher is asked at once: a poll costs one round trip however many publish.
+    List<CompletableFuture<byte[]>> asked = new ArrayList<>();
     for (WeightVersionShard s : shards) {
+      asked.add(entryFetcher.fetchLiveAsync(s));
+    }
+    List<Served> out = new ArrayList<>();
+    for (int i = 0; i < shards.size(); i++) {
+      WeightVersionShard s = shards.get(i);
       try {
-        byte[] bytes = entryFetcher.fetchLive(s);
+        byte[] bytes = ManifestFetcher.await(asked.get(i));
         out.add(
             new Served(
                 s,

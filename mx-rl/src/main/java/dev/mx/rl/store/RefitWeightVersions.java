@@ -28,6 +28,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -53,6 +55,19 @@ final class RefitWeightVersions implements WeightVersionStore {
   private final Map<String, Set<String>> published = new ConcurrentHashMap<>();
 
   private record HeldLease(String versionId, String holder, String leaseId, long expiresAtMillis) {}
+
+  /**
+   * Tables asked for while their version was STAGING, by version uid, then by shard record: a
+   * follower's polls fetch each slot as soon as it is published, so READY costs the last slots
+   * only. Kept for the {@value #EARLY_VERSIONS} newest versions seen.
+   */
+  private final LinkedHashMap<String, Map<String, CompletableFuture<Fetched>>> early =
+      new LinkedHashMap<>();
+
+  private static final int EARLY_VERSIONS = 4;
+
+  /** model + NUL + holder → when its GENERATOR registration lapses (System.nanoTime). */
+  private final Map<String, Long> registeredUntil = new ConcurrentHashMap<>();
 
   RefitWeightVersions(RefitMetadataStore store) {
     this.store = store;
@@ -111,8 +126,12 @@ final class RefitWeightVersions implements WeightVersionStore {
     } else if (ownSlots != null) {
       ownSlots.forEach(s -> slots.put(s, SlotStatus.READY));
     } else {
+      boolean ours = store.known.getOrDefault(model, Map.of()).containsKey(k.id());
       for (WeightVersionShard s : listShards(model, k)) {
         slots.put(s.getSourceSlotId(), SlotStatus.READY);
+        if (!ours) {
+          fetchEarly(k.uid(), s);
+        }
       }
     }
     WeightVersionState state =
@@ -285,10 +304,11 @@ final class RefitWeightVersions implements WeightVersionStore {
   }
 
   /**
-   * Every slot's table, fetched from the worker that published it and checked against the digest in
-   * its shard record. Where a slot has several publications, the first that answers with the right
-   * bytes wins; a slot none serves is left out (the caller reports it missing) unless a digest
-   * mismatch was seen, which fails naming the version, slot and worker.
+   * Every slot's table, fetched from the worker that published it (every worker asked at once) and
+   * checked against the digest in its shard record. Where a slot has several publications, the
+   * first that answers with the right bytes wins; a slot none serves is left out (the caller
+   * reports it missing) unless a digest mismatch was seen, which fails naming the version, slot and
+   * worker.
    */
   @Override
   public List<VersionSlot> slots(String model, String versionId) {
@@ -301,46 +321,123 @@ final class RefitWeightVersions implements WeightVersionStore {
     for (WeightVersionShard s : listShards(model, k)) {
       bySlot.computeIfAbsent(s.getSourceSlotId(), x -> new ArrayList<>()).add(s);
     }
+    // Every slot's first publication is asked for at once; a slot's next only after its first
+    // failed.
+    Map<String, CompletableFuture<Fetched>> fetches = new TreeMap<>();
+    Map<String, CompletableFuture<Fetched>> asked = takeEarly(k.uid());
+    bySlot.forEach(
+        (slot, shards) -> {
+          CompletableFuture<Fetched> before = asked.get(recordKey(shards.get(0)));
+          fetches.put(
+              slot,
+              before == null
+                  ? fetchFirst(shards, 0, null)
+                  : before.thenCompose(
+                      f ->
+                          f.table() != null
+                              ? CompletableFuture.completedFuture(f)
+                              : fetchFirst(shards, 0, null)));
+        });
     List<VersionSlot> out = new ArrayList<>();
-    for (Map.Entry<String, List<WeightVersionShard>> e : bySlot.entrySet()) {
-      ManifestFetcher.ManifestException failure = null;
-      for (WeightVersionShard s : e.getValue()) {
-        try {
-          byte[] table = store.fetcher.fetch(s);
-          out.add(
-              new VersionSlot(
-                  versionId,
-                  e.getKey(),
-                  s.getWorkerId(),
-                  table,
-                  s.getManifestDigest(),
-                  SlotStatus.READY));
-          failure = null;
-          break;
-        } catch (ManifestFetcher.ManifestException m) {
-          failure = m;
-        }
+    for (Map.Entry<String, CompletableFuture<Fetched>> e : fetches.entrySet()) {
+      Fetched f = e.getValue().join();
+      if (f.table() != null) {
+        WeightVersionShard s = f.from();
+        out.add(
+            new VersionSlot(
+                versionId,
+                e.getKey(),
+                s.getWorkerId(),
+                f.table(),
+                s.getManifestDigest(),
+                SlotStatus.READY));
+        continue;
       }
-      if (failure != null) {
-        boolean mismatch = failure.getMessage().contains("digest mismatch");
-        throw new WeightVersionException(
-            mismatch ? Reason.DIGEST_MISMATCH : Reason.NOT_FOUND,
-            uri()
-                + ": slot '"
-                + e.getKey()
-                + "' of version '"
-                + versionId
-                + "' of '"
-                + model
-                + "': "
-                + failure.getMessage()
-                + (mismatch
-                    ? "; refusing the table"
-                    : " (the worker is gone or its registration expired)"),
-            failure);
-      }
+      ManifestFetcher.ManifestException failure = f.failure();
+      boolean mismatch = failure.getMessage().contains("digest mismatch");
+      throw new WeightVersionException(
+          mismatch ? Reason.DIGEST_MISMATCH : Reason.NOT_FOUND,
+          uri()
+              + ": slot '"
+              + e.getKey()
+              + "' of version '"
+              + versionId
+              + "' of '"
+              + model
+              + "': "
+              + failure.getMessage()
+              + (mismatch
+                  ? "; refusing the table"
+                  : " (the worker is gone or its registration expired)"),
+          failure);
     }
     return out;
+  }
+
+  /** What identifies a shard record's bytes: the same record serves the same table. */
+  private static String recordKey(WeightVersionShard s) {
+    return String.join(
+        "\0", s.getSourceSlotId(), s.getWorkerId(), s.getManifestDigest(), s.getManifestEndpoint());
+  }
+
+  /** Starts fetching a STAGING version's published slot, once per shard record. */
+  private void fetchEarly(String uid, WeightVersionShard s) {
+    synchronized (early) {
+      Map<String, CompletableFuture<Fetched>> mine = early.get(uid);
+      if (mine == null) {
+        mine = new ConcurrentHashMap<>();
+        early.put(uid, mine);
+        while (early.size() > EARLY_VERSIONS) {
+          early.remove(early.keySet().iterator().next());
+        }
+      }
+      mine.computeIfAbsent(recordKey(s), x -> fetchFirst(List.of(s), 0, null));
+    }
+  }
+
+  /** The early fetches of a version, handed over once (its slots are being read). */
+  private Map<String, CompletableFuture<Fetched>> takeEarly(String uid) {
+    synchronized (early) {
+      Map<String, CompletableFuture<Fetched>> mine = early.remove(uid);
+      return mine == null ? Map.of() : mine;
+    }
+  }
+
+  /** Waits until every early fetch started so far has ended (for tests). */
+  void awaitEarlyFetches() {
+    List<CompletableFuture<Fetched>> all = new ArrayList<>();
+    synchronized (early) {
+      early.values().forEach(m -> all.addAll(m.values()));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+  }
+
+  /** A slot's table and the record it came from, or why its last publication was refused. */
+  private record Fetched(
+      WeightVersionShard from, byte[] table, ManifestFetcher.ManifestException failure) {}
+
+  /** The first of {@code shards} from {@code i} on whose worker answers with the right bytes. */
+  private CompletableFuture<Fetched> fetchFirst(
+      List<WeightVersionShard> shards, int i, ManifestFetcher.ManifestException last) {
+    if (i == shards.size()) {
+      return CompletableFuture.completedFuture(new Fetched(null, null, last));
+    }
+    WeightVersionShard s = shards.get(i);
+    return store
+        .fetcher
+        .fetchAsync(s)
+        .handle(
+            (table, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(new Fetched(s, table, null));
+              }
+              Throwable cause = error instanceof CompletionException c ? c.getCause() : error;
+              if (cause instanceof ManifestFetcher.ManifestException m) {
+                return fetchFirst(shards, i + 1, m);
+              }
+              return CompletableFuture.<Fetched>failedFuture(cause);
+            })
+        .thenCompose(f -> f);
   }
 
   /** READY → RELEASING. RefitService releases only READY versions: a STAGING one is refused. */
@@ -399,17 +496,39 @@ final class RefitWeightVersions implements WeightVersionStore {
   private VersionLease register(String model, KnownVersion k, String holder, Duration ttl) {
     int seconds = (int) Math.max(1, (VersionRules.ttlMillis(uri(), ttl) + 999) / 1000);
     dev.mx.rl.proto.VersionLease l;
+    String worker = model + "\0" + holder;
     try {
-      // Leases belong to GENERATOR workers: the holder is one, for as long as its lease.
-      store.central.registerWorker(holder, WorkerRole.WORKER_ROLE_GENERATOR, model, seconds);
-      l = store.central.registerLease(k.uid(), holder, seconds);
+      Long until = registeredUntil.get(worker);
+      if (until != null && until - System.nanoTime() > 0) {
+        try {
+          l = store.central.registerLease(k.uid(), holder, seconds);
+        } catch (RefitCallException e) {
+          // The registration may be gone with a restarted server: register again, once.
+          l = registerAndLease(model, k, holder, seconds);
+        }
+      } else {
+        l = registerAndLease(model, k, holder, seconds);
+      }
     } catch (RefitCallException e) {
+      registeredUntil.remove(worker);
       throw refused(e, model, k);
     }
     leases.put(
         k.uid() + "\0" + holder,
         new HeldLease(k.id(), holder, l.getLeaseId(), l.getExpiresAtUnixMs()));
     return new VersionLease(k.id(), holder, l.getExpiresAtUnixMs());
+  }
+
+  /**
+   * Registers the holder as a GENERATOR worker of {@code model} (leases belong to those), then
+   * leases. Taking the next lease within half the registration's TTL needs no registration again.
+   */
+  private dev.mx.rl.proto.VersionLease registerAndLease(
+      String model, KnownVersion k, String holder, int seconds) {
+    long at = System.nanoTime();
+    store.central.registerWorker(holder, WorkerRole.WORKER_ROLE_GENERATOR, model, seconds);
+    registeredUntil.put(model + "\0" + holder, at + seconds * 500_000_000L);
+    return store.central.registerLease(k.uid(), holder, seconds);
   }
 
   @Override

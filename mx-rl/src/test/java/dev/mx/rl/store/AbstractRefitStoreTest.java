@@ -244,6 +244,35 @@ abstract class AbstractRefitStoreTest {
   }
 
   @Test
+  void aSlotListedWhileItsVersionIsStagingIsFetchedThenNotOnceReady() {
+    MetadataStore p0 = open();
+    MetadataStore p1 = open();
+    MetadataStore recv = open();
+    List<String> slots = List.of("0", "1");
+    p0.versions().createVersion(model, "step-4", 4, slots);
+    p1.versions().createVersion(model, "step-4", 4, slots);
+    p0.versions().publishSlot(model, VersionSlot.of("step-4", "0", "w0", table("step-4/0")));
+    // A follower's poll sees slot 0 published and fetches its table while it waits.
+    WeightVersion staging = recv.versions().version(model, "step-4").orElseThrow();
+    assertEquals(WeightVersionState.STAGING, staging.state());
+    ((RefitWeightVersions) recv.versions()).awaitEarlyFetches();
+    // Slot 0's publisher goes away; the table fetched early is what the READY version reads.
+    p0.close();
+    WeightVersion ready =
+        p1.versions().publishSlot(model, VersionSlot.of("step-4", "1", "w1", table("step-4/1")));
+    assertEquals(WeightVersionState.READY, ready.state());
+    List<VersionSlot> read = recv.versions().slots(model, "step-4");
+    assertEquals(List.of("0", "1"), read.stream().map(VersionSlot::slot).toList());
+    for (VersionSlot s : read) {
+      assertArrayEquals(table("step-4/" + s.slot()), s.verified(model).table());
+    }
+    // Handed over once: a second read asks the workers again, and slot 0's is gone.
+    WeightVersionException gone =
+        assertThrows(WeightVersionException.class, () -> recv.versions().slots(model, "step-4"));
+    assertTrue(gone.getMessage().contains("slot '0'"), gone.getMessage());
+  }
+
+  @Test
   void aLeaseOfAnUnknownOrStagingVersionIsRefusedNamingIt() {
     MetadataStore p = open();
     MetadataStore recv = open();
