@@ -21,7 +21,7 @@ import java.util.Map;
  * The recorded lifecycle of {@code ../shared/golden/mx-rl/vectors} (29 calls of ModelExpress's
  * Python clients), read from beside the repository as CI lays it out.
  */
-final class GoldenVectors {
+public final class GoldenVectors {
   /**
    * The golden folder: {@code <repository>/../shared/golden/mx-rl}; tests run in {@code mx-rl/}.
    */
@@ -97,7 +97,7 @@ final class GoldenVectors {
     return out;
   }
 
-  static byte[] manifest(String name) {
+  public static byte[] manifest(String name) {
     try {
       return Files.readAllBytes(DIR.resolve("manifests").resolve(name));
     } catch (IOException e) {

@@ -97,7 +97,40 @@ final class RefitWeightVersions implements WeightVersionStore {
         seen.put(model + "\0" + v.id(), v);
       }
     }
-    return Optional.ofNullable(seen.get(model + "\0" + versionId));
+    KnownVersion listed = seen.get(model + "\0" + versionId);
+    return listed != null ? Optional.of(listed) : byUid(model, versionId);
+  }
+
+  /**
+   * A version no mx publisher lists, named by its RefitService uid: one a ModelExpress orchestrator
+   * created for its trainers, whose uid reaches generators out of band (SPEC.md section 13). Its
+   * step is its {@code version_number}, 0 when it has none.
+   */
+  private Optional<KnownVersion> byUid(String model, String uid) {
+    dev.mx.rl.proto.WeightVersion v;
+    try {
+      v = store.central.getVersion(uid);
+    } catch (RefitCallException e) {
+      if (e.code() == Status.Code.NOT_FOUND || e.code() == Status.Code.INVALID_ARGUMENT) {
+        return Optional.empty();
+      }
+      throw refused(e, model, new KnownVersion(uid, uid, 0));
+    }
+    if (!v.getModelName().equals(model)) {
+      throw new WeightVersionException(
+          Reason.CONFLICT,
+          uri()
+              + ": RefitService version uid '"
+              + uid
+              + "' is a version of '"
+              + v.getModelName()
+              + "', not of '"
+              + model
+              + "'");
+    }
+    KnownVersion k = new KnownVersion(uid, uid, v.hasVersionNumber() ? v.getVersionNumber() : 0);
+    seen.put(model + "\0" + uid, k);
+    return Optional.of(k);
   }
 
   private KnownVersion existing(String model, String versionId) {

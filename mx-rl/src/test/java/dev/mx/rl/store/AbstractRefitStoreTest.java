@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.Reclaim;
+import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
 import dev.mx.api.metadata.VersionSlot;
@@ -17,15 +19,23 @@ import dev.mx.api.metadata.WeightVersionException;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.metadata.MetadataStoreException;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.metadata.ShardTableCodec;
+import dev.mx.rl.GoldenVectors;
+import dev.mx.rl.ManifestBook;
 import dev.mx.rl.RefitBackend;
 import dev.mx.rl.RefitClock;
 import dev.mx.rl.RefitServer;
 import dev.mx.rl.client.RefitClient;
+import dev.mx.rl.client.RefitRequests;
+import dev.mx.rl.proto.WeightPayloadFormat;
 import dev.mx.rl.proto.WeightVersionShard;
+import dev.mx.rl.proto.WorkerRole;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -270,6 +280,88 @@ abstract class AbstractRefitStoreTest {
     WeightVersionException gone =
         assertThrows(WeightVersionException.class, () -> recv.versions().slots(model, "step-4"));
     assertTrue(gone.getMessage().contains("slot '0'"), gone.getMessage());
+  }
+
+  @Test
+  void aVersionModelExpressTrainersPublishedIsReadByItsUidWithTheirManifestsDecoded() {
+    // As ModelExpress's orchestrator and Megatron trainer clients do (SPEC.md section 13): the
+    // orchestrator creates the version, each trainer serves its manifest from its own process.
+    String[] files = {"megatron_tp0.json", "megatron_tp1.json"};
+    String[] slots = {
+      "megatron:partition:9e98c1f14a58aad1d42d546584b1270bd8a6442070e1bf08273723b0c0f71f8a",
+      "megatron:partition:1ddfa26955526dccb510a8a5ca9a063e94a002b69b7a946237699999592eeebc"
+    };
+    ManifestBook book = new ManifestBook();
+    RefitServer trainers = RefitServer.builder().manifests(book).build();
+    try (RefitClient c = new RefitClient("127.0.0.1", server.port())) {
+      String uid =
+          c.createVersion(
+                  RefitRequests.createVersion(
+                      model,
+                      "rl-step-12",
+                      WeightPayloadFormat.WEIGHT_PAYLOAD_FORMAT_FULL_TENSOR,
+                      List.of(slots),
+                      OptionalLong.of(12),
+                      Optional.empty()))
+              .getUid();
+      for (int i = 0; i < 2; i++) {
+        String worker = RefitClient.freshWorkerId();
+        c.registerWorker(worker, WorkerRole.WORKER_ROLE_TRAINER, model, 60);
+        byte[] m = GoldenVectors.manifest(files[i]);
+        c.publishShard(
+            WeightVersionShard.newBuilder()
+                .setVersionId(uid)
+                .setSourceSlotId(slots[i])
+                .setWorkerId(worker)
+                .setTensorCount(i == 0 ? 21 : 16)
+                .setTotalBytes(i == 0 ? 90752 : 90112)
+                .setManifestDigest(book.put(uid, slots[i], m))
+                .setManifestEndpoint(trainers.address())
+                .setTransport("NIXL")
+                .build());
+      }
+      MetadataStore recv = open();
+      assertEquals(List.of(), recv.versions().versions(model), "no mx publisher lists it");
+      WeightVersion v = recv.versions().version(model, uid).orElseThrow();
+      assertEquals(WeightVersionState.READY, v.state());
+      assertEquals(12, v.step());
+      List<String> sorted = List.of(slots).stream().sorted().toList();
+      assertEquals(sorted, v.expectedSlots());
+      recv.versions().acquireLease(model, uid, "generator-of-uid-test", Duration.ofSeconds(30));
+      List<VersionSlot> read = recv.versions().slots(model, uid);
+      assertEquals(sorted, read.stream().map(VersionSlot::slot).toList());
+      int first = read.get(0).slot().equals(slots[0]) ? 0 : 1;
+      ShardTable t0 = ShardTableCodec.standard().decode(read.get(first).verified(model).table());
+      ShardTable t1 =
+          ShardTableCodec.standard().decode(read.get(1 - first).verified(model).table());
+      assertEquals("mx-probe-trainer-0", t0.agentName());
+      assertEquals("127.0.0.1:15555", t0.metadataEndpoint());
+      assertArrayEquals(table("STUB-NIXL-AGENT-METADATA:mx-probe-trainer-0"), t0.agentMetadata());
+      assertEquals(null, t0.publisherStep(), "ModelExpress's adapters emit no publisher_step");
+      assertEquals(21, t0.tensors().size());
+      assertEquals(16, t1.tensors().size());
+      PublishedTensor q0 = t0.tensors().get(1);
+      assertEquals("model.layers.0.self_attn.q_proj.weight", q0.name());
+      assertEquals("torch.bfloat16", q0.dtype());
+      assertArrayEquals(new long[] {64, 64}, q0.fullShape().dims());
+      assertArrayEquals(new long[] {32, 64}, q0.shards().getFirst().shape().dims());
+      assertEquals("3b383bc0126c330a007db13ab52f3573", q0.shards().getFirst().digest());
+      PublishedTensor q1 = t1.tensors().get(1);
+      assertEquals(q0.name(), q1.name());
+      assertArrayEquals(new long[] {32, 0}, q1.shards().getFirst().shardOffset());
+      assertEquals("2a1c0e56d7b383a4267c88866dd9f802", q1.shards().getFirst().digest());
+      assertTrue(recv.versions().dropLease(model, uid, "generator-of-uid-test"));
+
+      WeightVersionException other =
+          assertThrows(
+              WeightVersionException.class, () -> recv.versions().version(model + "-other", uid));
+      assertEquals(WeightVersionException.Reason.CONFLICT, other.reason());
+      assertTrue(
+          other.getMessage().contains(uid) && other.getMessage().contains("'" + model + "'"),
+          other.getMessage());
+    } finally {
+      trainers.close();
+    }
   }
 
   @Test
