@@ -410,6 +410,9 @@ public final class ScaleBench implements Benchmark {
     long weightBytes = s.model().parameterCount() * s.dtype().elementSize();
     // 32 hex characters and JSON quoting per tile digest of 64 KiB.
     long tileDigestBytes = weightBytes / TILE_BYTES * 35;
+    // Replicas are listed without tile digests (receivers use the owner's); were they listed with
+    // their own, the tables would carry these too.
+    long replicaTileDigestBytes = s.replicaBytes() / TILE_BYTES * 35;
     progress.println();
     progress.printf(
         Locale.ROOT,
@@ -449,13 +452,16 @@ public final class ScaleBench implements Benchmark {
     progress.printf(
         Locale.ROOT,
         "scale: every receiver reads all %d tables, %.1f MB (whole-shard digests only); tile"
-            + " digests at the default 64 KiB would add about %.0f MB%n",
+            + " digests at the default 64 KiB would add about %.0f MB (replicas list none: %.0f MB"
+            + " more if each listed its own)%n",
         tables.size(),
         tableBytes / 1e6,
-        tileDigestBytes / 1e6);
+        tileDigestBytes / 1e6,
+        replicaTileDigestBytes / 1e6);
     return List.of(
         none("shard_tables_total_bytes", tableBytes, "bytes"),
         none("model_tile_digest_bytes_if_enabled", tileDigestBytes, "bytes"),
+        none("model_replica_tile_digest_bytes_not_listed", replicaTileDigestBytes, "bytes"),
         none("model_wire_receiver_bound_s", wireReceivers, "s"),
         none("model_wire_trainer_bound_s", wireTrainers, "s"),
         none("model_control_plane_s", controlPlane, "s"),

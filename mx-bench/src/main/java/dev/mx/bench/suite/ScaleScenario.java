@@ -152,6 +152,24 @@ record ScaleScenario(
     return out;
   }
 
+  /**
+   * The bytes of every box trainer ranks hold as replicas of another rank's (not {@link
+   * AliasShard#published() owned}): what tile digests would cover again if replicas listed their
+   * own.
+   */
+  long replicaBytes() {
+    MegatronLayout layout = new MegatronLayout(model, trainer, dtype);
+    long bytes = 0;
+    for (int r = 0; r < trainerRanks(); r++) {
+      for (AliasShard a : layout.rank(r).aliases()) {
+        if (!a.published()) {
+          bytes += a.shape().numel() * dtype.elementSize();
+        }
+      }
+    }
+    return bytes;
+  }
+
   /** Trainer rank {@code rank}'s table of {@code step}, as its publisher would build it. */
   ShardTable table(int rank, List<PublishedTensor> tensors, long step) {
     return new ShardTable(

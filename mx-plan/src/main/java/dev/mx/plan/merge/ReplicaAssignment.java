@@ -29,14 +29,15 @@ import java.util.function.Predicate;
  * sum over receivers is even too.
  *
  * <p>Replicas are checked against their owner: a digest that differs from the owner's fails with a
- * {@link ReplicaMismatchException} naming both publishers. A box whose every holder is dead fails
- * naming it and them.
+ * {@link ReplicaMismatchException} naming both publishers. A replica listed without tile digests is
+ * read with the owner's, so a receiver can verify part of it. A box whose every holder is dead
+ * fails naming it and them.
  */
 public final class ReplicaAssignment {
   private ReplicaAssignment() {}
 
   /** One box of a tensor and every live publisher that offers it, by session. */
-  private record Box(String source, int position, List<Shard> offers, long bytes) {
+  private record Box(String source, int position, Shard tiled, List<Shard> offers, long bytes) {
     long[] offset() {
       return offers.getFirst().shardOffset();
     }
@@ -114,7 +115,31 @@ public final class ReplicaAssignment {
   private static void choose(
       Box b, Shard s, Map<String, Long> load, Map<String, Map<Integer, Shard>> chosen) {
     load.merge(s.session(), b.bytes, Long::sum);
-    chosen.computeIfAbsent(b.source, k -> new HashMap<>()).put(b.position, s);
+    chosen.computeIfAbsent(b.source, k -> new HashMap<>()).put(b.position, withOwnersTiles(b, s));
+  }
+
+  /**
+   * A replica as its publisher lists it carries its whole-shard digest but no tile digests (they
+   * would multiply the tables by the replica count): equal digests mean equal bytes, so it is
+   * verified tile by tile against the owner's.
+   */
+  private static Shard withOwnersTiles(Box b, Shard s) {
+    Shard tiled = b.tiled;
+    if (s.tiles() != null
+        || tiled.tiles() == null
+        || s.digest() == null
+        || !s.digest().equals(tiled.digest())) {
+      return s;
+    }
+    return new Shard(
+        s.shardOffset(),
+        s.shape(),
+        s.session(),
+        s.addr(),
+        s.elsize(),
+        s.digest(),
+        tiled.tiles(),
+        s.changedStep());
   }
 
   /** The boxes in tensor-name order, each with its live offers. */
@@ -149,7 +174,12 @@ public final class ReplicaAssignment {
                   + " are dead)");
         }
         long bytes = owner.shape().numel() * owner.elsize();
-        out.add(new Box(name, i, alive, bytes));
+        // The offer whose tile digests the others are read with (the owner's, as a rule).
+        Shard tiled =
+            owner.tiles() != null
+                ? owner
+                : all.stream().filter(s -> s.tiles() != null).findFirst().orElse(owner);
+        out.add(new Box(name, i, tiled, alive, bytes));
       }
     }
     return out;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.Shape;
+import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.MxException;
 import dev.mx.api.error.ReplicaMismatchException;
 import dev.mx.api.metadata.PublishedShard;
@@ -114,6 +115,66 @@ class ReplicaAssignmentTest {
     long max = bytes.values().stream().mapToLong(Long::longValue).max().orElseThrow();
     double mean = bytes.values().stream().mapToLong(Long::longValue).sum() / (double) ranks;
     return max / mean;
+  }
+
+  /**
+   * One tensor of 4 × 64 bf16 on two ranks; rank 1's copy is listed as {@code replicaTiles} says.
+   */
+  private static MergedSources ownerAndReplica(String replicaDigest, TileDigests replicaTiles) {
+    TileDigests tiles = new TileDigests(128, List.of("t0", "t1", "t2", "t3"));
+    List<ShardTable> tables = new ArrayList<>();
+    for (int rank = 0; rank < 2; rank++) {
+      String agent = "trainer-" + rank;
+      PublishedShard shard =
+          new PublishedShard(
+              agent,
+              0,
+              4096,
+              new long[] {0, 0},
+              Shape.of(4, 64),
+              rank == 0 ? "d" : replicaDigest,
+              rank == 0 ? tiles : replicaTiles);
+      tables.add(
+          new ShardTable(
+              agent,
+              "",
+              new byte[0],
+              List.of(
+                  new PublishedTensor("w", "torch.bfloat16", 2, Shape.of(4, 64), List.of(shard))),
+              null));
+    }
+    return ReplicaMerge.merge(tables);
+  }
+
+  @Test
+  void aReplicaListedWithoutTileDigestsIsReadWithItsOwners() {
+    MergedSources m = ownerAndReplica("d", null);
+    // Receiver 1 starts on the other replica: trainer-1, verified with trainer-0's tiles.
+    Shard read = ReplicaAssignment.assign(m.sources(), m.replicas(), 1).get("w").shards().get(0);
+    assertEquals("trainer-1", read.session());
+    assertEquals(List.of("t0", "t1", "t2", "t3"), read.tiles().digests());
+    assertEquals(128, read.tiles().tileBytes());
+    Shard owner = ReplicaAssignment.assign(m.sources(), m.replicas(), 0).get("w").shards().get(0);
+    assertEquals("trainer-0", owner.session());
+    assertEquals(List.of("t0", "t1", "t2", "t3"), owner.tiles().digests());
+    // A replica that publishes no whole-shard digest is not vouched for: it gets no tiles.
+    Shard unvouched =
+        ReplicaAssignment.assign(
+                ownerAndReplica(null, null).sources(), ownerAndReplica(null, null).replicas(), 1)
+            .get("w")
+            .shards()
+            .get(0);
+    assertEquals("trainer-1", unvouched.session());
+    assertEquals(null, unvouched.tiles());
+    // One whose digest differs fails before any read, naming both.
+    MergedSources differing = ownerAndReplica("other", null);
+    ReplicaMismatchException e =
+        assertThrows(
+            ReplicaMismatchException.class,
+            () -> ReplicaAssignment.assign(differing.sources(), differing.replicas(), 1));
+    assertTrue(
+        e.getMessage().contains("trainer-0") && e.getMessage().contains("trainer-1"),
+        e.getMessage());
   }
 
   @Test

@@ -9,7 +9,7 @@ import java.util.Arrays;
  * One shard a publisher serves: the box {@code [shardOffset, shardOffset + shape)} of global tensor
  * {@code name}, held contiguously and row-major in {@code bytes}. {@code bytes} is either a whole
  * registered buffer (a plain tensor) or a slice of one (an alias, e.g. the q rows of a fused
- * Megatron QKV buffer).
+ * Megatron QKV buffer). A {@code replica} is a box another rank owns: listed without tile digests.
  */
 record PublishedRegion(
     String name,
@@ -17,7 +17,8 @@ record PublishedRegion(
     Shape globalShape,
     long[] shardOffset,
     Shape shape,
-    MemorySegment bytes) {
+    MemorySegment bytes,
+    boolean replica) {
 
   PublishedRegion {
     shardOffset = shardOffset.clone();

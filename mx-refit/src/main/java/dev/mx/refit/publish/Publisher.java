@@ -219,10 +219,10 @@ public final class Publisher implements AutoCloseable {
     for (PublishedRegion r : regions) {
       String digest = digests == null ? null : digests.digest(r.bytes());
       // Right after the whole-shard digest, while the shard's bytes are still warm in cache; a
-      // shard of one
-      // tile gets none (its tile would be the shard itself).
+      // shard of one tile gets none (its tile would be the shard itself), a replica none (read with
+      // its owner's).
       TileDigests tiles =
-          digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes
+          digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes || r.replica()
               ? null
               : TileDigests.of(digests, r.bytes(), tileBytes);
       if (digests != null) {
@@ -545,7 +545,7 @@ public final class Publisher implements AutoCloseable {
         long[] shardOffset,
         Shape shape,
         MemorySegment data) {
-      regions.add(new PublishedRegion(name, dtype, globalShape, shardOffset, shape, data));
+      regions.add(new PublishedRegion(name, dtype, globalShape, shardOffset, shape, data, false));
       buffers.add(data);
       return this;
     }
@@ -599,6 +599,35 @@ public final class Publisher implements AutoCloseable {
         Shape shape,
         MemorySegment buffer,
         long byteOffset) {
+      return addAlias(name, dtype, globalShape, shardOffset, shape, buffer, byteOffset, false);
+    }
+
+    /**
+     * As {@link #alias}, for a box another rank owns (the lowest rank holding it) and this one
+     * holds a replica of (data- or expert-parallel): listed with its whole-shard digest but no tile
+     * digests. Receivers that read it verify it with the owner's tiles (equal digests, equal
+     * bytes), so replicas do not multiply the tile digests in the tables.
+     */
+    public Builder replicaAlias(
+        String name,
+        DType dtype,
+        Shape globalShape,
+        long[] shardOffset,
+        Shape shape,
+        MemorySegment buffer,
+        long byteOffset) {
+      return addAlias(name, dtype, globalShape, shardOffset, shape, buffer, byteOffset, true);
+    }
+
+    private Builder addAlias(
+        String name,
+        DType dtype,
+        Shape globalShape,
+        long[] shardOffset,
+        Shape shape,
+        MemorySegment buffer,
+        long byteOffset,
+        boolean replica) {
       long bytes = shape.byteSize(dtype.elementSize());
       if (byteOffset < 0
           || byteOffset > buffer.byteSize()
@@ -616,7 +645,13 @@ public final class Publisher implements AutoCloseable {
       }
       regions.add(
           new PublishedRegion(
-              name, dtype, globalShape, shardOffset, shape, buffer.asSlice(byteOffset, bytes)));
+              name,
+              dtype,
+              globalShape,
+              shardOffset,
+              shape,
+              buffer.asSlice(byteOffset, bytes),
+              replica));
       return this;
     }
 

@@ -606,4 +606,28 @@ class PublisherTest {
                     .start());
     assertTrue(e.getMessage().contains(Publisher.TILE_BYTES_PROPERTY), e.getMessage());
   }
+
+  @Test
+  void aReplicaAliasIsListedWithItsDigestButNoTileDigests() {
+    // One buffer holding an owned box and a replica of another rank's box, both larger than a tile.
+    MemorySegment buffer = floats(32, 0);
+    Settings tiles = Settings.of(Map.of(Publisher.TILE_BYTES_PROPERTY, "24"), Map.of());
+    started(
+        builder()
+            .settings(tiles)
+            .digestProviders(digests())
+            .buffer(buffer)
+            .alias("owned", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), buffer, 0)
+            .replicaAlias(
+                "replicated", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), buffer, 64));
+    ShardTable t =
+        ShardTableCodec.standard().decode(store.listReady(IDENTITY, FRESH).get(0).blob());
+    PublishedShard owned = t.tensors().get(0).shards().get(0);
+    PublishedShard replica = t.tensors().get(1).shards().get(0);
+    assertEquals("replicated", t.tensors().get(1).name());
+    assertEquals(3, owned.tiles().digests().size());
+    assertEquals(digest.digest(buffer.asSlice(64, 64)), replica.digest());
+    assertEquals(null, replica.tiles(), "a replica is read with its owner's tiles");
+    assertEquals(buffer.address() + 64, replica.addr());
+  }
 }
