@@ -113,6 +113,10 @@ final class DemoReport {
     if (m.get("version_fetch_s") != null) {
       row.put("fetch_s", num(m.get("version_fetch_s")).doubleValue());
     }
+    // Of e2e_s, with --install copy: copying (and casting or quantizing) the verified step in.
+    if (m.get("install_s") != null) {
+      row.put("install_s", num(m.get("install_s")).doubleValue());
+    }
     // Wall time from the previous step's commit (the run's start for step 0) to this one's.
     row.put("period_s", num(m.get("period_s")).doubleValue());
     // Whether the trainers began writing this step while the receivers still refitted the last.

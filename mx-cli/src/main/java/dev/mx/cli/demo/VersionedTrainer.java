@@ -57,14 +57,17 @@ public final class VersionedTrainer {
   static void aliases(
       Publisher.Builder p, TrainerRankLayout layout, Function<String, MemorySegment> buffer) {
     for (AliasShard a : layout.aliases()) {
-      MemorySegment b = buffer.apply(a.bufferName());
-      long at = a.elementOffset() * layout.dtype().elementSize();
-      if (a.published()) {
-        p.alias(a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), b, at);
-      } else {
+      p.alias(
+          a.hfName(),
+          layout.dtype(),
+          a.globalShape(),
+          a.shardOffset(),
+          a.shape(),
+          buffer.apply(a.bufferName()),
+          a.elementOffset() * layout.dtype().elementSize());
+      if (!a.published()) {
         // A box a lower rank owns: listed without tile digests, read with the owner's.
-        p.replicaAlias(
-            a.hfName(), layout.dtype(), a.globalShape(), a.shardOffset(), a.shape(), b, at);
+        p.replica(a.hfName(), a.shardOffset());
       }
     }
   }

@@ -78,6 +78,11 @@ record PublishedRegion(
     }
   }
 
+  /** This shard as a replica of another rank's box. */
+  PublishedRegion asReplica() {
+    return new PublishedRegion(name, dtype, globalShape, shardOffset, shape, bytes, true);
+  }
+
   /** The same geometry key replica merging uses: name and box. */
   String boxKey() {
     return name + " @ " + Arrays.toString(shardOffset) + " " + shape;

@@ -23,6 +23,7 @@ import dev.mx.metadata.ShardTableCodec;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -599,35 +600,6 @@ public final class Publisher implements AutoCloseable {
         Shape shape,
         MemorySegment buffer,
         long byteOffset) {
-      return addAlias(name, dtype, globalShape, shardOffset, shape, buffer, byteOffset, false);
-    }
-
-    /**
-     * As {@link #alias}, for a box another rank owns (the lowest rank holding it) and this one
-     * holds a replica of (data- or expert-parallel): listed with its whole-shard digest but no tile
-     * digests. Receivers that read it verify it with the owner's tiles (equal digests, equal
-     * bytes), so replicas do not multiply the tile digests in the tables.
-     */
-    public Builder replicaAlias(
-        String name,
-        DType dtype,
-        Shape globalShape,
-        long[] shardOffset,
-        Shape shape,
-        MemorySegment buffer,
-        long byteOffset) {
-      return addAlias(name, dtype, globalShape, shardOffset, shape, buffer, byteOffset, true);
-    }
-
-    private Builder addAlias(
-        String name,
-        DType dtype,
-        Shape globalShape,
-        long[] shardOffset,
-        Shape shape,
-        MemorySegment buffer,
-        long byteOffset,
-        boolean replica) {
       long bytes = shape.byteSize(dtype.elementSize());
       if (byteOffset < 0
           || byteOffset > buffer.byteSize()
@@ -651,8 +623,29 @@ public final class Publisher implements AutoCloseable {
               shardOffset,
               shape,
               buffer.asSlice(byteOffset, bytes),
-              replica));
+              false));
       return this;
+    }
+
+    /**
+     * Marks the shard of {@code name} at {@code shardOffset}, added before, as a replica of a box
+     * another rank owns (the lowest rank holding it; data- or expert-parallel copies): it is listed
+     * with its whole-shard digest but no tile digests. Receivers that read part of it verify it
+     * with the owner's tiles (equal digests, equal bytes), so replicas do not multiply the tile
+     * digests in the tables.
+     *
+     * @throws IllegalArgumentException when no shard of that name and offset was added
+     */
+    public Builder replica(String name, long[] shardOffset) {
+      for (int i = regions.size() - 1; i >= 0; i--) {
+        PublishedRegion r = regions.get(i);
+        if (r.name().equals(name) && Arrays.equals(r.shardOffset(), shardOffset)) {
+          regions.set(i, r.asReplica());
+          return this;
+        }
+      }
+      throw new IllegalArgumentException(
+          "no shard of '" + name + "' at " + Arrays.toString(shardOffset) + " to mark a replica");
     }
 
     /**

@@ -608,7 +608,7 @@ class PublisherTest {
   }
 
   @Test
-  void aReplicaAliasIsListedWithItsDigestButNoTileDigests() {
+  void aReplicaIsListedWithItsDigestButNoTileDigests() {
     // One buffer holding an owned box and a replica of another rank's box, both larger than a tile.
     MemorySegment buffer = floats(32, 0);
     Settings tiles = Settings.of(Map.of(Publisher.TILE_BYTES_PROPERTY, "24"), Map.of());
@@ -618,8 +618,8 @@ class PublisherTest {
             .digestProviders(digests())
             .buffer(buffer)
             .alias("owned", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), buffer, 0)
-            .replicaAlias(
-                "replicated", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), buffer, 64));
+            .alias("replicated", DType.F32, Shape.of(16), new long[] {0}, Shape.of(16), buffer, 64)
+            .replica("replicated", new long[] {0}));
     ShardTable t =
         ShardTableCodec.standard().decode(store.listReady(IDENTITY, FRESH).get(0).blob());
     PublishedShard owned = t.tensors().get(0).shards().get(0);
@@ -629,5 +629,8 @@ class PublisherTest {
     assertEquals(digest.digest(buffer.asSlice(64, 64)), replica.digest());
     assertEquals(null, replica.tiles(), "a replica is read with its owner's tiles");
     assertEquals(buffer.address() + 64, replica.addr());
+    IllegalArgumentException none =
+        assertThrows(IllegalArgumentException.class, () -> builder().replica("w", new long[] {0}));
+    assertTrue(none.getMessage().contains("'w'"), none.getMessage());
   }
 }
