@@ -382,6 +382,97 @@ abstract class AbstractRefitServiceTest {
     assertTrue(evict(a, v44.getUid(), SLOT0, trainer));
   }
 
+  @Test
+  void aReplicaKilledMidStepLeavesTheOtherServingTheVersionItsShardsAndItsLease() throws Exception {
+    String trainer = id("trainer");
+    String g = id("g");
+    register(a, trainer, WorkerRole.WORKER_ROLE_TRAINER, 60);
+    register(a, g, WorkerRole.WORKER_ROLE_GENERATOR, 60);
+    String uid = a.createWeightVersion(versionRequest(id("v50"), SLOT0).build()).getUid();
+    publish(a, shard(uid, SLOT0, trainer));
+    VersionLease held = lease(a, uid, g, 60);
+    // Replica A goes away mid-step, with its clients' calls.
+    serverA.close();
+    StatusRuntimeException gone = assertThrows(StatusRuntimeException.class, () -> get(a, uid));
+    assertEquals(Status.Code.UNAVAILABLE, gone.getStatus().getCode());
+    // Replica B serves all of it: the version, its shard, the lease (renewed by its holder).
+    assertEquals(WeightVersionState.WEIGHT_VERSION_STATE_READY, get(b, uid).getState());
+    assertEquals(
+        List.of(trainer), list(b, uid).stream().map(WeightVersionShard::getWorkerId).toList());
+    assertEquals(held.getLeaseId(), lease(b, uid, g, 60).getLeaseId());
+    delete(b, uid);
+    refused(
+        Status.Code.FAILED_PRECONDITION,
+        "weight version has an active lease",
+        () -> evict(b, uid, SLOT0, trainer));
+    assertTrue(unlease(b, uid, held.getLeaseId(), g));
+    assertTrue(evict(b, uid, SLOT0, trainer));
+  }
+
+  /** Raw bytes both ways, for calls no generated stub makes. */
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
+      new MethodDescriptor.Marshaller<>() {
+        @Override
+        public java.io.InputStream stream(byte[] value) {
+          return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(java.io.InputStream stream) {
+          try {
+            return stream.readAllBytes();
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }
+      };
+
+  private static MethodDescriptor<byte[], byte[]> raw(String fullMethodName) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(fullMethodName)
+        .setRequestMarshaller(BYTES)
+        .setResponseMarshaller(BYTES)
+        .build();
+  }
+
+  @Test
+  void aClientOfAnotherMajorVersionIsUnimplementedAndANewerMinorsUnknownFieldIsSkipped()
+      throws Exception {
+    byte[] request =
+        RefitRequests.registerWorker(id("w"), WorkerRole.WORKER_ROLE_TRAINER, model, 60)
+            .toByteArray();
+    // Another major version names another service (its package carries the version).
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    channelA,
+                    raw("model_express.refit.v2.RefitService/RegisterWorker"),
+                    CallOptions.DEFAULT,
+                    request));
+    assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("v2.RefitService"), e.getStatus().toString());
+    // A newer minor version adds fields: field 99 (varint 7) is skipped and the call served.
+    byte[] newer = java.util.Arrays.copyOf(request, request.length + 3);
+    newer[request.length] = (byte) 0x98; // tag (99 << 3) | 0, two-byte varint
+    newer[request.length + 1] = 0x06;
+    newer[request.length + 2] = 0x07;
+    byte[] answer =
+        ClientCalls.blockingUnaryCall(
+            channelA,
+            raw(RefitServer.REFIT_SERVICE + "/RegisterWorker"),
+            CallOptions.DEFAULT,
+            newer);
+    WorkerRegistration registered = WorkerRegistration.parseFrom(answer);
+    assertEquals(id("w"), registered.getWorkerId());
+    assertEquals(model, registered.getModelName());
+    // The server still serves after both.
+    assertEquals(id("w"), register(b, id("w"), WorkerRole.WORKER_ROLE_TRAINER, 60).getWorkerId());
+  }
+
   // ---- test D --------------------------------------------------------------------------------
 
   @Test
