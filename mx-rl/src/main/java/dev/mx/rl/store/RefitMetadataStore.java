@@ -50,6 +50,12 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
   static final String DIRECTORY = "mx:directory";
 
   /**
+   * The key under which a publishing process also serves its directory entry without records: the
+   * versions alone, which is all a follower's poll needs (records carry transport blobs).
+   */
+  static final String DIRECTORY_VERSIONS = "mx:directory:versions";
+
+  /**
    * The digest a directory record carries: its entry changes with every heartbeat, so the record
    * names the entry's format instead (receivers fetch it without a digest check).
    */
@@ -129,6 +135,10 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
             name,
             WORKER_TTL_SECONDS);
     book.serveLive(dir, DIRECTORY, () -> entry(name));
+    book.serveLive(
+        dir,
+        DIRECTORY_VERSIONS,
+        () -> DirectoryEntry.encode(name, List.of(), known.getOrDefault(name, Map.of()).values()));
     central.publishShard(
         WeightVersionShard.newBuilder()
             .setVersionId(dir)
@@ -192,6 +202,14 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
    * answer is skipped: it is gone, and its records with it.
    */
   List<Served> entries(String name) {
+    return entries(name, true);
+  }
+
+  /**
+   * As {@link #entries(String)}; without {@code records} each publisher is asked for its versions
+   * alone (its full entry when it serves no such key), and the entries hold no records.
+   */
+  List<Served> entries(String name, boolean records) {
     String dir = directoryUid(name);
     List<WeightVersionShard> shards;
     try {
@@ -202,7 +220,12 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
     // Every publisher is asked at once: a poll costs one round trip however many publish.
     List<CompletableFuture<byte[]>> asked = new ArrayList<>();
     for (WeightVersionShard s : shards) {
-      asked.add(entryFetcher.fetchLiveAsync(s));
+      asked.add(
+          records
+              ? entryFetcher.fetchLiveAsync(s)
+              : entryFetcher
+                  .fetchLiveAsync(s.toBuilder().setSourceSlotId(DIRECTORY_VERSIONS).build())
+                  .exceptionallyCompose(e -> entryFetcher.fetchLiveAsync(s)));
     }
     List<Served> out = new ArrayList<>();
     for (int i = 0; i < shards.size(); i++) {

@@ -92,7 +92,7 @@ final class RefitWeightVersions implements WeightVersionStore {
     if (mine != null) {
       return Optional.of(mine);
     }
-    for (RefitMetadataStore.Served s : store.entries(model)) {
+    for (RefitMetadataStore.Served s : store.entries(model, false)) {
       for (KnownVersion v : s.entry().versions()) {
         seen.put(model + "\0" + v.id(), v);
       }
@@ -322,7 +322,7 @@ final class RefitWeightVersions implements WeightVersionStore {
   @Override
   public List<WeightVersion> versions(String model) {
     Map<String, KnownVersion> all = new LinkedHashMap<>(store.known.getOrDefault(model, Map.of()));
-    for (RefitMetadataStore.Served s : store.entries(model)) {
+    for (RefitMetadataStore.Served s : store.entries(model, false)) {
       for (KnownVersion v : s.entry().versions()) {
         all.putIfAbsent(v.id(), v);
         seen.put(model + "\0" + v.id(), v);

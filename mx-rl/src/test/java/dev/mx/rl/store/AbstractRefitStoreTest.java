@@ -254,6 +254,25 @@ abstract class AbstractRefitStoreTest {
   }
 
   @Test
+  void aPollForVersionsFetchesNoRecordsAndTheirBlobs() {
+    MetadataStore pub = open();
+    RefitMetadataStore recv = (RefitMetadataStore) open();
+    // One name as identity and model, as the demo's trainers use it.
+    pub.publish(new SourceRecord(model, "trainer-0", 0, table("blob-0"), SourceStatus.READY, 0));
+    pub.versions().createVersion(model, "step-1", 1, List.of("0"));
+    List<RefitMetadataStore.Served> light = recv.entries(model, false);
+    assertEquals(1, light.size());
+    assertEquals(List.of(), light.getFirst().entry().records());
+    assertEquals(
+        List.of("step-1"), light.getFirst().entry().versions().stream().map(v -> v.id()).toList());
+    List<RefitMetadataStore.Served> full = recv.entries(model, true);
+    assertArrayEquals(table("blob-0"), full.getFirst().entry().records().getFirst().blob());
+    assertEquals(
+        List.of("step-1"),
+        recv.versions().versions(model).stream().map(WeightVersion::id).toList());
+  }
+
+  @Test
   void aSlotListedWhileItsVersionIsStagingIsFetchedThenNotOnceReady() {
     MetadataStore p0 = open();
     MetadataStore p1 = open();
