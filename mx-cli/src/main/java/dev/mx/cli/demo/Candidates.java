@@ -29,6 +29,14 @@ final class Candidates {
     }
   }
 
+  /** The dtypes trainers may publish: the generator's and the quantized-source formats. */
+  static final class TrainerDtypes implements Iterable<String> {
+    @Override
+    public Iterator<String> iterator() {
+      return OptionChecks.TRAINER_DTYPES.iterator();
+    }
+  }
+
   /** The dtypes inference parameters may have: the generator's, the fp8 casts and fp8-block. */
   static final class InferenceDtypes implements Iterable<String> {
     @Override

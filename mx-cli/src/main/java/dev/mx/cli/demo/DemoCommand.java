@@ -508,8 +508,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           spec.commandLine(), "--inference '" + inference + "': ep must be 1 or equal to tp");
     }
     String resolvedModel = model;
-    String tDtype =
-        trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
+    String tDtype = trainerLabel();
     String iDtype = inferenceLabel(tDtype);
     String chosen;
     if (memory.isDevice()) {

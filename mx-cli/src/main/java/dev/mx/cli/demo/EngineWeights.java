@@ -1,9 +1,11 @@
 package dev.mx.cli.demo;
 
 import dev.mx.api.memory.MemoryOps;
+import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.util.Settings;
 import dev.mx.layout.vllm.Fp8BlockLayout;
+import dev.mx.layout.vllm.QuantizedSourceGeometry;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.refit.Fp8BlockInstall;
 import dev.mx.refit.LiveWeights;
@@ -18,8 +20,15 @@ import java.util.Map;
  * the live weights are the quantized engine layout and installs quantize.
  *
  * @param fp8 the quantizing installer, or null when the weights are installed as pulled
+ * @param source what the receivers plan from: the layout, or with quantized sources the layout that
+ *     pulls their codes and scales into the engine's quantized parameters unchanged
  */
-record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8) {
+record EngineWeights(
+    VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8, GeometrySource source) {
+
+  EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8) {
+    this(geometry, live, fp8, geometry);
+  }
 
   /**
    * Lays out rank {@code spec.rank()}'s weights, in the memory of {@code device} (null: host); in
@@ -28,12 +37,19 @@ record EngineWeights(VllmLayout geometry, LiveWeights live, Fp8BlockInstall fp8)
    */
   static EngineWeights create(WorkerSpec spec, MemoryOps device) {
     VllmLayout geometry = Workers.inferenceLayout(spec);
+    long staging =
+        !spec.inPlace() ? 0 : spec.stagingBytes() > 0 ? spec.stagingBytes() : defaultStaging();
     if (!Fp8Format.isFp8Block(spec.inferenceDtype())) {
-      long staging =
-          !spec.inPlace() ? 0 : spec.stagingBytes() > 0 ? spec.stagingBytes() : defaultStaging();
       return new EngineWeights(geometry, new LiveWeights(geometry.params(), device, staging), null);
     }
     Fp8BlockLayout q = Fp8Format.layout(spec.inferenceDtype(), geometry);
+    if (Fp8Format.quantizedSource(spec)) {
+      // The publishers' codes and scales land in the engine's parameters as they are.
+      QuantizedSourceGeometry source =
+          new QuantizedSourceGeometry(geometry, q, Fp8Format.tiles(spec.trainerDtype()));
+      return new EngineWeights(
+          geometry, new LiveWeights(source.params(), device, staging), null, source);
+    }
     LiveWeights live = new LiveWeights(q.engine());
     try {
       return new EngineWeights(

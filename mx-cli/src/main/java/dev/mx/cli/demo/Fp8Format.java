@@ -1,6 +1,9 @@
 package dev.mx.cli.demo;
 
 import dev.mx.api.DType;
+import dev.mx.layout.model.GlobalTensor;
+import dev.mx.layout.model.ModelArchitecture;
+import dev.mx.layout.model.ScaleTiles;
 import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.refit.cast.Fp8Rounding;
@@ -88,11 +91,72 @@ final class Fp8Format {
     return Arrays.stream(params.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
   }
 
-  /** The dtype receivers pull for an inference label: the trainers' when quantizing at install. */
+  /**
+   * The dtype receivers pull for an inference label: the trainers' when quantizing at install (for
+   * the parameters left unquantized, when the trainers publish quantized sources).
+   */
   static DType receiveDtype(WorkerSpec spec) {
     return isFp8Block(spec.inferenceDtype())
-        ? DType.parse(spec.trainerDtype())
+        ? trainerMaster(spec)
         : DType.parse(spec.inferenceDtype());
+  }
+
+  /**
+   * Whether the trainers publish quantized sources ({@code --trainer-dtype fp8-block} or another
+   * format): every linear weight in e4m3fn with its scales, which receivers install unchanged.
+   */
+  static boolean quantizedSource(WorkerSpec spec) {
+    return isFp8Block(spec.trainerDtype());
+  }
+
+  /**
+   * The dtype the trainers hold and generate their weights in: the trainer dtype, or the model's
+   * {@code torch_dtype} when they publish quantized sources (quantized from it).
+   */
+  static DType trainerMaster(WorkerSpec spec) {
+    return quantizedSource(spec)
+        ? DType.parse(Workers.modelDtype(spec.model()))
+        : DType.parse(spec.trainerDtype());
+  }
+
+  /**
+   * The scale tiles of a quantized-source label: square blocks, MXFP8's 1 x 32 or one scale per
+   * row; per-tensor scales are refused (a fused parameter would need one scale for several members,
+   * which only re-quantizing gives).
+   */
+  static ScaleTiles tiles(String label) {
+    QuantFormat f = format(label);
+    long rows =
+        switch (f) {
+          case BLOCK, BLOCK_UE8M0 -> block(label);
+          case MXFP8, CHANNEL -> 1;
+          case TENSOR -> throw tensorSource();
+        };
+    long cols =
+        switch (f) {
+          case BLOCK, BLOCK_UE8M0 -> block(label);
+          case MXFP8 -> QuantFormat.MX_BLOCK;
+          case CHANNEL -> ScaleTiles.WHOLE;
+          case TENSOR -> throw tensorSource();
+        };
+    return new ScaleTiles(f.scaleSuffix(), f.scaleDtype(), rows, cols);
+  }
+
+  static IllegalArgumentException tensorSource() {
+    return new IllegalArgumentException(
+        "fp8-tensor sources are not supported: vLLM holds one scale per fused parameter, which only"
+            + " re-quantizing the members' per-tensor scales gives; publish fp8-block, fp8-block-ue8m0,"
+            + " mxfp8 or fp8-channel");
+  }
+
+  /** Whether a trainer publishes global tensor {@code name} quantized: the linear weights. */
+  static boolean quantizedTensor(ModelArchitecture model, String name) {
+    return model.find(name).map(Fp8Format::quantizedTensor).orElse(false);
+  }
+
+  /** Whether a trainer publishes {@code t} quantized: a linear weight matrix. */
+  static boolean quantizedTensor(GlobalTensor t) {
+    return t.shape().rank() >= 2 && Fp8BlockLayout.LINEAR_WEIGHTS.contains(t.role());
   }
 
   /** The quantized parameters of one rank under an fp8 label. */

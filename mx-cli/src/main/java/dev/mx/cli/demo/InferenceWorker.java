@@ -85,7 +85,7 @@ final class InferenceWorker implements Worker {
         InferenceRank.builder(transport, store, spec.identity())
             .rank(spec.rank())
             .live(live)
-            .geometry(geometry)
+            .geometry(engine.source())
             .commitInstaller(engine.installer())
             .config(
                 ReceiverConfig.defaults()

@@ -83,9 +83,14 @@ abstract class JobOptions {
 
   @Option(
       names = "--trainer-dtype",
-      completionCandidates = Candidates.Dtypes.class,
+      completionCandidates = Candidates.TrainerDtypes.class,
       description =
-          "Dtype the trainers publish: ${COMPLETION-CANDIDATES} (default: the model's torch_dtype).")
+          "Dtype the trainers publish: ${COMPLETION-CANDIDATES} (default: the model's torch_dtype)."
+              + " fp8-block, fp8-block-ue8m0, mxfp8, fp8-channel: quantized sources; the trainers hold the"
+              + " model's torch_dtype, quantize every linear weight of attention and the MLP on its global"
+              + " tile grid (--quant-block, --fp8-rounding) and publish its float8_e4m3fn codes with its scale"
+              + " tensor; receivers install both unchanged, in that format (mx demo only; host weights; every"
+              + " tensor-parallel split must fall on tile boundaries).")
   String trainerDtype;
 
   @Option(
@@ -104,7 +109,7 @@ abstract class JobOptions {
   @Option(
       names = "--quant-block",
       description =
-          "With --inference-dtype fp8-block or fp8-block-ue8m0: the block size, a power of two from 16 to 1024"
+          "With --inference-dtype or --trainer-dtype fp8-block or fp8-block-ue8m0: the block size, a power of two from 16 to 1024"
               + " (default 128).")
   Integer quantBlock;
 
@@ -112,7 +117,7 @@ abstract class JobOptions {
       names = "--fp8-rounding",
       paramLabel = "exact|vllm|deepgemm",
       description =
-          "With --inference-dtype fp8-block: how each block's factor is computed from its amax, in f32:"
+          "With --inference-dtype or --trainer-dtype fp8-block: how each block's factor is computed from its amax, in f32:"
               + " vllm = x * (1 / (amax / 448)), vLLM's per_block_cast_to_fp8; deepgemm = x * ((1 / amax) * 448);"
               + " exact = x * (448 / amax), correctly rounded (default: mx.refit.fp8-rounding /"
               + " MX_REFIT_FP8_ROUNDING, vllm).")
@@ -158,15 +163,36 @@ abstract class JobOptions {
 
   /** The inference dtype label of the worker spec: the trainer dtype when none was given. */
   String inferenceLabel(String trainerLabel) {
-    if (Fp8Format.isFp8Block(inferenceDtype)) {
+    // Quantized sources install in their own format unless another is asked for (and refused).
+    String quantized =
+        Fp8Format.isFp8Block(inferenceDtype)
+            ? inferenceDtype
+            : inferenceDtype == null && Fp8Format.isFp8Block(trainerDtype) ? trainerDtype : null;
+    if (quantized != null) {
       return Fp8Format.label(
-          Fp8Format.format(inferenceDtype),
+          Fp8Format.format(quantized),
           quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
           fp8Rounding(),
           fp8PartialBlocks,
           quantParams);
     }
     return inferenceDtype != null ? Workers.dtypeLabel(inferenceDtype) : trainerLabel;
+  }
+
+  /**
+   * The trainers' dtype label: {@code --trainer-dtype}, else the model's {@code torch_dtype}; a
+   * quantized-source format as {@code FORMAT:BLOCK:ROUNDING}.
+   */
+  String trainerLabel() {
+    if (Fp8Format.isFp8Block(trainerDtype)) {
+      return Fp8Format.label(
+          Fp8Format.format(trainerDtype),
+          quantBlock == null ? dev.mx.refit.cast.BlockQuantizer.DEFAULT_BLOCK : quantBlock,
+          fp8Rounding(),
+          false,
+          null);
+    }
+    return trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
   }
 
   /** {@code --fp8-rounding}, else the receivers' setting ({@code vllm} unless set). */

@@ -35,6 +35,10 @@ public final class OptionChecks {
   /** Dtypes the weight generator writes (ARCHITECTURE §5.4). */
   static final List<String> DTYPES = List.of("bf16", "f16", "f32");
 
+  /** Dtypes trainers may publish: the generator's, and the quantized-source formats. */
+  static final List<String> TRAINER_DTYPES =
+      List.of("bf16", "f16", "f32", Fp8Format.NAME, "fp8-block-ue8m0", "mxfp8", "fp8-channel");
+
   /** Dtypes inference parameters may have: the generator's, the fp8 element casts, fp8-block. */
   static final List<String> INFERENCE_DTYPES =
       List.of(
@@ -76,6 +80,7 @@ public final class OptionChecks {
         dumpDir(cmd, d.dump);
       }
     } else if (command instanceof PublishCommand p) {
+      demoOnly(cmd, p.role);
       Job job = job(cmd, p.role);
       role(cmd, p.role);
       range(cmd, "--rank", p.rank, 0, job.trainer.worldSize() - 1);
@@ -87,6 +92,7 @@ public final class OptionChecks {
       }
       seconds(cmd, "--interval", p.interval, MAX_TIMEOUT_SECONDS);
     } else if (command instanceof ReceiveCommand r) {
+      demoOnly(cmd, r.role);
       Job job = job(cmd, r.role);
       role(cmd, r.role);
       range(cmd, "--rank", r.rank, 0, job.inference.tp() - 1);
@@ -144,8 +150,10 @@ public final class OptionChecks {
               + MAX_WORLD);
     }
     InferenceTopology inference = new InferenceTopology(i.get("tp"), i.get("ep"));
-    DType trainerDtype = dtype(cmd, "--trainer-dtype", o.trainerDtype);
-    boolean fp8Block = Fp8Format.isFp8Block(o.inferenceDtype);
+    boolean source = Fp8Format.isFp8Block(o.trainerDtype);
+    DType trainerDtype =
+        source ? null : dtype(cmd, "--trainer-dtype", o.trainerDtype, TRAINER_DTYPES);
+    boolean fp8Block = quantizedInference(o) != null;
     DType inferenceDtype = fp8Block ? null : inferenceDtype(cmd, o.inferenceDtype);
     DType dtype = trainerDtype != null ? trainerDtype : model.torchDtype().orElse(DType.BF16);
     try {
@@ -171,7 +179,13 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--inference '" + o.inference + "': " + e.getMessage());
     }
+    if (source) {
+      quantizedSourceOptions(cmd, o);
+    }
     fp8Block(cmd, o, fp8Block, rank0);
+    if (source) {
+      quantizedSourceLayouts(cmd, o, model, trainer, inference, placement, dtype);
+    }
     range(cmd, "--changed", o.changed, 0, 100);
     oneOf(cmd, "--wire", o.wire, List.of("fused", "phased"));
     oneOf(cmd, "--verify", o.verify, List.of("all", "strict", "whole-shards", "off"));
@@ -189,6 +203,17 @@ public final class OptionChecks {
       }
     }
     return new Job(trainer, inference);
+  }
+
+  /** Quantized sources run in {@code mx demo} only: the role commands publish one dtype. */
+  private static void demoOnly(CommandLine cmd, RoleOptions o) {
+    if (Fp8Format.isFp8Block(o.trainerDtype)) {
+      throw new ParameterException(
+          cmd,
+          "--trainer-dtype "
+              + o.trainerDtype
+              + ": quantized sources run in mx demo only for now; publish bf16, f16 or f32");
+    }
   }
 
   private static void role(CommandLine cmd, RoleOptions o) {
@@ -275,7 +300,7 @@ public final class OptionChecks {
               + ")");
       return;
     }
-    dev.mx.refit.cast.QuantFormat format = Fp8Format.format(o.inferenceDtype);
+    dev.mx.refit.cast.QuantFormat format = Fp8Format.format(quantizedInference(o));
     if (!format.hasBlock()) {
       refuseGiven(
           cmd,
@@ -340,6 +365,104 @@ public final class OptionChecks {
               + "': "
               + e.getMessage()
               + "; --fp8-partial-blocks quantizes it so");
+    }
+  }
+
+  /**
+   * The format label receivers install in: {@code --inference-dtype}'s when it names one, else the
+   * trainers' quantized-source format when {@code --inference-dtype} is not given; null for plain
+   * installs.
+   */
+  private static String quantizedInference(JobOptions o) {
+    if (Fp8Format.isFp8Block(o.inferenceDtype)) {
+      return o.inferenceDtype;
+    }
+    return o.inferenceDtype == null && Fp8Format.isFp8Block(o.trainerDtype) ? o.trainerDtype : null;
+  }
+
+  /**
+   * {@code --trainer-dtype FORMAT}: a format that has quantized sources, installed in that format,
+   * with every trainer rank's shards and every inference rank's slices on tile boundaries.
+   */
+  private static void quantizedSourceOptions(CommandLine cmd, JobOptions o) {
+    String option = "--trainer-dtype " + o.trainerDtype;
+    try {
+      Fp8Format.tiles(o.trainerDtype + ":" + Fp8Format.MIN_BLOCK);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(cmd, option + ": " + e.getMessage());
+    }
+    dev.mx.refit.cast.QuantFormat format = Fp8Format.format(o.trainerDtype);
+    if (o.inferenceDtype != null && !Fp8Format.isFp8Block(o.inferenceDtype)) {
+      throw new ParameterException(
+          cmd,
+          "--inference-dtype "
+              + o.inferenceDtype
+              + ": the trainers publish "
+              + format.label()
+              + " sources, which receivers install unchanged; a dequantizing install is not built"
+              + " (drop --inference-dtype)");
+    }
+    if (o.inferenceDtype != null && Fp8Format.format(o.inferenceDtype) != format) {
+      throw new ParameterException(
+          cmd,
+          "--inference-dtype "
+              + o.inferenceDtype
+              + ": the trainers publish "
+              + format.label()
+              + " sources; installing them as "
+              + Fp8Format.format(o.inferenceDtype).label()
+              + " would quantize values already quantized (drop --inference-dtype, or publish "
+              + Fp8Format.format(o.inferenceDtype).label()
+              + ")");
+    }
+    if (o.quantParams != null) {
+      throw new ParameterException(
+          cmd,
+          "--quant-params '"
+              + o.quantParams
+              + "': with "
+              + option
+              + " the trainers publish every linear weight quantized");
+    }
+  }
+
+  /**
+   * The layouts of {@code --trainer-dtype FORMAT}: every trainer rank's shards and every inference
+   * rank's slices on tile boundaries.
+   */
+  private static void quantizedSourceLayouts(
+      CommandLine cmd,
+      JobOptions o,
+      ModelArchitecture model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      ExpertPlacement placement,
+      DType dtype) {
+    String option = "--trainer-dtype " + o.trainerDtype;
+    String trainerLabel = o.trainerLabel();
+    dev.mx.layout.model.ScaleTiles tiles = Fp8Format.tiles(trainerLabel);
+    try {
+      for (var rank : trainer.layout(model, dtype).ranks()) {
+        dev.mx.layout.trainer.QuantizedShards.split(
+            rank, name -> Fp8Format.quantizedTensor(model, name), tiles);
+      }
+    } catch (MxException e) {
+      throw new ParameterException(
+          cmd, option + " under --trainer '" + o.trainer + "': " + e.getMessage());
+    }
+    var manifest =
+        dev.mx.layout.vllm.QuantizedSourceGeometry.manifest(
+            model, dtype, tiles, Fp8Format::quantizedTensor);
+    for (int r : new java.util.TreeSet<>(List.of(0, inference.worldSize() - 1))) {
+      try {
+        VllmLayout layout = new VllmLayout(model, inference, r, dtype, placement);
+        new dev.mx.layout.vllm.QuantizedSourceGeometry(
+                layout, Fp8Format.layout(o.inferenceLabel(trainerLabel), layout), tiles)
+            .capture(manifest);
+      } catch (MxException e) {
+        throw new ParameterException(
+            cmd, option + " under --inference '" + o.inference + "': " + e.getMessage());
+      }
     }
   }
 

@@ -53,8 +53,14 @@ final class RefitRehearsal {
             "mem",
             "memory:mx-refit-rehearsal-" + UUID.randomUUID(),
             "mx-refit-rehearsal",
-            real.trainerDtype(),
-            real.inferenceDtype(),
+            // Quantized sources need a tile-aligned model: the rehearsal moves their full
+            // precision.
+            Fp8Format.quantizedSource(real)
+                ? Fp8Format.trainerMaster(real).shortName()
+                : real.trainerDtype(),
+            Fp8Format.quantizedSource(real)
+                ? Fp8Format.trainerMaster(real).shortName()
+                : real.inferenceDtype(),
             real.wire(),
             real.verify(),
             real.timeoutSeconds(),

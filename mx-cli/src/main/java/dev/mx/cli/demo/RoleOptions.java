@@ -32,8 +32,7 @@ final class RoleOptions extends JobOptions {
   WorkerSpec spec(CommandLine.Model.CommandSpec cmd, String role, int rank) {
     Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "dp", "fsdp");
     Map<String, Integer> i = Topology.parse("--inference", inference, "tp", "ep");
-    String tDtype =
-        trainerDtype != null ? Workers.dtypeLabel(trainerDtype) : Workers.modelDtype(model);
+    String tDtype = trainerLabel();
     // auto: route per peer over every available transport (shm on this host, ucx across hosts).
     String chosen =
         transport.equalsIgnoreCase("auto")

@@ -9,9 +9,13 @@ import dev.mx.layout.gen.ChangeSchedule;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.AliasShard;
+import dev.mx.layout.trainer.QuantizedShards;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
+import dev.mx.refit.cast.BlockQuantizer;
+import dev.mx.refit.cast.Fp8Rounding;
+import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.embed.TrainerRank;
 import dev.mx.refit.publish.Publisher;
 import java.lang.foreign.MemorySegment;
@@ -39,6 +43,15 @@ final class TrainerWorker implements Worker {
   private TrainerRankLayout layout;
   private final List<TrainerBuffers> sets = new ArrayList<>();
 
+  /**
+   * With quantized sources ({@code --trainer-dtype fp8-block} ...): which shards are published
+   * quantized, and per set their e4m3fn codes and their scales; null and empty otherwise.
+   */
+  private QuantizedShards quantized;
+
+  private final List<TrainerBuffers> codeSets = new ArrayList<>();
+  private final List<TrainerBuffers> scaleSets = new ArrayList<>();
+
   /** Which tensors each step changes ({@code --changed}); built on the first fill. */
   private ChangeSchedule schedule;
 
@@ -63,11 +76,23 @@ final class TrainerWorker implements Worker {
   @Override
   public Map<String, Object> start() {
     ModelArchitecture model = ModelConfigs.load(spec.model());
-    DType dtype = DType.parse(spec.trainerDtype());
+    DType dtype = Fp8Format.trainerMaster(spec);
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
+    if (Fp8Format.quantizedSource(spec)) {
+      quantized =
+          QuantizedShards.split(
+              layout,
+              name -> Fp8Format.quantizedTensor(model, name),
+              Fp8Format.tiles(spec.trainerDtype()));
+    }
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
     store = MetadataStores.open(spec.metadata());
     for (int i = 0; i < (versions ? spec.trainerSets() : 1); i++) {
+      if (quantized != null) {
+        // Served from the transport's memory like the plain buffers.
+        codeSets.add(TrainerBuffers.allocate(quantized.codes(), transport::allocate));
+        scaleSets.add(TrainerBuffers.allocate(quantized.scales(), transport::allocate));
+      }
       if (spec.memoryKind().isDevice()) {
         // The generator writes host buffers; the device copies are what the transport serves.
         TrainerBuffers host = TrainerBuffers.allocate(layout);
@@ -94,12 +119,21 @@ final class TrainerWorker implements Worker {
     out.put("rank", spec.rank());
     out.put("label", layout.label());
     out.put("bytes", layout.byteSize());
-    out.put("published_shards", layout.aliases().size());
+    out.put(
+        "published_shards",
+        layout.aliases().size() + (quantized == null ? 0 : quantized.pairs().size()));
     return out;
   }
 
   /** What buffer set {@code set} publishes: its host buffers, or their device copies. */
   private Consumer<Publisher.Builder> tensors(int set) {
+    if (quantized != null) {
+      return b -> {
+        VersionedTrainer.tensors(quantized.plain(), sets.get(set)).accept(b);
+        VersionedTrainer.tensors(quantized.codes(), codeSets.get(set)).accept(b);
+        VersionedTrainer.tensors(quantized.scales(), scaleSets.get(set)).accept(b);
+      };
+    }
     if (devices.isEmpty()) {
       return VersionedTrainer.tensors(layout, sets.get(set));
     }
@@ -122,8 +156,38 @@ final class TrainerWorker implements Worker {
     // set then also holds the unchanged tensors of the previous step.
     ChangeSchedule s = schedule;
     sets.get(set).fill(name -> s.stepOf(name, step), threads);
+    if (quantized != null) {
+      quantize(set, threads);
+    }
     if (!devices.isEmpty()) {
       devices.get(set).upload();
+    }
+  }
+
+  /**
+   * Quantizes every quantized shard of set {@code set} from its full-precision values into its
+   * codes and scales. Each shard starts on a tile boundary of its global tensor, so its tiles are
+   * the global grid's and the bytes equal those of the whole tensor quantized at once.
+   */
+  private void quantize(int set, int threads) {
+    QuantFormat format = Fp8Format.format(spec.trainerDtype());
+    int block = Fp8Format.block(spec.trainerDtype());
+    Fp8Rounding rounding = Fp8Format.rounding(spec.trainerDtype());
+    TrainerBuffers master = sets.get(set);
+    TrainerBuffers codes = codeSets.get(set);
+    TrainerBuffers scales = scaleSets.get(set);
+    for (QuantizedShards.Pair p : quantized.pairs()) {
+      BlockQuantizer.quantize(
+          master.slice(p.source()),
+          layout.dtype(),
+          codes.slice(p.codes()),
+          scales.slice(p.scales()),
+          p.source().shape(),
+          format,
+          block,
+          false,
+          threads,
+          rounding);
     }
   }
 
@@ -153,13 +217,21 @@ final class TrainerWorker implements Worker {
   }
 
   /**
-   * Flips one byte of the first shard this rank publishes of the newest step after its digest went
-   * out: receivers must refuse it.
+   * Flips one byte of the first shard this rank publishes of the newest step (with quantized
+   * sources, of its first scale shard) after its digest went out: receivers must refuse it.
    */
   @Override
   public Map<String, Object> fault(String kind) {
     if (!kind.equals("corrupt")) {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
+    }
+    if (quantized != null) {
+      // Quantized sources: a scale, whose bytes only this trainer computed.
+      AliasShard scales = quantized.scales().aliases().get(0);
+      MemorySegment slice = scaleSets.get(newest).slice(scales);
+      long at = slice.byteSize() / 2;
+      slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
+      return Map.of("tensor", scales.hfName(), "byte", at);
     }
     AliasShard victim = layout.aliases().get(0);
     if (!devices.isEmpty()) {
@@ -185,6 +257,8 @@ final class TrainerWorker implements Worker {
     // are deregistered and freed, then their transport goes.
     order.add(rank);
     order.addAll(devices.reversed());
+    order.addAll(scaleSets.reversed());
+    order.addAll(codeSets.reversed());
     order.addAll(sets.reversed());
     order.add(transport);
     order.add(store);

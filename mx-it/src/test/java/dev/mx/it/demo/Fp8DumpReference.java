@@ -168,6 +168,83 @@ final class Fp8DumpReference {
   }
 
   /**
+   * A dump of {@code fp8-channel} sources installed unchanged under inference {@code tp}: every
+   * linear weight's scale is its global row's ({@code amax/448} over every column of the global
+   * tensor, not only the rank's: a row-parallel weight's rank holds some columns of each row), its
+   * codes {@code e4m3(x * (1 / (amax / 448)))}, vLLM's rounding; everything else the generator's
+   * values.
+   */
+  static void assertPerChannelSourceDump(Path dump, String model, int tp, DType trainer, long step)
+      throws Exception {
+    ModelArchitecture arch = ModelConfigs.load(model);
+    List<VllmReference> refs = new ArrayList<>();
+    List<SafetensorsFile> files = new ArrayList<>();
+    try {
+      for (int r = 0; r < tp; r++) {
+        refs.add(new VllmReference(arch, new InferenceTopology(tp, 1), r));
+        files.add(SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors")));
+      }
+      int checked = 0;
+      for (int r = 0; r < tp; r++) {
+        for (SafetensorsTensor t : files.get(r).tensors()) {
+          String name = t.name();
+          if (name.endsWith("_scale")) {
+            continue;
+          }
+          VllmReference ref = refs.get(r);
+          if (!linear(name)) {
+            assertEquals(
+                List.of(), ref.mismatches(name, t.data(), step, trainer, trainer, 3), name);
+            continue;
+          }
+          assertEquals(DType.F8_E4M3FN, t.dtype(), name);
+          SafetensorsTensor scales = files.get(r).tensor(name + "_scale");
+          long rows = t.shape().dim(0);
+          long cols = t.shape().dim(1);
+          assertEquals(Shape.of(rows, 1), scales.shape(), name + "_scale");
+          boolean rowParallel = name.contains(".o_proj.") || name.contains(".down_proj.");
+          for (long row = 0; row < rows; row++) {
+            float amax = 0;
+            for (int other = 0; other < tp; other++) {
+              if (other != r && !rowParallel) {
+                continue; // a column-parallel rank holds whole rows of its own
+              }
+              for (long c = 0; c < cols; c++) {
+                amax =
+                    Math.max(
+                        amax,
+                        Math.abs(source(refs.get(other), name, row * cols + c, step, trainer)));
+              }
+            }
+            amax = Math.max(amax, 1e-4f);
+            float scale = amax / 448f;
+            float factor = 1f / (amax / 448f);
+            assertEquals(
+                Float.floatToRawIntBits(scale),
+                Float.floatToRawIntBits(scales.data().getAtIndex(F32, row)),
+                name + "_scale[" + row + "] of receiver " + r);
+            for (long c = 0; c < cols; c++) {
+              long k = row * cols + c;
+              float x = source(ref, name, k, step, trainer);
+              int want = nearestCode(Math.max(-448f, Math.min(448f, x * factor)), E4M3);
+              assertEquals(
+                  want,
+                  t.data().get(ValueLayout.JAVA_BYTE, k) & 0xff,
+                  name + "[" + k + "] of receiver " + r);
+            }
+          }
+          checked++;
+        }
+      }
+      assertTrue(checked > 0, "some parameters were quantized");
+    } finally {
+      for (SafetensorsFile f : files) {
+        f.close();
+      }
+    }
+  }
+
+  /**
    * The rows of each member of a fused parameter's matrices, from the model and vLLM's fusing: q,
    * k, v heads in {@code qkv_proj} (a kv head replicated where there are fewer than tp), gate and
    * up halves in {@code gate_up_proj} and {@code w13_weight}; else the whole.

@@ -1,0 +1,252 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mx.api.DType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code mx demo --trainer-dtype FORMAT}: the trainers publish every linear weight quantized, codes
+ * and scales, and receivers install both unchanged. Where every split falls on tile boundaries, the
+ * installed bytes equal the independent reference of the quantizing install ({@link
+ * Fp8DumpReference}: quantizing a slice on its own grid is then quantizing the global tensor), so
+ * the dump is checked against it and against a quantizing install's dump byte for byte.
+ */
+class DemoQuantizedSourceTest {
+
+  @ParameterizedTest
+  @CsvSource({
+    "fp8-block, tiny-qwen3-moe, tp=2, tp=2, 16",
+    "fp8-block-ue8m0, tiny-qwen3-moe, tp=2, tp=2, 16",
+    "mxfp8, tiny-llama, tp=2, tp=2, 0",
+    "fp8-channel, tiny-llama, tp=1, tp=1, 0"
+  })
+  void quantizedSourcesInstallUnchangedAndEqualTheReference(
+      String format, String model, String trainer, String inference, int block, @TempDir Path dir)
+      throws Exception {
+    List<String> common =
+        new ArrayList<>(
+            List.of(
+                "--in-process", "--model", model, "--trainer", trainer, "--inference", inference));
+    if (block > 0) {
+      common.addAll(List.of("--quant-block", String.valueOf(block)));
+    }
+    List<String> source = new ArrayList<>(common);
+    source.addAll(
+        List.of(
+            "--trainer-dtype",
+            format,
+            "--steps",
+            "2",
+            "--json",
+            "--dump",
+            dir.resolve("source").toString()));
+    DemoRun r = DemoRun.run(source.toArray(String[]::new));
+    assertEquals(0, r.code(), r.toString());
+    JsonNode run = r.json().get("run");
+    assertTrue(run.get("trainer_dtype").asText().startsWith(format + ":"), run.toString());
+    assertEquals(run.get("trainer_dtype").asText(), run.get("inference_dtype").asText());
+    int tp = Integer.parseInt(inference.substring(3));
+    DType master = model.equals("tiny-llama") ? DType.F32 : DType.BF16;
+    Fp8DumpReference.assertQuantizedDump(
+        dir.resolve("source"), format, model, tp, 1, master, block > 0 ? block : 128, "vllm", 1);
+    for (JsonNode s : r.json().get("steps")) {
+      assertEquals(0, s.get("converts").asInt(), "nothing is cast or quantized: " + s);
+    }
+
+    List<String> install = new ArrayList<>(common);
+    install.addAll(
+        List.of(
+            "--inference-dtype",
+            format,
+            "--steps",
+            "2",
+            "--dump",
+            dir.resolve("install").toString()));
+    DemoRun q = DemoRun.run(install.toArray(String[]::new));
+    assertEquals(0, q.code(), q.toString());
+    for (int rank = 0; rank < tp; rank++) {
+      String file = "receiver-" + rank + ".safetensors";
+      assertArrayEquals(
+          Files.readAllBytes(dir.resolve("install").resolve(file)),
+          Files.readAllBytes(dir.resolve("source").resolve(file)),
+          file + ": the installed sources equal the quantizing install");
+    }
+  }
+
+  @Test
+  void perChannelScalesOfRowParallelWeightsAreWholeOnEveryRank(@TempDir Path dir) throws Exception {
+    // Inference tp=2 cuts o_proj and down_proj by columns; each rank installs the publisher's
+    // per-row scales of the whole row, which a quantizing install (its own columns) would not.
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-llama",
+            "--trainer",
+            "tp=1",
+            "--inference",
+            "tp=2",
+            "--trainer-dtype",
+            "fp8-channel",
+            "--steps",
+            "1",
+            "--dump",
+            dir.toString());
+    assertEquals(0, r.code(), r.toString());
+    Fp8DumpReference.assertPerChannelSourceDump(dir, "tiny-llama", 2, DType.F32, 0);
+  }
+
+  @Test
+  void quantizedSourcesAcrossProcessesInPlace(@TempDir Path dir) throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--trainer-dtype",
+            "fp8-block",
+            "--quant-block",
+            "16",
+            "--steps",
+            "2",
+            "--dump",
+            dir.toString());
+    assertEquals(0, r.code(), r.toString());
+    Fp8DumpReference.assertQuantizedDump(
+        dir, "fp8-block", "tiny-qwen3-moe", 2, 1, DType.BF16, 16, "vllm", 1);
+  }
+
+  @Test
+  void aCorruptedScaleIsRefusedAndNothingIsInstalled(@TempDir Path dump) throws Exception {
+    DemoRun r =
+        DemoRun.run(
+            "--in-process",
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=2",
+            "--inference",
+            "tp=2",
+            "--trainer-dtype",
+            "fp8-block",
+            "--quant-block",
+            "16",
+            "--steps",
+            "1",
+            "--fault",
+            "corrupt",
+            "--dump",
+            dump.toString());
+    assertEquals(1, r.code(), r.toString());
+    assertTrue(r.err().contains("digest mismatch"), r.err());
+    assertTrue(r.err().contains("_scale_inv"), "names the scale tensor: " + r.err());
+    assertTrue(r.err().contains("no step was installed"), r.err());
+  }
+
+  @Test
+  void badQuantizedSourceOptionsExitTwoNamingTheCause() {
+    assertBad(
+        "--trainer-dtype fp8-tensor: fp8-tensor sources are not supported",
+        "--trainer-dtype",
+        "fp8-tensor");
+    assertBad(
+        "--inference-dtype fp8-block: the trainers publish mxfp8 sources; installing them as"
+            + " fp8-block would quantize values already quantized",
+        "--model",
+        "tiny-llama",
+        "--trainer-dtype",
+        "mxfp8",
+        "--inference-dtype",
+        "fp8-block");
+    assertBad(
+        "--inference-dtype bf16: the trainers publish mxfp8 sources, which receivers install"
+            + " unchanged; a dequantizing install is not built",
+        "--model",
+        "tiny-llama",
+        "--trainer-dtype",
+        "mxfp8",
+        "--inference-dtype",
+        "bf16");
+    assertBad(
+        "--quant-params '*.o_proj.weight': with --trainer-dtype mxfp8",
+        "--model",
+        "tiny-llama",
+        "--trainer-dtype",
+        "mxfp8",
+        "--quant-params",
+        "*.o_proj.weight");
+    // Megatron's linear_qkv holds 8 rows of k per query group: they cut a 16-row block.
+    assertBad(
+        "--trainer-dtype fp8-block under --trainer 'tp=2': trainer rank tp0-pp0-ep0 holds [0:8,"
+            + " 0:64] of 'model.layers.0.self_attn.k_proj.weight' [16, 64]: its rows [0, 8) of 16"
+            + " cut a tile of 16 rows",
+        "--model",
+        "tiny-llama",
+        "--trainer",
+        "tp=2",
+        "--inference",
+        "tp=1",
+        "--trainer-dtype",
+        "fp8-block",
+        "--quant-block",
+        "16");
+    assertBad(
+        "its scales span every column of a matrix, which this shard cuts",
+        "--model",
+        "tiny-llama",
+        "--trainer",
+        "tp=2",
+        "--trainer-dtype",
+        "fp8-channel");
+    assertBad("--trainer-dtype 'e5m2'", "--trainer-dtype", "e5m2");
+  }
+
+  @Test
+  void mxPublishRefusesQuantizedSources(@TempDir Path store) {
+    java.io.PrintStream oldErr = System.err;
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    int code;
+    try {
+      System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+      code =
+          dev.mx.cli.Main.execute(
+              "publish",
+              "--metadata",
+              "file:" + store,
+              "--model",
+              "tiny-llama",
+              "--rank",
+              "0",
+              "--trainer-dtype",
+              "mxfp8");
+    } finally {
+      System.setErr(oldErr);
+    }
+    String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertEquals(2, code, text);
+    assertTrue(text.contains("quantized sources run in mx demo only"), text);
+  }
+
+  private static void assertBad(String named, String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = "--in-process";
+    System.arraycopy(args, 0, all, 1, args.length);
+    DemoRun r = DemoRun.run(all);
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains(named), "names " + named + ": " + r.err());
+  }
+}
