@@ -577,7 +577,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 10)
             : stallSeconds(),
         // A quantizing install writes other bytes than the receivers pull: a copy, never in place.
-        Fp8Format.isFp8Block(iDtype) ? "copy" : install,
+        // Quantized sources are installed as pulled, so they may land in place.
+        Fp8Format.isFp8Block(iDtype) && !Fp8Format.isFp8Block(tDtype) ? "copy" : install,
         trainerBuffers,
         stagingBytes == null ? 0 : StagingWaves.parseBytes(stagingBytes));
   }
