@@ -175,6 +175,14 @@ public final class BlockQuantizer {
         src.isAccessibleBy(ANY_OTHER_THREAD)
             && dst.isAccessibleBy(ANY_OTHER_THREAD)
             && scales.isAccessibleBy(ANY_OTHER_THREAD);
+    if (format == QuantFormat.TENSOR
+        && units < threads
+        && shared
+        && CastKernels.VECTOR
+        && VectorBlockQuantizer.handles(from)) {
+      // Fewer matrices than threads: each matrix's one tile is cut into row runs instead.
+      return tensorsOnThreads(src, from, dst, scales, g, measure, threads, rounding);
+    }
     if (parts <= 1 || !shared) {
       return quantize(src, from, dst, scales, shape, format, block, measure, rounding);
     }
@@ -217,6 +225,65 @@ public final class BlockQuantizer {
                   rounding);
             })
         .reduce(QuantizationError.NONE, QuantizationError::max);
+  }
+
+  /**
+   * {@link QuantFormat#TENSOR} on up to {@code threads} threads, one matrix after the other: the
+   * matrix's {@code max|x|} over row runs in parallel, then its scale and factor, then the runs
+   * encoded in parallel with that factor; the bytes are {@link #quantize}'s.
+   */
+  private static QuantizationError tensorsOnThreads(
+      MemorySegment src,
+      DType from,
+      MemorySegment dst,
+      MemorySegment scales,
+      Grid g,
+      boolean measure,
+      int threads,
+      Fp8Rounding rounding) {
+    QuantFormat format = QuantFormat.TENSOR;
+    boolean bf16 = from == DType.BF16;
+    int es = from.elementSize();
+    long rows = g.rows();
+    int cols = Math.toIntExact(g.cols());
+    int parts = (int) Math.min(threads, Math.max(1, rows));
+    QuantizationError error = QuantizationError.NONE;
+    for (long m = 0; m < g.matrices(); m++) {
+      long base = m * rows * cols;
+      java.util.List<MemorySegment[]> runs = new java.util.ArrayList<>();
+      for (int k = 0; k < parts; k++) {
+        long r0 = k * rows / parts;
+        long n = ((k + 1) * rows / parts - r0) * cols;
+        long first = base + r0 * cols;
+        runs.add(new MemorySegment[] {src.asSlice(first * es, n * es), dst.asSlice(first, n)});
+      }
+      int maxBits =
+          runs.parallelStream()
+              .mapToInt(
+                  r -> VectorBlockQuantizer.maxAbsBits(r[0], bf16, r[1].byteSize() / cols, cols))
+              .max()
+              .orElse(0);
+      float amax = format.amax(Float.intBitsToFloat(maxBits));
+      format.writeScale(scales, m, amax);
+      float factor = format.factor(amax, rounding);
+      float scale = format.scale(amax);
+      error =
+          error.max(
+              runs.parallelStream()
+                  .map(
+                      r ->
+                          VectorBlockQuantizer.encodeRows(
+                              r[0],
+                              bf16,
+                              r[1],
+                              r[1].byteSize() / cols,
+                              cols,
+                              factor,
+                              scale,
+                              measure))
+                  .reduce(QuantizationError.NONE, QuantizationError::max));
+    }
+    return error;
   }
 
   /** The scalar loop: the reference the vector kernel is tested against. */

@@ -63,6 +63,10 @@ final class VectorBlockQuantizer {
     long matrices = g.matrices();
     int blockCols = Math.toIntExact(g.blockCols());
     long blockRows = g.blockRows();
+    if (tileRows == 1 && tileCols % LANES == 0 && cols % tileCols == 0) {
+      return rowTiles(
+          src, bf16, dst, scales, matrices * rows, cols, tileCols, format, rounding, measure);
+    }
     // Columns of whole tiles whose band fits in cache (about 256 KiB), so the second pass over it
     // reads it from there.
     int chunk =
@@ -105,9 +109,9 @@ final class VectorBlockQuantizer {
           for (long r = r0; r < r1; r++) {
             long first = base + r * cols;
             long row = first * esize;
-            encodeRow(src, row, factor, dst, first, k0, kv, bf16);
+            encodeRow(src, row, factor, -1, dst, first, k0, kv, bf16);
             if (measure) {
-              measureRow(src, row, dst, first, scaleInv, k0, kv, bf16, error);
+              measureRow(src, row, dst, first, scaleInv, -1, k0, kv, bf16, error);
             }
             for (int c = kv; c < k1; c++) {
               float x = scalar(src, row + (long) c * esize, bf16);
@@ -129,6 +133,182 @@ final class VectorBlockQuantizer {
       return QuantizationError.NONE;
     }
     return new QuantizationError(error[0], error[1]);
+  }
+
+  /**
+   * Tiles one row high and a whole number of vectors wide ({@code mxfp8}'s 1 x 32, {@code
+   * fp8-channel}'s whole rows): each tile's amax straight from the row (no column maxima to store
+   * and reload), then the row encoded while it is still in cache.
+   */
+  private static QuantizationError rowTiles(
+      MemorySegment src,
+      boolean bf16,
+      MemorySegment dst,
+      MemorySegment scales,
+      long rows,
+      int cols,
+      int tileCols,
+      QuantFormat format,
+      Fp8Rounding rounding,
+      boolean measure) {
+    int esize = bf16 ? 2 : 4;
+    int tiles = cols / tileCols;
+    // A power-of-two tile keeps one factor per tile, read by shifting the column; else per column.
+    int shift = Integer.bitCount(tileCols) == 1 ? Integer.numberOfTrailingZeros(tileCols) : -1;
+    int[] tileMax = new int[tiles];
+    float[] factor = new float[shift >= 0 ? tiles : cols];
+    float[] scaleInv = new float[measure ? factor.length : 0];
+    float[] error = new float[2];
+    for (long r = 0; r < rows; r++) {
+      long first = r * cols;
+      long row = first * esize;
+      for (int t = 0; t < tiles; t++) {
+        tileMax[t] = rowMax(src, row, t * tileCols, (t + 1) * tileCols, bf16);
+      }
+      int t = 0;
+      if (format == QuantFormat.MXFP8 && shift >= 0) {
+        t = mxScales(tileMax, tiles, scales, r * tiles, factor, measure ? scaleInv : null);
+      }
+      for (; t < tiles; t++) {
+        float amax = format.amax(Float.intBitsToFloat(tileMax[t]));
+        format.writeScale(scales, r * tiles + t, amax);
+        int c0 = shift >= 0 ? t : t * tileCols;
+        int c1 = shift >= 0 ? t + 1 : c0 + tileCols;
+        java.util.Arrays.fill(factor, c0, c1, format.factor(amax, rounding));
+        if (measure) {
+          java.util.Arrays.fill(scaleInv, c0, c1, format.scale(amax));
+        }
+      }
+      encodeRow(src, row, factor, shift, dst, first, 0, cols, bf16);
+      if (measure) {
+        measureRow(src, row, dst, first, scaleInv, shift, 0, cols, bf16, error);
+      }
+    }
+    return measure ? new QuantizationError(error[0], error[1]) : QuantizationError.NONE;
+  }
+
+  /**
+   * {@link QuantFormat#MXFP8}'s scale bytes, factors and (when {@code scale} is not null) scales of
+   * whole vectors of tiles, from their {@code max|x|} bits: {@code e = clamp((bits >>> 23) - 127 -
+   * 8, -127, 127)} (a zero or subnormal amax is below the clamp, as {@link Math#getExponent} has
+   * it), byte {@code e + 127}, factor {@code 2^-e}; an infinite or NaN amax the NaN byte and
+   * factor.
+   *
+   * @return the tiles done (the rest are left to the scalar rule)
+   */
+  private static int mxScales(
+      int[] tileMax, int tiles, MemorySegment scales, long at, float[] factor, float[] scale) {
+    int t = 0;
+    for (; t + LANES <= tiles; t += LANES) {
+      IntVector bits = IntVector.fromArray(INTS, tileMax, t);
+      VectorMask<Integer> nan = bits.compare(VectorOperators.GE, 0x7f80_0000);
+      IntVector e =
+          bits.lanewise(VectorOperators.LSHR, 23)
+              .sub(127 + QuantFormat.E4M3_EMAX)
+              .max(-127)
+              .min(127);
+      // 2^-e: normal down to 2^-126; 2^-127 is the subnormal 0x0040_0000.
+      IntVector f =
+          e.neg()
+              .add(127)
+              .lanewise(VectorOperators.LSHL, 23)
+              .blend(0x0040_0000, e.compare(VectorOperators.EQ, 127))
+              .blend(0x7fc0_0000, nan);
+      ((FloatVector) f.viewAsFloatingLanes()).intoArray(factor, t);
+      if (scale != null) {
+        IntVector s =
+            e.add(127)
+                .lanewise(VectorOperators.LSHL, 23)
+                .blend(0x0040_0000, e.compare(VectorOperators.EQ, -127))
+                .blend(0x7fc0_0000, nan);
+        ((FloatVector) s.viewAsFloatingLanes()).intoArray(scale, t);
+      }
+      ((ByteVector) e.add(127).blend(0xff, nan).convertShape(VectorOperators.I2B, BYTES, 0))
+          .intoMemorySegment(scales, at + t, LE);
+    }
+    return t;
+  }
+
+  /** {@code max|x|} of a contiguous {@code rows × cols} run, as f32 bits (NaN above infinity). */
+  static int maxAbsBits(MemorySegment src, boolean bf16, long rows, int cols) {
+    int esize = bf16 ? 2 : 4;
+    int kv = cols / LANES * LANES;
+    int max = 0;
+    for (long r = 0; r < rows; r++) {
+      long row = r * cols * esize;
+      max = Math.max(max, rowMax(src, row, 0, kv, bf16));
+      for (int c = kv; c < cols; c++) {
+        max =
+            Math.max(
+                max,
+                Float.floatToRawIntBits(scalar(src, row + (long) c * esize, bf16)) & 0x7fff_ffff);
+      }
+    }
+    return max;
+  }
+
+  /**
+   * Encodes a contiguous {@code rows × cols} run with one {@code factor} (a per-tensor tile's),
+   * measuring the error against {@code scale} when asked.
+   */
+  static QuantizationError encodeRows(
+      MemorySegment src,
+      boolean bf16,
+      MemorySegment dst,
+      long rows,
+      int cols,
+      float factor,
+      float scale,
+      boolean measure) {
+    int esize = bf16 ? 2 : 4;
+    int kv = cols / LANES * LANES;
+    // One entry read for every column: c >>> 31 is 0.
+    float[] factors = {factor};
+    float[] scales = {scale};
+    float[] error = new float[2];
+    for (long r = 0; r < rows; r++) {
+      long first = r * cols;
+      long row = first * esize;
+      encodeRow(src, row, factors, 31, dst, first, 0, kv, bf16);
+      if (measure) {
+        measureRow(src, row, dst, first, scales, 31, 0, kv, bf16, error);
+      }
+      for (int c = kv; c < cols; c++) {
+        float x = scalar(src, row + (long) c * esize, bf16);
+        byte q = BlockQuantizer.encode(x * factor);
+        dst.set(ValueLayout.JAVA_BYTE, first + c, q);
+        if (measure && Float.isFinite(x)) {
+          float err = Math.abs(MiniFloat.E4M3FN.toFloat(q) * scale - x);
+          error[0] = Math.max(error[0], err);
+          if (x != 0) {
+            error[1] = Math.max(error[1], err / Math.abs(x));
+          }
+        }
+      }
+    }
+    return measure ? new QuantizationError(error[0], error[1]) : QuantizationError.NONE;
+  }
+
+  /**
+   * {@code max|x|} over columns {@code [from, to)} of one row (a multiple of the lanes), as bits.
+   */
+  private static int rowMax(MemorySegment src, long row, int from, int to, boolean bf16) {
+    int esize = bf16 ? 2 : 4;
+    IntVector acc = IntVector.zero(INTS);
+    for (int c = from; c < to; c += LANES) {
+      long at = row + (long) c * esize;
+      FloatVector x =
+          bf16
+              ? (FloatVector)
+                  ((IntVector)
+                          ShortVector.fromMemorySegment(SHORTS, src, at, LE)
+                              .convertShape(VectorOperators.S2I, INTS, 0))
+                      .lanewise(VectorOperators.LSHL, 16)
+                      .viewAsFloatingLanes()
+              : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
+      acc = acc.max(((IntVector) x.viewAsIntegralLanes()).and(0x7fff_ffff));
+    }
+    return acc.reduceLanes(VectorOperators.MAX);
   }
 
   /**
@@ -179,6 +359,7 @@ final class VectorBlockQuantizer {
       MemorySegment src,
       long row,
       float[] factor,
+      int tileShift,
       MemorySegment dst,
       long first,
       int from,
@@ -197,8 +378,12 @@ final class VectorBlockQuantizer {
                       .lanewise(VectorOperators.LSHL, 16)
                       .viewAsFloatingLanes()
               : FloatVector.fromMemorySegment(FLOATS, src, at, LE);
-      IntVector vb =
-          (IntVector) x.mul(FloatVector.fromArray(FLOATS, factor, c)).viewAsIntegralLanes();
+      // One factor per column, or per tile of 2^tileShift columns (at least a vector's worth).
+      FloatVector f =
+          tileShift < 0
+              ? FloatVector.fromArray(FLOATS, factor, c)
+              : FloatVector.broadcast(FLOATS, factor[c >>> tileShift]);
+      IntVector vb = (IntVector) x.mul(f).viewAsIntegralLanes();
       IntVector a = vb.and(0x7fff_ffff);
       IntVector o =
           a.sub(120 << 23)
@@ -230,6 +415,7 @@ final class VectorBlockQuantizer {
       MemorySegment dst,
       long first,
       float[] scaleInv,
+      int tileShift,
       int from,
       int to,
       boolean bf16,
@@ -265,7 +451,11 @@ final class VectorBlockQuantizer {
               cabs.compare(VectorOperators.LT, 0x0080_0000));
       b = b.or(code.and(0x80).lanewise(VectorOperators.LSHL, 24));
       FloatVector d =
-          ((FloatVector) b.viewAsFloatingLanes()).mul(FloatVector.fromArray(FLOATS, scaleInv, c));
+          ((FloatVector) b.viewAsFloatingLanes())
+              .mul(
+                  tileShift < 0
+                      ? FloatVector.fromArray(FLOATS, scaleInv, c)
+                      : FloatVector.broadcast(FLOATS, scaleInv[c >>> tileShift]));
       FloatVector ax = x.abs();
       IntVector axBits = (IntVector) ax.viewAsIntegralLanes();
       VectorMask<Integer> skipped = axBits.compare(VectorOperators.GE, 0x7f80_0000);

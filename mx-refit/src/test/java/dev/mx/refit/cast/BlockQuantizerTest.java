@@ -257,6 +257,70 @@ class BlockQuantizerTest {
   }
 
   @Test
+  void rowTilesOfTheVectorKernelEqualTheScalarLoopOverEveryBinade() {
+    Throwable cause = Casts.vectorUnavailabilityCause();
+    if (cause != null) {
+      System.out.println("BlockQuantizerTest: vector kernel unavailable: " + cause);
+    }
+    Assumptions.assumeTrue(cause == null, () -> "vector kernel unavailable: " + cause);
+    // mxfp8's 1 x 32 tiles, 64 of them per row (more than any vector's lanes), and fp8-channel's
+    // rows: each tile's amax in another binade, from f32 subnormals to the largest finite value,
+    // and
+    // tiles holding zeros, NaN and infinities.
+    int rows = 40;
+    int cols = 32 * 64;
+    float[] x = normal(rows * cols, 11, 1f);
+    java.util.Random r = new java.util.Random(5);
+    for (int t = 0; t < rows * cols / 32; t++) {
+      float amplitude =
+          switch (t % 16) {
+            case 3 -> 0f;
+            case 5 -> Float.MIN_VALUE;
+            case 7 -> Float.MAX_VALUE / 4;
+            default -> Math.scalb(1f, r.nextInt(270) - 145);
+          };
+      for (int i = 0; i < 32; i++) {
+        x[t * 32 + i] *= amplitude;
+      }
+    }
+    x[32 * 9 + 4] = Float.NaN;
+    x[32 * 10 + 7] = Float.POSITIVE_INFINITY;
+    x[32 * 11 + 1] = Float.NEGATIVE_INFINITY;
+    x[32 * 12 + 2] = Float.MAX_VALUE;
+    for (QuantFormat format : new QuantFormat[] {QuantFormat.MXFP8, QuantFormat.CHANNEL}) {
+      for (DType from : new DType[] {DType.BF16, DType.F32}) {
+        Shape shape = Shape.of(rows, cols);
+        try (Arena arena = Arena.ofConfined()) {
+          MemorySegment src = arena.allocate((long) x.length * from.elementSize());
+          for (int i = 0; i < x.length; i++) {
+            if (from == DType.BF16) {
+              src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
+            } else {
+              src.setAtIndex(F32, i, x[i]);
+            }
+          }
+          long nScales =
+              BlockQuantizer.scaleShape(shape, format, 128).numel() * format.scaleBytes();
+          MemorySegment d1 = arena.allocate(x.length);
+          MemorySegment d2 = arena.allocate(x.length);
+          MemorySegment s1 = arena.allocate(nScales);
+          MemorySegment s2 = arena.allocate(nScales);
+          QuantizationError scalar =
+              BlockQuantizer.quantizeScalar(
+                  src, from, d1, s1, shape, format, 128, true, Fp8Rounding.VLLM);
+          QuantizationError vector =
+              VectorBlockQuantizer.quantize(
+                  src, from, d2, s2, shape, format, 128, true, Fp8Rounding.VLLM);
+          String what = format + " from " + from;
+          assertEquals(-1, s1.mismatch(s2), what + ": first differing scale byte");
+          assertEquals(-1, d1.mismatch(d2), what + ": first differing code");
+          assertEquals(scalar, vector, what + ": error");
+        }
+      }
+    }
+  }
+
+  @Test
   void anyThreadCountGivesTheOneThreadBytes() {
     int rows = 300; // two whole 128-row blocks and a partial one per matrix
     int cols = 259;
@@ -281,6 +345,52 @@ class BlockQuantizerTest {
         assertEquals(-1, d1.mismatch(d), threads + " threads: first differing code");
         assertEquals(-1, s1.mismatch(sc), threads + " threads: first differing scale");
         assertEquals(one, many, threads + " threads: error");
+      }
+    }
+  }
+
+  @Test
+  void perTensorScalesOnSeveralThreadsGiveTheOneThreadBytes() {
+    // One or two matrices on more threads: each matrix's tile is cut into row runs.
+    int rows = 301;
+    int cols = 259; // a scalar tail on every row
+    float[] x = normal(2 * rows * cols, 13, 0.05f);
+    x[5_000] = 3f; // the amax, in the second run of the first matrix
+    x[rows * cols + 7] = Float.NaN; // the second matrix's error and scale are NaN
+    try (Arena arena = Arena.ofShared()) {
+      for (Shape shape : new Shape[] {Shape.of(rows, cols), Shape.of(2, rows, cols)}) {
+        long n = shape.numel();
+        long nScales = BlockQuantizer.scaleShape(shape, QuantFormat.TENSOR, 128).numel();
+        MemorySegment src = arena.allocate(2L * n);
+        for (int i = 0; i < n; i++) {
+          src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
+        }
+        MemorySegment d1 = arena.allocate(n);
+        MemorySegment s1 = arena.allocate(4 * nScales);
+        QuantizationError one =
+            BlockQuantizer.quantizeScalar(
+                src, DType.BF16, d1, s1, shape, QuantFormat.TENSOR, 128, true, Fp8Rounding.VLLM);
+        for (int threads : new int[] {2, 3, 8}) {
+          MemorySegment d = arena.allocate(n);
+          MemorySegment sc = arena.allocate(4 * nScales);
+          QuantizationError many =
+              BlockQuantizer.quantize(
+                  src,
+                  DType.BF16,
+                  d,
+                  sc,
+                  shape,
+                  QuantFormat.TENSOR,
+                  128,
+                  true,
+                  threads,
+                  Fp8Rounding.VLLM);
+          String what = shape + " on " + threads + " threads";
+          assertEquals(-1, s1.mismatch(sc), what + ": first differing scale");
+          assertEquals(-1, d1.mismatch(d), what + ": first differing code");
+          assertEquals(one, many, what + ": error");
+        }
+        assertEquals(3f / 448f, s1.getAtIndex(F32, 0), "the first matrix's scale is its amax's");
       }
     }
   }
