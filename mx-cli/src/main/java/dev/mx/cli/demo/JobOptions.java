@@ -89,8 +89,8 @@ abstract class JobOptions {
               + " fp8-block, fp8-block-ue8m0, mxfp8, fp8-channel: quantized sources; the trainers hold the"
               + " model's torch_dtype, quantize every linear weight of attention and the MLP on its global"
               + " tile grid (--quant-block, --fp8-rounding) and publish its float8_e4m3fn codes with its scale"
-              + " tensor; receivers install both unchanged, in that format (mx demo only; host weights; every"
-              + " tensor-parallel split must fall on tile boundaries).")
+              + " tensor; receivers install both unchanged, in that format (host weights; every tensor-parallel"
+              + " split must fall on tile boundaries).")
   String trainerDtype;
 
   @Option(

@@ -80,7 +80,6 @@ public final class OptionChecks {
         dumpDir(cmd, d.dump);
       }
     } else if (command instanceof PublishCommand p) {
-      demoOnly(cmd, p.role);
       Job job = job(cmd, p.role);
       role(cmd, p.role);
       range(cmd, "--rank", p.rank, 0, job.trainer.worldSize() - 1);
@@ -92,7 +91,6 @@ public final class OptionChecks {
       }
       seconds(cmd, "--interval", p.interval, MAX_TIMEOUT_SECONDS);
     } else if (command instanceof ReceiveCommand r) {
-      demoOnly(cmd, r.role);
       Job job = job(cmd, r.role);
       role(cmd, r.role);
       range(cmd, "--rank", r.rank, 0, job.inference.tp() - 1);
@@ -203,17 +201,6 @@ public final class OptionChecks {
       }
     }
     return new Job(trainer, inference);
-  }
-
-  /** Quantized sources run in {@code mx demo} only: the role commands publish one dtype. */
-  private static void demoOnly(CommandLine cmd, RoleOptions o) {
-    if (Fp8Format.isFp8Block(o.trainerDtype)) {
-      throw new ParameterException(
-          cmd,
-          "--trainer-dtype "
-              + o.trainerDtype
-              + ": quantized sources run in mx demo only for now; publish bf16, f16 or f32");
-    }
   }
 
   private static void role(CommandLine cmd, RoleOptions o) {

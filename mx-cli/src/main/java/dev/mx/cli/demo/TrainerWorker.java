@@ -9,13 +9,9 @@ import dev.mx.layout.gen.ChangeSchedule;
 import dev.mx.layout.model.ModelArchitecture;
 import dev.mx.layout.model.ModelConfigs;
 import dev.mx.layout.trainer.AliasShard;
-import dev.mx.layout.trainer.QuantizedShards;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerRankLayout;
 import dev.mx.metadata.MetadataStores;
-import dev.mx.refit.cast.BlockQuantizer;
-import dev.mx.refit.cast.Fp8Rounding;
-import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.embed.TrainerRank;
 import dev.mx.refit.publish.Publisher;
 import java.lang.foreign.MemorySegment;
@@ -43,14 +39,8 @@ final class TrainerWorker implements Worker {
   private TrainerRankLayout layout;
   private final List<TrainerBuffers> sets = new ArrayList<>();
 
-  /**
-   * With quantized sources ({@code --trainer-dtype fp8-block} ...): which shards are published
-   * quantized, and per set their e4m3fn codes and their scales; null and empty otherwise.
-   */
-  private QuantizedShards quantized;
-
-  private final List<TrainerBuffers> codeSets = new ArrayList<>();
-  private final List<TrainerBuffers> scaleSets = new ArrayList<>();
+  /** With quantized sources ({@code --trainer-dtype fp8-block} ...) their codes and scales. */
+  private QuantizedSets quantized;
 
   /** Which tensors each step changes ({@code --changed}); built on the first fill. */
   private ChangeSchedule schedule;
@@ -78,20 +68,13 @@ final class TrainerWorker implements Worker {
     ModelArchitecture model = ModelConfigs.load(spec.model());
     DType dtype = Fp8Format.trainerMaster(spec);
     layout = Workers.trainerTopology(spec).layout(model, dtype).ranks().get(spec.rank());
-    if (Fp8Format.quantizedSource(spec)) {
-      quantized =
-          QuantizedShards.split(
-              layout,
-              name -> Fp8Format.quantizedTensor(model, name),
-              Fp8Format.tiles(spec.trainerDtype()));
-    }
+    quantized = QuantizedSets.of(spec, layout);
     transport = Workers.transport(spec, Workers.trainerSession(spec, spec.rank()));
     store = MetadataStores.open(spec.metadata());
     for (int i = 0; i < (versions ? spec.trainerSets() : 1); i++) {
       if (quantized != null) {
         // Served from the transport's memory like the plain buffers.
-        codeSets.add(TrainerBuffers.allocate(quantized.codes(), transport::allocate));
-        scaleSets.add(TrainerBuffers.allocate(quantized.scales(), transport::allocate));
+        quantized.allocate(transport::allocate);
       }
       if (spec.memoryKind().isDevice()) {
         // The generator writes host buffers; the device copies are what the transport serves.
@@ -121,18 +104,14 @@ final class TrainerWorker implements Worker {
     out.put("bytes", layout.byteSize());
     out.put(
         "published_shards",
-        layout.aliases().size() + (quantized == null ? 0 : quantized.pairs().size()));
+        layout.aliases().size() + (quantized == null ? 0 : quantized.extraShards()));
     return out;
   }
 
   /** What buffer set {@code set} publishes: its host buffers, or their device copies. */
   private Consumer<Publisher.Builder> tensors(int set) {
     if (quantized != null) {
-      return b -> {
-        VersionedTrainer.tensors(quantized.plain(), sets.get(set)).accept(b);
-        VersionedTrainer.tensors(quantized.codes(), codeSets.get(set)).accept(b);
-        VersionedTrainer.tensors(quantized.scales(), scaleSets.get(set)).accept(b);
-      };
+      return quantized.tensors(set, sets.get(set));
     }
     if (devices.isEmpty()) {
       return VersionedTrainer.tensors(layout, sets.get(set));
@@ -157,37 +136,10 @@ final class TrainerWorker implements Worker {
     ChangeSchedule s = schedule;
     sets.get(set).fill(name -> s.stepOf(name, step), threads);
     if (quantized != null) {
-      quantize(set, threads);
+      quantized.quantize(set, sets.get(set), threads);
     }
     if (!devices.isEmpty()) {
       devices.get(set).upload();
-    }
-  }
-
-  /**
-   * Quantizes every quantized shard of set {@code set} from its full-precision values into its
-   * codes and scales. Each shard starts on a tile boundary of its global tensor, so its tiles are
-   * the global grid's and the bytes equal those of the whole tensor quantized at once.
-   */
-  private void quantize(int set, int threads) {
-    QuantFormat format = Fp8Format.format(spec.trainerDtype());
-    int block = Fp8Format.block(spec.trainerDtype());
-    Fp8Rounding rounding = Fp8Format.rounding(spec.trainerDtype());
-    TrainerBuffers master = sets.get(set);
-    TrainerBuffers codes = codeSets.get(set);
-    TrainerBuffers scales = scaleSets.get(set);
-    for (QuantizedShards.Pair p : quantized.pairs()) {
-      BlockQuantizer.quantize(
-          master.slice(p.source()),
-          layout.dtype(),
-          codes.slice(p.codes()),
-          scales.slice(p.scales()),
-          p.source().shape(),
-          format,
-          block,
-          false,
-          threads,
-          rounding);
     }
   }
 
@@ -226,12 +178,7 @@ final class TrainerWorker implements Worker {
       throw new IllegalArgumentException("a trainer injects only 'corrupt', not '" + kind + "'");
     }
     if (quantized != null) {
-      // Quantized sources: a scale, whose bytes only this trainer computed.
-      AliasShard scales = quantized.scales().aliases().get(0);
-      MemorySegment slice = scaleSets.get(newest).slice(scales);
-      long at = slice.byteSize() / 2;
-      slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
-      return Map.of("tensor", scales.hfName(), "byte", at);
+      return quantized.corrupt(newest);
     }
     AliasShard victim = layout.aliases().get(0);
     if (!devices.isEmpty()) {
@@ -257,8 +204,9 @@ final class TrainerWorker implements Worker {
     // are deregistered and freed, then their transport goes.
     order.add(rank);
     order.addAll(devices.reversed());
-    order.addAll(scaleSets.reversed());
-    order.addAll(codeSets.reversed());
+    if (quantized != null) {
+      order.add(quantized);
+    }
     order.addAll(sets.reversed());
     order.add(transport);
     order.add(store);

@@ -3,7 +3,6 @@ package dev.mx.cli.demo;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
-import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
@@ -40,7 +39,6 @@ final class VersionedReceiver {
     Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
     MetadataStore store = MetadataStores.open(ws.metadata());
     EngineWeights engine = EngineWeights.create(ws, null);
-    VllmLayout geometry = engine.geometry();
     LiveWeights live = engine.live();
     VersionFollower follower =
         VersionFollower.builder(store, ws.identity())
@@ -65,7 +63,7 @@ final class VersionedReceiver {
                                 .withDoubleBuffer(true))
                         .transport(transport)
                         .discovery(discovery)
-                        .geometry(geometry)
+                        .geometry(engine.source())
                         .installer(installer)
                         .rediscoverEachStep(true)
                         .delta(!ws.noDelta())

@@ -1,6 +1,5 @@
 package dev.mx.cli.demo;
 
-import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.transport.Transport;
@@ -101,7 +100,7 @@ public final class VersionedTrainer {
       throws Exception {
     TrainerRankLayout layout =
         Workers.trainerTopology(ws)
-            .layout(ModelConfigs.load(ws.model()), DType.parse(ws.trainerDtype()))
+            .layout(ModelConfigs.load(ws.model()), Fp8Format.trainerMaster(ws))
             .ranks()
             .get(ws.rank());
     List<AutoCloseable> owned = new ArrayList<>();
@@ -118,6 +117,13 @@ public final class VersionedTrainer {
       };
       owned.add(sets[0]);
       owned.add(sets[1]);
+      // With quantized sources, their codes and scales beside them.
+      QuantizedSets quantized = QuantizedSets.of(ws, layout);
+      if (quantized != null) {
+        owned.add(quantized);
+        quantized.allocate(transport::allocate);
+        quantized.allocate(transport::allocate);
+      }
       // Which tensors a step changes; the rank keeps each shard's last-changed step.
       ChangeSchedule schedule = new ChangeSchedule(ModelConfigs.load(ws.model()), ws.changed());
       TrainerRank publisher =
@@ -128,8 +134,10 @@ public final class VersionedTrainer {
               .leaseWait(Workers.cap(ws))
               .stallLimit(Workers.stallLimit(ws))
               .versions(true)
-              .bufferSet(tensors(layout, sets[0]))
-              .bufferSet(tensors(layout, sets[1]))
+              .bufferSet(
+                  quantized != null ? quantized.tensors(0, sets[0]) : tensors(layout, sets[0]))
+              .bufferSet(
+                  quantized != null ? quantized.tensors(1, sets[1]) : tensors(layout, sets[1]))
               .start();
       owned.add(publisher);
       int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -144,6 +152,9 @@ public final class VersionedTrainer {
                 step,
                 set -> {
                   sets[set].fill(name -> schedule.stepOf(name, step), threads);
+                  if (quantized != null) {
+                    quantized.quantize(set, sets[set], threads);
+                  }
                   progress.phase("digesting and publishing step " + step);
                 },
                 Workers.readTimeout(ws));

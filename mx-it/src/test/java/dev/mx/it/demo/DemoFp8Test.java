@@ -180,15 +180,20 @@ class DemoFp8Test {
 
   @Test
   void badFp8OptionsExitTwoNamingOptionAndValue() {
-    assertBad("--quant-block 0", "--inference-dtype", "fp8-block", "--quant-block", "0");
-    assertBad("--quant-block -128", "--inference-dtype", "fp8-block", "--quant-block", "-128");
-    assertBad("--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
-    assertBad("--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
-    assertBad("--fp8-rounding 'vllm': needs --inference-dtype fp8-block", "--fp8-rounding", "vllm");
-    assertBad(
+    DemoRun.assertRefused(
+        "--quant-block 0", "--inference-dtype", "fp8-block", "--quant-block", "0");
+    DemoRun.assertRefused(
+        "--quant-block -128", "--inference-dtype", "fp8-block", "--quant-block", "-128");
+    DemoRun.assertRefused(
+        "--quant-block 96", "--inference-dtype", "fp8-block", "--quant-block", "96");
+    DemoRun.assertRefused(
+        "--quant-block '64': needs --inference-dtype fp8-block", "--quant-block", "64");
+    DemoRun.assertRefused(
+        "--fp8-rounding 'vllm': needs --inference-dtype fp8-block", "--fp8-rounding", "vllm");
+    DemoRun.assertRefused(
         "--fp8-partial-blocks 'true': needs --inference-dtype fp8-block", "--fp8-partial-blocks");
     // vLLM's alignment rule: tiny-llama's 32 q rows per rank are not a multiple of 128.
-    assertBad(
+    DemoRun.assertRefused(
         "'model.layers.0.self_attn.qkv_proj.weight': its member"
             + " 'model.layers.0.self_attn.q_proj.weight' has an output partition of 32 rows, not a"
             + " multiple of the block 128",
@@ -196,13 +201,13 @@ class DemoFp8Test {
         "tiny-llama",
         "--inference-dtype",
         "fp8-block");
-    assertBad(
+    DemoRun.assertRefused(
         "--fp8-rounding 'nearest': unknown fp8 rounding 'nearest'",
         "--inference-dtype",
         "fp8-block",
         "--fp8-rounding",
         "nearest");
-    assertBad(
+    DemoRun.assertRefused(
         "'*.w13_weight' names no parameter",
         "--model",
         "tiny-llama",
@@ -210,7 +215,7 @@ class DemoFp8Test {
         "fp8-block",
         "--quant-params",
         "*.o_proj.weight,*.w13_weight");
-    assertBad(
+    DemoRun.assertRefused(
         "'model.norm.weight' of shape [64]",
         "--model",
         "tiny-llama",
@@ -218,50 +223,32 @@ class DemoFp8Test {
         "fp8-block",
         "--quant-params",
         "model.norm.weight");
-    assertBad("--inference-dtype 'fp4'", "--inference-dtype", "fp4");
-    assertBad(
+    DemoRun.assertRefused("--inference-dtype 'fp4'", "--inference-dtype", "fp4");
+    DemoRun.assertRefused(
         "--quant-block '64': needs a block format (--inference-dtype fp8-block or fp8-block-ue8m0),"
             + " not mxfp8",
         "--inference-dtype",
         "mxfp8",
         "--quant-block",
         "64");
-    assertBad("--trainer-dtype 'e4m3fn'", "--trainer-dtype", "e4m3fn");
-    assertBad("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
+    DemoRun.assertRefused("--trainer-dtype 'e4m3fn'", "--trainer-dtype", "e4m3fn");
+    DemoRun.assertRefused("--device 'cuda'", "--inference-dtype", "fp8-block", "--device", "cuda");
   }
 
   @Test
   void mxReceiveChecksTheSameOptions(@TempDir Path store) {
-    java.io.PrintStream oldErr = System.err;
-    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-    int code;
-    try {
-      System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-      code =
-          dev.mx.cli.Main.execute(
-              "receive",
-              "--metadata",
-              "file:" + store,
-              "--rank",
-              "0",
-              "--inference-dtype",
-              "fp8-block",
-              "--quant-block",
-              "8");
-    } finally {
-      System.setErr(oldErr);
-    }
-    String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
-    assertEquals(2, code, text);
-    assertTrue(text.contains("--quant-block 8"), text);
-  }
-
-  private static void assertBad(String named, String... args) {
-    String[] all = new String[args.length + 1];
-    all[0] = "--in-process";
-    System.arraycopy(args, 0, all, 1, args.length);
-    DemoRun r = DemoRun.run(all);
+    DemoRun r =
+        DemoRun.command(
+            "receive",
+            "--metadata",
+            "file:" + store,
+            "--rank",
+            "0",
+            "--inference-dtype",
+            "fp8-block",
+            "--quant-block",
+            "8");
     assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains(named), "names " + named + ": " + r.err());
+    assertTrue(r.err().contains("--quant-block 8"), r.err());
   }
 }

@@ -23,6 +23,25 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the dump is checked against it and against a quantizing install's dump byte for byte.
  */
 class DemoQuantizedSourceTest {
+  /** tiny-qwen3-moe, trainer tp=2 to inference tp=2, fp8-block sources of 16 x 16 blocks. */
+  private static final List<String> BLOCK_16_JOB =
+      List.of(
+          "--model",
+          "tiny-qwen3-moe",
+          "--trainer",
+          "tp=2",
+          "--inference",
+          "tp=2",
+          "--trainer-dtype",
+          "fp8-block",
+          "--quant-block",
+          "16");
+
+  private static String[] with(List<String> job, String... more) {
+    List<String> all = new ArrayList<>(job);
+    all.addAll(List.of(more));
+    return all.toArray(String[]::new);
+  }
 
   @ParameterizedTest
   @CsvSource({
@@ -109,22 +128,7 @@ class DemoQuantizedSourceTest {
 
   @Test
   void quantizedSourcesAcrossProcessesInPlace(@TempDir Path dir) throws Exception {
-    DemoRun r =
-        DemoRun.run(
-            "--model",
-            "tiny-qwen3-moe",
-            "--trainer",
-            "tp=2",
-            "--inference",
-            "tp=2",
-            "--trainer-dtype",
-            "fp8-block",
-            "--quant-block",
-            "16",
-            "--steps",
-            "2",
-            "--dump",
-            dir.toString());
+    DemoRun r = DemoRun.run(with(BLOCK_16_JOB, "--steps", "2", "--dump", dir.toString()));
     assertEquals(0, r.code(), r.toString());
     Fp8DumpReference.assertQuantizedDump(
         dir, "fp8-block", "tiny-qwen3-moe", 2, 1, DType.BF16, 16, "vllm", 1);
@@ -134,23 +138,15 @@ class DemoQuantizedSourceTest {
   void aCorruptedScaleIsRefusedAndNothingIsInstalled(@TempDir Path dump) throws Exception {
     DemoRun r =
         DemoRun.run(
-            "--in-process",
-            "--model",
-            "tiny-qwen3-moe",
-            "--trainer",
-            "tp=2",
-            "--inference",
-            "tp=2",
-            "--trainer-dtype",
-            "fp8-block",
-            "--quant-block",
-            "16",
-            "--steps",
-            "1",
-            "--fault",
-            "corrupt",
-            "--dump",
-            dump.toString());
+            with(
+                BLOCK_16_JOB,
+                "--in-process",
+                "--steps",
+                "1",
+                "--fault",
+                "corrupt",
+                "--dump",
+                dump.toString()));
     assertEquals(1, r.code(), r.toString());
     assertTrue(r.err().contains("digest mismatch"), r.err());
     assertTrue(r.err().contains("_scale_inv"), "names the scale tensor: " + r.err());
@@ -159,11 +155,11 @@ class DemoQuantizedSourceTest {
 
   @Test
   void badQuantizedSourceOptionsExitTwoNamingTheCause() {
-    assertBad(
+    DemoRun.assertRefused(
         "--trainer-dtype fp8-tensor: fp8-tensor sources are not supported",
         "--trainer-dtype",
         "fp8-tensor");
-    assertBad(
+    DemoRun.assertRefused(
         "--inference-dtype fp8-block: the trainers publish mxfp8 sources; installing them as"
             + " fp8-block would quantize values already quantized",
         "--model",
@@ -172,7 +168,7 @@ class DemoQuantizedSourceTest {
         "mxfp8",
         "--inference-dtype",
         "fp8-block");
-    assertBad(
+    DemoRun.assertRefused(
         "--inference-dtype bf16: the trainers publish mxfp8 sources, which receivers install"
             + " unchanged; a dequantizing install is not built",
         "--model",
@@ -181,7 +177,7 @@ class DemoQuantizedSourceTest {
         "mxfp8",
         "--inference-dtype",
         "bf16");
-    assertBad(
+    DemoRun.assertRefused(
         "--quant-params '*.o_proj.weight': with --trainer-dtype mxfp8",
         "--model",
         "tiny-llama",
@@ -190,7 +186,7 @@ class DemoQuantizedSourceTest {
         "--quant-params",
         "*.o_proj.weight");
     // Megatron's linear_qkv holds 8 rows of k per query group: they cut a 16-row block.
-    assertBad(
+    DemoRun.assertRefused(
         "--trainer-dtype fp8-block under --trainer 'tp=2': trainer rank tp0-pp0-ep0 holds [0:8,"
             + " 0:64] of 'model.layers.0.self_attn.k_proj.weight' [16, 64]: its rows [0, 8) of 16"
             + " cut a tile of 16 rows",
@@ -204,7 +200,7 @@ class DemoQuantizedSourceTest {
         "fp8-block",
         "--quant-block",
         "16");
-    assertBad(
+    DemoRun.assertRefused(
         "its scales span every column of a matrix, which this shard cuts",
         "--model",
         "tiny-llama",
@@ -212,41 +208,57 @@ class DemoQuantizedSourceTest {
         "tp=2",
         "--trainer-dtype",
         "fp8-channel");
-    assertBad("--trainer-dtype 'e5m2'", "--trainer-dtype", "e5m2");
+    DemoRun.assertRefused("--trainer-dtype 'e5m2'", "--trainer-dtype", "e5m2");
   }
 
   @Test
-  void mxPublishRefusesQuantizedSources(@TempDir Path store) {
-    java.io.PrintStream oldErr = System.err;
-    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-    int code;
+  void mxPublishAndMxReceiveMoveQuantizedSourcesBetweenProcesses(@TempDir Path dir)
+      throws Exception {
+    // followingReceiver adds --inference tp=2.
+    List<String> job =
+        List.of(
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=2",
+            "--trainer-dtype",
+            "fp8-block",
+            "--quant-block",
+            "16",
+            "--metadata",
+            "file:" + dir.resolve("store"),
+            "--transport",
+            "shm",
+            "--identity",
+            "mx-quantized-" + java.util.UUID.randomUUID().toString().substring(0, 8));
+    Path dump = dir.resolve("dump");
+    List<Process> all = new ArrayList<>();
     try {
-      System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-      code =
-          dev.mx.cli.Main.execute(
-              "publish",
-              "--metadata",
-              "file:" + store,
-              "--model",
-              "tiny-llama",
-              "--rank",
-              "0",
-              "--trainer-dtype",
-              "mxfp8");
+      List<Process> receivers = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        List<String> a = DemoRun.followingReceiver(r, 2, dump, job);
+        receivers.add(
+            DemoRun.mxProcess(dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
+      }
+      all.addAll(receivers);
+      for (int r = 0; r < 2; r++) {
+        List<String> a = DemoRun.steppingPublisher(r, 2, "1", job);
+        all.add(DemoRun.mxProcess(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
+      }
+      for (int r = 0; r < 2; r++) {
+        JsonNode report =
+            DemoRun.successfulReport(receivers.get(r), dir.resolve("receiver-" + r + ".log"));
+        assertEquals(1, report.get("run").get("last_step").asLong(), report.toString());
+      }
+      Fp8DumpReference.assertQuantizedDump(
+          dump, "fp8-block", "tiny-qwen3-moe", 2, 1, DType.BF16, 16, "vllm", 1);
     } finally {
-      System.setErr(oldErr);
+      all.forEach(Process::destroy);
+      for (Process p : all) {
+        if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+        }
+      }
     }
-    String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
-    assertEquals(2, code, text);
-    assertTrue(text.contains("quantized sources run in mx demo only"), text);
-  }
-
-  private static void assertBad(String named, String... args) {
-    String[] all = new String[args.length + 1];
-    all[0] = "--in-process";
-    System.arraycopy(args, 0, all, 1, args.length);
-    DemoRun r = DemoRun.run(all);
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains(named), "names " + named + ": " + r.err());
   }
 }

@@ -30,7 +30,26 @@ record DemoRun(int code, String out, String err) {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Runs the demo; stdout and stderr are captured. */
-  static synchronized DemoRun run(String... args) {
+  static DemoRun run(String... args) {
+    List<String> all = new ArrayList<>(List.of("demo"));
+    all.addAll(List.of(args));
+    return command(all.toArray(String[]::new));
+  }
+
+  /**
+   * Runs {@code mx demo --in-process ARGS}, which must exit 2 (a bad option) with {@code named} in
+   * its error.
+   */
+  static void assertRefused(String named, String... args) {
+    List<String> all = new ArrayList<>(List.of("--in-process"));
+    all.addAll(List.of(args));
+    DemoRun r = run(all.toArray(String[]::new));
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains(named), "names " + named + ": " + r.err());
+  }
+
+  /** Runs any mx command line ({@code receive --rank 0 ...}); stdout and stderr are captured. */
+  static synchronized DemoRun command(String... args) {
     PrintStream oldOut = System.out;
     PrintStream oldErr = System.err;
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -38,9 +57,7 @@ record DemoRun(int code, String out, String err) {
     try {
       System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
       System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-      List<String> all = new ArrayList<>(List.of("demo"));
-      all.addAll(List.of(args));
-      int code = Main.execute(all.toArray(String[]::new));
+      int code = Main.execute(args);
       return new DemoRun(
           code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     } finally {
@@ -69,6 +86,25 @@ record DemoRun(int code, String out, String err) {
                 "120"));
     a.addAll(job);
     return a;
+  }
+
+  /**
+   * Starts {@code mx ARGS} in a JVM of its own, with this test's class path; stderr to {@code log}.
+   */
+  static Process mxProcess(Path log, String... args) throws java.io.IOException {
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-modules",
+                "jdk.incubator.vector",
+                "-cp",
+                System.getProperty(
+                    "surefire.test.class.path", System.getProperty("java.class.path")),
+                "dev.mx.cli.Main"));
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
   }
 
   /** {@code mx publish} arguments of a trainer rank publishing {@code steps} versions. */

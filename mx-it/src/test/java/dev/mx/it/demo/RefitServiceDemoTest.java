@@ -53,27 +53,11 @@ class RefitServiceDemoTest {
     DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 1);
   }
 
-  private Process java(Path log, String... args) throws Exception {
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED",
-                "--add-modules",
-                "jdk.incubator.vector",
-                "-cp",
-                System.getProperty(
-                    "surefire.test.class.path", System.getProperty("java.class.path")),
-                "dev.mx.cli.Main"));
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
-  }
-
   @Test
   void publishersAndFollowersInSeparateProcessesRefitThroughMxServe() throws Exception {
     List<Process> all = new ArrayList<>();
     try {
-      Process serve = java(dir.resolve("serve.log"), "serve", "--port", "0");
+      Process serve = DemoRun.mxProcess(dir.resolve("serve.log"), "serve", "--port", "0");
       all.add(serve);
       // Its first line says where it listens.
       String first =
@@ -91,12 +75,13 @@ class RefitServiceDemoTest {
       List<Process> receivers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
         List<String> a = DemoRun.followingReceiver(r, 3, dump, job);
-        receivers.add(java(dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
+        receivers.add(
+            DemoRun.mxProcess(dir.resolve("receiver-" + r + ".log"), a.toArray(String[]::new)));
       }
       all.addAll(receivers);
       for (int r = 0; r < 2; r++) {
         List<String> a = DemoRun.steppingPublisher(r, 3, "1", job);
-        all.add(java(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
+        all.add(DemoRun.mxProcess(dir.resolve("trainer-" + r + ".log"), a.toArray(String[]::new)));
       }
       for (int r = 0; r < 2; r++) {
         JsonNode report =
