@@ -2,10 +2,12 @@ package dev.mx.it.demo;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mx.api.DType;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -151,6 +153,64 @@ class DemoQuantizedSourceTest {
     assertTrue(r.err().contains("digest mismatch"), r.err());
     assertTrue(r.err().contains("_scale_inv"), "names the scale tensor: " + r.err());
     assertTrue(r.err().contains("no step was installed"), r.err());
+  }
+
+  @Test
+  void aReceiverExpectingAnotherFormatThanTheTrainersPublishFailsNamingBoth(@TempDir Path dir)
+      throws Exception {
+    List<String> job =
+        List.of(
+            "--model",
+            "tiny-qwen3-moe",
+            "--trainer",
+            "tp=1",
+            // tp=1: mxfp8's 1 x 32 tiles would be cut by the experts' 16 columns at tp=2.
+            "--inference",
+            "tp=1",
+            "--metadata",
+            "file:" + dir.resolve("store"),
+            "--transport",
+            "shm",
+            "--identity",
+            "mx-formats-" + java.util.UUID.randomUUID().toString().substring(0, 8));
+    List<Process> all = new ArrayList<>();
+    try {
+      List<String> trainer =
+          DemoRun.steppingPublisher(0, 1, "1", List.of(with(job, "--trainer-dtype", "mxfp8")));
+      all.add(DemoRun.mxProcess(dir.resolve("trainer.log"), trainer.toArray(String[]::new)));
+      List<String> receiver =
+          new ArrayList<>(
+              List.of(
+                  "receive",
+                  "--rank",
+                  "0",
+                  "--follow",
+                  "--steps",
+                  "1",
+                  "--timeout",
+                  "20",
+                  "--json"));
+      receiver.addAll(List.of(with(job, "--trainer-dtype", "fp8-block", "--quant-block", "16")));
+      Process p = DemoRun.mxProcess(dir.resolve("receiver.log"), receiver.toArray(String[]::new));
+      all.add(p);
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "the receiver finishes");
+      String log = Files.readString(dir.resolve("receiver.log"));
+      assertEquals(1, p.exitValue(), out + log);
+      JsonNode report = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out);
+      assertFalse(report.get("ok").asBoolean(), out);
+      String error = report.get("error").asText();
+      assertTrue(error.contains("is offered without its scales"), error);
+      assertTrue(error.contains("_scale' (u8"), error);
+      assertTrue(error.contains("the trainers publish another format"), error);
+    } finally {
+      all.forEach(Process::destroy);
+      for (Process p : all) {
+        if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+        }
+      }
+    }
   }
 
   @Test

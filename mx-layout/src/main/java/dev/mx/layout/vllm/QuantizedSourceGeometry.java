@@ -36,6 +36,9 @@ import java.util.Set;
  * before any byte moves.
  */
 public final class QuantizedSourceGeometry implements GeometrySource {
+  /** Scale suffixes of the formats mx knows: vLLM's block scales and the per-tensor/MX ones. */
+  private static final List<String> OTHER_SUFFIXES = List.of("_scale_inv", "_scale");
+
   private final VllmLayout layout;
   private final Fp8BlockLayout quantized;
   private final ScaleTiles tiles;
@@ -146,7 +149,7 @@ public final class QuantizedSourceGeometry implements GeometrySource {
                     + tiles.scaleName(source)
                     + "'"
                     + (w.dtype() == DType.F8_E4M3FN
-                        ? ""
+                        ? otherScales(offered, source)
                         : " (and in "
                             + w.dtype()
                             + ": the engine installs quantized sources unchanged, it does not"
@@ -161,6 +164,26 @@ public final class QuantizedSourceGeometry implements GeometrySource {
         new CaptureResult(copies, r.unsupported(), r.unattributed(), r.unsupportedReasons()),
         quantized.engine(),
         rest.padding());
+  }
+
+  /**
+   * A hint when {@code source} is offered with scales under another format's suffix: the trainers
+   * publish another format than this receiver installs.
+   */
+  private String otherScales(Map<String, ManifestEntry> offered, String source) {
+    for (String suffix : OTHER_SUFFIXES) {
+      ManifestEntry other = offered.get(source + suffix);
+      if (!suffix.equals(tiles.suffix()) && other != null) {
+        return "; it is offered with '"
+            + other.name()
+            + "' ("
+            + other.dtype()
+            + " "
+            + other.globalShape()
+            + "): the trainers publish another format than this receiver installs";
+      }
+    }
+    return "";
   }
 
   /** The weight's copies retyped to e4m3fn, and its scales' copies. */

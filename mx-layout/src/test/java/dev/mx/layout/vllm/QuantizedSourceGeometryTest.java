@@ -127,6 +127,15 @@ class QuantizedSourceGeometryTest {
         m -> without(m, k + "_scale_inv"),
         "'" + k + "' for inference rank 1: is offered without its scales '" + k + "_scale_inv'");
     assertRefused(
+        m -> renamed(m, k + "_scale_inv", k + "_scale", DType.U8),
+        "is offered without its scales '"
+            + k
+            + "_scale_inv'; it is offered with '"
+            + k
+            + "_scale' ("
+            + DType.U8
+            + " [2, 4]): the trainers publish another format than this receiver installs");
+    assertRefused(
         m -> without(m, k),
         "'"
             + k
@@ -173,6 +182,14 @@ class QuantizedSourceGeometryTest {
 
   private static List<ManifestEntry> without(List<ManifestEntry> m, String name) {
     return m.stream().filter(e -> !e.name().equals(name)).toList();
+  }
+
+  /** Entry {@code from} renamed to {@code to} in {@code dtype}: another format's scales. */
+  private static List<ManifestEntry> renamed(
+      List<ManifestEntry> m, String from, String to, DType dtype) {
+    return m.stream()
+        .map(e -> e.name().equals(from) ? new ManifestEntry(to, dtype, e.globalShape()) : e)
+        .toList();
   }
 
   private static List<ManifestEntry> replace(List<ManifestEntry> m, ManifestEntry entry) {
