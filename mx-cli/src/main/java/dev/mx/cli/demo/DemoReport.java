@@ -392,16 +392,20 @@ final class DemoReport {
     }
     t.print(out);
     long weights = num(memory.get("weight_bytes")).longValue();
+    double peak = num(memory.get("peak_pss_bytes")).doubleValue() / 1e9;
+    String pss = "the summed PSS of this run's processes, shared memory counted once";
+    // No step installed: no weights to compare with (weight_bytes is then not a size).
     out.println(
-        String.format(
-            Locale.ROOT,
-            "memory: peak %.3f GB for %.3f GB of weights (%s; the summed PSS of this run's"
-                + " processes, shared memory counted once)",
-            num(memory.get("peak_pss_bytes")).doubleValue() / 1e9,
-            weights / 1e9,
-            memory.get("peak_per_weight") instanceof Number r
-                ? String.format(Locale.ROOT, "%.2fx the weights", r.doubleValue())
-                : "no weights installed"));
+        memory.get("peak_per_weight") instanceof Number r && weights >= 0
+            ? String.format(
+                Locale.ROOT,
+                "memory: peak %.3f GB for %.3f GB of weights (%.2fx the weights; %s)",
+                peak,
+                weights / 1e9,
+                r.doubleValue(),
+                pss)
+            : String.format(
+                Locale.ROOT, "memory: peak %.3f GB, no weights installed (%s)", peak, pss));
   }
 
   private static String f(String fmt, Object v) {
