@@ -281,6 +281,10 @@ class BlockQuantizerTest {
           };
       for (int i = 0; i < 32; i++) {
         x[t * 32 + i] *= amplitude;
+        if (t % 16 == 9) {
+          // A tile spanning 32 binades below its amax: e4m3fn normals, subnormals, ties and zeros.
+          x[t * 32 + i] = Math.scalb(1f + r.nextInt(128) / 128f, r.nextInt(40) - 30 - i / 2);
+        }
       }
     }
     x[32 * 9 + 4] = Float.NaN;
