@@ -12,6 +12,7 @@ import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
 import dev.mx.cli.bench.ScaleSpec;
+import dev.mx.layout.vllm.Fp8BlockLayout;
 import dev.mx.layout.vllm.VllmLayout;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.ReshardPlanner;
@@ -49,6 +50,9 @@ public final class ScaleBench implements Benchmark {
 
   /** Perplexity's reported Kimi-K2 256 → 128 refit time. */
   static final double PERPLEXITY_KIMI_K2_S = 1.3;
+
+  /** The block of the fp8-block projection: vLLM's and DeepSeek-V3's 128. */
+  private static final int FP8_BLOCK = 128;
 
   /** The default tile size of tile digests ({@code mx.publish.tile-bytes}), for the table model. */
   private static final long TILE_BYTES = 64 * 1024;
@@ -220,6 +224,12 @@ public final class ScaleBench implements Benchmark {
    * Per inference rank: planning seconds, descriptors, bytes; and bytes read per trainer rank, with
    * replica spreading (as receivers read) and as the owners alone would serve them.
    */
+  /**
+   * @param fp8Bytes per inference rank, the bytes it would read were the trainers to publish every
+   *     linear weight as fp8-block sources (codes at one byte, scales at 4 bytes per 128 x 128
+   *     block)
+   * @param fp8BytesPerTrainer per trainer rank, the same for the bytes it serves
+   */
   record Planning(
       double[] seconds,
       long[] descriptors,
@@ -227,7 +237,17 @@ public final class ScaleBench implements Benchmark {
       Map<String, Long> bytesPerTrainer,
       Map<String, Long> bytesPerOwner,
       int trainerRanks,
-      double mergeSeconds) {
+      double mergeSeconds,
+      long[] fp8Bytes,
+      Map<String, Long> fp8BytesPerTrainer) {
+
+    long maxFp8Bytes() {
+      return java.util.Arrays.stream(fp8Bytes).max().orElse(0);
+    }
+
+    long maxFp8TrainerBytes() {
+      return max(fp8BytesPerTrainer);
+    }
 
     double maxSeconds() {
       return java.util.Arrays.stream(seconds).max().orElse(0);
@@ -317,8 +337,10 @@ public final class ScaleBench implements Benchmark {
     double[] seconds = new double[n];
     long[] descriptors = new long[n];
     long[] bytes = new long[n];
+    long[] fp8Bytes = new long[n];
     Map<String, Long> perTrainer = new HashMap<>();
     Map<String, Long> perOwner = new HashMap<>();
+    Map<String, Long> fp8PerTrainer = new HashMap<>();
     // Untimed: the first plan also compiles the planner, which a long-running receiver has done.
     planner.plan(
         new VllmLayout(s.model(), s.inference(), 0, s.dtype()).capture(manifest).result(),
@@ -326,7 +348,8 @@ public final class ScaleBench implements Benchmark {
         ReshardPlanner.DEFAULT_MAX_SEGMENTS_PER_COPY);
     for (int r = 0; r < n; r++) {
       long t0 = System.nanoTime();
-      Capture capture = new VllmLayout(s.model(), s.inference(), r, s.dtype()).capture(manifest);
+      VllmLayout layout = new VllmLayout(s.model(), s.inference(), r, s.dtype());
+      Capture capture = layout.capture(manifest);
       // As a receiver does: each box read from one of its holders, spread over the replicas.
       Map<String, SourceInfo> spread = merged.assignedTo(r);
       TransferPlan plan =
@@ -335,9 +358,18 @@ public final class ScaleBench implements Benchmark {
       seconds[r] = (System.nanoTime() - t0) / 1e9;
       bytes[r] = plan.bytesPlanned();
       OwnerOf owners = new OwnerOf(spread, sources);
+      // The parameters vLLM holds block-quantized: fp8-block sources would carry them at half.
+      java.util.Set<String> quantized =
+          Fp8BlockLayout.defaults(layout, FP8_BLOCK, true).scales().keySet();
       for (PullSegment seg : plan.allSegments()) {
         perTrainer.merge(seg.session(), seg.nbytes(), Long::sum);
         perOwner.merge(owners.of(seg), seg.nbytes(), Long::sum);
+        long fp8 =
+            quantized.contains(seg.paramName())
+                ? seg.nbytes() / 2 + seg.nbytes() / 2 / ((long) FP8_BLOCK * FP8_BLOCK) * 4
+                : seg.nbytes();
+        fp8Bytes[r] += fp8;
+        fp8PerTrainer.merge(seg.session(), fp8, Long::sum);
       }
       if (r == 0 || (r + 1) % 32 == 0) {
         progress.printf(
@@ -351,7 +383,15 @@ public final class ScaleBench implements Benchmark {
       }
     }
     return new Planning(
-        seconds, descriptors, bytes, perTrainer, perOwner, s.trainerRanks(), mergeSeconds);
+        seconds,
+        descriptors,
+        bytes,
+        perTrainer,
+        perOwner,
+        s.trainerRanks(),
+        mergeSeconds,
+        fp8Bytes,
+        fp8PerTrainer);
   }
 
   /**
@@ -406,6 +446,9 @@ public final class ScaleBench implements Benchmark {
         (p.get("publish").p99Ms() + p.get("discover").p99Ms() + p.get("lease").p99Ms() + fetchMs)
             / 1e3;
     double refit = wire + controlPlane + planning.maxSeconds();
+    double wireFp8 =
+        Math.max(planning.maxFp8Bytes(), planning.maxFp8TrainerBytes()) / bytesPerSecond;
+    double refitFp8 = wireFp8 + controlPlane + planning.maxSeconds();
     long tableBytes = tables.stream().mapToLong(t -> t.length).sum();
     long weightBytes = s.model().parameterCount() * s.dtype().elementSize();
     // 32 hex characters and JSON quoting per tile digest of 64 KiB.
@@ -442,6 +485,15 @@ public final class ScaleBench implements Benchmark {
         PERPLEXITY_KIMI_K2_S);
     progress.printf(
         Locale.ROOT,
+        "  with fp8-block sources (the trainers publish every linear weight as e4m3fn codes and"
+            + " 128x128 scales, --trainer-dtype fp8-block): busiest inference rank reads %.2f GB,"
+            + " busiest trainer rank serves %.2f GB, wire %.3f s, one refit %.3f s%n",
+        planning.maxFp8Bytes() / 1e9,
+        planning.maxFp8TrainerBytes() / 1e9,
+        wireFp8,
+        refitFp8);
+    progress.printf(
+        Locale.ROOT,
         "scale: bytes served per trainer rank: busiest %.2f GB, mean %.2f GB (busiest/mean %.3f)"
             + " with replica spreading; owners alone: busiest %.2f GB, mean %.2f GB%n",
         planning.maxTrainerBytes() / 1e9,
@@ -465,6 +517,13 @@ public final class ScaleBench implements Benchmark {
         none("model_wire_receiver_bound_s", wireReceivers, "s"),
         none("model_wire_trainer_bound_s", wireTrainers, "s"),
         none("model_control_plane_s", controlPlane, "s"),
-        new BenchResult("model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S));
+        new BenchResult("model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S),
+        none("model_wire_fp8_block_sources_s", wireFp8, "s"),
+        new BenchResult(
+            "model_refit_fp8_block_sources_s",
+            refitFp8,
+            "s",
+            "perplexity_kimi_k2_s",
+            PERPLEXITY_KIMI_K2_S));
   }
 }
