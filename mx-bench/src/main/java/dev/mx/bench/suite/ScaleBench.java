@@ -321,7 +321,7 @@ public final class ScaleBench implements Benchmark {
    * Plans every inference rank from the merged tables of the last full-scale step, one at a time on
    * this thread after one untimed warm-up plan, with the descriptors built as P4 does.
    */
-  private static Planning plan(ScaleScenario s, List<byte[]> encoded, PrintStream progress) {
+  static Planning plan(ScaleScenario s, List<byte[]> encoded, PrintStream progress) {
     ShardTableCodec codec = ShardTableCodec.standard();
     long m0 = System.nanoTime();
     List<ShardTable> tables = new ArrayList<>();

@@ -115,4 +115,31 @@ class ScaleBenchTest {
       org.junit.jupiter.api.Assertions.assertSame(timeout, named.getCause());
     }
   }
+
+  @Test
+  void theFp8ProjectionCountsEachQuantizedParameterAtOneByteAndItsScales() throws Exception {
+    ScaleScenario full = ScaleScenario.of(TINY);
+    List<byte[]> tables = new ArrayList<>();
+    try (ScaleControlPlane plane = new ScaleControlPlane(REDIS.uri())) {
+      plane.run(full, full.publishedTensors(), 1, false, tables, QUIET);
+    }
+    ScaleBench.Planning p = ScaleBench.plan(full, tables, QUIET);
+    for (int r = 0; r < full.inferenceRanks(); r++) {
+      dev.mx.layout.vllm.VllmLayout layout =
+          new dev.mx.layout.vllm.VllmLayout(full.model(), full.inference(), r, full.dtype());
+      // The plan writes every element of a parameter once: its bf16 bytes, half of them in fp8.
+      long quantized =
+          dev.mx.layout.vllm.Fp8BlockLayout.defaults(layout, 128, true).scales().keySet().stream()
+              .mapToLong(n -> layout.params().get(n).byteSize())
+              .sum();
+      assertTrue(quantized > 0, "rank " + r + " holds quantized parameters");
+      long extra = p.fp8Bytes()[r] - (p.bytes()[r] - quantized / 2);
+      // Plus 4 bytes of scale per 128 x 128 block of one-byte codes, rounded down per segment.
+      assertTrue(
+          extra >= 0 && extra <= quantized / 2 / (128 * 128) * 4,
+          "rank " + r + ": " + extra + " bytes beyond the codes for " + quantized);
+    }
+    assertTrue(p.maxFp8TrainerBytes() < p.maxTrainerBytes());
+    assertTrue(p.maxFp8Bytes() < p.maxBytes());
+  }
 }
