@@ -204,12 +204,7 @@ class DemoQuantizedSourceTest {
       assertTrue(error.contains("_scale' (u8"), error);
       assertTrue(error.contains("the trainers publish another format"), error);
     } finally {
-      all.forEach(Process::destroy);
-      for (Process p : all) {
-        if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-        }
-      }
+      DemoRun.destroyAll(all);
     }
   }
 
@@ -313,12 +308,7 @@ class DemoQuantizedSourceTest {
       Fp8DumpReference.assertQuantizedDump(
           dump, "fp8-block", "tiny-qwen3-moe", 2, 1, DType.BF16, 16, "vllm", 1);
     } finally {
-      all.forEach(Process::destroy);
-      for (Process p : all) {
-        if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-        }
-      }
+      DemoRun.destroyAll(all);
     }
   }
 }

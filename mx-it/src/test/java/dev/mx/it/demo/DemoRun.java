@@ -107,6 +107,16 @@ record DemoRun(int code, String out, String err) {
     return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
   }
 
+  /** Stops every process a test started: asked first, killed after 30 s. */
+  static void destroyAll(List<Process> processes) throws InterruptedException {
+    processes.forEach(Process::destroy);
+    for (Process p : processes) {
+      if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
   /** {@code mx publish} arguments of a trainer rank publishing {@code steps} versions. */
   static List<String> steppingPublisher(int rank, int steps, String interval, List<String> job) {
     List<String> a =

@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -91,12 +90,7 @@ class RefitServiceDemoTest {
       }
       DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 2);
     } finally {
-      all.forEach(Process::destroy);
-      for (Process p : all) {
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-        }
-      }
+      DemoRun.destroyAll(all);
     }
   }
 }
