@@ -12,8 +12,6 @@ import dev.mx.refit.cast.BlockQuantizer;
 import dev.mx.refit.cast.Fp8Rounding;
 import dev.mx.refit.cast.QuantFormat;
 import dev.mx.refit.publish.Publisher;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +82,7 @@ final class QuantizedSets implements AutoCloseable {
       BlockQuantizer.quantize(
           own.slice(p.source()),
           layout.dtype(),
-          codes.get(set).slice(p.codes()),
+          codes.get(set).slice(p.source()),
           scales.get(set).slice(p.scales()),
           p.source().shape(),
           format,
@@ -103,10 +101,7 @@ final class QuantizedSets implements AutoCloseable {
   /** Flips one byte of the first scale shard of set {@code set}: bytes only this rank computed. */
   Map<String, Object> corrupt(int set) {
     AliasShard victim = split.scales().aliases().get(0);
-    MemorySegment slice = scales.get(set).slice(victim);
-    long at = slice.byteSize() / 2;
-    slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
-    return Map.of("tensor", victim.hfName(), "byte", at);
+    return TrainerWorker.flipMiddleByte(scales.get(set).slice(victim), victim.hfName());
   }
 
   @Override

@@ -191,10 +191,14 @@ final class TrainerWorker implements Worker {
       devices.get(newest).flip(slice, bytes / 2);
       return Map.of("tensor", victim.hfName(), "byte", bytes / 2);
     }
-    MemorySegment slice = sets.get(newest).slice(victim);
+    return flipMiddleByte(sets.get(newest).slice(victim), victim.hfName());
+  }
+
+  /** Flips the middle byte of host memory {@code slice} holding part of {@code tensor}. */
+  static Map<String, Object> flipMiddleByte(MemorySegment slice, String tensor) {
     long at = slice.byteSize() / 2;
     slice.set(ValueLayout.JAVA_BYTE, at, (byte) (slice.get(ValueLayout.JAVA_BYTE, at) ^ 0x5A));
-    return Map.of("tensor", victim.hfName(), "byte", at);
+    return Map.of("tensor", tensor, "byte", at);
   }
 
   @Override

@@ -26,8 +26,11 @@ import java.util.function.Predicate;
  * (a block grid's rows or columns, or a per-channel row's columns).
  */
 public final class QuantizedShards {
-  /** A quantized shard: where its full-precision values are, and where its codes and scales go. */
-  public record Pair(AliasShard source, AliasShard codes, AliasShard scales) {}
+  /**
+   * A quantized shard: where its full-precision values are (and, in {@link
+   * QuantizedShards#codes()}, its codes: the same alias), and where its scales go.
+   */
+  public record Pair(AliasShard source, AliasShard scales) {}
 
   private final TrainerRankLayout plain;
   private final TrainerRankLayout codes;
@@ -86,15 +89,6 @@ public final class QuantizedShards {
       String buffer = scaleName + "#" + index;
       LocalBuffer sb = new LocalBuffer(buffer, tiles.dtype(), scaleBox.shape());
       scaleBuffers.add(sb);
-      AliasShard codesAlias =
-          new AliasShard(
-              a.hfName(),
-              a.globalShape(),
-              a.shardOffset(),
-              a.shape(),
-              a.bufferName(),
-              a.elementOffset(),
-              a.published());
       AliasShard scaleAlias =
           new AliasShard(
               scaleName,
@@ -104,9 +98,10 @@ public final class QuantizedShards {
               buffer,
               0,
               a.published());
-      codeAliases.add(codesAlias);
+      // The codes sit at the shard's own offsets, in a one-byte buffer of the same name.
+      codeAliases.add(a);
       scaleAliases.add(scaleAlias);
-      pairs.add(new Pair(a, codesAlias, scaleAlias));
+      pairs.add(new Pair(a, scaleAlias));
     }
     List<LocalBuffer> codeBuffers = new ArrayList<>();
     for (LocalBuffer b : rank.buffers()) {
