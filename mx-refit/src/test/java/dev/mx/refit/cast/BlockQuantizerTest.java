@@ -212,6 +212,21 @@ class BlockQuantizerTest {
     }
   }
 
+  /**
+   * The first {@code n} values of {@code x} in {@code from} (bf16 rounded to nearest even, or f32).
+   */
+  private static MemorySegment source(Arena arena, float[] x, long n, DType from) {
+    MemorySegment src = arena.allocate(n * from.elementSize());
+    for (int i = 0; i < n; i++) {
+      if (from == DType.BF16) {
+        src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
+      } else {
+        src.setAtIndex(F32, i, x[i]);
+      }
+    }
+    return src;
+  }
+
   @Test
   void theVectorKernelEqualsTheScalarLoopOnBf16AndF32() {
     Throwable cause = Casts.vectorUnavailabilityCause();
@@ -229,14 +244,7 @@ class BlockQuantizerTest {
       for (int block : new int[] {128, 32}) {
         Shape shape = Shape.of(2, rows, cols);
         try (Arena arena = Arena.ofConfined()) {
-          MemorySegment src = arena.allocate((long) x.length * from.elementSize());
-          for (int i = 0; i < x.length; i++) {
-            if (from == DType.BF16) {
-              src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
-            } else {
-              src.setAtIndex(F32, i, x[i]);
-            }
-          }
+          MemorySegment src = source(arena, x, x.length, from);
           long nScales = BlockQuantizer.scaleShape(shape, block).numel();
           MemorySegment d1 = arena.allocate(x.length);
           MemorySegment d2 = arena.allocate(x.length);
@@ -295,14 +303,7 @@ class BlockQuantizerTest {
       for (DType from : new DType[] {DType.BF16, DType.F32}) {
         Shape shape = Shape.of(rows, cols);
         try (Arena arena = Arena.ofConfined()) {
-          MemorySegment src = arena.allocate((long) x.length * from.elementSize());
-          for (int i = 0; i < x.length; i++) {
-            if (from == DType.BF16) {
-              src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
-            } else {
-              src.setAtIndex(F32, i, x[i]);
-            }
-          }
+          MemorySegment src = source(arena, x, x.length, from);
           long nScales =
               BlockQuantizer.scaleShape(shape, format, 128).numel() * format.scaleBytes();
           MemorySegment d1 = arena.allocate(x.length);
@@ -334,10 +335,7 @@ class BlockQuantizerTest {
     long nScales = BlockQuantizer.scaleShape(shape, block).numel();
     // A shared arena: the parts run on the fork-join pool's threads.
     try (Arena arena = Arena.ofShared()) {
-      MemorySegment src = arena.allocate(2L * x.length);
-      for (int i = 0; i < x.length; i++) {
-        src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
-      }
+      MemorySegment src = source(arena, x, x.length, DType.BF16);
       MemorySegment d1 = arena.allocate(x.length);
       MemorySegment s1 = arena.allocate(4 * nScales);
       QuantizationError one = BlockQuantizer.quantize(src, DType.BF16, d1, s1, shape, block, true);
@@ -365,10 +363,7 @@ class BlockQuantizerTest {
       for (Shape shape : new Shape[] {Shape.of(rows, cols), Shape.of(2, rows, cols)}) {
         long n = shape.numel();
         long nScales = BlockQuantizer.scaleShape(shape, QuantFormat.TENSOR, 128).numel();
-        MemorySegment src = arena.allocate(2L * n);
-        for (int i = 0; i < n; i++) {
-          src.setAtIndex(I16, i, Casts.f32ToBf16(x[i]));
-        }
+        MemorySegment src = source(arena, x, n, DType.BF16);
         MemorySegment d1 = arena.allocate(n);
         MemorySegment s1 = arena.allocate(4 * nScales);
         QuantizationError one =
