@@ -177,7 +177,18 @@ class DemoQuantizedSourceTest {
     try {
       List<String> trainer =
           DemoRun.steppingPublisher(0, 1, "1", List.of(with(job, "--trainer-dtype", "mxfp8")));
-      all.add(DemoRun.mxProcess(dir.resolve("trainer.log"), trainer.toArray(String[]::new)));
+      Process t = DemoRun.mxProcess(dir.resolve("trainer.log"), trainer.toArray(String[]::new));
+      all.add(t);
+      // The receiver's cap counts from a published version: wait for the trainer to say so.
+      java.io.BufferedReader lines =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(t.getInputStream(), StandardCharsets.UTF_8));
+      String line;
+      do {
+        line = lines.readLine();
+        assertTrue(
+            line != null, "the trainer exited: " + Files.readString(dir.resolve("trainer.log")));
+      } while (!line.contains("published step 0"));
       List<String> receiver =
           new ArrayList<>(
               List.of(
