@@ -15,6 +15,8 @@ import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
+import dev.mx.refit.checkpoint.CheckpointInstall;
+import dev.mx.refit.checkpoint.CheckpointSource;
 import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.version.VersionFollower;
 import java.lang.foreign.MemorySegment;
@@ -98,6 +100,9 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       }
     }
     Map<String, Object> out = new LinkedHashMap<>();
+    if (b.checkpoint != null) {
+      out.put("checkpoint", installCheckpoint());
+    }
     if (b.followVersions) {
       // In place the receivers write the live weights, registered once with the transport;
       // restoring a torn step needs the trainers' second buffer set.
@@ -142,6 +147,24 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     out.put("descriptors", receiver.plan().descriptorCount());
     out.put("bytes_planned", receiver.plan().bytesPlanned());
     return out;
+  }
+
+  /**
+   * Installs the builder's checkpoint into the live weights (through the commit installer, as a
+   * committed step). Returns its step, bytes, files, the bytes read and verified shards, and its
+   * time.
+   */
+  private Map<String, Object> installCheckpoint() {
+    Map<String, Object> m =
+        CheckpointInstall.install(
+            b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.commitInstaller, b.config);
+    LOG.info(
+        "{}: installed step {} from checkpoint {} in {} s",
+        name(),
+        b.checkpointStep,
+        b.checkpoint.dir(),
+        String.format(java.util.Locale.ROOT, "%.3f", (Double) m.get("checkpoint_s")));
+    return CheckpointInstall.summary(b.checkpoint, m);
   }
 
   private Receiver newReceiver(
@@ -342,6 +365,8 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     private boolean warmUp;
     private Runnable rehearsal;
     private WirePolicy wirePolicy;
+    private CheckpointSource checkpoint;
+    private long checkpointStep;
 
     private Builder(Transport transport, MetadataStore store, String identity) {
       this.transport = Objects.requireNonNull(transport, "transport");
@@ -466,12 +491,31 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       return this;
     }
 
+    /**
+     * A checkpoint whose weights {@link InferenceRank#start} installs as step {@code step} before
+     * the rank follows the trainers ({@link CheckpointInstall}): the engine serves from it at once
+     * and reads its first live step from the trainers. Host memory only. The checkpoint stays the
+     * caller's to close.
+     */
+    public Builder checkpoint(CheckpointSource c, long step) {
+      if (step < 0) {
+        throw new IllegalArgumentException("a checkpoint's step must be >= 0, got " + step);
+      }
+      this.checkpoint = Objects.requireNonNull(c, "checkpoint");
+      this.checkpointStep = step;
+      return this;
+    }
+
     public InferenceRank build() {
       Objects.requireNonNull(live, "live weights");
       Objects.requireNonNull(geometry, "geometry");
       Objects.requireNonNull(expected, "expected trainer job");
       if (inPlace && !followVersions) {
         throw new IllegalArgumentException("in-place installs need weight versions");
+      }
+      if (checkpoint != null && memory.isDevice()) {
+        throw new IllegalArgumentException(
+            "a checkpoint installs into host memory; this rank's weights are in " + memory);
       }
       if (commitInstaller == null) {
         commitInstaller = live;
