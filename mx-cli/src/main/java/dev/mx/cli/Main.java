@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       dev.mx.cli.demo.DemoCommand.class,
       dev.mx.cli.demo.PublishCommand.class,
       dev.mx.cli.demo.ReceiveCommand.class,
+      dev.mx.cli.demo.CheckpointCommand.class,
       ServeCommand.class,
       TransportsCommand.class,
       PlanCommand.class,

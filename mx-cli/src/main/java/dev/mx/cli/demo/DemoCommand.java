@@ -57,6 +57,8 @@ import picocli.CommandLine.Option;
     })
 public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
+  @CommandLine.Mixin SourceOption source;
+
   @Option(
       names = "--steps",
       defaultValue = "3",
@@ -210,6 +212,10 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       dev.mx.metadata.MetadataStores.open(metadata).close();
     }
     DemoReport report = new DemoReport(plan.runFields());
+    String checkpointSource = source.resolved(spec);
+    if (checkpointSource != null) {
+      report.run.put("source", checkpointSource);
+    }
     report.trainerRanks = plan.base("").trainerWorldSize();
     report.baselineGbps = DemoReport.memoryCopyGbps();
     progress.note(
@@ -250,7 +256,26 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       WorkerSpec base =
           plan.base(metadata != null ? metadata : "file:" + tmp.resolve("metadata"))
               .withExpertMap(expertMapJson())
-              .withDelta(changed, noDelta);
+              .withDelta(changed, noDelta)
+              .withSource(checkpointSource);
+      if (base.checkpointDir() != null) {
+        // Once here, before any receiver: a bad checkpoint fails at once, naming the file, and
+        // the receivers find its digests cached.
+        progress.note("opening checkpoint " + base.checkpointDir() + " ...");
+        try (dev.mx.refit.checkpoint.CheckpointSource cp =
+            SourceOption.open(base, dev.mx.layout.model.ModelConfigs.load(base.model()))) {
+          progress.note(
+              "checkpoint: step "
+                  + SourceOption.stepOf(cp)
+                  + ", "
+                  + cp.tensors().size()
+                  + " tensors in "
+                  + cp.files().size()
+                  + " file(s), digests of "
+                  + cp.filesDigestedFromCache()
+                  + " from the cache");
+        }
+      }
       peers =
           new PeerProgress(
               base.metadata(), base.identity(), Duration.ofSeconds(2), progress::waitingOn);
@@ -289,7 +314,15 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         launchInto(receivers, plan, receiverBase.withRole("receiver", r), tmp);
       }
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
-      onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
+      List<Map<String, Object>> started =
+          onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
+      for (int r = 0; r < started.size(); r++) {
+        if (started.get(r).get("checkpoint") instanceof Map<?, ?> c) {
+          report.addCheckpoint(r, c);
+          // Live from the checkpoint until the first live step commits.
+          installedStep = ((Number) c.get("step")).longValue();
+        }
+      }
       boolean overlapping = overlap && trainerBuffers == 2;
       report.run.put("overlap", overlapping);
       if (overlapping) {

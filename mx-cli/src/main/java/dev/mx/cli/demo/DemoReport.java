@@ -65,13 +65,40 @@ final class DemoReport {
         .toString();
   }
 
+  /**
+   * With {@code --source checkpoint:DIR}: what each receiver installed from the checkpoint when it
+   * started ({@code rank}, {@code dir}, {@code step}, {@code files}, {@code checkpoint_bytes},
+   * {@code bytes_read}, {@code verified_shards}, {@code install_s}).
+   */
+  final List<Map<String, Object>> checkpoints = new ArrayList<>();
+
+  /** Records receiver {@code rank}'s checkpoint install ({@code InferenceRank}'s start map). */
+  void addCheckpoint(int rank, Map<?, ?> m) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("rank", rank);
+    m.forEach((k, v) -> row.put(String.valueOf(k), v));
+    checkpoints.add(row);
+  }
+
+  /** Bytes the receivers read from checkpoints. */
+  long checkpointBytes() {
+    long n = 0;
+    for (Map<String, Object> c : checkpoints) {
+      n += num(c.get("bytes_read")).longValue();
+    }
+    return n;
+  }
+
   /** The run's memory ({@link MemoryWatch#report}); null until the run ended. */
   Map<String, Object> memory;
 
-  /** Bytes of the inference weights: what every rank installed in the first step, summed. */
+  /**
+   * Bytes of the inference weights: what every rank installed in the first step (or from its
+   * checkpoint), summed.
+   */
   long weightBytes() {
     if (steps.isEmpty()) {
-      return -1;
+      return checkpoints.isEmpty() ? -1 : checkpointBytes();
     }
     Object first = steps.get(0).get("step");
     long n = 0;
@@ -167,10 +194,18 @@ final class DemoReport {
     // After the contracted keys (ARCHITECTURE §5.7), which it extends: installed bytes no digest
     // covered.
     doc.put("unverified_bytes", unverifiedBytes());
-    if (!steps.isEmpty()) {
+    if (!checkpoints.isEmpty()) {
+      doc.put("checkpoint", checkpoints);
+    }
+    if (!steps.isEmpty() || !checkpoints.isEmpty()) {
       // Which trainer ranks served the refits (replicas spread the reads): the balance goal.
       doc.put("bytes_served_per_trainer_rank", servedBytes());
-      doc.put("bytes_served_per_source_kind", Map.of("trainer", total(servedBytes())));
+      Map<String, Object> kinds = new LinkedHashMap<>();
+      kinds.put("trainer", total(servedBytes()));
+      if (!checkpoints.isEmpty()) {
+        kinds.put("checkpoint", checkpointBytes());
+      }
+      doc.put("bytes_served_per_source_kind", kinds);
       doc.put("serving_balance", servingBalance());
     }
     if (!liveWeights.isEmpty()) {
@@ -256,6 +291,20 @@ final class DemoReport {
             + run.get("wire"));
     if (baselineGbps > 0) {
       out.println(String.format(Locale.ROOT, "memory-copy baseline: %.2f GB/s", baselineGbps));
+    }
+    for (Map<String, Object> c : checkpoints) {
+      out.println(
+          String.format(
+              Locale.ROOT,
+              "checkpoint: receiver %s installed step %s from %s (%s file(s)): %d bytes read, %s"
+                  + " shards verified, %.3f s",
+              c.get("rank"),
+              c.get("step"),
+              c.get("dir"),
+              c.get("files"),
+              num(c.get("bytes_read")).longValue(),
+              c.get("verified_shards"),
+              num(c.get("install_s")).doubleValue()));
     }
     Table t =
         new Table(

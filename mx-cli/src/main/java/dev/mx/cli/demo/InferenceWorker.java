@@ -45,6 +45,9 @@ final class InferenceWorker implements Worker {
   private EngineWeights engine;
   private InferenceRank rank;
 
+  /** With {@code --source checkpoint:DIR}: the mapped checkpoint, closed once it is installed. */
+  private dev.mx.refit.checkpoint.CheckpointSource checkpoint;
+
   /**
    * Whether {@link #start} warms up in the background: the kernels and a rehearsed refit ({@link
    * RefitRehearsal}).
@@ -81,7 +84,7 @@ final class InferenceWorker implements Worker {
     boolean inPlace = versions && spec.inPlace() && !memory.isDevice() && engine.fp8() == null;
     // In place, the orchestrator may arm a kill of a trainer part-way through the reads.
     midReadKill = inPlace ? new MidReadKill(WirePolicies.create(spec.wire())) : null;
-    rank =
+    InferenceRank.Builder builder =
         InferenceRank.builder(transport, store, spec.identity())
             .rank(spec.rank())
             .live(live)
@@ -110,9 +113,19 @@ final class InferenceWorker implements Worker {
             .trainerBufferSets(spec.trainerSets())
             .warmUp(rehearse && !memory.isDevice())
             .rehearsal(versions ? () -> RefitRehearsal.runUnchecked(spec) : null)
-            .wirePolicy(midReadKill)
-            .build();
-    out.putAll(rank.start());
+            .wirePolicy(midReadKill);
+    if (spec.checkpointDir() != null) {
+      checkpoint = SourceOption.open(spec, dev.mx.layout.model.ModelConfigs.load(spec.model()));
+      builder.checkpoint(checkpoint, SourceOption.stepOf(checkpoint));
+    }
+    rank = builder.build();
+    try {
+      out.putAll(rank.start());
+    } finally {
+      // Installed (or failed): the engine holds its own copy; the mapping is no longer needed.
+      Closeables.closeAll(checkpoint);
+      checkpoint = null;
+    }
     return out;
   }
 
@@ -187,6 +200,7 @@ final class InferenceWorker implements Worker {
     List<AutoCloseable> order = new ArrayList<>();
     // The rank closes its follower and receivers before the memory and transport.
     order.add(rank);
+    order.add(checkpoint);
     order.add(live);
     order.add(transport);
     order.add(store);

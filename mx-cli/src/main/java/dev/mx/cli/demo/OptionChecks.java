@@ -72,7 +72,9 @@ public final class OptionChecks {
     Object command = cmd.getCommand();
     if (command instanceof DemoCommand d) {
       job(cmd, d);
-      range(cmd, "--steps", d.steps, 1, MAX_STEPS);
+      source(cmd, d.source, d);
+      // From a checkpoint, no live step at all is a run too: the dump holds the checkpoint.
+      range(cmd, "--steps", d.steps, d.source.source != null ? 0 : 1, MAX_STEPS);
       if (d.metadata != null && !d.metadata.equals(DemoCommand.MX_SERVE)) {
         metadata(cmd, d.metadata, () -> d.ranksShareThisProcess(cmd.getCommandSpec()));
       }
@@ -94,10 +96,40 @@ public final class OptionChecks {
       Job job = job(cmd, r.role);
       role(cmd, r.role);
       range(cmd, "--rank", r.rank, 0, job.inference.tp() - 1);
+      source(cmd, r.source, r.role);
       range(cmd, "--steps", r.steps, 1, MAX_STEPS);
       if (r.dump != null) {
         dumpDir(cmd, r.dump);
       }
+    }
+  }
+
+  /**
+   * {@code --source}: {@code checkpoint:DIR} naming a directory, for receivers whose weights are
+   * plain and in host memory.
+   */
+  private static void source(CommandLine cmd, SourceOption s, JobOptions o) {
+    if (s.source == null) {
+      return;
+    }
+    Path dir = SourceOption.checkpointDir(s.resolved(cmd.getCommandSpec()));
+    if (!Files.isDirectory(dir)) {
+      throw new ParameterException(
+          cmd, "--source " + s.source + ": " + dir + " is not a directory");
+    }
+    if (Fp8Format.isFp8Block(o.trainerDtype)) {
+      throw new ParameterException(
+          cmd,
+          "--source checkpoint: cannot be combined with --trainer-dtype "
+              + o.trainerDtype
+              + ": a checkpoint holds plain weights, the receivers expect quantized sources");
+    }
+    if (o.device != null && !o.device.equals("host")) {
+      throw new ParameterException(
+          cmd,
+          "--source checkpoint: cannot be combined with --device "
+              + o.device
+              + ": a checkpoint installs into host memory");
     }
   }
 

@@ -26,6 +26,8 @@ public final class ReceiveCommand implements Callable<Integer> {
 
   @CommandLine.Mixin RoleOptions role;
 
+  @CommandLine.Mixin SourceOption source;
+
   @Option(names = "--rank", required = true, description = "This inference rank.")
   int rank;
 
@@ -59,7 +61,7 @@ public final class ReceiveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    WorkerSpec ws = role.spec(spec, "receiver", rank);
+    WorkerSpec ws = role.spec(spec, "receiver", rank).withSource(source.resolved(spec));
     // Insertion-ordered: --json documents keep one key order from run to run.
     Map<String, Object> run = new LinkedHashMap<>();
     run.put("model", ws.model());
@@ -85,7 +87,10 @@ public final class ReceiveCommand implements Callable<Integer> {
             report,
             spec.commandLine().getErr());
       } else {
-        w.start();
+        if (w.start().get("checkpoint") instanceof Map<?, ?> c) {
+          report.addCheckpoint(rank, c);
+          report.lastStep = ((Number) c.get("step")).longValue();
+        }
         for (int s = 0; s < steps; s++) {
           Map<String, Object> m = w.step(s);
           report.addStep(s, rank, DemoReport.withInstallTime(m, w.commit(s)));

@@ -72,7 +72,8 @@ final class RefitRehearsal {
             0,
             null,
             null,
-            false);
+            false,
+            null);
     List<Worker> workers = new ArrayList<>();
     try {
       List<Worker> trainers = new ArrayList<>();

@@ -70,6 +70,9 @@ final class VersionedReceiver {
                         .build())
             .build();
     try {
+      if (ws.checkpointDir() != null) {
+        installCheckpoint(ws, engine, report, progress);
+      }
       // No cap unless --timeout: a version is waited for while the trainer ranks progress.
       Duration wait = Workers.cap(ws);
       for (int i = 0; versions == null || i < versions; i++) {
@@ -97,6 +100,36 @@ final class VersionedReceiver {
       }
     } finally {
       Closeables.closeAll(List.of(follower, live, transport, store));
+    }
+  }
+
+  /** Installs {@code --source checkpoint:DIR} before the first version is followed. */
+  private static void installCheckpoint(
+      WorkerSpec ws, EngineWeights engine, DemoReport report, PrintWriter progress) {
+    try (dev.mx.refit.checkpoint.CheckpointSource cp =
+        SourceOption.open(ws, dev.mx.layout.model.ModelConfigs.load(ws.model()))) {
+      long step = SourceOption.stepOf(cp);
+      Map<String, Object> m =
+          dev.mx.refit.checkpoint.CheckpointInstall.install(
+              cp,
+              step,
+              ws.rank(),
+              engine.source(),
+              engine.installer(),
+              ReceiverConfig.defaults()
+                  .withWire(ws.wire())
+                  .withVerify(VerifyMode.parse(ws.verify()))
+                  .withTimeout(Workers.readTimeout(ws)));
+      report.addCheckpoint(ws.rank(), dev.mx.refit.checkpoint.CheckpointInstall.summary(cp, m));
+      report.lastStep = step;
+      progress.println(
+          "receiver rank "
+              + ws.rank()
+              + ": installed step "
+              + step
+              + " from checkpoint "
+              + cp.dir());
+      progress.flush();
     }
   }
 

@@ -39,6 +39,8 @@ import java.util.Map;
  *     {@link dev.mx.layout.gen.ChangeSchedule}); null: 100
  * @param noDelta whether receivers read every tensor every step ({@code --no-delta}) rather than
  *     keeping those the publishers claim unchanged
+ * @param source where receivers take their first weights before following the trainers ({@code
+ *     --source}): {@code checkpoint:DIR} (an absolute path), or null for the trainers only
  */
 public record WorkerSpec(
     String role,
@@ -62,7 +64,8 @@ public record WorkerSpec(
     long stagingBytes,
     String expertMap,
     Integer changedPercent,
-    boolean noDelta) {
+    boolean noDelta,
+    String source) {
 
   /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
   public WorkerSpec(
@@ -104,7 +107,8 @@ public record WorkerSpec(
         0,
         null,
         null,
-        false);
+        false,
+        null);
   }
 
   /** Whether receivers write the live weights in place. */
@@ -214,6 +218,18 @@ public record WorkerSpec(
     return c.build();
   }
 
+  /** The same worker taking its first weights from {@code newSource} ({@code --source}). */
+  public WorkerSpec withSource(String newSource) {
+    Copy c = new Copy(this);
+    c.source = newSource;
+    return c.build();
+  }
+
+  /** The checkpoint directory of {@code --source checkpoint:DIR}, or null. */
+  public java.nio.file.Path checkpointDir() {
+    return SourceOption.checkpointDir(source);
+  }
+
   /** The percentage of weight elements each step changes (100 when unset). */
   public int changed() {
     return changedPercent == null ? 100 : changedPercent;
@@ -250,6 +266,7 @@ public record WorkerSpec(
     String expertMap;
     Integer changedPercent;
     boolean noDelta;
+    String source;
 
     Copy(WorkerSpec s) {
       role = s.role;
@@ -274,6 +291,7 @@ public record WorkerSpec(
       expertMap = s.expertMap;
       changedPercent = s.changedPercent;
       noDelta = s.noDelta;
+      source = s.source;
     }
 
     WorkerSpec build() {
@@ -299,7 +317,8 @@ public record WorkerSpec(
           stagingBytes,
           expertMap,
           changedPercent,
-          noDelta);
+          noDelta,
+          source);
     }
   }
 }

@@ -35,7 +35,8 @@ class RefitRehearsalTest {
         0,
         null,
         null,
-        false);
+        false,
+        null);
   }
 
   @Test
