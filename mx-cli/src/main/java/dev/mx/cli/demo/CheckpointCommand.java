@@ -39,8 +39,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {
-      "Write the generator's weights of one step as a Hugging Face style checkpoint:",
-      "safetensors files with the model's tensor names and shapes, for",
+      "Write the generator's weights of one step as a Hugging Face style checkpoint.",
+      "Safetensors files with the model's tensor names and shapes, for",
       "'mx demo --source checkpoint:DIR' and 'mx receive --source checkpoint:DIR'."
     })
 public final class CheckpointCommand implements Callable<Integer> {

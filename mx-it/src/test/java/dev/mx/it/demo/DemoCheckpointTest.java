@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,27 +37,35 @@ class DemoCheckpointTest {
     assertTrue(w.out().contains("in 2 file(s)"), w.out());
   }
 
+  /**
+   * {@code mx demo} of {@code model}, trainer and inference tp=2, from {@code ckpt}, {@code steps}
+   * live steps; {@code extra} after those.
+   */
+  private static DemoRun fromCheckpoint(String model, Path ckpt, int steps, String... extra) {
+    List<String> a =
+        new ArrayList<>(
+            List.of(
+                "--model",
+                model,
+                "--trainer",
+                "tp=2",
+                "--inference",
+                "tp=2",
+                "--source",
+                "checkpoint:" + ckpt,
+                "--steps",
+                Integer.toString(steps)));
+    a.addAll(List.of(extra));
+    return DemoRun.run(a.toArray(String[]::new));
+  }
+
   @Test
   void aCheckpointAloneInstallsItsStepExactlyCastToTheEngineDtype(
       @TempDir Path ckpt, @TempDir Path dump) throws Exception {
     // bf16 on disk, f32 in the engine: every element is the bf16-rounded generator value.
     writeCheckpoint(ckpt, "tiny-llama", 3, "bf16");
     DemoRun r =
-        DemoRun.run(
-            "--in-process",
-            "--model",
-            "tiny-llama",
-            "--trainer",
-            "tp=2",
-            "--inference",
-            "tp=2",
-            "--source",
-            "checkpoint:" + ckpt,
-            "--steps",
-            "0",
-            "--dump",
-            dump.toString(),
-            "--json");
+        fromCheckpoint("tiny-llama", ckpt, 0, "--in-process", "--dump", dump.toString(), "--json");
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
     assertEquals(2, doc.get("checkpoint").size(), doc.toString());
@@ -82,21 +92,7 @@ class DemoCheckpointTest {
   void childReceiversStartFromACheckpointThenInstallLiveStepsExactly(
       @TempDir Path ckpt, @TempDir Path dump) throws Exception {
     writeCheckpoint(ckpt, "tiny-llama", 0, "f32");
-    DemoRun r =
-        DemoRun.run(
-            "--model",
-            "tiny-llama",
-            "--trainer",
-            "tp=2",
-            "--inference",
-            "tp=2",
-            "--source",
-            "checkpoint:" + ckpt,
-            "--steps",
-            "2",
-            "--dump",
-            dump.toString(),
-            "--json");
+    DemoRun r = fromCheckpoint("tiny-llama", ckpt, 2, "--dump", dump.toString(), "--json");
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
     assertEquals(2, doc.get("checkpoint").size(), doc.toString());
@@ -109,19 +105,7 @@ class DemoCheckpointTest {
   @Test
   void aCheckpointOfAnotherModelFailsNamingTheFileAndTensor(@TempDir Path ckpt) {
     writeCheckpoint(ckpt, "tiny-llama", 0, "f32");
-    DemoRun r =
-        DemoRun.run(
-            "--in-process",
-            "--model",
-            "tiny-qwen2",
-            "--trainer",
-            "tp=2",
-            "--inference",
-            "tp=2",
-            "--source",
-            "checkpoint:" + ckpt,
-            "--steps",
-            "1");
+    DemoRun r = fromCheckpoint("tiny-qwen2", ckpt, 1, "--in-process");
     assertEquals(1, r.code(), r.toString());
     assertTrue(r.err().contains("checkpoint " + ckpt) && r.err().contains("tensor '"), r.err());
   }
