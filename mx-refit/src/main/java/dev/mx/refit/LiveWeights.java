@@ -123,10 +123,22 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    * write the parameters in place; the registration is released by {@link #close()}, before the
    * memory. Register once per transport.
    */
-  public synchronized void registerWith(Transport transport) {
+  public synchronized MemoryRegistration registerWith(Transport transport) {
     ensureOpen();
-    registrations.add(
-        device == null ? transport.register(slab) : transport.register(slab, device.kind()));
+    MemoryRegistration r =
+        device == null ? transport.register(slab) : transport.register(slab, device.kind());
+    registrations.add(r);
+    return r;
+  }
+
+  /**
+   * Releases a registration {@link #registerWith} made, before {@link #close()} (a transport that
+   * closes before the weights, e.g. a checkpoint's).
+   */
+  public synchronized void release(MemoryRegistration registration) {
+    if (registrations.remove(registration)) {
+      registration.close();
+    }
   }
 
   /**

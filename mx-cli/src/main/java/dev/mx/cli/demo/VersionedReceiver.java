@@ -109,17 +109,18 @@ final class VersionedReceiver {
     try (dev.mx.refit.checkpoint.CheckpointSource cp =
         SourceOption.open(ws, dev.mx.layout.model.ModelConfigs.load(ws.model()))) {
       long step = SourceOption.stepOf(cp);
+      ReceiverConfig config =
+          ReceiverConfig.defaults()
+              .withWire(ws.wire())
+              .withVerify(VerifyMode.parse(ws.verify()))
+              .withTimeout(Workers.readTimeout(ws));
+      // In place unless the engine transforms what it installs (a quantizing install).
       Map<String, Object> m =
-          dev.mx.refit.checkpoint.CheckpointInstall.install(
-              cp,
-              step,
-              ws.rank(),
-              engine.source(),
-              engine.installer(),
-              ReceiverConfig.defaults()
-                  .withWire(ws.wire())
-                  .withVerify(VerifyMode.parse(ws.verify()))
-                  .withTimeout(Workers.readTimeout(ws)));
+          engine.installer() == engine.live()
+              ? dev.mx.refit.checkpoint.CheckpointInstall.installInPlace(
+                  cp, step, ws.rank(), engine.source(), engine.live(), config)
+              : dev.mx.refit.checkpoint.CheckpointInstall.install(
+                  cp, step, ws.rank(), engine.source(), engine.installer(), config);
       report.addCheckpoint(ws.rank(), dev.mx.refit.checkpoint.CheckpointInstall.summary(cp, m));
       report.lastStep = step;
       progress.println(

@@ -4,10 +4,12 @@ import dev.mx.api.annotation.Experimental;
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
 import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.transport.TransportProvider;
 import dev.mx.api.util.Closeables;
+import dev.mx.refit.LiveWeights;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
@@ -34,10 +36,11 @@ public final class CheckpointInstall {
   private CheckpointInstall() {}
 
   /**
-   * Refits {@code step} from {@code checkpoint} into {@code installer} as receiver {@code rank}
-   * with {@code config}'s verification, bounding and timeout. Returns the receiver's metrics with
-   * {@code checkpoint_bytes} (the checkpoint's size), {@code checkpoint_files}, {@code
-   * checkpoint_step} and {@code checkpoint_s} (the whole install).
+   * Refits {@code step} from {@code checkpoint} into receive buffers of its own and hands them to
+   * {@code installer} (a copy install: for installers that transform what they install, such as a
+   * quantizing engine), as receiver {@code rank} with {@code config}'s verification, bounding and
+   * timeout. Returns the receiver's metrics with {@code checkpoint_bytes} (the checkpoint's size),
+   * {@code checkpoint_files}, {@code checkpoint_step} and {@code checkpoint_s} (the whole install).
    *
    * @throws CheckpointException when a file changed since it was mapped (before or during the
    *     read), naming it; nothing was installed
@@ -49,6 +52,37 @@ public final class CheckpointInstall {
       GeometrySource geometry,
       Installer installer,
       ReceiverConfig config) {
+    return run(checkpoint, step, rank, geometry, Objects.requireNonNull(installer), null, config);
+  }
+
+  /**
+   * As {@link #install}, writing the host weights {@code live} in place: no receive buffers are
+   * allocated (the engine's weights are the landing buffers), only staging for tensors the plan
+   * pulls whole. Meant for an engine that serves nothing yet: a failure after the first write
+   * leaves {@code live} torn ({@link LiveWeights#isTorn}).
+   */
+  public static Map<String, Object> installInPlace(
+      CheckpointSource checkpoint,
+      long step,
+      int rank,
+      GeometrySource geometry,
+      LiveWeights live,
+      ReceiverConfig config) {
+    if (live.memory().isDevice()) {
+      throw new IllegalArgumentException(
+          "a checkpoint installs in place into host memory, not " + live.memory());
+    }
+    return run(checkpoint, step, rank, geometry, live, live, config);
+  }
+
+  private static Map<String, Object> run(
+      CheckpointSource checkpoint,
+      long step,
+      int rank,
+      GeometrySource geometry,
+      Installer installer,
+      LiveWeights inPlace,
+      ReceiverConfig config) {
     Objects.requireNonNull(checkpoint, "checkpoint");
     long t0 = System.nanoTime();
     checkpoint.requireUnchanged();
@@ -57,7 +91,11 @@ public final class CheckpointInstall {
         TransportProvider.registry()
             .select(TRANSPORT)
             .create(new TransportConfig("checkpoint-reader-" + rank, config.timeout(), Map.of()));
+    MemoryRegistration live = null;
     try {
+      if (inPlace != null) {
+        live = inPlace.registerWith(transport);
+      }
       Receiver receiver =
           Receiver.builder()
               .config(config.withRank(rank).withDoubleBuffer(false))
@@ -65,6 +103,7 @@ public final class CheckpointInstall {
               .discovery(SourceDiscovery.fixed(checkpoint.sources(transport)))
               .geometry(geometry)
               .installer(installer)
+              .inPlace(inPlace)
               .memory(MemoryKind.HOST)
               .delta(false)
               .build();
@@ -80,9 +119,14 @@ public final class CheckpointInstall {
       m.put("checkpoint_step", step);
       m.put("checkpoint_bytes", checkpoint.byteSize());
       m.put("checkpoint_files", checkpoint.files().size());
+      m.put("checkpoint_in_place", inPlace != null);
       m.put("checkpoint_s", (System.nanoTime() - t0) / 1e9);
       return m;
     } finally {
+      if (live != null) {
+        MemoryRegistration registered = live;
+        order.add(() -> inPlace.release(registered));
+      }
       order.add(transport);
       Closeables.closeAll(order);
     }
@@ -102,6 +146,7 @@ public final class CheckpointInstall {
     out.put("checkpoint_bytes", metrics.get("checkpoint_bytes"));
     out.put("bytes_read", metrics.get("bytes_received"));
     out.put("verified_shards", metrics.get("verified_shards"));
+    out.put("in_place", metrics.get("checkpoint_in_place"));
     out.put("install_s", metrics.get("checkpoint_s"));
     return out;
   }

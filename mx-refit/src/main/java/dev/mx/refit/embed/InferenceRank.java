@@ -155,9 +155,14 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
    * time.
    */
   private Map<String, Object> installCheckpoint() {
+    // Into the weights themselves when nothing transforms them on the way: fresh receive buffers
+    // as large as the weights would cost their allocation, and nothing is live yet to protect.
     Map<String, Object> m =
-        CheckpointInstall.install(
-            b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.commitInstaller, b.config);
+        b.commitInstaller == b.live
+            ? CheckpointInstall.installInPlace(
+                b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.live, b.config)
+            : CheckpointInstall.install(
+                b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.commitInstaller, b.config);
     LOG.info(
         "{}: installed step {} from checkpoint {} in {} s",
         name(),

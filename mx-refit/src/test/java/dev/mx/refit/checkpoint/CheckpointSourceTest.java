@@ -31,6 +31,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A checkpoint directory serves a receiver in this process: resharded into a fused, tensor-parallel
@@ -89,8 +91,9 @@ class CheckpointSourceTest {
     return CheckpointSource.open(dir, DIGEST, TILE);
   }
 
-  @Test
-  void installsTheEngineSlicesExactlyAndVerifiesThem() throws IOException {
+  @ParameterizedTest(name = "in place: {0}")
+  @ValueSource(booleans = {false, true})
+  void installsTheEngineSlicesExactlyAndVerifiesThem(boolean inPlace) throws IOException {
     writeCheckpoint();
     TargetGeometry g = engineRank1();
     try (CheckpointSource cp = open();
@@ -100,8 +103,12 @@ class CheckpointSourceTest {
       assertNull(cp.tensor("norm").tiles(), "a single-tile tensor gets no tile digests");
       assertEquals(4, cp.tensor("q").tiles().digests().size());
       Map<String, Object> m =
-          CheckpointInstall.install(cp, cp.step(), 1, g, live, ReceiverConfig.defaults());
+          inPlace
+              ? CheckpointInstall.installInPlace(
+                  cp, cp.step(), 1, g, live, ReceiverConfig.defaults())
+              : CheckpointInstall.install(cp, cp.step(), 1, g, live, ReceiverConfig.defaults());
       assertEquals(7L, live.lastStep());
+      assertEquals(inPlace, m.get("checkpoint_in_place"));
       // qkv rows: q rows 4..7, k rows 2..3, v rows 2..3.
       float[] qkv = live.parameter("qkv").toArray(ValueLayout.JAVA_FLOAT);
       float[] want = new float[8 * 4];
@@ -283,6 +290,13 @@ class CheckpointSourceTest {
           e instanceof DigestMismatchException || e.getCause() instanceof DigestMismatchException,
           e.toString());
       assertEquals(0, live.installs(), "nothing installed");
+      // In place, the same failure leaves the weights torn: they were written before the check.
+      RuntimeException torn =
+          assertThrows(
+              RuntimeException.class,
+              () -> CheckpointInstall.installInPlace(cp, 7, 1, g, live, ReceiverConfig.defaults()));
+      assertTrue(live.isTorn(), torn.toString());
+      assertEquals(-1, live.lastStep());
     }
   }
 }
