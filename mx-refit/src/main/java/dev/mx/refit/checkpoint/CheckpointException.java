@@ -1,5 +1,6 @@
 package dev.mx.refit.checkpoint;
 
+import dev.mx.api.annotation.Experimental;
 import dev.mx.api.error.MxException;
 import java.nio.file.Path;
 
@@ -8,6 +9,7 @@ import java.nio.file.Path;
  * a tensor whose name, shape or dtype does not match the model. The message names the file and,
  * where one is at fault, the tensor.
  */
+@Experimental
 public class CheckpointException extends MxException {
   private static final long serialVersionUID = 1L;
 
