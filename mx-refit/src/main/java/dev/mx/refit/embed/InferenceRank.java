@@ -3,10 +3,13 @@ package dev.mx.refit.embed;
 import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
+import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.MemoryKind;
+import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.metadata.Discovery;
@@ -17,6 +20,7 @@ import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.checkpoint.CheckpointInstall;
 import dev.mx.refit.checkpoint.CheckpointSource;
+import dev.mx.refit.fanout.InstalledPublisher;
 import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.version.VersionFollower;
 import java.lang.foreign.MemorySegment;
@@ -43,6 +47,10 @@ import org.slf4j.LoggerFactory;
  * previous step back where the trainers' second buffer set still holds it, or says the weights are
  * torn.
  *
+ * <p>With {@link Builder#serveInstalled} the rank also serves what it installed (fan-out): each
+ * committed step, and a checkpoint it started from, goes out as a weight version of an identity of
+ * its own ({@link InstalledPublisher}), which later receivers follow as they would a trainer job.
+ *
  * <p>{@link Builder#warmUp} warms a cold JVM while the trainers write their first step: the
  * kernels, and a rehearsed refit the caller supplies ({@link Builder#rehearsal}), so the first real
  * refit runs at warm speed.
@@ -61,8 +69,15 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
   private VersionFollower follower;
   private boolean closed;
 
+  /** With {@link Builder#serveInstalled}: the geometry, remembering its capture to serve. */
+  private final RecordingGeometry geometry;
+
+  /** With {@link Builder#serveInstalled}: the publisher of the installed steps (from start). */
+  private InstalledPublisher installed;
+
   private InferenceRank(Builder b) {
     this.b = b;
+    this.geometry = new RecordingGeometry(b.geometry);
   }
 
   /** A rank reading {@code identity}'s trainers through {@code transport} and {@code store}. */
@@ -103,13 +118,27 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     if (b.checkpoint != null) {
       out.put("checkpoint", installCheckpoint());
     }
-    if (b.followVersions) {
-      // In place the receivers write the live weights, registered once with the transport;
-      // restoring a torn step needs the trainers' second buffer set.
-      boolean restore = b.inPlace && b.trainerSets == 2;
-      if (b.inPlace) {
-        b.live.registerWith(b.transport);
+    // In place the receivers write the live weights, registered once with the transport (and
+    // served from that registration).
+    MemoryRegistration liveMemory =
+        b.followVersions && b.inPlace ? b.live.registerWith(b.transport) : null;
+    if (b.servedIdentity != null) {
+      InstalledPublisher.Builder p =
+          InstalledPublisher.builder(b.transport, b.store, b.servedIdentity, b.live)
+              .job(b.rank, b.servedWorldSize, b.servedTopology)
+              .registration(liveMemory);
+      if (b.stallLimit != null) {
+        p.stallLimit(b.stallLimit);
       }
+      installed = p.build();
+      if (b.checkpoint != null) {
+        // What the engine starts from is served at once: a later group starts from it too.
+        out.put("served_checkpoint_s", serve(b.checkpointStep));
+      }
+    }
+    if (b.followVersions) {
+      // Restoring a torn step needs the trainers' second buffer set.
+      boolean restore = b.inPlace && b.trainerSets == 2;
       out.put("install", b.inPlace ? "in-place" : "copy");
       VersionFollower.Builder f =
           VersionFollower.builder(b.store, b.identity)
@@ -160,9 +189,9 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     Map<String, Object> m =
         b.commitInstaller == b.live
             ? CheckpointInstall.installInPlace(
-                b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.live, b.config)
+                b.checkpoint, b.checkpointStep, b.rank, geometry, b.live, b.config)
             : CheckpointInstall.install(
-                b.checkpoint, b.checkpointStep, b.rank, b.geometry, b.commitInstaller, b.config);
+                b.checkpoint, b.checkpointStep, b.rank, geometry, b.commitInstaller, b.config);
     LOG.info(
         "{}: installed step {} from checkpoint {} in {} s",
         name(),
@@ -182,7 +211,7 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
             .config(b.config.withRank(b.rank).withDoubleBuffer(doubleBuffer))
             .transport(b.transport)
             .discovery(discovery)
-            .geometry(b.geometry)
+            .geometry(geometry)
             .installer(installer)
             .memory(b.memory)
             .inPlace(inPlaceTarget)
@@ -203,6 +232,10 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
    * {@code wire_s} sums the wire stages.
    */
   public Map<String, Object> step(long step, Duration cap) {
+    if (installed != null && b.inPlace) {
+      // The refit writes the served weights: no reader may lease them any more.
+      installed.beforeWrite();
+    }
     long t0 = System.nanoTime();
     Map<String, Object> m;
     double notRefit = 0;
@@ -256,12 +289,61 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       }
       follower.commit();
     } else {
+      if (installed != null) {
+        installed.beforeWrite();
+      }
       staged.commitInto(b.commitInstaller, step);
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("step", step);
     m.put("install_s", (System.nanoTime() - t0) / 1e9);
+    if (installed != null) {
+      m.put("serve_s", serve(step));
+    }
     return m;
+  }
+
+  /** Publishes the installed {@code step} ({@link InstalledPublisher}); returns its seconds. */
+  private double serve(long step) {
+    long t0 = System.nanoTime();
+    RecordingGeometry.Recorded r = geometry.last();
+    if (r == null) {
+      throw new IllegalStateException(
+          name() + ": step " + step + " was installed without a geometry capture to serve");
+    }
+    installed.publish(step, r.capture(), r.manifest());
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  /** The publisher of the installed steps ({@link Builder#serveInstalled}), or null. */
+  public InstalledPublisher installedPublisher() {
+    return installed;
+  }
+
+  /**
+   * A geometry that remembers its last capture and the manifest it was made for: what the installed
+   * weights hold, to serve them.
+   */
+  private static final class RecordingGeometry implements GeometrySource {
+    record Recorded(Capture capture, List<ManifestEntry> manifest) {}
+
+    private final GeometrySource delegate;
+    private volatile Recorded last;
+
+    RecordingGeometry(GeometrySource delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Capture capture(List<ManifestEntry> manifest) {
+      Capture c = delegate.capture(manifest);
+      last = new Recorded(c, List.copyOf(manifest));
+      return c;
+    }
+
+    Recorded last() {
+      return last;
+    }
   }
 
   /**
@@ -295,6 +377,8 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     }
     closed = true;
     List<AutoCloseable> order = new ArrayList<>();
+    // Readers of the installed weights are told first (STALE), before anything is torn down.
+    order.add(installed);
     order.add(follower);
     order.add(receiver);
     Closeables.closeAll(order);
@@ -372,6 +456,9 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     private WirePolicy wirePolicy;
     private CheckpointSource checkpoint;
     private long checkpointStep;
+    private String servedIdentity;
+    private int servedWorldSize;
+    private String servedTopology;
 
     private Builder(Transport transport, MetadataStore store, String identity) {
       this.transport = Objects.requireNonNull(transport, "transport");
@@ -511,6 +598,27 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       return this;
     }
 
+    /**
+     * Serve what this rank installs (fan-out): each committed step, and the checkpoint it starts
+     * from, as weight versions of {@code identity}, this rank being slot {@link #rank} of an
+     * inference group of {@code groupSize} ranks that declares {@code topology}. Receivers follow
+     * {@code identity} expecting that group, as they would a trainer job. The rank must install
+     * exactly what it reads (no transforming commit installer).
+     */
+    public Builder serveInstalled(String identity, int groupSize, String topology) {
+      if (identity.equals(this.identity)) {
+        throw new IllegalArgumentException(
+            "an inference rank serves its installed weights under another identity than the one"
+                + " it reads ('"
+                + identity
+                + "')");
+      }
+      this.servedIdentity = identity;
+      this.servedWorldSize = groupSize;
+      this.servedTopology = Objects.requireNonNull(topology, "topology");
+      return this;
+    }
+
     public InferenceRank build() {
       Objects.requireNonNull(live, "live weights");
       Objects.requireNonNull(geometry, "geometry");
@@ -524,6 +632,19 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       }
       if (commitInstaller == null) {
         commitInstaller = live;
+      }
+      if (servedIdentity != null && commitInstaller != live) {
+        throw new IllegalArgumentException(
+            "receiver "
+                + rank
+                + " cannot serve its installed weights as '"
+                + servedIdentity
+                + "': its commit installer transforms what it installs (e.g. quantizes), so the"
+                + " weights are not the bytes its geometry describes");
+      }
+      if (servedIdentity != null && (rank < 0 || rank >= servedWorldSize)) {
+        throw new IllegalArgumentException(
+            "receiver " + rank + " is outside its serving group of " + servedWorldSize + " ranks");
       }
       return new InferenceRank(this);
     }

@@ -97,6 +97,15 @@ public final class TrainerRank implements AutoCloseable {
     return null;
   }
 
+  /**
+   * With versions, gets back the buffer set the next {@link #publish} writes ({@link
+   * VersionedPublisher#reclaim}): for memory written before the publish by someone else, such as an
+   * engine's installed weights. Returns that set; without versions, 0 at once.
+   */
+  public int reclaim() {
+    return versioned != null ? versioned.reclaim() : 0;
+  }
+
   /** This rank's slot of each version (its rank, as text). */
   public String slot() {
     return Integer.toString(b.rank);

@@ -202,8 +202,8 @@ public final class VersionedPublisher implements AutoCloseable {
     RefitListener.Publish what = new RefitListener.Publish(model, slot, step);
     long begun = System.nanoTime();
     long mark = begun;
-    int set = newest < 0 ? 0 : (newest + 1) % sets.length;
-    if (newest >= 0) {
+    int set = nextSet();
+    if (newest >= 0 && held[newest] != null) {
       // Lockstep: the other ranks land step N before this one writes N+1, so N is readable for a
       // whole interval.
       awaitPeers(newest);
@@ -266,6 +266,30 @@ public final class VersionedPublisher implements AutoCloseable {
         set,
         v.state());
     return v;
+  }
+
+  /**
+   * Gets back, now, the buffer set the next {@link #publish} writes, as {@code publish} would: once
+   * the other ranks landed the newest version, releases the set's old version (receivers no longer
+   * pick it) and waits until no reader leases it. For a rank whose memory is written before it
+   * publishes by someone else (an engine's installed weights, which a refit writes in place):
+   * reclaim, let it write, then publish, which then does not wait again. Returns that set.
+   *
+   * @throws BuffersLeasedException as {@link #publish}; the set may not be written then
+   */
+  public synchronized int reclaim() {
+    ensureOpen();
+    int set = nextSet();
+    if (newest >= 0 && held[newest] != null) {
+      awaitPeers(newest);
+    }
+    free(set);
+    return set;
+  }
+
+  /** The set the next publish writes: the one that does not hold the newest version. */
+  private int nextSet() {
+    return newest < 0 ? 0 : (newest + 1) % sets.length;
   }
 
   /** Tells {@code listener} that {@code stage} ran from {@code since} until now; returns now. */
