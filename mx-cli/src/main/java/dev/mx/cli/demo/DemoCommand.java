@@ -140,6 +140,26 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
               + " what the largest staged unit needs).")
   String stagingBytes;
 
+  @Option(
+      names = "--inference-groups",
+      defaultValue = "1",
+      description =
+          "Inference groups (engines), each of --inference's ranks, 1 to 8 (default"
+              + " ${DEFAULT-VALUE}). Without --serve-installed every group reads the trainers; their"
+              + " receivers are named group<G>-receiver-<rank> after the first group.")
+  int inferenceGroups;
+
+  @Option(
+      names = "--serve-installed",
+      description =
+          "Fan-out: every inference group but the last serves the weights it installed and"
+              + " verified, each step, as a weight version of its own (a reader leases it; the"
+              + " group writes its next step only once no lease holds it); group 0 reads the"
+              + " trainers and group G+1 reads group G only. Needs --inference-groups 2 or more;"
+              + " installs that transform what they pull (quantizing) and device weights cannot"
+              + " serve.")
+  boolean serveInstalled;
+
   @Option(names = "--json", description = "Print one JSON document instead of tables.")
   boolean json;
 
@@ -196,6 +216,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         new Progress(
             System.err, !json && dev.mx.cli.Terminal.isTerminal(dev.mx.cli.Terminal.STDERR));
     DemoPlan plan = resolve(progress, memory);
+    checkServing(plan);
     dev.mx.rl.RefitServer refitService = null;
     if (MX_SERVE.equals(metadata)) {
       refitService =
@@ -289,7 +310,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "starting "
               + base.trainerWorldSize()
               + " trainer(s) and "
-              + plan.receivers()
+              + plan.receivers() * inferenceGroups
               + " receiver(s) "
               + (plan.inProcess() ? "in this process" : "as child JVMs")
               + " ...");
@@ -310,9 +331,19 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                 + ", trainers run "
                 + base.trainer());
       }
-      for (int r = 0; r < plan.receivers(); r++) {
-        launchInto(receivers, plan, receiverBase.withRole("receiver", r), tmp);
+      // Group g's ranks are receivers[g * size, (g + 1) * size).
+      for (int g = 0; g < inferenceGroups; g++) {
+        for (int r = 0; r < plan.receivers(); r++) {
+          WorkerSpec rs = receiverBase.withRole("receiver", r);
+          if (inferenceGroups > 1) {
+            rs = rs.withGroup(new WorkerSpec.InferenceGroup(g, inferenceGroups, serveInstalled));
+          }
+          launchInto(receivers, plan, rs, tmp);
+        }
       }
+      // The receivers that read the trainers: the first group, or every group.
+      List<WorkerHandle> fromTrainers =
+          serveInstalled ? receivers.subList(0, plan.receivers()) : receivers;
       onAll(pool, trainers, Map.of("cmd", "start"), callTimeout);
       List<Map<String, Object>> started =
           onAll(pool, receivers, Map.of("cmd", "start"), callTimeout);
@@ -354,7 +385,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                       ? "armed in " + receivers.getFirst().name()
                       : "injected into " + trainers.get(0).name()));
           progress.step(s, steps, "receivers refit step " + s);
-          results = onAll(pool, receivers, step, callTimeout);
+          results = onAll(pool, fromTrainers, step, callTimeout);
         } else {
           // Both sides at once: no barrier between them. Each receiver waits until the step's
           // version is READY (every trainer's slot landed) and leases it; a trainer writes only
@@ -371,7 +402,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                   ? "receivers wait for version step-0 from the trainers, then plan and register"
                   : "receivers wait for version step-" + s + " from the trainers, then refit");
           Future<List<Map<String, Object>>> refitting =
-              pool.submit(() -> onAll(pool, receivers, step, callTimeout));
+              pool.submit(() -> onAll(pool, fromTrainers, step, callTimeout));
           boolean nextFaults = s + 1 == steps - 1 && injects;
           if (overlapping && !last && !nextFaults) {
             nextPublish =
@@ -379,7 +410,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
                     leases,
                     base,
                     s,
-                    plan.receivers(),
+                    fromTrainers.size(),
                     publishing,
                     refitting,
                     pool,
@@ -411,13 +442,30 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         // Every rank staged and verified the step's version: only now does any of them make it
         // live.
         List<Map<String, Object>> commits =
-            new StepCoordinator(pool).commitAll(ranks(receivers, callTimeout), s);
-        long now = System.nanoTime();
+            new StepCoordinator(pool).commitAll(ranks(fromTrainers, callTimeout), s);
+        List<Map<String, Object>> all = new ArrayList<>();
         for (int r = 0; r < results.size(); r++) {
-          Map<String, Object> m = DemoReport.withInstallTime(results.get(r), commits.get(r));
+          all.add(DemoReport.withInstallTime(results.get(r), commits.get(r)));
+        }
+        // Fan-out: each later group reads the step from the group before, which serves it now.
+        for (int g = 1; serveInstalled && g < inferenceGroups; g++) {
+          List<WorkerHandle> group =
+              receivers.subList(g * plan.receivers(), (g + 1) * plan.receivers());
+          progress.step(s, steps, "group " + g + " refits step " + s + " from group " + (g - 1));
+          List<Map<String, Object>> read = onAll(pool, group, step, callTimeout);
+          List<Map<String, Object>> made =
+              new StepCoordinator(pool).commitAll(ranks(group, callTimeout), s);
+          for (int r = 0; r < read.size(); r++) {
+            all.add(DemoReport.withInstallTime(read.get(r), made.get(r)));
+          }
+        }
+        long now = System.nanoTime();
+        for (int i = 0; i < all.size(); i++) {
+          Map<String, Object> m = all.get(i);
           m.put("period_s", (now - lastCommit) / 1e9);
           m.put("publish_overlapped", publishedDuringRefit.contains(s));
-          report.addStep(s, r, m);
+          report.addStep(
+              s, inferenceGroups > 1 ? i / plan.receivers() : -1, i % plan.receivers(), m);
         }
         lastCommit = now;
         // The step the installed version carries (each receiver installed exactly the version of
@@ -524,6 +572,42 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
           "--fault " + MidReadKill.KIND + " needs --install in-place, got --install " + install);
+    }
+    if (inferenceGroups < 1 || inferenceGroups > 8) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--inference-groups must be 1 to 8, got " + inferenceGroups);
+    }
+    if (serveInstalled && inferenceGroups < 2) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--serve-installed needs --inference-groups 2 or more (a group serves the next one)");
+    }
+    if (fault != null && inferenceGroups > 1) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--fault " + fault + " runs with one inference group; drop --inference-groups");
+    }
+  }
+
+  /**
+   * {@code --serve-installed}: a group serves the bytes its geometry says it installed, so neither
+   * an install that transforms them (quantizing) nor device weights (not served yet) can.
+   */
+  private void checkServing(DemoPlan plan) {
+    if (!serveInstalled) {
+      return;
+    }
+    if (Fp8Format.isFp8Block(plan.inferenceDtype()) && !Fp8Format.isFp8Block(plan.trainerDtype())) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--serve-installed: receivers quantize what they install (--inference-dtype "
+              + plan.inferenceDtype()
+              + "), so their weights are not the bytes they read and cannot be served; drop one");
+    }
+    if (plan.device().isDevice()) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--serve-installed serves host weights; drop --device " + plan.device());
     }
   }
 
@@ -643,7 +727,8 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   private static WorkerHandle launch(DemoPlan plan, WorkerSpec spec, Path tmp) throws IOException {
-    String name = spec.role() + " " + spec.rank();
+    int group = spec.inferenceGroup().index();
+    String name = (group > 0 ? "group " + group + " " : "") + spec.role() + " " + spec.rank();
     if (plan.inProcess()) {
       return new InProcessWorker(name, Workers.create(spec, true));
     }
@@ -651,7 +736,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     return new ChildWorker(
         name,
         List.of("worker", "--versions", "--spec", specJson),
-        tmp.resolve(spec.role() + "-" + spec.rank() + ".log"),
+        tmp.resolve(
+            (spec.role().equals("receiver")
+                    ? Workers.receiverSession(spec)
+                    : spec.role() + "-" + spec.rank())
+                + ".log"),
         Map.of(),
         plan.verbose());
   }

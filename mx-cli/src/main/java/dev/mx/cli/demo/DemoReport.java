@@ -103,7 +103,8 @@ final class DemoReport {
     Object first = steps.get(0).get("step");
     long n = 0;
     for (Map<String, Object> s : steps) {
-      if (s.get("step").equals(first)) {
+      // One inference group's weights: the others hold copies of them.
+      if (s.get("step").equals(first) && num(s.get("group")).intValue() == 0) {
         n += num(s.get("bytes")).longValue();
       }
     }
@@ -122,8 +123,19 @@ final class DemoReport {
   }
 
   void addStep(int step, int rank, Map<String, Object> m) {
+    addStep(step, -1, rank, m);
+  }
+
+  /**
+   * Records a step of receiver {@code rank} of inference group {@code group} ({@code
+   * --inference-groups}; -1 when the run has one group, and the row has no {@code group} key).
+   */
+  void addStep(int step, int group, int rank, Map<String, Object> m) {
     Map<String, Object> row = new LinkedHashMap<>();
     row.put("step", step);
+    if (group >= 0) {
+      row.put("group", group);
+    }
     row.put("rank", rank);
     long bytes = num(m.get("bytes_received")).longValue();
     double wire = num(m.get("wire_s")).doubleValue();
@@ -202,6 +214,12 @@ final class DemoReport {
       doc.put("bytes_served_per_trainer_rank", servedBytes());
       Map<String, Object> kinds = new LinkedHashMap<>();
       kinds.put("trainer", total(servedBytes()));
+      Map<String, Long> installed = installedServedBytes();
+      if (!installed.isEmpty()) {
+        // --serve-installed: inference ranks that served what they installed to the next group.
+        doc.put("bytes_served_per_installed_rank", installed);
+        kinds.put("installed", total(installed));
+      }
       if (!checkpoints.isEmpty()) {
         kinds.put("checkpoint", checkpointBytes());
       }
@@ -224,13 +242,32 @@ final class DemoReport {
    */
   int trainerRanks = -1;
 
-  /** Bytes each publisher session served over every step and receiver, by session name. */
-  @SuppressWarnings("unchecked")
+  /** Bytes each trainer session served over every step and receiver, by session name. */
   Map<String, Long> servedBytes() {
+    return sessionBytes(true);
+  }
+
+  /**
+   * Bytes each inference rank serving its installed weights ({@code --serve-installed}) served, by
+   * session name.
+   */
+  Map<String, Long> installedServedBytes() {
+    return sessionBytes(false);
+  }
+
+  /** Bytes served by the trainer sessions ({@code trainer-N}), or by every other session. */
+  @SuppressWarnings("unchecked")
+  private Map<String, Long> sessionBytes(boolean trainers) {
     Map<String, Long> served = new java.util.TreeMap<>();
     for (Map<String, Object> s : steps) {
       if (s.get("bytes_by_session") instanceof Map<?, ?> m) {
-        ((Map<String, Long>) m).forEach((k, v) -> served.merge(k, v, Long::sum));
+        ((Map<String, Long>) m)
+            .forEach(
+                (k, v) -> {
+                  if (k.startsWith("trainer-") == trainers) {
+                    served.merge(k, v, Long::sum);
+                  }
+                });
       }
     }
     return served;
@@ -328,7 +365,7 @@ final class DemoReport {
     for (Map<String, Object> s : steps) {
       t.row(
           s.get("step"),
-          s.get("rank"),
+          s.get("group") == null ? s.get("rank") : "g" + s.get("group") + "/" + s.get("rank"),
           s.get("bytes"),
           s.get("descriptors"),
           s.get("full_pulls"),

@@ -70,7 +70,7 @@ final class InferenceWorker implements Worker {
 
   @Override
   public Map<String, Object> start() {
-    transport = Workers.transport(spec, "receiver-" + spec.rank());
+    transport = Workers.transport(spec, Workers.receiverSession(spec));
     store = MetadataStores.open(spec.metadata());
     MemoryKind memory = spec.memoryKind();
     engine = EngineWeights.create(spec, memory.isDevice() ? DeviceCheck.ops(memory) : null);
@@ -84,9 +84,17 @@ final class InferenceWorker implements Worker {
     boolean inPlace = versions && spec.inPlace() && !memory.isDevice() && engine.fp8() == null;
     // In place, the orchestrator may arm a kill of a trainer part-way through the reads.
     midReadKill = inPlace ? new MidReadKill(WirePolicies.create(spec.wire())) : null;
+    WorkerSpec.InferenceGroup group = spec.inferenceGroup();
+    // A group after the first reads the installed weights of the group before it, served as a
+    // one-set trainer job would be; the first reads the trainers.
+    boolean fromGroup = group.readsInstalled();
     InferenceRank.Builder builder =
-        InferenceRank.builder(transport, store, spec.identity())
+        InferenceRank.builder(
+                transport,
+                store,
+                fromGroup ? Workers.installedIdentity(spec, group.index() - 1) : spec.identity())
             .rank(spec.rank())
+            .holder(Workers.receiverSession(spec))
             .live(live)
             .geometry(engine.source())
             .commitInstaller(engine.installer())
@@ -104,17 +112,28 @@ final class InferenceWorker implements Worker {
             // The publishers must be the trainer job this rank expects: ranks 0..N-1 declaring
             // our topology.
             .expect(
-                new Discovery.Expectation(
-                    spec.trainerWorldSize(), Workers.trainerTopology(spec).toString()))
+                fromGroup
+                    ? new Discovery.Expectation(
+                        Workers.inferenceTopology(spec).worldSize(),
+                        Workers.installedTopology(spec))
+                    : new Discovery.Expectation(
+                        spec.trainerWorldSize(), Workers.trainerTopology(spec).toString()))
             .freshness(Workers.seconds(spec.heartbeatSeconds() * 3))
             .stallLimit(Workers.stallLimit(spec))
             .followVersions(versions)
             .inPlace(inPlace)
-            .trainerBufferSets(spec.trainerSets())
+            // Installed weights are served from one buffer set: the engine's own.
+            .trainerBufferSets(fromGroup ? 1 : spec.trainerSets())
             .warmUp(rehearse && !memory.isDevice())
             .rehearsal(versions ? () -> RefitRehearsal.runUnchecked(spec) : null)
             .wirePolicy(midReadKill);
-    if (spec.checkpointDir() != null) {
+    if (group.serves()) {
+      builder.serveInstalled(
+          Workers.installedIdentity(spec, group.index()),
+          Workers.inferenceTopology(spec).worldSize(),
+          Workers.installedTopology(spec));
+    }
+    if (spec.checkpointDir() != null && !fromGroup) {
       checkpoint = SourceOption.open(spec, dev.mx.layout.model.ModelConfigs.load(spec.model()));
       builder.checkpoint(checkpoint, SourceOption.stepOf(checkpoint));
     }
@@ -190,7 +209,7 @@ final class InferenceWorker implements Worker {
   /** Writes the live (installed) weights: exactly what the engine would serve now. */
   @Override
   public Map<String, Object> dump(Path dir) throws Exception {
-    Path file = dir.resolve("receiver-" + spec.rank() + ".safetensors");
+    Path file = dir.resolve(Workers.receiverSession(spec) + ".safetensors");
     WeightsDump.write(live, file, spec.rank());
     return Map.of("file", file.toString(), "step", live.lastStep());
   }

@@ -73,6 +73,7 @@ final class RefitRehearsal {
             null,
             null,
             false,
+            null,
             null);
     List<Worker> workers = new ArrayList<>();
     try {

@@ -41,6 +41,8 @@ import java.util.Map;
  *     keeping those the publishers claim unchanged
  * @param source where receivers take their first weights before following the trainers ({@code
  *     --source}): {@code checkpoint:DIR} (an absolute path), or null for the trainers only
+ * @param group a receiver's inference group ({@code --inference-groups}, {@code
+ *     --serve-installed}); null: the only group, reading the trainers
  */
 public record WorkerSpec(
     String role,
@@ -65,7 +67,37 @@ public record WorkerSpec(
     String expertMap,
     Integer changedPercent,
     boolean noDelta,
-    String source) {
+    String source,
+    InferenceGroup group) {
+
+  /**
+   * Receiver {@code index} of {@code count} inference groups; with {@code serveInstalled} group 0
+   * reads the trainers and group g+1 reads group g's installed weights, which every group but the
+   * last serves; without, every group reads the trainers.
+   */
+  public record InferenceGroup(int index, int count, boolean serveInstalled) {
+    /** Whether this group reads the installed weights of the group before it. */
+    public boolean readsInstalled() {
+      return serveInstalled && index > 0;
+    }
+
+    /** Whether this group serves its installed weights to the group after it. */
+    public boolean serves() {
+      return serveInstalled && index < count - 1;
+    }
+  }
+
+  /** This receiver's group (the only one when the spec names none). */
+  public InferenceGroup inferenceGroup() {
+    return group != null ? group : new InferenceGroup(0, 1, false);
+  }
+
+  /** The same worker in inference group {@code g}. */
+  public WorkerSpec withGroup(InferenceGroup g) {
+    Copy c = new Copy(this);
+    c.group = g;
+    return c.build();
+  }
 
   /** A spec that installs by copying from two trainer buffer sets, as before in-place installs. */
   public WorkerSpec(
@@ -108,6 +140,7 @@ public record WorkerSpec(
         null,
         null,
         false,
+        null,
         null);
   }
 
@@ -267,6 +300,7 @@ public record WorkerSpec(
     Integer changedPercent;
     boolean noDelta;
     String source;
+    InferenceGroup group;
 
     Copy(WorkerSpec s) {
       role = s.role;
@@ -292,6 +326,7 @@ public record WorkerSpec(
       changedPercent = s.changedPercent;
       noDelta = s.noDelta;
       source = s.source;
+      group = s.group;
     }
 
     WorkerSpec build() {
@@ -318,7 +353,8 @@ public record WorkerSpec(
           expertMap,
           changedPercent,
           noDelta,
-          source);
+          source,
+          group);
     }
   }
 }

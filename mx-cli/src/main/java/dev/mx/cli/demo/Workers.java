@@ -46,6 +46,25 @@ public final class Workers {
     return "trainer-" + rank;
   }
 
+  /**
+   * The transport session (agent name) of an inference rank: {@code receiver-N} in the first group,
+   * {@code group<G>-receiver-N} in the others; also what its dump file and lease are named by.
+   */
+  static String receiverSession(WorkerSpec spec) {
+    int g = spec.inferenceGroup().index();
+    return (g == 0 ? "" : "group" + g + "-") + "receiver-" + spec.rank();
+  }
+
+  /** The identity under which inference group {@code group} serves its installed weights. */
+  static String installedIdentity(WorkerSpec spec, int group) {
+    return spec.identity() + "/installed-group-" + group;
+  }
+
+  /** What an inference group serving its installed weights declares, and its readers expect. */
+  static String installedTopology(WorkerSpec spec) {
+    return "vllm " + inferenceTopology(spec) + " (installed)";
+  }
+
   static Transport transport(WorkerSpec spec, String session) {
     TransportConfig config = new TransportConfig(session, readTimeout(spec), Map.of());
     if (spec.transport().equals("auto")) {

@@ -36,6 +36,7 @@ class RefitRehearsalTest {
         null,
         null,
         false,
+        null,
         null);
   }
 

@@ -142,7 +142,7 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
       out.put("install", b.inPlace ? "in-place" : "copy");
       VersionFollower.Builder f =
           VersionFollower.builder(b.store, b.identity)
-              .holder("receiver-" + b.rank)
+              .holder(b.holder != null ? b.holder : "receiver-" + b.rank)
               // The publishers must be the trainer job this rank expects.
               .expect(b.expected)
               // A failed step fails the job (fail closed): no second try of the same version.
@@ -456,6 +456,7 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     private WirePolicy wirePolicy;
     private CheckpointSource checkpoint;
     private long checkpointStep;
+    private String holder;
     private String servedIdentity;
     private int servedWorldSize;
     private String servedTopology;
@@ -469,6 +470,15 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     /** This rank's index among the inference ranks (its receiver's rank, its lease holder). */
     public Builder rank(int r) {
       this.rank = r;
+      return this;
+    }
+
+    /**
+     * Who holds this rank's leases on the versions it reads (default {@code receiver-<rank>}):
+     * unique among the ranks reading one identity, e.g. when two inference groups read one job.
+     */
+    public Builder holder(String h) {
+      this.holder = Objects.requireNonNull(h, "holder");
       return this;
     }
 

@@ -1,0 +1,148 @@
+package dev.mx.it.demo;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --serve-installed}: inference groups in child JVMs over shm, group 0 reading the trainers
+ * and each later group reading only the installed (verified) weights of the group before it; every
+ * group's dump equals group 0's byte for byte, and group 0's equals the generator's values.
+ */
+class DemoFanOutTest {
+
+  /** Tiny Llama, trainer tp=2, inference tp=2, {@code groups} groups serving installed weights. */
+  private static DemoRun fanOut(int groups, int steps, Path dump, String... extra) {
+    List<String> a =
+        new ArrayList<>(
+            List.of(
+                "--model",
+                "tiny-llama",
+                "--trainer",
+                "tp=2",
+                "--inference",
+                "tp=2",
+                "--inference-groups",
+                Integer.toString(groups),
+                "--serve-installed",
+                "--steps",
+                Integer.toString(steps),
+                "--dump",
+                dump.toString(),
+                "--json"));
+    a.addAll(List.of(extra));
+    return DemoRun.run(a.toArray(String[]::new));
+  }
+
+  /** The sessions that served group {@code group}'s reads: the group before it, or the trainers. */
+  private static void assertReadFrom(JsonNode doc, int group, String sessionPrefix) {
+    int rows = 0;
+    for (JsonNode s : doc.get("steps")) {
+      if (s.get("group").asInt() != group) {
+        continue;
+      }
+      rows++;
+      assertTrue(s.get("bytes").asLong() > 0, s.toString());
+      long served = 0;
+      for (var e : s.get("bytes_by_session").properties()) {
+        assertTrue(
+            e.getKey().startsWith(sessionPrefix),
+            "group " + group + " read only from " + sessionPrefix + "*: " + s);
+        served += e.getValue().asLong();
+      }
+      assertEquals(s.get("bytes").asLong(), served, s.toString());
+    }
+    assertTrue(rows > 0, "group " + group + " has step rows: " + doc);
+  }
+
+  private static void assertSameDump(Path dump, String file, String reference) throws Exception {
+    assertArrayEquals(
+        Files.readAllBytes(dump.resolve(reference)),
+        Files.readAllBytes(dump.resolve(file)),
+        file + " equals " + reference);
+  }
+
+  @Test
+  void groupTwoReadsFromGroupOnesInstalledWeightsAndEveryGroupInstallsExactly(@TempDir Path dump)
+      throws Exception {
+    DemoRun r = fanOut(3, 2, dump);
+    assertEquals(0, r.code(), r.toString());
+    JsonNode doc = r.json();
+    assertEquals(2 * 3 * 2, doc.get("steps").size(), "steps x groups x ranks: " + doc);
+    assertReadFrom(doc, 0, "trainer-");
+    assertReadFrom(doc, 1, "receiver-");
+    assertReadFrom(doc, 2, "group1-receiver-");
+    JsonNode kinds = doc.get("bytes_served_per_source_kind");
+    // Every group reads the same bytes per step: groups 1 and 2 read twice what the trainers
+    // served.
+    assertEquals(
+        2 * kinds.get("trainer").asLong(), kinds.get("installed").asLong(), doc.toString());
+    JsonNode installed = doc.get("bytes_served_per_installed_rank");
+    assertEquals(
+        List.of("group1-receiver-0", "group1-receiver-1", "receiver-0", "receiver-1"),
+        iterableNames(installed));
+    assertEquals(0, doc.get("unverified_bytes").asLong());
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
+    for (int rank = 0; rank < 2; rank++) {
+      String reference = "receiver-" + rank + ".safetensors";
+      assertSameDump(dump, "group1-receiver-" + rank + ".safetensors", reference);
+      assertSameDump(dump, "group2-receiver-" + rank + ".safetensors", reference);
+    }
+  }
+
+  private static List<String> iterableNames(JsonNode object) {
+    List<String> names = new ArrayList<>();
+    object.fieldNames().forEachRemaining(names::add);
+    return names;
+  }
+
+  @Test
+  void aGroupStartingFromACheckpointServesItsLiveStepsToTheNextGroup(
+      @TempDir Path ckpt, @TempDir Path dump) throws Exception {
+    DemoRun w =
+        DemoRun.command(
+            "checkpoint",
+            "--model",
+            "tiny-llama",
+            "--step",
+            "0",
+            "--dtype",
+            "bf16",
+            "--out",
+            ckpt.toString());
+    assertEquals(0, w.code(), w.toString());
+    DemoRun r = fanOut(2, 2, dump, "--source", "checkpoint:" + ckpt);
+    assertEquals(0, r.code(), r.toString());
+    JsonNode doc = r.json();
+    assertEquals(2, doc.get("checkpoint").size(), "group 0 started from the checkpoint: " + doc);
+    assertReadFrom(doc, 1, "receiver-");
+    DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
+    for (int rank = 0; rank < 2; rank++) {
+      assertSameDump(
+          dump, "group1-receiver-" + rank + ".safetensors", "receiver-" + rank + ".safetensors");
+    }
+  }
+
+  @Test
+  void servingOptionsThatCannotWorkAreRefusedBeforeAnythingStarts() {
+    DemoRun.assertRefused("--inference-groups 2 or more", "--serve-installed");
+    DemoRun.assertRefused("--inference-groups must be 1 to 8", "--inference-groups", "9");
+    DemoRun.assertRefused(
+        "cannot be served",
+        "--inference-groups",
+        "2",
+        "--serve-installed",
+        "--inference-dtype",
+        "fp8-block");
+    DemoRun.assertRefused(
+        "runs with one inference group", "--inference-groups", "2", "--fault", "corrupt");
+  }
+}
