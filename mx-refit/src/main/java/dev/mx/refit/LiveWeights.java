@@ -52,6 +52,11 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
 
   private MemoryRegistration deviceSlab;
 
+  /** The transport that allocated the host slab ({@link #LiveWeights(Map, Transport, long)}). */
+  private final Transport allocator;
+
+  private MemoryRegistration allocation;
+
   /** Allocates zeroed live parameters for the given layout. */
   public LiveWeights(Map<String, ParamSpec> layout) {
     this(layout, null);
@@ -71,6 +76,22 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    * allocated and zeroed now, so the first refit neither allocates nor faults it in.
    */
   public LiveWeights(Map<String, ParamSpec> layout, MemoryOps device, long stagingBytes) {
+    this(layout, device, null, stagingBytes);
+  }
+
+  /**
+   * As {@link #LiveWeights(Map, MemoryOps, long)} in host memory that {@code transport} allocates
+   * ({@link Transport#allocate}): a same-host transport maps it into the processes that read it, so
+   * an engine serving its installed weights serves them at memory speed. {@link #registerWith} that
+   * transport returns this allocation. Zeroed (and so faulted in) now.
+   */
+  public LiveWeights(Map<String, ParamSpec> layout, Transport transport, long stagingBytes) {
+    this(layout, null, java.util.Objects.requireNonNull(transport, "transport"), stagingBytes);
+  }
+
+  private LiveWeights(
+      Map<String, ParamSpec> layout, MemoryOps device, Transport allocator, long stagingBytes) {
+    this.allocator = allocator;
     if (stagingBytes < 0) {
       throw new IllegalArgumentException("staging bytes must not be negative: " + stagingBytes);
     }
@@ -83,7 +104,11 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
     }
     long total = Slabs.size(sizes.values());
     try {
-      if (this.device == null) {
+      if (allocator != null) {
+        allocation = allocator.allocate(Math.max(Slabs.ALIGN, total));
+        slab = allocation.segment();
+        slab.fill((byte) 0);
+      } else if (this.device == null) {
         slab = arena.allocate(Math.max(Slabs.ALIGN, total), 4096);
       } else {
         deviceSlab = this.device.allocate(Math.max(Slabs.ALIGN, total));
@@ -125,6 +150,9 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    */
   public synchronized MemoryRegistration registerWith(Transport transport) {
     ensureOpen();
+    if (transport == allocator) {
+      return allocation; // its own memory: registered since it was allocated
+    }
     MemoryRegistration r =
         device == null ? transport.register(slab) : transport.register(slab, device.kind());
     registrations.add(r);
@@ -272,6 +300,9 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
       }
       if (deviceSlab != null) {
         order.add(deviceSlab);
+      }
+      if (allocation != null) {
+        order.add(allocation);
       }
       order.add(arena);
       Closeables.closeAll(order);

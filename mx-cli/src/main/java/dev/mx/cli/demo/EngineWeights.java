@@ -36,11 +36,21 @@ record EngineWeights(
    * allocates nor faults it in.
    */
   static EngineWeights create(WorkerSpec spec, MemoryOps device) {
+    return create(spec, device, null);
+  }
+
+  /**
+   * As {@link #create(WorkerSpec, MemoryOps)}; host weights that {@code servedBy} serves to other
+   * engines ({@code --serve-installed}) are allocated by it, so a same-host transport maps them
+   * into their readers (null: plain host memory).
+   */
+  static EngineWeights create(
+      WorkerSpec spec, MemoryOps device, dev.mx.api.transport.Transport servedBy) {
     VllmLayout geometry = Workers.inferenceLayout(spec);
     long staging =
         !spec.inPlace() ? 0 : spec.stagingBytes() > 0 ? spec.stagingBytes() : defaultStaging();
     if (!Fp8Format.isFp8Block(spec.inferenceDtype())) {
-      return new EngineWeights(geometry, new LiveWeights(geometry.params(), device, staging), null);
+      return new EngineWeights(geometry, live(geometry.params(), device, servedBy, staging), null);
     }
     Fp8BlockLayout q = Fp8Format.layout(spec.inferenceDtype(), geometry);
     if (Fp8Format.quantizedSource(spec)) {
@@ -48,7 +58,7 @@ record EngineWeights(
       QuantizedSourceGeometry source =
           new QuantizedSourceGeometry(geometry, q, Fp8Format.tiles(spec.trainerDtype()));
       return new EngineWeights(
-          geometry, new LiveWeights(source.params(), device, staging), null, source);
+          geometry, live(source.params(), device, servedBy, staging), null, source);
     }
     LiveWeights live = new LiveWeights(q.engine());
     try {
@@ -67,6 +77,16 @@ record EngineWeights(
       live.close();
       throw e;
     }
+  }
+
+  private static LiveWeights live(
+      java.util.Map<String, dev.mx.api.refit.ParamSpec> params,
+      MemoryOps device,
+      dev.mx.api.transport.Transport servedBy,
+      long staging) {
+    return servedBy != null && device == null
+        ? new LiveWeights(params, servedBy, staging)
+        : new LiveWeights(params, device, staging);
   }
 
   /** The staging budget a receiver takes when none is given (the setting, else the default). */

@@ -73,7 +73,13 @@ final class InferenceWorker implements Worker {
     transport = Workers.transport(spec, Workers.receiverSession(spec));
     store = MetadataStores.open(spec.metadata());
     MemoryKind memory = spec.memoryKind();
-    engine = EngineWeights.create(spec, memory.isDevice() ? DeviceCheck.ops(memory) : null);
+    // Weights this rank serves to the next group live in memory its transport allocated: a
+    // same-host reader maps them (memory speed) instead of reading another process's pages.
+    engine =
+        EngineWeights.create(
+            spec,
+            memory.isDevice() ? DeviceCheck.ops(memory) : null,
+            spec.inferenceGroup().serves() ? transport : null);
     VllmLayout geometry = engine.geometry();
     live = engine.live();
     Map<String, Object> out = new LinkedHashMap<>();

@@ -123,14 +123,14 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     MemoryRegistration liveMemory =
         b.followVersions && b.inPlace ? b.live.registerWith(b.transport) : null;
     if (b.servedIdentity != null) {
-      InstalledPublisher.Builder p =
-          InstalledPublisher.builder(b.transport, b.store, b.servedIdentity, b.live)
+      TrainerRank.Builder job =
+          TrainerRank.builder(b.transport, b.store, b.servedIdentity)
               .job(b.rank, b.servedWorldSize, b.servedTopology)
-              .registration(liveMemory);
-      if (b.stallLimit != null) {
-        p.stallLimit(b.stallLimit);
-      }
-      installed = p.build();
+              .workerId(b.transport.localSession())
+              .stallLimit(b.stallLimit);
+      installed =
+          new InstalledPublisher(
+              job, b.live, liveMemory != null ? liveMemory : b.live.registerWith(b.transport));
       if (b.checkpoint != null) {
         // What the engine starts from is served at once: a later group starts from it too.
         out.put("served_checkpoint_s", serve(b.checkpointStep));

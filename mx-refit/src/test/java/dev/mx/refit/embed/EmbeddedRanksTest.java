@@ -13,25 +13,17 @@ import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
-import dev.mx.api.transport.Transport;
-import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Closeables;
 import dev.mx.metadata.Discovery;
-import dev.mx.metadata.memory.MemoryMetadataStore;
 import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.ReceiverConfig;
-import dev.mx.transport.mem.MemTransportProvider;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -42,51 +34,33 @@ import org.junit.jupiter.api.Test;
  * {@link StepCoordinator} commits or rolls back. Step {@code s} writes {@code w[i] = 100 s + i}.
  */
 class EmbeddedRanksTest {
-  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final Duration WAIT = MemJob.WAIT;
   private static final Shape GLOBAL = Shape.of(4, 4);
   private static final Discovery.Expectation JOB = new Discovery.Expectation(2, "tp=2");
 
-  private final String model = "model=embed-" + UUID.randomUUID();
-  private final MetadataStore store = new MemoryMetadataStore(model);
-  private final Arena arena = Arena.ofShared();
+  private final MemJob job = new MemJob("embed");
+  private final String model = job.model;
+  private final MetadataStore store = job.store;
+  private final ExecutorService pool = job.pool;
   private final MemorySegment[][] sets = new MemorySegment[2][2];
-  private final List<AutoCloseable> owned = new ArrayList<>();
-  private final ExecutorService pool = Executors.newCachedThreadPool();
 
   @AfterEach
   void close() {
-    pool.shutdownNow();
-    owned.add(arena);
-    owned.add(store);
-    Closeables.closeAll(owned.reversed());
-  }
-
-  private Transport mem(String name) {
-    Transport t = new MemTransportProvider().create(TransportConfig.of(name));
-    owned.add(t);
-    return t;
+    job.close();
   }
 
   private List<TrainerRank> trainers(boolean versions) {
     List<TrainerRank> ranks = new ArrayList<>();
     for (int r = 0; r < 2; r++) {
       int rank = r;
-      TrainerRank.Builder b =
-          TrainerRank.builder(mem(model + "-trainer-" + r), store, model)
-              .job(r, 2, "tp=2")
-              .workerId("trainer-" + r)
-              .leaseWait(WAIT)
-              .versions(versions)
-              .shutdownHook(false);
+      TrainerRank.Builder b = job.trainer(r, versions);
       for (int k = 0; k < 2; k++) {
-        MemorySegment seg = arena.allocate(8 * 4, 64);
+        MemorySegment seg = job.arena.allocate(8 * 4, 64);
         sets[r][k] = seg;
         b.bufferSet(
             p -> p.tensor("w", DType.F32, GLOBAL, new long[] {2L * rank, 0}, Shape.of(2, 4), seg));
       }
-      TrainerRank t = b.start();
-      owned.add(t);
-      ranks.add(t);
+      ranks.add(job.own(b.start()));
     }
     return ranks;
   }
@@ -117,7 +91,7 @@ class EmbeddedRanksTest {
         new Capture(
             CaptureResult.of(List.of(whole)), Map.of("w", new ParamSpec(GLOBAL, DType.F32)));
     InferenceRank rank =
-        InferenceRank.builder(mem("recv-" + model), store, model)
+        InferenceRank.builder(job.mem("recv-" + model), store, model)
             .rank(0)
             .live(live)
             .geometry(m -> capture)
@@ -127,14 +101,11 @@ class EmbeddedRanksTest {
             .inPlace(true)
             .trainerBufferSets(2)
             .build();
-    owned.add(rank);
-    return rank;
+    return job.own(rank);
   }
 
   private LiveWeights live() {
-    LiveWeights live = new LiveWeights(Map.of("w", new ParamSpec(GLOBAL, DType.F32)));
-    owned.add(live);
-    return live;
+    return job.own(new LiveWeights(Map.of("w", new ParamSpec(GLOBAL, DType.F32))));
   }
 
   private static float[] expected(long step) {

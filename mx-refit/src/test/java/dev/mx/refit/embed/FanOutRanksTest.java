@@ -1,4 +1,4 @@
-package dev.mx.refit.fanout;
+package dev.mx.refit.embed;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,27 +15,16 @@ import dev.mx.api.plan.OpSpec;
 import dev.mx.api.plan.RecordedCopy;
 import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
-import dev.mx.api.transport.Transport;
-import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Closeables;
 import dev.mx.metadata.Discovery;
-import dev.mx.metadata.memory.MemoryMetadataStore;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.ReceiverConfig;
-import dev.mx.refit.embed.InferenceRank;
-import dev.mx.refit.embed.StepCoordinator;
-import dev.mx.refit.embed.TrainerRank;
-import dev.mx.transport.mem.MemTransportProvider;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -47,51 +36,33 @@ import org.junit.jupiter.api.Test;
  * writes {@code a[i] = 100 s + i}, {@code b[i] = 100 s + 50 + i}.
  */
 class FanOutRanksTest {
-  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final Duration WAIT = MemJob.WAIT;
   private static final Shape TENSOR = Shape.of(2, 4);
   private static final String GROUP0_TOPOLOGY = "test-engine tp=2";
 
-  private final String model = "model=fanout-" + UUID.randomUUID();
+  private final MemJob job = new MemJob("fanout");
+  private final String model = job.model;
   private final String served = model + "/installed-group-0";
-  private final MetadataStore store = new MemoryMetadataStore(model);
-  private final Arena arena = Arena.ofShared();
+  private final MetadataStore store = job.store;
+  private final ExecutorService pool = job.pool;
   private final MemorySegment[][] sets = new MemorySegment[2][2];
-  private final List<AutoCloseable> owned = new ArrayList<>();
-  private final ExecutorService pool = Executors.newCachedThreadPool();
 
   @AfterEach
   void close() {
-    pool.shutdownNow();
-    owned.add(arena);
-    owned.add(store);
-    Closeables.closeAll(owned.reversed());
-  }
-
-  private Transport mem(String name) {
-    Transport t = new MemTransportProvider().create(TransportConfig.of(name));
-    owned.add(t);
-    return t;
+    job.close();
   }
 
   private List<TrainerRank> trainers() {
     List<TrainerRank> ranks = new ArrayList<>();
     for (int r = 0; r < 2; r++) {
       String name = r == 0 ? "a" : "b";
-      TrainerRank.Builder b =
-          TrainerRank.builder(mem(model + "-trainer-" + r), store, model)
-              .job(r, 2, "tp=2")
-              .workerId("trainer-" + r)
-              .leaseWait(WAIT)
-              .versions(true)
-              .shutdownHook(false);
+      TrainerRank.Builder b = job.trainer(r, true);
       for (int k = 0; k < 2; k++) {
-        MemorySegment seg = arena.allocate(TENSOR.byteSize(4), 64);
+        MemorySegment seg = job.arena.allocate(TENSOR.byteSize(4), 64);
         sets[r][k] = seg;
         b.bufferSet(p -> p.tensor(name, DType.F32, TENSOR, new long[] {0, 0}, TENSOR, seg));
       }
-      TrainerRank t = b.start();
-      owned.add(t);
-      ranks.add(t);
+      ranks.add(job.own(b.start()));
     }
     return ranks;
   }
@@ -126,15 +97,13 @@ class FanOutRanksTest {
   }
 
   private LiveWeights live(long cols) {
-    LiveWeights live = new LiveWeights(Map.of("ab", new ParamSpec(Shape.of(4, cols), DType.F32)));
-    owned.add(live);
-    return live;
+    return job.own(new LiveWeights(Map.of("ab", new ParamSpec(Shape.of(4, cols), DType.F32))));
   }
 
   private InferenceRank group0(int rank, LiveWeights live) {
     Capture capture = fused(2L * rank, 2);
     InferenceRank r =
-        InferenceRank.builder(mem(model + "-g0-" + rank), store, model)
+        InferenceRank.builder(job.mem(model + "-g0-" + rank), store, model)
             .rank(rank)
             .live(live)
             .geometry(m -> capture)
@@ -145,14 +114,13 @@ class FanOutRanksTest {
             .trainerBufferSets(2)
             .serveInstalled(served, 2, GROUP0_TOPOLOGY)
             .build();
-    owned.add(r);
-    return r;
+    return job.own(r);
   }
 
   private InferenceRank group1(LiveWeights live) {
     Capture capture = fused(0, 4);
     InferenceRank r =
-        InferenceRank.builder(mem(model + "-g1-0"), store, served)
+        InferenceRank.builder(job.mem(model + "-g1-0"), store, served)
             .rank(0)
             .live(live)
             .geometry(m -> capture)
@@ -162,8 +130,7 @@ class FanOutRanksTest {
             .inPlace(true)
             .trainerBufferSets(1)
             .build();
-    owned.add(r);
-    return r;
+    return job.own(r);
   }
 
   private static float[] expected(long step, int c0, int cols) {
@@ -249,7 +216,7 @@ class FanOutRanksTest {
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                InferenceRank.builder(mem(model + "-q"), store, model)
+                InferenceRank.builder(job.mem(model + "-q"), store, model)
                     .rank(0)
                     .live(live)
                     .geometry(m -> fused(0, 2))
