@@ -156,6 +156,10 @@ final class DemoReport {
     if (m.get("install_s") != null) {
       row.put("install_s", num(m.get("install_s")).doubleValue());
     }
+    // --serve-installed: publishing the installed step to the next group (digests of its bytes).
+    if (m.get("serve_s") != null) {
+      row.put("serve_s", num(m.get("serve_s")).doubleValue());
+    }
     // Wall time from the previous step's commit (the run's start for step 0) to this one's.
     row.put("period_s", num(m.get("period_s")).doubleValue());
     // Whether the trainers began writing this step while the receivers still refitted the last.
@@ -507,7 +511,7 @@ final class DemoReport {
     m.put("install_s", install);
     commit.forEach(
         (k, v) -> {
-          if (k.startsWith("quant_")) {
+          if (k.startsWith("quant_") || k.equals("serve_s")) {
             m.put(k, v);
           }
         });

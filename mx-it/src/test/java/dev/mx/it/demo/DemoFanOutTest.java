@@ -80,6 +80,10 @@ class DemoFanOutTest {
     assertReadFrom(doc, 0, "trainer-");
     assertReadFrom(doc, 1, "receiver-");
     assertReadFrom(doc, 2, "group1-receiver-");
+    for (JsonNode s : doc.get("steps")) {
+      // Groups 0 and 1 publish what they committed; the last group serves nobody.
+      assertEquals(s.get("group").asInt() < 2, s.has("serve_s"), s.toString());
+    }
     JsonNode kinds = doc.get("bytes_served_per_source_kind");
     // Every group reads the same bytes per step: groups 1 and 2 read twice what the trainers
     // served.
