@@ -52,7 +52,7 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
 
   private MemoryRegistration deviceSlab;
 
-  /** The transport that allocated the host slab ({@link #LiveWeights(Map, Transport, long)}). */
+  /** The transport that allocated the host slab ({@link #allocatedBy}), or null. */
   private final Transport allocator;
 
   private MemoryRegistration allocation;
@@ -83,10 +83,12 @@ public final class LiveWeights implements Installer, InPlaceTarget, AutoCloseabl
    * As {@link #LiveWeights(Map, MemoryOps, long)} in host memory that {@code transport} allocates
    * ({@link Transport#allocate}): a same-host transport maps it into the processes that read it, so
    * an engine serving its installed weights serves them at memory speed. {@link #registerWith} that
-   * transport returns this allocation. Zeroed (and so faulted in) now.
+   * transport returns this allocation. Zeroed (and so faulted in) now; close before the transport.
    */
-  public LiveWeights(Map<String, ParamSpec> layout, Transport transport, long stagingBytes) {
-    this(layout, null, java.util.Objects.requireNonNull(transport, "transport"), stagingBytes);
+  public static LiveWeights allocatedBy(
+      Map<String, ParamSpec> layout, Transport transport, long stagingBytes) {
+    return new LiveWeights(
+        layout, null, java.util.Objects.requireNonNull(transport, "transport"), stagingBytes);
   }
 
   private LiveWeights(

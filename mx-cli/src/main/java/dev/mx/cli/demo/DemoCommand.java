@@ -480,9 +480,18 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         // In place, a rank may have installed the step another rank failed: put every rank back on
         // the last committed step where the trainers' other buffer set still holds it, and learn
         // which ranks are torn.
-        report.liveWeights.addAll(
+        List<Map<String, Object>> states =
             StepCoordinator.rollBackAll(
-                ranks(receivers, Duration.ofMinutes(5)), installedStep, progress::note));
+                ranks(receivers, Duration.ofMinutes(5)), installedStep, progress::note);
+        for (int i = 0; inferenceGroups > 1 && i < states.size(); i++) {
+          // Receivers are listed group by group: name each by its group and rank in it.
+          Map<String, Object> named = new LinkedHashMap<>();
+          named.put("group", i / plan.receivers());
+          named.put("rank", i % plan.receivers());
+          states.get(i).forEach((k, v) -> named.putIfAbsent(k, v));
+          states.set(i, named);
+        }
+        report.liveWeights.addAll(states);
       }
       report.fail(
           signalled
@@ -581,11 +590,6 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
           "--serve-installed needs --inference-groups 2 or more (a group serves the next one)");
-    }
-    if (fault != null && inferenceGroups > 1) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(),
-          "--fault " + fault + " runs with one inference group; drop --inference-groups");
     }
   }
 
@@ -865,13 +869,23 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "mx demo: no step was installed: no weights dumped to "
               + dump
               + " (run.json has last_step -1)");
-    } else {
+    }
+    Exception failed = null;
+    if (report.lastStep >= 0) {
       List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
-      onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
+      try {
+        onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
+      } catch (Exception e) {
+        // A rank that cannot dump (torn weights) does not keep the others' dumps from run.json.
+        failed = e;
+      }
     }
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("last_step", report.lastStep);
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
+    if (failed != null) {
+      throw failed;
+    }
   }
 
   /** How long a signalled child may take to run its shutdown hooks before it is killed. */

@@ -85,7 +85,7 @@ record EngineWeights(
       dev.mx.api.transport.Transport servedBy,
       long staging) {
     return servedBy != null && device == null
-        ? new LiveWeights(params, servedBy, staging)
+        ? LiveWeights.allocatedBy(params, servedBy, staging)
         : new LiveWeights(params, device, staging);
   }
 

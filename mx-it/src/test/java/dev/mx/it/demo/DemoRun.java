@@ -221,6 +221,26 @@ record DemoRun(int code, String out, String err) {
       long expectedStep,
       ExpertPlacement placement)
       throws Exception {
+    assertDumpMatchesGenerator(
+        dump, "receiver-", model, tp, ep, trainerDtype, inferenceDtype, expectedStep, placement);
+  }
+
+  /**
+   * As {@link #assertDumpMatchesGenerator(Path, String, int, int, String, String, long,
+   * ExpertPlacement)} for the receivers whose dumps are named {@code prefix<rank>.safetensors}
+   * (e.g. {@code group1-receiver-}, a later inference group's).
+   */
+  static void assertDumpMatchesGenerator(
+      Path dump,
+      String prefix,
+      String model,
+      int tp,
+      int ep,
+      String trainerDtype,
+      String inferenceDtype,
+      long expectedStep,
+      ExpertPlacement placement)
+      throws Exception {
     JsonNode run = JSON.readTree(Files.readString(dump.resolve("run.json")));
     assertEquals(expectedStep, run.get("last_step").asLong(), "run.json last_step");
     assertEquals(model, run.get("model").asText());
@@ -241,9 +261,8 @@ record DemoRun(int code, String out, String err) {
     for (int r = 0; r < tp; r++) {
       VllmReference reference =
           new VllmReference(arch, new InferenceTopology(tp, ep), r, placement);
-      try (SafetensorsFile f =
-          SafetensorsFile.open(dump.resolve("receiver-" + r + ".safetensors"))) {
-        assertTrue(!f.tensors().isEmpty(), "receiver " + r + " dumped parameters");
+      try (SafetensorsFile f = SafetensorsFile.open(dump.resolve(prefix + r + ".safetensors"))) {
+        assertTrue(!f.tensors().isEmpty(), prefix + r + " dumped parameters");
         for (SafetensorsTensor t : f.tensors()) {
           assertEquals(reference.shape(t.name()), t.shape(), t.name());
           assertEquals(to, t.dtype(), t.name());
