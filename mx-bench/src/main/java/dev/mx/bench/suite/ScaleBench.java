@@ -421,6 +421,34 @@ public final class ScaleBench implements Benchmark {
     }
   }
 
+  /** The engine counts the fan-out projection is printed for. */
+  static final List<Integer> FAN_OUT_ENGINES = List.of(2, 4, 8);
+
+  /**
+   * {@code engines} inference engines of the modelled topology refitting one step: all reading the
+   * trainers at once, or {@code --serve-installed}'s chain (engine 0 reads the trainers, engine g
+   * reads engine g-1's installed weights, each of its ranks serving exactly the bytes the same rank
+   * of the next engine reads, so those refits are bound by the reader). Seconds until the last
+   * engine holds the step, and bytes the busiest trainer rank serves.
+   */
+  record FanOutProjection(
+      int engines,
+      double directWireS,
+      double directTrainerBytes,
+      double chainWireS,
+      double chainTrainerBytes) {
+    static FanOutProjection of(
+        int engines, double receiverWireS, double trainerWireS, double busiestTrainerBytes) {
+      double first = Math.max(receiverWireS, trainerWireS);
+      return new FanOutProjection(
+          engines,
+          Math.max(receiverWireS, engines * trainerWireS),
+          engines * busiestTrainerBytes,
+          first + (engines - 1) * receiverWireS,
+          busiestTrainerBytes);
+    }
+  }
+
   /**
    * The what-if model of one refit on a cluster where every participant has its own host and a
    * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
@@ -501,6 +529,28 @@ public final class ScaleBench implements Benchmark {
         planning.maxTrainerBytes() / planning.meanTrainerBytes(),
         Planning.max(planning.bytesPerOwner()) / 1e9,
         planning.mean(planning.bytesPerOwner()) / 1e9);
+    List<BenchResult> fanOut = new java.util.ArrayList<>();
+    for (int engines : FAN_OUT_ENGINES) {
+      FanOutProjection f =
+          FanOutProjection.of(engines, wireReceivers, wireTrainers, planning.maxTrainerBytes());
+      progress.printf(
+          Locale.ROOT,
+          "scale: %d engines: from the trainers at once, wire %.3f s, busiest trainer rank serves"
+              + " %.2f GB; fan-out chain (--serve-installed), wire %.3f s to the last engine,"
+              + " busiest trainer rank serves %.2f GB%n",
+          engines,
+          f.directWireS(),
+          f.directTrainerBytes() / 1e9,
+          f.chainWireS(),
+          f.chainTrainerBytes() / 1e9);
+      fanOut.add(none("model_fanout_" + engines + "_direct_wire_s", f.directWireS(), "s"));
+      fanOut.add(none("model_fanout_" + engines + "_chain_wire_s", f.chainWireS(), "s"));
+      fanOut.add(
+          none(
+              "model_fanout_" + engines + "_direct_busiest_trainer_bytes",
+              f.directTrainerBytes(),
+              "bytes"));
+    }
     progress.printf(
         Locale.ROOT,
         "scale: every receiver reads all %d tables, %.1f MB (whole-shard digests only); tile"
@@ -510,20 +560,25 @@ public final class ScaleBench implements Benchmark {
         tableBytes / 1e6,
         tileDigestBytes / 1e6,
         replicaTileDigestBytes / 1e6);
-    return List.of(
-        none("shard_tables_total_bytes", tableBytes, "bytes"),
-        none("model_tile_digest_bytes_if_enabled", tileDigestBytes, "bytes"),
-        none("model_replica_tile_digest_bytes_not_listed", replicaTileDigestBytes, "bytes"),
-        none("model_wire_receiver_bound_s", wireReceivers, "s"),
-        none("model_wire_trainer_bound_s", wireTrainers, "s"),
-        none("model_control_plane_s", controlPlane, "s"),
-        new BenchResult("model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S),
-        none("model_wire_fp8_block_sources_s", wireFp8, "s"),
-        new BenchResult(
-            "model_refit_fp8_block_sources_s",
-            refitFp8,
-            "s",
-            "perplexity_kimi_k2_s",
-            PERPLEXITY_KIMI_K2_S));
+    List<BenchResult> results = new java.util.ArrayList<>();
+    results.addAll(fanOut);
+    results.addAll(
+        List.of(
+            none("shard_tables_total_bytes", tableBytes, "bytes"),
+            none("model_tile_digest_bytes_if_enabled", tileDigestBytes, "bytes"),
+            none("model_replica_tile_digest_bytes_not_listed", replicaTileDigestBytes, "bytes"),
+            none("model_wire_receiver_bound_s", wireReceivers, "s"),
+            none("model_wire_trainer_bound_s", wireTrainers, "s"),
+            none("model_control_plane_s", controlPlane, "s"),
+            new BenchResult(
+                "model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S),
+            none("model_wire_fp8_block_sources_s", wireFp8, "s"),
+            new BenchResult(
+                "model_refit_fp8_block_sources_s",
+                refitFp8,
+                "s",
+                "perplexity_kimi_k2_s",
+                PERPLEXITY_KIMI_K2_S)));
+    return results;
   }
 }

@@ -117,6 +117,20 @@ class ScaleBenchTest {
   }
 
   @Test
+  void fanOutKeepsTheTrainersAtOneEnginesBytesAndChainsTheReadersWires() {
+    // Kimi-K2's modelled figures: receivers 0.414 s, trainers 0.224 s, 11.19 GB per trainer rank.
+    ScaleBench.FanOutProjection two = ScaleBench.FanOutProjection.of(2, 0.414, 0.224, 11.19e9);
+    assertEquals(0.448, two.directWireS(), 1e-9, "two engines at once: the trainers bound it");
+    assertEquals(22.38e9, two.directTrainerBytes(), 1);
+    assertEquals(0.828, two.chainWireS(), 1e-9, "engine 1 reads engine 0 after it installed");
+    assertEquals(11.19e9, two.chainTrainerBytes(), 1);
+    ScaleBench.FanOutProjection eight = ScaleBench.FanOutProjection.of(8, 0.414, 0.224, 11.19e9);
+    assertEquals(8 * 0.224, eight.directWireS(), 1e-9);
+    assertEquals(8 * 0.414, eight.chainWireS(), 1e-9);
+    assertEquals(11.19e9, eight.chainTrainerBytes(), 1, "the trainers serve one engine");
+  }
+
+  @Test
   void theFp8ProjectionCountsEachQuantizedParameterAtOneByteAndItsScales() throws Exception {
     ScaleScenario full = ScaleScenario.of(TINY);
     List<byte[]> tables = new ArrayList<>();
