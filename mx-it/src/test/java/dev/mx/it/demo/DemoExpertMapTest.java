@@ -99,7 +99,8 @@ class DemoExpertMapTest {
     List<Long> identity = wireBytes(run(dir.resolve("identity"), inference));
     Path dump = dir.resolve("remapped");
     JsonNode remapped = run(dump, inference, "--expert-map", expertMap);
-    DemoRun.assertDumpMatchesGenerator(dump, MODEL, tp, ep, "bf16", "bf16", 1, placement);
+    DemoRun.assertDumpMatchesGenerator(
+        dump, "receiver-", MODEL, tp, ep, "bf16", "bf16", 1, placement);
     long expertBytes = 3L * ARCH.moeIntermediateSize() * ARCH.hiddenSize() * 2; // bf16
     List<Long> expected = new ArrayList<>();
     for (int r = 0; r < tp; r++) {

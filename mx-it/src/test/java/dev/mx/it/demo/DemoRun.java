@@ -204,31 +204,14 @@ record DemoRun(int code, String out, String err) {
       long expectedStep)
       throws Exception {
     assertDumpMatchesGenerator(
-        dump, model, tp, ep, trainerDtype, inferenceDtype, expectedStep, null);
+        dump, "receiver-", model, tp, ep, trainerDtype, inferenceDtype, expectedStep, null);
   }
 
   /**
-   * As {@link #assertDumpMatchesGenerator(Path, String, int, int, String, String, long)} with the
-   * inference experts placed by {@code placement}: each physical slot must hold its logical expert.
-   */
-  static void assertDumpMatchesGenerator(
-      Path dump,
-      String model,
-      int tp,
-      int ep,
-      String trainerDtype,
-      String inferenceDtype,
-      long expectedStep,
-      ExpertPlacement placement)
-      throws Exception {
-    assertDumpMatchesGenerator(
-        dump, "receiver-", model, tp, ep, trainerDtype, inferenceDtype, expectedStep, placement);
-  }
-
-  /**
-   * As {@link #assertDumpMatchesGenerator(Path, String, int, int, String, String, long,
-   * ExpertPlacement)} for the receivers whose dumps are named {@code prefix<rank>.safetensors}
-   * (e.g. {@code group1-receiver-}, a later inference group's).
+   * As {@link #assertDumpMatchesGenerator(Path, String, int, int, String, String, long)} for the
+   * receivers whose dumps are named {@code prefix<rank>.safetensors} ({@code receiver-}, or {@code
+   * group1-receiver-} for a later inference group's), with the inference experts placed by {@code
+   * placement} (null: the trainer's order): each physical slot must hold its logical expert.
    */
   static void assertDumpMatchesGenerator(
       Path dump,
