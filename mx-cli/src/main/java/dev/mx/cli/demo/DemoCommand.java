@@ -84,7 +84,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
 
   @Option(
       names = "--dump",
-      description = "After the last step write receiver-<rank>.safetensors and run.json here.")
+      description =
+          "After the last step write receiver-<rank>.safetensors (group<G>-receiver-<rank> for"
+              + " later --inference-groups) and run.json here.")
   Path dump;
 
   @Option(
@@ -237,6 +239,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     if (checkpointSource != null) {
       report.run.put("source", checkpointSource);
     }
+    report.run.put("source_order", sourceOrder(checkpointSource != null));
     report.trainerRanks = plan.base("").trainerWorldSize();
     report.baselineGbps = DemoReport.memoryCopyGbps();
     progress.note(
@@ -462,6 +465,9 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         long now = System.nanoTime();
         for (int i = 0; i < all.size(); i++) {
           Map<String, Object> m = all.get(i);
+          int group = i / plan.receivers();
+          m.put(
+              "source", serveInstalled && group > 0 ? "installed:group-" + (group - 1) : "trainer");
           m.put("period_s", (now - lastCommit) / 1e9);
           m.put("publish_overlapped", publishedDuringRefit.contains(s));
           report.addStep(
@@ -591,6 +597,29 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           spec.commandLine(),
           "--serve-installed needs --inference-groups 2 or more (a group serves the next one)");
     }
+  }
+
+  /**
+   * Where each inference group takes its weights, in order: a checkpoint once at start (every group
+   * that reads the trainers), then each step from the trainers or, with {@code --serve-installed},
+   * from the group before it.
+   */
+  private List<Map<String, Object>> sourceOrder(boolean checkpoint) {
+    List<Map<String, Object>> groups = new ArrayList<>();
+    for (int g = 0; g < inferenceGroups; g++) {
+      boolean fromGroup = serveInstalled && g > 0;
+      List<String> order = new ArrayList<>();
+      if (checkpoint && !fromGroup) {
+        order.add("checkpoint");
+      }
+      order.add(fromGroup ? "installed:group-" + (g - 1) : "trainer");
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put("group", g);
+      entry.put("sources", order);
+      entry.put("serves_installed", serveInstalled && g < inferenceGroups - 1);
+      groups.add(entry);
+    }
+    return groups;
   }
 
   /**
@@ -869,23 +898,21 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
           "mx demo: no step was installed: no weights dumped to "
               + dump
               + " (run.json has last_step -1)");
-    }
-    Exception failed = null;
-    if (report.lastStep >= 0) {
-      List<WorkerHandle> alive = receivers.stream().filter(WorkerHandle::isAlive).toList();
-      try {
-        onAll(pool, alive, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
-      } catch (Exception e) {
-        // A rank that cannot dump (torn weights) does not keep the others' dumps from run.json.
-        failed = e;
+    } else {
+      // Torn weights are not dumped (a mix of two steps): every other live rank is.
+      List<WorkerHandle> dumped = new ArrayList<>();
+      for (int i = 0; i < receivers.size(); i++) {
+        boolean torn =
+            i < report.liveWeights.size() && "torn".equals(report.liveWeights.get(i).get("state"));
+        if (receivers.get(i).isAlive() && !torn) {
+          dumped.add(receivers.get(i));
+        }
       }
+      onAll(pool, dumped, Map.of("cmd", "dump", "dir", dump.toAbsolutePath().toString()), timeout);
     }
     Map<String, Object> run = new LinkedHashMap<>(report.run);
     run.put("last_step", report.lastStep);
     Files.writeString(dump.resolve("run.json"), Json.mapper().writeValueAsString(run));
-    if (failed != null) {
-      throw failed;
-    }
   }
 
   /** How long a signalled child may take to run its shutdown hooks before it is killed. */

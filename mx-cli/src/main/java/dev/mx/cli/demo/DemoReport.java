@@ -137,6 +137,10 @@ final class DemoReport {
       row.put("group", group);
     }
     row.put("rank", rank);
+    if (m.get("source") != null) {
+      // Where this step was read from: trainer, or installed:group-G (--serve-installed).
+      row.put("source", m.get("source"));
+    }
     long bytes = num(m.get("bytes_received")).longValue();
     double wire = num(m.get("wire_s")).doubleValue();
     double gbps = wire > 0 ? bytes / wire / 1e9 : 0;

@@ -82,8 +82,15 @@ class DemoFanOutTest {
     assertReadFrom(doc, 2, "group1-receiver-");
     for (JsonNode s : doc.get("steps")) {
       // Groups 0 and 1 publish what they committed; the last group serves nobody.
-      assertEquals(s.get("group").asInt() < 2, s.has("serve_s"), s.toString());
+      int g = s.get("group").asInt();
+      assertEquals(g < 2, s.has("serve_s"), s.toString());
+      assertEquals(g == 0 ? "trainer" : "installed:group-" + (g - 1), s.get("source").asText());
     }
+    assertEquals(
+        "[{\"group\":0,\"sources\":[\"trainer\"],\"serves_installed\":true},"
+            + "{\"group\":1,\"sources\":[\"installed:group-0\"],\"serves_installed\":true},"
+            + "{\"group\":2,\"sources\":[\"installed:group-1\"],\"serves_installed\":false}]",
+        doc.get("run").get("source_order").toString());
     JsonNode kinds = doc.get("bytes_served_per_source_kind");
     // Every group reads the same bytes per step: groups 1 and 2 read twice what the trainers
     // served.
@@ -127,6 +134,9 @@ class DemoFanOutTest {
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
     assertEquals(2, doc.get("checkpoint").size(), "group 0 started from the checkpoint: " + doc);
+    assertEquals(
+        "[\"checkpoint\",\"trainer\"]",
+        doc.get("run").get("source_order").get(0).get("sources").toString());
     assertReadFrom(doc, 1, "receiver-");
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
     for (int rank = 0; rank < 2; rank++) {
