@@ -57,11 +57,76 @@ public final class ReceiveCommand implements Callable<Integer> {
               + " else until interrupted), reporting the step each carries (pair with 'mx publish --steps').")
   boolean follow;
 
+  @Option(
+      names = "--serve-installed",
+      description =
+          "With --follow: serve each installed (verified) version to other engines, as a weight"
+              + " version of <identity>/installed-group-0 (this rank its slot, the engine declaring"
+              + " 'vllm tp=N,ep=M (installed)'); a reader leases it, and the next version is copied"
+              + " in only once no lease holds it. Engines that quantize what they install cannot"
+              + " serve.")
+  boolean serveInstalled;
+
+  @Option(
+      names = "--from-installed",
+      description =
+          "With --follow: read every version from an engine of this --inference topology running"
+              + " with --serve-installed under the same --identity, instead of the trainers."
+              + " Its ranks are named group1-receiver-<rank> (transport session, lease, dump).")
+  boolean fromInstalled;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /**
+   * {@code --serve-installed} is group 0 of two that serves, {@code --from-installed} group 1 that
+   * reads it ({@link WorkerSpec.InferenceGroup}).
+   */
+  private WorkerSpec.InferenceGroup fanOutGroup(WorkerSpec ws) {
+    CommandLine cl = spec.commandLine();
+    if (!follow) {
+      throw new CommandLine.ParameterException(
+          cl,
+          (serveInstalled ? "--serve-installed" : "--from-installed")
+              + " follows weight versions: add --follow");
+    }
+    if (serveInstalled && fromInstalled) {
+      throw new CommandLine.ParameterException(
+          cl,
+          "--serve-installed and --from-installed: an engine serves or reads installed weights");
+    }
+    if (serveInstalled
+        && Fp8Format.isFp8Block(ws.inferenceDtype())
+        && !Fp8Format.isFp8Block(ws.trainerDtype())) {
+      throw new CommandLine.ParameterException(
+          cl,
+          "--serve-installed: this engine quantizes what it installs (--inference-dtype "
+              + ws.inferenceDtype()
+              + "), so its weights are not the bytes it read and cannot be served");
+    }
+    if (fromInstalled && ws.checkpointDir() != null) {
+      throw new CommandLine.ParameterException(
+          cl, "--from-installed reads its first version from the serving engine; drop --source");
+    }
+    return new WorkerSpec.InferenceGroup(serveInstalled ? 0 : 1, 2, true);
+  }
+
+  /** Prints the report (JSON or tables); returns true. */
+  private boolean print(DemoReport report) {
+    if (json) {
+      Json.print(spec.commandLine().getOut(), report.toJson());
+    } else {
+      report.printTables(spec.commandLine().getOut());
+    }
+    spec.commandLine().getOut().flush();
+    return true;
+  }
 
   @Override
   public Integer call() throws Exception {
     WorkerSpec ws = role.spec(spec, "receiver", rank).withSource(source.resolved(spec));
+    if (serveInstalled || fromInstalled) {
+      ws = ws.withGroup(fanOutGroup(ws));
+    }
     // Insertion-ordered: --json documents keep one key order from run to run.
     Map<String, Object> run = new LinkedHashMap<>();
     run.put("model", ws.model());
@@ -76,6 +141,8 @@ public final class ReceiveCommand implements Callable<Integer> {
     report.command = "mx receive";
     report.trainerRanks = ws.trainerWorldSize();
     report.baselineGbps = baseline ? DemoReport.memoryCopyGbps() : 0;
+    // A serving engine reports once its versions are installed, then serves until interrupted.
+    boolean[] printed = {false};
     try (Worker w = follow ? null : Workers.create(ws)) {
       if (follow) {
         // Weight versions (docs/VERSIONS.md): each row is an installed version, numbered by its
@@ -85,7 +152,8 @@ public final class ReceiveCommand implements Callable<Integer> {
             spec.commandLine().getParseResult().hasMatchedOption("--steps") ? steps : null,
             dump,
             report,
-            spec.commandLine().getErr());
+            spec.commandLine().getErr(),
+            () -> printed[0] = print(report));
       } else {
         if (w.start().get("checkpoint") instanceof Map<?, ?> c) {
           report.addCheckpoint(rank, c);
@@ -103,10 +171,8 @@ public final class ReceiveCommand implements Callable<Integer> {
     } catch (Exception e) {
       report.fail(e.getMessage() == null ? e.toString() : e.getMessage());
     }
-    if (json) {
-      Json.print(spec.commandLine().getOut(), report.toJson());
-    } else {
-      report.printTables(spec.commandLine().getOut());
+    if (!printed[0]) {
+      print(report);
     }
     if (!report.ok) {
       spec.commandLine().getErr().println("mx receive: error: " + report.error);

@@ -9,7 +9,10 @@ import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
 import dev.mx.refit.embed.InferenceRank;
+import dev.mx.refit.embed.TrainerRank;
 import dev.mx.refit.embed.WeightsDump;
+import dev.mx.refit.fanout.InstalledPublisher;
+import dev.mx.refit.fanout.RecordingGeometry;
 import dev.mx.refit.version.VersionFollower;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -36,18 +39,62 @@ final class VersionedReceiver {
   static void run(
       WorkerSpec ws, Integer versions, Path dump, DemoReport report, PrintWriter progress)
       throws Exception {
-    Transport transport = Workers.transport(ws, "receiver-" + ws.rank());
+    run(ws, versions, dump, report, progress, () -> {});
+  }
+
+  /**
+   * As {@link #run(WorkerSpec, Integer, Path, DemoReport, PrintWriter)}; a rank serving its
+   * installed weights ({@code --serve-installed}) then calls {@code reported} and serves the last
+   * version until interrupted, as {@code mx publish} does, so that the engine reading it can.
+   */
+  static void run(
+      WorkerSpec ws,
+      Integer versions,
+      Path dump,
+      DemoReport report,
+      PrintWriter progress,
+      Runnable reported)
+      throws Exception {
+    WorkerSpec.InferenceGroup group = ws.inferenceGroup();
+    boolean fromInstalled = group.readsInstalled();
+    int groupSize = Workers.inferenceTopology(ws).worldSize();
+    Transport transport = Workers.transport(ws, Workers.receiverSession(ws));
     MetadataStore store = MetadataStores.open(ws.metadata());
-    EngineWeights engine = EngineWeights.create(ws, null);
+    // Served weights live in memory the transport allocated: a same-host reader maps them.
+    EngineWeights engine = EngineWeights.create(ws, null, group.serves() ? transport : null);
     LiveWeights live = engine.live();
+    RecordingGeometry geometry = new RecordingGeometry(engine.source());
+    InstalledPublisher installed =
+        group.serves()
+            ? new InstalledPublisher(
+                TrainerRank.builder(transport, store, Workers.installedIdentity(ws, group.index()))
+                    .job(ws.rank(), groupSize, Workers.installedTopology(ws))
+                    .workerId(transport.localSession())
+                    .stallLimit(Workers.stallLimit(ws)),
+                live,
+                live.registerWith(transport))
+            : null;
+    // Serving: no reader may lease the served step while the next one is copied in.
+    dev.mx.api.refit.Installer committing =
+        installed == null
+            ? engine.installer()
+            : (step, buffers) -> {
+              installed.beforeWrite();
+              engine.installer().install(step, buffers);
+            };
     VersionFollower follower =
-        VersionFollower.builder(store, ws.identity())
-            .holder("receiver-" + ws.rank())
+        VersionFollower.builder(
+                store,
+                fromInstalled ? Workers.installedIdentity(ws, group.index() - 1) : ws.identity())
+            .holder(Workers.receiverSession(ws))
             .stallLimit(Workers.stallLimit(ws))
             .expect(
-                new dev.mx.metadata.Discovery.Expectation(
-                    ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
-            .installer(engine.installer())
+                fromInstalled
+                    ? new dev.mx.metadata.Discovery.Expectation(
+                        groupSize, Workers.installedTopology(ws))
+                    : new dev.mx.metadata.Discovery.Expectation(
+                        ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
+            .installer(committing)
             // A trainer rank restarted under the same session is connected again before its version
             // is read.
             .transport(transport)
@@ -63,7 +110,7 @@ final class VersionedReceiver {
                                 .withDoubleBuffer(true))
                         .transport(transport)
                         .discovery(discovery)
-                        .geometry(engine.source())
+                        .geometry(geometry)
                         .installer(installer)
                         .rediscoverEachStep(true)
                         .delta(!ws.noDelta())
@@ -71,7 +118,10 @@ final class VersionedReceiver {
             .build();
     try {
       if (ws.checkpointDir() != null) {
-        installCheckpoint(ws, engine, report, progress);
+        installCheckpoint(ws, engine, geometry, report, progress);
+        if (installed != null) {
+          geometry.serve(installed, report.lastStep);
+        }
       }
       // No cap unless --timeout: a version is waited for while the trainer ranks progress.
       Duration wait = Workers.cap(ws);
@@ -82,6 +132,11 @@ final class VersionedReceiver {
         m.put("wire_s", InferenceRank.wireSeconds(m));
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
         m.putAll(engine.quantizationMetrics());
+        if (installed != null) {
+          long s0 = System.nanoTime();
+          geometry.serve(installed, f.step());
+          m.put("serve_s", (System.nanoTime() - s0) / 1e9);
+        }
         report.addStep((int) f.step(), ws.rank(), m);
         report.lastStep = f.step();
         progress.println(
@@ -95,17 +150,39 @@ final class VersionedReceiver {
         progress.flush();
       }
       if (dump != null) {
-        WeightsDump.write(live, dump.resolve("receiver-" + ws.rank() + ".safetensors"), ws.rank());
+        WeightsDump.write(
+            live, dump.resolve(Workers.receiverSession(ws) + ".safetensors"), ws.rank());
         writeRun(dump, report);
       }
+      if (installed != null) {
+        reported.run();
+        progress.println(
+            "receiver rank "
+                + ws.rank()
+                + ": serving step "
+                + report.lastStep
+                + " as '"
+                + Workers.installedIdentity(ws, group.index())
+                + "' until interrupted");
+        progress.flush();
+        new java.util.concurrent.CountDownLatch(1).await();
+      }
     } finally {
-      Closeables.closeAll(List.of(follower, live, transport, store));
+      List<AutoCloseable> order = new java.util.ArrayList<>();
+      // Readers of the served weights are told first (STALE), before the weights go.
+      order.add(installed);
+      order.addAll(List.of(follower, live, transport, store));
+      Closeables.closeAll(order);
     }
   }
 
   /** Installs {@code --source checkpoint:DIR} before the first version is followed. */
   private static void installCheckpoint(
-      WorkerSpec ws, EngineWeights engine, DemoReport report, PrintWriter progress) {
+      WorkerSpec ws,
+      EngineWeights engine,
+      RecordingGeometry geometry,
+      DemoReport report,
+      PrintWriter progress) {
     try (dev.mx.refit.checkpoint.CheckpointSource cp =
         SourceOption.open(ws, dev.mx.layout.model.ModelConfigs.load(ws.model()))) {
       long step = SourceOption.stepOf(cp);
@@ -118,9 +195,9 @@ final class VersionedReceiver {
       Map<String, Object> m =
           engine.installer() == engine.live()
               ? dev.mx.refit.checkpoint.CheckpointInstall.installInPlace(
-                  cp, step, ws.rank(), engine.source(), engine.live(), config)
+                  cp, step, ws.rank(), geometry, engine.live(), config)
               : dev.mx.refit.checkpoint.CheckpointInstall.install(
-                  cp, step, ws.rank(), engine.source(), engine.installer(), config);
+                  cp, step, ws.rank(), geometry, engine.installer(), config);
       report.addCheckpoint(ws.rank(), dev.mx.refit.checkpoint.CheckpointInstall.summary(cp, m));
       report.lastStep = step;
       progress.println(

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -171,10 +172,112 @@ class DemoFanOutTest {
         dump, "group1-receiver-", "tiny-llama", 2, 1, "f32", "f32", 0, null);
   }
 
+  /**
+   * The operator's path: {@code mx publish} trainers and engine A of {@code mx receive --follow
+   * --serve-installed} ranks install two versions; engine B, started once A serves the last one (a
+   * replica joining late), installs it with {@code mx receive --follow --from-installed} from A
+   * only, exactly. Every rank is a process of its own over shm.
+   */
+  @Test
+  void mxReceiveServesItsInstalledVersionsToAnotherEngine(@TempDir Path dir) throws Exception {
+    List<String> job =
+        DemoRun.tp2Job(
+            "tiny-llama",
+            "file:" + dir.resolve("store"),
+            "shm",
+            "mx-fanout-" + java.util.UUID.randomUUID().toString().substring(0, 8));
+    Path dumpA = dir.resolve("a");
+    Path dumpB = dir.resolve("b");
+    List<Process> all = new ArrayList<>();
+    try {
+      List<Process> a = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        List<String> served = DemoRun.followingReceiver(r, 2, dumpA, job);
+        served.add("--serve-installed");
+        a.add(DemoRun.mxProcess(dir.resolve("a-" + r + ".log"), served.toArray(String[]::new)));
+      }
+      all.addAll(a);
+      for (int r = 0; r < 2; r++) {
+        List<String> t = DemoRun.steppingPublisher(r, 2, "1", job);
+        all.add(DemoRun.mxProcess(dir.resolve("trainer-" + r + ".log"), t.toArray(String[]::new)));
+      }
+      // Engine A reports once it installed both versions, then serves the last until stopped.
+      for (int r = 0; r < 2; r++) {
+        JsonNode served = reportOfServing(a.get(r), dir.resolve("a-" + r + ".log"));
+        assertTrue(served.get("ok").asBoolean(), served.toString());
+        assertEquals(1, served.get("run").get("last_step").asLong(), served.toString());
+        for (JsonNode s : served.get("steps")) {
+          assertTrue(s.has("serve_s"), "engine A served step " + s.get("step") + ": " + s);
+        }
+      }
+      List<Process> b = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        List<String> reading = DemoRun.followingReceiver(r, 1, dumpB, job);
+        reading.add("--from-installed");
+        b.add(DemoRun.mxProcess(dir.resolve("b-" + r + ".log"), reading.toArray(String[]::new)));
+      }
+      all.addAll(b);
+      for (int r = 0; r < 2; r++) {
+        JsonNode read = DemoRun.successfulReport(b.get(r), dir.resolve("b-" + r + ".log"));
+        assertEquals(1, read.get("run").get("last_step").asLong(), read.toString());
+        assertEquals(0, read.get("bytes_served_per_source_kind").get("trainer").asLong());
+        assertTrue(
+            read.get("bytes_served_per_source_kind").get("installed").asLong() > 0,
+            read.toString());
+        for (String session : iterableNames(read.get("bytes_served_per_installed_rank"))) {
+          assertTrue(session.startsWith("receiver-"), "engine B read engine A only: " + read);
+        }
+      }
+      DemoRun.assertDumpMatchesGenerator(dumpA, "tiny-llama", 2, 1, "f32", "f32", 1);
+      DemoRun.assertDumpMatchesGenerator(
+          dumpB, "group1-receiver-", "tiny-llama", 2, 1, "f32", "f32", 1, null);
+    } finally {
+      DemoRun.destroyAll(all);
+    }
+  }
+
+  /**
+   * The JSON report a serving {@code mx receive} prints before it serves until stopped: its stdout
+   * up to the document's closing line (within 240 s, or the test fails showing the log).
+   */
+  private static JsonNode reportOfServing(Process p, Path log) throws Exception {
+    java.util.concurrent.CompletableFuture<String> doc =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              StringBuilder b = new StringBuilder();
+              try (var lines =
+                  new java.io.BufferedReader(
+                      new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                  b.append(line).append('\n');
+                  if (line.equals("}")) {
+                    break;
+                  }
+                }
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+              return b.toString();
+            });
+    String out;
+    try {
+      out = doc.get(240, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError(log + ": no report within 240 s\n" + Files.readString(log), e);
+    }
+    assertTrue(p.isAlive(), log + ": serves after its report\n" + Files.readString(log));
+    return new com.fasterxml.jackson.databind.ObjectMapper().readTree(out);
+  }
+
   @Test
   void servingOptionsThatCannotWorkAreRefusedBeforeAnythingStarts() {
     DemoRun.assertRefused("--inference-groups 2 or more", "--serve-installed");
     DemoRun.assertRefused("--inference-groups must be 1 to 8", "--inference-groups", "9");
+    DemoRun receive =
+        DemoRun.command(
+            "receive", "--rank", "0", "--metadata", "file:/tmp/mx-unused", "--serve-installed");
+    assertEquals(2, receive.code(), receive.toString());
+    assertTrue(receive.err().contains("add --follow"), receive.err());
     DemoRun.assertRefused(
         "cannot be served",
         "--inference-groups",

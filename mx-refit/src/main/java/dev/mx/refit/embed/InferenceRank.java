@@ -3,10 +3,8 @@ package dev.mx.refit.embed;
 import dev.mx.api.annotation.Stable;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.metadata.MetadataStore;
-import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.GeometrySource;
 import dev.mx.api.refit.Installer;
-import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.refit.WirePolicy;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
@@ -21,6 +19,7 @@ import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.checkpoint.CheckpointInstall;
 import dev.mx.refit.checkpoint.CheckpointSource;
 import dev.mx.refit.fanout.InstalledPublisher;
+import dev.mx.refit.fanout.RecordingGeometry;
 import dev.mx.refit.stage.DeltaState;
 import dev.mx.refit.version.VersionFollower;
 import java.lang.foreign.MemorySegment;
@@ -306,44 +305,13 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
   /** Publishes the installed {@code step} ({@link InstalledPublisher}); returns its seconds. */
   private double serve(long step) {
     long t0 = System.nanoTime();
-    RecordingGeometry.Recorded r = geometry.last();
-    if (r == null) {
-      throw new IllegalStateException(
-          name() + ": step " + step + " was installed without a geometry capture to serve");
-    }
-    installed.publish(step, r.capture(), r.manifest());
+    geometry.serve(installed, step);
     return (System.nanoTime() - t0) / 1e9;
   }
 
   /** The publisher of the installed steps ({@link Builder#serveInstalled}), or null. */
   public InstalledPublisher installedPublisher() {
     return installed;
-  }
-
-  /**
-   * A geometry that remembers its last capture and the manifest it was made for: what the installed
-   * weights hold, to serve them.
-   */
-  private static final class RecordingGeometry implements GeometrySource {
-    record Recorded(Capture capture, List<ManifestEntry> manifest) {}
-
-    private final GeometrySource delegate;
-    private volatile Recorded last;
-
-    RecordingGeometry(GeometrySource delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public Capture capture(List<ManifestEntry> manifest) {
-      Capture c = delegate.capture(manifest);
-      last = new Recorded(c, List.copyOf(manifest));
-      return c;
-    }
-
-    Recorded last() {
-      return last;
-    }
   }
 
   /**
