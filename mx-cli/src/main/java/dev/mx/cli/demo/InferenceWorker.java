@@ -7,7 +7,6 @@ import dev.mx.api.transport.Transport;
 import dev.mx.api.util.Closeables;
 import dev.mx.api.util.Settings;
 import dev.mx.layout.vllm.VllmLayout;
-import dev.mx.metadata.Discovery;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.refit.LiveWeights;
 import dev.mx.refit.ReceiverConfig;
@@ -95,10 +94,7 @@ final class InferenceWorker implements Worker {
     // one-set trainer job would be; the first reads the trainers.
     boolean fromGroup = group.readsInstalled();
     InferenceRank.Builder builder =
-        InferenceRank.builder(
-                transport,
-                store,
-                fromGroup ? Workers.installedIdentity(spec, group.index() - 1) : spec.identity())
+        InferenceRank.builder(transport, store, Workers.sourceIdentity(spec))
             .rank(spec.rank())
             .holder(Workers.receiverSession(spec))
             .live(live)
@@ -115,15 +111,9 @@ final class InferenceWorker implements Worker {
             .memory(memory)
             .stagingBytes(spec.stagingBytes())
             .delta(!spec.noDelta())
-            // The publishers must be the trainer job this rank expects: ranks 0..N-1 declaring
-            // our topology.
-            .expect(
-                fromGroup
-                    ? new Discovery.Expectation(
-                        Workers.inferenceTopology(spec).worldSize(),
-                        Workers.installedTopology(spec))
-                    : new Discovery.Expectation(
-                        spec.trainerWorldSize(), Workers.trainerTopology(spec).toString()))
+            // The publishers must be the job this rank expects: ranks 0..N-1 declaring its
+            // topology.
+            .expect(Workers.sourceExpectation(spec))
             .freshness(Workers.seconds(spec.heartbeatSeconds() * 3))
             .stallLimit(Workers.stallLimit(spec))
             .followVersions(versions)

@@ -56,8 +56,6 @@ final class VersionedReceiver {
       Runnable reported)
       throws Exception {
     WorkerSpec.InferenceGroup group = ws.inferenceGroup();
-    boolean fromInstalled = group.readsInstalled();
-    int groupSize = Workers.inferenceTopology(ws).worldSize();
     Transport transport = Workers.transport(ws, Workers.receiverSession(ws));
     MetadataStore store = MetadataStores.open(ws.metadata());
     // Served weights live in memory the transport allocated: a same-host reader maps them.
@@ -68,7 +66,10 @@ final class VersionedReceiver {
         group.serves()
             ? new InstalledPublisher(
                 TrainerRank.builder(transport, store, Workers.installedIdentity(ws, group.index()))
-                    .job(ws.rank(), groupSize, Workers.installedTopology(ws))
+                    .job(
+                        ws.rank(),
+                        Workers.inferenceTopology(ws).worldSize(),
+                        Workers.installedTopology(ws))
                     .workerId(transport.localSession())
                     .stallLimit(Workers.stallLimit(ws)),
                 live,
@@ -83,17 +84,10 @@ final class VersionedReceiver {
               engine.installer().install(step, buffers);
             };
     VersionFollower follower =
-        VersionFollower.builder(
-                store,
-                fromInstalled ? Workers.installedIdentity(ws, group.index() - 1) : ws.identity())
+        VersionFollower.builder(store, Workers.sourceIdentity(ws))
             .holder(Workers.receiverSession(ws))
             .stallLimit(Workers.stallLimit(ws))
-            .expect(
-                fromInstalled
-                    ? new dev.mx.metadata.Discovery.Expectation(
-                        groupSize, Workers.installedTopology(ws))
-                    : new dev.mx.metadata.Discovery.Expectation(
-                        ws.trainerWorldSize(), Workers.trainerTopology(ws).toString()))
+            .expect(Workers.sourceExpectation(ws))
             .installer(committing)
             // A trainer rank restarted under the same session is connected again before its version
             // is read.
@@ -133,9 +127,7 @@ final class VersionedReceiver {
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);
         m.putAll(engine.quantizationMetrics());
         if (installed != null) {
-          long s0 = System.nanoTime();
-          geometry.serve(installed, f.step());
-          m.put("serve_s", (System.nanoTime() - s0) / 1e9);
+          m.put("serve_s", geometry.serve(installed, f.step()));
         }
         report.addStep((int) f.step(), ws.rank(), m);
         report.lastStep = f.step();

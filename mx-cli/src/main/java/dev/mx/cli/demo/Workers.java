@@ -60,6 +60,28 @@ public final class Workers {
     return spec.identity() + "/installed-group-" + group;
   }
 
+  /**
+   * The identity an inference rank reads: the trainer job's, or, in a group reading installed
+   * weights ({@code --serve-installed}), the group before it's.
+   */
+  static String sourceIdentity(WorkerSpec spec) {
+    WorkerSpec.InferenceGroup g = spec.inferenceGroup();
+    return g.readsInstalled() ? installedIdentity(spec, g.index() - 1) : spec.identity();
+  }
+
+  /**
+   * The publishers an inference rank expects behind {@link #sourceIdentity}: the trainer ranks
+   * declaring the trainer topology, or the serving group's ranks declaring {@link
+   * #installedTopology}.
+   */
+  static dev.mx.metadata.Discovery.Expectation sourceExpectation(WorkerSpec spec) {
+    return spec.inferenceGroup().readsInstalled()
+        ? new dev.mx.metadata.Discovery.Expectation(
+            inferenceTopology(spec).worldSize(), installedTopology(spec))
+        : new dev.mx.metadata.Discovery.Expectation(
+            spec.trainerWorldSize(), trainerTopology(spec).toString());
+  }
+
   /** What an inference group serving its installed weights declares, and its readers expect. */
   static String installedTopology(WorkerSpec spec) {
     return "vllm " + inferenceTopology(spec) + " (installed)";

@@ -132,7 +132,7 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
               job, b.live, liveMemory != null ? liveMemory : b.live.registerWith(b.transport));
       if (b.checkpoint != null) {
         // What the engine starts from is served at once: a later group starts from it too.
-        out.put("served_checkpoint_s", serve(b.checkpointStep));
+        out.put("served_checkpoint_s", geometry.serve(installed, b.checkpointStep));
       }
     }
     if (b.followVersions) {
@@ -297,16 +297,9 @@ public final class InferenceRank implements StepCoordinator.Rank, AutoCloseable 
     m.put("step", step);
     m.put("install_s", (System.nanoTime() - t0) / 1e9);
     if (installed != null) {
-      m.put("serve_s", serve(step));
+      m.put("serve_s", geometry.serve(installed, step));
     }
     return m;
-  }
-
-  /** Publishes the installed {@code step} ({@link InstalledPublisher}); returns its seconds. */
-  private double serve(long step) {
-    long t0 = System.nanoTime();
-    geometry.serve(installed, step);
-    return (System.nanoTime() - t0) / 1e9;
   }
 
   /** The publisher of the installed steps ({@link Builder#serveInstalled}), or null. */

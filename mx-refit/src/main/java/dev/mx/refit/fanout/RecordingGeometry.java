@@ -45,9 +45,14 @@ public final class RecordingGeometry implements GeometrySource {
     return r;
   }
 
-  /** Publishes {@code step} through {@code publisher} with the last capture. */
-  public void serve(InstalledPublisher publisher, long step) {
+  /**
+   * Publishes {@code step} through {@code publisher} with the last capture; returns the seconds it
+   * took (digesting the installed bytes, landing the slot).
+   */
+  public double serve(InstalledPublisher publisher, long step) {
+    long t0 = System.nanoTime();
     Recorded r = last();
     publisher.publish(step, r.capture(), r.manifest());
+    return (System.nanoTime() - t0) / 1e9;
   }
 }
