@@ -44,6 +44,29 @@ public final class PositionedDigest implements DigestParts {
 
   @Override
   public boolean add(long offset, MemorySegment bytes) {
+    return fold(offset, bytes, null);
+  }
+
+  /**
+   * Copies {@code src} into {@code dst} and adds its bytes, in one pass: whole rows go through the
+   * fused kernel, which reads each source vector once, stores it and sums it.
+   */
+  @Override
+  public boolean copyAndAdd(long offset, MemorySegment src, MemorySegment dst) {
+    if (dst.byteSize() != src.byteSize()) {
+      throw new IllegalArgumentException(
+          "copy of "
+              + src.byteSize()
+              + " bytes into a destination of "
+              + dst.byteSize()
+              + " bytes at region offset "
+              + offset);
+    }
+    return fold(offset, src, dst);
+  }
+
+  /** Adds {@code bytes} at {@code offset}, also copying them into {@code copy} unless null. */
+  private boolean fold(long offset, MemorySegment bytes, MemorySegment copy) {
     long length = bytes.byteSize();
     if (offset < 0 || offset > byteCount - length) {
       throw new IllegalArgumentException(
@@ -58,7 +81,7 @@ public final class PositionedDigest implements DigestParts {
     Sums s = new Sums();
     long x = 0;
     while (x < length && ((offset + x) & 3) != 0) {
-      s.addByte(offset + x, bytes.get(ValueLayout.JAVA_BYTE, x));
+      s.addByte(offset + x, copyByte(bytes, copy, x));
       x++;
     }
     while (length - x >= Integer.BYTES && (offset + x) / Integer.BYTES < words) {
@@ -66,18 +89,25 @@ public final class PositionedDigest implements DigestParts {
       if (word < rowWords && word % ROW_WORDS == 0) {
         long whole = Math.min((length - x) / ROW_BYTES, rows - word / ROW_WORDS);
         if (whole > 0) {
-          RowSums r = RowKernels.forBytes(whole * ROW_BYTES).sumRows(bytes, x, whole);
+          RowSums r =
+              copy == null
+                  ? RowKernels.forBytes(whole * ROW_BYTES).sumRows(bytes, x, whole)
+                  : RowKernels.forCopy().copyRows(bytes, x, copy, x, whole);
           s.rowSum += r.sum();
           s.rowWeighted += r.weightedSum() + (word / ROW_WORDS) * r.sum();
           x += whole * ROW_BYTES;
           continue;
         }
       }
-      s.addWord(word, bytes.get(RowKernel.WORD, x));
+      int value = bytes.get(RowKernel.WORD, x);
+      if (copy != null) {
+        copy.set(RowKernel.WORD, x, value);
+      }
+      s.addWord(word, value);
       x += Integer.BYTES;
     }
     for (; x < length; x++) {
-      s.addByte(offset + x, bytes.get(ValueLayout.JAVA_BYTE, x));
+      s.addByte(offset + x, copyByte(bytes, copy, x));
     }
     synchronized (this) {
       rowSum += s.rowSum;
@@ -92,6 +122,14 @@ public final class PositionedDigest implements DigestParts {
           now + " bytes added to a region of " + byteCount + " bytes: a piece was added twice");
     }
     return now == byteCount && length > 0;
+  }
+
+  private static byte copyByte(MemorySegment bytes, MemorySegment copy, long at) {
+    byte b = bytes.get(ValueLayout.JAVA_BYTE, at);
+    if (copy != null) {
+      copy.set(ValueLayout.JAVA_BYTE, at, b);
+    }
+    return b;
   }
 
   /** Bytes added so far. */

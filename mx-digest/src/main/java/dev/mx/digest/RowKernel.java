@@ -23,6 +23,13 @@ abstract class RowKernel {
   /** The exact sum of the 1024 words of the row starting at byte {@code rowStart}. */
   abstract long rowSum(MemorySegment bytes, long rowStart);
 
+  /**
+   * Copies the row at byte {@code srcStart} of {@code src} to byte {@code dstStart} of {@code dst}
+   * and returns its exact sum, reading each source word once: the fused kernel a receiver runs
+   * where the CPU moves the bytes, so verifying them costs no second pass over memory.
+   */
+  abstract long copyRowSum(MemorySegment src, long srcStart, MemorySegment dst, long dstStart);
+
   /** The row sums of {@code rows} whole rows starting at byte {@code offset} of {@code bytes}. */
   final RowSums sumRows(MemorySegment bytes, long offset, long rows) {
     long sum = 0;
@@ -33,6 +40,26 @@ abstract class RowKernel {
       sum += rowSum;
       weighted += rowSum * r;
       rowStart += ROW_BYTES;
+    }
+    return new RowSums(rows, sum, weighted);
+  }
+
+  /**
+   * Copies {@code rows} whole rows from byte {@code srcOffset} of {@code src} to byte {@code
+   * dstOffset} of {@code dst} and returns their {@link RowSums}, as {@link #sumRows} of the source.
+   */
+  final RowSums copyRows(
+      MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long rows) {
+    long sum = 0;
+    long weighted = 0;
+    long from = srcOffset;
+    long to = dstOffset;
+    for (long r = 1; r <= rows; r++) {
+      long rowSum = copyRowSum(src, from, dst, to);
+      sum += rowSum;
+      weighted += rowSum * r;
+      from += ROW_BYTES;
+      to += ROW_BYTES;
     }
     return new RowSums(rows, sum, weighted);
   }

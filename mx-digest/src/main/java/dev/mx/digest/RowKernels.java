@@ -78,6 +78,15 @@ final class RowKernels {
   }
 
   /**
+   * The kernel that copies rows while it sums them: the vector one whenever it is available, at
+   * every size (measured: 0.92&ndash;1.14 of a plain memory copy from 1 MiB to 256 MiB, where the
+   * scalar loop gives 0.35 on data in cache and 0.93 on data streamed from memory).
+   */
+  static RowKernel forCopy() {
+    return vectorIfAvailable();
+  }
+
+  /**
    * Rows per warm-up pass (1 MiB) and passes per kernel: each kernel's row loop runs 10^5 times.
    */
   private static final int WARM_ROWS = 256;
@@ -94,6 +103,7 @@ final class RowKernels {
     // deoptimized and compiled again at the first shared one.
     try (Arena arena = Arena.ofShared()) {
       MemorySegment rows = arena.allocate((long) WARM_ROWS * RowKernel.ROW_BYTES, 64);
+      MemorySegment copy = arena.allocate(rows.byteSize(), 64);
       for (long i = 0; i < rows.byteSize(); i += Long.BYTES) {
         rows.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
       }
@@ -102,6 +112,7 @@ final class RowKernels {
         for (RowKernel k : kernels) {
           check ^= k.sumRows(rows, 0, WARM_ROWS).weightedSum();
         }
+        check ^= forCopy().copyRows(rows, 0, copy, 0, WARM_ROWS).sum();
       }
       if (check == 42) {
         LOG.trace("warm-up checksum {}", check); // keeps the sums from being optimized away

@@ -25,4 +25,15 @@ final class ScalarRowKernel extends RowKernel {
     }
     return rowSum;
   }
+
+  @Override
+  long copyRowSum(MemorySegment src, long srcStart, MemorySegment dst, long dstStart) {
+    long rowSum = 0;
+    for (int at = 0; at < ROW_BYTES; at += Integer.BYTES) {
+      int word = src.get(WORD, srcStart + at);
+      dst.set(WORD, dstStart + at, word);
+      rowSum += word;
+    }
+    return rowSum;
+  }
 }

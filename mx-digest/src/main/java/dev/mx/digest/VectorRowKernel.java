@@ -37,16 +37,25 @@ final class VectorRowKernel extends RowKernel {
 
   @Override
   long rowSum(MemorySegment bytes, long rowStart) {
+    return copyRowSum(bytes, rowStart, null, 0);
+  }
+
+  /** Sums the row; also stores every vector it loads into {@code dst} unless that is null. */
+  @Override
+  long copyRowSum(MemorySegment src, long srcStart, MemorySegment dst, long dstStart) {
     IntVector words0 = IntVector.zero(SPECIES);
     IntVector words1 = words0;
     IntVector high0 = words0;
     IntVector high1 = words0;
     for (int at = 0; at < ROW_BYTES; at += 2 * STEP) {
       IntVector a =
-          IntVector.fromMemorySegment(SPECIES, bytes, rowStart + at, ByteOrder.LITTLE_ENDIAN);
+          IntVector.fromMemorySegment(SPECIES, src, srcStart + at, ByteOrder.LITTLE_ENDIAN);
       IntVector b =
-          IntVector.fromMemorySegment(
-              SPECIES, bytes, rowStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
+          IntVector.fromMemorySegment(SPECIES, src, srcStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
+      if (dst != null) {
+        a.intoMemorySegment(dst, dstStart + at, ByteOrder.LITTLE_ENDIAN);
+        b.intoMemorySegment(dst, dstStart + at + STEP, ByteOrder.LITTLE_ENDIAN);
+      }
       words0 = words0.add(a);
       high0 = high0.add(a.lanewise(VectorOperators.ASHR, 16));
       words1 = words1.add(b);

@@ -5,7 +5,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Run by {@link RowKernelTest} in a JVM without the Vector API module: prints the kernel in use,
- * why, and the digest of every golden input (in native memory, misaligned, on three threads).
+ * why, and for every golden input (in native memory, misaligned) its digest on three threads and
+ * its digest copied and added in two pieces (the fused kernel).
  */
 public final class FallbackMain {
   private FallbackMain() {}
@@ -16,7 +17,13 @@ public final class FallbackMain {
     try (Arena arena = Arena.ofShared()) {
       for (GoldenVectors.Vector v : GoldenVectors.all()) {
         MemorySegment s = TestBytes.nativeCopy(arena, v.input(), 3);
-        System.out.println(ShardDigest.digest(s, 3) + "  " + v.name());
+        PositionedDigest copied = new PositionedDigest(s.byteSize());
+        MemorySegment dst = arena.allocate(s.byteSize() + 1).asSlice(1, s.byteSize());
+        long half = s.byteSize() / 2;
+        copied.copyAndAdd(half, s.asSlice(half), dst.asSlice(half));
+        copied.copyAndAdd(0, s.asSlice(0, half), dst.asSlice(0, half));
+        String fused = dst.mismatch(s) == -1 ? copied.digest() : "copy-differs";
+        System.out.println(ShardDigest.digest(s, 3) + " " + fused + "  " + v.name());
       }
     }
   }

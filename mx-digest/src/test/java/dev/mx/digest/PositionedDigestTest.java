@@ -69,6 +69,88 @@ class PositionedDigestTest {
   }
 
   @Test
+  void copiedPiecesEqualTheWholeDigestAndLandEveryByte() {
+    Random random = new Random(37);
+    try (Arena arena = Arena.ofConfined()) {
+      for (long size : SIZES) {
+        MemorySegment bytes = TestBytes.randomNative(arena, size, size * 17 + 3);
+        String whole = ShardDigest.digest(bytes);
+        for (int cuts : new int[] {0, 1, 3, 40}) {
+          // Source and destination misaligned differently, so no piece starts on a vector edge.
+          int srcShift = random.nextInt(8);
+          int dstShift = random.nextInt(8);
+          MemorySegment src =
+              TestBytes.nativeCopy(arena, bytes.toArray(ValueLayout.JAVA_BYTE), srcShift);
+          MemorySegment dst = arena.allocate(size + dstShift + 1, 64).asSlice(dstShift, size);
+          List<long[]> pieces = randomPieces(size, cuts, random);
+          Collections.shuffle(pieces, random);
+          PositionedDigest parts = new PositionedDigest(size);
+          int completions = 0;
+          for (long[] p : pieces) {
+            long n = p[1] - p[0];
+            completions +=
+                parts.copyAndAdd(p[0], src.asSlice(p[0], n), dst.asSlice(p[0], n)) ? 1 : 0;
+          }
+          String label = "size " + size + ", " + pieces.size() + " pieces";
+          assertEquals(size == 0 ? 0 : 1, completions, label);
+          assertEquals(whole, parts.digest(), label);
+          assertEquals(-1L, bytes.mismatch(dst), "every byte copied, " + label);
+        }
+      }
+    }
+  }
+
+  @Test
+  void copyingAndAddingRefusesMismatchedSizesAndDoubledPieces() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment bytes = TestBytes.randomNative(arena, 100, 9);
+      MemorySegment dst = arena.allocate(100);
+      PositionedDigest parts = new PositionedDigest(100);
+      IllegalArgumentException sizes =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> parts.copyAndAdd(0, bytes.asSlice(0, 10), dst.asSlice(0, 9)));
+      assertEquals(
+          "copy of 10 bytes into a destination of 9 bytes at region offset 0", sizes.getMessage());
+      assertTrue(parts.copyAndAdd(0, bytes, dst));
+      assertEquals(ShardDigest.digest(bytes), parts.digest());
+      IllegalArgumentException twice =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> parts.copyAndAdd(4, bytes.asSlice(4, 4), dst.asSlice(4, 4)));
+      assertTrue(twice.getMessage().contains("added twice"), twice.getMessage());
+    }
+  }
+
+  @Test
+  void theDefaultCopyAndAddOfAProviderThatOnlyAddsCopiesFirst() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment bytes = TestBytes.randomNative(arena, 4096 * 2 + 5, 4);
+      MemorySegment dst = arena.allocate(bytes.byteSize());
+      PositionedDigest real = new PositionedDigest(bytes.byteSize());
+      // A test double with only add(): the interface's default copy-and-add must land the bytes.
+      DigestParts addOnly =
+          new DigestParts() {
+            @Override
+            public boolean add(long offset, MemorySegment piece) {
+              return real.add(offset, piece);
+            }
+
+            @Override
+            public String digest() {
+              return real.digest();
+            }
+          };
+      assertFalse(addOnly.copyAndAdd(0, bytes.asSlice(0, 4099), dst.asSlice(0, 4099)));
+      assertTrue(
+          addOnly.copyAndAdd(
+              4099, bytes.asSlice(4099), dst.asSlice(4099, bytes.byteSize() - 4099)));
+      assertEquals(-1L, bytes.mismatch(dst));
+      assertEquals(ShardDigest.digest(bytes), addOnly.digest());
+    }
+  }
+
+  @Test
   void extremeWordValuesAndSplitSignBytesCombineExactly() {
     try (Arena arena = Arena.ofConfined()) {
       long size = 2 * 4096 + 6;

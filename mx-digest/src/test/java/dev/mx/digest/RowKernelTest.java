@@ -69,6 +69,33 @@ class RowKernelTest {
   }
 
   @Test
+  void bothFusedCopyKernelsSumAsTheirDigestKernelAndCopyEveryByte() {
+    Random random = new Random(41);
+    try (Arena arena = Arena.ofConfined()) {
+      for (RowKernel kernel : List.of(RowKernels.vectorIfAvailable(), ScalarRowKernel.INSTANCE)) {
+        for (int i = 0; i < 30; i++) {
+          int rows = 1 + random.nextInt(5);
+          byte[] bytes = new byte[rows * ROW];
+          random.nextBytes(bytes);
+          if (i % 3 == 1) {
+            // Words at the extremes: the vector kernel's split of each word into halves.
+            for (int w = 0; w < bytes.length / 4; w++) {
+              TestBytes.putWord(bytes, w, random.nextBoolean() ? Integer.MIN_VALUE : -1);
+            }
+          }
+          MemorySegment src = TestBytes.nativeCopy(arena, bytes, i % 8);
+          MemorySegment dst =
+              arena.allocate(bytes.length + 8L, 64).asSlice((i * 3) % 8, bytes.length);
+          RowSums expected =
+              ScalarRowKernel.INSTANCE.sumRows(MemorySegment.ofArray(bytes), 0, rows);
+          assertEquals(expected, kernel.copyRows(src, 0, dst, 0, rows), kernel.name());
+          assertEquals(-1L, src.mismatch(dst), kernel.name() + " copied every byte");
+        }
+      }
+    }
+  }
+
+  @Test
   void withoutTheVectorModuleTheDigestFallsBackAndStaysExact()
       throws IOException, InterruptedException {
     // A real JVM without --add-modules jdk.incubator.vector, digesting every golden input.
@@ -93,7 +120,8 @@ class RowKernelTest {
     List<GoldenVectors.Vector> golden = GoldenVectors.all();
     assertEquals(golden.size() + 2, lines.size(), out);
     for (int i = 0; i < golden.size(); i++) {
-      assertEquals(golden.get(i).digest() + "  " + golden.get(i).name(), lines.get(i + 2));
+      String d = golden.get(i).digest();
+      assertEquals(d + " " + d + "  " + golden.get(i).name(), lines.get(i + 2));
     }
   }
 }

@@ -10,6 +10,7 @@ import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.refit.jfr.StageClock;
 import dev.mx.refit.memory.OpsDigest;
 import dev.mx.refit.stage.Descriptors;
+import dev.mx.refit.stage.LandedWork;
 import dev.mx.refit.stage.PipelinedWire;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.StagedWork;
@@ -236,7 +237,7 @@ final class RefitStep {
       int wave,
       AtomicInteger verified,
       Set<String> kept,
-      Map<ReadDescriptor, List<Runnable>> onLanded) {
+      Map<ReadDescriptor, LandedWork> onLanded) {
     Map<String, List<Runnable>> work = new LinkedHashMap<>();
     boolean checks =
         wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
@@ -299,7 +300,7 @@ final class RefitStep {
       Set<String> kept,
       Map<String, Double> wire) {
     for (int w = 0; w < waves.size(); w++) {
-      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
       Map<String, List<Runnable>> work =
           perPeerWork(set, p.descriptors().waveOf(), w, verified, kept, onLanded);
       PipelinedWire.run(

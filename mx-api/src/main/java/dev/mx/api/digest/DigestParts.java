@@ -23,6 +23,27 @@ public interface DigestParts {
   boolean add(long offset, MemorySegment bytes);
 
   /**
+   * Copies {@code src} into {@code dst} (of the same size) and adds those bytes, which sit at byte
+   * {@code offset} of the region: where the CPU moves a piece anyway, a provider that can fuses the
+   * two, so the bytes are read from memory once. The default copies, then adds the copy.
+   *
+   * @return as {@link #add}
+   * @throws IllegalArgumentException as {@link #add}, or when the sizes differ
+   */
+  default boolean copyAndAdd(long offset, MemorySegment src, MemorySegment dst) {
+    if (dst.byteSize() != src.byteSize()) {
+      throw new IllegalArgumentException(
+          "copy of "
+              + src.byteSize()
+              + " bytes into a destination of "
+              + dst.byteSize()
+              + " bytes");
+    }
+    MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+    return add(offset, dst);
+  }
+
+  /**
    * The digest of the region (as {@link DigestProvider#digest} of its bytes in order).
    *
    * @throws IllegalStateException when bytes are still missing

@@ -3,6 +3,8 @@ package dev.mx.refit.stage;
 import dev.mx.api.annotation.Internal;
 import dev.mx.api.refit.WireGroups;
 import dev.mx.api.refit.WirePolicy;
+import dev.mx.api.transport.LandingFold;
+import dev.mx.api.transport.LandingFolds;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.api.transport.Transport;
 import dev.mx.refit.jfr.PeerReadEvent;
@@ -25,11 +27,14 @@ import java.util.concurrent.Future;
  * most work first), each peer's reads in landing batches of about {@link #LANDING_PROPERTY} bytes,
  * and the wire policy issues every batch (its groups cut to the batch): this stage decides what is
  * read when, the policy how it goes to the transport, so a custom or decorated policy keeps the
- * pipelining. Work keyed by a read ({@code onLanded}: the digest of the bytes it brought) starts on
- * a worker as soon as that read's batch has landed, while the next batch is on the wire and the
- * bytes just read are still in cache, so every byte is read from its peer once and verified in the
- * same pass; work keyed by a peer starts once all of that peer's reads have landed. Without
- * workers, work or pipelining, the policy issues every read at once and the work follows.
+ * pipelining. Work keyed by a read ({@code onLanded}: the digest of the bytes it brought) rides on
+ * the copy where the transport moves the bytes with the CPU ({@link LandedWork} is the read's
+ * {@link LandingFold}, bound around every transfer): the wire thread digests each vector it copies,
+ * so a verified byte is read from memory once. Where the transport does not fold (DMA, the kernel's
+ * copies), that work starts on a worker as soon as the read's batch has landed, while the next
+ * batch is on the wire and the bytes just read are still in cache. Work keyed by a peer starts once
+ * all of that peer's reads have landed. Without workers, work or pipelining, the policy issues
+ * every read at once and the work follows.
  *
  * <p>Safe because no later stage writes what this work reads: staging buffers are written only by
  * the wire, and the coverage gate guarantees no receive-buffer element is written twice. Nothing
@@ -65,7 +70,7 @@ public final class PipelinedWire {
       Transport transport,
       Descriptors d,
       Map<String, List<Runnable>> workBySession,
-      Map<ReadDescriptor, List<Runnable>> onLanded,
+      Map<ReadDescriptor, ? extends LandedWork> onLanded,
       ExecutorService workers,
       Duration timeout,
       boolean pipeline,
@@ -75,15 +80,20 @@ public final class PipelinedWire {
     for (List<Runnable> l : workBySession.values()) {
       tasks += l.size();
     }
-    for (List<Runnable> l : onLanded.values()) {
-      tasks += l.size();
-    }
+    tasks += onLanded.size();
+    LandingFolds folds = LandingFolds.of(onLanded);
     if (!pipeline || tasks == 0 || workers == null) {
-      stages.putAll(policy.transfer(transport, d.groups(), timeout));
+      stages.putAll(folds.during(() -> policy.transfer(transport, d.groups(), timeout)));
       if (tasks > 0) {
         StageClock verifyClock = StageClock.start("verify_s");
         List<Runnable> all = new ArrayList<>(tasks);
-        onLanded.values().forEach(all::addAll);
+        for (LandedWork w : onLanded.values()) {
+          if (w.folded()) {
+            w.afterLanding().forEach(Runnable::run);
+          } else {
+            all.addAll(w.afterLanding());
+          }
+        }
         workBySession.values().forEach(all::addAll);
         if (workers == null || all.size() == 1) {
           all.forEach(Runnable::run);
@@ -104,7 +114,7 @@ public final class PipelinedWire {
                 workBySession.getOrDefault(b, List.of()).size(),
                 workBySession.getOrDefault(a, List.of()).size()));
     // A read issued twice (same bytes to the same place) releases its work at its last landing.
-    Map<ReadDescriptor, List<Runnable>> pending = new HashMap<>(onLanded);
+    Map<ReadDescriptor, LandedWork> pending = new HashMap<>(onLanded);
     List<Future<?>> started = new ArrayList<>(tasks);
     RuntimeException failure = null;
     Map<String, Double> wire = new LinkedHashMap<>();
@@ -126,19 +136,22 @@ public final class PipelinedWire {
         for (int k = 0; k < peerBatches.size(); k++) {
           List<ReadDescriptor> batch = peerBatches.get(k);
           // The policy issues every batch: a custom or decorated policy keeps the pipelining.
-          policy
-              .transfer(
-                  transport,
-                  peer.groups(from, from + batch.size()),
-                  Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())))
+          WireGroups groups = peer.groups(from, from + batch.size());
+          Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
+          folds
+              .during(() -> policy.transfer(transport, groups, left))
               .forEach((key, seconds) -> wire.merge(key, seconds, Double::sum));
           from += batch.size();
           for (ReadDescriptor r : batch) {
-            if (lastBatch.get(r) == k) {
-              for (Runnable w : pending.getOrDefault(r, List.of())) {
-                started.add(workers.submit(w));
-              }
-              pending.remove(r);
+            LandedWork landed = lastBatch.get(r) == k ? pending.remove(r) : null;
+            if (landed == null) {
+              continue;
+            }
+            if (landed.folded()) {
+              // Digested while copied: only the comparison of finished digests is left.
+              landed.afterLanding().forEach(Runnable::run);
+            } else {
+              landed.afterLanding().forEach(w -> started.add(workers.submit(w)));
             }
           }
         }
@@ -155,7 +168,7 @@ public final class PipelinedWire {
         }
       }
       // Keyed by a read this call did not issue: nothing more will land for it.
-      pending.values().forEach(l -> l.forEach(r -> started.add(workers.submit(r))));
+      pending.values().forEach(w -> w.afterLanding().forEach(r -> started.add(workers.submit(r))));
     } catch (RuntimeException e) {
       failure = e;
     }

@@ -12,6 +12,7 @@ import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.refit.VerifyMode;
 import dev.mx.refit.reslice.Reslicer;
+import dev.mx.refit.stage.LandedWork;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -496,16 +497,17 @@ public final class ShardVerifier implements AutoCloseable {
 
   /**
    * The checks as work for a pipelined wire, each digest in the same pass as the read that brings
-   * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), one
-   * task per piece keyed by the read that lands it digests those bytes while they are still in
-   * cache, and the task that adds a check's last byte compares; other checks run whole, keyed by
-   * their peer, once all of its reads landed. Each check counts into {@code verified} on success.
-   * Checks of the sources in {@code kept} (not read by a delta step) are left out. Call once per
-   * refit: the accumulators are fresh.
+   * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), the
+   * work of each read ({@link ReadLanding}) folds the pieces it lands into their checks'
+   * accumulators, while the transport copies them when it moves bytes with the CPU, else from the
+   * landed memory while it is still in cache; whoever adds a check's last byte compares. Other
+   * checks run whole, keyed by their peer, once all of its reads landed. Each check counts into
+   * {@code verified} on success. Checks of the sources in {@code kept} (not read by a delta step)
+   * are left out. Call once per refit: the accumulators are fresh.
    */
   public LandingWork landingWork(
       DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
-    Map<ReadDescriptor, List<Runnable>> byRead = new HashMap<>();
+    Map<ReadDescriptor, ReadLanding> byRead = new HashMap<>();
     Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
       if (kept.contains(c.source())) {
@@ -523,30 +525,37 @@ public final class ShardVerifier implements AutoCloseable {
                 });
         continue;
       }
-      DigestParts acc = parts.get();
+      Accumulating acc = new Accumulating(c, parts.get(), verified);
       for (Piece p : c.pieces()) {
         long n = Math.min(p.bytes().byteSize(), c.size() - p.shardByte());
         MemorySegment bytes = p.bytes().asSlice(0, n);
+        ReadDescriptor read = p.origin();
         byRead
-            .computeIfAbsent(p.origin(), k -> new ArrayList<>())
+            .computeIfAbsent(read, k -> new ReadLanding())
             .add(
-                () -> {
-                  if (acc.add(p.shardByte(), bytes)) {
-                    compare(c, acc.digest());
-                    verified.incrementAndGet();
-                  }
-                });
+                new ReadLanding.PieceAt(
+                    acc, bytes.address() - read.dstAddr(), p.shardByte(), bytes));
       }
     }
-    return new LandingWork(byRead, bySession);
+    Map<ReadDescriptor, LandedWork> work = new HashMap<>(byRead.size() * 2);
+    byRead.forEach((read, landing) -> work.put(read, landing.seal(read.nbytes())));
+    return new LandingWork(work, bySession);
   }
 
   /**
-   * Verification work for one refit: keyed by the read whose landing lets it run, and keyed by the
-   * peer all of whose reads it needs.
+   * Verification work for one refit: keyed by the read whose landing lets it run (and that may ride
+   * on its copy), and keyed by the peer all of whose reads it needs.
    */
   public record LandingWork(
-      Map<ReadDescriptor, List<Runnable>> byRead, Map<String, List<Runnable>> bySession) {}
+      Map<ReadDescriptor, LandedWork> byRead, Map<String, List<Runnable>> bySession) {}
+
+  /** One check's accumulator: whoever adds its last byte compares. */
+  record Accumulating(Check check, DigestParts parts, AtomicInteger verified) {
+    void compare() {
+      ShardVerifier.compare(check, parts.digest());
+      verified.incrementAndGet();
+    }
+  }
 
   private void check(Check c, DigestProvider digests) {
     String actual;

@@ -84,6 +84,66 @@ class LandingBatchesTest {
     }
   }
 
+  /**
+   * Test double: work that does not ride on the copy (as over a DMA transport): the transport's
+   * call of its fold is a plain copy, and its task goes to a worker once the read landed.
+   */
+  private static final class DigestAfterLanding implements LandedWork {
+    final Runnable task;
+
+    DigestAfterLanding(Runnable task) {
+      this.task = task;
+    }
+
+    @Override
+    public void copy(MemorySegment src, MemorySegment dst) {
+      MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+    }
+
+    @Override
+    public boolean folded() {
+      return false;
+    }
+
+    @Override
+    public List<Runnable> afterLanding() {
+      return List.of(task);
+    }
+  }
+
+  /**
+   * Test double: work that rides on the copy; records the thread and the bytes its fold was handed
+   * and what had landed when its comparison ran.
+   */
+  private static final class FoldedWork implements LandedWork {
+    final List<String> log;
+    final int read;
+    volatile boolean folded;
+
+    FoldedWork(List<String> log, int read) {
+      this.log = log;
+      this.read = read;
+    }
+
+    @Override
+    public void copy(MemorySegment src, MemorySegment dst) {
+      MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+      log.add(
+          "fold " + read + ": " + src.byteSize() + " bytes on " + Thread.currentThread().getName());
+      folded = true;
+    }
+
+    @Override
+    public boolean folded() {
+      return folded;
+    }
+
+    @Override
+    public List<Runnable> afterLanding() {
+      return List.of(() -> log.add("compare " + read + " on " + Thread.currentThread().getName()));
+    }
+  }
+
   /** One trainer peer over the real {@code mem} transport and {@value #READS} reads of it. */
   private static final class OnePeer implements AutoCloseable {
     final Arena arena = Arena.ofShared();
@@ -129,15 +189,15 @@ class LandingBatchesTest {
       List<ReadDescriptor> reads = peer.reads;
       Descriptors d = peer.descriptors;
       List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
-      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
       for (int i = 0; i < READS; i++) {
         int read = i;
-        onLanded.put(reads.get(i), List.of(() -> ran.add(read)));
+        onLanded.put(reads.get(i), new DigestAfterLanding(() -> ran.add(read)));
       }
       // Not issued by this call: runs after the wire.
       onLanded.put(
           new ReadDescriptor("trainer-0", src.address(), dst.address(), 1),
-          List.of(() -> ran.add(-1)));
+          new DigestAfterLanding(() -> ran.add(-1)));
       LandingCountingExecutor workers = new LandingCountingExecutor(dst);
       Map<String, Double> stages =
           PipelinedWire.run(
@@ -199,10 +259,10 @@ class LandingBatchesTest {
       List<ReadDescriptor> reads = peer.reads;
       Descriptors d = peer.descriptors;
       List<Integer> ran = Collections.synchronizedList(new ArrayList<>());
-      Map<ReadDescriptor, List<Runnable>> onLanded = new HashMap<>();
+      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
       for (int i = 0; i < READS; i++) {
         int read = i;
-        onLanded.put(reads.get(i), List.of(() -> ran.add(read)));
+        onLanded.put(reads.get(i), new DigestAfterLanding(() -> ran.add(read)));
       }
       LandingCountingExecutor workers = new LandingCountingExecutor(dst);
       CountingWire policy = new CountingWire(workers);
@@ -228,6 +288,43 @@ class LandingBatchesTest {
       assertEquals(List.of(0, 1, 2, 3), ran);
       assertEquals(2.0, stages.get("landing_batches"));
       assertTrue(stages.containsKey("wire_fused_s"), "the policy's stages are reported");
+    }
+  }
+
+  @Test
+  void workThatRidesOnTheCopyComparesOnTheWireThreadRightAfterItsBatchAndNeverOnAWorker() {
+    try (OnePeer peer = new OnePeer()) {
+      List<String> log = Collections.synchronizedList(new ArrayList<>());
+      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
+      for (int i = 0; i < READS; i++) {
+        onLanded.put(peer.reads.get(i), new FoldedWork(log, i));
+      }
+      LandingCountingExecutor workers = new LandingCountingExecutor(peer.dst);
+      String wire = Thread.currentThread().getName();
+      PipelinedWire.run(
+          new FusedWire(),
+          peer.receiver,
+          peer.descriptors,
+          Map.of(),
+          onLanded,
+          workers,
+          Duration.ofSeconds(30),
+          true,
+          2 * READ_BYTES);
+      // The mem transport copied each read through its fold, on the calling thread; each batch's
+      // comparisons followed that batch, before the next one was read.
+      List<String> expected = new ArrayList<>();
+      for (int batch = 0; batch < 2; batch++) {
+        for (int r = 2 * batch; r < 2 * batch + 2; r++) {
+          expected.add("fold " + r + ": " + READ_BYTES + " bytes on " + wire);
+        }
+        for (int r = 2 * batch; r < 2 * batch + 2; r++) {
+          expected.add("compare " + r + " on " + wire);
+        }
+      }
+      assertEquals(expected, log);
+      assertEquals(List.of(), workers.landedAtSubmit, "nothing was handed to a worker");
+      assertEquals(-1L, peer.src.mismatch(peer.dst), "every byte landed");
     }
   }
 

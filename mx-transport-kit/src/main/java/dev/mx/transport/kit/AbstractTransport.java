@@ -443,7 +443,7 @@ public abstract class AbstractTransport implements Transport {
       len[i] = d.nbytes();
       total += d.nbytes();
     }
-    return new LocalCopy(session, src, srcOff, dst, dstOff, len, total);
+    return new LocalCopy(session, group, src, srcOff, dst, dstOff, len, total);
   }
 
   /**

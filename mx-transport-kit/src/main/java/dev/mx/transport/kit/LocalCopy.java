@@ -1,7 +1,10 @@
 package dev.mx.transport.kit;
 
+import dev.mx.api.transport.LandingFolds;
 import dev.mx.api.transport.PendingRead;
+import dev.mx.api.transport.ReadDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * A validated batch of reads from an endpoint's own session: plain copies between its registered
@@ -10,6 +13,7 @@ import java.lang.foreign.MemorySegment;
  */
 public final class LocalCopy implements PendingRead {
   private final String session;
+  private final List<ReadDescriptor> group;
   private final MemorySegment[] src;
   private final long[] srcOff;
   private final MemorySegment[] dst;
@@ -19,6 +23,7 @@ public final class LocalCopy implements PendingRead {
 
   LocalCopy(
       String session,
+      List<ReadDescriptor> group,
       MemorySegment[] src,
       long[] srcOff,
       MemorySegment[] dst,
@@ -26,6 +31,7 @@ public final class LocalCopy implements PendingRead {
       long[] len,
       long bytes) {
     this.session = session;
+    this.group = group;
     this.src = src;
     this.srcOff = srcOff;
     this.dst = dst;
@@ -34,10 +40,11 @@ public final class LocalCopy implements PendingRead {
     this.bytes = bytes;
   }
 
-  /** Performs every copy, in order. */
+  /** Performs every copy, in order, through the calling thread's {@link LandingFolds}. */
   public void copy() {
+    LandingFolds folds = LandingFolds.current();
     for (int i = 0; i < len.length; i++) {
-      MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
+      folds.copy(group.get(i), src[i], srcOff[i], dst[i], dstOff[i]);
     }
   }
 

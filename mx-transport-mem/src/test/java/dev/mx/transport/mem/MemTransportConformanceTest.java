@@ -8,11 +8,14 @@ import dev.mx.transport.testsuite.TransportBehavior;
 /** The conformance suite over the {@code mem} transport. */
 class MemTransportConformanceTest extends AbstractTransportConformanceTest {
 
-  /** mem reaches memory of its own JVM only. */
+  /** mem reaches memory of its own JVM only, and copies it with the caller's CPU. */
   @Override
   protected boolean hasBehavior(TransportBehavior behavior) {
-    return behavior != TransportBehavior.SUPPORTS_PEERS_IN_OTHER_PROCESSES
-        && behavior.defaultValue();
+    return switch (behavior) {
+      case SUPPORTS_PEERS_IN_OTHER_PROCESSES -> false;
+      case FOLDS_CPU_COPIES -> true;
+      default -> behavior.defaultValue();
+    };
   }
 
   @Override

@@ -2,6 +2,7 @@ package dev.mx.transport.shm;
 
 import dev.mx.api.error.TransportException;
 import dev.mx.api.error.TransportTimeoutException;
+import dev.mx.api.transport.LandingFolds;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.transport.kit.RegionDirectory;
@@ -155,9 +156,11 @@ final class ShmBatch implements PendingRead {
     long attached = 0;
     try (Arena scratch = Arena.ofConfined()) {
       Attach attach = null;
+      // Mapped reads are CPU copies: a receiver's fold digests them in the same pass.
+      LandingFolds folds = LandingFolds.current();
       for (int i = 0; i < n; i++) {
         if (src[i] != null) {
-          MemorySegment.copy(src[i], srcOff[i], dst[i], dstOff[i], len[i]);
+          folds.copy(group.get(i), src[i], srcOff[i], dst[i], dstOff[i]);
           mapped += len[i];
         } else {
           attached += len[i];

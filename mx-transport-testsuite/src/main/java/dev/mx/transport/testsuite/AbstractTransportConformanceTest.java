@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.error.TransportException;
+import dev.mx.api.transport.LandingFold;
+import dev.mx.api.transport.LandingFolds;
 import dev.mx.api.transport.MemoryRegistration;
 import dev.mx.api.transport.PendingRead;
 import dev.mx.api.transport.ReadDescriptor;
@@ -20,6 +22,7 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -233,6 +236,72 @@ public abstract class AbstractTransportConformanceTest {
     }
     // Bytes between destinations stay untouched.
     assertEquals(0, dst.get(ValueLayout.JAVA_BYTE, placed[0][1] + placed[0][2]));
+  }
+
+  @Test
+  void landingFoldsBoundAroundAReadMoveItsBytesOnceEachOrNeverAsTheBackendDeclares() {
+    boolean folds = hasBehavior(TransportBehavior.FOLDS_CPU_COPIES);
+    long size = 3 * 4096 + 5;
+    MemorySegment src;
+    if (hasBehavior(TransportBehavior.SUPPORTS_ALLOCATION)) {
+      MemoryRegistration allocated = publisher.allocate(size);
+      toClose.add(allocated);
+      src = allocated.segment();
+      fill(src, 11);
+      receiver.connect(PEER, publisher.localMetadata());
+    } else {
+      src = patterned(size, 11);
+      publish(src);
+    }
+    MemorySegment dst = zeroed(size + 64);
+    registerOn(receiver, dst);
+    long[] cuts = {0, 1000, 9001, size - 3, size};
+    List<ReadDescriptor> batch = new ArrayList<>();
+    for (int i = 0; i + 1 < cuts.length; i++) {
+      batch.add(desc(src, cuts[i], dst, cuts[i] + 64, cuts[i + 1] - cuts[i]));
+    }
+    Thread caller = Thread.currentThread();
+    List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+    Map<ReadDescriptor, LandingFold> bound = new java.util.HashMap<>();
+    for (int i = 0; i < 3; i++) { // the last read has no fold: a plain copy
+      int read = i;
+      long from = cuts[i];
+      bound.put(
+          batch.get(i),
+          (s, d) -> {
+            long same = MemorySegment.mismatch(s, 0, s.byteSize(), src, from, from + s.byteSize());
+            calls.add(
+                read
+                    + ": "
+                    + s.byteSize()
+                    + " -> "
+                    + d.byteSize()
+                    + " bytes, "
+                    + (same == -1 ? "its source" : "other bytes")
+                    + (Thread.currentThread() == caller ? ", caller" : ", another thread"));
+            MemorySegment.copy(s, 0, d, 0, s.byteSize());
+          });
+    }
+    LandingFolds.of(bound)
+        .during(
+            () -> {
+              receiver.read(batch);
+              return null;
+            });
+    assertSameBytes(src, 0, dst, 64, size, "every read, folded or not");
+    List<String> expected =
+        folds
+            ? List.of(
+                "0: 1000 -> 1000 bytes, its source, caller",
+                "1: 8001 -> 8001 bytes, its source, caller",
+                "2: 3289 -> 3289 bytes, its source, caller")
+            : List.of();
+    assertEquals(expected, calls);
+    // Outside the binding nothing is folded.
+    dst.fill((byte) 0);
+    receiver.read(batch);
+    assertSameBytes(src, 0, dst, 64, size, "every read, without folds");
+    assertEquals(expected, calls);
   }
 
   @Test

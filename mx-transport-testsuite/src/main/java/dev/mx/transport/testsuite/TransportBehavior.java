@@ -42,7 +42,18 @@ public enum TransportBehavior {
    * saying "device"; "no" without one asserts that the subclass supplies none (a CPU-only machine
    * cannot produce the negative).
    */
-  SUPPORTS_DEVICE_MEMORY(false);
+  SUPPORTS_DEVICE_MEMORY(false),
+
+  /**
+   * Moves the bytes of a read from memory the publisher allocated ({@link
+   * dev.mx.api.transport.Transport#allocate}) with the calling thread's CPU, through the {@link
+   * dev.mx.api.transport.LandingFold} the caller bound for that read ({@link
+   * dev.mx.api.transport.LandingFolds#during}): each such read is handed to its fold exactly once,
+   * on the calling thread, with exactly its source bytes and a destination of its size. Default no.
+   * "No" (hardware or the kernel moves the bytes) must land every byte exactly and never call a
+   * fold.
+   */
+  FOLDS_CPU_COPIES(false);
 
   private final boolean defaultValue;
 
