@@ -14,6 +14,9 @@ import dev.mx.refit.stage.LandedWork;
 import dev.mx.refit.stage.PipelinedWire;
 import dev.mx.refit.stage.RefitReport;
 import dev.mx.refit.stage.StagedWork;
+import dev.mx.refit.stage.StagingReads;
+import dev.mx.refit.verify.LandingDigest;
+import dev.mx.refit.verify.LandingPlan;
 import dev.mx.refit.verify.ShardVerifier;
 import dev.mx.refit.wire.WireStages;
 import java.lang.foreign.MemorySegment;
@@ -227,12 +230,15 @@ final class RefitStep {
 
   /**
    * The work of wave {@code wave} that depends only on one peer's reads: each of its staged shards
-   * (verify, then copy) and, in wave 0, each whole-shard and tile digest check, piece by piece into
-   * {@code onLanded} where the digest combines pieces (each keyed by the read that lands it). The
-   * digest provider is resolved only when something is digested.
+   * (verify, then copy) and, in wave 0, each whole-shard and tile digest check. Where the digest
+   * combines pieces, a digest goes piece by piece into {@code onLanded}, keyed by the read that
+   * lands it, to ride on that read's copy; a staged shard whose staging the wave's reads fill
+   * exactly is verified so, and replayed into place by a worker once it verified. The digest
+   * provider is resolved only when something is digested.
    */
   private Map<String, List<Runnable>> perPeerWork(
       BufferSet set,
+      Descriptors reads,
       Map<String, Integer> waveOf,
       int wave,
       AtomicInteger verified,
@@ -253,7 +259,12 @@ final class RefitStep {
       digesting |= w.verifies();
     }
     DigestProvider dp = digesting ? digestProvider() : null;
+    LandingPlan plan = new LandingPlan();
+    StagingReads filling = digesting && device.get() == null ? StagingReads.of(reads) : null;
     for (StagedWork w : staged) {
+      if (w.verifies() && filling != null && landStaged(w, dp, filling, verified, plan)) {
+        continue;
+      }
       work.computeIfAbsent(w.session(), k -> new ArrayList<>())
           .add(
               () -> {
@@ -264,11 +275,46 @@ final class RefitStep {
               });
     }
     if (checks) {
-      ShardVerifier.LandingWork lw = set.verifier.landingWork(dp, verified, kept);
-      lw.bySession().forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
-      onLanded.putAll(lw.byRead());
+      set.verifier
+          .landingWork(dp, verified, kept, plan)
+          .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
     }
+    onLanded.putAll(plan.seal());
     return work;
+  }
+
+  /**
+   * Puts a staged shard's digest on the reads that fill its staging (when they fill it exactly, and
+   * the provider combines pieces); returns whether it did.
+   */
+  private static boolean landStaged(
+      StagedWork w,
+      DigestProvider dp,
+      StagingReads filling,
+      AtomicInteger verified,
+      LandingPlan plan) {
+    MemorySegment staging = w.staging();
+    List<ReadDescriptor> fill = filling.filling(staging.address(), staging.byteSize());
+    if (fill == null || staging.byteSize() == 0) {
+      return false;
+    }
+    java.util.Optional<dev.mx.api.digest.DigestParts> parts = dp.parts(staging.byteSize());
+    if (parts.isEmpty()) {
+      return false;
+    }
+    LandingDigest digest =
+        new LandingDigest(
+            parts.get(),
+            actual -> {
+              w.requireDigest(actual);
+              verified.incrementAndGet();
+            },
+            w::replay);
+    for (ReadDescriptor r : fill) {
+      long at = r.dstAddr() - staging.address();
+      plan.add(r, 0, at, staging.asSlice(at, r.nbytes()), digest);
+    }
+    return true;
   }
 
   private synchronized DigestProvider digestProvider() {
@@ -302,7 +348,7 @@ final class RefitStep {
     for (int w = 0; w < waves.size(); w++) {
       Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
       Map<String, List<Runnable>> work =
-          perPeerWork(set, p.descriptors().waveOf(), w, verified, kept, onLanded);
+          perPeerWork(set, waves.get(w), p.descriptors().waveOf(), w, verified, kept, onLanded);
       PipelinedWire.run(
               policy,
               parts.transport(),

@@ -88,11 +88,9 @@ public final class PipelinedWire {
         StageClock verifyClock = StageClock.start("verify_s");
         List<Runnable> all = new ArrayList<>(tasks);
         for (LandedWork w : onLanded.values()) {
-          if (w.folded()) {
-            w.afterLanding().forEach(Runnable::run);
-          } else {
-            all.addAll(w.afterLanding());
-          }
+          LandedWork.Left left = w.afterLanding();
+          left.inline().forEach(Runnable::run);
+          all.addAll(left.offloaded());
         }
         workBySession.values().forEach(all::addAll);
         if (workers == null || all.size() == 1) {
@@ -137,9 +135,9 @@ public final class PipelinedWire {
           List<ReadDescriptor> batch = peerBatches.get(k);
           // The policy issues every batch: a custom or decorated policy keeps the pipelining.
           WireGroups groups = peer.groups(from, from + batch.size());
-          Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
+          Duration remaining = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
           folds
-              .during(() -> policy.transfer(transport, groups, left))
+              .during(() -> policy.transfer(transport, groups, remaining))
               .forEach((key, seconds) -> wire.merge(key, seconds, Double::sum));
           from += batch.size();
           for (ReadDescriptor r : batch) {
@@ -147,12 +145,11 @@ public final class PipelinedWire {
             if (landed == null) {
               continue;
             }
-            if (landed.folded()) {
-              // Digested while copied: only the comparison of finished digests is left.
-              landed.afterLanding().forEach(Runnable::run);
-            } else {
-              landed.afterLanding().forEach(w -> started.add(workers.submit(w)));
-            }
+            // Digested while copied: comparing the finished digests is left, on this thread;
+            // then what needs verified bytes, or the digest of bytes that landed unfolded.
+            LandedWork.Left left = landed.afterLanding();
+            left.inline().forEach(Runnable::run);
+            left.offloaded().forEach(w -> started.add(workers.submit(w)));
           }
         }
         batches += peerBatches.size();
@@ -168,7 +165,11 @@ public final class PipelinedWire {
         }
       }
       // Keyed by a read this call did not issue: nothing more will land for it.
-      pending.values().forEach(w -> w.afterLanding().forEach(r -> started.add(workers.submit(r))));
+      for (LandedWork w : pending.values()) {
+        LandedWork.Left left = w.afterLanding();
+        left.inline().forEach(Runnable::run);
+        left.offloaded().forEach(r -> started.add(workers.submit(r)));
+      }
     } catch (RuntimeException e) {
       failure = e;
     }

@@ -94,6 +94,11 @@ public final class StagedWork {
     this.expected = digest;
   }
 
+  /** The staging buffer the shard lands in whole. */
+  public MemorySegment staging() {
+    return staging;
+  }
+
   /**
    * Verifies, then copies.
    *
@@ -102,13 +107,26 @@ public final class StagedWork {
    */
   public void run(DigestProvider digests) {
     if (verify) {
-      String actual = digests.digest(staging);
-      if (!actual.equalsIgnoreCase(expected)) {
-        Shard s = staged.shard();
-        throw new DigestMismatchException(
-            staged.source(), s.shardOffset(), s.session(), staged.region(), expected, actual);
-      }
+      requireDigest(digests.digest(staging));
     }
+    replay();
+  }
+
+  /**
+   * Checks the digest of the staged bytes (taken where they landed).
+   *
+   * @throws DigestMismatchException naming the source, shard offset and publisher
+   */
+  public void requireDigest(String actual) {
+    if (!actual.equalsIgnoreCase(expected)) {
+      Shard s = staged.shard();
+      throw new DigestMismatchException(
+          staged.source(), s.shardOffset(), s.session(), staged.region(), expected, actual);
+    }
+  }
+
+  /** Copies the staged shard out of staging: only once it is verified, where it verifies. */
+  public void replay() {
     for (ViewCopy c : copies) {
       c.run();
     }

@@ -7,20 +7,18 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The digest work of one read: the pieces of checked shards (or tiles) it lands, each folded into
- * its check's accumulator. As the read's {@link dev.mx.api.transport.LandingFold} it copies the
- * read itself, digesting each piece in the same pass ({@link
- * dev.mx.api.digest.DigestParts#copyAndAdd}); otherwise each piece is digested from the landed
- * memory afterwards, as a task of its own.
+ * The digest work of one read: the pieces of regions it lands, each folded into its region's
+ * accumulator. As the read's {@link dev.mx.api.transport.LandingFold} it copies the read itself,
+ * digesting each piece in the same pass ({@link dev.mx.api.digest.DigestParts#copyAndAdd});
+ * otherwise each piece is digested from the landed memory afterwards, on a worker.
  */
 final class ReadLanding implements LandedWork {
 
   /**
-   * One piece: {@code length} bytes at {@code inRead} of the read, at {@code shardByte} of its
-   * check.
+   * One piece: {@code landed} holds it, at {@code inRead} of the read and {@code regionByte} of its
+   * region.
    */
-  record PieceAt(
-      ShardVerifier.Accumulating check, long inRead, long shardByte, MemorySegment landed) {
+  record PieceAt(LandingDigest digest, long inRead, long regionByte, MemorySegment landed) {
     long length() {
       return landed.byteSize();
     }
@@ -28,12 +26,10 @@ final class ReadLanding implements LandedWork {
 
   private final List<PieceAt> pieces = new ArrayList<>();
 
-  /** Checks whose last byte a fold added: compared after the read returns, not inside the copy. */
-  private final List<ShardVerifier.Accumulating> completedInFold = new ArrayList<>();
+  /** Regions whose last byte a fold added: compared after the read returns, not inside the copy. */
+  private final List<LandingDigest> completedInFold = new ArrayList<>();
 
-  /**
-   * Whether a fold may run: pieces sorted and disjoint inside the read (checked at {@link #seal}).
-   */
+  /** Whether a fold may run: pieces disjoint and inside the read (checked at {@link #seal}). */
   private boolean foldable = true;
 
   private volatile boolean folded;
@@ -42,14 +38,12 @@ final class ReadLanding implements LandedWork {
     pieces.add(piece);
   }
 
-  /**
-   * Orders the pieces; a read whose pieces overlap is never folded (its pieces digest one by one).
-   */
+  /** Orders the pieces; a read whose pieces overlap is never folded (they digest one by one). */
   ReadLanding seal(long readBytes) {
     pieces.sort(Comparator.comparingLong(PieceAt::inRead));
     long until = 0;
     for (PieceAt p : pieces) {
-      if (p.inRead() < Math.max(0, until) || p.inRead() + p.length() > readBytes) {
+      if (p.inRead() < until || p.inRead() + p.length() > readBytes) {
         foldable = false;
       }
       until = Math.max(until, p.inRead() + p.length());
@@ -74,10 +68,9 @@ final class ReadLanding implements LandedWork {
         MemorySegment.copy(src, at, dst, at, p.inRead() - at);
       }
       long n = p.length();
-      if (p.check()
-          .parts()
-          .copyAndAdd(p.shardByte(), src.asSlice(p.inRead(), n), dst.asSlice(p.inRead(), n))) {
-        completedInFold.add(p.check());
+      MemorySegment from = src.asSlice(p.inRead(), n);
+      if (p.digest().parts().copyAndAdd(p.regionByte(), from, dst.asSlice(p.inRead(), n))) {
+        completedInFold.add(p.digest());
       }
       at = p.inRead() + n;
     }
@@ -93,22 +86,32 @@ final class ReadLanding implements LandedWork {
   }
 
   @Override
-  public List<Runnable> afterLanding() {
+  public Left afterLanding() {
     if (folded) {
-      List<ShardVerifier.Accumulating> done = List.copyOf(completedInFold);
-      return done.isEmpty()
-          ? List.of()
-          : List.of(() -> done.forEach(ShardVerifier.Accumulating::compare));
+      if (completedInFold.isEmpty()) {
+        return Left.NONE;
+      }
+      List<LandingDigest> done = List.copyOf(completedInFold);
+      List<Runnable> after = new ArrayList<>();
+      for (LandingDigest d : done) {
+        if (d.afterVerified() != null) {
+          after.add(d.afterVerified());
+        }
+      }
+      return new Left(List.of(() -> done.forEach(LandingDigest::check)), after);
     }
     List<Runnable> tasks = new ArrayList<>(pieces.size());
     for (PieceAt p : pieces) {
       tasks.add(
           () -> {
-            if (p.check().parts().add(p.shardByte(), p.landed())) {
-              p.check().compare();
+            if (p.digest().parts().add(p.regionByte(), p.landed())) {
+              p.digest().check();
+              if (p.digest().afterVerified() != null) {
+                p.digest().afterVerified().run();
+              }
             }
           });
     }
-    return tasks;
+    return new Left(List.of(), tasks);
   }
 }

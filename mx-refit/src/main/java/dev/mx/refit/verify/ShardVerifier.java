@@ -497,17 +497,19 @@ public final class ShardVerifier implements AutoCloseable {
 
   /**
    * The checks as work for a pipelined wire, each digest in the same pass as the read that brings
-   * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), the
-   * work of each read ({@link ReadLanding}) folds the pieces it lands into their checks'
-   * accumulators, while the transport copies them when it moves bytes with the CPU, else from the
-   * landed memory while it is still in cache; whoever adds a check's last byte compares. Other
-   * checks run whole, keyed by their peer, once all of its reads landed. Each check counts into
-   * {@code verified} on success. Checks of the sources in {@code kept} (not read by a delta step)
-   * are left out. Call once per refit: the accumulators are fresh.
+   * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), each
+   * piece goes into {@code plan} under the read that lands it, folded into its check's accumulator
+   * while the transport copies it when it moves bytes with the CPU, else from the landed memory
+   * while it is still in cache; whoever adds a check's last byte compares. Other checks run whole,
+   * keyed by their peer, once all of its reads landed (returned). Each check counts into {@code
+   * verified} on success. Checks of the sources in {@code kept} (not read by a delta step) are left
+   * out. Call once per refit: the accumulators are fresh.
    */
-  public LandingWork landingWork(
-      DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
-    Map<ReadDescriptor, ReadLanding> byRead = new HashMap<>();
+  public Map<String, List<Runnable>> landingWork(
+      DigestProvider digests,
+      AtomicInteger verified,
+      java.util.Set<String> kept,
+      LandingPlan plan) {
     Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
     for (Check c : checks) {
       if (kept.contains(c.source())) {
@@ -525,21 +527,30 @@ public final class ShardVerifier implements AutoCloseable {
                 });
         continue;
       }
-      Accumulating acc = new Accumulating(c, parts.get(), verified);
+      LandingDigest digest =
+          new LandingDigest(
+              parts.get(),
+              actual -> {
+                compare(c, actual);
+                verified.incrementAndGet();
+              },
+              null);
       for (Piece p : c.pieces()) {
         long n = Math.min(p.bytes().byteSize(), c.size() - p.shardByte());
         MemorySegment bytes = p.bytes().asSlice(0, n);
         ReadDescriptor read = p.origin();
-        byRead
-            .computeIfAbsent(read, k -> new ReadLanding())
-            .add(
-                new ReadLanding.PieceAt(
-                    acc, bytes.address() - read.dstAddr(), p.shardByte(), bytes));
+        plan.add(read, bytes.address() - read.dstAddr(), p.shardByte(), bytes, digest);
       }
     }
-    Map<ReadDescriptor, LandedWork> work = new HashMap<>(byRead.size() * 2);
-    byRead.forEach((read, landing) -> work.put(read, landing.seal(read.nbytes())));
-    return new LandingWork(work, bySession);
+    return bySession;
+  }
+
+  /** As {@link #landingWork(DigestProvider, AtomicInteger, java.util.Set, LandingPlan)}, sealed. */
+  public LandingWork landingWork(
+      DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
+    LandingPlan plan = new LandingPlan();
+    Map<String, List<Runnable>> bySession = landingWork(digests, verified, kept, plan);
+    return new LandingWork(plan.seal(), bySession);
   }
 
   /**
@@ -548,14 +559,6 @@ public final class ShardVerifier implements AutoCloseable {
    */
   public record LandingWork(
       Map<ReadDescriptor, LandedWork> byRead, Map<String, List<Runnable>> bySession) {}
-
-  /** One check's accumulator: whoever adds its last byte compares. */
-  record Accumulating(Check check, DigestParts parts, AtomicInteger verified) {
-    void compare() {
-      ShardVerifier.compare(check, parts.digest());
-      verified.incrementAndGet();
-    }
-  }
 
   private void check(Check c, DigestProvider digests) {
     String actual;

@@ -106,8 +106,8 @@ class LandingBatchesTest {
     }
 
     @Override
-    public List<Runnable> afterLanding() {
-      return List.of(task);
+    public Left afterLanding() {
+      return new Left(List.of(), List.of(task));
     }
   }
 
@@ -139,8 +139,10 @@ class LandingBatchesTest {
     }
 
     @Override
-    public List<Runnable> afterLanding() {
-      return List.of(() -> log.add("compare " + read + " on " + Thread.currentThread().getName()));
+    public Left afterLanding() {
+      return new Left(
+          List.of(() -> log.add("compare " + read + " on " + Thread.currentThread().getName())),
+          List.of());
     }
   }
 
