@@ -32,12 +32,13 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code mx digest FILE...}: the shard digest of each file's raw bytes, printed like {@code
  * sha256sum} (ARCHITECTURE §5.2); with {@code --safetensors}, one line per tensor in header order.
- * Files are read in chunks ({@link FileDigest}), never mapped: a mapped file that is truncated
- * meanwhile would kill the JVM, a read fails with an error naming the file. {@code -} is standard
- * input; pipes, FIFOs and procfs files are streamed to their end. A name holding a newline or
- * backslash is printed escaped, with a leading backslash, as {@code sha256sum} does. A file that
- * cannot be digested is reported on stderr and the others are still digested; the exit code is then
- * 1.
+ * A regular file is mapped under a read lease ({@link FileDigest}): another process that truncates
+ * or writes it meanwhile waits, and the digest stops with an error naming the file instead of the
+ * JVM dying of SIGBUS; without a lease it is read in chunks. {@code -} is standard input; procfs
+ * files are streamed to their end; FIFOs and devices are refused (pipe them into {@code -}). A name
+ * holding a newline or backslash is printed escaped, with a leading backslash, as {@code sha256sum}
+ * does. A file that cannot be digested is reported on stderr and the others are still digested; the
+ * exit code is then 1.
  */
 @Command(
     name = "digest",
@@ -134,7 +135,7 @@ final class DigestCommand implements Callable<Integer> {
                 null,
                 null,
                 size,
-                FileDigest.digestRange(channel, file, 0, size, threads)));
+                FileDigest.digestRegular(path, channel, size, threads)));
       } else {
         CountingChannel in = new CountingChannel(channel);
         String digest = FileDigest.digestStream(in, threads);

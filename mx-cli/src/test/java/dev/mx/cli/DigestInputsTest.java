@@ -132,31 +132,51 @@ class DigestInputsTest {
   }
 
   /**
-   * Truncates {@code file} once the process has it open and is reading, then expects exit 1 naming
-   * it.
+   * Truncates {@code file} once the process has it open and is digesting it, then expects exit 1
+   * naming it. A plain file is mapped under a read lease: the truncation waits until the digest has
+   * stopped; where no lease can be had it is read, and the read comes back short. A safetensors
+   * file is read.
    */
   private void assertTruncationIsNamed(Path file, String... args) throws Exception {
     Process p = CliProcess.start(dir, args);
     Eventually.await(
         Duration.ofSeconds(60), "mx digest to open " + file, () -> hasOpen(p.pid(), file));
-    // Past open and size, into the reads of 8 GiB: 64 MiB more read than at the open (the reads
-    // are pread calls, which /proc/PID/io counts; loading classes adds far less).
+    // Past open and size, into the digest of 8 GiB: the file mapped, or 64 MiB more read than at
+    // the open (the reads are pread calls, which /proc/PID/io counts; loading classes adds far
+    // less).
     long atOpen = bytesRead(p.pid());
     Eventually.await(
         Duration.ofSeconds(60),
-        "mx digest to read 64 MiB of " + file,
-        () -> !p.isAlive() || bytesRead(p.pid()) - atOpen >= 64L << 20);
+        "mx digest to map " + file + " or read 64 MiB of it",
+        () -> !p.isAlive() || hasMapped(p.pid(), file) || bytesRead(p.pid()) - atOpen >= 64L << 20);
     assertTrue(p.isAlive(), "mx digest ended before the file was truncated");
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
       f.setLength(1 << 20);
     }
     CliProcess.Run r = CliProcess.finish(dir, p, args);
     assertEquals(1, r.code(), "exit " + r.code() + ", stderr: " + r.err());
+    String name = file.getFileName().toString();
     assertTrue(
-        r.err()
-            .contains("mx digest: error: " + file.getFileName() + ": file shrank while being read"),
+        r.err().contains("mx digest: error: " + name + ": file shrank while being read")
+            || r.err()
+                .contains(
+                    "mx digest: error: "
+                        + name
+                        + ": another process truncated or opened it for writing while it was"
+                        + " being digested"),
         r.err());
     assertTrue(!r.err().contains("Exception") && !r.err().contains("Internal Error"), r.err());
+  }
+
+  /** Whether the process maps {@code file} ({@code /proc/PID/maps}). */
+  private static boolean hasMapped(long pid, Path file) {
+    try {
+      String target = file.toRealPath().toString();
+      return Files.readAllLines(Path.of("/proc/" + pid + "/maps")).stream()
+          .anyMatch(l -> l.endsWith(target));
+    } catch (java.io.IOException e) {
+      return false; // the process ended
+    }
   }
 
   /** Bytes the process read through system calls so far ({@code rchar} of /proc/PID/io). */

@@ -15,11 +15,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The shard digest of a file's bytes, read with plain reads into one reused off-heap chunk rather
- * than mapped. A mapping of a file that another process truncates kills the JVM with SIGBUS on the
- * next access; a read just comes back short, which becomes an {@link IOException} naming the file.
- * Reading also works for what cannot be mapped or has no size: pipes, FIFOs, {@code /dev/stdin},
- * procfs files.
+ * The shard digest of a file's bytes. A regular file is mapped and digested in place, under a read
+ * lease ({@link FileLease}): another process that truncates the file or opens it for writing then
+ * waits until the digest is done or has stopped, so the mapping cannot lose its pages under the
+ * digest (a SIGBUS there kills the JVM); a broken lease is an {@link IOException} naming the file.
+ * Where no lease can be had (another process has the file open for writing, another owner's file, a
+ * file system without leases, not Linux), the file is read with plain reads into one reused
+ * off-heap chunk instead: a read that comes back short is an {@link IOException} naming the file.
+ * Reading also works for what has no size: pipes, standard input, procfs files.
  *
  * <p>Each chunk is digested on up to {@code threads} threads like {@link
  * ShardDigest#digest(MemorySegment, int)}; the result equals {@link
@@ -37,20 +40,79 @@ public final class FileDigest {
   private FileDigest() {}
 
   /**
-   * The digest of the file at {@code path}: a regular file by positional reads of the size it has
-   * when opened, anything else (and a "regular" file of size 0, as procfs reports) streamed to its
-   * end.
+   * Bytes of a mapping digested between two checks of the lease: a few milliseconds, far inside the
+   * lease-break time a writer waits.
+   */
+  static final long MAPPED_CHUNK_BYTES = 64L << 20;
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileDigest.class);
+
+  /**
+   * The digest of the file at {@code path}: a regular file mapped under a read lease (or, without
+   * one, by positional reads) of the size it has when opened, anything else (and a "regular" file
+   * of size 0, as procfs reports) streamed to its end.
    *
-   * @throws IOException naming the file when it cannot be read, or shrinks while it is read
+   * @throws IOException naming the file when it cannot be read, shrinks while it is read, or
+   *     another process truncates or writes it while it is mapped
    */
   public static String digest(Path path, int threads) throws IOException {
     try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
       long size = channel.size();
       // procfs and sysfs files are "regular" with size 0 but have content: stream those too.
       if (Files.isRegularFile(path) && size > 0) {
-        return digestRange(channel, path.toString(), 0, size, threads);
+        return digestRegular(path, channel, size, threads);
       }
       return digestStream(channel, threads);
+    }
+  }
+
+  /**
+   * The digest of the first {@code size} bytes of the regular file {@code path}, open as {@code
+   * channel}: mapped under a read lease, or read when no lease can be had.
+   *
+   * @throws IOException naming the file as {@link #digest(Path, int)}
+   */
+  public static String digestRegular(Path path, FileChannel channel, long size, int threads)
+      throws IOException {
+    String mapped = digestMapped(path, channel, size, threads);
+    return mapped != null ? mapped : digestRange(channel, path.toString(), 0, size, threads);
+  }
+
+  /**
+   * The digest of the first {@code size} bytes of {@code path}, mapped under a read lease; null
+   * when no lease can be had (the caller reads the file instead).
+   */
+  private static String digestMapped(Path path, FileChannel channel, long size, int threads)
+      throws IOException {
+    try (FileLease lease =
+        FileLease.take(path, why -> LOG.debug("{}: read, not mapped: {}", path, why))) {
+      if (lease == null) {
+        return null;
+      }
+      // The size now, under the lease: nobody can shrink the file until it is released.
+      long now = channel.size();
+      if (now < size) {
+        throw new EOFException(
+            path + ": file shrank while being read: expected " + size + " bytes but it has " + now);
+      }
+      StreamingDigest digest = new StreamingDigest();
+      try (Arena arena = Arena.ofShared()) {
+        MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+        for (long at = 0; at < size; at += MAPPED_CHUNK_BYTES) {
+          if (lease.broken()) {
+            throw new IOException(
+                path
+                    + ": another process truncated or opened it for writing while it was being"
+                    + " digested (after "
+                    + at
+                    + " of "
+                    + size
+                    + " bytes)");
+          }
+          update(digest, mapping.asSlice(at, Math.min(MAPPED_CHUNK_BYTES, size - at)), threads);
+        }
+      }
+      return digest.digest();
     }
   }
 

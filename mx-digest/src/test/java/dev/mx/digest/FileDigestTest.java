@@ -58,4 +58,46 @@ class FileDigestTest {
           e.getMessage().startsWith("shrinks.bin: file shrank while being read"), e.getMessage());
     }
   }
+
+  @Test
+  void underAReadLeaseAWriterWaitsUntilTheHolderLetsGoAndTheHolderSeesTheBreak() throws Exception {
+    Path file = dir.resolve("leased.bin");
+    Files.write(file, new byte[8192]);
+    StringBuilder why = new StringBuilder();
+    FileLease lease = FileLease.take(file, why::append);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        lease != null, "no read lease on this file system, so mx digest reads instead: " + why);
+    try {
+      assertTrue(!lease.broken(), "nobody asked to write yet");
+      java.util.concurrent.CompletableFuture<Void> writer =
+          java.util.concurrent.CompletableFuture.runAsync(
+              () -> {
+                try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+                  f.setLength(10);
+                } catch (java.io.IOException e) {
+                  throw new java.io.UncheckedIOException(e);
+                }
+              });
+      // The writer's open breaks the lease (signalled with SIGURG, which this JVM ignores) and
+      // waits for it: the file keeps its size meanwhile.
+      dev.mx.testing.Eventually.await(
+          java.time.Duration.ofSeconds(30), "the writer to break the lease", lease::broken);
+      assertEquals(8192, Files.size(file));
+      assertTrue(!writer.isDone(), "the writer waits while the lease is held");
+      lease.close();
+      writer.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertEquals(10, Files.size(file));
+    } finally {
+      lease.close();
+    }
+  }
+
+  @Test
+  void aMappedFileDigestsAsItsBytes() throws Exception {
+    byte[] bytes = new byte[3 * (1 << 20) + 4099];
+    new SplittableRandom(8).nextBytes(bytes);
+    Path file = dir.resolve("mapped.bin");
+    Files.write(file, bytes);
+    assertEquals(ShardDigest.digest(MemorySegment.ofArray(bytes)), FileDigest.digest(file, 2));
+  }
 }
