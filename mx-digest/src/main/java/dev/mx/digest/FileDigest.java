@@ -43,7 +43,7 @@ public final class FileDigest {
    * Bytes of a mapping digested between two checks of the lease: a few milliseconds, far inside the
    * lease-break time a writer waits.
    */
-  static final long MAPPED_CHUNK_BYTES = 64L << 20;
+  static final long MAPPED_CHUNK_BYTES = 256L << 20;
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileDigest.class);
 
@@ -109,7 +109,9 @@ public final class FileDigest {
                     + size
                     + " bytes)");
           }
-          update(digest, mapping.asSlice(at, Math.min(MAPPED_CHUNK_BYTES, size - at)), threads);
+          MemorySegment chunk = mapping.asSlice(at, Math.min(MAPPED_CHUNK_BYTES, size - at));
+          FileLease.populate(chunk);
+          update(digest, chunk, threads);
         }
       }
       return digest.digest();

@@ -44,12 +44,17 @@ final class FileLease implements AutoCloseable {
   private static final MethodHandle OPEN;
   private static final MethodHandle FCNTL;
   private static final MethodHandle CLOSE;
+  private static final MethodHandle MADVISE;
   private static final Throwable UNAVAILABLE;
+
+  /** madvise: fault a range in ahead of the reader, in one call (Linux 5.14). */
+  private static final int MADV_POPULATE_READ = 22;
 
   static {
     MethodHandle open = null;
     MethodHandle fcntl = null;
     MethodHandle close = null;
+    MethodHandle madvise = null;
     Throwable cause = null;
     if (!System.getProperty("os.name", "").startsWith("Linux")) {
       cause = new UnsupportedOperationException("file leases are Linux's");
@@ -77,6 +82,14 @@ final class FileLease implements AutoCloseable {
             LINKER.downcallHandle(
                 libc.find("close").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+        madvise =
+            LINKER.downcallHandle(
+                libc.find("madvise").orElseThrow(),
+                FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT,
+                    ValueLayout.ADDRESS,
+                    ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_INT));
       } catch (RuntimeException | LinkageError e) {
         cause = e;
       }
@@ -84,6 +97,7 @@ final class FileLease implements AutoCloseable {
     OPEN = open;
     FCNTL = fcntl;
     CLOSE = close;
+    MADVISE = madvise;
     UNAVAILABLE = cause;
   }
 
@@ -151,6 +165,21 @@ final class FileLease implements AutoCloseable {
       return (int) FCNTL.invokeExact(state, fd, F_GETLEASE, 0) != F_RDLCK;
     } catch (Throwable t) {
       return true;
+    }
+  }
+
+  /**
+   * Faults {@code mapped} in ahead of the digest in one call, instead of one page fault per page on
+   * the digest's threads; a kernel without it (before 5.14) leaves the faults to the reader.
+   */
+  static void populate(MemorySegment mapped) {
+    if (MADVISE == null || mapped.byteSize() == 0) {
+      return;
+    }
+    try {
+      int ignored = (int) MADVISE.invokeExact(mapped, mapped.byteSize(), MADV_POPULATE_READ);
+    } catch (Throwable t) {
+      // An optimisation only: the digest faults the pages in itself.
     }
   }
 
