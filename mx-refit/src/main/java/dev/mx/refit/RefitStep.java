@@ -254,13 +254,14 @@ final class RefitStep {
         staged.add(w);
       }
     }
-    boolean digesting = checks;
+    boolean stagedVerify = false;
     for (StagedWork w : staged) {
-      digesting |= w.verifies();
+      stagedVerify |= w.verifies();
     }
-    DigestProvider dp = digesting ? digestProvider() : null;
+    DigestProvider dp = checks || stagedVerify ? digestProvider() : null;
     LandingPlan plan = new LandingPlan();
-    StagingReads filling = digesting && device.get() == null ? StagingReads.of(reads) : null;
+    // Only a wave with staged shards to verify looks up which reads fill their staging.
+    StagingReads filling = stagedVerify && device.get() == null ? StagingReads.of(reads) : null;
     for (StagedWork w : staged) {
       if (w.verifies() && filling != null && landStaged(w, dp, filling, verified, plan)) {
         continue;

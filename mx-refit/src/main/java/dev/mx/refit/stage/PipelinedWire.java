@@ -142,14 +142,9 @@ public final class PipelinedWire {
           from += batch.size();
           for (ReadDescriptor r : batch) {
             LandedWork landed = lastBatch.get(r) == k ? pending.remove(r) : null;
-            if (landed == null) {
-              continue;
+            if (landed != null) {
+              release(landed, workers, started);
             }
-            // Digested while copied: comparing the finished digests is left, on this thread;
-            // then what needs verified bytes, or the digest of bytes that landed unfolded.
-            LandedWork.Left left = landed.afterLanding();
-            left.inline().forEach(Runnable::run);
-            left.offloaded().forEach(w -> started.add(workers.submit(w)));
           }
         }
         batches += peerBatches.size();
@@ -166,9 +161,7 @@ public final class PipelinedWire {
       }
       // Keyed by a read this call did not issue: nothing more will land for it.
       for (LandedWork w : pending.values()) {
-        LandedWork.Left left = w.afterLanding();
-        left.inline().forEach(Runnable::run);
-        left.offloaded().forEach(r -> started.add(workers.submit(r)));
+        release(w, workers, started);
       }
     } catch (RuntimeException e) {
       failure = e;
@@ -200,6 +193,17 @@ public final class PipelinedWire {
       stages.put("landing_batches", (double) batches);
     }
     return stages;
+  }
+
+  /**
+   * Runs what is left of a landed read's work: comparing digests its copy finished, on this thread;
+   * then, on {@code workers}, what needs verified bytes, or the digest of bytes that landed
+   * unfolded.
+   */
+  private static void release(LandedWork landed, ExecutorService workers, List<Future<?>> started) {
+    LandedWork.Left left = landed.afterLanding();
+    left.inline().forEach(Runnable::run);
+    left.offloaded().forEach(w -> started.add(workers.submit(w)));
   }
 
   /**

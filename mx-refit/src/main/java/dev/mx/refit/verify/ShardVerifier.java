@@ -12,7 +12,6 @@ import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.refit.VerifyMode;
 import dev.mx.refit.reslice.Reslicer;
-import dev.mx.refit.stage.LandedWork;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -544,21 +543,6 @@ public final class ShardVerifier implements AutoCloseable {
     }
     return bySession;
   }
-
-  /** As {@link #landingWork(DigestProvider, AtomicInteger, java.util.Set, LandingPlan)}, sealed. */
-  public LandingWork landingWork(
-      DigestProvider digests, AtomicInteger verified, java.util.Set<String> kept) {
-    LandingPlan plan = new LandingPlan();
-    Map<String, List<Runnable>> bySession = landingWork(digests, verified, kept, plan);
-    return new LandingWork(plan.seal(), bySession);
-  }
-
-  /**
-   * Verification work for one refit: keyed by the read whose landing lets it run (and that may ride
-   * on its copy), and keyed by the peer all of whose reads it needs.
-   */
-  public record LandingWork(
-      Map<ReadDescriptor, LandedWork> byRead, Map<String, List<Runnable>> bySession) {}
 
   private void check(Check c, DigestProvider digests) {
     String actual;

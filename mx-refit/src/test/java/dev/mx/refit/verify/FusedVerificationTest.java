@@ -94,8 +94,10 @@ class FusedVerificationTest {
 
     /** Runs the wire with the verification work; returns the work per read, to inspect. */
     Map<ReadDescriptor, LandedWork> run(AtomicInteger verified) {
-      ShardVerifier.LandingWork work =
-          verifier.landingWork(new CpuDigestProvider(), verified, Set.of());
+      LandingPlan plan = new LandingPlan();
+      Map<String, List<Runnable>> bySession =
+          verifier.landingWork(new CpuDigestProvider(), verified, Set.of(), plan);
+      Map<ReadDescriptor, LandedWork> byRead = plan.seal();
       Descriptors d =
           new Descriptors(
               new WireGroups(reads, List.of(), List.of()), reads, reads.size(), SHARD_BYTES);
@@ -103,13 +105,13 @@ class FusedVerificationTest {
           new FusedWire(),
           receiver,
           d,
-          work.bySession(),
-          work.byRead(),
+          bySession,
+          byRead,
           workers,
           Duration.ofSeconds(30),
           true,
           8192);
-      return work.byRead();
+      return byRead;
     }
 
     @Override
