@@ -99,6 +99,16 @@ public final class PositionedDigest implements DigestParts {
           continue;
         }
       }
+      if (word < rowWords) {
+        // Part of a row: every word of it has the row's weight, so one vector sum serves.
+        int count = (int) Math.min(ROW_WORDS - word % ROW_WORDS, (length - x) / Integer.BYTES);
+        RowKernel k = copy == null ? RowKernels.forBytes(length) : RowKernels.forCopy();
+        long sum = k.copyWordSum(bytes, x, copy, x, count);
+        s.rowSum += sum;
+        s.rowWeighted += (word / ROW_WORDS + 1) * sum;
+        x += (long) count * Integer.BYTES;
+        continue;
+      }
       int value = bytes.get(RowKernel.WORD, x);
       if (copy != null) {
         copy.set(RowKernel.WORD, x, value);

@@ -63,4 +63,22 @@ abstract class RowKernel {
     }
     return new RowSums(rows, sum, weighted);
   }
+
+  /**
+   * The exact sum of the {@code count} words (at most one row's) at byte {@code srcStart} of {@code
+   * src}, also copied to byte {@code dstStart} of {@code dst} unless that is null: a piece of a
+   * row, which a read that does not start or end at a row boundary lands (a column block's rows,
+   * say).
+   */
+  long copyWordSum(MemorySegment src, long srcStart, MemorySegment dst, long dstStart, int count) {
+    long sum = 0;
+    for (long at = 0, end = (long) count * Integer.BYTES; at < end; at += Integer.BYTES) {
+      int word = src.get(WORD, srcStart + at);
+      if (dst != null) {
+        dst.set(WORD, dstStart + at, word);
+      }
+      sum += word;
+    }
+    return sum;
+  }
 }

@@ -113,6 +113,12 @@ final class RowKernels {
           check ^= k.sumRows(rows, 0, WARM_ROWS).weightedSum();
         }
         check ^= forCopy().copyRows(rows, 0, copy, 0, WARM_ROWS).sum();
+        // Pieces of rows (a column block's rows land as such): the partial-row loop.
+        for (int r = 0; r < WARM_ROWS; r += 4) {
+          long at = (long) r * RowKernel.ROW_BYTES + 8;
+          check ^= forCopy().copyWordSum(rows, at, copy, at, 500);
+          check ^= forBytes(RowKernel.ROW_BYTES).copyWordSum(rows, at, null, 0, 500);
+        }
       }
       if (check == 42) {
         LOG.trace("warm-up checksum {}", check); // keeps the sums from being optimized away

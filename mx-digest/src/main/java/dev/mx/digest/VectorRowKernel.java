@@ -65,4 +65,34 @@ final class VectorRowKernel extends RowKernel {
     int high = high0.add(high1).reduceLanes(VectorOperators.ADD);
     return ((long) high << 16) + Integer.toUnsignedLong(wrapped - (high << 16));
   }
+
+  /**
+   * As the row loop, one vector at a time, then the last words (fewer than a vector) one by one.
+   */
+  @Override
+  long copyWordSum(MemorySegment src, long srcStart, MemorySegment dst, long dstStart, int count) {
+    IntVector words = IntVector.zero(SPECIES);
+    IntVector high = words;
+    long end = (long) count * Integer.BYTES;
+    long at = 0;
+    for (; at + STEP <= end; at += STEP) {
+      IntVector a =
+          IntVector.fromMemorySegment(SPECIES, src, srcStart + at, ByteOrder.LITTLE_ENDIAN);
+      if (dst != null) {
+        a.intoMemorySegment(dst, dstStart + at, ByteOrder.LITTLE_ENDIAN);
+      }
+      words = words.add(a);
+      high = high.add(a.lanewise(VectorOperators.ASHR, 16));
+    }
+    int wrapped = words.reduceLanes(VectorOperators.ADD);
+    int highSum = high.reduceLanes(VectorOperators.ADD);
+    long sum = ((long) highSum << 16) + Integer.toUnsignedLong(wrapped - (highSum << 16));
+    return sum
+        + super.copyWordSum(
+            src,
+            srcStart + at,
+            dst,
+            dst == null ? 0 : dstStart + at,
+            (int) ((end - at) / Integer.BYTES));
+  }
 }

@@ -96,6 +96,39 @@ class RowKernelTest {
   }
 
   @Test
+  void bothPartialRowKernelsSumEveryWordCountExactlyAndCopyOnlyThoseWords() {
+    Random random = new Random(41);
+    byte[] src = new byte[ROW + 64];
+    random.nextBytes(src);
+    // Words at both extremes, so the wrapped int lanes and the high halves carry.
+    for (int at = 0; at < 64; at += 4) {
+      MemorySegment.ofArray(src).set(RowKernel.WORD, at, at % 8 == 0 ? Integer.MIN_VALUE : -1);
+    }
+    for (RowKernel kernel : List.of(RowKernels.vectorIfAvailable(), ScalarRowKernel.INSTANCE)) {
+      for (int start : new int[] {0, 4, 6, 60}) {
+        for (int count = 0; count <= ROW / Integer.BYTES; count += count < 40 ? 1 : 97) {
+          long expected = 0;
+          for (int w = 0; w < count; w++) {
+            expected += MemorySegment.ofArray(src).get(RowKernel.WORD, start + 4L * w);
+          }
+          byte[] dst = new byte[src.length];
+          long copied =
+              kernel.copyWordSum(
+                  MemorySegment.ofArray(src), start, MemorySegment.ofArray(dst), start, count);
+          String at = kernel.name() + " start " + start + " count " + count;
+          assertEquals(expected, copied, at);
+          assertEquals(
+              expected, kernel.copyWordSum(MemorySegment.ofArray(src), start, null, 0, count), at);
+          for (int b = 0; b < dst.length; b++) {
+            boolean inside = b >= start && b < start + 4L * count;
+            assertEquals(inside ? src[b] : 0, dst[b], at + " byte " + b);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void withoutTheVectorModuleTheDigestFallsBackAndStaysExact()
       throws IOException, InterruptedException {
     // A real JVM without --add-modules jdk.incubator.vector, digesting every golden input.
