@@ -43,6 +43,7 @@ class BenchUsageTest {
             "plan",
             "plan-qwen3",
             "refit",
+            "modelexpress",
             "kernels",
             "gen",
             "cuda",
@@ -54,8 +55,8 @@ class BenchUsageTest {
     String helpText = help.out().replaceAll("\\s+", " ");
     assertTrue(
         helpText.contains(
-            "Benchmark to run: mem, ucx, shm, nixl, digest, plan, plan-qwen3, refit, kernels, gen,"
-                + " cuda, scale."),
+            "Benchmark to run: mem, ucx, shm, nixl, digest, plan, plan-qwen3, refit,"
+                + " modelexpress, kernels, gen, cuda, scale."),
         help.out());
   }
 }

@@ -11,15 +11,11 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Settings;
 import dev.mx.cli.bench.BenchOptions;
 import dev.mx.cli.bench.BenchResult;
 import dev.mx.cli.bench.Benchmark;
 import dev.mx.digest.ShardDigest;
 import dev.mx.refit.DiscoveredSources;
-import dev.mx.refit.Receiver;
-import dev.mx.refit.ReceiverConfig;
-import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.VerifyMode;
 import dev.mx.refit.cast.Casts;
 import dev.mx.refit.reslice.AsStrided;
@@ -28,7 +24,6 @@ import dev.mx.refit.reslice.ViewCopy;
 import dev.mx.transport.mem.MemTransportProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -94,7 +89,7 @@ public final class RefitBench implements Benchmark {
         List<Shard> shards = new ArrayList<>();
         for (int r = 0; r < 2; r++) {
           MemorySegment seg = arena.allocate(half.byteSize(4), 4096);
-          fill(seg, i * 2 + r);
+          WarmRefits.fill(seg, i * 2 + r);
           (r == 0 ? t0 : t1).register(seg);
           published.add(seg);
           shards.add(
@@ -171,34 +166,24 @@ public final class RefitBench implements Benchmark {
       Capture capture,
       VerifyMode mode)
       throws Exception {
-    ReceiverConfig config =
-        ReceiverConfig.defaults().withVerify(mode).withThreads(options.effectiveThreads());
-    List<Double> e2e = new ArrayList<>();
-    List<Double> wire = new ArrayList<>();
-    try (Receiver receiver =
-        Receiver.builder()
-            .config(config)
-            .settings(Settings.of(Map.of(), Map.of("MX_REFIT_STAGE_RECORD", "0")))
-            .transport(recv)
-            .discovery(SourceDiscovery.fixed(new DiscoveredSources(sources, peers)))
-            .geometry(m -> capture)
-            .installer((step, buffers) -> {}) // hand-over: the engine adopts the buffers, no copy
-            .build()) {
-      options.progress().printf("refit bench: verify=%s, cold step ...%n", mode.label());
-      receiver.updateWeights(0);
-      receiver.updateWeights(1);
-      for (int i = 0; i < options.repetitions(); i++) {
-        long start = System.nanoTime();
-        Map<String, Object> m = receiver.updateWeights(2 + i);
-        e2e.add((System.nanoTime() - start) / 1e9);
-        wire.add((Double) m.get("wire_fused_s"));
-        if (mode != VerifyMode.OFF && (Long) m.get("verified_shards") != 2L * TENSORS) {
-          throw new IllegalStateException(
-              "expected " + 2 * TENSORS + " verified shards, got " + m.get("verified_shards"));
-        }
-      }
-    }
-    return new double[] {0, median(e2e), median(wire)};
+    WarmRefits.Timing t =
+        WarmRefits.run(
+            options,
+            "refit bench",
+            recv,
+            new DiscoveredSources(sources, peers),
+            capture,
+            mode,
+            m -> {
+              if (mode != VerifyMode.OFF && (Long) m.get("verified_shards") != 2L * TENSORS) {
+                throw new IllegalStateException(
+                    "expected "
+                        + 2 * TENSORS
+                        + " verified shards, got "
+                        + m.get("verified_shards"));
+              }
+            });
+    return new double[] {0, t.endToEnd(), t.wire()};
   }
 
   // ------------------------------------------------------------------ kernels
@@ -212,7 +197,7 @@ public final class RefitBench implements Benchmark {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try (Arena arena = Arena.ofShared()) {
       MemorySegment staging = arena.allocate(g.byteSize(4), 4096);
-      fill(staging, 3);
+      WarmRefits.fill(staging, 3);
       MemorySegment dst = arena.allocate(g.byteSize(4), 4096);
       long halfBytes = g.byteSize(4) / 2;
       // Re-slice: a TP2 column split of a staged full pull (narrow(1, 0, cols/2)) into a contiguous
@@ -292,20 +277,5 @@ public final class RefitBench implements Benchmark {
         "GB/s",
         "memorysegment_copy_GBps",
         dstBytes / t[1] / 1e9);
-  }
-
-  private static void fill(MemorySegment seg, int seed) {
-    long n = seg.byteSize() / 4;
-    for (long i = 0; i < n; i++) {
-      seg.setAtIndex(
-          ValueLayout.JAVA_FLOAT, i, (float) ((i * 2654435761L + seed) % 1000) / 1000f - 0.5f);
-    }
-  }
-
-  private static double median(List<Double> v) {
-    List<Double> s = new ArrayList<>(v);
-    s.sort(null);
-    int k = s.size();
-    return k % 2 == 1 ? s.get(k / 2) : (s.get(k / 2 - 1) + s.get(k / 2)) / 2;
   }
 }

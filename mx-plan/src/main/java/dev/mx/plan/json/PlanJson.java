@@ -15,6 +15,7 @@ import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.StagedShard;
 import dev.mx.api.plan.TransferPlan;
+import dev.mx.api.refit.ParamSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -37,15 +38,19 @@ public final class PlanJson {
    *
    * @param maxSegmentsPerCopy the file's threshold, or null to use the environment's
    * @param bounding the file's {@code "bounding"} mode, or null when absent
+   * @param params the receiver's parameter layout ({@code "params"}), empty when absent: the
+   *     planner does not need it, a harness that allocates the receive buffers does
    */
   public record PlanRequest(
       Integer maxSegmentsPerCopy,
       Map<String, SourceInfo> sources,
       CaptureResult capture,
-      BoundingMode bounding) {}
+      BoundingMode bounding,
+      Map<String, ParamSpec> params) {}
 
   private static final Set<String> ROOT_KEYS =
-      Set.of("max_segments_per_copy", "sources", "copies", "unsupported", "bounding");
+      Set.of("max_segments_per_copy", "sources", "copies", "unsupported", "bounding", "params");
+  private static final Set<String> PARAM_KEYS = Set.of("shape", "dtype");
   private static final Set<String> SOURCE_KEYS =
       Set.of("dtype", "global_shape", "elsize", "shards", "partial");
   private static final Set<String> SHARD_KEYS =
@@ -103,8 +108,78 @@ public final class PlanJson {
         reasons.put(e.getKey(), text(e.getValue(), "unsupported." + e.getKey()));
       }
     }
+    Map<String, ParamSpec> params = new LinkedHashMap<>();
+    JsonNode ps = root.get("params");
+    if (ps != null && !ps.isNull()) {
+      requireObject(ps, "params", null);
+      for (Iterator<Map.Entry<String, JsonNode>> it = ps.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        String path = "params." + e.getKey();
+        requireObject(e.getValue(), path, PARAM_KEYS);
+        params.put(
+            e.getKey(),
+            new ParamSpec(
+                shape(required(e.getValue(), "shape", path), path + ".shape"),
+                dtype(required(e.getValue(), "dtype", path), path + ".dtype")));
+      }
+    }
     return new PlanRequest(
-        max, sources, new CaptureResult(copies, unsupported, 0, reasons), bounding);
+        max, sources, new CaptureResult(copies, unsupported, 0, reasons), bounding, params);
+  }
+
+  /**
+   * The request {@link #read} takes back: {@code sources} with their shards (and digests where
+   * published), the capture's copies and unsupported sources, and, when {@code params} is not
+   * empty, the receiver's parameter layout. A harness outside mx (ModelExpress's receiver, say)
+   * plans and allocates from it exactly what mx does.
+   */
+  public static Map<String, Object> writeRequest(
+      Map<String, SourceInfo> sources, CaptureResult capture, Map<String, ParamSpec> params) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    Map<String, Object> srcs = new LinkedHashMap<>();
+    sources.forEach(
+        (name, info) -> {
+          Map<String, Object> o = new LinkedHashMap<>();
+          o.put("dtype", info.dtype().torchLabel());
+          o.put("global_shape", info.globalShape().dims());
+          if (info.partial()) {
+            o.put("partial", true);
+          }
+          List<Object> shards = new ArrayList<>(info.shards().size());
+          for (Shard s : info.shards()) {
+            Map<String, Object> so = new LinkedHashMap<>();
+            so.put("session", s.session());
+            so.put("addr", s.addr());
+            so.put("offset", s.shardOffset());
+            so.put("shape", s.shape().dims());
+            if (s.digest() != null) {
+              so.put("digest", s.digest());
+            }
+            shards.add(so);
+          }
+          o.put("shards", shards);
+          srcs.put(name, o);
+        });
+    m.put("sources", srcs);
+    List<Object> copies = new ArrayList<>(capture.copies().size());
+    capture.copies().forEach(c -> copies.add(copy(c)));
+    m.put("copies", copies);
+    if (!capture.unsupported().isEmpty()) {
+      Map<String, Object> un = new LinkedHashMap<>();
+      for (String name : capture.unsupported()) {
+        un.put(name, capture.unsupportedReasons().getOrDefault(name, "unsupported at capture"));
+      }
+      m.put("unsupported", un);
+    }
+    if (!params.isEmpty()) {
+      Map<String, Object> ps = new LinkedHashMap<>();
+      params.forEach(
+          (name, spec) ->
+              ps.put(
+                  name, Map.of("shape", spec.shape().dims(), "dtype", spec.dtype().torchLabel())));
+      m.put("params", ps);
+    }
+    return m;
   }
 
   private static SourceInfo source(JsonNode n, String path) {
