@@ -33,7 +33,6 @@ import org.bouncycastle.crypto.digests.Blake2bDigest;
  * announces no digests unless its environment turns them on.
  */
 public final class ShardDigest {
-
   /** Words per digest row. */
   public static final int ROW_WORDS = RowKernel.ROW_WORDS;
 
@@ -59,6 +58,9 @@ public final class ShardDigest {
   public static final long MIN_ROWS_PER_THREAD = 256;
 
   private static final int DIGEST_BYTES = 16;
+
+  private static final ThreadLocal<Blake2bDigest> HASHER =
+      ThreadLocal.withInitial(() -> new Blake2bDigest(DIGEST_BYTES * 8));
   private static final HexFormat HEX = HexFormat.of();
 
   private ShardDigest() {}
@@ -111,7 +113,10 @@ public final class ShardDigest {
    * hex.
    */
   public static String hashScalars(long... scalars) {
-    Blake2bDigest blake = new Blake2bDigest(DIGEST_BYTES * 8);
+    // One hasher per thread: a receiver finishes thousands of tile digests per step, and a fresh
+    // hasher each time was most of the garbage verification made.
+    Blake2bDigest blake = HASHER.get();
+    blake.reset();
     byte[] le = new byte[Long.BYTES];
     for (long value : scalars) {
       for (int i = 0; i < Long.BYTES; i++) {

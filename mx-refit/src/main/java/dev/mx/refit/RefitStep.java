@@ -280,7 +280,7 @@ final class RefitStep {
           .landingWork(dp, verified, kept, plan)
           .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
     }
-    onLanded.putAll(plan.seal());
+    plan.sealInto(onLanded);
     return work;
   }
 

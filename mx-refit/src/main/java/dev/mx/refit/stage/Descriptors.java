@@ -34,9 +34,23 @@ public record Descriptors(
 
   /** Bytes read from each session, sessions in first-seen order as in {@link #bySession}. */
   public Map<String, Long> bytesPerSession() {
+    // Summed in a long per run of one session's reads: a boxed merge per read allocated a Long
+    // each.
     Map<String, Long> m = new LinkedHashMap<>();
+    String session = null;
+    long run = 0;
     for (ReadDescriptor d : inWireOrder()) {
-      m.merge(d.session(), d.nbytes(), Long::sum);
+      if (!d.session().equals(session)) {
+        if (session != null) {
+          m.merge(session, run, Long::sum);
+        }
+        session = d.session();
+        run = 0;
+      }
+      run += d.nbytes();
+    }
+    if (session != null) {
+      m.merge(session, run, Long::sum);
     }
     return m;
   }

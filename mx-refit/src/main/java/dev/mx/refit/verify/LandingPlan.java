@@ -35,7 +35,15 @@ public final class LandingPlan {
   /** The work of every read that lands a piece. */
   public Map<ReadDescriptor, LandedWork> seal() {
     Map<ReadDescriptor, LandedWork> out = new HashMap<>(byRead.size() * 2);
-    byRead.forEach((read, landing) -> out.put(read, landing.seal(read.nbytes())));
+    sealInto(out);
     return out;
+  }
+
+  /**
+   * Puts the work of every read that lands a piece into {@code out}: the wire's own map, without a
+   * second map of every read per step.
+   */
+  public void sealInto(Map<ReadDescriptor, LandedWork> out) {
+    byRead.forEach((read, landing) -> out.put(read, landing.seal(read.nbytes())));
   }
 }
