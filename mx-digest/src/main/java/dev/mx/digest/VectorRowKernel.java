@@ -61,9 +61,17 @@ final class VectorRowKernel extends RowKernel {
       words1 = words1.add(b);
       high1 = high1.add(b.lanewise(VectorOperators.ASHR, 16));
     }
-    int wrapped = words0.add(words1).reduceLanes(VectorOperators.ADD);
-    int high = high0.add(high1).reduceLanes(VectorOperators.ADD);
-    return ((long) high << 16) + Integer.toUnsignedLong(wrapped - (high << 16));
+    return exactSum(words0.add(words1), high0.add(high1));
+  }
+
+  /**
+   * The exact sum of the words added into {@code words} (wrapping) and of their high halves into
+   * {@code high}: at most a row's words, so the low halves' sum lies in {@code [0, 2^26)}.
+   */
+  private static long exactSum(IntVector words, IntVector high) {
+    int wrapped = words.reduceLanes(VectorOperators.ADD);
+    int highSum = high.reduceLanes(VectorOperators.ADD);
+    return ((long) highSum << 16) + Integer.toUnsignedLong(wrapped - (highSum << 16));
   }
 
   /**
@@ -84,10 +92,7 @@ final class VectorRowKernel extends RowKernel {
       words = words.add(a);
       high = high.add(a.lanewise(VectorOperators.ASHR, 16));
     }
-    int wrapped = words.reduceLanes(VectorOperators.ADD);
-    int highSum = high.reduceLanes(VectorOperators.ADD);
-    long sum = ((long) highSum << 16) + Integer.toUnsignedLong(wrapped - (highSum << 16));
-    return sum
+    return exactSum(words, high)
         + super.copyWordSum(
             src,
             srcStart + at,

@@ -12,6 +12,7 @@ import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
 import dev.mx.api.plan.TransferPlan;
 import dev.mx.api.refit.Capture;
+import dev.mx.api.refit.ManifestEntry;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
@@ -121,12 +122,14 @@ public final class ModelExpressBench implements Benchmark {
     double mxAll = 0;
     double mxOff = 0;
     double modelExpress = 0;
+    // What every trainer rank publishes, at the addresses the requests carry: the same for each
+    // inference rank.
+    Map<String, SourceInfo> planned =
+        PlanningInventory.sources(trainer.ranks(), ShardAddressing.synthetic());
+    List<ManifestEntry> manifest = VllmLayout.manifest(model, DType.BF16);
     try {
       for (int rank = 0; rank < inference.worldSize(); rank++) {
-        VllmLayout receiver = new VllmLayout(model, inference, rank, DType.BF16);
-        Capture capture = receiver.capture(VllmLayout.manifest(model, DType.BF16));
-        Map<String, SourceInfo> planned =
-            PlanningInventory.sources(trainer.ranks(), ShardAddressing.synthetic());
+        Capture capture = new VllmLayout(model, inference, rank, DType.BF16).capture(manifest);
         Path request = work.resolve("rank-" + rank + ".request.json");
         JSON.writerWithDefaultPrettyPrinter()
             .writeValue(

@@ -4,14 +4,13 @@ import dev.mx.api.annotation.Internal;
 import dev.mx.api.transport.ReadDescriptor;
 import dev.mx.refit.stage.LandedWork;
 import java.lang.foreign.MemorySegment;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The digest work of one refit's reads, read by read: each piece a read lands of a region whose
  * digest is assembled where it lands ({@link LandingDigest}). Built once per refit, then {@link
- * #seal sealed} into the work the pipelined wire binds to each read.
+ * #sealInto sealed} into the work the pipelined wire binds to each read.
  */
 @Internal
 public final class LandingPlan {
@@ -30,13 +29,6 @@ public final class LandingPlan {
     byRead
         .computeIfAbsent(read, k -> new ReadLanding())
         .add(new ReadLanding.PieceAt(digest, inRead, regionByte, landed));
-  }
-
-  /** The work of every read that lands a piece. */
-  public Map<ReadDescriptor, LandedWork> seal() {
-    Map<ReadDescriptor, LandedWork> out = new HashMap<>(byRead.size() * 2);
-    sealInto(out);
-    return out;
   }
 
   /**

@@ -26,6 +26,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -97,7 +98,8 @@ class FusedVerificationTest {
       LandingPlan plan = new LandingPlan();
       Map<String, List<Runnable>> bySession =
           verifier.landingWork(new CpuDigestProvider(), verified, Set.of(), plan);
-      Map<ReadDescriptor, LandedWork> byRead = plan.seal();
+      Map<ReadDescriptor, LandedWork> byRead = new HashMap<>();
+      plan.sealInto(byRead);
       Descriptors d =
           new Descriptors(
               new WireGroups(reads, List.of(), List.of()), reads, reads.size(), SHARD_BYTES);
