@@ -36,12 +36,13 @@ import java.util.List;
  * <p>Encoding writes exactly the keys of the shard table (ARCHITECTURE §7.1) in a fixed order:
  * {@code schema, agent_name, metadata_endpoint, agent_meta_b64, tensors[, publisher_step]}; per
  * tensor {@code name, dtype, elsize, full_shape, shards}; per shard {@code agent_name, device_id,
- * addr, shard_offset, shape[, digest][, tile_digests][, changed_step]} ({@link #TILE_DIGESTS}:
- * digests over a fixed tiling of the shard, for verifying partial reads; {@link #CHANGED_STEP}: the
- * step at which the shard's bytes last changed, for delta refits). A publisher serving several
- * transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob as
- * {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others":
- * {NAME: BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
+ * addr, shard_offset, shape[, digest][, tile_digests | column_tile_digests][, changed_step]}
+ * ({@link #TILE_DIGESTS}: digests over a fixed tiling of the shard, for verifying partial reads;
+ * {@link #COLUMN_TILE_DIGESTS}: the same over column tiles; {@link #CHANGED_STEP}: the step at
+ * which the shard's bytes last changed, for delta refits). A publisher serving several transports
+ * (its agent metadata a {@link TransportBundle}) writes the primary transport's blob as {@code
+ * agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
+ * BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
  * absent, never written as null, so adding them leaves every other byte as it was. Dtypes are
  * written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
  *
@@ -76,6 +77,14 @@ public final class ShardTableCodec {
    * digests}).
    */
   public static final String TILE_DIGESTS = "tile_digests";
+
+  /**
+   * Optional per-shard key in place of {@link #TILE_DIGESTS}: digests over column tiles ({@code
+   * tile_bytes, row_bytes, column_bytes, digests}; {@link TileDigests}). A key of its own, so a
+   * reader that does not know column tiles skips them (and verifies the shard whole) instead of
+   * taking them for byte tiles.
+   */
+  public static final String COLUMN_TILE_DIGESTS = "column_tile_digests";
 
   /**
    * Optional per-shard key, last: the step at which the publisher last changed the shard's bytes. A
@@ -312,8 +321,12 @@ public final class ShardTableCodec {
       if (s.tiles() != null) {
         // Optional and last, so tables without it keep their bytes and ModelExpress' decoder skips
         // it.
-        g.writeObjectFieldStart(TILE_DIGESTS);
+        g.writeObjectFieldStart(s.tiles().byColumns() ? COLUMN_TILE_DIGESTS : TILE_DIGESTS);
         g.writeNumberField("tile_bytes", s.tiles().tileBytes());
+        if (s.tiles().byColumns()) {
+          g.writeNumberField("row_bytes", s.tiles().rowBytes());
+          g.writeNumberField("column_bytes", s.tiles().columnBytes());
+        }
         g.writeArrayFieldStart("digests");
         for (String d : s.tiles().digests()) {
           g.writeString(d);
@@ -426,7 +439,7 @@ public final class ShardTableCodec {
                 + "' is not 32 lowercase hex characters");
       }
       if (s.tiles() != null) {
-        checkTiles(t, s, at.field(TILE_DIGESTS));
+        checkTiles(t, s, at.field(s.tiles().byColumns() ? COLUMN_TILE_DIGESTS : TILE_DIGESTS));
         at.pop();
       }
       at.pop();
@@ -437,7 +450,18 @@ public final class ShardTableCodec {
 
   private static void checkTiles(PublishedTensor t, PublishedShard s, JsonPathCursor at) {
     long bytes = s.shape().byteSize(t.elsize());
-    int expected = TileDigests.count(bytes, s.tiles().tileBytes());
+    int expected = s.tiles().countFor(bytes);
+    if (expected < 0) {
+      throw new ShardTableFormatException(
+          at.field("row_bytes").toString(),
+          "tensor '"
+              + t.name()
+              + "': the shard's "
+              + bytes
+              + " bytes are not whole rows of "
+              + s.tiles().rowBytes()
+              + " bytes");
+    }
     if (s.tiles().digests().size() != expected) {
       throw new ShardTableFormatException(
           at.field("digests").toString(),
@@ -447,8 +471,16 @@ public final class ShardTableCodec {
               + s.tiles().digests().size()
               + " tile digests, but "
               + bytes
-              + " bytes in tiles of "
-              + s.tiles().tileBytes()
+              + " bytes in "
+              + (s.tiles().byColumns()
+                  ? "column tiles (rows of "
+                      + s.tiles().rowBytes()
+                      + " bytes, column blocks of "
+                      + s.tiles().columnBytes()
+                      + ", tiles of "
+                      + s.tiles().tileBytes()
+                      + ")"
+                  : "tiles of " + s.tiles().tileBytes())
               + " make "
               + expected);
     }
@@ -465,12 +497,19 @@ public final class ShardTableCodec {
     }
   }
 
-  /** The optional {@code tile_digests} object: {@code tile_bytes}, {@code digests}. */
-  private TileDigests readTiles(JsonParser p, JsonPathCursor at) throws IOException {
+  /**
+   * The optional {@code tile_digests} object ({@code tile_bytes}, {@code digests}), or with {@code
+   * columns} the {@code column_tile_digests} object, which adds {@code row_bytes} and {@code
+   * column_bytes}.
+   */
+  private TileDigests readTiles(JsonParser p, JsonPathCursor at, boolean columns)
+      throws IOException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw wrongType(at, "an object", p.currentToken());
     }
     Long tileBytes = null;
+    Long rowBytes = null;
+    Long columnBytes = null;
     List<String> list = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
@@ -478,6 +517,8 @@ public final class ShardTableCodec {
       at.field(key);
       switch (key) {
         case "tile_bytes" -> tileBytes = readLong(p, at);
+        case "row_bytes" -> rowBytes = readLong(p, at);
+        case "column_bytes" -> columnBytes = readLong(p, at);
         case "digests" ->
             list =
                 readArray(
@@ -492,7 +533,17 @@ public final class ShardTableCodec {
       throw new ShardTableFormatException(
           at.field("tile_bytes").toString(), "tile_bytes " + tileBytes + " must be positive");
     }
-    return new TileDigests(tileBytes, list);
+    if (!columns) {
+      return new TileDigests(tileBytes, list);
+    }
+    requirePresent(rowBytes, at, "row_bytes");
+    requirePresent(columnBytes, at, "column_bytes");
+    if (columnBytes <= 0 || rowBytes <= 0 || rowBytes % columnBytes != 0) {
+      throw new ShardTableFormatException(
+          at.field("column_bytes").toString(),
+          "column_bytes " + columnBytes + " must be positive and divide row_bytes " + rowBytes);
+    }
+    return new TileDigests(tileBytes, rowBytes, columnBytes, list);
   }
 
   private static boolean isDigest(String s) {
@@ -800,7 +851,9 @@ public final class ShardTableCodec {
         case "shard_offset" -> offset = readLongs(p, at);
         case "shape" -> shape = readLongs(p, at);
         case "digest" -> digest = value == JsonToken.VALUE_NULL ? null : readString(p, at);
-        case TILE_DIGESTS -> tiles = value == JsonToken.VALUE_NULL ? null : readTiles(p, at);
+        case TILE_DIGESTS -> tiles = value == JsonToken.VALUE_NULL ? null : readTiles(p, at, false);
+        case COLUMN_TILE_DIGESTS ->
+            tiles = value == JsonToken.VALUE_NULL ? null : readTiles(p, at, true);
         case CHANGED_STEP ->
             changedStep =
                 value == JsonToken.VALUE_NULL ? null : checkStep(readLong(p, at), at.toString());

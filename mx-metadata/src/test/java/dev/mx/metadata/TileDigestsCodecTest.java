@@ -23,6 +23,11 @@ class TileDigestsCodecTest {
    * Each 8x4 bf16 shard (64 bytes) of the test table with digests over tiles of {@code tileBytes}.
    */
   private static ShardTable withTiles(ShardTable t, long tileBytes, int count) {
+    return withTiles(t, new TileDigests(tileBytes, List.of()), count);
+  }
+
+  /** Each shard of the test table with {@code count} digests over the tiling of {@code tiling}. */
+  private static ShardTable withTiles(ShardTable t, TileDigests tiling, int count) {
     List<PublishedTensor> tensors = new ArrayList<>();
     for (PublishedTensor x : t.tensors()) {
       List<PublishedShard> shards = new ArrayList<>();
@@ -39,7 +44,7 @@ class TileDigestsCodecTest {
                 s.shardOffset(),
                 s.shape(),
                 s.digest(),
-                new TileDigests(tileBytes, d)));
+                tiling.withDigests(d)));
       }
       tensors.add(new PublishedTensor(x.name(), x.dtype(), x.elsize(), x.fullShape(), shards));
     }
@@ -122,5 +127,78 @@ class TileDigestsCodecTest {
             ShardTableFormatException.class,
             () -> codec.decode(zero.getBytes(StandardCharsets.UTF_8)));
     assertTrue(e.path().endsWith("tile_digests.tile_bytes"), e.path());
+  }
+
+  @Test
+  void columnTilesRoundTripUnderAKeyOfTheirOwnThatOlderReadersSkip() {
+    // 8x4 bf16 shards: rows of 8 bytes in 2 column blocks of 4; tiles of 16 bytes are 4 rows of
+    // one block: 2 row groups x 2 blocks.
+    TileDigests columns = new TileDigests(16, 8, 4, List.of());
+    ShardTable t = withTiles(TestTables.table("t", 2, 7L, true), columns, 4);
+    String json = text(codec.encode(t));
+    assertTrue(
+        json.contains(
+            ",\"column_tile_digests\":{\"tile_bytes\":16,\"row_bytes\":8,\"column_bytes\":4,"
+                + "\"digests\":[\""),
+        json);
+    assertFalse(json.contains("\"tile_digests\""), json);
+    ShardTable back = codec.decode(json.getBytes(StandardCharsets.UTF_8));
+    assertEquals(t.tensors(), back.tensors());
+    TileDigests read = back.tensors().get(1).shards().get(1).tiles();
+    assertTrue(read.byColumns());
+    assertEquals(8, read.rowBytes());
+    assertEquals(4, read.columnBytes());
+    // A reader that knows only byte tiles skips the key: the shard reads as untiled, never as
+    // byte tiles of 16.
+    String renamed = json.replace("\"column_tile_digests\"", "\"some_later_key\"");
+    for (PublishedTensor x : codec.decode(renamed.getBytes(StandardCharsets.UTF_8)).tensors()) {
+      x.shards().forEach(s -> assertNull(s.tiles(), "unknown key skipped"));
+    }
+  }
+
+  @Test
+  void columnTilesThatDoNotFitTheShardAreRejectedWithTheirPath() {
+    TileDigests columns = new TileDigests(16, 8, 4, List.of());
+    String json = text(codec.encode(withTiles(TestTables.table("t", 1, null, true), columns, 4)));
+    ShardTableFormatException e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () ->
+                codec.decode(
+                    json.replaceFirst(",\"[0-9a-f]{32}\"\\]", "]")
+                        .getBytes(StandardCharsets.UTF_8)));
+    assertEquals("tensors[0].shards[0].column_tile_digests.digests", e.path());
+    assertTrue(
+        e.getMessage().contains("3 tile digests")
+            && e.getMessage().contains("column tiles (rows of 8 bytes, column blocks of 4")
+            && e.getMessage().contains("make 4"),
+        e.getMessage());
+    // Rows of 24 bytes do not divide a 64-byte shard.
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () ->
+                codec.decode(
+                    json.replace("\"row_bytes\":8", "\"row_bytes\":24")
+                        .getBytes(StandardCharsets.UTF_8)));
+    assertEquals("tensors[0].shards[0].column_tile_digests.row_bytes", e.path());
+    assertTrue(e.getMessage().contains("not whole rows of 24 bytes"), e.getMessage());
+    // A column block that does not divide the row.
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () ->
+                codec.decode(
+                    json.replace("\"column_bytes\":4", "\"column_bytes\":3")
+                        .getBytes(StandardCharsets.UTF_8)));
+    assertEquals("tensors[0].shards[0].column_tile_digests.column_bytes", e.path());
+    // row_bytes missing.
+    e =
+        assertThrows(
+            ShardTableFormatException.class,
+            () ->
+                codec.decode(
+                    json.replace("\"row_bytes\":8,", "").getBytes(StandardCharsets.UTF_8)));
+    assertTrue(e.getMessage().contains("row_bytes"), e.getMessage());
   }
 }

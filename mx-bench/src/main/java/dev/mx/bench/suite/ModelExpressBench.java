@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mx.api.DType;
 import dev.mx.api.digest.DigestProvider;
-import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.MxException;
 import dev.mx.api.plan.BoundingMode;
 import dev.mx.api.plan.Shard;
@@ -37,7 +36,7 @@ import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.json.PlanJson;
 import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.VerifyMode;
-import dev.mx.refit.publish.Publisher;
+import dev.mx.refit.publish.TileLayout;
 import dev.mx.transport.mem.MemTransportProvider;
 import java.io.IOException;
 import java.io.InputStream;
@@ -320,9 +319,8 @@ public final class ModelExpressBench implements Benchmark {
                     ShardDigest.digest(bytes, threads),
                     // As mx's publishers do by default: a receiver reading part of a shard
                     // verifies the tiles it touches instead of pulling the whole shard.
-                    bytes.byteSize() <= Publisher.DEFAULT_TILE_BYTES
-                        ? null
-                        : TileDigests.of(DIGESTS, bytes, Publisher.DEFAULT_TILE_BYTES)));
+                    TileLayout.DEFAULT.digest(
+                        DIGESTS, bytes, s.shape(), info.globalShape(), s.elsize())));
           }
           out.put(name, new SourceInfo(info.globalShape(), info.dtype(), shards));
         });

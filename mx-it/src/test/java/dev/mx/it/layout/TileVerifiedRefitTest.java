@@ -22,13 +22,18 @@ import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
+import dev.mx.refit.publish.TileLayout;
 import dev.mx.transport.mem.MemTransportProvider;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The default verification over tile digests, end to end on real layouts: a receiver reading
@@ -63,12 +68,23 @@ class TileVerifiedRefitTest {
       long tile,
       java.util.function.Consumer<TrainerCluster> corrupt,
       VerifyMode verify) {
+    return refit(model, trainer, inference, new TileLayout(tile, 1), corrupt, verify);
+  }
+
+  /** As above, with the tile digests a publisher of {@code tiles} lists. */
+  private static List<Map<String, Object>> refit(
+      String model,
+      TrainerTopology trainer,
+      InferenceTopology inference,
+      TileLayout tiles,
+      java.util.function.Consumer<TrainerCluster> corrupt,
+      VerifyMode verify) {
     ModelArchitecture arch = ModelConfigs.load(model);
     CpuDigestProvider digests = new CpuDigestProvider();
     List<Map<String, Object>> out = new ArrayList<>();
     try (TrainerCluster trainers = new TrainerCluster(trainer.layout(arch, DType.BF16))) {
       trainers.fill(0);
-      Map<String, SourceInfo> sources = trainers.sources(digests, tile);
+      Map<String, SourceInfo> sources = trainers.sources(digests, tiles);
       corrupt.accept(trainers);
       for (int r = 0; r < inference.tp(); r++) {
         LayoutRefitEndToEndTest.CheckingInstaller installer =
@@ -206,6 +222,103 @@ class TileVerifiedRefitTest {
           e.getMessage().contains("tile " + tile + " (shard bytes [" + tile * ODD_TILE + ", "),
           e.getMessage());
     }
+  }
+
+  /**
+   * A one-layer Llama whose down_proj rows are wide enough (8 KiB at TP 2) that the planner reads
+   * their halves exactly instead of staging the shards for their many small segments.
+   */
+  private static String wideLlama(Path dir) throws IOException {
+    Path config = dir.resolve("wide-llama.json");
+    Files.writeString(
+        config,
+        """
+        {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+         "intermediate_size": 8192, "num_attention_heads": 8, "num_key_value_heads": 2,
+         "num_hidden_layers": 1, "vocab_size": 256, "tie_word_embeddings": false,
+         "attention_bias": false, "torch_dtype": "bfloat16"}
+        """);
+    return config.toString();
+  }
+
+  /** Tiles of 16 KiB (two down_proj rows), column tiles of 4 blocks per row. */
+  private static final TileLayout COLUMNS = new TileLayout(16384, 4);
+
+  @Test
+  void columnTilesVerifyRowParallelWeightsReadAtTwiceTheTensorParallelismWithoutAnExtraByte(
+      @TempDir Path dir) throws IOException {
+    String model = wideLlama(dir);
+    TrainerTopology trainer = new TrainerTopology.Megatron(2, 1, 1);
+    List<Map<String, Object>> ranks =
+        refit(model, trainer, InferenceTopology.tp(4), COLUMNS, t -> {}, VerifyMode.ALL);
+    List<Map<String, Object>> off =
+        refit(model, trainer, InferenceTopology.tp(4), COLUMNS, t -> {}, VerifyMode.OFF);
+    List<Map<String, Object>> byteTiles =
+        refit(model, trainer, InferenceTopology.tp(4), COLUMNS.tileBytes(), t -> {});
+    for (int r = 0; r < ranks.size(); r++) {
+      Map<String, Object> m = ranks.get(r);
+      assertEquals(0L, m.get("unverified_bytes"), "rank " + r + ": " + m);
+      // Each half row of down_proj is two whole column blocks: every tile held whole,
+      // nothing staged, exactly the bytes an unverified refit pulls.
+      assertEquals(off.get(r).get("bytes_received"), m.get("bytes_received"), "rank " + r);
+      assertEquals(off.get(r).get("staged_shards"), m.get("staged_shards"), "rank " + r + ": " + m);
+      assertTrue(
+          (Long) byteTiles.get(r).get("bytes_received") > (Long) m.get("bytes_received"),
+          "byte tiles stage the half-read shards whole: " + byteTiles.get(r) + " vs " + m);
+    }
+  }
+
+  @Test
+  void aCorruptedByteInAColumnTileFailsNamingItsRowsAndColumns(@TempDir Path dir)
+      throws IOException {
+    String model = wideLlama(dir);
+    TileLayout columns = COLUMNS;
+    Shard[] victim = new Shard[1];
+    DigestMismatchException e =
+        assertThrows(
+            DigestMismatchException.class,
+            () ->
+                refit(
+                    model,
+                    new TrainerTopology.Megatron(2, 1, 1),
+                    InferenceTopology.tp(4),
+                    columns,
+                    trainers -> {
+                      Shard s = columnTiledShard(trainers, columns);
+                      victim[0] = s;
+                      MemorySegment bytes = trainers.bytesOf(s);
+                      // Row 20, byte 3: column block 0 (bytes [0, 2048) of 8 KiB rows).
+                      long at = 20 * s.tiles().rowBytes() + 3;
+                      bytes.set(
+                          ValueLayout.JAVA_BYTE,
+                          at,
+                          (byte) (bytes.get(ValueLayout.JAVA_BYTE, at) ^ 0x40));
+                    },
+                    VerifyMode.ALL));
+    TileDigests t = victim[0].tiles();
+    long rowsPerTile = columns.tileBytes() / t.columnBytes();
+    long first = 20 / rowsPerTile * rowsPerTile;
+    assertEquals(victim[0].session(), e.publisher(), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("(rows [" + first + ", " + (first + rowsPerTile) + ")"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("row bytes [0, " + t.columnBytes() + ")"), e.getMessage());
+  }
+
+  /** The down_proj shard of trainer 0: split along its columns, so column-tiled. */
+  private static Shard columnTiledShard(TrainerCluster trainers, TileLayout tiles) {
+    Map<String, SourceInfo> plain = trainers.sources(new CpuDigestProvider(), tiles);
+    for (Map.Entry<String, SourceInfo> e : plain.entrySet()) {
+      if (!e.getKey().contains("layers.0.mlp.down_proj")) {
+        continue;
+      }
+      for (Shard s : e.getValue().shards()) {
+        if (s.session().equals("trainer-0") && s.tiles() != null && s.tiles().byColumns()) {
+          return s;
+        }
+      }
+    }
+    throw new IllegalStateException("trainer-0 lists no column-tiled down_proj shard");
   }
 
   /**

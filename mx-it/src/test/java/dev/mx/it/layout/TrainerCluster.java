@@ -13,7 +13,9 @@ import dev.mx.layout.trainer.AliasShard;
 import dev.mx.layout.trainer.TrainerBuffers;
 import dev.mx.layout.trainer.TrainerLayout;
 import dev.mx.layout.trainer.TrainerRankLayout;
+import dev.mx.refit.publish.TileLayout;
 import dev.mx.transport.mem.MemTransportProvider;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -79,6 +81,14 @@ final class TrainerCluster implements AutoCloseable {
    * publishes them.
    */
   Map<String, SourceInfo> sources(DigestProvider digests, long tileBytes) {
+    return sources(digests, new TileLayout(tileBytes, 1));
+  }
+
+  /**
+   * As {@link #sources(DigestProvider)}, each shard with the tile digests a publisher of {@code
+   * tiles} lists (byte tiles, or column tiles for shards split along their last dimension).
+   */
+  Map<String, SourceInfo> sources(DigestProvider digests, TileLayout tiles) {
     Map<Long, String> digestByAddress = new HashMap<>();
     Map<Long, TileDigests> tilesByAddress = new HashMap<>();
     Map<TrainerRankLayout, TrainerBuffers> byRank = new HashMap<>();
@@ -86,8 +96,12 @@ final class TrainerCluster implements AutoCloseable {
       byRank.put(b.layout(), b);
       for (AliasShard a : b.layout().published()) {
         digestByAddress.put(b.address(a), digests.digest(b.slice(a)));
-        if (tileBytes > 0 && b.slice(a).byteSize() > tileBytes) {
-          tilesByAddress.put(b.address(a), TileDigests.of(digests, b.slice(a), tileBytes));
+        MemorySegment bytes = b.slice(a);
+        TileDigests t =
+            tiles.digest(
+                digests, bytes, a.shape(), a.globalShape(), (int) (bytes.byteSize() / a.numel()));
+        if (t != null) {
+          tilesByAddress.put(b.address(a), t);
         }
       }
     }

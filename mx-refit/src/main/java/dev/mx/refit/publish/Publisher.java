@@ -98,7 +98,7 @@ public final class Publisher implements AutoCloseable {
   private ScheduledExecutorService heartbeats;
   private volatile ShardTable table;
   private volatile byte[] blob;
-  private final long tileBytes;
+  private final TileLayout tileLayout;
   private volatile SourceStatus lastStatus;
   private boolean heartbeatFailing;
   private final DigestListener digestListener;
@@ -131,7 +131,7 @@ public final class Publisher implements AutoCloseable {
     this.regions = List.copyOf(b.regions);
     this.registrations = registrations;
     this.digests = digests;
-    this.tileBytes = b.tileBytes();
+    this.tileLayout = b.tileLayout();
     this.digestListener = b.digestListener;
     this.changes = b.changes;
   }
@@ -220,12 +220,12 @@ public final class Publisher implements AutoCloseable {
     for (PublishedRegion r : regions) {
       String digest = digests == null ? null : digests.digest(r.bytes());
       // Right after the whole-shard digest, while the shard's bytes are still warm in cache; a
-      // shard of one tile gets none (its tile would be the shard itself), a replica none (read with
-      // its owner's).
-      TileDigests tiles =
-          digests == null || tileBytes == 0 || r.bytes().byteSize() <= tileBytes || r.replica()
+      // replica gets none (read with its owner's).
+      TileDigests tileDigests =
+          digests == null || r.replica()
               ? null
-              : TileDigests.of(digests, r.bytes(), tileBytes);
+              : tileLayout.digest(
+                  digests, r.bytes(), r.shape(), r.globalShape(), r.dtype().elementSize());
       if (digests != null) {
         digestListener.digested(++done, regions.size());
       }
@@ -240,7 +240,7 @@ public final class Publisher implements AutoCloseable {
                   r.shardOffset(),
                   r.shape(),
                   digest,
-                  tiles,
+                  tileDigests,
                   changes == null || digest == null || step == null
                       ? null
                       : changes.observe(r.name(), r.shardOffset(), digest, step)));
@@ -487,19 +487,16 @@ public final class Publisher implements AutoCloseable {
     }
 
     /**
-     * The tile of the tile digests from the settings ({@link #TILE_BYTES_PROPERTY}); 0 turns them
-     * off.
+     * The tile digests' layout from the settings ({@link #TILE_BYTES_PROPERTY}, 0 turns them off;
+     * {@link PublisherSetting#COLUMN_BLOCKS}).
      */
-    long tileBytes() {
-      int t = settings.integer(TILE_BYTES_PROPERTY, TILE_BYTES_ENV, DEFAULT_TILE_BYTES);
-      if (t < 0) {
-        throw new IllegalArgumentException(
-            TILE_BYTES_PROPERTY
-                + " must be 0 (no tile digests) or a positive"
-                + " number of bytes, got "
-                + t);
-      }
-      return t;
+    TileLayout tileLayout() {
+      return new TileLayout(
+          settings.integer(TILE_BYTES_PROPERTY, TILE_BYTES_ENV, DEFAULT_TILE_BYTES),
+          settings.integer(
+              PublisherSetting.COLUMN_BLOCKS.property(),
+              PublisherSetting.COLUMN_BLOCKS.env(),
+              TileLayout.DEFAULT.columnBlocks()));
     }
 
     /** Overrides the digest switch of the settings. */
@@ -669,7 +666,7 @@ public final class Publisher implements AutoCloseable {
         throw new IllegalArgumentException("heartbeat interval must be positive, got " + interval);
       }
       validateRegions();
-      tileBytes(); // fails on a bad setting before any memory is registered
+      tileLayout(); // fails on a bad setting before any memory is registered
       DigestProvider digest = chooseDigest();
       List<MemoryRegistration> registered = register();
       Publisher p = new Publisher(this, registered, digest);

@@ -21,7 +21,16 @@ public enum PublisherSetting implements SettingDeclaration {
       "int >= 0",
       "65536",
       "The tile of the per-shard tile digests: a receiver reading a shard in part pulls at most two"
-          + " tiles beyond its bytes to verify them. 0 publishes no tile digests.");
+          + " tiles beyond its bytes to verify them. 0 publishes no tile digests."),
+  COLUMN_BLOCKS(
+      "mx.publish.column-blocks",
+      "MX_RESHARD_PUBLISH_COLUMN_BLOCKS",
+      "int >= 1",
+      "4",
+      "Column blocks per row of the tile digests of a shard split along its last dimension (a"
+          + " row-parallel weight): a receiver reading 1/2 or 1/4 of each row (a tensor parallelism"
+          + " 2 or 4 times the publisher's) then holds whole tiles and verifies them where they"
+          + " land instead of pulling the shard whole. 1 publishes byte tiles for every shard.");
 
   private final Declared declared;
 

@@ -165,10 +165,14 @@ public final class ShardStaging {
         // held
         // boundary tiles are pulled whole into staging.
         List<Integer> partly = partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize());
-        if (partly.size() == tiles.digests().size()) {
-          // Every tile held in part (a dim-1 split reads part of every row): one whole-shard read
-          // and digest
-          // moves the same bytes with far fewer descriptors and checks.
+        if (partly.isEmpty()) {
+          continue; // every touched tile held whole: all on the wire, verified tile by tile
+        }
+        if (partly.size() == tiles.digests().size() || tiles.byColumns()) {
+          // Every tile held in part (a byte-tiled shard whose rows are split reads part of every
+          // tile): one whole-shard read and digest moves the same bytes with far fewer descriptors
+          // and checks. A column tile is no single byte range to stage, so a partly held one
+          // stages its shard whole too.
           partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
           continue;
         }
@@ -304,7 +308,8 @@ public final class ShardStaging {
   }
 
   /**
-   * Tiles some range touches but the ranges together do not cover whole (ranges sorted by start).
+   * Tiles some range touches but the ranges together do not cover whole (ranges sorted by start),
+   * in tile order.
    */
   private static List<Integer> partlyHeldTiles(
       List<long[]> sortedRanges, TileDigests tiles, long size) {
@@ -317,18 +322,22 @@ public final class ShardStaging {
         merged.add(new long[] {r[0], r[1]});
       }
     }
-    java.util.TreeSet<Integer> out = new java.util.TreeSet<>();
+    // The merged ranges do not overlap, so the bytes they put in a tile add up to its coverage.
+    java.util.TreeMap<Integer, long[]> held = new java.util.TreeMap<>();
     for (long[] m : merged) {
-      int first = (int) (m[0] / tiles.tileBytes());
-      int last = (int) ((m[1] - 1) / tiles.tileBytes());
-      if (m[0] > tiles.start(first)) {
-        out.add(first);
-      }
-      if (m[1] < tiles.end(last, size)) {
-        out.add(last);
-      }
+      tiles.forEachPart(
+          m[0],
+          Math.min(m[1], size),
+          (k, regionByte, shardByte, n) -> held.computeIfAbsent(k, x -> new long[1])[0] += n);
     }
-    return new ArrayList<>(out);
+    List<Integer> out = new ArrayList<>();
+    held.forEach(
+        (k, n) -> {
+          if (n[0] < tiles.regionBytes(k, size)) {
+            out.add(k);
+          }
+        });
+    return out;
   }
 
   private static void attribute(
@@ -392,7 +401,19 @@ public final class ShardStaging {
    * Finds the published shard whose bytes hold a segment's source range, by session and address.
    */
   static final class ShardIndex {
-    record Ref(String source, int index, Shard shard) {}
+    /** Shard {@code index} of source {@code source}: equal by those two alone. */
+    record Ref(String source, int index, Shard shard) {
+      // Hashing the shard would hash its thousands of tile digests once per segment attributed.
+      @Override
+      public boolean equals(Object o) {
+        return o instanceof Ref r && r.index == index && r.source.equals(source);
+      }
+
+      @Override
+      public int hashCode() {
+        return source.hashCode() * 31 + index;
+      }
+    }
 
     private final Map<String, Ref[]> bySession = new HashMap<>();
     private final Map<String, long[]> starts = new HashMap<>();

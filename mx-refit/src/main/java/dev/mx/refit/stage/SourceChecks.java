@@ -80,10 +80,7 @@ public final class SourceChecks {
   private static Shard digestsAside(Shard s) {
     // The last-changed step moves with the content, like the digests: not geometry.
     return s.withDigests(
-            null,
-            s.tiles() == null
-                ? null
-                : new dev.mx.api.digest.TileDigests(s.tiles().tileBytes(), java.util.List.of()))
+            null, s.tiles() == null ? null : s.tiles().withDigests(java.util.List.of()))
         .withChangedStep(null);
   }
 }

@@ -71,8 +71,7 @@ public final class ShardVerifier implements AutoCloseable {
       if (tile < 0) {
         return null;
       }
-      long a = shard.usableTiles().start(tile);
-      return "tile " + tile + " (shard bytes [" + a + ", " + (a + size) + "))";
+      return shard.usableTiles().describe(tile, shard.byteSize());
     }
   }
 
@@ -314,21 +313,18 @@ public final class ShardVerifier implements AutoCloseable {
     java.util.TreeMap<Integer, List<Piece>> byTile = new java.util.TreeMap<>();
     for (Piece p : pieces) {
       long ps = p.shardByte();
-      long pe = ps + p.bytes().byteSize();
-      for (int k = (int) (ps / tiles.tileBytes());
-          k < tiles.digests().size() && tiles.start(k) < pe;
-          k++) {
-        long a = Math.max(ps, tiles.start(k));
-        long b = Math.min(pe, tiles.end(k, size));
-        byTile
-            .computeIfAbsent(k, x -> new ArrayList<>())
-            .add(new Piece(a - tiles.start(k), p.bytes().asSlice(a - ps, b - a), p.origin()));
-      }
+      tiles.forEachPart(
+          ps,
+          Math.min(size, ps + p.bytes().byteSize()),
+          (k, regionByte, shardByte, n) ->
+              byTile
+                  .computeIfAbsent(k, x -> new ArrayList<>())
+                  .add(new Piece(regionByte, p.bytes().asSlice(shardByte - ps, n), p.origin())));
     }
     long maxGather = 0;
     for (Map.Entry<Integer, List<Piece>> e : byTile.entrySet()) {
       int k = e.getKey();
-      long n = tiles.end(k, size) - tiles.start(k);
+      long n = tiles.regionBytes(k, size);
       List<Piece> tp = e.getValue();
       tp.sort(Comparator.comparingLong(Piece::shardByte));
       if (!coversWhole(tp, n)) {
@@ -336,14 +332,9 @@ public final class ShardVerifier implements AutoCloseable {
             name,
             shard.shardOffset(),
             shard.session(),
-            "the plan reads only part"
-                + " of its tile "
-                + k
-                + " (shard bytes ["
-                + tiles.start(k)
-                + ", "
-                + tiles.end(k, size)
-                + ")) and that"
+            "the plan reads only part of its "
+                + tiles.describe(k, size)
+                + " and that"
                 + " tile was not staged whole; the default verification (mx.receiver.verify=all) verifies every installed"
                 + " byte. Opt out explicitly with --verify whole-shards or --verify off");
       }
