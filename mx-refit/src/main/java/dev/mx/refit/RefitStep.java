@@ -22,7 +22,6 @@ import dev.mx.refit.wire.WireStages;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -228,22 +227,26 @@ final class RefitStep {
     return new Refitted(report, Collections.unmodifiableMap(metrics));
   }
 
+  /** A wave's per-peer work and the work bound to its reads ({@link PipelinedWire#run}). */
+  private record WaveWork(
+      Map<String, List<Runnable>> work, Map<ReadDescriptor, ? extends LandedWork> onLanded) {}
+
   /**
    * The work of wave {@code wave} that depends only on one peer's reads: each of its staged shards
    * (verify, then copy) and, in wave 0, each whole-shard and tile digest check. Where the digest
-   * combines pieces, a digest goes piece by piece into {@code onLanded}, keyed by the read that
-   * lands it, to ride on that read's copy; a staged shard whose staging the wave's reads fill
-   * exactly is verified so, and replayed into place by a worker once it verified. The digest
-   * provider is resolved only when something is digested.
+   * combines pieces, a digest goes piece by piece into the wave's landing plan, keyed by the read
+   * that lands it, to ride on that read's copy; a staged shard whose staging the wave's reads fill
+   * exactly is verified so, and replayed into place by a worker once it verified. The plan is kept
+   * on the buffer set while its reads hold. The digest provider is resolved only when something is
+   * digested.
    */
-  private Map<String, List<Runnable>> perPeerWork(
+  private WaveWork perPeerWork(
       BufferSet set,
       Descriptors reads,
       Map<String, Integer> waveOf,
       int wave,
       AtomicInteger verified,
-      Set<String> kept,
-      Map<ReadDescriptor, LandedWork> onLanded) {
+      Set<String> kept) {
     Map<String, List<Runnable>> work = new LinkedHashMap<>();
     boolean checks =
         wave == 0 && config.verify() != VerifyMode.OFF && set.verifier.checkCount() > 0;
@@ -259,29 +262,62 @@ final class RefitStep {
       stagedVerify |= w.verifies();
     }
     DigestProvider dp = checks || stagedVerify ? digestProvider() : null;
-    LandingPlan plan = new LandingPlan();
-    // Only a wave with staged shards to verify looks up which reads fill their staging.
-    StagingReads filling = stagedVerify && device.get() == null ? StagingReads.of(reads) : null;
-    for (StagedWork w : staged) {
-      if (w.verifies() && filling != null && landStaged(w, dp, filling, verified, plan)) {
-        continue;
-      }
-      work.computeIfAbsent(w.session(), k -> new ArrayList<>())
-          .add(
-              () -> {
-                w.run(dp);
-                if (w.verifies()) {
-                  verified.incrementAndGet();
-                }
-              });
+    if (dp == null) {
+      staged.forEach(w -> addStaged(work, w, null, verified));
+      return new WaveWork(work, Map.of());
     }
+    BufferSet.WaveLanding landing = set.landings.get(wave);
+    if (landing == null || !landing.holdsFor(reads, kept, dp, checks)) {
+      landing = planLanding(set, reads, staged, checks, dp, kept);
+      set.landings.put(wave, landing);
+    }
+    Map<ReadDescriptor, LandedWork> onLanded = landing.plan().renew(dp, verified);
+    landing.unfusedStaged().forEach(w -> addStaged(work, w, dp, verified));
     if (checks) {
       set.verifier
-          .landingWork(dp, verified, kept, plan)
+          .wholeWork(dp, verified, landing.wholeChecks())
           .forEach((s, l) -> work.computeIfAbsent(s, k -> new ArrayList<>()).addAll(l));
     }
-    plan.sealInto(onLanded);
-    return work;
+    return new WaveWork(work, onLanded);
+  }
+
+  /**
+   * Plans which digests a wave's reads assemble where they land: built at the first refit of these
+   * reads and kept for the next ones (only the accumulators are renewed).
+   */
+  private BufferSet.WaveLanding planLanding(
+      BufferSet set,
+      Descriptors reads,
+      List<StagedWork> staged,
+      boolean checks,
+      DigestProvider dp,
+      Set<String> kept) {
+    LandingPlan plan = new LandingPlan();
+    // Only a wave with staged shards to verify looks up which reads fill their staging.
+    boolean stagedVerify = staged.stream().anyMatch(StagedWork::verifies);
+    StagingReads filling = stagedVerify && device.get() == null ? StagingReads.of(reads) : null;
+    List<StagedWork> unfused = new ArrayList<>();
+    for (StagedWork w : staged) {
+      if (!(w.verifies() && filling != null && landStaged(w, dp, filling, plan))) {
+        unfused.add(w);
+      }
+    }
+    int[] whole = checks ? set.verifier.planLanding(dp, kept, plan) : new int[0];
+    return new BufferSet.WaveLanding(
+        reads, Set.copyOf(kept), dp, checks, plan, List.copyOf(unfused), whole);
+  }
+
+  /** A staged shard verified (when it verifies) and copied out of staging once its peer landed. */
+  private static void addStaged(
+      Map<String, List<Runnable>> work, StagedWork w, DigestProvider dp, AtomicInteger verified) {
+    work.computeIfAbsent(w.session(), k -> new ArrayList<>())
+        .add(
+            () -> {
+              w.run(dp);
+              if (w.verifies()) {
+                verified.incrementAndGet();
+              }
+            });
   }
 
   /**
@@ -289,28 +325,13 @@ final class RefitStep {
    * the provider combines pieces); returns whether it did.
    */
   private static boolean landStaged(
-      StagedWork w,
-      DigestProvider dp,
-      StagingReads filling,
-      AtomicInteger verified,
-      LandingPlan plan) {
+      StagedWork w, DigestProvider dp, StagingReads filling, LandingPlan plan) {
     MemorySegment staging = w.staging();
     List<ReadDescriptor> fill = filling.filling(staging.address(), staging.byteSize());
-    if (fill == null || staging.byteSize() == 0) {
+    if (fill == null || staging.byteSize() == 0 || dp.parts(staging.byteSize()).isEmpty()) {
       return false;
     }
-    java.util.Optional<dev.mx.api.digest.DigestParts> parts = dp.parts(staging.byteSize());
-    if (parts.isEmpty()) {
-      return false;
-    }
-    LandingDigest digest =
-        new LandingDigest(
-            parts.get(),
-            actual -> {
-              w.requireDigest(actual);
-              verified.incrementAndGet();
-            },
-            w::replay);
+    LandingDigest digest = plan.region(staging.byteSize(), w::requireDigest, w::replay);
     for (ReadDescriptor r : fill) {
       long at = r.dstAddr() - staging.address();
       plan.add(r, 0, at, staging.asSlice(at, r.nbytes()), digest);
@@ -347,15 +368,13 @@ final class RefitStep {
       Set<String> kept,
       Map<String, Double> wire) {
     for (int w = 0; w < waves.size(); w++) {
-      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
-      Map<String, List<Runnable>> work =
-          perPeerWork(set, waves.get(w), p.descriptors().waveOf(), w, verified, kept, onLanded);
+      WaveWork ww = perPeerWork(set, waves.get(w), p.descriptors().waveOf(), w, verified, kept);
       PipelinedWire.run(
               policy,
               parts.transport(),
               waves.get(w),
-              work,
-              onLanded,
+              ww.work(),
+              ww.onLanded(),
               p.workers(),
               config.timeout(),
               context.pipeline(),

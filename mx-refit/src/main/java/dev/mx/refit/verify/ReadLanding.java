@@ -38,6 +38,12 @@ final class ReadLanding implements LandedWork {
     pieces.add(piece);
   }
 
+  /** Unlands the read for the next refit (its plan renews the accumulators). */
+  void reset() {
+    completedInFold.clear();
+    folded = false;
+  }
+
   /** Orders the pieces; a read whose pieces overlap is never folded (they digest one by one). */
   ReadLanding seal(long readBytes) {
     pieces.sort(Comparator.comparingLong(PieceAt::inRead));

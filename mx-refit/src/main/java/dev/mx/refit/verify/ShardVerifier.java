@@ -1,7 +1,6 @@
 package dev.mx.refit.verify;
 
 import dev.mx.api.annotation.Internal;
-import dev.mx.api.digest.DigestParts;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
 import dev.mx.api.error.DigestMismatchException;
@@ -490,47 +489,56 @@ public final class ShardVerifier implements AutoCloseable {
    * its bytes: where the provider combines pieces ({@link DigestProvider#parts}, host memory), each
    * piece goes into {@code plan} under the read that lands it, folded into its check's accumulator
    * while the transport copies it when it moves bytes with the CPU, else from the landed memory
-   * while it is still in cache; whoever adds a check's last byte compares. Other checks run whole,
-   * keyed by their peer, once all of its reads landed (returned). Each check counts into {@code
-   * verified} on success. Checks of the sources in {@code kept} (not read by a delta step) are left
-   * out. Call once per refit: the accumulators are fresh.
+   * while it is still in cache; whoever adds a check's last byte compares, against the digest
+   * published at that refit ({@link #refreshDigests}), so the plan serves every refit of these
+   * reads. Checks of the sources in {@code kept} (not read by a delta step) are left out.
+   *
+   * @return the checks left out of the plan (the provider cannot combine their pieces), for {@link
+   *     #wholeWork}
    */
-  public Map<String, List<Runnable>> landingWork(
-      DigestProvider digests,
-      AtomicInteger verified,
-      java.util.Set<String> kept,
-      LandingPlan plan) {
-    Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
-    for (Check c : checks) {
+  public int[] planLanding(DigestProvider digests, java.util.Set<String> kept, LandingPlan plan) {
+    List<Check> now = checks;
+    int[] whole = new int[now.size()];
+    int wholeCount = 0;
+    for (int i = 0; i < now.size(); i++) {
+      Check c = now.get(i);
       if (kept.contains(c.source())) {
         continue; // a delta step did not read it: its held bytes were verified when they landed
       }
-      java.util.Optional<DigestParts> parts =
-          device == null && c.size() > 0 ? digests.parts(c.size()) : java.util.Optional.empty();
-      if (parts.isEmpty()) {
-        bySession
-            .computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
-            .add(
-                () -> {
-                  check(c, digests);
-                  verified.incrementAndGet();
-                });
+      if (device != null || c.size() == 0 || digests.parts(c.size()).isEmpty()) {
+        whole[wholeCount++] = i;
         continue;
       }
+      int index = i;
       LandingDigest digest =
-          new LandingDigest(
-              parts.get(),
-              actual -> {
-                compare(c, actual);
-                verified.incrementAndGet();
-              },
-              null);
+          plan.region(c.size(), actual -> compare(checks.get(index), actual), null);
       for (Piece p : c.pieces()) {
         long n = Math.min(p.bytes().byteSize(), c.size() - p.shardByte());
         MemorySegment bytes = p.bytes().asSlice(0, n);
         ReadDescriptor read = p.origin();
         plan.add(read, bytes.address() - read.dstAddr(), p.shardByte(), bytes, digest);
       }
+    }
+    return Arrays.copyOf(whole, wholeCount);
+  }
+
+  /**
+   * The checks {@link #planLanding} left out, each digested whole once all of its peer's reads
+   * landed, keyed by that peer's session; each counts into {@code verified} on success.
+   */
+  public Map<String, List<Runnable>> wholeWork(
+      DigestProvider digests, AtomicInteger verified, int[] which) {
+    Map<String, List<Runnable>> bySession = new java.util.LinkedHashMap<>();
+    List<Check> now = checks;
+    for (int i : which) {
+      Check c = now.get(i);
+      bySession
+          .computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
+          .add(
+              () -> {
+                check(c, digests);
+                verified.incrementAndGet();
+              });
     }
     return bySession;
   }

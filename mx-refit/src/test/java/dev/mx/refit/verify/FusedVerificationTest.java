@@ -26,7 +26,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,6 +57,13 @@ class FusedVerificationTest {
     final Map<String, SourceInfo> sources;
     final ShardVerifier verifier;
     final ExecutorService workers = Executors.newFixedThreadPool(2);
+    final Shard shard;
+
+    /** The verification planned at the first refit and kept, as a receiver keeps it. */
+    final LandingPlan plan = new LandingPlan();
+
+    final CpuDigestProvider digests = new CpuDigestProvider();
+    int[] whole;
 
     Rig(long flippedByte) {
       for (long i = 0; i < SHARD_BYTES; i++) {
@@ -79,7 +85,7 @@ class FusedVerificationTest {
                 dst.address() + CUTS[i],
                 CUTS[i + 1] - CUTS[i]));
       }
-      Shard shard =
+      shard =
           new Shard(
               new long[] {0}, Shape.of(SHARD_BYTES), "trainer-0", src.address(), 1, published);
       sources = Map.of("w", new SourceInfo(Shape.of(SHARD_BYTES), DType.U8, List.of(shard)));
@@ -95,11 +101,11 @@ class FusedVerificationTest {
 
     /** Runs the wire with the verification work; returns the work per read, to inspect. */
     Map<ReadDescriptor, LandedWork> run(AtomicInteger verified) {
-      LandingPlan plan = new LandingPlan();
-      Map<String, List<Runnable>> bySession =
-          verifier.landingWork(new CpuDigestProvider(), verified, Set.of(), plan);
-      Map<ReadDescriptor, LandedWork> byRead = new HashMap<>();
-      plan.sealInto(byRead);
+      if (whole == null) {
+        whole = verifier.planLanding(digests, Set.of(), plan);
+      }
+      Map<String, List<Runnable>> bySession = verifier.wholeWork(digests, verified, whole);
+      Map<ReadDescriptor, LandedWork> byRead = plan.renew(digests, verified);
       Descriptors d =
           new Descriptors(
               new WireGroups(reads, List.of(), List.of()), reads, reads.size(), SHARD_BYTES);
@@ -114,6 +120,13 @@ class FusedVerificationTest {
           true,
           8192);
       return byRead;
+    }
+
+    /** The publisher's digest of the source's bytes now, as a fresh discovery brings it. */
+    void republish() {
+      Shard now = shard.withDigests(ShardDigest.digest(src), null);
+      verifier.refreshDigests(
+          Map.of("w", new SourceInfo(Shape.of(SHARD_BYTES), DType.U8, List.of(now))));
     }
 
     @Override
@@ -152,6 +165,36 @@ class FusedVerificationTest {
         assertEquals(ShardDigest.digest(rig.src), e.actual(), "the digest of what landed, " + at);
         assertEquals(0, verified.get());
       }
+    }
+  }
+
+  @Test
+  void aPlanKeptAcrossRefitsChecksEachAgainstTheDigestPublishedForIt() {
+    try (Rig rig = new Rig(-1)) {
+      AtomicInteger first = new AtomicInteger();
+      rig.run(first);
+      assertEquals(1, first.get());
+      assertEquals(1, rig.plan.regionCount());
+      // The next step: new bytes, published with their digest; the same plan, renewed.
+      for (long i = 0; i < SHARD_BYTES; i += 7) {
+        rig.src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 17 + 3));
+      }
+      rig.republish();
+      AtomicInteger second = new AtomicInteger();
+      Map<ReadDescriptor, LandedWork> work = rig.run(second);
+      assertEquals(1, second.get(), "verified against the new digest, with a fresh accumulator");
+      assertEquals(1, rig.plan.regionCount(), "the plan was kept, not rebuilt");
+      for (Map.Entry<ReadDescriptor, LandedWork> e : work.entrySet()) {
+        assertTrue(e.getValue().folded(), "folded again after its reset: " + e.getKey());
+      }
+      assertEquals(-1L, rig.src.mismatch(rig.dst), "every byte of the new step landed");
+      // A bit flipped after the publisher digested it: the kept plan still catches it.
+      byte b = rig.src.get(ValueLayout.JAVA_BYTE, 5000);
+      rig.src.set(ValueLayout.JAVA_BYTE, 5000, (byte) (b ^ 0x01));
+      AtomicInteger third = new AtomicInteger();
+      DigestMismatchException e = assertThrows(DigestMismatchException.class, () -> rig.run(third));
+      assertEquals(ShardDigest.digest(rig.src), e.actual());
+      assertEquals(0, third.get());
     }
   }
 }
