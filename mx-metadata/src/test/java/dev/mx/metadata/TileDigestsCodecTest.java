@@ -156,49 +156,33 @@ class TileDigestsCodecTest {
     }
   }
 
+  /** The decoder's error for {@code json} with its first {@code regex} match replaced. */
+  private ShardTableFormatException rejected(String json, String regex, String replacement) {
+    byte[] bad = json.replaceFirst(regex, replacement).getBytes(StandardCharsets.UTF_8);
+    return assertThrows(ShardTableFormatException.class, () -> codec.decode(bad));
+  }
+
   @Test
   void columnTilesThatDoNotFitTheShardAreRejectedWithTheirPath() {
     TileDigests columns = new TileDigests(16, 8, 4, List.of());
     String json = text(codec.encode(withTiles(TestTables.table("t", 1, null, true), columns, 4)));
-    ShardTableFormatException e =
-        assertThrows(
-            ShardTableFormatException.class,
-            () ->
-                codec.decode(
-                    json.replaceFirst(",\"[0-9a-f]{32}\"\\]", "]")
-                        .getBytes(StandardCharsets.UTF_8)));
-    assertEquals("tensors[0].shards[0].column_tile_digests.digests", e.path());
+    String at = "tensors[0].shards[0].column_tile_digests.";
+    ShardTableFormatException e = rejected(json, ",\"[0-9a-f]{32}\"\\]", "]");
+    assertEquals(at + "digests", e.path());
     assertTrue(
         e.getMessage().contains("3 tile digests")
             && e.getMessage().contains("column tiles (rows of 8 bytes, column blocks of 4")
             && e.getMessage().contains("make 4"),
         e.getMessage());
     // Rows of 24 bytes do not divide a 64-byte shard.
-    e =
-        assertThrows(
-            ShardTableFormatException.class,
-            () ->
-                codec.decode(
-                    json.replace("\"row_bytes\":8", "\"row_bytes\":24")
-                        .getBytes(StandardCharsets.UTF_8)));
-    assertEquals("tensors[0].shards[0].column_tile_digests.row_bytes", e.path());
+    e = rejected(json, "\"row_bytes\":8", "\"row_bytes\":24");
+    assertEquals(at + "row_bytes", e.path());
     assertTrue(e.getMessage().contains("not whole rows of 24 bytes"), e.getMessage());
     // A column block that does not divide the row.
-    e =
-        assertThrows(
-            ShardTableFormatException.class,
-            () ->
-                codec.decode(
-                    json.replace("\"column_bytes\":4", "\"column_bytes\":3")
-                        .getBytes(StandardCharsets.UTF_8)));
-    assertEquals("tensors[0].shards[0].column_tile_digests.column_bytes", e.path());
+    e = rejected(json, "\"column_bytes\":4", "\"column_bytes\":3");
+    assertEquals(at + "column_bytes", e.path());
     // row_bytes missing.
-    e =
-        assertThrows(
-            ShardTableFormatException.class,
-            () ->
-                codec.decode(
-                    json.replace("\"row_bytes\":8,", "").getBytes(StandardCharsets.UTF_8)));
+    e = rejected(json, "\"row_bytes\":8,", "");
     assertTrue(e.getMessage().contains("row_bytes"), e.getMessage());
   }
 }

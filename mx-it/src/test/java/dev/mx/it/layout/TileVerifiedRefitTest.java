@@ -307,18 +307,8 @@ class TileVerifiedRefitTest {
 
   /** The down_proj shard of trainer 0: split along its columns, so column-tiled. */
   private static Shard columnTiledShard(TrainerCluster trainers, TileLayout tiles) {
-    Map<String, SourceInfo> plain = trainers.sources(new CpuDigestProvider(), tiles);
-    for (Map.Entry<String, SourceInfo> e : plain.entrySet()) {
-      if (!e.getKey().contains("layers.0.mlp.down_proj")) {
-        continue;
-      }
-      for (Shard s : e.getValue().shards()) {
-        if (s.session().equals("trainer-0") && s.tiles() != null && s.tiles().byColumns()) {
-          return s;
-        }
-      }
-    }
-    throw new IllegalStateException("trainer-0 lists no column-tiled down_proj shard");
+    return trainer0Shard(
+        trainers, tiles, "layers.0.mlp.down_proj", s -> s.tiles() != null && s.tiles().byColumns());
   }
 
   /**
@@ -326,22 +316,33 @@ class TileVerifiedRefitTest {
    * ends inside a tile ({@code boundary}) — or any such shard when not.
    */
   private static Shard halfReadShard(TrainerCluster trainers, boolean boundary) {
-    Map<String, SourceInfo> plain = trainers.sources(new CpuDigestProvider(), ODD_TILE);
-    for (Map.Entry<String, SourceInfo> e : plain.entrySet()) {
-      if (!e.getKey().contains("q_proj")) {
-        continue;
-      }
-      for (Shard s : e.getValue().shards()) {
-        TileDigests t = s.tiles();
-        if (s.session().equals("trainer-0")
-            && t != null
-            && t.digests().size() >= 4
-            && (!boundary || (s.byteSize() / 2) % ODD_TILE != 0)) {
-          return s;
+    return trainer0Shard(
+        trainers,
+        new TileLayout(ODD_TILE, 1),
+        "q_proj",
+        s ->
+            s.tiles() != null
+                && s.tiles().digests().size() >= 4
+                && (!boundary || (s.byteSize() / 2) % ODD_TILE != 0));
+  }
+
+  /** The first shard of trainer 0 of a tensor named with {@code fragment} that {@code wanted}. */
+  private static Shard trainer0Shard(
+      TrainerCluster trainers,
+      TileLayout tiles,
+      String fragment,
+      java.util.function.Predicate<Shard> wanted) {
+    for (Map.Entry<String, SourceInfo> e :
+        trainers.sources(new CpuDigestProvider(), tiles).entrySet()) {
+      if (e.getKey().contains(fragment)) {
+        for (Shard s : e.getValue().shards()) {
+          if (s.session().equals("trainer-0") && wanted.test(s)) {
+            return s;
+          }
         }
       }
     }
     throw new IllegalStateException(
-        "no q_proj shard of trainer-0 spans 4 tiles of " + ODD_TILE + " bytes");
+        "trainer-0 lists no " + fragment + " shard as wanted under " + tiles);
   }
 }
