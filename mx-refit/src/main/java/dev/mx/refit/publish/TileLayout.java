@@ -1,6 +1,7 @@
 package dev.mx.refit.publish;
 
 import dev.mx.api.Shape;
+import dev.mx.api.annotation.Experimental;
 import dev.mx.api.digest.DigestProvider;
 import dev.mx.api.digest.TileDigests;
 import java.lang.foreign.MemorySegment;
@@ -17,6 +18,7 @@ import java.lang.foreign.MemorySegment;
  * @param columnBlocks column blocks per row of a column-split shard (fewer where the columns do not
  *     divide: the greatest common divisor); 1 lists byte tiles for every shard
  */
+@Experimental
 public record TileLayout(long tileBytes, int columnBlocks) {
 
   /**
