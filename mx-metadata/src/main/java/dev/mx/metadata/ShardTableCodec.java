@@ -321,7 +321,7 @@ public final class ShardTableCodec {
       if (s.tiles() != null) {
         // Optional and last, so tables without it keep their bytes and ModelExpress' decoder skips
         // it.
-        g.writeObjectFieldStart(s.tiles().byColumns() ? COLUMN_TILE_DIGESTS : TILE_DIGESTS);
+        g.writeObjectFieldStart(tilesKey(s.tiles()));
         g.writeNumberField("tile_bytes", s.tiles().tileBytes());
         if (s.tiles().byColumns()) {
           g.writeNumberField("row_bytes", s.tiles().rowBytes());
@@ -439,13 +439,18 @@ public final class ShardTableCodec {
                 + "' is not 32 lowercase hex characters");
       }
       if (s.tiles() != null) {
-        checkTiles(t, s, at.field(s.tiles().byColumns() ? COLUMN_TILE_DIGESTS : TILE_DIGESTS));
+        checkTiles(t, s, at.field(tilesKey(s.tiles())));
         at.pop();
       }
       at.pop();
       at.pop();
     }
     return dtype;
+  }
+
+  /** The key a shard's tile digests go under: byte tiles' or column tiles'. */
+  private static String tilesKey(TileDigests tiles) {
+    return tiles.byColumns() ? COLUMN_TILE_DIGESTS : TILE_DIGESTS;
   }
 
   private static void checkTiles(PublishedTensor t, PublishedShard s, JsonPathCursor at) {

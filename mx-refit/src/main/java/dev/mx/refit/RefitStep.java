@@ -268,7 +268,7 @@ final class RefitStep {
     }
     BufferSet.WaveLanding landing = set.landings.get(wave);
     if (landing == null || !landing.holdsFor(reads, kept, dp, checks)) {
-      landing = planLanding(set, reads, staged, checks, dp, kept);
+      landing = planLanding(set, reads, staged, stagedVerify, checks, dp, kept);
       set.landings.put(wave, landing);
     }
     Map<ReadDescriptor, LandedWork> onLanded = landing.plan().renew(dp, verified);
@@ -289,12 +289,12 @@ final class RefitStep {
       BufferSet set,
       Descriptors reads,
       List<StagedWork> staged,
+      boolean stagedVerify,
       boolean checks,
       DigestProvider dp,
       Set<String> kept) {
     LandingPlan plan = new LandingPlan();
     // Only a wave with staged shards to verify looks up which reads fill their staging.
-    boolean stagedVerify = staged.stream().anyMatch(StagedWork::verifies);
     StagingReads filling = stagedVerify && device.get() == null ? StagingReads.of(reads) : null;
     List<StagedWork> unfused = new ArrayList<>();
     for (StagedWork w : staged) {

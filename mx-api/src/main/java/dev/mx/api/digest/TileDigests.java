@@ -93,8 +93,7 @@ public record TileDigests(long tileBytes, long rowBytes, long columnBytes, List<
     if (!byColumns()) {
       return Math.min((tile + 1) * tileBytes, size) - tile * tileBytes;
     }
-    long first = firstRow(tile);
-    return (Math.min(first + rowsPerTile(), size / rowBytes) - first) * columnBytes;
+    return (endRow(tile, size) - firstRow(tile)) * columnBytes;
   }
 
   /**
@@ -122,14 +121,13 @@ public record TileDigests(long tileBytes, long rowBytes, long columnBytes, List<
     if (!byColumns()) {
       return "tile " + tile + " (shard bytes [" + start(tile) + ", " + end(tile, size) + "))";
     }
-    long first = firstRow(tile);
     long c = (tile % blocks()) * columnBytes;
     return "tile "
         + tile
         + " (rows ["
-        + first
+        + firstRow(tile)
         + ", "
-        + Math.min(first + rowsPerTile(), size / rowBytes)
+        + endRow(tile, size)
         + ") of "
         + rowBytes
         + " bytes, row bytes ["
@@ -222,6 +220,11 @@ public record TileDigests(long tileBytes, long rowBytes, long columnBytes, List<
 
   private long firstRow(int tile) {
     return (tile / blocks()) * rowsPerTile();
+  }
+
+  /** The row after tile {@code tile}'s last in a shard of {@code size} bytes. */
+  private long endRow(int tile, long size) {
+    return Math.min(firstRow(tile) + rowsPerTile(), size / rowBytes);
   }
 
   private void requireByteTiles() {

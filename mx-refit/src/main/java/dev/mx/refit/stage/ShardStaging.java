@@ -162,8 +162,7 @@ public final class ShardStaging {
         partial.put(ref, new Builder(ref, -1, 0, ref.shard().byteSize()));
       } else {
         // Tiles the reads hold whole stay on the wire (verified where they land); only the partly
-        // held
-        // boundary tiles are pulled whole into staging.
+        // held boundary tiles are pulled whole into staging.
         List<Integer> partly = partlyHeldTiles(e.getValue(), tiles, ref.shard().byteSize());
         if (partly.isEmpty()) {
           continue; // every touched tile held whole: all on the wire, verified tile by tile

@@ -67,9 +67,8 @@ public final class LandingPlan {
    */
   public Map<ReadDescriptor, LandedWork> renew(DigestProvider provider, AtomicInteger verified) {
     if (sealed == null) {
-      Map<ReadDescriptor, LandedWork> out = new LinkedHashMap<>(byRead.size() * 2);
-      byRead.forEach((read, landing) -> out.put(read, landing.seal(read.nbytes())));
-      sealed = Collections.unmodifiableMap(out);
+      byRead.forEach((read, landing) -> landing.seal(read.nbytes()));
+      sealed = Collections.unmodifiableMap(byRead);
     }
     for (LandingDigest d : digests) {
       d.renew(

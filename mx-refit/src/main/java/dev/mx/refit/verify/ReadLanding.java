@@ -45,7 +45,7 @@ final class ReadLanding implements LandedWork {
   }
 
   /** Orders the pieces; a read whose pieces overlap is never folded (they digest one by one). */
-  ReadLanding seal(long readBytes) {
+  void seal(long readBytes) {
     pieces.sort(Comparator.comparingLong(PieceAt::inRead));
     long until = 0;
     for (PieceAt p : pieces) {
@@ -54,7 +54,6 @@ final class ReadLanding implements LandedWork {
       }
       until = Math.max(until, p.inRead() + p.length());
     }
-    return this;
   }
 
   /**

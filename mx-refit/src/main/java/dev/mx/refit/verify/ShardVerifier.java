@@ -468,11 +468,7 @@ public final class ShardVerifier implements AutoCloseable {
     AtomicInteger verified = new AtomicInteger();
     List<Runnable> tasks = new ArrayList<>(checks.size());
     for (Check c : checks) {
-      tasks.add(
-          () -> {
-            check(c, digests);
-            verified.incrementAndGet();
-          });
+      tasks.add(counted(c, digests, verified));
     }
     if (executor == null || parallelism <= 1 || tasks.size() == 1) {
       for (Runnable t : tasks) {
@@ -534,13 +530,17 @@ public final class ShardVerifier implements AutoCloseable {
       Check c = now.get(i);
       bySession
           .computeIfAbsent(c.shard().session(), k -> new ArrayList<>())
-          .add(
-              () -> {
-                check(c, digests);
-                verified.incrementAndGet();
-              });
+          .add(counted(c, digests, verified));
     }
     return bySession;
+  }
+
+  /** Checks {@code c} whole and counts it into {@code verified} when it matched. */
+  private Runnable counted(Check c, DigestProvider digests, AtomicInteger verified) {
+    return () -> {
+      check(c, digests);
+      verified.incrementAndGet();
+    };
   }
 
   private void check(Check c, DigestProvider digests) {
