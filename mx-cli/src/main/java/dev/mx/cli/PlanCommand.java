@@ -245,15 +245,19 @@ final class PlanCommand implements Callable<Integer> {
     out.flush();
   }
 
-  private static String bytes(long n) {
-    if (n < 1024) {
+  /**
+   * An amount of bytes planned or read, in decimal units (kB, MB, GB, TB) like every amount moved
+   * that mx reports (README, "Units"), with the exact count beside it.
+   */
+  static String bytes(long n) {
+    if (n < 1000) {
       return n + " B";
     }
-    String[] units = {"KiB", "MiB", "GiB", "TiB"};
+    String[] units = {"kB", "MB", "GB", "TB", "PB"};
     double v = n;
     int u = -1;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
+    while (v >= 1000 && u < units.length - 1) {
+      v /= 1000;
       u++;
     }
     return String.format(Locale.ROOT, "%.2f %s (%d B)", v, units[u], n);

@@ -130,6 +130,16 @@ class PlanCommandTest {
     assertTrue(!r.out().contains("on lazy"), r.out());
   }
 
+  /** Amounts read are decimal, as the demo's GB and GB/s are (README, "Units"), not KiB/MiB. */
+  @Test
+  void summaryAmountsAreDecimalWithTheExactCountBeside() {
+    assertEquals("999 B", PlanCommand.bytes(999));
+    assertEquals("1.00 kB (1000 B)", PlanCommand.bytes(1000));
+    assertEquals("1.50 MB (1500000 B)", PlanCommand.bytes(1_500_000));
+    assertEquals("1.24 GB (1240000000 B)", PlanCommand.bytes(1_240_000_000L));
+    assertEquals("9223.37 PB (9223372036854775807 B)", PlanCommand.bytes(Long.MAX_VALUE));
+  }
+
   @Test
   void convertsAppearWithTheirWireDtype() throws Exception {
     String req =
