@@ -104,10 +104,30 @@ final class BenchCommand implements Callable<Integer> {
           "scale: per-GPU fabric rate of the what-if wire model, Gb/s (default ${DEFAULT-VALUE}).")
   double fabricGbps;
 
+  @Option(
+      names = "--control-plane",
+      defaultValue = ScaleSpec.REDIS,
+      description =
+          "scale: where the simulated participants' version protocol goes: redis (one"
+              + " redis-server holds every shard table) or mx (a RefitService server over mx://"
+              + " holds shard records; each trainer rank serves its own table) (default"
+              + " ${DEFAULT-VALUE}).")
+  String controlPlane;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
+    if (!ScaleSpec.REDIS.equals(controlPlane) && !ScaleSpec.MX.equals(controlPlane)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--control-plane '"
+              + controlPlane
+              + "' is neither "
+              + ScaleSpec.REDIS
+              + " nor "
+              + ScaleSpec.MX);
+    }
     Benchmark b = benchmarks().get(name);
     if (b == null) {
       throw new CommandLine.ParameterException(
@@ -137,7 +157,13 @@ final class BenchCommand implements Callable<Integer> {
             threads,
             System.err,
             new ScaleSpec(
-                model, trainer, inference, steps, fabricGbps, ScaleSpec.DEFAULT.fractions()));
+                model,
+                trainer,
+                inference,
+                steps,
+                fabricGbps,
+                ScaleSpec.DEFAULT.fractions(),
+                controlPlane));
     try {
       b.checkUsage(options);
     } catch (IllegalArgumentException e) {

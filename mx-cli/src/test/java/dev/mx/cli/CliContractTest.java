@@ -74,6 +74,7 @@ class CliContractTest {
         "demo --metadata ftp://x                            | mx demo     | --metadata: no metadata store for scheme 'ftp'; known schemes: file, memory, mx, redis",
         "publish --rank 0 --metadata ftp://x                | mx publish  | --metadata: no metadata store for scheme 'ftp'",
         "demo --metadata /tmp/store                         | mx demo     | --metadata has no scheme: expected file:DIR or redis://host:port",
+        "bench scale --control-plane etcd                   | mx bench    | --control-plane 'etcd' is neither redis nor mx",
         "receive --rank 0 --metadata memory:x               | mx receive  | --metadata memory: a memory store lives in one JVM and cannot be shared between processes; use file:DIR or redis://host:port (try",
       })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {

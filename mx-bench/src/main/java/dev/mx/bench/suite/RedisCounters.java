@@ -22,16 +22,6 @@ final class RedisCounters implements AutoCloseable {
    */
   record Snapshot(long calls, long usec, long bytesIn, long bytesOut, long ownReplyBytes) {}
 
-  /**
-   * A phase's cost: Redis commands executed (script-internal ones included), the server's time in
-   * them (Redis runs commands one at a time, so this bounds the phase from below) and bytes moved.
-   */
-  record Delta(long calls, long usec, long bytes) {
-    Delta plus(Delta o) {
-      return new Delta(calls + o.calls, usec + o.usec, bytes + o.bytes);
-    }
-  }
-
   private final RedisClient client;
   private final StatefulRedisConnection<String, String> connection;
   private final RedisCommands<String, String> redis;
@@ -66,10 +56,10 @@ final class RedisCounters implements AutoCloseable {
   }
 
   /** The traffic between {@code before} and {@code after}, less the snapshots' own. */
-  static Delta between(Snapshot before, Snapshot after) {
+  static ServiceCost between(Snapshot before, Snapshot after) {
     long in = after.bytesIn() - before.bytesIn() - COMMANDSTATS_REQUEST - STATS_REQUEST;
     long out = after.bytesOut() - before.bytesOut() - before.ownReplyBytes();
-    return new Delta(
+    return new ServiceCost(
         after.calls() - before.calls(),
         after.usec() - before.usec(),
         Math.max(0, in) + Math.max(0, out));

@@ -18,7 +18,6 @@ import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
-import dev.mx.testing.RedisServer;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,9 +31,11 @@ import java.util.Optional;
  * host. Every trainer rank and every inference rank of the chosen topologies (default Kimi-K2, 256
  * Megatron ranks → 128 vLLM ranks) is a thread: trainers publish their real shard tables (real
  * layouts, the real codec, made-up addresses: no weight bytes exist) through the real version
- * protocol into a real {@code redis-server} the bench starts; receivers discover, lease, fetch and
- * release. Then the real planner plans every inference rank from the merged tables. Reported: per
- * control-plane phase the p50/p99 latency per participant and the Redis commands and bytes per
+ * protocol, into a real {@code redis-server} the bench starts ({@code --control-plane redis}) or
+ * through a real RefitService server that keeps only shard records while each trainer rank serves
+ * its own table ({@code --control-plane mx}); receivers discover, lease, fetch and release. Then
+ * the real planner plans every inference rank from the merged tables. Reported: per control-plane
+ * phase the p50/p99 latency per participant and the central service's calls and bytes per
  * participant, at 1/8, 1/4, 1/2 and all of the ranks; planning time per inference rank and for all;
  * descriptors and bytes per inference rank; and a what-if model of one refit's wire time on a
  * stated fabric beside the measured control-plane time.
@@ -64,7 +65,7 @@ public final class ScaleBench implements Benchmark {
 
   @Override
   public String description() {
-    return "simulated 256 -> 128 Kimi-K2 control plane against a real redis-server, planning per rank, wire model";
+    return "simulated 256 -> 128 Kimi-K2 control plane against a real redis-server (or RefitService, --control-plane mx), planning per rank, wire model";
   }
 
   @Override
@@ -83,9 +84,14 @@ public final class ScaleBench implements Benchmark {
     List<ScaleControlPlane.Result> growth = new ArrayList<>();
     List<byte[]> fullTables = new ArrayList<>();
     double fetchAloneMs = 0;
-    try (RedisServer redis = startRedis();
-        ScaleControlPlane plane = new ScaleControlPlane(redis.uri())) {
-      progress.println("scale: redis-server on " + redis.uri() + "; " + full.model());
+    double fetchServingMs = 0;
+    String fetchServingLabel;
+    String cost;
+    try (ControlPlaneBackend backend = open(spec);
+        ScaleControlPlane plane = new ScaleControlPlane(backend)) {
+      fetchServingLabel = backend.fetchServingLabel();
+      cost = backend.costName();
+      progress.println("scale: " + backend.describe() + "; " + full.model());
       for (int d : divisors) {
         Optional<ScaleScenario> s = full.scaled(d);
         if (s.isEmpty()) {
@@ -101,56 +107,62 @@ public final class ScaleBench implements Benchmark {
           if (d == 1) {
             fullTables = last;
             fetchAloneMs = plane.fetchAloneMs(s.get(), tensors, 3);
+            byte[] largest =
+                last.stream().max(java.util.Comparator.comparingInt(t -> t.length)).orElseThrow();
+            fetchServingMs =
+                backend.fetchServingMs(
+                    growth.getLast().phases().get("fetch").serverMs(),
+                    largest,
+                    s.get().inferenceRanks());
           }
         } catch (RuntimeException e) {
-          throw serverGone(redis, e);
+          throw backend.explain(e);
         }
       }
     }
     for (ScaleControlPlane.Result r : growth) {
-      out.addAll(controlPlaneResults(r, r.scenario() == full));
+      out.addAll(controlPlaneResults(r, r.scenario() == full, cost));
     }
-    printGrowth(progress, growth);
+    printGrowth(progress, growth, cost);
     Planning planning = plan(full, fullTables, progress);
     out.addAll(planning.results());
     ScaleControlPlane.Result fullPlane = growth.getLast();
     out.add(none("cp_fetch_one_receiver_alone_ms" + suffix(full), fetchAloneMs, "ms"));
-    out.addAll(model(full, spec, planning, fullPlane, fetchAloneMs, fullTables, progress));
+    out.add(none("cp_fetch_serving_ms" + suffix(full), fetchServingMs, "ms"));
+    out.addAll(
+        model(
+            full,
+            spec,
+            planning,
+            fullPlane,
+            new FetchBound(fetchAloneMs, fetchServingMs, fetchServingLabel),
+            fullTables,
+            progress));
     return out;
   }
 
-  /** A real redis-server on a free loopback port, or exit 1 saying why not. */
-  private static RedisServer startRedis() throws Exception {
-    try {
-      return RedisServer.launch();
-    } catch (IllegalStateException e) {
-      throw new IllegalStateException(
-          "mx bench scale needs a real redis-server: " + e.getMessage(), e);
+  /**
+   * The fetch at scale: the longer of one receiver's own fetch and the busiest table server's time
+   * serving every receiver ({@link ControlPlaneBackend#fetchServingMs}).
+   */
+  record FetchBound(double aloneMs, double servingMs, String servingLabel) {
+    double ms() {
+      return Math.max(aloneMs, servingMs);
     }
   }
 
-  /**
-   * BS15: a command that failed because the bench's own redis-server died (killed, crashed) says
-   * so, naming its port, instead of the client's "Command timed out after 1 minute(s)".
-   */
-  static RuntimeException serverGone(RedisServer redis, RuntimeException failure) {
-    if (redis.isAlive()) {
-      return failure;
-    }
-    return new IllegalStateException(
-        "the bench's redis-server on port "
-            + redis.port()
-            + " "
-            + redis.exitDescription()
-            + " mid-run; the control-plane measurement stopped there",
-        failure);
+  private static ControlPlaneBackend open(ScaleSpec spec) throws Exception {
+    return spec.controlPlane().equals(ScaleSpec.MX)
+        ? new RefitServiceControlPlane()
+        : RedisControlPlane.start();
   }
 
   private static String suffix(ScaleScenario s) {
     return "@" + s.trainerRanks() + "x" + s.inferenceRanks();
   }
 
-  private static List<BenchResult> controlPlaneResults(ScaleControlPlane.Result r, boolean isFull) {
+  private static List<BenchResult> controlPlaneResults(
+      ScaleControlPlane.Result r, boolean isFull, String cost) {
     List<BenchResult> out = new ArrayList<>();
     String at = suffix(r.scenario());
     for (ScaleControlPlane.PhaseStats p : r.phases().values()) {
@@ -164,9 +176,14 @@ public final class ScaleBench implements Benchmark {
       }
       out.add(none(m + "_p50_ms" + at, p.p50Ms(), "ms"));
       out.add(none(m + "_wall_ms" + at, p.wallMs(), "ms"));
-      out.add(none(m + "_redis_cmds_per_participant" + at, p.commandsPerParticipant(), "cmds"));
-      out.add(none(m + "_redis_bytes_per_participant" + at, p.bytesPerParticipant(), "bytes"));
-      out.add(none(m + "_redis_server_ms" + at, p.redisServerMs(), "ms"));
+      String c = m + "_" + cost;
+      out.add(
+          none(
+              c + (cost.equals("redis") ? "_cmds" : "_calls") + "_per_participant" + at,
+              p.commandsPerParticipant(),
+              cost.equals("redis") ? "cmds" : "calls"));
+      out.add(none(c + "_bytes_per_participant" + at, p.bytesPerParticipant(), "bytes"));
+      out.add(none(c + "_server_ms" + at, p.serverMs(), "ms"));
     }
     out.add(none("cp_step_wall_ms" + at, r.stepWallMs(), "ms"));
     return out;
@@ -176,11 +193,15 @@ public final class ScaleBench implements Benchmark {
     return new BenchResult(metric, value, unit, "-", 0);
   }
 
-  private static void printGrowth(PrintStream progress, List<ScaleControlPlane.Result> growth) {
+  private static void printGrowth(
+      PrintStream progress, List<ScaleControlPlane.Result> growth, String cost) {
     progress.println();
     progress.println(
-        "scale: control plane per step (p50/p99 per participant; Redis commands and bytes per"
-            + " participant; commands run inside scripts count):");
+        cost.equals("redis")
+            ? "scale: control plane per step (p50/p99 per participant; Redis commands and bytes"
+                + " per participant; commands run inside scripts count):"
+            : "scale: control plane per step (p50/p99 per participant; the central RefitService's"
+                + " calls and message bytes per participant; tables go worker to worker):");
     progress.printf(
         Locale.ROOT,
         "  %-10s %-9s %6s %9s %9s %9s %10s %8s %12s%n",
@@ -190,8 +211,8 @@ public final class ScaleBench implements Benchmark {
         "p50 ms",
         "p99 ms",
         "wall ms",
-        "redis ms",
-        "cmds",
+        cost + " ms",
+        cost.equals("redis") ? "cmds" : "calls",
         "bytes");
     for (ScaleControlPlane.Result r : growth) {
       for (ScaleControlPlane.PhaseStats p : r.phases().values()) {
@@ -204,7 +225,7 @@ public final class ScaleBench implements Benchmark {
             p.p50Ms(),
             p.p99Ms(),
             p.wallMs(),
-            p.redisServerMs(),
+            p.serverMs(),
             p.commandsPerParticipant(),
             p.bytesPerParticipant());
       }
@@ -453,15 +474,15 @@ public final class ScaleBench implements Benchmark {
    * The what-if model of one refit on a cluster where every participant has its own host and a
    * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
    * rank; the control plane's critical path from the phases measured here (publish, discover and
-   * lease at their p99 under this host's contention, the fetch as the longer of one receiver alone
-   * and the Redis server's time serving every receiver's fetch); the slowest rank's planning.
+   * lease at their p99 under this host's contention, the fetch as {@link FetchBound}); the slowest
+   * rank's planning.
    */
   private static List<BenchResult> model(
       ScaleScenario s,
       ScaleSpec spec,
       Planning planning,
       ScaleControlPlane.Result plane,
-      double fetchAloneMs,
+      FetchBound fetch,
       List<byte[]> tables,
       PrintStream progress) {
     double bytesPerSecond = spec.fabricGbps() * 1e9 / 8;
@@ -469,7 +490,7 @@ public final class ScaleBench implements Benchmark {
     double wireTrainers = planning.maxTrainerBytes() / bytesPerSecond;
     double wire = Math.max(wireReceivers, wireTrainers);
     Map<String, ScaleControlPlane.PhaseStats> p = plane.phases();
-    double fetchMs = Math.max(fetchAloneMs, p.get("fetch").redisServerMs());
+    double fetchMs = fetch.ms();
     double controlPlane =
         (p.get("publish").p99Ms() + p.get("discover").p99Ms() + p.get("lease").p99Ms() + fetchMs)
             / 1e3;
@@ -491,7 +512,7 @@ public final class ScaleBench implements Benchmark {
             + "  wire: busiest inference rank reads %.2f GB (%.3f s), busiest trainer rank serves"
             + " %.2f GB (%.3f s)%n"
             + "  control plane: publish p99 %.0f ms + discover p99 %.0f ms + lease p99 %.0f ms +"
-            + " fetch %.0f ms (one receiver alone %.0f ms, Redis serving all %.0f ms) = %.3f s%n"
+            + " fetch %.0f ms (one receiver alone %.0f ms, %s %.0f ms) = %.3f s%n"
             + "  planning: slowest rank %.3f s%n"
             + "  one refit: %.3f s (Perplexity reports %.1f s for Kimi-K2 256 -> 128, bf16 -> fp8)%n",
         s.model().modelName(),
@@ -505,8 +526,9 @@ public final class ScaleBench implements Benchmark {
         p.get("discover").p99Ms(),
         p.get("lease").p99Ms(),
         fetchMs,
-        fetchAloneMs,
-        p.get("fetch").redisServerMs(),
+        fetch.aloneMs(),
+        fetch.servingLabel(),
+        fetch.servingMs(),
         controlPlane,
         planning.maxSeconds(),
         refit,

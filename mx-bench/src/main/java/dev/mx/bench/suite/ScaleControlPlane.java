@@ -8,7 +8,6 @@ import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
 import dev.mx.metadata.ShardTableCodec;
-import dev.mx.metadata.redis.RedisMetadataStore;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,21 +23,19 @@ import java.util.concurrent.Semaphore;
 import java.util.stream.IntStream;
 
 /**
- * The version control plane of one {@link ScaleScenario} against a real Redis: every trainer rank
- * and every inference rank is a thread speaking the real {@link WeightVersionStore} protocol of
- * {@code redis:} stores, over a pool of real {@link RedisMetadataStore} connections. Per step, in
- * order: {@code publish} (each trainer rank encodes its shard table and lands its slot; the last
- * turns the version READY), {@code discover} (each receiver finds the newest readable version),
- * {@code lease}, {@code fetch} (each receiver reads every slot, checks each table's SHA-256 and
- * decodes it), {@code release} (each receiver drops its lease) and {@code reclaim} (each trainer
- * rank releases the version and takes its slot back).
+ * The version control plane of one {@link ScaleScenario} against a real server ({@link
+ * ControlPlaneBackend}: one Redis holding every table, or RefitService with tables served by the
+ * trainers): every trainer rank and every inference rank is a thread speaking the real {@link
+ * WeightVersionStore} protocol through the backend's real stores. Per step, in order: {@code
+ * publish} (each trainer rank encodes its shard table and lands its slot; the last turns the
+ * version READY), {@code discover} (each receiver finds the newest readable version), {@code
+ * lease}, {@code fetch} (each receiver reads every slot, checks each table's SHA-256 and decodes
+ * it), {@code release} (each receiver drops its lease) and {@code reclaim} (each trainer rank
+ * releases the version and takes its slot back).
  */
 final class ScaleControlPlane implements AutoCloseable {
   static final List<String> PHASES =
       List.of("publish", "discover", "lease", "fetch", "release", "reclaim");
-
-  /** Connections shared by the simulated participants (one process would hold one each). */
-  static final int CONNECTIONS = 16;
 
   private static final Duration LEASE_TTL = Duration.ofMinutes(5);
 
@@ -48,7 +45,7 @@ final class ScaleControlPlane implements AutoCloseable {
     final int participants;
     private final List<Long> latencies = new ArrayList<>();
     private final List<Long> walls = new ArrayList<>();
-    private RedisCounters.Delta cost = new RedisCounters.Delta(0, 0, 0);
+    private ServiceCost cost = ServiceCost.NONE;
     private int steps;
 
     PhaseStats(String name, int participants) {
@@ -56,7 +53,7 @@ final class ScaleControlPlane implements AutoCloseable {
       this.participants = participants;
     }
 
-    void add(long[] latencyNanos, long wallNanos, RedisCounters.Delta delta) {
+    void add(long[] latencyNanos, long wallNanos, ServiceCost delta) {
       Arrays.stream(latencyNanos).forEach(latencies::add);
       walls.add(wallNanos);
       cost = cost.plus(delta);
@@ -84,8 +81,8 @@ final class ScaleControlPlane implements AutoCloseable {
       return (double) cost.bytes() / steps / participants;
     }
 
-    /** The Redis server's time in this phase's commands, per step. */
-    double redisServerMs() {
+    /** The central server's time in this phase's calls (Redis: its commands), per step. */
+    double serverMs() {
       return cost.usec() / 1e3 / steps;
     }
   }
@@ -93,8 +90,7 @@ final class ScaleControlPlane implements AutoCloseable {
   /** Every phase, and the step's wall time (publish start to the last slot reclaimed). */
   record Result(ScaleScenario scenario, Map<String, PhaseStats> phases, double stepWallMs) {}
 
-  private final List<RedisMetadataStore> stores = new ArrayList<>();
-  private final RedisCounters counters;
+  private final ControlPlaneBackend backend;
   private final ShardTableCodec codec = ShardTableCodec.standard();
   private final ExecutorService participants = Executors.newVirtualThreadPerTaskExecutor();
 
@@ -103,27 +99,17 @@ final class ScaleControlPlane implements AutoCloseable {
    * memory while it checks them, and 128 at once would not fit one JVM; a participant's latency is
    * counted from the phase's start, so the waiting counts.
    */
-  private final Semaphore fetching = new Semaphore(CONNECTIONS);
+  private final Semaphore fetching = new Semaphore(RedisControlPlane.CONNECTIONS);
 
   private boolean closed;
 
-  ScaleControlPlane(String redisUri) {
-    RedisCounters c = new RedisCounters(redisUri);
-    try {
-      for (int i = 0; i < CONNECTIONS; i++) {
-        // Fetching every table of a trillion-parameter model is slow: never time a reply out.
-        stores.add(new RedisMetadataStore(redisUri + "?timeout=600s", Duration.ofMinutes(30)));
-      }
-    } catch (RuntimeException e) {
-      c.close();
-      stores.forEach(RedisMetadataStore::close);
-      throw e;
-    }
-    this.counters = c;
+  /** The control plane of {@code backend}, which the caller closes. */
+  ScaleControlPlane(ControlPlaneBackend backend) {
+    this.backend = backend;
   }
 
-  private WeightVersionStore store(int participant) {
-    return stores.get(participant % stores.size()).versions();
+  ControlPlaneBackend backend() {
+    return backend;
   }
 
   /**
@@ -147,10 +133,30 @@ final class ScaleControlPlane implements AutoCloseable {
       boolean trainerPhase = p.equals("publish") || p.equals("reclaim");
       phases.put(p, new PhaseStats(p, trainerPhase ? trainers : receivers));
     }
-    String model = s.storeModel();
     List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
     List<Long> stepWalls = new ArrayList<>();
     byte[][] encoded = new byte[trainers][];
+    try (ControlPlaneBackend.Participants p = backend.participants(trainers)) {
+      steps(s, tables, steps, warmUp, p, phases, slots, stepWalls, encoded, progress);
+    }
+    lastTables.clear();
+    lastTables.addAll(Arrays.asList(encoded));
+    return new Result(s, phases, percentile(stepWalls, 0.5) / 1e6);
+  }
+
+  private void steps(
+      ScaleScenario s,
+      List<List<PublishedTensor>> tables,
+      int steps,
+      boolean warmUp,
+      ControlPlaneBackend.Participants p,
+      Map<String, PhaseStats> phases,
+      List<String> slots,
+      List<Long> stepWalls,
+      byte[][] encoded,
+      PrintStream progress)
+      throws Exception {
+    String model = s.storeModel();
     for (int step = warmUp ? 0 : 1; step <= steps; step++) {
       long stepNo = step;
       String id = "step-" + step;
@@ -162,11 +168,11 @@ final class ScaleControlPlane implements AutoCloseable {
           r -> {
             byte[] table = codec.encode(s.table(r, tables.get(r), stepNo));
             encoded[r] = table;
-            WeightVersionStore v = store(r);
+            WeightVersionStore v = p.trainer(r);
             v.createVersion(model, id, stepNo, slots);
             v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
           });
-      WeightVersion ready = store(0).version(model, id).orElseThrow();
+      WeightVersion ready = p.trainer(0).version(model, id).orElseThrow();
       if (ready.state() != WeightVersionState.READY) {
         throw new IllegalStateException(
             "version '" + id + "' of " + model + " is " + ready.state() + " after every slot");
@@ -175,7 +181,7 @@ final class ScaleControlPlane implements AutoCloseable {
           phases.get("discover"),
           measured,
           r -> {
-            WeightVersion v = store(r).latestReadable(model).orElseThrow();
+            WeightVersion v = p.receiver(r).latestReadable(model).orElseThrow();
             if (!v.id().equals(id)) {
               throw new IllegalStateException(
                   "receiver " + r + " found version '" + v.id() + "', expected '" + id + "'");
@@ -184,14 +190,14 @@ final class ScaleControlPlane implements AutoCloseable {
       phase(
           phases.get("lease"),
           measured,
-          r -> store(r).acquireLease(model, id, "inference-" + r, LEASE_TTL));
+          r -> p.receiver(r).acquireLease(model, id, holder(model, r), LEASE_TTL));
       phase(
           phases.get("fetch"),
           measured,
           r -> {
             fetching.acquire();
             try {
-              fetchAll(store(r), model, id, r, trainers, stepNo, false);
+              fetchAll(p.receiver(r), model, id, r, slots.size(), stepNo, false);
             } finally {
               fetching.release();
             }
@@ -200,7 +206,7 @@ final class ScaleControlPlane implements AutoCloseable {
           phases.get("release"),
           measured,
           r -> {
-            if (!store(r).dropLease(model, id, "inference-" + r)) {
+            if (!p.receiver(r).dropLease(model, id, holder(model, r))) {
               throw new IllegalStateException("receiver " + r + " held no lease on '" + id + "'");
             }
           });
@@ -208,7 +214,7 @@ final class ScaleControlPlane implements AutoCloseable {
           phases.get("reclaim"),
           measured,
           r -> {
-            WeightVersionStore v = store(r);
+            WeightVersionStore v = p.trainer(r);
             v.release(model, id);
             Reclaim granted = v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
             if (!granted.granted()) {
@@ -227,9 +233,6 @@ final class ScaleControlPlane implements AutoCloseable {
           measured ? "" : " (warm-up)",
           (System.nanoTime() - t0) / 1e6);
     }
-    lastTables.clear();
-    lastTables.addAll(Arrays.asList(encoded));
-    return new Result(s, phases, percentile(stepWalls, 0.5) / 1e6);
   }
 
   /**
@@ -276,28 +279,39 @@ final class ScaleControlPlane implements AutoCloseable {
     String id = "alone";
     int trainers = s.trainerRanks();
     List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
-    WeightVersionStore v = store(0);
-    v.createVersion(model, id, 1, slots);
-    for (int r = 0; r < trainers; r++) {
-      byte[] table = codec.encode(s.table(r, tables.get(r), 1));
-      v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
-    }
-    List<Long> times = new ArrayList<>();
-    long expected = tables.stream().mapToLong(List::size).sum();
-    for (int i = 0; i < reps; i++) {
-      long t0 = System.nanoTime();
-      long entries = fetchAll(v, model, id, 0, trainers, 1, true);
-      times.add(System.nanoTime() - t0);
-      if (entries != expected) {
-        throw new IllegalStateException(
-            "a lone receiver decoded " + entries + " table entries, expected " + expected);
+    try (ControlPlaneBackend.Participants p = backend.participants(trainers)) {
+      for (int r = 0; r < trainers; r++) {
+        WeightVersionStore v = p.trainer(r);
+        v.createVersion(model, id, 1, slots);
+        byte[] table = codec.encode(s.table(r, tables.get(r), 1));
+        v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
       }
+      List<Long> times = new ArrayList<>();
+      long expected = tables.stream().mapToLong(List::size).sum();
+      for (int i = 0; i < reps; i++) {
+        long t0 = System.nanoTime();
+        long entries = fetchAll(p.receiver(0), model, id, 0, trainers, 1, true);
+        times.add(System.nanoTime() - t0);
+        if (entries != expected) {
+          throw new IllegalStateException(
+              "a lone receiver decoded " + entries + " table entries, expected " + expected);
+        }
+      }
+      for (int r = 0; r < trainers; r++) {
+        WeightVersionStore v = p.trainer(r);
+        v.release(model, id);
+        v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
+      }
+      return percentile(times, 0.5) / 1e6;
     }
-    v.release(model, id);
-    for (int r = 0; r < trainers; r++) {
-      v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
-    }
-    return percentile(times, 0.5) / 1e6;
+  }
+
+  /**
+   * Receiver {@code r}'s lease holder name. Per model: over {@code mx://} a holder is a registered
+   * worker of one model, and the rank counts run one after another while registrations live on.
+   */
+  private static String holder(String model, int r) {
+    return model + "-inference-" + r;
   }
 
   /** What one participant does in a phase. */
@@ -308,7 +322,7 @@ final class ScaleControlPlane implements AutoCloseable {
 
   /** Runs {@code work} for every participant at once and records the phase when measured. */
   private void phase(PhaseStats stats, boolean measured, Work work) throws Exception {
-    RedisCounters.Snapshot before = counters.snapshot();
+    ControlPlaneBackend.Meter meter = backend.meter();
     long t0 = System.nanoTime();
     List<Future<Long>> running = new ArrayList<>();
     for (int i = 0; i < stats.participants; i++) {
@@ -326,9 +340,9 @@ final class ScaleControlPlane implements AutoCloseable {
       latencies[i] = running.get(i).get();
     }
     long wall = System.nanoTime() - t0;
-    RedisCounters.Snapshot after = counters.snapshot();
+    ServiceCost cost = meter.stop();
     if (measured) {
-      stats.add(latencies, wall, RedisCounters.between(before, after));
+      stats.add(latencies, wall, cost);
     }
   }
 
@@ -349,7 +363,5 @@ final class ScaleControlPlane implements AutoCloseable {
     }
     closed = true;
     participants.shutdownNow();
-    stores.forEach(RedisMetadataStore::close);
-    counters.close();
   }
 }

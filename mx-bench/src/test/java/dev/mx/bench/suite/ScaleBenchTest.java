@@ -25,7 +25,8 @@ class ScaleBenchTest {
 
   /** 16 trainer ranks (tp=2 × ep=8) → 8 inference ranks (tp=2 × 4 data-parallel groups, ep=8). */
   private static final ScaleSpec TINY =
-      new ScaleSpec("tiny-deepseek", "tp=2,pp=1,ep=8", "tp=2,ep=8", 2, 400, List.of(2));
+      new ScaleSpec(
+          "tiny-deepseek", "tp=2,pp=1,ep=8", "tp=2,ep=8", 2, 400, List.of(2), ScaleSpec.REDIS);
 
   @Test
   void everyParticipantRunsTheRealProtocolAndReceiverCommandsDoNotGrowWithRanks() throws Exception {
@@ -37,7 +38,8 @@ class ScaleBenchTest {
     List<byte[]> fullTables = new ArrayList<>();
     ScaleControlPlane.Result small;
     ScaleControlPlane.Result large;
-    try (ScaleControlPlane plane = new ScaleControlPlane(REDIS.uri())) {
+    try (RedisControlPlane redis = new RedisControlPlane(REDIS.uri(), null);
+        ScaleControlPlane plane = new ScaleControlPlane(redis)) {
       small = plane.run(half, half.publishedTensors(), 2, true, halfTables, QUIET);
       large = plane.run(full, full.publishedTensors(), 2, false, fullTables, QUIET);
       plane.close(); // idempotent with the try's close
@@ -61,6 +63,46 @@ class ScaleBenchTest {
       assertEquals(a, b, phase + ": Redis commands per receiver at 8 vs 16 trainer ranks");
     }
     assertTrue(large.stepWallMs() > 0);
+  }
+
+  /**
+   * Issue 36 over {@code mx://}: the central RefitService carries shard records, not tables (a
+   * receiver's fetch moves far fewer bytes through it than the tables it reads from the trainers),
+   * and a receiver's calls to it do not grow with the trainer ranks.
+   */
+  @Test
+  void overMxTheCentralServiceCarriesRecordsWhileEachTrainerServesItsTable() throws Exception {
+    ScaleScenario full = ScaleScenario.of(TINY);
+    ScaleScenario half = full.scaled(2).orElseThrow();
+    List<byte[]> halfTables = new ArrayList<>();
+    List<byte[]> fullTables = new ArrayList<>();
+    ScaleControlPlane.Result small;
+    ScaleControlPlane.Result large;
+    double serving;
+    try (RefitServiceControlPlane mx = new RefitServiceControlPlane();
+        ScaleControlPlane plane = new ScaleControlPlane(mx)) {
+      small = plane.run(half, half.publishedTensors(), 1, true, halfTables, QUIET);
+      large = plane.run(full, full.publishedTensors(), 1, true, fullTables, QUIET);
+      assertTrue(plane.fetchAloneMs(full, full.publishedTensors(), 1) > 0);
+      serving = mx.fetchServingMs(0, fullTables.getFirst(), full.inferenceRanks());
+    }
+    assertEquals(16, fullTables.size());
+    assertEquals(8, large.phases().get("fetch").participants);
+    long tableBytes = fullTables.stream().mapToLong(t -> t.length).sum();
+    double central = large.phases().get("fetch").bytesPerParticipant();
+    assertTrue(
+        central > 0 && central < tableBytes / 10.0,
+        central
+            + " bytes through the central service per receiver for "
+            + tableBytes
+            + " bytes of tables");
+    for (String phase : List.of("discover", "lease", "fetch", "release")) {
+      double a = small.phases().get(phase).commandsPerParticipant();
+      double b = large.phases().get(phase).commandsPerParticipant();
+      assertTrue(a > 0, phase + " made no call to the central service");
+      assertEquals(a, b, phase + ": central calls per receiver at 8 vs 16 trainer ranks");
+    }
+    assertTrue(serving > 0, "one trainer serving its table to every receiver took no time");
   }
 
   @Test
@@ -95,7 +137,9 @@ class ScaleBenchTest {
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                ScaleScenario.of(new ScaleSpec("kimi-k2", trainer, inference, 1, 400, List.of())));
+                ScaleScenario.of(
+                    new ScaleSpec(
+                        "kimi-k2", trainer, inference, 1, 400, List.of(), ScaleSpec.REDIS)));
     assertTrue(e.getMessage().contains(part), e.getMessage());
   }
 
@@ -104,9 +148,10 @@ class ScaleBenchTest {
   void aCommandFailingAfterTheServerWasKilledNamesTheServer() throws Exception {
     try (dev.mx.testing.RedisServer redis = dev.mx.testing.RedisServer.start()) {
       RuntimeException timeout = new RuntimeException("Command timed out after 1 minute(s)");
-      org.junit.jupiter.api.Assertions.assertSame(timeout, ScaleBench.serverGone(redis, timeout));
+      org.junit.jupiter.api.Assertions.assertSame(
+          timeout, RedisControlPlane.serverGone(redis, timeout));
       redis.kill();
-      RuntimeException named = ScaleBench.serverGone(redis, timeout);
+      RuntimeException named = RedisControlPlane.serverGone(redis, timeout);
       org.junit.jupiter.api.Assertions.assertEquals(
           "the bench's redis-server on port "
               + redis.port()
@@ -134,7 +179,8 @@ class ScaleBenchTest {
   void theFp8ProjectionCountsEachQuantizedParameterAtOneByteAndItsScales() throws Exception {
     ScaleScenario full = ScaleScenario.of(TINY);
     List<byte[]> tables = new ArrayList<>();
-    try (ScaleControlPlane plane = new ScaleControlPlane(REDIS.uri())) {
+    try (RedisControlPlane redis = new RedisControlPlane(REDIS.uri(), null);
+        ScaleControlPlane plane = new ScaleControlPlane(redis)) {
       plane.run(full, full.publishedTensors(), 1, false, tables, QUIET);
     }
     ScaleBench.Planning p = ScaleBench.plan(full, tables, QUIET);

@@ -10,6 +10,9 @@ package dev.mx.cli.bench;
  * @param steps measured control-plane steps per rank count (after one warm-up step)
  * @param fabricGbps per-GPU link rate of the modelled fabric, in Gb/s
  * @param fractions the rank fractions to run besides the full topology, as divisors (8 = 1/8)
+ * @param controlPlane where the participants' version protocol goes: {@value #REDIS} (one {@code
+ *     redis-server} holding every shard table) or {@value #MX} (a RefitService server holding shard
+ *     records, each trainer rank serving its own table)
  */
 public record ScaleSpec(
     String model,
@@ -17,7 +20,12 @@ public record ScaleSpec(
     String inference,
     int steps,
     double fabricGbps,
-    java.util.List<Integer> fractions) {
+    java.util.List<Integer> fractions,
+    String controlPlane) {
+
+  public static final String REDIS = "redis";
+
+  public static final String MX = "mx";
 
   /**
    * Kimi-K2 from 256 Megatron ranks to 128 vLLM ranks, as Perplexity's 256 → 128 anchor. Trainer
@@ -28,9 +36,13 @@ public record ScaleSpec(
    */
   public static final ScaleSpec DEFAULT =
       new ScaleSpec(
-          "kimi-k2", "tp=2,pp=1,ep=128", "tp=8,ep=128", 1, 400, java.util.List.of(8, 4, 2));
+          "kimi-k2", "tp=2,pp=1,ep=128", "tp=8,ep=128", 1, 400, java.util.List.of(8, 4, 2), REDIS);
 
   public ScaleSpec {
     fractions = java.util.List.copyOf(fractions);
+    if (!REDIS.equals(controlPlane) && !MX.equals(controlPlane)) {
+      throw new IllegalArgumentException(
+          "control plane '" + controlPlane + "' is neither " + REDIS + " nor " + MX);
+    }
   }
 }

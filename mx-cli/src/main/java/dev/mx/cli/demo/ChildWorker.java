@@ -55,6 +55,9 @@ final class ChildWorker implements WorkerHandle {
    * MX_DEMO_JVM_OPTIONS} give (whitespace-separated, last so they win: e.g. {@code -Xlog:gc} or
    * another {@code -XX:MaxNewSize}).
    */
+  /** As the {@code mx} launcher passes it. */
+  static final String UNSAFE_MEMORY_ACCESS = "--sun-misc-unsafe-memory-access=allow";
+
   static List<String> jvmOptions(dev.mx.api.util.Settings settings) {
     List<String> out = new ArrayList<>();
     out.add("-XX:+UseParallelGC");
@@ -65,6 +68,9 @@ final class ChildWorker implements WorkerHandle {
     // (from 256 MB) keeps four trainer heaps under 0.2 GB each: the demo's peak went from 2.60 to
     // 2.22 times the weights with the same step times.
     out.add("-XX:MaxNewSize=" + MAX_NEW_SIZE);
+    // protobuf-java (the mx:// store's gRPC messages) reads arrays through sun.misc.Unsafe; Java
+    // 24+ warns on its first use, four lines in every worker log, unless told to allow it.
+    out.add(UNSAFE_MEMORY_ACCESS);
     String extra = settings.string(JVM_OPTIONS_PROPERTY, JVM_OPTIONS_ENV, "");
     for (String o : extra.split("\\s+")) {
       if (!o.isEmpty()) {

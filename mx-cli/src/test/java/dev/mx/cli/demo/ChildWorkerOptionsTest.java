@@ -12,14 +12,20 @@ class ChildWorkerOptionsTest {
   @Test
   void boundsTheYoungGenerationByDefault() {
     assertEquals(
-        List.of("-XX:+UseParallelGC", "-XX:MaxNewSize=64m"),
+        List.of(
+            "-XX:+UseParallelGC", "-XX:MaxNewSize=64m", "--sun-misc-unsafe-memory-access=allow"),
         ChildWorker.jvmOptions(Settings.of(Map.of(), Map.of())));
   }
 
   @Test
   void appendsExtraOptionsFromTheEnvironmentSplitOnWhitespace() {
     assertEquals(
-        List.of("-XX:+UseParallelGC", "-XX:MaxNewSize=64m", "-Xlog:gc", "-XX:MaxNewSize=1g"),
+        List.of(
+            "-XX:+UseParallelGC",
+            "-XX:MaxNewSize=64m",
+            "--sun-misc-unsafe-memory-access=allow",
+            "-Xlog:gc",
+            "-XX:MaxNewSize=1g"),
         ChildWorker.jvmOptions(
             Settings.of(
                 Map.of(), Map.of("MX_DEMO_JVM_OPTIONS", "  -Xlog:gc \t -XX:MaxNewSize=1g "))));
@@ -28,7 +34,11 @@ class ChildWorkerOptionsTest {
   @Test
   void theSystemPropertyWinsOverTheEnvironment() {
     assertEquals(
-        List.of("-XX:+UseParallelGC", "-XX:MaxNewSize=64m", "-Xmx2g"),
+        List.of(
+            "-XX:+UseParallelGC",
+            "-XX:MaxNewSize=64m",
+            "--sun-misc-unsafe-memory-access=allow",
+            "-Xmx2g"),
         ChildWorker.jvmOptions(
             Settings.of(
                 Map.of("mx.demo.jvmOptions", "-Xmx2g"),

@@ -3,31 +3,17 @@ package dev.mx.rl.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.MessageLite;
 import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.metadata.MetadataStores;
 import dev.mx.rl.RefitClock;
 import dev.mx.rl.RefitServer;
+import dev.mx.rl.ServiceTraffic;
 import dev.mx.rl.memory.MemoryRefitBackend;
-import dev.mx.rl.proto.RegisterWorkerRequest;
-import dev.mx.rl.proto.WorkerRole;
-import io.grpc.ForwardingServerCall;
-import io.grpc.ForwardingServerCallListener;
-import io.grpc.Grpc;
-import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.Status;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -41,56 +27,8 @@ import org.junit.jupiter.api.Test;
 class ControlPlaneTrafficTest {
   private static final int TABLE_BYTES = 64 * 1024;
 
-  /** Calls and bytes seen from one client connection. */
-  private static final class Tally {
-    final AtomicLong calls = new AtomicLong();
-    final AtomicLong bytes = new AtomicLong();
-  }
-
-  private final Map<SocketAddress, Tally> byPeer = new ConcurrentHashMap<>();
-
-  /** Trainers' re-registrations: they run on a timer (every TTL/3), not per step. */
-  private final Tally heartbeats = new Tally();
-
-  private final ServerInterceptor counter =
-      new ServerInterceptor() {
-        @Override
-        public <Q, R> ServerCall.Listener<Q> interceptCall(
-            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-          Tally peer =
-              byPeer.computeIfAbsent(
-                  call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), a -> new Tally());
-          AtomicLong bytes = new AtomicLong();
-          boolean[] heartbeat = {false};
-          ServerCall<Q, R> counted =
-              new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-                @Override
-                public void sendMessage(R message) {
-                  bytes.addAndGet(((MessageLite) message).getSerializedSize());
-                  super.sendMessage(message);
-                }
-
-                @Override
-                public void close(Status status, Metadata trailers) {
-                  Tally t = heartbeat[0] ? heartbeats : peer;
-                  t.calls.incrementAndGet();
-                  t.bytes.addAndGet(bytes.get());
-                  super.close(status, trailers);
-                }
-              };
-          return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(
-              next.startCall(counted, headers)) {
-            @Override
-            public void onMessage(Q message) {
-              heartbeat[0] =
-                  message instanceof RegisterWorkerRequest r
-                      && r.getWorker().getRole() == WorkerRole.WORKER_ROLE_TRAINER;
-              bytes.addAndGet(((MessageLite) message).getSerializedSize());
-              super.onMessage(message);
-            }
-          };
-        }
-      };
+  /** Counts calls and bytes per client connection (each store has its own). */
+  private final ServiceTraffic counter = new ServiceTraffic();
 
   /** One step's calls and bytes per participant: {max publisher calls, bytes, receiver ...}. */
   private long[] step(int publishers, int receivers) {
@@ -117,7 +55,7 @@ class ControlPlaneTrafficTest {
       }
       // The two phases one after the other: each connection seen in a phase is one participant
       // of that side (publishers' heartbeats during the receivers' phase are a call or two).
-      byPeer.clear();
+      counter.clearPeers();
       for (int i = 0; i < publishers; i++) {
         MetadataStore p = pubs.get(i);
         p.versions().createVersion(model, "step-1", 1, slots);
@@ -128,7 +66,7 @@ class ControlPlaneTrafficTest {
       long[] out = new long[4];
       out[0] = most(true);
       out[1] = most(false);
-      byPeer.clear();
+      counter.clearPeers();
       for (int i = 0; i < receivers; i++) {
         MetadataStore r = recvs.get(i);
         WeightVersion v = r.versions().latestReadable(model).orElseThrow();
@@ -149,8 +87,8 @@ class ControlPlaneTrafficTest {
 
   /** The most calls (or bytes) one connection made. */
   private long most(boolean calls) {
-    return byPeer.values().stream()
-        .mapToLong(t -> calls ? t.calls.get() : t.bytes.get())
+    return counter.byPeer().values().stream()
+        .mapToLong(t -> calls ? t.calls() : t.bytes())
         .max()
         .orElse(0);
   }
@@ -178,7 +116,9 @@ class ControlPlaneTrafficTest {
         large[2],
         large[3],
         RefitMetadataStore.WORKER_TTL_SECONDS / 3,
-        heartbeats.calls.get() == 0 ? 0 : heartbeats.bytes.get() / heartbeats.calls.get());
+        counter.heartbeats().calls() == 0
+            ? 0
+            : counter.heartbeats().bytes() / counter.heartbeats().calls());
     assertEquals(small[0], large[0], "publisher calls grow with the job");
     assertEquals(small[2], large[2], "receiver calls grow with the job");
     assertTrue(large[1] <= 64 * 1024, "publisher bytes " + large[1]);
