@@ -50,6 +50,15 @@ interface ControlPlaneBackend extends AutoCloseable {
   /** What {@link #fetchServingMs} measures, for the model's printout. */
   String fetchServingLabel();
 
+  /**
+   * How the model takes a phase to a cluster where every participant has its own host: true where
+   * participants talk to each other and the central service answers small records ({@code mx://}),
+   * so a phase takes the longer of one participant alone and the central service's busy time; false
+   * where every byte goes through one server (Redis), whose queue the p99 under this host's
+   * contention shows.
+   */
+  boolean phasesScaleOut();
+
   /** {@code failure}, or what it became when the backend's own server died under it. */
   RuntimeException explain(RuntimeException failure);
 

@@ -109,6 +109,11 @@ final class RedisControlPlane implements ControlPlaneBackend {
   }
 
   @Override
+  public boolean phasesScaleOut() {
+    return false;
+  }
+
+  @Override
   public String fetchServingLabel() {
     return "Redis serving all";
   }

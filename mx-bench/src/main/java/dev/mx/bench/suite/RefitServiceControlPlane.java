@@ -154,6 +154,11 @@ final class RefitServiceControlPlane implements ControlPlaneBackend {
   }
 
   @Override
+  public boolean phasesScaleOut() {
+    return true;
+  }
+
+  @Override
   public String fetchServingLabel() {
     return "one trainer serving its table to every receiver";
   }

@@ -83,14 +83,16 @@ public final class ScaleBench implements Benchmark {
     List<BenchResult> out = new ArrayList<>();
     List<ScaleControlPlane.Result> growth = new ArrayList<>();
     List<byte[]> fullTables = new ArrayList<>();
-    double fetchAloneMs = 0;
+    ScaleControlPlane.Alone alone = null;
     double fetchServingMs = 0;
     String fetchServingLabel;
     String cost;
+    boolean scaleOut;
     try (ControlPlaneBackend backend = open(spec);
         ScaleControlPlane plane = new ScaleControlPlane(backend)) {
       fetchServingLabel = backend.fetchServingLabel();
       cost = backend.costName();
+      scaleOut = backend.phasesScaleOut();
       progress.println("scale: " + backend.describe() + "; " + full.model());
       for (int d : divisors) {
         Optional<ScaleScenario> s = full.scaled(d);
@@ -106,7 +108,7 @@ public final class ScaleBench implements Benchmark {
           growth.add(plane.run(s.get(), tensors, spec.steps(), growth.isEmpty(), last, progress));
           if (d == 1) {
             fullTables = last;
-            fetchAloneMs = plane.fetchAloneMs(s.get(), tensors, 3);
+            alone = plane.alone(s.get(), tensors, 3);
             byte[] largest =
                 last.stream().max(java.util.Comparator.comparingInt(t -> t.length)).orElseThrow();
             fetchServingMs =
@@ -127,7 +129,13 @@ public final class ScaleBench implements Benchmark {
     Planning planning = plan(full, fullTables, progress);
     out.addAll(planning.results());
     ScaleControlPlane.Result fullPlane = growth.getLast();
-    out.add(none("cp_fetch_one_receiver_alone_ms" + suffix(full), fetchAloneMs, "ms"));
+    if (alone == null) {
+      throw new IllegalStateException("the full topology " + full.label() + " was not run");
+    }
+    out.add(none("cp_publish_one_trainer_alone_ms" + suffix(full), alone.publishMs(), "ms"));
+    out.add(none("cp_discover_one_receiver_alone_ms" + suffix(full), alone.discoverMs(), "ms"));
+    out.add(none("cp_lease_one_receiver_alone_ms" + suffix(full), alone.leaseMs(), "ms"));
+    out.add(none("cp_fetch_one_receiver_alone_ms" + suffix(full), alone.fetchMs(), "ms"));
     out.add(none("cp_fetch_serving_ms" + suffix(full), fetchServingMs, "ms"));
     out.addAll(
         model(
@@ -135,19 +143,32 @@ public final class ScaleBench implements Benchmark {
             spec,
             planning,
             fullPlane,
-            new FetchBound(fetchAloneMs, fetchServingMs, fetchServingLabel),
+            new Bounds(alone, fetchServingMs, fetchServingLabel, scaleOut),
             fullTables,
             progress));
     return out;
   }
 
   /**
-   * The fetch at scale: the longer of one receiver's own fetch and the busiest table server's time
-   * serving every receiver ({@link ControlPlaneBackend#fetchServingMs}).
+   * What bounds each control-plane phase at scale, from the measurements ({@link
+   * ControlPlaneBackend#phasesScaleOut}).
+   *
+   * @param alone each phase for one participant alone
+   * @param servingMs the busiest table server's time serving every receiver ({@link
+   *     ControlPlaneBackend#fetchServingMs})
    */
-  record FetchBound(double aloneMs, double servingMs, String servingLabel) {
-    double ms() {
-      return Math.max(aloneMs, servingMs);
+  record Bounds(
+      ScaleControlPlane.Alone alone, double servingMs, String servingLabel, boolean scaleOut) {
+
+    /** Publish, discover or lease at scale. */
+    double phaseMs(ScaleControlPlane.PhaseStats p, double aloneMs) {
+      return scaleOut ? Math.max(aloneMs, p.serverMs()) : p.p99Ms();
+    }
+
+    /** The fetch at scale: one receiver alone, or the busiest table server serving them all. */
+    double fetchMs(ScaleControlPlane.PhaseStats p) {
+      double bound = Math.max(alone.fetchMs(), servingMs);
+      return scaleOut ? Math.max(bound, p.serverMs()) : bound;
     }
   }
 
@@ -474,15 +495,14 @@ public final class ScaleBench implements Benchmark {
    * The what-if model of one refit on a cluster where every participant has its own host and a
    * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
    * rank; the control plane's critical path from the phases measured here (publish, discover and
-   * lease at their p99 under this host's contention, the fetch as {@link FetchBound}); the slowest
-   * rank's planning.
+   * lease, fetch as {@link Bounds} takes them); the slowest rank's planning.
    */
   private static List<BenchResult> model(
       ScaleScenario s,
       ScaleSpec spec,
       Planning planning,
       ScaleControlPlane.Result plane,
-      FetchBound fetch,
+      Bounds bounds,
       List<byte[]> tables,
       PrintStream progress) {
     double bytesPerSecond = spec.fabricGbps() * 1e9 / 8;
@@ -490,10 +510,11 @@ public final class ScaleBench implements Benchmark {
     double wireTrainers = planning.maxTrainerBytes() / bytesPerSecond;
     double wire = Math.max(wireReceivers, wireTrainers);
     Map<String, ScaleControlPlane.PhaseStats> p = plane.phases();
-    double fetchMs = fetch.ms();
-    double controlPlane =
-        (p.get("publish").p99Ms() + p.get("discover").p99Ms() + p.get("lease").p99Ms() + fetchMs)
-            / 1e3;
+    double publishMs = bounds.phaseMs(p.get("publish"), bounds.alone().publishMs());
+    double discoverMs = bounds.phaseMs(p.get("discover"), bounds.alone().discoverMs());
+    double leaseMs = bounds.phaseMs(p.get("lease"), bounds.alone().leaseMs());
+    double fetchMs = bounds.fetchMs(p.get("fetch"));
+    double controlPlane = (publishMs + discoverMs + leaseMs + fetchMs) / 1e3;
     double refit = wire + controlPlane + planning.maxSeconds();
     double wireFp8 =
         Math.max(planning.maxFp8Bytes(), planning.maxFp8TrainerBytes()) / bytesPerSecond;
@@ -511,7 +532,7 @@ public final class ScaleBench implements Benchmark {
         "scale: MODEL, not a measurement: %s bf16 -> bf16, %s, %.0f Gb/s per GPU.%n"
             + "  wire: busiest inference rank reads %.2f GB (%.3f s), busiest trainer rank serves"
             + " %.2f GB (%.3f s)%n"
-            + "  control plane: publish p99 %.0f ms + discover p99 %.0f ms + lease p99 %.0f ms +"
+            + "  control plane (%s): publish %.0f ms + discover %.0f ms + lease %.0f ms +"
             + " fetch %.0f ms (one receiver alone %.0f ms, %s %.0f ms) = %.3f s%n"
             + "  planning: slowest rank %.3f s%n"
             + "  one refit: %.3f s (Perplexity reports %.1f s for Kimi-K2 256 -> 128, bf16 -> fp8)%n",
@@ -522,13 +543,16 @@ public final class ScaleBench implements Benchmark {
         wireReceivers,
         planning.maxTrainerBytes() / 1e9,
         wireTrainers,
-        p.get("publish").p99Ms(),
-        p.get("discover").p99Ms(),
-        p.get("lease").p99Ms(),
+        bounds.scaleOut()
+            ? "each phase: one participant alone or the central service's busy time"
+            : "p99 under this host's contention; the fetch bounded below",
+        publishMs,
+        discoverMs,
+        leaseMs,
         fetchMs,
-        fetch.aloneMs(),
-        fetch.servingLabel(),
-        fetch.servingMs(),
+        bounds.alone().fetchMs(),
+        bounds.servingLabel(),
+        bounds.servingMs(),
         controlPlane,
         planning.maxSeconds(),
         refit,

@@ -270,28 +270,48 @@ final class ScaleControlPlane implements AutoCloseable {
   }
 
   /**
-   * One receiver alone reads, checks and decodes every table of a READY version {@code reps} times
-   * (median): what a receiver on its own host waits for when Redis serves only it.
+   * Each phase for one participant with the control plane to itself (medians): a trainer creating
+   * and publishing its slot, a receiver finding the version, leasing and dropping it, and reading,
+   * checking and decoding every table. At scale every participant has its own host, so a phase
+   * takes this long where the central service is not what bounds it.
    */
-  double fetchAloneMs(ScaleScenario s, List<List<PublishedTensor>> tables, int reps)
-      throws Exception {
+  record Alone(double publishMs, double discoverMs, double leaseMs, double fetchMs) {}
+
+  /** {@link Alone}: trainers publish one after another, then receiver 0 runs {@code reps} times. */
+  Alone alone(ScaleScenario s, List<List<PublishedTensor>> tables, int reps) throws Exception {
     String model = s.storeModel() + "-alone";
     String id = "alone";
     int trainers = s.trainerRanks();
     List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
     try (ControlPlaneBackend.Participants p = backend.participants(trainers)) {
+      List<Long> publish = new ArrayList<>();
       for (int r = 0; r < trainers; r++) {
-        WeightVersionStore v = p.trainer(r);
-        v.createVersion(model, id, 1, slots);
         byte[] table = codec.encode(s.table(r, tables.get(r), 1));
+        WeightVersionStore v = p.trainer(r);
+        long t0 = System.nanoTime();
+        v.createVersion(model, id, 1, slots);
         v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
+        publish.add(System.nanoTime() - t0);
       }
-      List<Long> times = new ArrayList<>();
+      WeightVersionStore receiver = p.receiver(0);
+      List<Long> discover = new ArrayList<>();
+      List<Long> lease = new ArrayList<>();
+      List<Long> fetch = new ArrayList<>();
       long expected = tables.stream().mapToLong(List::size).sum();
       for (int i = 0; i < reps; i++) {
         long t0 = System.nanoTime();
-        long entries = fetchAll(p.receiver(0), model, id, 0, trainers, 1, true);
-        times.add(System.nanoTime() - t0);
+        WeightVersion found = receiver.latestReadable(model).orElseThrow();
+        discover.add(System.nanoTime() - t0);
+        if (!found.id().equals(id)) {
+          throw new IllegalStateException("a lone receiver found '" + found.id() + "'");
+        }
+        t0 = System.nanoTime();
+        receiver.acquireLease(model, id, holder(model, 0), LEASE_TTL);
+        receiver.dropLease(model, id, holder(model, 0));
+        lease.add(System.nanoTime() - t0);
+        t0 = System.nanoTime();
+        long entries = fetchAll(receiver, model, id, 0, trainers, 1, true);
+        fetch.add(System.nanoTime() - t0);
         if (entries != expected) {
           throw new IllegalStateException(
               "a lone receiver decoded " + entries + " table entries, expected " + expected);
@@ -302,7 +322,11 @@ final class ScaleControlPlane implements AutoCloseable {
         v.release(model, id);
         v.reclaim(model, id, Integer.toString(r), "trainer-" + r);
       }
-      return percentile(times, 0.5) / 1e6;
+      return new Alone(
+          percentile(publish, 0.5) / 1e6,
+          percentile(discover, 0.5) / 1e6,
+          percentile(lease, 0.5) / 1e6,
+          percentile(fetch, 0.5) / 1e6);
     }
   }
 

@@ -83,7 +83,9 @@ class ScaleBenchTest {
         ScaleControlPlane plane = new ScaleControlPlane(mx)) {
       small = plane.run(half, half.publishedTensors(), 1, true, halfTables, QUIET);
       large = plane.run(full, full.publishedTensors(), 1, true, fullTables, QUIET);
-      assertTrue(plane.fetchAloneMs(full, full.publishedTensors(), 1) > 0);
+      ScaleControlPlane.Alone alone = plane.alone(full, full.publishedTensors(), 1);
+      assertTrue(alone.publishMs() > 0 && alone.discoverMs() > 0, alone.toString());
+      assertTrue(alone.leaseMs() > 0 && alone.fetchMs() > 0, alone.toString());
       serving = mx.fetchServingMs(0, fullTables.getFirst(), full.inferenceRanks());
     }
     assertEquals(16, fullTables.size());
@@ -100,6 +102,7 @@ class ScaleBenchTest {
       double a = small.phases().get(phase).commandsPerParticipant();
       double b = large.phases().get(phase).commandsPerParticipant();
       assertTrue(a > 0, phase + " made no call to the central service");
+      assertTrue(large.phases().get(phase).serverMs() > 0, phase + ": no handler CPU time");
       assertEquals(a, b, phase + ": central calls per receiver at 8 vs 16 trainer ranks");
     }
     assertTrue(serving > 0, "one trainer serving its table to every receiver took no time");
