@@ -32,6 +32,12 @@ final class RefitServiceControlPlane implements ControlPlaneBackend {
 
   private static final int SERVING_REPS = 3;
 
+  /**
+   * A receiver's wait for one publisher's directory entry: a real one skips a publisher after 2 s,
+   * but here 128 receivers ask 256 publishers at once on this host's few cores.
+   */
+  private static final long ENTRY_DEADLINE_MS = 600_000;
+
   private final ServiceTraffic traffic = new ServiceTraffic();
   private final RefitServer server;
   private final String uri;
@@ -67,12 +73,13 @@ final class RefitServiceControlPlane implements ControlPlaneBackend {
   public Participants participants(int trainers) {
     List<MetadataStore> trainerStores = new ArrayList<>();
     List<MetadataStore> receiverStores = new ArrayList<>();
+    String store = uri + "?entry-deadline-ms=" + ENTRY_DEADLINE_MS;
     try {
       for (int r = 0; r < trainers; r++) {
-        trainerStores.add(MetadataStores.open(uri));
+        trainerStores.add(MetadataStores.open(store));
       }
       for (int r = 0; r < RECEIVER_STORES; r++) {
-        receiverStores.add(MetadataStores.open(uri));
+        receiverStores.add(MetadataStores.open(store));
       }
     } catch (RuntimeException e) {
       trainerStores.forEach(MetadataStore::close);

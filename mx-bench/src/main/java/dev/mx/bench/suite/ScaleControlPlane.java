@@ -275,7 +275,24 @@ final class ScaleControlPlane implements AutoCloseable {
    * checking and decoding every table. At scale every participant has its own host, so a phase
    * takes this long where the central service is not what bounds it.
    */
-  record Alone(double publishMs, double discoverMs, double leaseMs, double fetchMs) {}
+  record Alone(
+      double publishMs,
+      double discoverMs,
+      double leaseMs,
+      double fetchMs,
+      ServiceCost publishCost,
+      ServiceCost discoverCost,
+      ServiceCost leaseCost,
+      ServiceCost fetchCost) {
+
+    /**
+     * The central service's time per call when nothing contends with it (the server's own cost per
+     * call, as Redis's per-command time is), in milliseconds.
+     */
+    static double perCallMs(ServiceCost c) {
+      return c.calls() == 0 ? 0 : c.usec() / 1e3 / c.calls();
+    }
+  }
 
   /** {@link Alone}: trainers publish one after another, then receiver 0 runs {@code reps} times. */
   Alone alone(ScaleScenario s, List<List<PublishedTensor>> tables, int reps) throws Exception {
@@ -285,13 +302,19 @@ final class ScaleControlPlane implements AutoCloseable {
     List<String> slots = IntStream.range(0, trainers).mapToObj(Integer::toString).toList();
     try (ControlPlaneBackend.Participants p = backend.participants(trainers)) {
       List<Long> publish = new ArrayList<>();
+      ServiceCost publishCost = ServiceCost.NONE;
+      ServiceCost discoverCost = ServiceCost.NONE;
+      ServiceCost leaseCost = ServiceCost.NONE;
+      ServiceCost fetchCost = ServiceCost.NONE;
       for (int r = 0; r < trainers; r++) {
         byte[] table = codec.encode(s.table(r, tables.get(r), 1));
         WeightVersionStore v = p.trainer(r);
+        ControlPlaneBackend.Meter m = backend.meter();
         long t0 = System.nanoTime();
         v.createVersion(model, id, 1, slots);
         v.publishSlot(model, VersionSlot.of(id, Integer.toString(r), "trainer-" + r, table));
         publish.add(System.nanoTime() - t0);
+        publishCost = publishCost.plus(m.stop());
       }
       WeightVersionStore receiver = p.receiver(0);
       List<Long> discover = new ArrayList<>();
@@ -299,19 +322,25 @@ final class ScaleControlPlane implements AutoCloseable {
       List<Long> fetch = new ArrayList<>();
       long expected = tables.stream().mapToLong(List::size).sum();
       for (int i = 0; i < reps; i++) {
+        ControlPlaneBackend.Meter m = backend.meter();
         long t0 = System.nanoTime();
         WeightVersion found = receiver.latestReadable(model).orElseThrow();
         discover.add(System.nanoTime() - t0);
+        discoverCost = discoverCost.plus(m.stop());
         if (!found.id().equals(id)) {
           throw new IllegalStateException("a lone receiver found '" + found.id() + "'");
         }
+        m = backend.meter();
         t0 = System.nanoTime();
         receiver.acquireLease(model, id, holder(model, 0), LEASE_TTL);
         receiver.dropLease(model, id, holder(model, 0));
         lease.add(System.nanoTime() - t0);
+        leaseCost = leaseCost.plus(m.stop());
+        m = backend.meter();
         t0 = System.nanoTime();
         long entries = fetchAll(receiver, model, id, 0, trainers, 1, true);
         fetch.add(System.nanoTime() - t0);
+        fetchCost = fetchCost.plus(m.stop());
         if (entries != expected) {
           throw new IllegalStateException(
               "a lone receiver decoded " + entries + " table entries, expected " + expected);
@@ -326,7 +355,11 @@ final class ScaleControlPlane implements AutoCloseable {
           percentile(publish, 0.5) / 1e6,
           percentile(discover, 0.5) / 1e6,
           percentile(lease, 0.5) / 1e6,
-          percentile(fetch, 0.5) / 1e6);
+          percentile(fetch, 0.5) / 1e6,
+          publishCost,
+          discoverCost,
+          leaseCost,
+          fetchCost);
     }
   }
 

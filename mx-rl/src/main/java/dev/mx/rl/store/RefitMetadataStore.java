@@ -66,13 +66,16 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
 
   static final int WORKER_TTL_SECONDS = 10;
 
-  /** How long a receiver waits for one publisher's directory entry before skipping it. */
-  private static final Duration ENTRY_DEADLINE = Duration.ofSeconds(2);
+  /**
+   * How long a receiver waits for one publisher's directory entry before skipping it, unless the
+   * URI's {@code entry-deadline-ms} says otherwise.
+   */
+  static final Duration ENTRY_DEADLINE = Duration.ofSeconds(2);
 
   private final String workerHost;
   final RefitClient central;
   final ManifestFetcher fetcher = new ManifestFetcher(RefitClient.DEFAULT_DEADLINE);
-  private final ManifestFetcher entryFetcher = new ManifestFetcher(ENTRY_DEADLINE);
+  private final ManifestFetcher entryFetcher;
   final ManifestBook book = new ManifestBook();
   private RefitServer workerServer;
 
@@ -93,9 +96,10 @@ public final class RefitMetadataStore extends AbstractMetadataStore {
 
   private final RefitWeightVersions versions;
 
-  RefitMetadataStore(String uri, String host, int port) {
+  RefitMetadataStore(String uri, String host, int port, Duration entryDeadline) {
     super(uri);
     this.central = new RefitClient(host, port);
+    this.entryFetcher = new ManifestFetcher(entryDeadline);
     // Workers of a loopback server serve on loopback; otherwise on the host's address.
     this.workerHost =
         host.equals("127.0.0.1") || host.equals("localhost") || host.equals("::1")
