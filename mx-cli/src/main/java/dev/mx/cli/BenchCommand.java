@@ -118,15 +118,19 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!ScaleSpec.REDIS.equals(controlPlane) && !ScaleSpec.MX.equals(controlPlane)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(),
-          "--control-plane '"
-              + controlPlane
-              + "' is neither "
-              + ScaleSpec.REDIS
-              + " nor "
-              + ScaleSpec.MX);
+    ScaleSpec scale;
+    try {
+      scale =
+          new ScaleSpec(
+              model,
+              trainer,
+              inference,
+              steps,
+              fabricGbps,
+              ScaleSpec.DEFAULT.fractions(),
+              controlPlane);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }
     Benchmark b = benchmarks().get(name);
     if (b == null) {
@@ -151,19 +155,7 @@ final class BenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--fabric-gbps " + fabricGbps + " must be a positive rate");
     }
-    BenchOptions options =
-        new BenchOptions(
-            repetitions,
-            threads,
-            System.err,
-            new ScaleSpec(
-                model,
-                trainer,
-                inference,
-                steps,
-                fabricGbps,
-                ScaleSpec.DEFAULT.fractions(),
-                controlPlane));
+    BenchOptions options = new BenchOptions(repetitions, threads, System.err, scale);
     try {
       b.checkUsage(options);
     } catch (IllegalArgumentException e) {

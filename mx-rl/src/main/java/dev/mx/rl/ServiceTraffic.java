@@ -11,8 +11,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.net.SocketAddress;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,9 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What a RefitService server is asked for, as a {@link ServerInterceptor} for {@link
- * RefitServer.Builder#intercept}: calls, request plus response bytes (serialized message sizes),
- * the time from each call's start to its close and the CPU time its handler took (the server's busy
- * time, as Redis's {@code commandstats} count it), per client connection and in total. Trainers'
+ * RefitServer.Builder#intercept}: calls, request plus response bytes (serialized message sizes) and
+ * the time from each call's start to its close, per client connection and in total. Trainers'
  * re-registrations run on a timer, not per refit step, so they are counted apart ({@link
  * #heartbeats}). Issue 36's "through the central service per participant" figures are read from it
  * (the scale bench, the traffic test).
@@ -34,7 +31,6 @@ public final class ServiceTraffic implements ServerInterceptor {
     private final AtomicLong calls = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong nanos = new AtomicLong();
-    private final AtomicLong cpuNanos = new AtomicLong();
 
     public long calls() {
       return calls.get();
@@ -49,22 +45,12 @@ public final class ServiceTraffic implements ServerInterceptor {
       return nanos.get();
     }
 
-    /**
-     * The CPU time of the calls' handlers (a unary handler runs when its request is complete), not
-     * counting the transport's (de)serialization and I/O.
-     */
-    public long cpuNanos() {
-      return cpuNanos.get();
-    }
-
     private void add(long b, long n) {
       calls.incrementAndGet();
       bytes.addAndGet(b);
       nanos.addAndGet(n);
     }
   }
-
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final Map<SocketAddress, Tally> byPeer = new ConcurrentHashMap<>();
   private final Tally total = new Tally();
@@ -128,20 +114,6 @@ public final class ServiceTraffic implements ServerInterceptor {
                 && r.getWorker().getRole() == WorkerRole.WORKER_ROLE_TRAINER;
         bytes.addAndGet(((MessageLite) message).getSerializedSize());
         super.onMessage(message);
-      }
-
-      @Override
-      public void onHalfClose() {
-        long c0 = THREADS.getCurrentThreadCpuTime();
-        try {
-          super.onHalfClose();
-        } finally {
-          long cpu = THREADS.getCurrentThreadCpuTime() - c0;
-          (heartbeat[0] ? heartbeats : total).cpuNanos.addAndGet(cpu);
-          if (!heartbeat[0] && peer != null) {
-            byPeer.computeIfAbsent(peer, a -> new Tally()).cpuNanos.addAndGet(cpu);
-          }
-        }
       }
     };
   }

@@ -24,9 +24,6 @@ interface ControlPlaneBackend extends AutoCloseable {
     ServiceCost stop();
   }
 
-  /** The {@code --control-plane} name: {@code redis} or {@code mx}. */
-  String name();
-
   /** One line for the progress output: which server, where. */
   String describe();
 

@@ -65,11 +65,6 @@ final class RedisControlPlane implements ControlPlaneBackend {
   }
 
   @Override
-  public String name() {
-    return "redis";
-  }
-
-  @Override
   public String describe() {
     return "redis-server on " + uri;
   }

@@ -55,11 +55,6 @@ final class RefitServiceControlPlane implements ControlPlaneBackend {
   }
 
   @Override
-  public String name() {
-    return "mx";
-  }
-
-  @Override
   public String describe() {
     return "RefitService (memory backend) on " + uri + ", tables served by each trainer rank";
   }

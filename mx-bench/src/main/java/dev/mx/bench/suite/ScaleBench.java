@@ -173,8 +173,8 @@ public final class ScaleBench implements Benchmark {
     /**
      * Publish, discover or lease at scale: where phases scale out, the longer of one participant
      * alone and the central service serving every participant's calls one after another at the cost
-     * per call measured alone (the busy times measured with 384 participants on this host's cores
-     * count lock spinning and cache misses a cluster's server would not see); else the p99.
+     * per call measured alone (its call times with 384 participants on this host's two cores are
+     * mostly waiting for a core, which a cluster's server would not do); else the p99.
      */
     double phaseMs(ScaleControlPlane.PhaseStats p, double aloneMs, ServiceCost aloneCost) {
       if (!scaleOut) {

@@ -108,10 +108,6 @@ final class ScaleControlPlane implements AutoCloseable {
     this.backend = backend;
   }
 
-  ControlPlaneBackend backend() {
-    return backend;
-  }
-
   /**
    * Runs {@code steps} measured steps, after an unmeasured one when {@code warmUp}.
    *

@@ -42,7 +42,7 @@ public record ScaleSpec(
     fractions = java.util.List.copyOf(fractions);
     if (!REDIS.equals(controlPlane) && !MX.equals(controlPlane)) {
       throw new IllegalArgumentException(
-          "control plane '" + controlPlane + "' is neither " + REDIS + " nor " + MX);
+          "--control-plane '" + controlPlane + "' is neither " + REDIS + " nor " + MX);
     }
   }
 }

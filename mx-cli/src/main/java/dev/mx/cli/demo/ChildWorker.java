@@ -50,14 +50,14 @@ final class ChildWorker implements WorkerHandle {
 
   static final String JVM_OPTIONS_ENV = "MX_DEMO_JVM_OPTIONS";
 
+  /** As the {@code mx} launcher passes it. */
+  static final String UNSAFE_MEMORY_ACCESS = "--sun-misc-unsafe-memory-access=allow";
+
   /**
    * The heap options of every child, then the extra ones {@code -Dmx.demo.jvmOptions} or {@code
    * MX_DEMO_JVM_OPTIONS} give (whitespace-separated, last so they win: e.g. {@code -Xlog:gc} or
    * another {@code -XX:MaxNewSize}).
    */
-  /** As the {@code mx} launcher passes it. */
-  static final String UNSAFE_MEMORY_ACCESS = "--sun-misc-unsafe-memory-access=allow";
-
   static List<String> jvmOptions(dev.mx.api.util.Settings settings) {
     List<String> out = new ArrayList<>();
     out.add("-XX:+UseParallelGC");
