@@ -194,6 +194,30 @@ class DocsTest {
     assertEquals(before, modified(data), "saved perf data was rewritten");
   }
 
+  /**
+   * {@code scripts/under-load --help} prints its help and starts no load and no command; an unknown
+   * option is refused with the usage line. Either way it ends at once, which the bounded wait
+   * checks: the default command is a whole {@code ./mvnw verify}.
+   */
+  @Test
+  void underLoadHelpAndUnknownOptionsStartNothing() throws Exception {
+    for (List<String> args : List.of(List.of("--help"), List.of("-h"), List.of("--bogus"))) {
+      List<String> cmd = new ArrayList<>(List.of("bash", "scripts/under-load"));
+      cmd.addAll(args);
+      Process p =
+          new ProcessBuilder(cmd).directory(ROOT.toFile()).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), args + " did not finish");
+      boolean help = !args.getFirst().equals("--bogus");
+      assertEquals(help ? 0 : 2, p.exitValue(), args + ": " + out);
+      assertTrue(
+          help
+              ? out.contains("-n N          busy processes") && !out.contains("busy processes (cap")
+              : out.contains("unknown option '--bogus' (usage: scripts/under-load"),
+          args + ": " + out);
+    }
+  }
+
   private static java.util.Map<Path, java.nio.file.attribute.FileTime> modified(Path dir)
       throws IOException {
     java.util.Map<Path, java.nio.file.attribute.FileTime> m = new java.util.TreeMap<>();
