@@ -7,6 +7,7 @@ import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
+import dev.mx.metadata.ParallelMap;
 import dev.mx.metadata.ShardTableCodec;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -250,17 +251,22 @@ final class ScaleControlPlane implements AutoCloseable {
       throw new IllegalStateException(
           "receiver " + r + " read " + got.size() + " slots of '" + id + "', expected " + trainers);
     }
+    // As VersionFollower does: each table checked (and decoded) on its own thread, every core.
+    List<ShardTable> tables =
+        ParallelMap.inOrder(
+            got,
+            slot -> {
+              byte[] table = slot.verified(model).table();
+              return decode ? codec.decode(table) : null;
+            });
     long entries = 0;
-    for (VersionSlot slot : got) {
-      byte[] table = slot.verified(model).table();
-      if (decode) {
-        ShardTable t = codec.decode(table);
-        if (t.publisherStep() == null || t.publisherStep() != step) {
-          throw new IllegalStateException(
-              "slot " + slot.slot() + " carries step " + t.publisherStep() + ", not " + step);
-        }
-        entries += t.entryCount();
+    for (int i = 0; decode && i < got.size(); i++) {
+      ShardTable t = tables.get(i);
+      if (t.publisherStep() == null || t.publisherStep() != step) {
+        throw new IllegalStateException(
+            "slot " + got.get(i).slot() + " carries step " + t.publisherStep() + ", not " + step);
       }
+      entries += t.entryCount();
     }
     return entries;
   }

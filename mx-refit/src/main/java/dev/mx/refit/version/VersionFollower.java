@@ -18,6 +18,7 @@ import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.MetadataStoreException;
+import dev.mx.metadata.ParallelMap;
 import dev.mx.metadata.ShardTableCodec;
 import dev.mx.metadata.SlotRanks;
 import dev.mx.metadata.progress.PartyRecords;
@@ -548,8 +549,7 @@ public final class VersionFollower implements AutoCloseable {
     List<VersionSlot> slots = versions.slots(model, v.id());
     Map<String, VersionSlot> bySlot = new TreeMap<>();
     slots.forEach(s -> bySlot.put(s.slot(), s));
-    List<ShardTable> tables = new ArrayList<>();
-    SlotRanks ranks = new SlotRanks(expectation, storeUri);
+    List<VersionSlot> inOrder = new ArrayList<>();
     for (String expected : v.expectedSlots()) {
       VersionSlot s = bySlot.get(expected);
       if (s == null) {
@@ -572,7 +572,16 @@ public final class VersionFollower implements AutoCloseable {
                 + s.workerId()
                 + "') went away");
       }
-      ShardTable t = codec.decode(s.verified(model).table());
+      inOrder.add(s);
+    }
+    // Checking each table's SHA-256 and decoding it are most of a fetch at scale: every core.
+    List<ShardTable> decoded =
+        ParallelMap.inOrder(inOrder, s -> codec.decode(s.verified(model).table()));
+    SlotRanks ranks = new SlotRanks(expectation, storeUri);
+    for (int i = 0; i < decoded.size(); i++) {
+      VersionSlot s = inOrder.get(i);
+      String expected = s.slot();
+      ShardTable t = decoded.get(i);
       // As plain discovery refuses a publisher outside the job or claiming another's rank.
       ranks.require(
           t,
@@ -592,9 +601,8 @@ public final class VersionFollower implements AutoCloseable {
                 + ", not the version's step "
                 + v.step());
       }
-      tables.add(t);
     }
-    return StoreDiscovery.merge(tables, null);
+    return StoreDiscovery.merge(decoded, null);
   }
 
   /**
