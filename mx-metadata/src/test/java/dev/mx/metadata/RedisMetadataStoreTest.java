@@ -142,9 +142,114 @@ class RedisMetadataStoreTest extends AbstractMetadataStoreTest {
       MetadataStoreException e =
           assertThrows(MetadataStoreException.class, () -> MetadataStores.open(uri));
       assertTrue(e.getMessage().startsWith(uri + ": cannot connect to Redis"), e.getMessage());
-      // The client names the bound that ended the wait: the 2 s connect timeout, not the command
+      // The message names the bound that ended the wait: the 2 s connect bound, not the command
       // timeout (10 s).
-      assertTrue(e.getMessage().contains("timed out after 2 second(s)"), e.getMessage());
+      assertTrue(e.getMessage().contains("no answer within 2000 ms"), e.getMessage());
+    }
+  }
+
+  /**
+   * A server that answers, but whose answers to the client's handshake come later than the 2 s
+   * connect bound (a loaded host: the client starting up, the server scheduled late), still opens:
+   * only a server that does not answer at all is refused within the connect bound.
+   */
+  @Test
+  void aServerSlowToAnswerTheHandshakeStillOpens() throws Exception {
+    try (SlowHandshakeProxy proxy = new SlowHandshakeProxy(REDIS.port(), 3_000)) {
+      String uri = "redis://127.0.0.1:" + proxy.port();
+      try (MetadataStore s = MetadataStores.open(uri)) {
+        s.publish(new SourceRecord(identity, "w", 0, new byte[] {5}, SourceStatus.READY, 0));
+        assertEquals(5, s.get(identity, "w").orElseThrow().blob()[0]);
+      }
+      assertTrue(proxy.delayedConnections() >= 1, "the client's handshake was held back");
+    }
+  }
+
+  /**
+   * Test double: a TCP proxy to the real Redis that holds back the first answer on every connection
+   * whose first request is not a bare PING (the client's handshake) for a fixed delay, as a loaded
+   * host would.
+   */
+  private static final class SlowHandshakeProxy implements AutoCloseable {
+    private final java.net.ServerSocket listener =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    private final java.util.concurrent.atomic.AtomicInteger delayed =
+        new java.util.concurrent.atomic.AtomicInteger();
+    private final List<java.net.Socket> sockets =
+        java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+    SlowHandshakeProxy(int redisPort, long delayMillis) throws java.io.IOException {
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                while (!listener.isClosed()) {
+                  try {
+                    java.net.Socket client = listener.accept();
+                    java.net.Socket server =
+                        new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), redisPort);
+                    sockets.add(client);
+                    sockets.add(server);
+                    var handshake = new java.util.concurrent.atomic.AtomicBoolean();
+                    Thread.ofVirtual().start(() -> pump(client, server, handshake, -1));
+                    Thread.ofVirtual().start(() -> pump(server, client, handshake, delayMillis));
+                  } catch (java.io.IOException closed) {
+                    return;
+                  }
+                }
+              });
+    }
+
+    int port() {
+      return listener.getLocalPort();
+    }
+
+    int delayedConnections() {
+      return delayed.get();
+    }
+
+    /**
+     * Copies {@code from} to {@code to}. The request side ({@code delayMillis < 0}) notes whether
+     * the first request is a handshake; the answer side holds back its first answer if it was.
+     */
+    private void pump(
+        java.net.Socket from,
+        java.net.Socket to,
+        java.util.concurrent.atomic.AtomicBoolean handshake,
+        long delayMillis) {
+      byte[] buf = new byte[8192];
+      try {
+        int n = from.getInputStream().read(buf);
+        if (delayMillis < 0 && n > 0) {
+          handshake.set(
+              !new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII)
+                  .equals("*1\r\n$4\r\nPING\r\n"));
+        } else if (n > 0 && handshake.get()) {
+          Thread.sleep(delayMillis); // the simulated slowness itself, not a wait for an event
+          delayed.incrementAndGet();
+        }
+        while (n >= 0) {
+          to.getOutputStream().write(buf, 0, n);
+          n = from.getInputStream().read(buf);
+        }
+      } catch (java.io.IOException | InterruptedException closed) {
+        // the other side or the proxy closed
+      } finally {
+        try {
+          to.shutdownOutput();
+        } catch (java.io.IOException ignored) {
+          // already closed
+        }
+      }
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      listener.close();
+      synchronized (sockets) {
+        for (java.net.Socket s : sockets) {
+          s.close();
+        }
+      }
     }
   }
 }

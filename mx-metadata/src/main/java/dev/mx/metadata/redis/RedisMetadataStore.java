@@ -47,17 +47,17 @@ import java.util.concurrent.TimeUnit;
  * vanish on their own.
  *
  * <p>The URI is {@code redis://[:password@]host:port[/db][?timeout=10s]}; the timeout bounds each
- * command (default 10 s); connecting takes at most 2 s (or the timeout, if shorter), so an
- * unreachable or silent server fails the open in seconds naming host and port. While the connection
- * is down commands fail at once and the client reconnects in the background. Messages show the URI
- * without its password.
+ * command (default 10 s); the server must accept the connection and answer a PING within 2 s (or
+ * the timeout, if shorter), so an unreachable or silent server fails the open in seconds naming
+ * host and port. While the connection is down commands fail at once and the client reconnects in
+ * the background. Messages show the URI without its password.
  */
 @Stable
 public final class RedisMetadataStore extends AbstractMetadataStore {
   private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
   /**
-   * How long connecting (TCP connect and the Redis handshake) may take, at most the command
+   * How long the TCP connect and the first answer of the server may take, at most the command
    * timeout.
    */
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -145,10 +145,14 @@ public final class RedisMetadataStore extends AbstractMetadataStore {
     super(redacted(redisUri, credentials));
     this.ttlSeconds = Math.max(1, (gcTimeout.toMillis() + 999) / 1000);
     Duration timeout = redisUri.getTimeout();
-    // Connecting (TCP and the handshake) gets its own short bound: an unreachable or silent server
-    // is reported in seconds, naming host and port, instead of after the command timeout.
+    // An unreachable or silent server is reported in seconds, naming host and port: the TCP connect
+    // and a bare PING get the short bound. Once the server has answered, the client's own
+    // handshake gets the command timeout, so a loaded host that is slow to start the client is
+    // not taken for a dead server.
     Duration connectTimeout = timeout.compareTo(CONNECT_TIMEOUT) < 0 ? timeout : CONNECT_TIMEOUT;
-    redisUri.setTimeout(connectTimeout);
+    if (!redisUri.isSsl() && redisUri.getHost() != null) {
+      RedisLiveness.requireAnswer(uri(), redisUri.getHost(), redisUri.getPort(), connectTimeout);
+    }
     this.resources =
         DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
     RedisClient c = null;
