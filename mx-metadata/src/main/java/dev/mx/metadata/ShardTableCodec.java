@@ -15,6 +15,7 @@ import dev.mx.api.digest.TileDigests;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.transport.kit.TransportBundle;
 import java.io.ByteArrayOutputStream;
@@ -39,10 +40,11 @@ import java.util.List;
  * addr, shard_offset, shape[, digest][, tile_digests | column_tile_digests][, changed_step]}
  * ({@link #TILE_DIGESTS}: digests over a fixed tiling of the shard, for verifying partial reads;
  * {@link #COLUMN_TILE_DIGESTS}: the same over column tiles; {@link #CHANGED_STEP}: the step at
- * which the shard's bytes last changed, for delta refits). A publisher serving several transports
- * (its agent metadata a {@link TransportBundle}) writes the primary transport's blob as {@code
- * agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others": {NAME:
- * BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
+ * which the shard's bytes last changed, for delta refits), and last, {@link #REPLICA_SHARDS}: the
+ * boxes held as replicas of another publisher's, in a compact form. A publisher serving several
+ * transports (its agent metadata a {@link TransportBundle}) writes the primary transport's blob as
+ * {@code agent_meta_b64} and, last, {@link #AGENT_META_EXTRA} = {@code {"primary": NAME, "others":
+ * {NAME: BASE64, ...}}}; decoding puts the bundle back together. The optional keys are omitted when
  * absent, never written as null, so adding them leaves every other byte as it was. Dtypes are
  * written as {@code torch.<name>} labels and addresses as unsigned 64-bit integers.
  *
@@ -91,6 +93,16 @@ public final class ShardTableCodec {
    * receiver holding that step's bytes of the shard (same digest) need not read it again.
    */
   public static final String CHANGED_STEP = "changed_step";
+
+  /**
+   * Optional top-level key, last: the boxes the publisher holds as replicas of another publisher's
+   * ({@link ReplicaShard}), one array per box, {@code [tensor, device_id, addr, shard_offset,
+   * shape, digest or null]} and, when the publisher tracks changes, {@code changed_step} seventh.
+   * The agent is the table's; the tensor's dtype, element size and global shape are its owner's.
+   * About a third of a tensor entry's bytes and tokens, and ModelExpress' decoder, which does not
+   * know the key, reads every box from its owner.
+   */
+  public static final String REPLICA_SHARDS = "replica_shards";
 
   /** Keys of a tensor entry, in encoding order. */
   public static final List<String> TENSOR_KEYS =
@@ -223,6 +235,9 @@ public final class ShardTableCodec {
         g.writeStringField("layout", table.topology().layout());
         g.writeEndObject();
       }
+      if (!table.replicas().isEmpty()) {
+        writeReplicas(g, table);
+      }
       g.writeEndObject();
     } catch (IOException e) {
       throw new UncheckedIOException(
@@ -306,11 +321,7 @@ public final class ShardTableCodec {
       g.writeStringField("agent_name", s.agentName());
       g.writeNumberField("device_id", s.deviceId());
       g.writeFieldName("addr");
-      if (s.addr() >= 0) {
-        g.writeNumber(s.addr());
-      } else {
-        g.writeNumber(Long.toUnsignedString(s.addr()));
-      }
+      writeAddress(g, s.addr());
       g.writeFieldName("shard_offset");
       writeLongs(g, s.shardOffset());
       g.writeFieldName("shape");
@@ -345,6 +356,41 @@ public final class ShardTableCodec {
     }
     g.writeEndArray();
     g.writeEndObject();
+  }
+
+  private static void writeReplicas(JsonGenerator g, ShardTable table) throws IOException {
+    g.writeArrayFieldStart(REPLICA_SHARDS);
+    List<ReplicaShard> replicas = table.replicas();
+    for (int i = 0; i < replicas.size(); i++) {
+      ReplicaShard r = replicas.get(i);
+      PublishedShard s = r.shard();
+      checkReplica(r, table.agentName(), new JsonPathCursor().field(REPLICA_SHARDS).index(i));
+      g.writeStartArray();
+      g.writeString(r.tensor());
+      g.writeNumber(s.deviceId());
+      writeAddress(g, s.addr());
+      writeLongs(g, s.shardOffset());
+      writeLongs(g, s.shape().dims());
+      if (s.digest() == null) {
+        g.writeNull();
+      } else {
+        g.writeString(s.digest());
+      }
+      if (s.changedStep() != null) {
+        g.writeNumber(checkStep(s.changedStep(), REPLICA_SHARDS + "[" + i + "][6]"));
+      }
+      g.writeEndArray();
+    }
+    g.writeEndArray();
+  }
+
+  /** An address as the unsigned 64-bit integer it is. */
+  private static void writeAddress(JsonGenerator g, long addr) throws IOException {
+    if (addr >= 0) {
+      g.writeNumber(addr);
+    } else {
+      g.writeNumber(Long.toUnsignedString(addr));
+    }
   }
 
   private static void writeLongs(JsonGenerator g, long[] values) throws IOException {
@@ -446,6 +492,54 @@ public final class ShardTableCodec {
       at.pop();
     }
     return dtype;
+  }
+
+  /**
+   * Checks a replica the way {@link #checkTensor} checks a shard, as far as it can without its
+   * tensor (its owner's entry has the global shape): held by the table's own agent, offset and
+   * shape of one rank, a well-formed digest or none, and no tile digests (a replica is verified
+   * with its owner's).
+   */
+  private static void checkReplica(ReplicaShard r, String agent, JsonPathCursor at) {
+    PublishedShard s = r.shard();
+    String what = "replica of tensor '" + r.tensor() + "'";
+    if (r.tensor().isEmpty()) {
+      throw new ShardTableFormatException(at.index(0).toString(), "empty tensor name");
+    }
+    if (!s.agentName().equals(agent)) {
+      throw new ShardTableFormatException(
+          at.toString(),
+          what
+              + ": held by agent '"
+              + s.agentName()
+              + "', but a table lists only its own agent's ('"
+              + agent
+              + "') replicas");
+    }
+    if (s.deviceId() < 0) {
+      throw new ShardTableFormatException(
+          at.index(1).toString(), what + ": negative device id " + s.deviceId());
+    }
+    if (s.shardOffset().length != s.shape().rank()) {
+      throw new ShardTableFormatException(
+          at.index(3).toString(),
+          what
+              + ": offset "
+              + Arrays.toString(s.shardOffset())
+              + " and shape "
+              + s.shape()
+              + " differ in rank");
+    }
+    if (s.digest() != null && !isDigest(s.digest())) {
+      throw new ShardTableFormatException(
+          at.index(5).toString(),
+          what + ": digest '" + s.digest() + "' is not 32 lowercase hex characters");
+    }
+    if (s.tiles() != null) {
+      throw new ShardTableFormatException(
+          at.toString(),
+          what + ": a replica carries no tile digests (it is verified with its owner's)");
+    }
   }
 
   /** The key a shard's tile digests go under: byte tiles' or column tiles'. */
@@ -661,6 +755,8 @@ public final class ShardTableCodec {
     Long step = null;
     PublisherTopology topology = null;
     List<TransportBundle.Entry> extra = null;
+    List<ReplicaShard> replicas = List.of();
+    int replicaCount = 0;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
       JsonToken value = p.nextToken();
@@ -692,6 +788,17 @@ public final class ShardTableCodec {
             topology = value == JsonToken.VALUE_NULL ? null : readTopology(p, at);
         case AGENT_META_EXTRA ->
             extra = value == JsonToken.VALUE_NULL ? null : readExtraTransports(p, at);
+        case REPLICA_SHARDS -> {
+          if (value == JsonToken.VALUE_NULL) {
+            break;
+          }
+          if (withTensors) {
+            replicas = readArray(p, at, limits.maxTensors, "replicas", this::readReplica);
+            replicaCount = replicas.size();
+          } else {
+            replicaCount = countEntries(p, at, "replicas", JsonToken.START_ARRAY, "an array");
+          }
+        }
         default -> p.skipChildren();
       }
       at.pop();
@@ -706,9 +813,18 @@ public final class ShardTableCodec {
     requirePresent(entryCount < 0 ? null : entryCount, "tensors");
     agentMetadata = agentMetadata(agentMetadata, extra);
     if (withTensors) {
-      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology);
+      // The replicas are the table's agent's, whichever key came first.
+      List<ReplicaShard> held = new ArrayList<>(replicas.size());
+      for (int i = 0; i < replicas.size(); i++) {
+        ReplicaShard r = heldBy(replicas.get(i), agentName);
+        checkReplica(r, agentName, new JsonPathCursor().field(REPLICA_SHARDS).index(i));
+        held.add(r);
+      }
+      replicas = held;
+      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology, replicas);
     }
-    return new ShardTableHeader(agentName, endpoint, agentMetadata, step, entryCount);
+    return new ShardTableHeader(
+        agentName, endpoint, agentMetadata, step, entryCount + replicaCount);
   }
 
   /** Reads one array element with the cursor on it. */
@@ -783,19 +899,86 @@ public final class ShardTableCodec {
 
   /** Counts the tensor entries, checking only that each is an object. */
   private int countTensors(JsonParser p, JsonPathCursor at) throws IOException {
+    return countEntries(p, at, "tensor entries", JsonToken.START_OBJECT, "an object");
+  }
+
+  /** Counts an array's elements, checking only that each starts with {@code start}. */
+  private int countEntries(
+      JsonParser p, JsonPathCursor at, String what, JsonToken start, String expected)
+      throws IOException {
     return readArray(
             p,
             at,
             limits.maxTensors,
-            "tensor entries",
+            what,
             (parser, here) -> {
-              if (parser.currentToken() != JsonToken.START_OBJECT) {
-                throw wrongType(here, "an object", parser.currentToken());
+              if (parser.currentToken() != start) {
+                throw wrongType(here, expected, parser.currentToken());
               }
               parser.skipChildren();
               return Boolean.TRUE;
             })
         .size();
+  }
+
+  /**
+   * One {@link #REPLICA_SHARDS} element: {@code [tensor, device_id, addr, shard_offset, shape,
+   * digest or null(, changed_step)]}, its agent left empty: it is the table's, which may come
+   * later.
+   */
+  private ReplicaShard readReplica(JsonParser p, JsonPathCursor at) throws IOException {
+    expectArray(p, at);
+    String tensor = null;
+    int deviceId = 0;
+    long addr = 0;
+    long[] offset = null;
+    long[] shape = null;
+    String digest = null;
+    Long changedStep = null;
+    int n = 0;
+    while (p.nextToken() != JsonToken.END_ARRAY) {
+      at.index(n);
+      switch (n) {
+        case 0 -> tensor = readString(p, at);
+        case 1 -> deviceId = readInt(p, at, 0);
+        case 2 -> addr = readAddress(p, at);
+        case 3 -> offset = readLongs(p, at);
+        case 4 -> shape = readLongs(p, at);
+        case 5 -> digest = p.currentToken() == JsonToken.VALUE_NULL ? null : readString(p, at);
+        case 6 -> changedStep = checkStep(readLong(p, at), at.toString());
+        default ->
+            throw new ShardTableFormatException(
+                at.toString(), "a replica has at most 7 elements (tensor .. changed_step)");
+      }
+      at.pop();
+      n++;
+    }
+    if (n < 6) {
+      throw new ShardTableFormatException(
+          at.toString(),
+          "a replica needs [tensor, device_id, addr, shard_offset, shape, digest], got "
+              + n
+              + " elements");
+    }
+    return new ReplicaShard(
+        tensor,
+        new PublishedShard(
+            "", deviceId, addr, offset, new Shape(shape), digest, null, changedStep));
+  }
+
+  private static ReplicaShard heldBy(ReplicaShard r, String agent) {
+    PublishedShard s = r.shard();
+    return new ReplicaShard(
+        r.tensor(),
+        new PublishedShard(
+            agent,
+            s.deviceId(),
+            s.addr(),
+            s.shardOffset(),
+            s.shape(),
+            s.digest(),
+            null,
+            s.changedStep()));
   }
 
   private PublishedTensor readTensor(JsonParser p, JsonPathCursor at) throws IOException {

@@ -225,7 +225,62 @@ class ShardTableMalformedTest {
             "step beyond 64 bits",
             r -> r.put("publisher_step", BigInteger.TEN.pow(30)),
             "publisher_step",
-            "does not fit in 64 bits"));
+            "does not fit in 64 bits"),
+        replicas(
+            "replica not an array",
+            "[{\"name\": \"w\"}]",
+            "replica_shards[0]",
+            "expected an array, got an object"),
+        replicas(
+            "replica too short",
+            "[[\"w\", 0, 8, [0], [4]]]",
+            "replica_shards[0]",
+            "a replica needs [tensor, device_id, addr, shard_offset, shape, digest], got 5"),
+        replicas(
+            "replica too long",
+            "[[\"w\", 0, 8, [0], [4], null, 3, 4]]",
+            "replica_shards[0][7]",
+            "a replica has at most 7 elements"),
+        replicas(
+            "replica without a tensor name",
+            "[[\"\", 0, 8, [0], [4], null]]",
+            "replica_shards[0][0]",
+            "empty tensor name"),
+        replicas(
+            "replica offset and shape of different rank",
+            "[[\"w\", 0, 8, [0, 0], [4], null]]",
+            "replica_shards[0][3]",
+            "replica of tensor 'w': offset [0, 0] and shape [4] differ in rank"),
+        replicas(
+            "replica digest not hex",
+            "[[\"w\", 0, 8, [0], [4], \"XYZ\"]]",
+            "replica_shards[0][5]",
+            "replica of tensor 'w': digest 'XYZ' is not 32 lowercase hex characters"),
+        replicas(
+            "replica changed step negative",
+            "[[\"w\", 0, 8, [0], [4], null, -2]]",
+            "replica_shards[0][6]",
+            "negative"),
+        replicas(
+            "replica address a string",
+            "[[\"w\", 0, \"8\", [0], [4], null]]",
+            "replica_shards[0][2]",
+            "got a string"));
+  }
+
+  /** The valid table with {@code json} as its {@code replica_shards}. */
+  private static Arguments replicas(String name, String json, String path, String problem) {
+    return edit(
+        name,
+        r -> {
+          try {
+            r.set("replica_shards", JSON.readTree(json));
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        },
+        path,
+        problem);
   }
 
   @ParameterizedTest(name = "{0}")

@@ -16,6 +16,9 @@ import java.util.Objects;
  *     step)
  * @param topology the trainer topology the publisher declares, or null (ModelExpress tables carry
  *     none)
+ * @param replicas the boxes this publisher holds as replicas of another publisher's, listed apart
+ *     from {@code tensors} (ModelExpress tables list none: a reader that does not know them reads
+ *     every box from its owner)
  */
 public record ShardTable(
     String agentName,
@@ -23,7 +26,8 @@ public record ShardTable(
     byte[] agentMetadata,
     List<PublishedTensor> tensors,
     Long publisherStep,
-    PublisherTopology topology) {
+    PublisherTopology topology,
+    List<ReplicaShard> replicas) {
 
   /** The schema string of the JSON encoding. */
   public static final String SCHEMA = "mx.reshard.shard_table.v1";
@@ -33,6 +37,18 @@ public record ShardTable(
     metadataEndpoint = metadataEndpoint == null ? "" : metadataEndpoint;
     agentMetadata = agentMetadata == null ? new byte[0] : agentMetadata.clone();
     tensors = List.copyOf(tensors);
+    replicas = replicas == null ? List.of() : List.copyOf(replicas);
+  }
+
+  /** A table that lists no replicas apart. */
+  public ShardTable(
+      String agentName,
+      String metadataEndpoint,
+      byte[] agentMetadata,
+      List<PublishedTensor> tensors,
+      Long publisherStep,
+      PublisherTopology topology) {
+    this(agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, topology, List.of());
   }
 
   /** A table that declares no topology. */
@@ -47,7 +63,8 @@ public record ShardTable(
 
   /** The same table declaring {@code t}. */
   public ShardTable withTopology(PublisherTopology t) {
-    return new ShardTable(agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, t);
+    return new ShardTable(
+        agentName, metadataEndpoint, agentMetadata, tensors, publisherStep, t, replicas);
   }
 
   @Override
@@ -55,8 +72,11 @@ public record ShardTable(
     return agentMetadata.clone();
   }
 
-  /** Number of tensor entries; a table with none never counts toward a discovery quorum. */
+  /**
+   * Number of tensor entries and replicas; a table with none never counts toward a discovery
+   * quorum.
+   */
   public int entryCount() {
-    return tensors.size();
+    return tensors.size() + replicas.size();
   }
 }

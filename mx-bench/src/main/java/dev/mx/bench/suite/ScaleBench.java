@@ -1,6 +1,5 @@
 package dev.mx.bench.suite;
 
-import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.plan.PullSegment;
 import dev.mx.api.plan.SourceInfo;
@@ -101,7 +100,7 @@ public final class ScaleBench implements Benchmark {
               "scale: 1/" + d + " of " + full.label() + " does not divide the model: skipped");
           continue;
         }
-        List<List<PublishedTensor>> tensors = s.get().publishedTensors();
+        List<ScaleScenario.RankTensors> tensors = s.get().publishedTensors();
         List<byte[]> last = new ArrayList<>();
         try {
           // One warm-up step, at the smallest rank count, warms the JIT for every later one.

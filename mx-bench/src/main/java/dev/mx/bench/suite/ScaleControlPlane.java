@@ -1,6 +1,5 @@
 package dev.mx.bench.suite;
 
-import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.Reclaim;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.VersionSlot;
@@ -117,7 +116,7 @@ final class ScaleControlPlane implements AutoCloseable {
    */
   Result run(
       ScaleScenario s,
-      List<List<PublishedTensor>> tables,
+      List<ScaleScenario.RankTensors> tables,
       int steps,
       boolean warmUp,
       List<byte[]> lastTables,
@@ -143,7 +142,7 @@ final class ScaleControlPlane implements AutoCloseable {
 
   private void steps(
       ScaleScenario s,
-      List<List<PublishedTensor>> tables,
+      List<ScaleScenario.RankTensors> tables,
       int steps,
       boolean warmUp,
       ControlPlaneBackend.Participants p,
@@ -297,7 +296,7 @@ final class ScaleControlPlane implements AutoCloseable {
   }
 
   /** {@link Alone}: trainers publish one after another, then receiver 0 runs {@code reps} times. */
-  Alone alone(ScaleScenario s, List<List<PublishedTensor>> tables, int reps) throws Exception {
+  Alone alone(ScaleScenario s, List<ScaleScenario.RankTensors> tables, int reps) throws Exception {
     String model = s.storeModel() + "-alone";
     String id = "alone";
     int trainers = s.trainerRanks();
@@ -322,7 +321,7 @@ final class ScaleControlPlane implements AutoCloseable {
       List<Long> discover = new ArrayList<>();
       List<Long> lease = new ArrayList<>();
       List<Long> fetch = new ArrayList<>();
-      long expected = tables.stream().mapToLong(List::size).sum();
+      long expected = tables.stream().mapToLong(ScaleScenario.RankTensors::entries).sum();
       for (int i = 0; i < reps; i++) {
         ControlPlaneBackend.Meter m = backend.meter();
         long t0 = System.nanoTime();

@@ -4,6 +4,7 @@ import dev.mx.api.DType;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.cli.bench.ScaleSpec;
 import dev.mx.layout.LayoutException;
@@ -114,28 +115,43 @@ record ScaleScenario(
         + ")";
   }
 
+  /**
+   * What one trainer rank publishes: the tensors it owns boxes of, and the boxes it holds as
+   * replicas of a lower rank's (listed apart, compact, as {@code Publisher} lists them).
+   */
+  record RankTensors(List<PublishedTensor> owned, List<ReplicaShard> replicas) {
+    /** The table's entries: owned tensor entries plus replicas. */
+    int entries() {
+      return owned.size() + replicas.size();
+    }
+  }
+
   /** Every trainer rank's published tensors, in rank order. */
-  List<List<PublishedTensor>> publishedTensors() {
+  List<RankTensors> publishedTensors() {
     MegatronLayout layout = new MegatronLayout(model, trainer, dtype);
     ShardAddressing addressing = ShardAddressing.synthetic();
-    List<List<PublishedTensor>> out = new ArrayList<>();
+    List<RankTensors> out = new ArrayList<>();
     for (int r = 0; r < trainerRanks(); r++) {
       TrainerRankLayout rank = layout.rank(r);
       String session = addressing.session(rank);
       Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
       Map<String, AliasShard> first = new LinkedHashMap<>();
+      List<ReplicaShard> replicas = new ArrayList<>();
       for (AliasShard a : rank.aliases()) {
+        PublishedShard shard =
+            new PublishedShard(
+                session,
+                0,
+                addressing.address(rank, a),
+                a.shardOffset(),
+                a.shape(),
+                standInDigest(a.hfName(), a.shardOffset()));
+        if (!a.published()) {
+          replicas.add(new ReplicaShard(a.hfName(), shard));
+          continue;
+        }
         first.putIfAbsent(a.hfName(), a);
-        shards
-            .computeIfAbsent(a.hfName(), k -> new ArrayList<>())
-            .add(
-                new PublishedShard(
-                    session,
-                    0,
-                    addressing.address(rank, a),
-                    a.shardOffset(),
-                    a.shape(),
-                    standInDigest(a.hfName(), a.shardOffset())));
+        shards.computeIfAbsent(a.hfName(), k -> new ArrayList<>()).add(shard);
       }
       List<PublishedTensor> tensors = new ArrayList<>();
       shards.forEach(
@@ -147,7 +163,7 @@ record ScaleScenario(
                       dtype.elementSize(),
                       first.get(name).globalShape(),
                       list)));
-      out.add(tensors);
+      out.add(new RankTensors(tensors, replicas));
     }
     return out;
   }
@@ -171,14 +187,15 @@ record ScaleScenario(
   }
 
   /** Trainer rank {@code rank}'s table of {@code step}, as its publisher would build it. */
-  ShardTable table(int rank, List<PublishedTensor> tensors, long step) {
+  ShardTable table(int rank, RankTensors tensors, long step) {
     return new ShardTable(
         "trainer-" + rank,
         "",
         new byte[0],
-        tensors,
+        tensors.owned(),
         step,
-        new PublisherTopology(rank, trainerRanks(), "megatron " + trainer));
+        new PublisherTopology(rank, trainerRanks(), "megatron " + trainer),
+        tensors.replicas());
   }
 
   /**

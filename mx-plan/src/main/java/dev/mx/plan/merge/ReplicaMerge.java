@@ -4,6 +4,7 @@ import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.plan.Shard;
 import dev.mx.api.plan.SourceInfo;
@@ -24,7 +25,9 @@ import java.util.Set;
  * (fan-in) are all kept. The later offers of a box (the replicas every DP and EP rank publishes)
  * are kept aside in {@link MergedSources#replicas()}, for {@link ReplicaAssignment} to spread a
  * receiver's reads over them; a ModelExpress table needs no extra key for this: a replica is any
- * shard whose tensor, offset and shape another publisher offered first.
+ * shard whose tensor, offset and shape another publisher offered first. mx publishers list their
+ * replicas apart ({@link ShardTable#replicas()}, compact): each must name a box some table lists in
+ * full, and joins that box's replicas after the tables' own.
  */
 public final class ReplicaMerge {
   private ReplicaMerge() {}
@@ -104,6 +107,27 @@ public final class ReplicaMerge {
             m.replicas.add(s);
           }
         }
+      }
+    }
+    // Replicas listed apart name a box some table lists in full, whichever table comes first.
+    for (ShardTable table : tables) {
+      for (ReplicaShard r : table.replicas()) {
+        Merged m = byName.get(r.tensor());
+        if (m == null || !m.seen.contains(Geometry.of(r.shard()))) {
+          throw new IllegalArgumentException(
+              "publisher '"
+                  + table.agentName()
+                  + "' lists a replica of tensor '"
+                  + r.tensor()
+                  + "' at "
+                  + Arrays.toString(r.shard().shardOffset())
+                  + " shape "
+                  + r.shard().shape()
+                  + (m == null
+                      ? ", but no publisher lists the tensor"
+                      : ", but no publisher lists that box of it (the owner's)"));
+        }
+        m.replicas.add(r.shard());
       }
     }
     return byName;

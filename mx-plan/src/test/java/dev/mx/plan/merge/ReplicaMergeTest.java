@@ -8,6 +8,7 @@ import dev.mx.api.DType;
 import dev.mx.api.Shape;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.plan.CaptureResult;
 import dev.mx.api.plan.RecordedCopy;
@@ -56,6 +57,65 @@ class ReplicaMergeTest {
     assertEquals(Map.of("dp0", 3), m.sessionToDevice());
     assertEquals(8, m.agentEndpoints().size());
     assertEquals("dp5:5555", m.agentEndpoints().get("dp5"));
+  }
+
+  /** A table of {@code agent} owning {@code owned} and holding whole-{@code G} replicas. */
+  private static ShardTable withReplicas(
+      String agent, List<PublishedTensor> owned, List<String> replicaOf, long addr) {
+    List<ReplicaShard> replicas = new ArrayList<>();
+    for (String name : replicaOf) {
+      replicas.add(
+          new ReplicaShard(
+              name, new PublishedShard(agent, 1, addr, new long[] {0, 0}, G, "d-" + agent)));
+    }
+    return new ShardTable(agent, agent + ":5555", new byte[0], owned, null, null, replicas);
+  }
+
+  @Test
+  void replicasListedApartJoinTheirOwnersBoxWhicheverTableComesFirst() {
+    MergedSources m =
+        ReplicaMerge.merge(
+            List.of(
+                withReplicas("ep1", List.of(), List.of("w"), 7000),
+                table("ep0", whole("w", "ep0", 1000)),
+                table("ep2", whole("w", "ep2", 3000))));
+    assertEquals(
+        List.of(new Shard(new long[] {0, 0}, G, "ep0", 1000, 4, "d-ep0")),
+        m.sources().get("w").shards());
+    // The tables' own offers first, then those listed apart, in table order.
+    assertEquals(
+        List.of(
+            new Shard(new long[] {0, 0}, G, "ep2", 3000, 4, "d-ep2"),
+            new Shard(new long[] {0, 0}, G, "ep1", 7000, 4, "d-ep1")),
+        m.replicas().get("w"));
+    assertEquals("ep1:5555", m.agentEndpoints().get("ep1"));
+  }
+
+  @Test
+  void aReplicaOfABoxNoTableListsIsRefusedNamingPublisherAndTensor() {
+    IllegalArgumentException unknown =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ReplicaMerge.merge(
+                    List.of(
+                        table("ep0", whole("w", "ep0", 1000)),
+                        withReplicas("ep1", List.of(), List.of("v"), 7000))));
+    assertEquals(
+        "publisher 'ep1' lists a replica of tensor 'v' at [0, 0] shape [4, 8], but no publisher"
+            + " lists the tensor",
+        unknown.getMessage());
+    IllegalArgumentException otherBox =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ReplicaMerge.merge(
+                    List.of(
+                        table("ep0", tensor("w", "ep0", 1000, new long[] {0, 0}, Shape.of(2, 8))),
+                        withReplicas("ep1", List.of(), List.of("w"), 7000))));
+    assertTrue(
+        otherBox.getMessage().endsWith("but no publisher lists that box of it (the owner's)"),
+        otherBox.getMessage());
   }
 
   @Test

@@ -10,6 +10,7 @@ import dev.mx.api.metadata.MetadataStore;
 import dev.mx.api.metadata.PublishedShard;
 import dev.mx.api.metadata.PublishedTensor;
 import dev.mx.api.metadata.PublisherTopology;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SourceRecord;
 import dev.mx.api.metadata.SourceStatus;
@@ -198,7 +199,8 @@ public final class Publisher implements AutoCloseable {
   }
 
   private void publish(Long step) {
-    List<PublishedTensor> tensors = buildTensors(step);
+    List<ReplicaShard> replicas = new ArrayList<>();
+    List<PublishedTensor> tensors = buildTensors(step, replicas);
     ShardTable t =
         new ShardTable(
             transport.localSession(),
@@ -206,14 +208,16 @@ public final class Publisher implements AutoCloseable {
             transport.localMetadata(),
             tensors,
             step,
-            topology);
+            topology,
+            replicas);
     byte[] encoded = codec.encode(t);
     store.publish(new SourceRecord(identity, workerId, rank, encoded, announced(), 0));
     table = t;
     blob = encoded;
   }
 
-  private List<PublishedTensor> buildTensors(Long step) {
+  /** The tensors this publisher owns boxes of; its replicas go to {@code replicas}, in order. */
+  private List<PublishedTensor> buildTensors(Long step, List<ReplicaShard> replicas) {
     Map<String, List<PublishedShard>> shards = new LinkedHashMap<>();
     Map<String, PublishedRegion> first = new LinkedHashMap<>();
     int done = 0;
@@ -229,21 +233,25 @@ public final class Publisher implements AutoCloseable {
       if (digests != null) {
         digestListener.digested(++done, regions.size());
       }
+      PublishedShard shard =
+          new PublishedShard(
+              transport.localSession(),
+              deviceId,
+              r.bytes().address(),
+              r.shardOffset(),
+              r.shape(),
+              digest,
+              tileDigests,
+              changes == null || digest == null || step == null
+                  ? null
+                  : changes.observe(r.name(), r.shardOffset(), digest, step));
+      if (r.replica()) {
+        // Listed apart and compact: its tensor's entry is the owner's.
+        replicas.add(new ReplicaShard(r.name(), shard));
+        continue;
+      }
       first.putIfAbsent(r.name(), r);
-      shards
-          .computeIfAbsent(r.name(), n -> new ArrayList<>())
-          .add(
-              new PublishedShard(
-                  transport.localSession(),
-                  deviceId,
-                  r.bytes().address(),
-                  r.shardOffset(),
-                  r.shape(),
-                  digest,
-                  tileDigests,
-                  changes == null || digest == null || step == null
-                      ? null
-                      : changes.observe(r.name(), r.shardOffset(), digest, step)));
+      shards.computeIfAbsent(r.name(), n -> new ArrayList<>()).add(shard);
     }
     List<PublishedTensor> tensors = new ArrayList<>(shards.size());
     shards.forEach(
@@ -627,9 +635,10 @@ public final class Publisher implements AutoCloseable {
     /**
      * Marks the shard of {@code name} at {@code shardOffset}, added before, as a replica of a box
      * another rank owns (the lowest rank holding it; data- or expert-parallel copies): it is listed
-     * with its whole-shard digest but no tile digests. Receivers that read part of it verify it
-     * with the owner's tiles (equal digests, equal bytes), so replicas do not multiply the tile
-     * digests in the tables.
+     * apart from the tensors, compact ({@link ShardTable#replicas()}), with its whole-shard digest
+     * but no tile digests. Receivers that read part of it verify it with the owner's tiles (equal
+     * digests, equal bytes), so replicas do not multiply the tile digests in the tables, and
+     * ModelExpress' decoder, which skips the compact list, reads the box from its owner.
      *
      * @throws IllegalArgumentException when no shard of that name and offset was added
      */

@@ -608,7 +608,7 @@ class PublisherTest {
   }
 
   @Test
-  void aReplicaIsListedWithItsDigestButNoTileDigests() {
+  void aReplicaIsListedApartWithItsDigestButNoTileDigests() {
     // One buffer holding an owned box and a replica of another rank's box, both larger than a tile.
     MemorySegment buffer = floats(32, 0);
     Settings tiles = Settings.of(Map.of(Publisher.TILE_BYTES_PROPERTY, "24"), Map.of());
@@ -623,8 +623,11 @@ class PublisherTest {
     ShardTable t =
         ShardTableCodec.standard().decode(store.listReady(IDENTITY, FRESH).get(0).blob());
     PublishedShard owned = t.tensors().get(0).shards().get(0);
-    PublishedShard replica = t.tensors().get(1).shards().get(0);
-    assertEquals("replicated", t.tensors().get(1).name());
+    assertEquals(List.of("owned"), t.tensors().stream().map(PublishedTensor::name).toList());
+    assertEquals(1, t.replicas().size(), "the replica is listed apart from the tensors");
+    assertEquals("replicated", t.replicas().get(0).tensor());
+    PublishedShard replica = t.replicas().get(0).shard();
+    assertEquals(t.agentName(), replica.agentName());
     assertEquals(3, owned.tiles().digests().size());
     assertEquals(digest.digest(buffer.asSlice(64, 64)), replica.digest());
     assertEquals(null, replica.tiles(), "a replica is read with its owner's tiles");
