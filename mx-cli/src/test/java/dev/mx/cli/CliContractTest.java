@@ -11,7 +11,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -75,6 +74,8 @@ class CliContractTest {
         "publish --rank 0 --metadata ftp://x                | mx publish  | --metadata: no metadata store for scheme 'ftp'",
         "demo --metadata /tmp/store                         | mx demo     | --metadata has no scheme: expected file:DIR or redis://host:port",
         "bench scale --control-plane etcd                   | mx bench    | --control-plane 'etcd' is neither redis nor mx",
+        "receive --rank 0 --metadata file:/tmp/mx-none --version-id uid-1 | mx receive | --version-id names a weight version to install: add --follow",
+        "receive --rank 0 --metadata file:/tmp/mx-none --follow --version-id= | mx receive | --version-id: the id is empty",
         "receive --rank 0 --metadata memory:x               | mx receive  | --metadata memory: a memory store lives in one JVM and cannot be shared between processes; use file:DIR or redis://host:port (try",
       })
   void aBadOptionValueExitsTwoWithOneLineNamingIt(String args, String command, String message) {

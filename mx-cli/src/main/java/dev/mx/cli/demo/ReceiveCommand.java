@@ -58,6 +58,16 @@ public final class ReceiveCommand implements Callable<Integer> {
   boolean follow;
 
   @Option(
+      names = "--version-id",
+      paramLabel = "ID",
+      description =
+          "With --follow: install the weight version with this id first, whether or not the store"
+              + " lists it (over mx://, a RefitService version uid, as a ModelExpress orchestrator"
+              + " hands one to its generators; its tables may carry no publisher_step), then"
+              + " follow newer versions while --steps allows.")
+  String versionId;
+
+  @Option(
       names = "--serve-installed",
       description =
           "With --follow: serve each installed (verified) version to other engines, as a weight"
@@ -123,6 +133,13 @@ public final class ReceiveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (versionId != null && (!follow || versionId.isBlank())) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          versionId.isBlank()
+              ? "--version-id: the id is empty"
+              : "--version-id names a weight version to install: add --follow");
+    }
     WorkerSpec ws = role.spec(spec, "receiver", rank).withSource(source.resolved(spec));
     if (serveInstalled || fromInstalled) {
       ws = ws.withGroup(fanOutGroup(ws));
@@ -150,6 +167,7 @@ public final class ReceiveCommand implements Callable<Integer> {
         VersionedReceiver.run(
             ws,
             spec.commandLine().getParseResult().hasMatchedOption("--steps") ? steps : null,
+            versionId,
             dump,
             report,
             spec.commandLine().getErr(),

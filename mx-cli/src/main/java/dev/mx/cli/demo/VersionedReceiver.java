@@ -34,22 +34,16 @@ final class VersionedReceiver {
 
   /**
    * Follows until {@code versions} were installed (all of them when null, until interrupted); fills
-   * the report with one row per installed version, numbered by the version's step.
-   */
-  static void run(
-      WorkerSpec ws, Integer versions, Path dump, DemoReport report, PrintWriter progress)
-      throws Exception {
-    run(ws, versions, dump, report, progress, () -> {});
-  }
-
-  /**
-   * As {@link #run(WorkerSpec, Integer, Path, DemoReport, PrintWriter)}; a rank serving its
-   * installed weights ({@code --serve-installed}) then calls {@code reported} and serves the last
-   * version until interrupted, as {@code mx publish} does, so that the engine reading it can.
+   * the report with one row per installed version, numbered by the version's step. The first is the
+   * version with id {@code firstVersion} when it is not null ({@link
+   * VersionFollower#followVersion}). A rank serving its installed weights ({@code
+   * --serve-installed}) then calls {@code reported} and serves the last version until interrupted,
+   * as {@code mx publish} does, so that the engine reading it can.
    */
   static void run(
       WorkerSpec ws,
       Integer versions,
+      String firstVersion,
       Path dump,
       DemoReport report,
       PrintWriter progress,
@@ -121,7 +115,10 @@ final class VersionedReceiver {
       Duration wait = Workers.cap(ws);
       for (int i = 0; versions == null || i < versions; i++) {
         long t0 = System.nanoTime();
-        VersionFollower.Followed f = follower.next(wait);
+        VersionFollower.Followed f =
+            i == 0 && firstVersion != null
+                ? follower.followVersion(firstVersion, wait)
+                : follower.next(wait);
         Map<String, Object> m = new LinkedHashMap<>(f.metrics());
         m.put("wire_s", InferenceRank.wireSeconds(m));
         m.put("e2e_s", (System.nanoTime() - t0) / 1e9);

@@ -245,7 +245,44 @@ public final class VersionFollower implements AutoCloseable {
               + "' is not newer than the installed step "
               + lastStep);
     }
-    return follow(timeout, step);
+    return follow(timeout, Wanted.step(step));
+  }
+
+  /**
+   * Installs the version with id {@code versionId}, whether or not a listing shows it: as a
+   * ModelExpress orchestrator hands its generators a version's uid (an {@code mx://} store finds a
+   * version by its RefitService uid, its {@code version_number} the step). It waits at most {@code
+   * timeout} (null: no cap) for the version to exist and become readable, and fails at once, as
+   * {@link #followStep} does, when it failed {@link Builder#maxAttempts} times or turned
+   * unreadable. Its tables may carry no {@code publisher_step} (ModelExpress's trainer adapters
+   * write none): each slot's SHA-256 binds its table to the version.
+   *
+   * @throws NoReadableVersionException naming the version, what was tried and why, also when its
+   *     step is not above the last installed step
+   */
+  public synchronized Followed followVersion(String versionId, Duration timeout) {
+    Objects.requireNonNull(versionId, "versionId");
+    return follow(timeout, Wanted.id(versionId));
+  }
+
+  /** The one version {@link #followStep} or {@link #followVersion} waits for. */
+  private record Wanted(Long step, String id) {
+    static Wanted step(long step) {
+      return new Wanted(step, null);
+    }
+
+    static Wanted id(String id) {
+      return new Wanted(null, id);
+    }
+
+    boolean matches(WeightVersion v) {
+      return id != null ? v.id().equals(id) : v.step() == step;
+    }
+
+    @Override
+    public String toString() {
+      return id != null ? "version '" + id + "'" : "step " + step;
+    }
   }
 
   /** A version given up on in {@link #followStep}: ends the wait at once. */
@@ -255,7 +292,7 @@ public final class VersionFollower implements AutoCloseable {
     }
   }
 
-  private Followed follow(Duration timeout, Long exactStep) {
+  private Followed follow(Duration timeout, Wanted wanted) {
     if (closed) {
       throw new IllegalStateException(
           "version follower '" + holder + "' of '" + model + "' is closed");
@@ -269,9 +306,9 @@ public final class VersionFollower implements AutoCloseable {
     while (true) {
       WeightVersion v;
       try {
-        v = exactStep == null ? pick(attempts) : pickStep(exactStep, attempts, seen);
+        v = wanted == null ? pick(attempts) : pickWanted(wanted, attempts, seen);
       } catch (GiveUp e) {
-        failures.put("step " + exactStep, e.getMessage());
+        failures.put(wanted.toString(), e.getMessage());
         throw noVersion(null, failures, lastFailure);
       } catch (MetadataStoreException e) {
         // The store is unreachable (a restarting Redis): keep asking until the timeout.
@@ -285,11 +322,14 @@ public final class VersionFollower implements AutoCloseable {
       }
       if (v == null) {
         if (timeout != null && System.nanoTime() - started - timeout.toNanos() > 0) {
+          if (wanted != null && wanted.id() != null && !seen[0]) {
+            failures.putIfAbsent(wanted.toString(), "the store holds no version with this id");
+          }
           throw noVersion(timeout, failures, lastFailure);
         }
         ranks.sample(() -> PartyRecords.list(store, model));
         try {
-          ranks.check(awaitedSlots(exactStep));
+          ranks.check(awaitedSlots(wanted));
         } catch (StalledPartyException e) {
           failures.put("waiting", e.getMessage());
           throw noVersion(null, failures, e);
@@ -320,14 +360,14 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * The trainer slots a wait for {@code exactStep} (null: the next version) waits on: the missing
+   * The trainer slots a wait for {@code wanted} (null: the next version) waits on: the missing
    * slots of the version it waits for when that one is STAGING, else every slot of the newest
    * version, else (no version yet) none named, which means every rank seen.
    */
-  private List<String> awaitedSlots(Long exactStep) {
+  private List<String> awaitedSlots(Wanted wanted) {
     WeightVersion newest = null;
     for (WeightVersion v : listed) {
-      if (exactStep != null && v.step() == exactStep) {
+      if (wanted != null && wanted.matches(v)) {
         return v.missingSlots().isEmpty() ? v.expectedSlots() : v.missingSlots();
       }
       if (newest == null || WeightVersionStore.BY_STEP.compare(v, newest) > 0) {
@@ -337,7 +377,7 @@ public final class VersionFollower implements AutoCloseable {
     if (newest == null) {
       return List.of();
     }
-    boolean awaited = exactStep == null && (lastStep == null || newest.step() > lastStep);
+    boolean awaited = wanted == null && (lastStep == null || newest.step() > lastStep);
     return awaited
             && newest.state() == WeightVersionState.STAGING
             && !newest.missingSlots().isEmpty()
@@ -371,28 +411,37 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
-   * The version of {@code step} when it is readable and has attempts left; null to wait (not there
-   * yet, or still STAGING without a STALE slot); {@link GiveUp} when it can no longer be installed.
+   * The wanted version when it is readable and has attempts left; null to wait (not there yet, or
+   * still STAGING without a STALE slot); {@link GiveUp} when it can no longer be installed. A
+   * version wanted by id is looked up by it (a store may hold versions no listing shows).
    */
-  private WeightVersion pickStep(long step, Map<String, Integer> attempts, boolean[] seen) {
+  private WeightVersion pickWanted(Wanted wanted, Map<String, Integer> attempts, boolean[] seen) {
     WeightVersion found = null;
-    listed = versions.versions(model);
-    for (WeightVersion v : listed) {
-      if (v.step() == step) {
-        found = v;
-        break;
+    if (wanted.id() != null) {
+      found = versions.version(model, wanted.id()).orElse(null);
+      listed = found == null ? List.of() : List.of(found);
+    } else {
+      listed = versions.versions(model);
+      for (WeightVersion v : listed) {
+        if (wanted.matches(v)) {
+          found = v;
+          break;
+        }
       }
     }
     if (found == null) {
       if (seen[0]) {
         throw new GiveUp(
-            "the version of step "
-                + step
+            "the "
+                + (wanted.id() != null ? "version" : "version of step " + wanted.step())
                 + " vanished (its publishers reclaimed it, or the store lost it)");
       }
       return null;
     }
     seen[0] = true;
+    if (lastStep != null && found.step() <= lastStep) {
+      throw new GiveUp(found.describe() + " is not newer than the installed step " + lastStep);
+    }
     if (attempts.getOrDefault(found.id(), 0) >= maxAttempts) {
       throw new GiveUp(found.describe() + " failed " + maxAttempts + " time(s)");
     }
@@ -587,7 +636,9 @@ public final class VersionFollower implements AutoCloseable {
           t,
           expected,
           "publisher '" + s.workerId() + "' (slot '" + expected + "' of version '" + v.id() + "')");
-      if (t.publisherStep() == null || t.publisherStep() != v.step()) {
+      // A table without a step (ModelExpress's trainer adapters write none) is bound to this
+      // version by the SHA-256 its slot advertises, checked above; one naming a step must agree.
+      if (t.publisherStep() != null && t.publisherStep() != v.step()) {
         throw new WeightVersionException(
             WeightVersionException.Reason.CONFLICT,
             "slot '"

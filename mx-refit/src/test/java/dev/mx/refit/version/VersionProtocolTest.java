@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.DType;
 import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.ShardTable;
+import dev.mx.api.metadata.VersionSlot;
 import dev.mx.api.metadata.WeightVersion;
 import dev.mx.api.metadata.WeightVersionState;
 import dev.mx.api.metadata.WeightVersionStore;
@@ -20,6 +22,7 @@ import dev.mx.api.transport.TransportConfig;
 import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
+import dev.mx.metadata.ShardTableCodec;
 import dev.mx.metadata.StoreNames;
 import dev.mx.metadata.file.FileMetadataStore;
 import dev.mx.metadata.memory.MemoryMetadataStore;
@@ -274,6 +277,77 @@ class VersionProtocolTest {
       VersionFollower.Followed f = follower.next(WAIT);
       assertEquals(2, f.step(), "the next READY version after the stale one");
       assertArrayEquals(expected(2), installed());
+    }
+  }
+
+  /**
+   * Lands step 0's tables, re-encoded as ModelExpress's trainer adapters write them (no {@code
+   * publisher_step}, no topology) or with {@code step} as their step, in a new version {@code id}
+   * of step {@code versionStep}, as a ModelExpress orchestrator creates one.
+   */
+  private void republishStepZero(String id, long versionStep, Long tableStep) {
+    WeightVersionStore versions = store.versions();
+    versions.createVersion(model, id, versionStep, TwoRankTrainer.SLOTS);
+    ShardTableCodec codec = ShardTableCodec.standard();
+    for (VersionSlot s : versions.slots(model, "step-0")) {
+      ShardTable t = codec.decode(s.verified(model).table());
+      ShardTable as =
+          new ShardTable(
+              t.agentName(),
+              t.metadataEndpoint(),
+              t.agentMetadata(),
+              t.tensors(),
+              tableStep,
+              null,
+              t.replicas());
+      versions.publishSlot(model, VersionSlot.of(id, s.slot(), s.workerId(), codec.encode(as)));
+    }
+  }
+
+  @Test
+  void aVersionNamedByItsIdIsInstalledThoughItsTablesCarryNoStepAsModelExpressAdaptersWriteThem() {
+    store = new MemoryMetadataStore(model);
+    try (TwoRankTrainer trainer = new TwoRankTrainer(store, model, WAIT, b -> {});
+        VersionFollower follower = follower("receiver-0")) {
+      trainer.publishAll(0);
+      republishStepZero("uid-7f3a", 7, null);
+      VersionFollower.Followed f = follower.followVersion("uid-7f3a", WAIT);
+      assertEquals("uid-7f3a", f.version().id());
+      assertEquals(7, f.step(), "the version's step, not a table's");
+      assertArrayEquals(expected(0), installed(), "the bytes the tables point at");
+      assertEquals(7, follower.lastStep());
+      assertEquals(List.of(), store.versions().leases(model, "uid-7f3a"), "the lease is dropped");
+
+      // A version that is not newer than the installed step is refused at once, naming both.
+      republishStepZero("uid-older", 5, null);
+      NoReadableVersionException older =
+          assertThrows(
+              NoReadableVersionException.class, () -> follower.followVersion("uid-older", WAIT));
+      assertTrue(
+          older.getMessage().contains("version 'uid-older'")
+              && older.getMessage().contains("is not newer than the installed step 7"),
+          older.getMessage());
+
+      // A table that names a step must name the version's.
+      republishStepZero("uid-9", 9, 0L);
+      NoReadableVersionException torn =
+          assertThrows(
+              NoReadableVersionException.class, () -> follower.followVersion("uid-9", WAIT));
+      assertTrue(
+          torn.getMessage().contains("carries a table of step 0, not the version's step 9"),
+          torn.getMessage());
+      assertEquals(7, follower.lastStep(), "nothing of the refused version was installed");
+
+      // An id the store does not know is waited for up to the cap, then named.
+      NoReadableVersionException unknown =
+          assertThrows(
+              NoReadableVersionException.class,
+              () -> follower.followVersion("uid-nowhere", Duration.ofMillis(200)));
+      assertTrue(
+          unknown
+              .getMessage()
+              .contains("version 'uid-nowhere': the store holds no version with this id"),
+          unknown.getMessage());
     }
   }
 
