@@ -223,7 +223,7 @@ class CliContractTest {
     // The event: the demo said it is starting and its first worker JVM is running.
     List<ProcessHandle> workers =
         Eventually.await(
-            Duration.ofSeconds(60),
+            Eventually.PROCESS_START,
             "the demo to say it is starting and to launch a worker JVM",
             () -> {
               assertTrue(p.isAlive(), "the demo ended before it was signalled");
@@ -246,7 +246,7 @@ class CliContractTest {
           List.of(), after.filter(f -> f.getFileName().toString().startsWith("mx-demo-")).toList());
     }
     Eventually.await(
-        Duration.ofSeconds(60),
+        Eventually.PROCESS_START,
         "the demo's worker JVMs " + workers + " to be gone",
         () -> workers.stream().noneMatch(ProcessHandle::isAlive));
   }

@@ -19,7 +19,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -140,13 +139,13 @@ class DigestInputsTest {
   private void assertTruncationIsNamed(Path file, String... args) throws Exception {
     Process p = CliProcess.start(dir, args);
     Eventually.await(
-        Duration.ofSeconds(60), "mx digest to open " + file, () -> hasOpen(p.pid(), file));
+        Eventually.PROCESS_START, "mx digest to open " + file, () -> hasOpen(p.pid(), file));
     // Past open and size, into the digest of 8 GiB: the file mapped, or 64 MiB more read than at
     // the open (the reads are pread calls, which /proc/PID/io counts; loading classes adds far
     // less).
     long atOpen = bytesRead(p.pid());
     Eventually.await(
-        Duration.ofSeconds(60),
+        Eventually.PROCESS_START,
         "mx digest to map " + file + " or read 64 MiB of it",
         () -> !p.isAlive() || hasMapped(p.pid(), file) || bytesRead(p.pid()) - atOpen >= 64L << 20);
     assertTrue(p.isAlive(), "mx digest ended before the file was truncated");

@@ -8,7 +8,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +36,7 @@ class PublishProgressTest {
           "stdout: " + published);
       Path stderr = dir.resolve("stderr.txt");
       Eventually.await(
-          Duration.ofSeconds(60),
+          Eventually.PROCESS_START,
           "the 'published' phase on stderr",
           () -> read(stderr).contains("mx publish: rank 0: step 0 published"));
       String err = read(stderr);

@@ -17,6 +17,13 @@ public final class Eventually {
   /** The longest pause between two polls. */
   public static final Duration MAX_POLL = Duration.ofMillis(50);
 
+  /**
+   * The bound for waits on a process that starts JVMs (a demo launching its workers, a command
+   * opening its input): a quiet machine needs a few seconds, but at load 30 (20 busy processes and
+   * two other builds on two cores) a demo took more than a minute to start its first worker.
+   */
+  public static final Duration PROCESS_START = Duration.ofMinutes(5);
+
   private Eventually() {}
 
   /**
