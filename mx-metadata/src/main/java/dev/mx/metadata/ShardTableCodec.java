@@ -755,7 +755,7 @@ public final class ShardTableCodec {
     Long step = null;
     PublisherTopology topology = null;
     List<TransportBundle.Entry> extra = null;
-    List<ReplicaShard> replicas = List.of();
+    List<ParsedReplica> replicas = List.of();
     int replicaCount = 0;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String key = p.currentName();
@@ -813,15 +813,14 @@ public final class ShardTableCodec {
     requirePresent(entryCount < 0 ? null : entryCount, "tensors");
     agentMetadata = agentMetadata(agentMetadata, extra);
     if (withTensors) {
-      // The replicas are the table's agent's, whichever key came first.
+      // The replicas are the table's agent's, whichever key came first: built once it is known.
       List<ReplicaShard> held = new ArrayList<>(replicas.size());
       for (int i = 0; i < replicas.size(); i++) {
-        ReplicaShard r = heldBy(replicas.get(i), agentName);
+        ReplicaShard r = replicas.get(i).heldBy(agentName);
         checkReplica(r, agentName, new JsonPathCursor().field(REPLICA_SHARDS).index(i));
         held.add(r);
       }
-      replicas = held;
-      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology, replicas);
+      return new ShardTable(agentName, endpoint, agentMetadata, tensors, step, topology, held);
     }
     return new ShardTableHeader(
         agentName, endpoint, agentMetadata, step, entryCount + replicaCount);
@@ -923,10 +922,9 @@ public final class ShardTableCodec {
 
   /**
    * One {@link #REPLICA_SHARDS} element: {@code [tensor, device_id, addr, shard_offset, shape,
-   * digest or null(, changed_step)]}, its agent left empty: it is the table's, which may come
-   * later.
+   * digest or null(, changed_step)]}, as read: its agent is the table's, which may come later.
    */
-  private ReplicaShard readReplica(JsonParser p, JsonPathCursor at) throws IOException {
+  private ParsedReplica readReplica(JsonParser p, JsonPathCursor at) throws IOException {
     expectArray(p, at);
     String tensor = null;
     int deviceId = 0;
@@ -960,25 +958,23 @@ public final class ShardTableCodec {
               + n
               + " elements");
     }
-    return new ReplicaShard(
-        tensor,
-        new PublishedShard(
-            "", deviceId, addr, offset, new Shape(shape), digest, null, changedStep));
+    return new ParsedReplica(tensor, deviceId, addr, offset, new Shape(shape), digest, changedStep);
   }
 
-  private static ReplicaShard heldBy(ReplicaShard r, String agent) {
-    PublishedShard s = r.shard();
-    return new ReplicaShard(
-        r.tensor(),
-        new PublishedShard(
-            agent,
-            s.deviceId(),
-            s.addr(),
-            s.shardOffset(),
-            s.shape(),
-            s.digest(),
-            null,
-            s.changedStep()));
+  /** A {@link #REPLICA_SHARDS} element before the table's agent is known. */
+  private record ParsedReplica(
+      String tensor,
+      int deviceId,
+      long addr,
+      long[] offset,
+      Shape shape,
+      String digest,
+      Long changedStep) {
+    ReplicaShard heldBy(String agent) {
+      return new ReplicaShard(
+          tensor,
+          new PublishedShard(agent, deviceId, addr, offset, shape, digest, null, changedStep));
+    }
   }
 
   private PublishedTensor readTensor(JsonParser p, JsonPathCursor at) throws IOException {
