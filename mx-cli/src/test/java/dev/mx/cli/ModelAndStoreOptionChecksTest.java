@@ -58,6 +58,41 @@ class ModelAndStoreOptionChecksTest {
   }
 
   @Test
+  void unevenStagesAndExpertTpAreCheckedAgainstTheModel() {
+    usageError(
+        "num_hidden_layers 4 minus pp-first 1 leaves 3 layers, which do not split evenly",
+        "demo",
+        "--model",
+        "tiny-deepseek",
+        "--trainer",
+        "pp=3,pp-first=1",
+        "--inference",
+        "tp=1");
+    usageError(
+        "--trainer 'tp=4,ep=2,etp=1': trainer topology tp=4,pp=1,ep=2,dp=1,etp=1: tp must divide the 2"
+            + " ranks of a stage",
+        "demo",
+        "--model",
+        "tiny-deepseek",
+        "--trainer",
+        "tp=4,ep=2,etp=1");
+    usageError(
+        "fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last",
+        "demo",
+        "--trainer",
+        "fsdp=2,pp-last=1");
+    usageError("pp-first must be at least 1", "demo", "--trainer", "pp=2,pp-first=0");
+    accepted(
+        "demo",
+        "--model",
+        "tiny-deepseek",
+        "--trainer",
+        "tp=2,pp=3,ep=2,dp=2,pp-first=2,etp=1",
+        "--inference",
+        "tp=2,ep=2");
+  }
+
+  @Test
   void sixHeadsDoNotSplitAcrossTpFour() throws IOException {
     String six = model("six-heads", 6, 2);
     usageError(

@@ -84,7 +84,7 @@ record ScaleScenario(
       return Optional.of(
           checked(
               model,
-              new TrainerTopology.Megatron(trainer.tp(), trainer.pp(), trainer.ep() / divisor),
+              trainer.withEp(trainer.ep() / divisor),
               new InferenceTopology(inference.tp(), inference.ep() / divisor)));
     } catch (IllegalArgumentException | LayoutException e) {
       return Optional.empty();

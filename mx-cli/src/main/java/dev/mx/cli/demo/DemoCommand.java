@@ -645,12 +645,13 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   private DemoPlan resolve(Progress progress, dev.mx.api.transport.MemoryKind memory) {
-    Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "dp", "fsdp");
-    if (t.get("fsdp") > 1
-        && (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1 || t.get("dp") > 1)) {
+    Map<String, Integer> t = Topology.trainer("--trainer", trainer);
+    if (t.get("fsdp") > 1 && Topology.mixesFsdp(t)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
-          "--trainer '" + trainer + "': fsdp=N cannot be combined with tp, pp, ep or dp");
+          "--trainer '"
+              + trainer
+              + "': fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last");
     }
     Map<String, Integer> inf = Topology.parse("--inference", inference, "tp", "ep");
     if (inf.get("ep") != 1 && !inf.get("ep").equals(inf.get("tp"))) {

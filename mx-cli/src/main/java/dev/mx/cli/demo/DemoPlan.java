@@ -64,6 +64,11 @@ record DemoPlan(
       if (trainer.getOrDefault("dp", 1) > 1) {
         t.put("dp", trainer.get("dp"));
       }
+      for (String k : new String[] {"etp", "pp-first", "pp-last"}) {
+        if (trainer.containsKey(k)) {
+          t.put(k, trainer.get(k));
+        }
+      }
     }
     run.put("trainer", t);
     run.put("inference", inference);

@@ -20,7 +20,7 @@ abstract class JobOptions {
       names = "--trainer",
       defaultValue = "tp=4,pp=1,ep=1",
       description =
-          "Trainer topology: tp=N,pp=N,ep=N,dp=N (dp: data-parallel replicas, each publishing) or fsdp=N (default ${DEFAULT-VALUE}).")
+          "Trainer topology: tp=N,pp=N,ep=N,dp=N (dp: data-parallel replicas, each publishing), with etp=N (the experts' tensor-parallel size, tp unless given) and pp-first=N / pp-last=N (layers on the first / last pipeline stage, the rest split evenly), or fsdp=N (default ${DEFAULT-VALUE}).")
   String trainer;
 
   @Option(

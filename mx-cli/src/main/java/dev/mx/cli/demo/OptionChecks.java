@@ -143,16 +143,34 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--model '" + o.model + "': " + e.getMessage());
     }
-    Map<String, Integer> t = topology(cmd, "--trainer", o.trainer, "tp", "pp", "ep", "dp", "fsdp");
+    Map<String, Integer> t;
+    if (o.trainer == null || o.trainer.isBlank()) {
+      throw new ParameterException(
+          cmd,
+          "--trainer must not be empty: expected tp=N,pp=N,ep=N,dp=N (etp=N, pp-first=N,"
+              + " pp-last=N) or fsdp=N");
+    }
+    try {
+      t = Topology.trainer("--trainer", o.trainer);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(cmd, e.getMessage());
+    }
     TrainerTopology trainer;
     if (t.get("fsdp") > 1) {
-      if (t.get("tp") > 1 || t.get("pp") > 1 || t.get("ep") > 1 || t.get("dp") > 1) {
+      if (Topology.mixesFsdp(t)) {
         throw new ParameterException(
-            cmd, "--trainer '" + o.trainer + "': fsdp=N cannot be combined with tp, pp, ep or dp");
+            cmd,
+            "--trainer '"
+                + o.trainer
+                + "': fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last");
       }
       trainer = new TrainerTopology.Fsdp(t.get("fsdp"));
     } else {
-      trainer = new TrainerTopology.Megatron(t.get("tp"), t.get("pp"), t.get("ep"), t.get("dp"));
+      try {
+        trainer = TrainerTopology.Megatron.of(t);
+      } catch (dev.mx.layout.LayoutException e) {
+        throw new ParameterException(cmd, "--trainer '" + o.trainer + "': " + e.getMessage());
+      }
     }
     if (trainer.worldSize() > MAX_WORLD) {
       throw new ParameterException(

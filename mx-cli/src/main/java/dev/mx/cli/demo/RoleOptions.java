@@ -30,7 +30,7 @@ final class RoleOptions extends JobOptions {
   double heartbeatSeconds;
 
   WorkerSpec spec(CommandLine.Model.CommandSpec cmd, String role, int rank) {
-    Map<String, Integer> t = Topology.parse("--trainer", trainer, "tp", "pp", "ep", "dp", "fsdp");
+    Map<String, Integer> t = Topology.trainer("--trainer", trainer);
     Map<String, Integer> i = Topology.parse("--inference", inference, "tp", "ep");
     String tDtype = trainerLabel();
     // auto: route per peer over every available transport (shm on this host, ucx across hosts).

@@ -56,4 +56,45 @@ final class Topology {
     }
     return out;
   }
+
+  /** The sizes {@code --trainer} accepts. */
+  private static final String[] TRAINER_KEYS = {
+    "tp", "pp", "ep", "dp", "fsdp", "etp", "pp-first", "pp-last"
+  };
+
+  /** Sizes that have no default of 1: left out of the map unless given. */
+  private static final java.util.List<String> STATED_ONLY =
+      java.util.List.of("etp", "pp-first", "pp-last");
+
+  /**
+   * Parses {@code --trainer}: tp, pp, ep, dp and fsdp default to 1; {@code etp} (the experts'
+   * tensor-parallel size, tp unless given), {@code pp-first} and {@code pp-last} (an uneven
+   * pipeline split) are present only when given.
+   */
+  static Map<String, Integer> trainer(String option, String text) {
+    Map<String, Integer> out = parse(option, text, TRAINER_KEYS);
+    if (text == null) {
+      out.keySet().removeAll(STATED_ONLY);
+      return out;
+    }
+    java.util.Set<String> given = new java.util.HashSet<>();
+    for (String part : text.split(",", -1)) {
+      given.add(part.split("=", 2)[0].trim().toLowerCase(Locale.ROOT));
+    }
+    for (String k : STATED_ONLY) {
+      if (!given.contains(k)) {
+        out.remove(k);
+      }
+    }
+    return out;
+  }
+
+  /** Whether a parsed {@code --trainer} names sizes besides fsdp. */
+  static boolean mixesFsdp(Map<String, Integer> t) {
+    return t.get("tp") > 1
+        || t.get("pp") > 1
+        || t.get("ep") > 1
+        || t.get("dp") > 1
+        || STATED_ONLY.stream().anyMatch(t::containsKey);
+  }
 }

@@ -220,13 +220,7 @@ public record WorkerSpec(
   }
 
   public int trainerWorldSize() {
-    int fsdp = trainer.getOrDefault("fsdp", 1);
-    return fsdp > 1
-        ? fsdp
-        : trainer.getOrDefault("tp", 1)
-            * trainer.getOrDefault("pp", 1)
-            * trainer.getOrDefault("ep", 1)
-            * trainer.getOrDefault("dp", 1);
+    return Workers.trainerTopology(this).worldSize();
   }
 
   /** The same worker expecting (or running) another trainer topology. */

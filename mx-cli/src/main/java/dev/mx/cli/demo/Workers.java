@@ -101,11 +101,7 @@ public final class Workers {
     if (fsdp > 1) {
       return new TrainerTopology.Fsdp(fsdp);
     }
-    return new TrainerTopology.Megatron(
-        spec.trainer().getOrDefault("tp", 1),
-        spec.trainer().getOrDefault("pp", 1),
-        spec.trainer().getOrDefault("ep", 1),
-        spec.trainer().getOrDefault("dp", 1));
+    return TrainerTopology.Megatron.of(spec.trainer());
   }
 
   /**

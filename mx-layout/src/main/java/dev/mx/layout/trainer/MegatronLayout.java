@@ -15,9 +15,12 @@ import java.util.Map;
  * <ul>
  *   <li>Global rank = {@code tp + TP·(ep + EP·(dp + DP·pp))} (Megatron's tp-ep-dp-pp order, tp
  *       fastest); the {@code dp} data-parallel replicas hold the same weights.
- *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}; buffer and published names
- *       carry <em>global</em> layer numbers, so two stages never collide. The embedding lives on
- *       the first stage, the final norm and (untied) output layer on the last.
+ *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}, or with {@code pp-first} /
+ *       {@code pp-last} (Megatron's {@code --decoder-first/last-pipeline-num-layers}) that many on
+ *       the first / last stage and the rest split evenly over the others ({@link #stageLayers});
+ *       buffer and published names carry <em>global</em> layer numbers, so two stages never
+ *       collide. The embedding lives on the first stage, the final norm and (untied) output layer
+ *       on the last.
  *   <li>Vocabulary rows are padded to a multiple of {@code 128·TP} and split evenly; padding rows
  *       are zero and never published.
  *   <li>{@code linear_qkv} holds the fused rows in by-head-group order (per KV group: its query
@@ -32,9 +35,11 @@ import java.util.Map;
  *       Shared experts are a TP-split dense MLP ({@code mlp.shared_experts.*}), replicated across
  *       EP ranks; the router's {@code expert_bias} is replicated.
  *   <li>Norms and the router are replicated; TP rank 0 owns them. Experts are split across EP ranks
- *       ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style), each TP-sharded
- *       like the dense MLP. Non-expert weights are replicas across EP ranks; EP rank 0 owns them.
- *       DP rank 0 owns everything its replicas hold.
+ *       ({@code E/EP} each, local buffers {@code linear_fc1.weight<j>} TE-style), each split across
+ *       {@code etp} ranks like the dense MLP across TP. Rank {@code i} of a stage is {@code etp +
+ *       ETP·(ep + EP·dp)} in the experts' grid and {@code tp + TP·r} in the dense weights' ({@link
+ *       TrainerTopology.Megatron}); with {@code etp = tp} the two agree. Replica 0 owns a dense box
+ *       ({@code r = 0}: EP rank 0 of DP rank 0), DP rank 0 an expert box.
  *   <li>Every rank publishes every alias it holds, replicas included ({@link
  *       TrainerRankLayout#aliases()}); {@link AliasShard#published()} marks the owner, the lowest
  *       rank that holds the box, which is the offer a receiver without replica spreading reads.
@@ -48,6 +53,9 @@ public final class MegatronLayout implements TrainerLayout {
   private final TrainerTopology.Megatron topology;
   private final DType dtype;
 
+  /** Stage {@code s} holds layers {@code [stageBounds[s], stageBounds[s+1])}. */
+  private int[] stageBounds;
+
   public MegatronLayout(ModelArchitecture model, TrainerTopology.Megatron topology, DType dtype) {
     this.model = model;
     this.topology = topology;
@@ -58,14 +66,7 @@ public final class MegatronLayout implements TrainerLayout {
   private void validate() {
     int tp = topology.tp();
     String where = "trainer " + topology + " for " + model.modelName() + ": ";
-    if (model.numHiddenLayers() % topology.pp() != 0) {
-      throw new LayoutException(
-          where
-              + "num_hidden_layers "
-              + model.numHiddenLayers()
-              + " is not divisible by pp "
-              + topology.pp());
-    }
+    stageBounds = stageBounds(where);
     // Whole attention heads per rank, as Megatron requires. KV heads and tp must divide one
     // another as for vLLM: fewer KV heads than tp stays valid (the fused rows split in bands).
     if (model.numAttentionHeads() % tp != 0) {
@@ -80,6 +81,59 @@ public final class MegatronLayout implements TrainerLayout {
       validateFusedQkv(where);
     }
     validateMlp(where);
+  }
+
+  private int[] stageBounds(String where) {
+    int layers = model.numHiddenLayers();
+    int pp = topology.pp();
+    int first = topology.firstStageLayers();
+    int last = topology.lastStageLayers();
+    int[] bounds = new int[pp + 1];
+    if (first == 0 && last == 0) {
+      if (layers % pp != 0) {
+        throw new LayoutException(
+            where
+                + "num_hidden_layers "
+                + layers
+                + " is not divisible by pp "
+                + pp
+                + " (pp-first=N and pp-last=N split it unevenly, as Megatron's"
+                + " --decoder-first/last-pipeline-num-layers)");
+      }
+      for (int st = 0; st <= pp; st++) {
+        bounds[st] = st * (layers / pp);
+      }
+      return bounds;
+    }
+    int others = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+    int rest = layers - first - last;
+    if (rest < 0 || (others == 0 ? rest != 0 : rest % others != 0 || rest / others == 0)) {
+      throw new LayoutException(
+          where
+              + "num_hidden_layers "
+              + layers
+              + (first > 0 ? " minus pp-first " + first : "")
+              + (last > 0 ? " minus pp-last " + last : "")
+              + " leaves "
+              + rest
+              + " layers, which "
+              + (others == 0
+                  ? "no other stage holds"
+                  : "do not split evenly, at least one each, over the other "
+                      + others
+                      + " stages"));
+    }
+    int each = others == 0 ? 0 : rest / others;
+    for (int st = 0; st < pp; st++) {
+      int n = st == 0 && first > 0 ? first : st == pp - 1 && last > 0 ? last : each;
+      bounds[st + 1] = bounds[st] + n;
+    }
+    return bounds;
+  }
+
+  /** The decoder layers of pipeline stage {@code stage}: {@code [from, to)}. */
+  public int[] stageLayers(int stage) {
+    return new int[] {stageBounds[stage], stageBounds[stage + 1]};
   }
 
   private void validateFusedQkv(String where) {
@@ -136,13 +190,14 @@ public final class MegatronLayout implements TrainerLayout {
                 + " is not divisible by ep "
                 + topology.ep());
       }
-      if (model.moeIntermediateSize() % tp != 0) {
+      if (model.moeIntermediateSize() % topology.etp() != 0) {
         throw new LayoutException(
             where
                 + "moe_intermediate_size "
                 + model.moeIntermediateSize()
-                + " is not divisible by tp "
-                + tp);
+                + " is not divisible by "
+                + (topology.etp() == tp ? "tp " : "etp ")
+                + topology.etp());
       }
     } else if (topology.ep() > 1) {
       throw new LayoutException(
@@ -183,7 +238,7 @@ public final class MegatronLayout implements TrainerLayout {
     return globalRank(tp, pp, ep, 0);
   }
 
-  /** The global rank of coordinates {@code (tp, pp, ep, dp)}. */
+  /** The global rank of coordinates {@code (tp, pp, ep, dp)} (the experts split like the rest). */
   public int globalRank(int tp, int pp, int ep, int dp) {
     return tp + topology.tp() * (ep + topology.ep() * (dp + topology.dp() * pp));
   }
@@ -194,30 +249,38 @@ public final class MegatronLayout implements TrainerLayout {
       throw new LayoutException(
           "trainer rank " + rank + " is outside [0, " + worldSize() + ") for " + topology);
     }
-    int tp = rank % topology.tp();
-    int ep = rank / topology.tp() % topology.ep();
-    int dp = rank / (topology.tp() * topology.ep()) % topology.dp();
-    int pp = rank / (topology.tp() * topology.ep() * topology.dp());
-    return new RankBuilder(tp, pp, ep, dp).build(rank);
+    return new RankBuilder(rank % topology.stageSize(), rank / topology.stageSize()).build(rank);
   }
 
   /**
-   * Collects the specs of one (tp, pp, ep) coordinate and resolves them into buffers and aliases.
+   * Collects the specs of one rank (its place in a stage and the stage) and resolves them into
+   * buffers and aliases.
    */
   private final class RankBuilder {
-    private final int tp;
     private final int pp;
+    private final int tpSize = topology.tp();
+
+    /** The dense weights' grid: TP rank, and which of the stage's replicas of them. */
+    private final int tp;
+
+    private final int replica;
+
+    /** The experts' grid: expert-TP rank, expert-parallel rank, data-parallel copy. */
+    private final int etp;
+
     private final int ep;
     private final int dp;
-    private final int tpSize = topology.tp();
+    private final int etpSize = topology.etp();
     private final long hidden = model.hiddenSize();
     private final List<Map.Entry<MegatronTensorSpec, Boolean>> specs = new ArrayList<>();
 
-    RankBuilder(int tp, int pp, int ep, int dp) {
-      this.tp = tp;
+    RankBuilder(int inStage, int pp) {
       this.pp = pp;
-      this.ep = ep;
-      this.dp = dp;
+      this.tp = inStage % tpSize;
+      this.replica = inStage / tpSize;
+      this.etp = inStage % etpSize;
+      this.ep = inStage / etpSize % topology.ep();
+      this.dp = inStage / (etpSize * topology.ep());
     }
 
     TrainerRankLayout build(int rank) {
@@ -238,11 +301,10 @@ public final class MegatronLayout implements TrainerLayout {
     }
 
     void collect() {
-      int perStage = model.numHiddenLayers() / topology.pp();
       if (pp == 0) {
         vocab("embedding.word_embeddings.weight", "model.embed_tokens.weight");
       }
-      for (int l = pp * perStage; l < (pp + 1) * perStage; l++) {
+      for (int l = stageBounds[pp]; l < stageBounds[pp + 1]; l++) {
         layer(l);
       }
       if (pp == topology.pp() - 1) {
@@ -410,7 +472,7 @@ public final class MegatronLayout implements TrainerLayout {
 
     private void add(MegatronTensorSpec spec, boolean replicaOnAllTp, boolean expert) {
       // The owner: the lowest rank holding the box. Its replicas publish it too (as aliases).
-      boolean published = dp == 0 && (expert || ep == 0) && (!replicaOnAllTp || tp == 0);
+      boolean published = expert ? dp == 0 : replica == 0 && (!replicaOnAllTp || tp == 0);
       specs.add(Map.entry(spec, published));
     }
 
@@ -476,7 +538,8 @@ public final class MegatronLayout implements TrainerLayout {
 
     private void gatedFc1(
         String name, String hfPrefix, long intermediate, MegatronRole role, boolean expert) {
-      long rows = 2 * intermediate / tpSize;
+      int at = expert ? etp : tp;
+      long rows = 2 * intermediate / (expert ? etpSize : tpSize);
       add(
           MegatronTensorSpec.shard(
               name,
@@ -485,8 +548,8 @@ public final class MegatronLayout implements TrainerLayout {
               List.of(hfPrefix + "gate_proj.weight", hfPrefix + "up_proj.weight"),
               Shape.of(2 * intermediate, hidden),
               0,
-              tp * rows,
-              (tp + 1) * rows,
+              at * rows,
+              (at + 1) * rows,
               Map.of("gated_mlp_order", "gate_then_up")),
           false,
           expert);
@@ -494,7 +557,8 @@ public final class MegatronLayout implements TrainerLayout {
 
     private void rowParallel(
         String name, String hf, long columns, MegatronRole role, boolean expert) {
-      long cols = columns / tpSize;
+      int at = expert ? etp : tp;
+      long cols = columns / (expert ? etpSize : tpSize);
       add(
           MegatronTensorSpec.shard(
               name,
@@ -503,8 +567,8 @@ public final class MegatronLayout implements TrainerLayout {
               List.of(hf),
               Shape.of(hidden, columns),
               1,
-              tp * cols,
-              (tp + 1) * cols,
+              at * cols,
+              (at + 1) * cols,
               Map.of()),
           false,
           expert);

@@ -27,6 +27,14 @@ final class NativeMegatronLayout {
 
   /** For buffer element {@code i}: the global element it holds, or null for padding. */
   LongFunction<GlobalElement> mapper(String buffer, Shape local, int tp, int ep) {
+    return mapper(buffer, local, tp, ep, tp, ep);
+  }
+
+  /**
+   * The same for the rank whose place in Megatron's expert grid is expert-TP rank {@code etp} of
+   * expert-parallel rank {@code eep}.
+   */
+  LongFunction<GlobalElement> mapper(String buffer, Shape local, int tp, int ep, int etp, int eep) {
     long h = m.hiddenSize();
     switch (buffer) {
       case "embedding.word_embeddings.weight", "output_layer.weight" -> {
@@ -49,11 +57,11 @@ final class NativeMegatronLayout {
     String rest = lm.group(2);
     Matcher em = EXPERT.matcher(rest);
     if (em.matches()) {
-      int expert = ep * (m.numExperts() / topo.ep()) + Integer.parseInt(em.group(2));
+      int expert = eep * (m.numExperts() / topo.ep()) + Integer.parseInt(em.group(2));
       String x = p + "mlp.experts." + expert + ".";
       return em.group(1).equals("1")
-          ? fc1(x, local, tp)
-          : columns(x + "down_proj.weight", local, tp);
+          ? fc1(x, local, etp)
+          : columns(x + "down_proj.weight", local, etp, topo.etp());
     }
     return switch (rest) {
       case "self_attention.linear_qkv.layer_norm_weight" -> identity(p + "input_layernorm.weight");
@@ -129,7 +137,12 @@ final class NativeMegatronLayout {
   }
 
   private LongFunction<GlobalElement> columns(String hf, Shape local, int tp) {
+    return columns(hf, local, tp, topo.tp());
+  }
+
+  /** Rank {@code tp} of {@code ranks}' column slice of every row. */
+  private static LongFunction<GlobalElement> columns(String hf, Shape local, int tp, int ranks) {
     long cols = local.dim(1);
-    return i -> new GlobalElement(hf, i / cols * cols * topo.tp() + tp * cols + i % cols);
+    return i -> new GlobalElement(hf, i / cols * cols * ranks + tp * cols + i % cols);
   }
 }

@@ -59,6 +59,14 @@ class TrainerLayoutTest {
     out.add(Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(8, 1, 8)));
     out.add(Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(2, 4, 4)));
     out.add(Arguments.of("tiny-llama", new TrainerTopology.Fsdp(7)));
+    // Uneven pipeline stages and a separate expert-TP size (Megatron's expert grid).
+    out.add(Arguments.of("tiny-deepseek", TrainerTopology.parse("tp=2,pp=3,ep=2,pp-first=2")));
+    out.add(Arguments.of("tiny-qwen3-moe", TrainerTopology.parse("pp=2,pp-first=1,pp-last=3")));
+    out.add(Arguments.of("tiny-deepseek", TrainerTopology.parse("tp=2,ep=4,etp=1")));
+    out.add(Arguments.of("tiny-deepseek", TrainerTopology.parse("tp=4,ep=2,dp=2,etp=1")));
+    out.add(Arguments.of("tiny-qwen3-moe", TrainerTopology.parse("tp=4,ep=2,dp=2,etp=2,pp=2")));
+    out.add(Arguments.of("tiny-qwen3-moe", TrainerTopology.parse("tp=1,ep=2,dp=4,etp=2")));
+    out.add(Arguments.of("tiny-deepseek", TrainerTopology.parse("tp=2,ep=1,etp=4")));
     return out.stream();
   }
 
@@ -122,9 +130,13 @@ class TrainerLayoutTest {
         buffers.fill(3, 2);
         int tp = rank.rank() % topology.tp();
         int ep = rank.rank() / topology.tp() % topology.ep();
+        // Megatron's expert grid regroups a stage's tp·ep·dp ranks as etp × ep × edp.
+        int inStage = rank.rank() % topology.stageSize();
+        int etp = inStage % topology.etp();
+        int eep = inStage / topology.etp() % topology.ep();
         for (LocalBuffer b : rank.buffers()) {
           var seg = buffers.segment(b.name());
-          var mapper = expect.mapper(b.name(), b.shape(), tp, ep);
+          var mapper = expect.mapper(b.name(), b.shape(), tp, ep, etp, eep);
           long n = b.shape().numel();
           for (long i = 0; i < n; i++) {
             GlobalElement src = mapper.apply(i);
@@ -163,7 +175,112 @@ class TrainerLayoutTest {
         Arguments.of("tiny-qwen3", new TrainerTopology.Megatron(4, 1, 1), DType.F16),
         Arguments.of("tiny-qwen3-moe", new TrainerTopology.Megatron(2, 2, 2), DType.BF16),
         Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(2, 2, 2), DType.BF16),
-        Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(4, 1, 8), DType.F32));
+        Arguments.of("tiny-deepseek", new TrainerTopology.Megatron(4, 1, 8), DType.F32),
+        Arguments.of(
+            "tiny-deepseek", new TrainerTopology.Megatron(2, 3, 2, 1, 1, 2, 0), DType.BF16),
+        Arguments.of(
+            "tiny-qwen3-moe", new TrainerTopology.Megatron(4, 1, 2, 2, 2, 0, 0), DType.F32));
+  }
+
+  @Test
+  void unevenStagesFollowMegatronsFirstAndLastStageLayers() {
+    ModelArchitecture model = ModelConfigs.load("tiny-deepseek"); // 4 layers
+    MegatronLayout layout = new MegatronLayout(model, megatron("pp=3,pp-first=2"), DType.BF16);
+    assertArrayEquals(new int[] {0, 2}, layout.stageLayers(0));
+    assertArrayEquals(new int[] {2, 3}, layout.stageLayers(1));
+    assertArrayEquals(new int[] {3, 4}, layout.stageLayers(2));
+    Set<String> first = names(layout.rank(0));
+    assertTrue(first.contains("embedding.word_embeddings.weight"));
+    assertTrue(first.contains("decoder.layers.1.input_layernorm.weight"), first.toString());
+    assertFalse(first.contains("decoder.layers.2.input_layernorm.weight"));
+    Set<String> last = names(layout.rank(2));
+    assertTrue(last.contains("decoder.layers.3.input_layernorm.weight"));
+    assertTrue(last.contains("decoder.final_layernorm.weight"));
+    assertFalse(last.contains("decoder.layers.2.input_layernorm.weight"));
+    MegatronLayout both =
+        new MegatronLayout(model, megatron("pp=2,pp-first=1,pp-last=3"), DType.BF16);
+    assertArrayEquals(new int[] {1, 4}, both.stageLayers(1));
+    assertEquals("tp=1,pp=3,ep=1,pp-first=2", layout.topology().toString());
+    assertEquals(layout.topology(), TrainerTopology.parse(layout.topology().toString()));
+    // Kimi-K2's 61 layers over 16 stages: 1 + 15 x 4, or 3 + 14 x 4 + 2.
+    ModelArchitecture kimi = ModelConfigs.load("kimi-k2");
+    MegatronLayout k =
+        new MegatronLayout(kimi, megatron("pp=16,ep=8,pp-first=3,pp-last=2"), DType.BF16);
+    assertArrayEquals(new int[] {59, 61}, k.stageLayers(15));
+    assertArrayEquals(new int[] {3, 7}, k.stageLayers(1));
+  }
+
+  @Test
+  void unevenStagesThatDoNotSplitNameTheNumbers() {
+    ModelArchitecture model = ModelConfigs.load("tiny-deepseek"); // 4 layers
+    assertMessage(
+        () -> new MegatronLayout(model, megatron("pp=3"), DType.BF16),
+        "num_hidden_layers 4 is not divisible by pp 3",
+        "pp-first");
+    assertMessage(
+        () -> new MegatronLayout(model, megatron("pp=3,pp-first=1"), DType.BF16),
+        "num_hidden_layers 4 minus pp-first 1 leaves 3 layers",
+        "other 2 stages");
+    assertMessage(
+        () -> new MegatronLayout(model, megatron("pp=2,pp-first=1,pp-last=2"), DType.BF16),
+        "leaves 1 layers, which no other stage holds");
+    assertMessage(
+        () -> new MegatronLayout(model, megatron("pp=3,pp-first=2,pp-last=2"), DType.BF16),
+        "leaves 0 layers");
+    assertMessage(() -> TrainerTopology.parse("pp-first=2"), "need pp >= 2");
+    assertMessage(() -> TrainerTopology.parse("pp=2,pp-last=0"), "pp-last 0 must be >= 1");
+  }
+
+  @Test
+  void expertTensorParallelRegroupsTheStageForTheExperts() {
+    ModelArchitecture model = ModelConfigs.load("tiny-deepseek"); // 8 experts, moe width 32
+    // A stage of etp 1 x ep 2 x dp 2 = 4 ranks; the dense weights split over tp 2, twice.
+    MegatronLayout layout = new MegatronLayout(model, megatron("tp=2,ep=2,dp=2,etp=1"), DType.BF16);
+    assertEquals("tp=2,pp=1,ep=2,dp=2,etp=1", layout.topology().toString());
+    assertEquals(4, layout.worldSize());
+    // Rank 1: dense TP rank 1 of replica 0; the whole experts 4..7 (expert-parallel rank 1).
+    TrainerRankLayout r1 = layout.rank(1);
+    assertEquals(
+        Shape.of(64, 64), r1.buffer("decoder.layers.1.mlp.experts.linear_fc1.weight0").shape());
+    assertTrue(
+        r1.published().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.1.mlp.experts.5.down_proj.weight")));
+    assertTrue(r1.published().stream().noneMatch(a -> a.hfName().contains(".experts.0.")));
+    assertTrue(
+        r1.published().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.0.self_attn.o_proj.weight")));
+    // Rank 3 holds what rank 1 holds (the experts' second copy, the dense weights' replica 1)
+    // and owns none of it.
+    TrainerRankLayout r3 = layout.rank(3);
+    assertEquals(
+        r1.aliases().stream().map(AliasShard::box).toList(),
+        r3.aliases().stream().map(AliasShard::box).toList());
+    assertTrue(r3.published().isEmpty(), r3.published().toString());
+    // Rank 2: dense TP rank 0 of replica 1 (owns nothing dense), experts 0..3 copy 1.
+    assertTrue(layout.rank(2).published().isEmpty());
+    assertMessage(() -> TrainerTopology.parse("tp=4,ep=2,etp=1"), "tp must divide the 2 ranks");
+    assertMessage(
+        () -> new MegatronLayout(model, megatron("tp=1,etp=64"), DType.BF16),
+        "moe_intermediate_size 32 is not divisible by etp 64");
+  }
+
+  /** An open RL recipe's Kimi-K2 trainer: 256 ranks, dense TP 8 over 4 replicas, experts whole. */
+  @Test
+  void kimiK2AsAnOpenRlRecipeTrainsIt() {
+    MegatronLayout layout =
+        new MegatronLayout(
+            ModelConfigs.load("kimi-k2"), megatron("tp=8,pp=8,ep=32,etp=1,pp-last=5"), DType.BF16);
+    assertEquals(256, layout.worldSize());
+    assertArrayEquals(new int[] {56, 61}, layout.stageLayers(7));
+    assertArrayEquals(new int[] {0, 8}, layout.stageLayers(0));
+    TrainerRankLayout r = layout.rank(37); // stage 1, place 5: dense tp 5, experts of ep rank 5
+    assertTrue(
+        r.published().stream()
+            .anyMatch(a -> a.hfName().equals("model.layers.8.mlp.experts.60.down_proj.weight")),
+        "12 experts per ep rank: 60..71");
+    assertEquals(
+        Shape.of(2 * 2048, 7168),
+        r.buffer("decoder.layers.8.mlp.experts.linear_fc1.weight0").shape());
   }
 
   @Test
@@ -346,6 +463,12 @@ class TrainerLayoutTest {
     assertMessage(() -> TrainerTopology.parse("cp=2"), "'cp'");
     assertMessage(() -> TrainerTopology.parse("tp=x"), "tp", "'x'");
     assertMessage(() -> TrainerTopology.parse("tp=0"), "tp=0");
+    assertEquals(
+        new TrainerTopology.Megatron(2, 16, 8, 1, 1, 3, 2),
+        TrainerTopology.parse("tp=2,pp=16,ep=8,etp=1,pp-first=3,pp-last=2"));
+    assertEquals(new TrainerTopology.Megatron(2, 1, 1), TrainerTopology.parse("tp=2,etp=2"));
+    assertEquals(256, TrainerTopology.parse("tp=2,ep=128").worldSize());
+    assertEquals(32, TrainerTopology.parse("tp=8,ep=32,etp=1").worldSize());
   }
 
   @Test
@@ -364,6 +487,10 @@ class TrainerLayoutTest {
         replica.aliases().stream().map(AliasShard::box).toList());
     assertTrue(replica.published().isEmpty(), "DP rank 1 owns nothing");
     assertEquals(owner.aliases().size(), replica.aliases().size());
+  }
+
+  private static TrainerTopology.Megatron megatron(String spec) {
+    return (TrainerTopology.Megatron) TrainerTopology.parse(spec);
   }
 
   private static void assertMessage(Runnable r, String... parts) {
