@@ -28,6 +28,12 @@ import java.util.function.Predicate;
  * different replicas. Each receiver thus splits its own bytes evenly over each replica set, and the
  * sum over receivers is even too.
  *
+ * <p>The rotation is the XOR of the rank's base-2<sup>k</sup> digits, {@code 2^k >= n} offers
+ * ({@link #rotation}), not the rank itself: the receivers that read one box are typically the same
+ * TP rank of every inference group, ranks {@code j + s·m} for a power-of-two {@code s}, and {@code
+ * (j + s·m) mod n} is one value for all of them whenever {@code n} divides {@code s} (every TP 8
+ * receiver of a slice held by 4 replicas would read the first); the digit fold spreads them evenly.
+ *
  * <p>Replicas are checked against their owner: a digest that differs from the owner's fails with a
  * {@link ReplicaMismatchException} naming both publishers. A replica listed without tile digests is
  * read with the owner's, so a receiver can verify part of it. A box whose every holder is dead
@@ -81,7 +87,7 @@ public final class ReplicaAssignment {
       Shard best = null;
       long bestLoad = Long.MAX_VALUE;
       for (int i = 0; i < n; i++) {
-        Shard s = b.offers.get(Math.floorMod(receiverRank + i, n));
+        Shard s = b.offers.get(Math.floorMod(rotation(receiverRank, n) + i, n));
         long l = load.getOrDefault(s.session(), 0L);
         if (l < bestLoad) {
           best = s;
@@ -104,6 +110,26 @@ public final class ReplicaAssignment {
                   info.globalShape(), info.dtype(), info.elsize(), shards, info.partial()));
         });
     return out;
+  }
+
+  /**
+   * Where receiver {@code rank} starts among {@code n} offers: the XOR of its base-{@code 2^k}
+   * digits ({@code 2^k} the least power of two {@code >= n}), modulo {@code n}. For {@code n} a
+   * power of two and ranks {@code j + s·m} ({@code s} a power of two, {@code m} over a whole block
+   * of {@code n} or more) every start occurs equally often; ranks below {@code n} start at
+   * themselves, as before.
+   */
+  static int rotation(int rank, int n) {
+    int bits = 32 - Integer.numberOfLeadingZeros(Math.max(n - 1, 0));
+    if (bits == 0) {
+      return 0;
+    }
+    int digit = (1 << bits) - 1;
+    int fold = 0;
+    for (int x = rank; x != 0; x >>>= bits) {
+      fold ^= x & digit;
+    }
+    return fold % n;
   }
 
   /** Every publisher in {@code replicas} and {@code owners} is live. */

@@ -196,6 +196,43 @@ class ReplicaAssignmentTest {
     assertTrue(ratio <= 1.10, "busiest / mean " + ratio);
   }
 
+  /**
+   * 128 TP-8 receivers each read their TP rank's slice of one tensor held by 4 replicas of a TP-8
+   * trainer (a vocabulary-parallel embedding): the 16 receivers of a slice are ranks {@code j +
+   * 8m}, and each of the slice's 4 holders serves 4 of them.
+   */
+  @Test
+  void receiversOfOneSliceSpreadOverItsReplicasWhenTheirTpIsAMultipleOfTheReplicas() {
+    MergedSources m = ReplicaMerge.merge(job(8, 4, new long[] {8 * 1024}));
+    Map<String, Integer> reads = new java.util.TreeMap<>();
+    for (int r = 0; r < 128; r++) {
+      int slice = r % 8;
+      for (Shard s : m.assignedTo(r).get("w0").shards()) {
+        if (s.shardOffset()[0] == slice * 1024L) {
+          reads.merge(s.session(), 1, Integer::sum);
+        }
+      }
+    }
+    assertEquals(32, reads.size(), reads.toString());
+    assertTrue(reads.values().stream().allMatch(n -> n == 4), reads.toString());
+  }
+
+  @Test
+  void theRotationFoldsTheRanksDigits() {
+    assertEquals(0, ReplicaAssignment.rotation(5, 1));
+    for (int r = 0; r < 4; r++) {
+      assertEquals(r, ReplicaAssignment.rotation(r, 4), "ranks below n start at themselves");
+    }
+    assertEquals(0, ReplicaAssignment.rotation(0b11_10_01, 4), "digits 01, 10 and 11 fold to 00");
+    assertEquals(3, ReplicaAssignment.rotation(0b01_10, 4), "digits 10 and 01 fold to 11");
+    int[] starts = new int[3];
+    for (int m = 0; m < 12; m++) {
+      starts[ReplicaAssignment.rotation(5 + 8 * m, 3)]++;
+    }
+    assertEquals(12, starts[0] + starts[1] + starts[2]);
+    assertTrue(starts[0] > 0 && starts[1] > 0 && starts[2] > 0, java.util.Arrays.toString(starts));
+  }
+
   @Test
   void withoutReplicasOnlyTheOwnersServe() {
     MergedSources m = ReplicaMerge.merge(job(2, 2, uneven(20)));
