@@ -48,9 +48,37 @@ public final class ReplicaMerge {
     }
   }
 
-  private record Geometry(List<Long> offset, Shape shape) {
+  /**
+   * A box's offset and shape, compared by value. Built once per offered shard of every table, so it
+   * keeps the shard's offset array rather than boxing it ({@link PublishedShard#shardOffset()}
+   * returns a copy, nobody writes it).
+   */
+  private static final class Geometry {
+    private final long[] offset;
+    private final Shape shape;
+    private final int hash;
+
+    private Geometry(long[] offset, Shape shape) {
+      this.offset = offset;
+      this.shape = shape;
+      this.hash = 31 * Arrays.hashCode(offset) + shape.hashCode();
+    }
+
     static Geometry of(PublishedShard s) {
-      return new Geometry(Arrays.stream(s.shardOffset()).boxed().toList(), s.shape());
+      return new Geometry(s.shardOffset(), s.shape());
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Geometry g
+          && hash == g.hash
+          && Arrays.equals(offset, g.offset)
+          && shape.equals(g.shape);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
     }
   }
 
