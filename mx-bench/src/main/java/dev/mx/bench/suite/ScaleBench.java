@@ -17,6 +17,7 @@ import dev.mx.metadata.ShardTableCodec;
 import dev.mx.plan.ReshardPlanner;
 import dev.mx.plan.merge.MergedSources;
 import dev.mx.plan.merge.ReplicaMerge;
+import dev.mx.refit.stage.SourceChecks;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -304,6 +305,7 @@ public final class ScaleBench implements Benchmark {
       Map<String, Long> bytesPerOwner,
       int trainerRanks,
       double mergeSeconds,
+      double warmCheckSeconds,
       long[] fp8Bytes,
       Map<String, Long> fp8BytesPerTrainer) {
 
@@ -351,6 +353,7 @@ public final class ScaleBench implements Benchmark {
           new BenchResult("plan_one_rank_max_s", maxSeconds(), "s", "goal_s", PLAN_ONE_RANK_GOAL_S),
           none("plan_all_ranks_one_thread_s", totalSeconds(), "s"),
           none("merge_tables_s", mergeSeconds, "s"),
+          none("warm_step_checks_s", warmCheckSeconds, "s"),
           none(
               "descriptors_per_inference_rank_max",
               java.util.Arrays.stream(descriptors).max().orElse(0),
@@ -383,20 +386,33 @@ public final class ScaleBench implements Benchmark {
     return s.length == 0 ? 0 : s[s.length / 2];
   }
 
+  /** Timed repetitions of a receiver's per-step work; the median counts. */
+  private static final int WORK_REPS = 3;
+
   /**
    * Plans every inference rank from the merged tables of the last full-scale step, one at a time on
-   * this thread after one untimed warm-up plan, with the descriptors built as P4 does.
+   * this thread after one untimed warm-up plan, with the descriptors built as P4 does. Also times
+   * the work every receiver repeats each step besides the fetch: merging the decoded tables (the
+   * median of {@link #WORK_REPS}), and on a warm step, where the plan is kept, spreading its reads
+   * over the replicas again and checking the sources still tile and keep the plan's geometry
+   * ({@code Receiver}'s rediscovery; the slowest of three ranks' medians).
    */
   static Planning plan(ScaleScenario s, List<byte[]> encoded, PrintStream progress) {
     ShardTableCodec codec = ShardTableCodec.standard();
-    long m0 = System.nanoTime();
     List<ShardTable> tables = new ArrayList<>();
     for (byte[] t : encoded) {
       tables.add(codec.decode(t));
     }
-    MergedSources merged = ReplicaMerge.merge(tables);
+    MergedSources merged = null;
+    double[] merges = new double[WORK_REPS + 1];
+    for (int i = 0; i < merges.length; i++) {
+      long m0 = System.nanoTime();
+      merged = ReplicaMerge.merge(tables);
+      merges[i] = (System.nanoTime() - m0) / 1e9;
+    }
+    // The first merge also compiles it: a long-running receiver has.
+    double mergeSeconds = median(java.util.Arrays.copyOfRange(merges, 1, merges.length));
     Map<String, SourceInfo> sources = merged.sources();
-    double mergeSeconds = (System.nanoTime() - m0) / 1e9;
     List<ManifestEntry> manifest = VllmLayout.manifest(s.model(), s.dtype());
     ReshardPlanner planner = new ReshardPlanner(Settings.of(Map.of(), Map.of()));
     int n = s.inferenceRanks();
@@ -448,6 +464,21 @@ public final class ScaleBench implements Benchmark {
             bytes[r] / 1e9);
       }
     }
+    double warmChecks = 0;
+    for (int r : new int[] {0, n / 2, n - 1}) {
+      Map<String, SourceInfo> kept = merged.assignedTo(r);
+      double[] reps = new double[WORK_REPS];
+      for (int i = 0; i < WORK_REPS; i++) {
+        long t0 = System.nanoTime();
+        Map<String, SourceInfo> fresh = merged.assignedTo(r);
+        SourceChecks.requireTiled(fresh);
+        if (!SourceChecks.sameGeometry(kept, fresh)) {
+          throw new IllegalStateException("rank " + r + ": the same tables spread differently");
+        }
+        reps[i] = (System.nanoTime() - t0) / 1e9;
+      }
+      warmChecks = Math.max(warmChecks, median(reps));
+    }
     return new Planning(
         seconds,
         descriptors,
@@ -456,6 +487,7 @@ public final class ScaleBench implements Benchmark {
         perOwner,
         s.trainerRanks(),
         mergeSeconds,
+        warmChecks,
         fp8Bytes,
         fp8PerTrainer);
   }
@@ -519,7 +551,8 @@ public final class ScaleBench implements Benchmark {
    * The what-if model of one refit on a cluster where every participant has its own host and a
    * {@code --fabric-gbps} link: the wire bound by the busiest receiver and the busiest trainer
    * rank; the control plane's critical path from the phases measured here (publish, discover and
-   * lease, fetch as {@link Bounds} takes them); the slowest rank's planning.
+   * lease, fetch as {@link Bounds} takes them); a receiver's merge of the tables, then the slowest
+   * rank's planning (the first refit) or its warm-step checks (a later one, plan kept).
    */
   private static List<BenchResult> model(
       ScaleScenario s,
@@ -540,10 +573,16 @@ public final class ScaleBench implements Benchmark {
     double leaseMs = bounds.phaseMs(p.get("lease"), a.leaseMs(), a.leaseCost());
     double fetchMs = bounds.fetchMs(p.get("fetch"));
     double controlPlane = (publishMs + discoverMs + leaseMs + fetchMs) / 1e3;
-    double refit = wire + controlPlane + planning.maxSeconds();
+    // Every step a receiver merges the tables it fetched; the first also plans, a warm step (the
+    // same geometry, new weights) keeps its plan and only spreads and checks again.
+    double receiverFirst = planning.mergeSeconds() + planning.maxSeconds();
+    double receiverWarm = planning.mergeSeconds() + planning.warmCheckSeconds();
+    double refit = wire + controlPlane + receiverFirst;
+    double refitWarm = wire + controlPlane + receiverWarm;
     double wireFp8 =
         Math.max(planning.maxFp8Bytes(), planning.maxFp8TrainerBytes()) / bytesPerSecond;
-    double refitFp8 = wireFp8 + controlPlane + planning.maxSeconds();
+    double refitFp8 = wireFp8 + controlPlane + receiverFirst;
+    double refitWarmFp8 = wireFp8 + controlPlane + receiverWarm;
     long tableBytes = tables.stream().mapToLong(t -> t.length).sum();
     long weightBytes = s.model().parameterCount() * s.dtype().elementSize();
     // 32 hex characters and JSON quoting per tile digest of 64 KiB.
@@ -559,8 +598,10 @@ public final class ScaleBench implements Benchmark {
             + " %.2f GB (%.3f s)%n"
             + "  control plane (%s): publish %.0f ms + discover %.0f ms + lease %.0f ms +"
             + " fetch %.0f ms (one receiver alone %.0f ms, %s %.0f ms) = %.3f s%n"
-            + "  planning: slowest rank %.3f s%n"
-            + "  one refit: %.3f s (Perplexity reports %.1f s for Kimi-K2 256 -> 128, bf16 -> fp8)%n",
+            + "  receiver: merging the tables %.3f s, then planning (slowest rank) %.3f s on the"
+            + " first step, or on a warm step (plan kept) spreading and checking again %.3f s%n"
+            + "  one refit: first %.3f s, warm %.3f s (Perplexity reports %.1f s for Kimi-K2"
+            + " 256 -> 128, bf16 -> fp8)%n",
         s.model().modelName(),
         s.label(),
         spec.fabricGbps(),
@@ -580,18 +621,23 @@ public final class ScaleBench implements Benchmark {
         bounds.servingLabel(),
         bounds.servingMs(),
         controlPlane,
+        planning.mergeSeconds(),
         planning.maxSeconds(),
+        planning.warmCheckSeconds(),
         refit,
+        refitWarm,
         PERPLEXITY_KIMI_K2_S);
     progress.printf(
         Locale.ROOT,
         "  with fp8-block sources (the trainers publish every linear weight as e4m3fn codes and"
             + " 128x128 scales, --trainer-dtype fp8-block): busiest inference rank reads %.2f GB,"
-            + " busiest trainer rank serves %.2f GB, wire %.3f s, one refit %.3f s%n",
+            + " busiest trainer rank serves %.2f GB, wire %.3f s, one refit: first %.3f s, warm"
+            + " %.3f s%n",
         planning.maxFp8Bytes() / 1e9,
         planning.maxFp8TrainerBytes() / 1e9,
         wireFp8,
-        refitFp8);
+        refitFp8,
+        refitWarmFp8);
     progress.printf(
         Locale.ROOT,
         "scale: bytes served per trainer rank: busiest %.2f GB, mean %.2f GB (busiest/mean %.3f)"
@@ -644,10 +690,18 @@ public final class ScaleBench implements Benchmark {
             none("model_control_plane_s", controlPlane, "s"),
             new BenchResult(
                 "model_refit_s", refit, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S),
+            new BenchResult(
+                "model_refit_warm_s", refitWarm, "s", "perplexity_kimi_k2_s", PERPLEXITY_KIMI_K2_S),
             none("model_wire_fp8_block_sources_s", wireFp8, "s"),
             new BenchResult(
                 "model_refit_fp8_block_sources_s",
                 refitFp8,
+                "s",
+                "perplexity_kimi_k2_s",
+                PERPLEXITY_KIMI_K2_S),
+            new BenchResult(
+                "model_refit_warm_fp8_block_sources_s",
+                refitWarmFp8,
                 "s",
                 "perplexity_kimi_k2_s",
                 PERPLEXITY_KIMI_K2_S)));

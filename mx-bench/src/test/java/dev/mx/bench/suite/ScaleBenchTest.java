@@ -204,5 +204,25 @@ class ScaleBenchTest {
     }
     assertTrue(p.maxFp8TrainerBytes() < p.maxTrainerBytes());
     assertTrue(p.maxFp8Bytes() < p.maxBytes());
+    // The receiver's per-step work besides the fetch was timed.
+    assertTrue(p.mergeSeconds() > 0 && p.warmCheckSeconds() > 0, p.toString());
+  }
+
+  @Test
+  void kimiK2PipelinedWithWholeExpertsHas256RanksAndHalves() {
+    ScaleScenario s =
+        ScaleScenario.of(
+            new ScaleSpec(
+                "kimi-k2",
+                "tp=8,pp=8,ep=32,etp=1,pp-last=5",
+                "tp=8,ep=128",
+                1,
+                400,
+                List.of(2, 8),
+                ScaleSpec.MX));
+    assertEquals(256, s.trainerRanks());
+    assertEquals(128, s.scaled(2).orElseThrow().trainerRanks());
+    // An eighth leaves 4 ranks per stage, fewer than one TP 8 group of the dense weights.
+    assertTrue(s.scaled(8).isEmpty());
   }
 }
