@@ -524,25 +524,30 @@ public final class ScaleBench implements Benchmark {
 
   /**
    * {@code engines} inference engines of the modelled topology refitting one step: all reading the
-   * trainers at once, or {@code --serve-installed}'s chain (engine 0 reads the trainers, engine g
-   * reads engine g-1's installed weights, each of its ranks serving exactly the bytes the same rank
-   * of the next engine reads, so those refits are bound by the reader). Seconds until the last
-   * engine holds the step, and bytes the busiest trainer rank serves.
+   * trainers at once; a chain (engine 0 reads the trainers, engine g reads engine g-1's installed
+   * weights, each of its ranks serving exactly the bytes the same rank of the next engine reads, so
+   * those refits are bound by the reader); or {@code --serve-installed}'s doubling rounds (every
+   * engine holding the step serves one more per round: {@code ceil(log2 engines)} reader-bound
+   * rounds after the first). Seconds until the last engine holds the step, and bytes the busiest
+   * trainer rank serves (one engine's, for both fan-outs).
    */
   record FanOutProjection(
       int engines,
       double directWireS,
       double directTrainerBytes,
       double chainWireS,
+      double doublingWireS,
       double chainTrainerBytes) {
     static FanOutProjection of(
         int engines, double receiverWireS, double trainerWireS, double busiestTrainerBytes) {
       double first = Math.max(receiverWireS, trainerWireS);
+      int rounds = 32 - Integer.numberOfLeadingZeros(engines - 1);
       return new FanOutProjection(
           engines,
           Math.max(receiverWireS, engines * trainerWireS),
           engines * busiestTrainerBytes,
           first + (engines - 1) * receiverWireS,
+          first + rounds * receiverWireS,
           busiestTrainerBytes);
     }
   }
@@ -654,15 +659,17 @@ public final class ScaleBench implements Benchmark {
       progress.printf(
           Locale.ROOT,
           "scale: %d engines: from the trainers at once, wire %.3f s, busiest trainer rank serves"
-              + " %.2f GB; fan-out chain (--serve-installed), wire %.3f s to the last engine,"
-              + " busiest trainer rank serves %.2f GB%n",
+              + " %.2f GB; fan-out (--serve-installed, doubling rounds) %.3f s to the last engine"
+              + " (a chain %.3f s), busiest trainer rank serves %.2f GB%n",
           engines,
           f.directWireS(),
           f.directTrainerBytes() / 1e9,
+          f.doublingWireS(),
           f.chainWireS(),
           f.chainTrainerBytes() / 1e9);
       fanOut.add(none("model_fanout_" + engines + "_direct_wire_s", f.directWireS(), "s"));
       fanOut.add(none("model_fanout_" + engines + "_chain_wire_s", f.chainWireS(), "s"));
+      fanOut.add(none("model_fanout_" + engines + "_doubling_wire_s", f.doublingWireS(), "s"));
       fanOut.add(
           none(
               "model_fanout_" + engines + "_direct_busiest_trainer_bytes",

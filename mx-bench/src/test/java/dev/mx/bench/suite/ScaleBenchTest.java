@@ -175,6 +175,13 @@ class ScaleBenchTest {
     ScaleBench.FanOutProjection eight = ScaleBench.FanOutProjection.of(8, 0.414, 0.224, 11.19e9);
     assertEquals(8 * 0.224, eight.directWireS(), 1e-9);
     assertEquals(8 * 0.414, eight.chainWireS(), 1e-9);
+    assertEquals(4 * 0.414, eight.doublingWireS(), 1e-9, "then 3 doubling rounds: 2, 4, 8");
+    assertEquals(0.828, two.doublingWireS(), 1e-9, "two engines: one round, as the chain");
+    assertEquals(
+        0.414 + 2 * 0.414,
+        ScaleBench.FanOutProjection.of(3, 0.414, 0.224, 11.19e9).doublingWireS(),
+        1e-9,
+        "three engines: 1 from 0, then 2 from 0");
     assertEquals(11.19e9, eight.chainTrainerBytes(), 1, "the trainers serve one engine");
   }
 

@@ -154,10 +154,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   @Option(
       names = "--serve-installed",
       description =
-          "Fan-out: every inference group but the last serves the weights it installed and"
-              + " verified, each step, as a weight version of its own (a reader leases it; the"
-              + " group writes its next step only once no lease holds it); group 0 reads the"
-              + " trainers and group G+1 reads group G only. Needs --inference-groups 2 or more;"
+          "Fan-out: inference groups serve the weights they installed and verified, each step,"
+              + " as a weight version of their own (a reader leases it; the group writes its next"
+              + " step only once no lease holds it); group 0 reads the trainers, then in doubling"
+              + " rounds groups [K, 2K) read groups [0, K) (1 from 0; 2, 3 from 0, 1; 4-7 from"
+              + " 0-3). Needs --inference-groups 2 or more;"
               + " installs that transform what they pull (quantizing) and device weights cannot"
               + " serve.")
   boolean serveInstalled;
@@ -450,14 +451,28 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         for (int r = 0; r < results.size(); r++) {
           all.add(DemoReport.withInstallTime(results.get(r), commits.get(r)));
         }
-        // Fan-out: each later group reads the step from the group before, which serves it now.
-        for (int g = 1; serveInstalled && g < inferenceGroups; g++) {
-          List<WorkerHandle> group =
-              receivers.subList(g * plan.receivers(), (g + 1) * plan.receivers());
-          progress.step(s, steps, "group " + g + " refits step " + s + " from group " + (g - 1));
-          List<Map<String, Object>> read = onAll(pool, group, step, callTimeout);
+        // Fan-out in doubling rounds: groups [k, 2k) read the step from groups [0, k), which serve
+        // it now, each reading one of them (WorkerSpec.InferenceGroup).
+        for (int first = 1; serveInstalled && first < inferenceGroups; first *= 2) {
+          int end = Math.min(2 * first, inferenceGroups);
+          List<WorkerHandle> round =
+              receivers.subList(first * plan.receivers(), end * plan.receivers());
+          progress.step(
+              s,
+              steps,
+              (end - first == 1
+                  ? "group " + first + " refits step " + s + " from group 0"
+                  : "groups "
+                      + first
+                      + "-"
+                      + (end - 1)
+                      + " refit step "
+                      + s
+                      + " from groups 0-"
+                      + (end - first - 1)));
+          List<Map<String, Object>> read = onAll(pool, round, step, callTimeout);
           List<Map<String, Object>> made =
-              new StepCoordinator(pool).commitAll(ranks(group, callTimeout), s);
+              new StepCoordinator(pool).commitAll(ranks(round, callTimeout), s);
           for (int r = 0; r < read.size(); r++) {
             all.add(DemoReport.withInstallTime(read.get(r), made.get(r)));
           }
@@ -466,8 +481,7 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
         for (int i = 0; i < all.size(); i++) {
           Map<String, Object> m = all.get(i);
           int group = i / plan.receivers();
-          m.put(
-              "source", serveInstalled && group > 0 ? "installed:group-" + (group - 1) : "trainer");
+          m.put("source", sourceOf(group));
           m.put("period_s", (now - lastCommit) / 1e9);
           m.put("publish_overlapped", publishedDuringRefit.contains(s));
           report.addStep(
@@ -599,24 +613,35 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
     }
   }
 
+  /** Where group {@code g} reads each step: {@code trainer} or {@code installed:group-<source>}. */
+  private String sourceOf(int g) {
+    WorkerSpec.InferenceGroup group =
+        new WorkerSpec.InferenceGroup(g, inferenceGroups, serveInstalled);
+    return group.readsInstalled() ? "installed:group-" + group.sourceGroup() : "trainer";
+  }
+
   /**
    * Where each inference group takes its weights, in order: a checkpoint once at start (every group
    * that reads the trainers), then each step from the trainers or, with {@code --serve-installed},
-   * from the group before it.
+   * from its source group (doubling rounds, {@link WorkerSpec.InferenceGroup}).
    */
   private List<Map<String, Object>> sourceOrder(boolean checkpoint) {
     List<Map<String, Object>> groups = new ArrayList<>();
     for (int g = 0; g < inferenceGroups; g++) {
-      boolean fromGroup = serveInstalled && g > 0;
+      WorkerSpec.InferenceGroup group =
+          new WorkerSpec.InferenceGroup(g, inferenceGroups, serveInstalled);
       List<String> order = new ArrayList<>();
-      if (checkpoint && !fromGroup) {
+      if (checkpoint && !group.readsInstalled()) {
         order.add("checkpoint");
       }
-      order.add(fromGroup ? "installed:group-" + (g - 1) : "trainer");
+      order.add(sourceOf(g));
       Map<String, Object> entry = new LinkedHashMap<>();
       entry.put("group", g);
       entry.put("sources", order);
-      entry.put("serves_installed", serveInstalled && g < inferenceGroups - 1);
+      if (group.readsInstalled()) {
+        entry.put("round", group.round());
+      }
+      entry.put("serves_installed", group.serves());
       groups.add(entry);
     }
     return groups;

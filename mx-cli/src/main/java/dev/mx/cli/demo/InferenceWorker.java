@@ -90,7 +90,7 @@ final class InferenceWorker implements Worker {
     // In place, the orchestrator may arm a kill of a trainer part-way through the reads.
     midReadKill = inPlace ? new MidReadKill(WirePolicies.create(spec.wire())) : null;
     WorkerSpec.InferenceGroup group = spec.inferenceGroup();
-    // A group after the first reads the installed weights of the group before it, served as a
+    // A group after the first reads the installed weights of its source group, served as a
     // one-set trainer job would be; the first reads the trainers.
     boolean fromGroup = group.readsInstalled();
     InferenceRank.Builder builder =

@@ -72,18 +72,30 @@ public record WorkerSpec(
 
   /**
    * Receiver {@code index} of {@code count} inference groups; with {@code serveInstalled} group 0
-   * reads the trainers and group g+1 reads group g's installed weights, which every group but the
-   * last serves; without, every group reads the trainers.
+   * reads the trainers and the others read installed weights in doubling rounds: round k's groups
+   * {@code [2^(k-1), 2^k)} each read the group {@code 2^(k-1)} below it (1 from 0; 2, 3 from 0, 1;
+   * 4…7 from 0…3), so every group holding the step serves one more in each round and {@code n}
+   * groups hold it after {@code ceil(log2 n)} rounds. Without, every group reads the trainers.
    */
   public record InferenceGroup(int index, int count, boolean serveInstalled) {
-    /** Whether this group reads the installed weights of the group before it. */
+    /** Whether this group reads another group's installed weights. */
     public boolean readsInstalled() {
       return serveInstalled && index > 0;
     }
 
-    /** Whether this group serves its installed weights to the group after it. */
+    /** The group whose installed weights this one reads: its index less its highest bit. */
+    public int sourceGroup() {
+      return index - Integer.highestOneBit(index);
+    }
+
+    /** The fan-out round this group reads in: 0 for the trainers' readers, then 1, 2, 3… */
+    public int round() {
+      return readsInstalled() ? 32 - Integer.numberOfLeadingZeros(index) : 0;
+    }
+
+    /** Whether some later group reads this one's installed weights. */
     public boolean serves() {
-      return serveInstalled && index < count - 1;
+      return serveInstalled && index + (index == 0 ? 1 : 2 * Integer.highestOneBit(index)) < count;
     }
   }
 

@@ -62,11 +62,12 @@ public final class Workers {
 
   /**
    * The identity an inference rank reads: the trainer job's, or, in a group reading installed
-   * weights ({@code --serve-installed}), the group before it's.
+   * weights ({@code --serve-installed}), its source group's ({@link
+   * WorkerSpec.InferenceGroup#sourceGroup}).
    */
   static String sourceIdentity(WorkerSpec spec) {
     WorkerSpec.InferenceGroup g = spec.inferenceGroup();
-    return g.readsInstalled() ? installedIdentity(spec, g.index() - 1) : spec.identity();
+    return g.readsInstalled() ? installedIdentity(spec, g.sourceGroup()) : spec.identity();
   }
 
   /**

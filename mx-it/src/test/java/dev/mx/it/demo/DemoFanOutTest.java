@@ -71,32 +71,40 @@ class DemoFanOutTest {
         file + " equals " + reference);
   }
 
+  /**
+   * Four groups in doubling rounds: group 1 reads group 0, then groups 2 and 3 read groups 0 and 1
+   * at once.
+   */
   @Test
-  void groupTwoReadsFromGroupOnesInstalledWeightsAndEveryGroupInstallsExactly(@TempDir Path dump)
+  void groupsReadInstalledWeightsInDoublingRoundsAndEveryGroupInstallsExactly(@TempDir Path dump)
       throws Exception {
-    DemoRun r = fanOut(3, 2, dump);
+    DemoRun r = fanOut(4, 2, dump);
     assertEquals(0, r.code(), r.toString());
     JsonNode doc = r.json();
-    assertEquals(2 * 3 * 2, doc.get("steps").size(), "steps x groups x ranks: " + doc);
+    assertEquals(2 * 4 * 2, doc.get("steps").size(), "steps x groups x ranks: " + doc);
     assertReadFrom(doc, 0, "trainer-");
     assertReadFrom(doc, 1, "receiver-");
-    assertReadFrom(doc, 2, "group1-receiver-");
+    assertReadFrom(doc, 2, "receiver-");
+    assertReadFrom(doc, 3, "group1-receiver-");
+    List<String> sources =
+        List.of("trainer", "installed:group-0", "installed:group-0", "installed:group-1");
     for (JsonNode s : doc.get("steps")) {
-      // Groups 0 and 1 publish what they committed; the last group serves nobody.
+      // Groups 0 and 1 publish what they committed; groups 2 and 3 serve nobody.
       int g = s.get("group").asInt();
       assertEquals(g < 2, s.has("serve_s"), s.toString());
-      assertEquals(g == 0 ? "trainer" : "installed:group-" + (g - 1), s.get("source").asText());
+      assertEquals(sources.get(g), s.get("source").asText());
     }
     assertEquals(
         "[{\"group\":0,\"sources\":[\"trainer\"],\"serves_installed\":true},"
-            + "{\"group\":1,\"sources\":[\"installed:group-0\"],\"serves_installed\":true},"
-            + "{\"group\":2,\"sources\":[\"installed:group-1\"],\"serves_installed\":false}]",
+            + "{\"group\":1,\"sources\":[\"installed:group-0\"],\"round\":1,\"serves_installed\":true},"
+            + "{\"group\":2,\"sources\":[\"installed:group-0\"],\"round\":2,\"serves_installed\":false},"
+            + "{\"group\":3,\"sources\":[\"installed:group-1\"],\"round\":2,\"serves_installed\":false}]",
         doc.get("run").get("source_order").toString());
     JsonNode kinds = doc.get("bytes_served_per_source_kind");
-    // Every group reads the same bytes per step: groups 1 and 2 read twice what the trainers
+    // Every group reads the same bytes per step: groups 1 to 3 read three times what the trainers
     // served.
     assertEquals(
-        2 * kinds.get("trainer").asLong(), kinds.get("installed").asLong(), doc.toString());
+        3 * kinds.get("trainer").asLong(), kinds.get("installed").asLong(), doc.toString());
     JsonNode installed = doc.get("bytes_served_per_installed_rank");
     assertEquals(
         List.of("group1-receiver-0", "group1-receiver-1", "receiver-0", "receiver-1"),
@@ -105,8 +113,9 @@ class DemoFanOutTest {
     DemoRun.assertDumpMatchesGenerator(dump, "tiny-llama", 2, 1, "f32", "f32", 1);
     for (int rank = 0; rank < 2; rank++) {
       String reference = "receiver-" + rank + ".safetensors";
-      assertSameDump(dump, "group1-receiver-" + rank + ".safetensors", reference);
-      assertSameDump(dump, "group2-receiver-" + rank + ".safetensors", reference);
+      for (int g = 1; g < 4; g++) {
+        assertSameDump(dump, "group" + g + "-receiver-" + rank + ".safetensors", reference);
+      }
     }
   }
 
