@@ -14,7 +14,9 @@ import java.util.Map;
  *
  * <ul>
  *   <li>Global rank = {@code tp + TP·(ep + EP·(dp + DP·pp))} (Megatron's tp-ep-dp-pp order, tp
- *       fastest); the {@code dp} data-parallel replicas hold the same weights.
+ *       fastest) while the experts split like the rest; in general stage {@code pp}'s ranks are
+ *       {@code pp·S + i} for its {@code S = etp·ep·dp} places {@code i}. The {@code dp}
+ *       data-parallel replicas hold the same weights.
  *   <li>Stage {@code pp} holds layers {@code [pp·L/PP, (pp+1)·L/PP)}, or with {@code pp-first} /
  *       {@code pp-last} (Megatron's {@code --decoder-first/last-pipeline-num-layers}) that many on
  *       the first / last stage and the rest split evenly over the others ({@link #stageLayers});
