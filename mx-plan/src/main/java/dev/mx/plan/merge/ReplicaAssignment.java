@@ -84,10 +84,11 @@ public final class ReplicaAssignment {
             .thenComparing(Box::offset, Arrays::compare));
     for (Box b : choices) {
       int n = b.offers.size();
+      int start = rotation(receiverRank, n);
       Shard best = null;
       long bestLoad = Long.MAX_VALUE;
       for (int i = 0; i < n; i++) {
-        Shard s = b.offers.get(Math.floorMod(rotation(receiverRank, n) + i, n));
+        Shard s = b.offers.get(Math.floorMod(start + i, n));
         long l = load.getOrDefault(s.session(), 0L);
         if (l < bestLoad) {
           best = s;
