@@ -56,19 +56,19 @@ public final class MegatronLayout implements TrainerLayout {
   private final DType dtype;
 
   /** Stage {@code s} holds layers {@code [stageBounds[s], stageBounds[s+1])}. */
-  private int[] stageBounds;
+  private final int[] stageBounds;
 
   public MegatronLayout(ModelArchitecture model, TrainerTopology.Megatron topology, DType dtype) {
     this.model = model;
     this.topology = topology;
     this.dtype = dtype;
-    validate();
+    String where = "trainer " + topology + " for " + model.modelName() + ": ";
+    this.stageBounds = stageBounds(where);
+    validate(where);
   }
 
-  private void validate() {
+  private void validate(String where) {
     int tp = topology.tp();
-    String where = "trainer " + topology + " for " + model.modelName() + ": ";
-    stageBounds = stageBounds(where);
     // Whole attention heads per rank, as Megatron requires. KV heads and tp must divide one
     // another as for vLLM: fewer KV heads than tp stays valid (the fused rows split in bands).
     if (model.numAttentionHeads() % tp != 0) {
@@ -90,23 +90,17 @@ public final class MegatronLayout implements TrainerLayout {
     int pp = topology.pp();
     int first = topology.firstStageLayers();
     int last = topology.lastStageLayers();
-    int[] bounds = new int[pp + 1];
-    if (first == 0 && last == 0) {
-      if (layers % pp != 0) {
-        throw new LayoutException(
-            where
-                + "num_hidden_layers "
-                + layers
-                + " is not divisible by pp "
-                + pp
-                + " (pp-first=N and pp-last=N split it unevenly, as Megatron's"
-                + " --decoder-first/last-pipeline-num-layers)");
-      }
-      for (int st = 0; st <= pp; st++) {
-        bounds[st] = st * (layers / pp);
-      }
-      return bounds;
+    if (first == 0 && last == 0 && layers % pp != 0) {
+      throw new LayoutException(
+          where
+              + "num_hidden_layers "
+              + layers
+              + " is not divisible by pp "
+              + pp
+              + " (pp-first=N and pp-last=N split it unevenly, as Megatron's"
+              + " --decoder-first/last-pipeline-num-layers)");
     }
+    // An even split is the case with neither end stated: every stage holds layers / pp.
     int others = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
     int rest = layers - first - last;
     if (rest < 0 || (others == 0 ? rest != 0 : rest % others != 0 || rest / others == 0)) {
@@ -126,6 +120,7 @@ public final class MegatronLayout implements TrainerLayout {
                       + " stages"));
     }
     int each = others == 0 ? 0 : rest / others;
+    int[] bounds = new int[pp + 1];
     for (int st = 0; st < pp; st++) {
       int n = st == 0 && first > 0 ? first : st == pp - 1 && last > 0 ? last : each;
       bounds[st + 1] = bounds[st] + n;
