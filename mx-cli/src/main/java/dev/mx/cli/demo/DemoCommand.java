@@ -670,13 +670,11 @@ public final class DemoCommand extends JobOptions implements Callable<Integer> {
   }
 
   private DemoPlan resolve(Progress progress, dev.mx.api.transport.MemoryKind memory) {
-    Map<String, Integer> t = Topology.trainer("--trainer", trainer);
-    if (t.get("fsdp") > 1 && Topology.mixesFsdp(t)) {
-      throw new CommandLine.ParameterException(
-          spec.commandLine(),
-          "--trainer '"
-              + trainer
-              + "': fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last");
+    Map<String, Integer> t;
+    try {
+      t = Topology.trainer("--trainer", trainer);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     Map<String, Integer> inf = Topology.parse("--inference", inference, "tp", "ep");
     if (inf.get("ep") != 1 && !inf.get("ep").equals(inf.get("tp"))) {

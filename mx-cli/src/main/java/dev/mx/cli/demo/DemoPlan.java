@@ -64,7 +64,7 @@ record DemoPlan(
       if (trainer.getOrDefault("dp", 1) > 1) {
         t.put("dp", trainer.get("dp"));
       }
-      for (String k : new String[] {"etp", "pp-first", "pp-last"}) {
+      for (String k : Topology.STATED_ONLY) {
         if (trainer.containsKey(k)) {
           t.put(k, trainer.get(k));
         }

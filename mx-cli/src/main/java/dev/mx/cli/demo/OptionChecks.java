@@ -143,13 +143,12 @@ public final class OptionChecks {
     } catch (MxException | IllegalArgumentException e) {
       throw new ParameterException(cmd, "--model '" + o.model + "': " + e.getMessage());
     }
+    requireGiven(
+        cmd,
+        "--trainer",
+        o.trainer,
+        "tp=N,pp=N,ep=N,dp=N (etp=N, pp-first=N, pp-last=N) or fsdp=N");
     Map<String, Integer> t;
-    if (o.trainer == null || o.trainer.isBlank()) {
-      throw new ParameterException(
-          cmd,
-          "--trainer must not be empty: expected tp=N,pp=N,ep=N,dp=N (etp=N, pp-first=N,"
-              + " pp-last=N) or fsdp=N");
-    }
     try {
       t = Topology.trainer("--trainer", o.trainer);
     } catch (IllegalArgumentException e) {
@@ -157,13 +156,6 @@ public final class OptionChecks {
     }
     TrainerTopology trainer;
     if (t.get("fsdp") > 1) {
-      if (Topology.mixesFsdp(t)) {
-        throw new ParameterException(
-            cmd,
-            "--trainer '"
-                + o.trainer
-                + "': fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last");
-      }
       trainer = new TrainerTopology.Fsdp(t.get("fsdp"));
     } else {
       try {
@@ -312,14 +304,18 @@ public final class OptionChecks {
 
   private static Map<String, Integer> topology(
       CommandLine cmd, String option, String text, String... keys) {
-    if (text == null || text.isBlank()) {
-      throw new ParameterException(
-          cmd, option + " must not be empty: expected " + String.join("=N,", keys) + "=N");
-    }
+    requireGiven(cmd, option, text, String.join("=N,", keys) + "=N");
     try {
       return Topology.parse(option, text, keys);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(cmd, e.getMessage());
+    }
+  }
+
+  /** A topology option must name sizes; {@code expected} says which. */
+  private static void requireGiven(CommandLine cmd, String option, String text, String expected) {
+    if (text == null || text.isBlank()) {
+      throw new ParameterException(cmd, option + " must not be empty: expected " + expected);
     }
   }
 

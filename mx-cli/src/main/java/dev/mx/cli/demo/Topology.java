@@ -63,38 +63,36 @@ final class Topology {
   };
 
   /** Sizes that have no default of 1: left out of the map unless given. */
-  private static final java.util.List<String> STATED_ONLY =
-      java.util.List.of("etp", "pp-first", "pp-last");
+  static final java.util.List<String> STATED_ONLY = java.util.List.of("etp", "pp-first", "pp-last");
 
   /**
    * Parses {@code --trainer}: tp, pp, ep, dp and fsdp default to 1; {@code etp} (the experts'
    * tensor-parallel size, tp unless given), {@code pp-first} and {@code pp-last} (an uneven
    * pipeline split) are present only when given.
+   *
+   * @throws IllegalArgumentException as {@link #parse} does, and when fsdp is combined with any
+   *     Megatron size
    */
   static Map<String, Integer> trainer(String option, String text) {
     Map<String, Integer> out = parse(option, text, TRAINER_KEYS);
-    if (text == null) {
-      out.keySet().removeAll(STATED_ONLY);
-      return out;
-    }
     java.util.Set<String> given = new java.util.HashSet<>();
-    for (String part : text.split(",", -1)) {
+    for (String part : text == null ? new String[0] : text.split(",", -1)) {
       given.add(part.split("=", 2)[0].trim().toLowerCase(Locale.ROOT));
     }
-    for (String k : STATED_ONLY) {
-      if (!given.contains(k)) {
-        out.remove(k);
-      }
+    out.keySet().removeIf(k -> STATED_ONLY.contains(k) && !given.contains(k));
+    boolean megatron =
+        out.get("tp") > 1
+            || out.get("pp") > 1
+            || out.get("ep") > 1
+            || out.get("dp") > 1
+            || STATED_ONLY.stream().anyMatch(out::containsKey);
+    if (out.get("fsdp") > 1 && megatron) {
+      throw new IllegalArgumentException(
+          option
+              + " '"
+              + text
+              + "': fsdp=N cannot be combined with tp, pp, ep, dp, etp, pp-first or pp-last");
     }
     return out;
-  }
-
-  /** Whether a parsed {@code --trainer} names sizes besides fsdp. */
-  static boolean mixesFsdp(Map<String, Integer> t) {
-    return t.get("tp") > 1
-        || t.get("pp") > 1
-        || t.get("ep") > 1
-        || t.get("dp") > 1
-        || STATED_ONLY.stream().anyMatch(t::containsKey);
   }
 }
