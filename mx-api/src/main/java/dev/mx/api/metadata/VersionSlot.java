@@ -16,6 +16,10 @@ import java.util.Objects;
  * @param table the shard table bytes (empty in listings that leave tables out)
  * @param tableDigest lower-case hex SHA-256 of {@code table} as the publisher computed it
  * @param status READY, or STALE once the publisher went away
+ * @param transport the transport the publisher declared for its table's agent metadata where the
+ *     store records one apart from the table (a RefitService shard record's {@code transport}, e.g.
+ *     {@code NIXL} from ModelExpress's trainer adapters); null where the table itself says (mx's
+ *     publishers)
  */
 public record VersionSlot(
     String versionId,
@@ -23,7 +27,8 @@ public record VersionSlot(
     String workerId,
     byte[] table,
     String tableDigest,
-    SlotStatus status) {
+    SlotStatus status,
+    String transport) {
 
   public VersionSlot {
     Objects.requireNonNull(versionId, "version id");
@@ -33,6 +38,17 @@ public record VersionSlot(
     Objects.requireNonNull(tableDigest, "table digest of slot " + slot);
     Objects.requireNonNull(status, "status of slot " + slot);
     table = table.clone();
+  }
+
+  /** A slot whose table says which transport its agent metadata is for. */
+  public VersionSlot(
+      String versionId,
+      String slot,
+      String workerId,
+      byte[] table,
+      String tableDigest,
+      SlotStatus status) {
+    this(versionId, slot, workerId, table, tableDigest, status, null);
   }
 
   /** A READY slot whose digest is computed here from {@code table}. */

@@ -92,17 +92,25 @@ record DemoRun(int code, String out, String err) {
    * Starts {@code mx ARGS} in a JVM of its own, with this test's class path; stderr to {@code log}.
    */
   static Process mxProcess(Path log, String... args) throws java.io.IOException {
+    return mxProcess(log, List.of(), args);
+  }
+
+  /** As {@link #mxProcess(Path, String...)}, the JVM started with {@code jvmOptions} as well. */
+  static Process mxProcess(Path log, List<String> jvmOptions, String... args)
+      throws java.io.IOException {
     List<String> cmd =
         new ArrayList<>(
             List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED",
                 "--add-modules",
-                "jdk.incubator.vector",
-                "-cp",
-                System.getProperty(
-                    "surefire.test.class.path", System.getProperty("java.class.path")),
-                "dev.mx.cli.Main"));
+                "jdk.incubator.vector"));
+    cmd.addAll(jvmOptions);
+    cmd.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+            "dev.mx.cli.Main"));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
   }

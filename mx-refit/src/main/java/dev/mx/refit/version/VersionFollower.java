@@ -621,6 +621,7 @@ public final class VersionFollower implements AutoCloseable {
                 + s.workerId()
                 + "') went away");
       }
+      requireReadableTransport(v, s);
       inOrder.add(s);
     }
     // Checking each table's SHA-256 and decoding it are most of a fetch at scale: every core.
@@ -654,6 +655,39 @@ public final class VersionFollower implements AutoCloseable {
       }
     }
     return StoreDiscovery.merge(decoded, null);
+  }
+
+  /**
+   * Refuses, before anything is leased further or read, a slot whose publisher declared a transport
+   * this receiver does not read through: its agent metadata is for that transport only (a
+   * ModelExpress trainer's record says {@code NIXL}, its manifest's {@code agent_meta_b64} being
+   * NIXL's agent metadata, which mx's {@code nixl} transport loads). Names match ignoring case; a
+   * receiver routing over several transports reads a slot any of them reads.
+   */
+  private void requireReadableTransport(WeightVersion v, VersionSlot s) {
+    if (transport == null || s.transport() == null || s.transport().isEmpty()) {
+      return;
+    }
+    for (String mine : transport.name().split("\\+")) {
+      if (mine.equalsIgnoreCase(s.transport())) {
+        return;
+      }
+    }
+    throw new WeightVersionException(
+        WeightVersionException.Reason.CONFLICT,
+        "slot '"
+            + s.slot()
+            + "' of version '"
+            + v.id()
+            + "' was published over "
+            + s.transport()
+            + " by worker '"
+            + s.workerId()
+            + "': its agent metadata is for that transport, and this receiver reads over "
+            + transport.name()
+            + " (read it with the '"
+            + s.transport().toLowerCase(java.util.Locale.ROOT)
+            + "' transport)");
   }
 
   /**

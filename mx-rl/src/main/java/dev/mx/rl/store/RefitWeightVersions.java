@@ -383,7 +383,9 @@ final class RefitWeightVersions implements WeightVersionStore {
                 s.getWorkerId(),
                 f.table(),
                 s.getManifestDigest(),
-                SlotStatus.READY));
+                SlotStatus.READY,
+                // mx's own records say "mx": the table names its transports itself.
+                RefitMetadataStore.TRANSPORT.equals(s.getTransport()) ? null : s.getTransport()));
         continue;
       }
       ManifestFetcher.ManifestException failure = f.failure();

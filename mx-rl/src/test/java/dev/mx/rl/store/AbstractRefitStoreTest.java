@@ -165,6 +165,7 @@ abstract class AbstractRefitStoreTest {
     assertEquals(2, slots.size());
     for (VersionSlot s : slots) {
       assertArrayEquals(table("step-3/" + s.slot()), s.verified(model).table());
+      assertEquals(null, s.transport(), "an mx publisher's table names its transports itself");
     }
     // Released while leased: the publisher's reclaim waits for the lease.
     assertEquals(WeightVersionState.RELEASING, p0.versions().release(model, "step-3").state());
@@ -349,6 +350,10 @@ abstract class AbstractRefitStoreTest {
       recv.versions().acquireLease(model, uid, "generator-of-uid-test", Duration.ofSeconds(30));
       List<VersionSlot> read = recv.versions().slots(model, uid);
       assertEquals(sorted, read.stream().map(VersionSlot::slot).toList());
+      assertEquals(
+          List.of("NIXL", "NIXL"),
+          read.stream().map(VersionSlot::transport).toList(),
+          "the records' transport: the manifests' agent metadata is NIXL's");
       int first = read.get(0).slot().equals(slots[0]) ? 0 : 1;
       ShardTable t0 = ShardTableCodec.standard().decode(read.get(first).verified(model).table());
       ShardTable t1 =
