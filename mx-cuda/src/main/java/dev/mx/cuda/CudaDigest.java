@@ -60,11 +60,8 @@ public final class CudaDigest {
     if (length < 0) {
       throw new IllegalArgumentException("digest length " + length);
     }
-    long[] out = new long[7];
-    int count = 0;
-    out[count++] = length;
     if (length == 0) {
-      return Arrays.copyOf(out, count);
+      return new long[] {0};
     }
     CudaDevice device = CudaDevice.get(ordinal);
     long rows = length / ROW_BYTES;
@@ -96,22 +93,44 @@ public final class CudaDigest {
             r + 2 * Long.BYTES);
       }
       device.synchronize();
-      MemorySegment host = arena.allocate(5 * Long.BYTES, 8);
-      CudaMemory.copyDeviceToHost(device, r, host);
-      if (rows > 0) {
-        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 0);
-        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 1);
-      }
-      if (tailWords > 0) {
-        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 2);
-        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 3);
-      }
-      if (ragged > 0) {
-        out[count++] = host.getAtIndex(ValueLayout.JAVA_LONG, 4);
-        out[count++] = ragged;
-      }
+      return assemble(length, accumulators(device, r, arena));
     } finally {
       device.returnScratch(r);
+    }
+  }
+
+  /** The five accumulators at device address {@code r}, as the kernels left them. */
+  static long[] accumulators(CudaDevice device, long r, Arena arena) {
+    MemorySegment host = arena.allocate(5 * Long.BYTES, 8);
+    CudaMemory.copyDeviceToHost(device, r, host);
+    return host.toArray(ValueLayout.JAVA_LONG);
+  }
+
+  /**
+   * The scalars the digest of {@code length} bytes hashes, in the reference's order, from the
+   * kernels' five accumulators (row sum and weighted row sum, tail sum and weighted tail sum,
+   * ragged bytes): each is present only where the reference has it (rows, tail words, ragged
+   * bytes).
+   */
+  static long[] assemble(long length, long[] acc) {
+    long words = length / Integer.BYTES;
+    long rows = words / (ROW_BYTES / Integer.BYTES);
+    long tailWords = words - rows * (ROW_BYTES / Integer.BYTES);
+    int ragged = (int) (length % Integer.BYTES);
+    long[] out = new long[7];
+    int count = 0;
+    out[count++] = length;
+    if (rows > 0) {
+      out[count++] = acc[0];
+      out[count++] = acc[1];
+    }
+    if (tailWords > 0) {
+      out[count++] = acc[2];
+      out[count++] = acc[3];
+    }
+    if (ragged > 0) {
+      out[count++] = acc[4];
+      out[count++] = ragged;
     }
     return Arrays.copyOf(out, count);
   }

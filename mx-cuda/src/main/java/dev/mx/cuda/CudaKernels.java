@@ -100,6 +100,23 @@ public final class CudaKernels {
           List.of(Param.POINTER, Param.INT, Param.INT, Param.POINTER));
 
   /**
+   * {@code mx_digest_piece(src, dst, len, offset, words, rows, out)}: one piece of a region's
+   * digest at byte {@code offset} of it, copied to {@code dst} as well unless it is 0.
+   */
+  public static final Kernel DIGEST_PIECE =
+      new Kernel(
+          "mx_digest_parts",
+          "mx_digest_piece",
+          List.of(
+              Param.POINTER,
+              Param.POINTER,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.LONG,
+              Param.POINTER));
+
+  /**
    * {@code mx_view_copy(src, dst, int from, int to, inner, srcInner, dstInner, n0, n1, n2, src0,
    * src1, src2, dst0, dst1, dst2)}: strides in bytes, type codes of {@link CudaCasts}.
    */
@@ -145,7 +162,7 @@ public final class CudaKernels {
 
   /** Every kernel the Java code launches. */
   public static final List<Kernel> ALL =
-      List.of(DIGEST_ROWS, DIGEST_TAIL, VIEW_COPY, FP8_BLOCK_QUANTIZE);
+      List.of(DIGEST_ROWS, DIGEST_TAIL, DIGEST_PIECE, VIEW_COPY, FP8_BLOCK_QUANTIZE);
 
   private CudaKernels() {}
 }

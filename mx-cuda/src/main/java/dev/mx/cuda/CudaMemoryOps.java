@@ -124,6 +124,12 @@ public final class CudaMemoryOps implements MemoryOps {
     return CudaDigest.digest(device.ordinal(), bytes.address(), bytes.byteSize());
   }
 
+  /** Pieces digested where they landed on this device ({@link CudaDigestParts}). */
+  @Override
+  public java.util.Optional<dev.mx.api.digest.DigestParts> digestParts(long byteCount) {
+    return java.util.Optional.of(new CudaDigestParts(device.ordinal(), byteCount));
+  }
+
   private void check(MemorySegment s, long offset, long bytes, String what) {
     if (offset < 0 || bytes < 0 || offset + bytes > s.byteSize()) {
       throw new IndexOutOfBoundsException(

@@ -5,16 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mx.api.DType;
 import dev.mx.refit.cast.Casts;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,33 +26,14 @@ class HostConversionTest {
   };
   private static final int[] LOW = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0x1000, 0xFFFF};
 
-  private static Path compiler() {
-    for (String c : List.of("g++", "c++", "clang++")) {
-      for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-        Path p = Path.of(dir, c);
-        if (Files.isExecutable(p)) {
-          return p;
-        }
-      }
-    }
-    return null;
-  }
-
   @Test
   void everyDeviceConversionEqualsTheCpuCast() throws Exception {
-    Path cxx = compiler();
-    if (cxx == null) {
-      System.out.println(
-          "SKIPPED: no C++ compiler (g++, c++, clang++) on PATH to build the conversion harness");
-      Assumptions.abort("no C++ compiler on PATH");
-    }
-    Path scratch =
-        Files.createDirectories(
-            Path.of(System.getProperty("mx.test.scratch", "target/test-scratch")));
+    Path cxx = HostHarness.compilerOrSkip("the conversion harness");
+    Path scratch = HostHarness.scratch();
     Path exe = scratch.resolve("convert_harness");
     String src = System.getProperty("mx.cuda.sourceDir", "src/main/cuda");
     String testSrc = System.getProperty("mx.cuda.testSourceDir", "src/test/cuda");
-    run(
+    HostHarness.run(
         List.of(
             cxx.toString(),
             "-O2",
@@ -68,7 +45,7 @@ class HostConversionTest {
             testSrc + "/convert_harness.cpp"),
         null);
     Path out = scratch.resolve("convert_harness.out");
-    run(List.of(exe.toString()), out);
+    HostHarness.run(List.of(exe.toString()), out);
     ByteBuffer results = ByteBuffer.wrap(Files.readAllBytes(out)).order(ByteOrder.LITTLE_ENDIAN);
 
     List<String> mismatches = new ArrayList<>();
@@ -120,24 +97,5 @@ class HostConversionTest {
       return 1;
     }
     return 0;
-  }
-
-  private static void run(List<String> command, Path stdout)
-      throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(command);
-    if (stdout != null) {
-      pb.redirectOutput(stdout.toFile());
-      pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-    } else {
-      pb.redirectErrorStream(true);
-    }
-    Process p = pb.start();
-    String text =
-        stdout == null ? new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) : "";
-    if (!p.waitFor(120, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(command.getFirst() + " did not finish within 120 s");
-    }
-    assertEquals(0, p.exitValue(), String.join(" ", command) + " failed:\n" + text);
   }
 }

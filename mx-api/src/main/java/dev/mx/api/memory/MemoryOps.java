@@ -1,6 +1,7 @@
 package dev.mx.api.memory;
 
 import dev.mx.api.DType;
+import dev.mx.api.digest.DigestParts;
 import dev.mx.api.transport.MemoryKind;
 import dev.mx.api.transport.MemoryRegistration;
 import java.lang.foreign.MemorySegment;
@@ -87,4 +88,14 @@ public interface MemoryOps {
    * bytes}.
    */
   String digest(MemorySegment bytes);
+
+  /**
+   * The digest of a region of {@code byteCount} bytes of this kind's memory assembled from pieces
+   * where they lie, in any order ({@link DigestParts#add} reads each piece once on the device
+   * instead of a gather into scratch memory and a second pass); empty where this kind cannot (the
+   * default: the caller gathers the region and calls {@link #digest}).
+   */
+  default java.util.Optional<DigestParts> digestParts(long byteCount) {
+    return java.util.Optional.empty();
+  }
 }

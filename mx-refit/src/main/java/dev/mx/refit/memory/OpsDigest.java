@@ -31,4 +31,10 @@ public final class OpsDigest extends DigestProvider {
   public String digest(MemorySegment bytes) {
     return ops.digest(bytes);
   }
+
+  /** The pieces of a region of the ops' memory, where its kind can digest them in place. */
+  @Override
+  public java.util.Optional<dev.mx.api.digest.DigestParts> parts(long byteCount) {
+    return ops.digestParts(byteCount);
+  }
 }

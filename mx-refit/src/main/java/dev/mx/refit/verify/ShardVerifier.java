@@ -501,7 +501,8 @@ public final class ShardVerifier implements AutoCloseable {
       if (kept.contains(c.source())) {
         continue; // a delta step did not read it: its held bytes were verified when they landed
       }
-      if (device != null || c.size() == 0 || digests.parts(c.size()).isEmpty()) {
+      // Device memory: pieces digested where they landed when its ops can (one pass, no gather).
+      if (c.size() == 0 || digests.parts(c.size()).isEmpty()) {
         whole[wholeCount++] = i;
         continue;
       }
