@@ -170,6 +170,16 @@ class NixlErrorPathTest {
   }
 
   @Test
+  void aPeerWhoseAgentIsGoneDoesNotFailTheClose() {
+    assertReadWorks(); // connected to the publisher
+    // What NIXL 1.4's UCX backend answers for a peer agent that was destroyed first.
+    NixlDouble.inject("invalidate_remote_md", -2, 1);
+    assertEquals(2, NixlDouble.live("agent"));
+    receiver.close(); // no exception: the agent destroyed next frees that peer's state
+    assertEquals(1, NixlDouble.live("agent"), "the receiver's agent was destroyed all the same");
+  }
+
+  @Test
   void failedMetadataExportAndAgentCreationAreReported() {
     NixlDouble.inject("get_local_md", -4, 1);
     TransportException e = assertThrows(TransportException.class, publisher::localMetadata);
