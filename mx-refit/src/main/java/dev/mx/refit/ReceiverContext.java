@@ -40,6 +40,7 @@ public final class ReceiverContext {
   private final boolean inPlace;
   private final OptionalLong stagingBytes;
   private final long landingBytes;
+  private final boolean landingDigestOnWire;
   private final int maxSegmentsPerCopy;
   private final boolean batchInstall;
   private final boolean cacheDescriptors;
@@ -67,6 +68,7 @@ public final class ReceiverContext {
                 ReceiverSetting.LANDING_BYTES.defaultValue(),
                 0,
                 ""));
+    this.landingDigestOnWire = SettingValues.landingDigestOnWire(in);
     this.maxSegmentsPerCopy = SettingValues.integer(ReceiverSetting.MAX_SEGMENTS_PER_COPY, in);
     this.batchInstall = SettingValues.bool(ReceiverSetting.BATCH_INSTALL, in);
     this.cacheDescriptors = SettingValues.bool(ReceiverSetting.CACHE_DESCRIPTORS, in);
@@ -210,6 +212,11 @@ public final class ReceiverContext {
     return landingBytes;
   }
 
+  /** Whether bytes a DMA transport landed are digested on the wire thread, not a worker. */
+  public boolean landingDigestOnWire() {
+    return landingDigestOnWire;
+  }
+
   public int maxSegmentsPerCopy() {
     return maxSegmentsPerCopy;
   }
@@ -285,6 +292,7 @@ public final class ReceiverContext {
         + stagingBytes
         + ", landing "
         + landingBytes
+        + (landingDigestOnWire ? " digested on the wire" : "")
         + ", inPlace "
         + inPlace
         + "]";

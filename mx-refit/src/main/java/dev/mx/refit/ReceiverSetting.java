@@ -78,6 +78,15 @@ public enum ReceiverSetting implements SettingDeclaration {
       "8m",
       "Bytes per landing batch of one peer's reads: each batch's digests start while the next is on"
           + " the wire. 0 = one batch per peer. Not larger than a set staging budget."),
+  LANDING_DIGEST(
+      "mx.receiver.landing-digest",
+      "MX_RECEIVER_LANDING_DIGEST",
+      "worker | wire",
+      "worker",
+      "Where the digest of bytes a DMA transport landed (one that does not fold) runs: on a worker"
+          + " while the next batch is on the wire (worker), or on the wire thread right after its"
+          + " batch landed, still in cache, with no second thread (wire; pair it with a"
+          + " cache-sized mx.receiver.landing-bytes such as 1m)."),
   /** The planner's declaration: the receiver hands its value to the planner. */
   MAX_SEGMENTS_PER_COPY(PlanSetting.MAX_SEGMENTS_PER_COPY),
   FUSED_WIRE(

@@ -378,7 +378,8 @@ final class RefitStep {
               p.workers(),
               config.timeout(),
               context.pipeline(),
-              context.landingBytes())
+              context.landingBytes(),
+              context.landingDigestOnWire())
           .forEach((k, v) -> wire.merge(k, v, Double::sum));
     }
   }

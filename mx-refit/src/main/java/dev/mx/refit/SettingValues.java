@@ -87,6 +87,19 @@ final class SettingValues {
     }
   }
 
+  /** Whether landed bytes are digested on the wire thread ({@code wire}) or a worker. */
+  static boolean landingDigestOnWire(Lookup in) {
+    String v = string(ReceiverSetting.LANDING_DIGEST, in).trim();
+    if (v.equalsIgnoreCase("wire")) {
+      return true;
+    }
+    if (v.equalsIgnoreCase("worker")) {
+      return false;
+    }
+    throw new IllegalArgumentException(
+        ReceiverSetting.LANDING_DIGEST.names() + "='" + v + "': expected worker or wire");
+  }
+
   /** The staging budget, empty when unset or {@code auto}. */
   static OptionalLong stagingBytes(Lookup in) {
     String v = in.raw(ReceiverSetting.STAGING_BYTES);

@@ -64,6 +64,8 @@ public final class PipelinedWire {
    * @param onLanded work that needs only the bytes of one read (compared by value); work keyed by a
    *     read that this call does not issue runs after the wire
    * @param landingBytes bytes per landing batch ({@code 0}: one batch per peer)
+   * @param digestOnWire run the work of a batch's reads on this thread as soon as the batch landed
+   *     (its bytes still in cache, no second thread competing with the wire) instead of on a worker
    */
   public static Map<String, Double> run(
       WirePolicy policy,
@@ -74,7 +76,8 @@ public final class PipelinedWire {
       ExecutorService workers,
       Duration timeout,
       boolean pipeline,
-      long landingBytes) {
+      long landingBytes,
+      boolean digestOnWire) {
     Map<String, Double> stages = new LinkedHashMap<>();
     int tasks = 0;
     for (List<Runnable> l : workBySession.values()) {
@@ -143,7 +146,7 @@ public final class PipelinedWire {
           for (ReadDescriptor r : batch) {
             LandedWork landed = lastBatch.get(r) == k ? pending.remove(r) : null;
             if (landed != null) {
-              release(landed, workers, started);
+              release(landed, digestOnWire ? null : workers, started);
             }
           }
         }
@@ -197,13 +200,17 @@ public final class PipelinedWire {
 
   /**
    * Runs what is left of a landed read's work: comparing digests its copy finished, on this thread;
-   * then, on {@code workers}, what needs verified bytes, or the digest of bytes that landed
-   * unfolded.
+   * then, on {@code workers} (on this thread when null), what needs verified bytes, or the digest
+   * of bytes that landed unfolded.
    */
   private static void release(LandedWork landed, ExecutorService workers, List<Future<?>> started) {
     LandedWork.Left left = landed.afterLanding();
     left.inline().forEach(Runnable::run);
-    left.offloaded().forEach(w -> started.add(workers.submit(w)));
+    if (workers == null) {
+      left.offloaded().forEach(Runnable::run);
+    } else {
+      left.offloaded().forEach(w -> started.add(workers.submit(w)));
+    }
   }
 
   /**

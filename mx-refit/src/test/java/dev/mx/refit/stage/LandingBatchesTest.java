@@ -211,13 +211,56 @@ class LandingBatchesTest {
               workers,
               Duration.ofSeconds(30),
               true,
-              2 * READ_BYTES);
+              2 * READ_BYTES,
+              false);
       // Two batches of two reads: each read's work was handed over when exactly its batch had
       // landed; the peer's work after its last batch; the orphan last.
       assertEquals(List.of(2, 2, 4, 4, 4, 4), workers.landedAtSubmit);
       assertEquals(List.of(0, 1, 2, 3, 100, -1), ran);
       assertEquals(2.0, stages.get("landing_batches"));
       assertTrue(stages.containsKey("pipeline_drain_s"), stages.toString());
+    }
+  }
+
+  @Test
+  void withTheDigestOnTheWireEachBatchsWorkRunsOnTheWireThreadBeforeTheNextBatchIsRead() {
+    try (OnePeer peer = new OnePeer()) {
+      List<String> ran = Collections.synchronizedList(new ArrayList<>());
+      LandingCountingExecutor workers = new LandingCountingExecutor(peer.dst);
+      Thread wire = Thread.currentThread();
+      Map<ReadDescriptor, LandedWork> onLanded = new HashMap<>();
+      for (int i = 0; i < READS; i++) {
+        int read = i;
+        onLanded.put(
+            peer.reads.get(i),
+            new DigestAfterLanding(
+                () ->
+                    ran.add(
+                        read
+                            + " after "
+                            + workers.landed()
+                            + (Thread.currentThread() == wire ? " on the wire" : " elsewhere"))));
+      }
+      PipelinedWire.run(
+          new FusedWire(),
+          peer.receiver,
+          peer.descriptors,
+          Map.of("trainer-0", List.of(() -> ran.add("peer"))),
+          onLanded,
+          workers,
+          Duration.ofSeconds(30),
+          true,
+          2 * READ_BYTES,
+          true);
+      assertEquals(
+          List.of(
+              "0 after 2 on the wire",
+              "1 after 2 on the wire",
+              "2 after 4 on the wire",
+              "3 after 4 on the wire",
+              "peer"),
+          ran);
+      assertEquals(List.of(4), workers.landedAtSubmit, "only the peer's work went to a worker");
     }
   }
 
@@ -278,7 +321,8 @@ class LandingBatchesTest {
               workers,
               Duration.ofSeconds(30),
               true,
-              2 * READ_BYTES);
+              2 * READ_BYTES,
+              false);
       // The policy issued both batches; the work of the first batch was handed over (with only
       // its reads landed) before the policy was asked for the second: the overlap happened.
       assertEquals(
@@ -312,7 +356,8 @@ class LandingBatchesTest {
           workers,
           Duration.ofSeconds(30),
           true,
-          2 * READ_BYTES);
+          2 * READ_BYTES,
+          false);
       // The mem transport copied each read through its fold, on the calling thread; each batch's
       // comparisons followed that batch, before the next one was read.
       List<String> expected = new ArrayList<>();

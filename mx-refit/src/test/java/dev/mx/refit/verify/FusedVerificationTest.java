@@ -118,7 +118,8 @@ class FusedVerificationTest {
           workers,
           Duration.ofSeconds(30),
           true,
-          8192);
+          8192,
+          false);
       return byRead;
     }
 
