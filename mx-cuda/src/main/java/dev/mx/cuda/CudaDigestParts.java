@@ -96,14 +96,7 @@ public final class CudaDigestParts implements DigestParts, AutoCloseable {
   /** One pass over {@code src}: the copy into {@code dst} (device memory too) and the digest. */
   @Override
   public boolean copyAndAdd(long offset, MemorySegment src, MemorySegment dst) {
-    if (dst.byteSize() != src.byteSize()) {
-      throw new IllegalArgumentException(
-          "copy of "
-              + src.byteSize()
-              + " bytes into a destination of "
-              + dst.byteSize()
-              + " bytes");
-    }
+    DigestParts.requireSameSize(offset, src, dst);
     return piece(offset, src, dst.address());
   }
 

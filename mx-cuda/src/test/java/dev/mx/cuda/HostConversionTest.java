@@ -28,22 +28,8 @@ class HostConversionTest {
 
   @Test
   void everyDeviceConversionEqualsTheCpuCast() throws Exception {
-    Path cxx = HostHarness.compilerOrSkip("the conversion harness");
+    Path exe = HostHarness.build("convert_harness");
     Path scratch = HostHarness.scratch();
-    Path exe = scratch.resolve("convert_harness");
-    String src = System.getProperty("mx.cuda.sourceDir", "src/main/cuda");
-    String testSrc = System.getProperty("mx.cuda.testSourceDir", "src/test/cuda");
-    HostHarness.run(
-        List.of(
-            cxx.toString(),
-            "-O2",
-            "-std=c++17",
-            "-I",
-            src,
-            "-o",
-            exe.toString(),
-            testSrc + "/convert_harness.cpp"),
-        null);
     Path out = scratch.resolve("convert_harness.out");
     HostHarness.run(List.of(exe.toString()), out);
     ByteBuffer results = ByteBuffer.wrap(Files.readAllBytes(out)).order(ByteOrder.LITTLE_ENDIAN);

@@ -97,22 +97,8 @@ class HostDigestPieceTest {
   }
 
   private static ByteBuffer runHarness(List<Case> cases) throws Exception {
-    Path cxx = HostHarness.compilerOrSkip("the digest-piece harness");
+    Path exe = HostHarness.build("digest_piece_harness");
     Path scratch = HostHarness.scratch();
-    Path exe = scratch.resolve("digest_piece_harness");
-    String src = System.getProperty("mx.cuda.sourceDir", "src/main/cuda");
-    String testSrc = System.getProperty("mx.cuda.testSourceDir", "src/test/cuda");
-    HostHarness.run(
-        List.of(
-            cxx.toString(),
-            "-O2",
-            "-std=c++17",
-            "-I",
-            src,
-            "-o",
-            exe.toString(),
-            testSrc + "/digest_piece_harness.cpp"),
-        null);
     Path input = scratch.resolve("digest_piece_harness.in");
     try (OutputStream file = Files.newOutputStream(input)) {
       ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);

@@ -27,6 +27,29 @@ final class HostHarness {
     return cxx;
   }
 
+  /**
+   * Compiles {@code src/test/cuda/NAME.cpp} (the device headers of {@code src/main/cuda} on its
+   * include path) into the scratch folder; skips the test, printing why, without a compiler.
+   */
+  static Path build(String name) throws IOException, InterruptedException {
+    Path cxx = compilerOrSkip("the " + name);
+    Path exe = scratch().resolve(name);
+    String src = System.getProperty("mx.cuda.sourceDir", "src/main/cuda");
+    String testSrc = System.getProperty("mx.cuda.testSourceDir", "src/test/cuda");
+    run(
+        List.of(
+            cxx.toString(),
+            "-O2",
+            "-std=c++17",
+            "-I",
+            src,
+            "-o",
+            exe.toString(),
+            testSrc + "/" + name + ".cpp"),
+        null);
+    return exe;
+  }
+
   /** Where harness binaries and outputs go. */
   static Path scratch() throws IOException {
     return Files.createDirectories(

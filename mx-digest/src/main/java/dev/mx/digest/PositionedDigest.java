@@ -53,15 +53,7 @@ public final class PositionedDigest implements DigestParts {
    */
   @Override
   public boolean copyAndAdd(long offset, MemorySegment src, MemorySegment dst) {
-    if (dst.byteSize() != src.byteSize()) {
-      throw new IllegalArgumentException(
-          "copy of "
-              + src.byteSize()
-              + " bytes into a destination of "
-              + dst.byteSize()
-              + " bytes at region offset "
-              + offset);
-    }
+    DigestParts.requireSameSize(offset, src, dst);
     return fold(offset, src, dst);
   }
 

@@ -31,16 +31,26 @@ public interface DigestParts {
    * @throws IllegalArgumentException as {@link #add}, or when the sizes differ
    */
   default boolean copyAndAdd(long offset, MemorySegment src, MemorySegment dst) {
+    requireSameSize(offset, src, dst);
+    MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+    return add(offset, dst);
+  }
+
+  /**
+   * The check every {@link #copyAndAdd} makes first.
+   *
+   * @throws IllegalArgumentException naming both sizes and the region offset when they differ
+   */
+  static void requireSameSize(long offset, MemorySegment src, MemorySegment dst) {
     if (dst.byteSize() != src.byteSize()) {
       throw new IllegalArgumentException(
           "copy of "
               + src.byteSize()
               + " bytes into a destination of "
               + dst.byteSize()
-              + " bytes");
+              + " bytes at region offset "
+              + offset);
     }
-    MemorySegment.copy(src, 0, dst, 0, src.byteSize());
-    return add(offset, dst);
   }
 
   /**

@@ -115,6 +115,25 @@ record DemoRun(int code, String out, String err) {
     return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
   }
 
+  /**
+   * Starts {@code mx serve --port 0} (memory: backend), adds it to {@code all}, and returns the
+   * {@code host:port} its first line says it listens on; its log goes to {@code dir/serve.log}.
+   */
+  static String startServe(Path dir, List<Process> all) throws Exception {
+    Process serve = mxProcess(dir.resolve("serve.log"), "serve", "--port", "0");
+    all.add(serve);
+    String first =
+        new java.io.BufferedReader(
+                new java.io.InputStreamReader(
+                    serve.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))
+            .readLine();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("serving RefitService on (\\S+) ")
+            .matcher(String.valueOf(first));
+    assertTrue(m.find(), first + "\n" + Files.readString(dir.resolve("serve.log")));
+    return m.group(1);
+  }
+
   /** Stops every process a test started: asked first, killed after 30 s. */
   static void destroyAll(List<Process> processes) throws InterruptedException {
     processes.forEach(Process::destroy);

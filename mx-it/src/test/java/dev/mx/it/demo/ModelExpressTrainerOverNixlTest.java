@@ -20,21 +20,15 @@ import dev.mx.rl.client.RefitRequests;
 import dev.mx.rl.proto.WeightPayloadFormat;
 import dev.mx.rl.proto.WeightVersionShard;
 import dev.mx.rl.proto.WorkerRole;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,7 +59,7 @@ class ModelExpressTrainerOverNixlTest {
     List<Process> all = new ArrayList<>();
     ManifestBook book = new ManifestBook();
     try (RefitServer manifests = RefitServer.builder().manifests(book).build()) {
-      String address = startServe(all);
+      String address = DemoRun.startServe(dir, all);
       String identity = "mx-nixl-" + UUID.randomUUID().toString().substring(0, 8);
       List<String> job = DemoRun.tp2Job(MODEL, "mx://" + address, "nixl", identity);
       for (int r = 0; r < 2; r++) {
@@ -127,18 +121,6 @@ class ModelExpressTrainerOverNixlTest {
     }
   }
 
-  /** Starts {@code mx serve} (memory: backend) and returns where it listens. */
-  private String startServe(List<Process> all) throws Exception {
-    Process serve = DemoRun.mxProcess(dir.resolve("serve.log"), "serve", "--port", "0");
-    all.add(serve);
-    String first =
-        new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8))
-            .readLine();
-    Matcher m = Pattern.compile("serving RefitService on (\\S+) ").matcher(String.valueOf(first));
-    assertTrue(m.find(), first + "\n" + Files.readString(dir.resolve("serve.log")));
-    return m.group(1);
-  }
-
   /**
    * Takes the tables the two {@code mx publish} ranks published as mx's version {@code step-3},
    * re-encodes each as ModelExpress's Megatron adapter writes its manifest, and publishes them as a
@@ -165,7 +147,10 @@ class ModelExpressTrainerOverNixlTest {
               List.of());
       tables.add(adapter);
       documents.add(codec.encode(adapter));
-      slotIds.add("megatron:partition:" + sha256(t.agentName() + "/" + t.tensors().size()));
+      slotIds.add(
+          "megatron:partition:"
+              + VersionSlot.sha256Hex(
+                  (t.agentName() + "/" + t.tensors().size()).getBytes(StandardCharsets.UTF_8)));
     }
     try (RefitClient c = new RefitClient("127.0.0.1", port(address))) {
       String uid =
@@ -276,10 +261,5 @@ class ModelExpressTrainerOverNixlTest {
 
   private static int port(String address) {
     return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
-  }
-
-  private static String sha256(String s) throws Exception {
-    return HexFormat.of()
-        .formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
   }
 }

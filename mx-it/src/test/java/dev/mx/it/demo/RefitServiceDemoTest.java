@@ -4,16 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -56,18 +50,11 @@ class RefitServiceDemoTest {
   void publishersAndFollowersInSeparateProcessesRefitThroughMxServe() throws Exception {
     List<Process> all = new ArrayList<>();
     try {
-      Process serve = DemoRun.mxProcess(dir.resolve("serve.log"), "serve", "--port", "0");
-      all.add(serve);
-      // Its first line says where it listens.
-      String first =
-          new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8))
-              .readLine();
-      Matcher m = Pattern.compile("serving RefitService on (\\S+) ").matcher(String.valueOf(first));
-      assertTrue(m.find(), first + "\n" + Files.readString(dir.resolve("serve.log")));
+      String address = DemoRun.startServe(dir, all);
       List<String> job =
           DemoRun.tp2Job(
               MODEL,
-              "mx://" + m.group(1),
+              "mx://" + address,
               "shm",
               "mx-serve-" + UUID.randomUUID().toString().substring(0, 8));
       Path dump = dir.resolve("dump");
