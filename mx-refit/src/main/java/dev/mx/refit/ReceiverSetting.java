@@ -79,8 +79,8 @@ public enum ReceiverSetting implements SettingDeclaration {
       "Bytes per landing batch of one peer's reads: each batch's digests start while the next is on"
           + " the wire. 0 = one batch per peer. Not larger than a set staging budget."),
   LANDING_DIGEST(
-      "mx.receiver.landing-digest",
-      "MX_RECEIVER_LANDING_DIGEST",
+      "mx.refit.landing-digest",
+      "MX_REFIT_LANDING_DIGEST",
       "worker | wire",
       "worker",
       "Where the digest of bytes a DMA transport landed (one that does not fold) runs: on a worker"
