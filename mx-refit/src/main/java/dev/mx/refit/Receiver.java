@@ -191,6 +191,14 @@ public final class Receiver implements AutoCloseable {
     return prepared == null ? null : prepared.plan();
   }
 
+  /**
+   * The publisher sessions the kept plan reads from (empty before the first prepare or after the
+   * plan was dropped): the tables a warm step needs fresh.
+   */
+  public synchronized java.util.Set<String> plannedSessions() {
+    return prepared == null ? java.util.Set.of() : java.util.Set.copyOf(prepared.plan().sessions());
+  }
+
   /** The coverage of the last successful prepare, or null before it. */
   public synchronized Coverage coverage() {
     return prepared == null ? null : prepared.coverage();

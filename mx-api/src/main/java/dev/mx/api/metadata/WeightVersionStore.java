@@ -71,6 +71,31 @@ public interface WeightVersionStore {
   List<VersionSlot> slots(String model, String versionId);
 
   /**
+   * The slots of a version among {@code only}, with their tables, sorted by slot. A store whose
+   * tables are served by their publishers ({@link #fetchesTablesSelectively}) fetches only these;
+   * the default lists every slot and keeps those.
+   */
+  default List<VersionSlot> slots(String model, String versionId, java.util.Set<String> only) {
+    return slots(model, versionId).stream().filter(s -> only.contains(s.slot())).toList();
+  }
+
+  /**
+   * Whether {@link #slots(String, String, java.util.Set)} fetches fewer tables than {@link
+   * #slots(String, String)}: a follower then fetches, for a version like the one it installed, only
+   * the tables its plan reads. False by default.
+   */
+  default boolean fetchesTablesSelectively() {
+    return false;
+  }
+
+  /**
+   * A hint from a reader of {@code model}: the slots whose tables it will ask for next (null: every
+   * slot). A store that fetches tables while a version is still STAGING fetches only these. The
+   * default ignores it.
+   */
+  default void preferSlots(String model, java.util.Set<String> slots) {}
+
+  /**
    * STAGING or READY → RELEASING (idempotent when already RELEASING): no new lease is granted, and
    * publishers may reclaim once live leases are gone.
    *

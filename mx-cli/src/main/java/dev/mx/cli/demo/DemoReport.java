@@ -156,6 +156,11 @@ final class DemoReport {
     if (m.get("version_fetch_s") != null) {
       row.put("fetch_s", num(m.get("version_fetch_s")).doubleValue());
     }
+    // The shard tables that step fetched: every slot's, or, after a step like it, those its plan
+    // reads.
+    if (m.get("version_tables_fetched") != null) {
+      row.put("tables_fetched", num(m.get("version_tables_fetched")).longValue());
+    }
     // Of e2e_s, with --install copy: copying (and casting or quantizing) the verified step in.
     if (m.get("install_s") != null) {
       row.put("install_s", num(m.get("install_s")).doubleValue());

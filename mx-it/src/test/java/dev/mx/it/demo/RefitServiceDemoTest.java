@@ -44,6 +44,11 @@ class RefitServiceDemoTest {
     JsonNode report = r.json();
     assertTrue(report.get("ok").asBoolean(), r.out());
     DemoRun.assertDumpMatchesGenerator(dump, MODEL, 2, 1, "f32", "f32", 1);
+    // Every step says how many shard tables it fetched: at most one per trainer rank.
+    for (JsonNode step : report.get("steps")) {
+      long fetched = step.get("tables_fetched").asLong();
+      assertTrue(fetched >= 1 && fetched <= 2, step.toString());
+    }
   }
 
   @Test

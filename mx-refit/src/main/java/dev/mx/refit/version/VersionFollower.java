@@ -474,6 +474,7 @@ public final class VersionFollower implements AutoCloseable {
       }
       lastStep = v.step();
       lastVersion = v.id();
+      remember(v, sources, receiver);
       if (restorePrevious) {
         // Keep this version leased: it is what a torn install of the next one is restored from.
         kept = true;
@@ -492,10 +493,15 @@ public final class VersionFollower implements AutoCloseable {
       m.put("version_wait_s", waitedSeconds);
       // Leasing the version, reading and checking its tables, and finding its receiver.
       m.put("version_fetch_s", fetched);
+      // Tables fetched for it: every slot's, or, for a version like the last, those the plan reads.
+      m.put("version_tables_fetched", tablesFetched);
       if (receiver.coverage() != null) {
         m.put("coverage", receiver.coverage().coverage());
       }
       return new Followed(v, m);
+    } catch (RuntimeException e) {
+      forget(); // a retry, or the next version, fetches every table
+      throw e;
     } finally {
       currentLease = null;
       if (!kept) {
@@ -591,15 +597,97 @@ public final class VersionFollower implements AutoCloseable {
   }
 
   /**
+   * What an install read, one per geometry a receiver was prepared for (publishers with two buffer
+   * sets alternate between two): its sources, its version's slots and tables, and the slots whose
+   * tables its plan needs. A version with the same slots fetches only those tables where the store
+   * fetches tables from their publishers; the others stand in from the install whose geometry the
+   * fresh ones match (the plan reads nothing of them). No match: the rest are fetched too.
+   */
+  private record LastTables(
+      Map<String, SourceInfo> sources,
+      List<String> slots,
+      Map<String, ShardTable> bySlot,
+      Set<String> read) {}
+
+  /** By receiver fingerprint, at most {@link #maxReceivers} (guarded by this). */
+  private final Map<String, LastTables> lastTables = new LinkedHashMap<>();
+
+  /** The tables {@link #fetch} returned last, by slot: what {@link #remember} keeps. */
+  private volatile Map<String, ShardTable> fetchedTables = Map.of();
+
+  /** How many of those {@link #fetch} fetched (the others stood in from an earlier version). */
+  private volatile int tablesFetched;
+
+  /**
    * The version's tables, each checked against its advertised SHA-256 and step, merged into
    * sources. Read under the lease, so the tables cannot change underneath.
    */
   private DiscoveredSources fetch(WeightVersion v) {
-    List<VersionSlot> slots = versions.slots(model, v.id());
+    List<LastTables> candidates;
+    synchronized (this) {
+      candidates =
+          lastTables.values().stream().filter(l -> l.slots().equals(v.expectedSlots())).toList();
+    }
+    Set<String> read = new java.util.TreeSet<>();
+    candidates.forEach(l -> read.addAll(l.read()));
+    if (candidates.isEmpty()
+        || !versions.fetchesTablesSelectively()
+        || read.containsAll(v.expectedSlots())) {
+      return merged(v, fetchTables(v, null), null);
+    }
+    Map<String, ShardTable> fresh = fetchTables(v, read);
+    for (LastTables l : candidates) {
+      DiscoveredSources m = merged(v, fresh, l);
+      if (dev.mx.refit.stage.SourceChecks.sameGeometry(l.sources(), m.sources())) {
+        tablesFetched = fresh.size();
+        return m;
+      }
+    }
+    LOG.debug(
+        "{}: the tables its plan reads match no prepared geometry in version '{}': fetching the"
+            + " rest",
+        holder,
+        v.id());
+    Set<String> rest = new java.util.TreeSet<>(v.expectedSlots());
+    rest.removeAll(read);
+    Map<String, ShardTable> all = new TreeMap<>(fresh);
+    all.putAll(fetchTables(v, rest));
+    return merged(v, all, null);
+  }
+
+  /** Every expected slot's table: fetched, or from {@code standIns}. */
+  private DiscoveredSources merged(
+      WeightVersion v, Map<String, ShardTable> fetched, LastTables standIns) {
+    Map<String, ShardTable> tables = new TreeMap<>(fetched);
+    List<ShardTable> all = new ArrayList<>(v.expectedSlots().size());
+    for (String slot : v.expectedSlots()) {
+      ShardTable t = tables.get(slot);
+      if (t == null) {
+        ShardTable before = standIns.bySlot().get(slot);
+        t = standIn(before, before.publisherStep() == null ? null : v.step());
+        tables.put(slot, t);
+      }
+      all.add(t);
+    }
+    fetchedTables = tables;
+    tablesFetched = fetched.size();
+    return StoreDiscovery.merge(all, null);
+  }
+
+  /**
+   * The tables of the version's slots in {@code only} (null: every expected slot), each checked
+   * against its advertised SHA-256 and step, by slot.
+   */
+  private Map<String, ShardTable> fetchTables(WeightVersion v, Set<String> only) {
+    List<VersionSlot> slots =
+        only == null ? versions.slots(model, v.id()) : versions.slots(model, v.id(), only);
     Map<String, VersionSlot> bySlot = new TreeMap<>();
     slots.forEach(s -> bySlot.put(s.slot(), s));
     List<VersionSlot> inOrder = new ArrayList<>();
     for (String expected : v.expectedSlots()) {
+      if (only != null && !only.contains(expected)) {
+        continue;
+      }
       VersionSlot s = bySlot.get(expected);
       if (s == null) {
         throw new WeightVersionException(
@@ -628,6 +716,7 @@ public final class VersionFollower implements AutoCloseable {
     List<ShardTable> decoded =
         ParallelMap.inOrder(inOrder, s -> codec.decode(s.verified(model).table()));
     SlotRanks ranks = new SlotRanks(expectation, storeUri);
+    Map<String, ShardTable> out = new TreeMap<>();
     for (int i = 0; i < decoded.size(); i++) {
       VersionSlot s = inOrder.get(i);
       String expected = s.slot();
@@ -653,8 +742,119 @@ public final class VersionFollower implements AutoCloseable {
                 + ", not the version's step "
                 + v.step());
       }
+      out.put(expected, t);
     }
-    return StoreDiscovery.merge(decoded, null);
+    return out;
+  }
+
+  /**
+   * The last version's table of a slot the plan does not read, standing in for this version's: its
+   * geometry, bound to {@code step}, without its (last step's) shard digests, so that they are
+   * neither compared with the fresh tables' replicas nor read.
+   */
+  private static ShardTable standIn(ShardTable t, Long step) {
+    java.util.function.UnaryOperator<dev.mx.api.metadata.PublishedShard> noDigest =
+        p ->
+            new dev.mx.api.metadata.PublishedShard(
+                p.agentName(),
+                p.deviceId(),
+                p.addr(),
+                p.shardOffset(),
+                p.shape(),
+                null,
+                p.tiles(),
+                p.changedStep());
+    List<dev.mx.api.metadata.PublishedTensor> tensors = new ArrayList<>(t.tensors().size());
+    for (dev.mx.api.metadata.PublishedTensor pt : t.tensors()) {
+      tensors.add(
+          new dev.mx.api.metadata.PublishedTensor(
+              pt.name(),
+              pt.dtype(),
+              pt.elsize(),
+              pt.fullShape(),
+              pt.shards().stream().map(noDigest).toList()));
+    }
+    List<dev.mx.api.metadata.ReplicaShard> replicas = new ArrayList<>(t.replicas().size());
+    for (dev.mx.api.metadata.ReplicaShard r : t.replicas()) {
+      replicas.add(new dev.mx.api.metadata.ReplicaShard(r.tensor(), noDigest.apply(r.shard())));
+    }
+    return new ShardTable(
+        t.agentName(),
+        t.metadataEndpoint(),
+        t.agentMetadata(),
+        tensors,
+        step,
+        t.topology(),
+        replicas);
+  }
+
+  /**
+   * The slots whose tables a plan reading from {@code sessions} needs: those of the sessions it
+   * reads, and those that own a box it may read from a replica (a replica is read with its owner's
+   * tile digests, and checked against the owner's digest).
+   */
+  static Set<String> slotsRead(Map<String, ShardTable> bySlot, Set<String> sessions) {
+    Map<String, String> ownerOfBox = new HashMap<>();
+    bySlot.forEach(
+        (slot, t) -> {
+          for (dev.mx.api.metadata.PublishedTensor pt : t.tensors()) {
+            for (dev.mx.api.metadata.PublishedShard sh : pt.shards()) {
+              ownerOfBox.putIfAbsent(boxKey(pt.name(), sh), slot);
+            }
+          }
+        });
+    Set<String> read = new java.util.TreeSet<>();
+    bySlot.forEach(
+        (slot, t) -> {
+          if (sessions.contains(t.agentName())) {
+            read.add(slot);
+            for (dev.mx.api.metadata.ReplicaShard r : t.replicas()) {
+              String owner = ownerOfBox.get(boxKey(r.tensor(), r.shard()));
+              if (owner != null) {
+                read.add(owner);
+              }
+            }
+          }
+        });
+    return read;
+  }
+
+  private static String boxKey(String tensor, dev.mx.api.metadata.PublishedShard s) {
+    return tensor + Arrays.toString(s.shardOffset()) + s.shape();
+  }
+
+  /**
+   * After an install: which slots' tables {@code receiver}'s plan needs, kept for its geometry, so
+   * that the next version with the same slots fetches only those ({@link
+   * WeightVersionStore#preferSlots} tells the store, which may fetch them early).
+   */
+  private void remember(WeightVersion v, DiscoveredSources sources, Receiver receiver) {
+    Map<String, ShardTable> tables = fetchedTables;
+    Set<String> sessions = receiver.plannedSessions();
+    if (sessions.isEmpty() || tables.size() != v.expectedSlots().size()) {
+      forget();
+      return;
+    }
+    Set<String> read = slotsRead(tables, sessions);
+    Set<String> wanted = new java.util.TreeSet<>();
+    synchronized (this) {
+      lastTables.put(
+          fingerprint(sources.sources()),
+          new LastTables(sources.sources(), v.expectedSlots(), tables, read));
+      while (lastTables.size() > maxReceivers) {
+        lastTables.remove(lastTables.keySet().iterator().next());
+      }
+      lastTables.values().forEach(l -> wanted.addAll(l.read()));
+    }
+    versions.preferSlots(model, wanted.containsAll(v.expectedSlots()) ? null : wanted);
+  }
+
+  /** The next version fetches every table. */
+  private void forget() {
+    synchronized (this) {
+      lastTables.clear();
+    }
+    versions.preferSlots(model, null);
   }
 
   /**

@@ -69,6 +69,9 @@ final class RefitWeightVersions implements WeightVersionStore {
   /** model + NUL + holder → when its GENERATOR registration lapses (System.nanoTime). */
   private final Map<String, Long> registeredUntil = new ConcurrentHashMap<>();
 
+  /** Per model, the slots a reader said it will ask for ({@link #preferSlots}); absent: all. */
+  private final Map<String, Set<String>> preferred = new ConcurrentHashMap<>();
+
   RefitWeightVersions(RefitMetadataStore store) {
     this.store = store;
   }
@@ -162,7 +165,8 @@ final class RefitWeightVersions implements WeightVersionStore {
       boolean ours = store.known.getOrDefault(model, Map.of()).containsKey(k.id());
       for (WeightVersionShard s : listShards(model, k)) {
         slots.put(s.getSourceSlotId(), SlotStatus.READY);
-        if (!ours) {
+        Set<String> wanted = preferred.get(model);
+        if (!ours && (wanted == null || wanted.contains(s.getSourceSlotId()))) {
           fetchEarly(k.uid(), s);
         }
       }
@@ -345,6 +349,26 @@ final class RefitWeightVersions implements WeightVersionStore {
    */
   @Override
   public List<VersionSlot> slots(String model, String versionId) {
+    return slots(model, versionId, (Set<String>) null);
+  }
+
+  @Override
+  public boolean fetchesTablesSelectively() {
+    return true;
+  }
+
+  @Override
+  public void preferSlots(String model, Set<String> slots) {
+    if (slots == null) {
+      preferred.remove(model);
+    } else {
+      preferred.put(model, Set.copyOf(slots));
+    }
+  }
+
+  /** Fetches the tables of the slots in {@code only} (null: every slot), each from its worker. */
+  @Override
+  public List<VersionSlot> slots(String model, String versionId, Set<String> only) {
     Optional<KnownVersion> found = lookUp(model, versionId);
     if (found.isEmpty()) {
       return List.of();
@@ -352,7 +376,9 @@ final class RefitWeightVersions implements WeightVersionStore {
     KnownVersion k = found.get();
     Map<String, List<WeightVersionShard>> bySlot = new TreeMap<>();
     for (WeightVersionShard s : listShards(model, k)) {
-      bySlot.computeIfAbsent(s.getSourceSlotId(), x -> new ArrayList<>()).add(s);
+      if (only == null || only.contains(s.getSourceSlotId())) {
+        bySlot.computeIfAbsent(s.getSourceSlotId(), x -> new ArrayList<>()).add(s);
+      }
     }
     // Every slot's first publication is asked for at once; a slot's next only after its first
     // failed.

@@ -167,6 +167,11 @@ abstract class AbstractRefitStoreTest {
       assertArrayEquals(table("step-3/" + s.slot()), s.verified(model).table());
       assertEquals(null, s.transport(), "an mx publisher's table names its transports itself");
     }
+    // Tables served by their publishers: a reader may fetch only the slots it reads.
+    assertTrue(recv.versions().fetchesTablesSelectively());
+    List<VersionSlot> one = recv.versions().slots(model, "step-3", java.util.Set.of("1"));
+    assertEquals(List.of("1"), one.stream().map(VersionSlot::slot).toList());
+    assertArrayEquals(table("step-3/1"), one.get(0).verified(model).table());
     // Released while leased: the publisher's reclaim waits for the lease.
     assertEquals(WeightVersionState.RELEASING, p0.versions().release(model, "step-3").state());
     Reclaim refused = p0.versions().reclaim(model, "step-3", "0", "w0");
