@@ -3,6 +3,9 @@ package dev.mx.refit.version;
 import dev.mx.api.annotation.Stable;
 import dev.mx.api.error.TornInstallException;
 import dev.mx.api.metadata.MetadataStore;
+import dev.mx.api.metadata.PublishedShard;
+import dev.mx.api.metadata.PublishedTensor;
+import dev.mx.api.metadata.ReplicaShard;
 import dev.mx.api.metadata.ShardTable;
 import dev.mx.api.metadata.SlotStatus;
 import dev.mx.api.metadata.VersionSlot;
@@ -29,6 +32,7 @@ import dev.mx.refit.DiscoveredSources;
 import dev.mx.refit.Receiver;
 import dev.mx.refit.SourceDiscovery;
 import dev.mx.refit.embed.StoreDiscovery;
+import dev.mx.refit.stage.SourceChecks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -39,8 +43,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -463,7 +469,9 @@ public final class VersionFollower implements AutoCloseable {
       currentLease = lease;
       DiscoveredSources sources = fetch(v);
       reconnectRestarted(sources.peerMetadata());
-      Receiver receiver = receiverFor(sources);
+      // Built once: at scale it is a string of every shard of every table.
+      String geometry = fingerprint(sources.sources());
+      Receiver receiver = receiverFor(geometry);
       current = sources;
       double fetched = (System.nanoTime() - began) / 1e9;
       Map<String, Object> metrics;
@@ -474,7 +482,7 @@ public final class VersionFollower implements AutoCloseable {
       }
       lastStep = v.step();
       lastVersion = v.id();
-      remember(v, sources, receiver);
+      remember(v, geometry, sources, receiver);
       if (restorePrevious) {
         // Keep this version leased: it is what a torn install of the next one is restored from.
         kept = true;
@@ -551,7 +559,7 @@ public final class VersionFollower implements AutoCloseable {
       h.lease().check();
       current = h.sources();
       sessions.forEach(s -> transport.readAfterExit(s, true));
-      receiverFor(h.sources()).updateWeights(h.version().step());
+      receiverFor(fingerprint(h.sources().sources())).updateWeights(h.version().step());
     } finally {
       sessions.forEach(s -> transport.readAfterExit(s, false));
       currentLease = before;
@@ -628,7 +636,7 @@ public final class VersionFollower implements AutoCloseable {
       candidates =
           lastTables.values().stream().filter(l -> l.slots().equals(v.expectedSlots())).toList();
     }
-    Set<String> read = new java.util.TreeSet<>();
+    Set<String> read = new TreeSet<>();
     candidates.forEach(l -> read.addAll(l.read()));
     if (candidates.isEmpty()
         || !versions.fetchesTablesSelectively()
@@ -638,8 +646,7 @@ public final class VersionFollower implements AutoCloseable {
     Map<String, ShardTable> fresh = fetchTables(v, read);
     for (LastTables l : candidates) {
       DiscoveredSources m = merged(v, fresh, l);
-      if (dev.mx.refit.stage.SourceChecks.sameGeometry(l.sources(), m.sources())) {
-        tablesFetched = fresh.size();
+      if (SourceChecks.sameGeometry(l.sources(), m.sources())) {
         return m;
       }
     }
@@ -648,7 +655,7 @@ public final class VersionFollower implements AutoCloseable {
             + " rest",
         holder,
         v.id());
-    Set<String> rest = new java.util.TreeSet<>(v.expectedSlots());
+    Set<String> rest = new TreeSet<>(v.expectedSlots());
     rest.removeAll(read);
     Map<String, ShardTable> all = new TreeMap<>(fresh);
     all.putAll(fetchTables(v, rest));
@@ -753,9 +760,9 @@ public final class VersionFollower implements AutoCloseable {
    * neither compared with the fresh tables' replicas nor read.
    */
   private static ShardTable standIn(ShardTable t, Long step) {
-    java.util.function.UnaryOperator<dev.mx.api.metadata.PublishedShard> noDigest =
+    UnaryOperator<PublishedShard> noDigest =
         p ->
-            new dev.mx.api.metadata.PublishedShard(
+            new PublishedShard(
                 p.agentName(),
                 p.deviceId(),
                 p.addr(),
@@ -764,19 +771,19 @@ public final class VersionFollower implements AutoCloseable {
                 null,
                 p.tiles(),
                 p.changedStep());
-    List<dev.mx.api.metadata.PublishedTensor> tensors = new ArrayList<>(t.tensors().size());
-    for (dev.mx.api.metadata.PublishedTensor pt : t.tensors()) {
+    List<PublishedTensor> tensors = new ArrayList<>(t.tensors().size());
+    for (PublishedTensor pt : t.tensors()) {
       tensors.add(
-          new dev.mx.api.metadata.PublishedTensor(
+          new PublishedTensor(
               pt.name(),
               pt.dtype(),
               pt.elsize(),
               pt.fullShape(),
               pt.shards().stream().map(noDigest).toList()));
     }
-    List<dev.mx.api.metadata.ReplicaShard> replicas = new ArrayList<>(t.replicas().size());
-    for (dev.mx.api.metadata.ReplicaShard r : t.replicas()) {
-      replicas.add(new dev.mx.api.metadata.ReplicaShard(r.tensor(), noDigest.apply(r.shard())));
+    List<ReplicaShard> replicas = new ArrayList<>(t.replicas().size());
+    for (ReplicaShard r : t.replicas()) {
+      replicas.add(new ReplicaShard(r.tensor(), noDigest.apply(r.shard())));
     }
     return new ShardTable(
         t.agentName(),
@@ -797,18 +804,18 @@ public final class VersionFollower implements AutoCloseable {
     Map<String, String> ownerOfBox = new HashMap<>();
     bySlot.forEach(
         (slot, t) -> {
-          for (dev.mx.api.metadata.PublishedTensor pt : t.tensors()) {
-            for (dev.mx.api.metadata.PublishedShard sh : pt.shards()) {
+          for (PublishedTensor pt : t.tensors()) {
+            for (PublishedShard sh : pt.shards()) {
               ownerOfBox.putIfAbsent(boxKey(pt.name(), sh), slot);
             }
           }
         });
-    Set<String> read = new java.util.TreeSet<>();
+    Set<String> read = new TreeSet<>();
     bySlot.forEach(
         (slot, t) -> {
           if (sessions.contains(t.agentName())) {
             read.add(slot);
-            for (dev.mx.api.metadata.ReplicaShard r : t.replicas()) {
+            for (ReplicaShard r : t.replicas()) {
               String owner = ownerOfBox.get(boxKey(r.tensor(), r.shard()));
               if (owner != null) {
                 read.add(owner);
@@ -819,7 +826,7 @@ public final class VersionFollower implements AutoCloseable {
     return read;
   }
 
-  private static String boxKey(String tensor, dev.mx.api.metadata.PublishedShard s) {
+  private static String boxKey(String tensor, PublishedShard s) {
     return tensor + Arrays.toString(s.shardOffset()) + s.shape();
   }
 
@@ -828,7 +835,8 @@ public final class VersionFollower implements AutoCloseable {
    * that the next version with the same slots fetches only those ({@link
    * WeightVersionStore#preferSlots} tells the store, which may fetch them early).
    */
-  private void remember(WeightVersion v, DiscoveredSources sources, Receiver receiver) {
+  private void remember(
+      WeightVersion v, String geometry, DiscoveredSources sources, Receiver receiver) {
     Map<String, ShardTable> tables = fetchedTables;
     Set<String> sessions = receiver.plannedSessions();
     if (sessions.isEmpty() || tables.size() != v.expectedSlots().size()) {
@@ -836,11 +844,9 @@ public final class VersionFollower implements AutoCloseable {
       return;
     }
     Set<String> read = slotsRead(tables, sessions);
-    Set<String> wanted = new java.util.TreeSet<>();
+    Set<String> wanted = new TreeSet<>();
     synchronized (this) {
-      lastTables.put(
-          fingerprint(sources.sources()),
-          new LastTables(sources.sources(), v.expectedSlots(), tables, read));
+      lastTables.put(geometry, new LastTables(sources.sources(), v.expectedSlots(), tables, read));
       while (lastTables.size() > maxReceivers) {
         lastTables.remove(lastTables.keySet().iterator().next());
       }
@@ -915,8 +921,8 @@ public final class VersionFollower implements AutoCloseable {
     }
   }
 
-  private Receiver receiverFor(DiscoveredSources sources) {
-    String key = fingerprint(sources.sources());
+  /** The receiver prepared for the geometry {@code key} ({@link #fingerprint}), made if new. */
+  private Receiver receiverFor(String key) {
     Receiver r = receivers.get(key);
     if (r != null) {
       return r;

@@ -15,11 +15,9 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Settings;
 import dev.mx.metadata.file.FileMetadataStore;
 import dev.mx.metadata.progress.PartyRecords;
 import dev.mx.refit.LiveWeights;
-import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
 import dev.mx.transport.mem.MemTransportProvider;
@@ -81,16 +79,10 @@ class LivenessWaitTest {
         .pollInterval(Duration.ofMillis(20))
         .installer(live)
         .receivers(
-            (discovery, installer) ->
-                Receiver.builder()
-                    .config(ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS))
-                    .settings(Settings.of(Map.of(), Map.of()))
-                    .transport(receiverTransport)
-                    .discovery(discovery)
-                    .geometry(m -> capture)
-                    .installer(installer)
-                    .rediscoverEachStep(true)
-                    .build())
+            TestReceivers.of(
+                receiverTransport,
+                capture,
+                ReceiverConfig.defaults().withVerify(VerifyMode.WHOLE_SHARDS)))
         .build();
   }
 

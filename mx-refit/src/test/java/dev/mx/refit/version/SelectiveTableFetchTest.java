@@ -18,11 +18,9 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Settings;
 import dev.mx.metadata.ForwardingMetadataStore;
 import dev.mx.metadata.memory.MemoryMetadataStore;
 import dev.mx.refit.LiveWeights;
-import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
 import dev.mx.transport.mem.MemTransportProvider;
@@ -117,19 +115,12 @@ class SelectiveTableFetchTest {
         .pollInterval(Duration.ofMillis(20))
         .installer(live)
         .receivers(
-            (discovery, installer) ->
-                Receiver.builder()
-                    .config(
-                        ReceiverConfig.defaults()
-                            .withVerify(VerifyMode.WHOLE_SHARDS)
-                            .withTimeout(Duration.ofSeconds(10)))
-                    .settings(Settings.of(Map.of(), Map.of()))
-                    .transport(receiverTransport)
-                    .discovery(discovery)
-                    .geometry(m -> capture)
-                    .installer(installer)
-                    .rediscoverEachStep(true)
-                    .build())
+            TestReceivers.of(
+                receiverTransport,
+                capture,
+                ReceiverConfig.defaults()
+                    .withVerify(VerifyMode.WHOLE_SHARDS)
+                    .withTimeout(Duration.ofSeconds(10))))
         .build();
   }
 

@@ -19,7 +19,6 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Settings;
 import dev.mx.metadata.Discovery;
 import dev.mx.metadata.InconsistentSourcesException;
 import dev.mx.metadata.ShardTableCodec;
@@ -27,7 +26,6 @@ import dev.mx.metadata.StoreNames;
 import dev.mx.metadata.file.FileMetadataStore;
 import dev.mx.metadata.memory.MemoryMetadataStore;
 import dev.mx.refit.LiveWeights;
-import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
 import dev.mx.transport.mem.MemTransportProvider;
@@ -90,19 +88,12 @@ class VersionProtocolTest {
         .installer(live)
         .expect(expectation)
         .receivers(
-            (discovery, installer) ->
-                Receiver.builder()
-                    .config(
-                        ReceiverConfig.defaults()
-                            .withVerify(VerifyMode.WHOLE_SHARDS)
-                            .withTimeout(Duration.ofSeconds(10)))
-                    .settings(Settings.of(Map.of(), Map.of()))
-                    .transport(receiverTransport)
-                    .discovery(discovery)
-                    .geometry(m -> capture)
-                    .installer(installer)
-                    .rediscoverEachStep(true)
-                    .build())
+            TestReceivers.of(
+                receiverTransport,
+                capture,
+                ReceiverConfig.defaults()
+                    .withVerify(VerifyMode.WHOLE_SHARDS)
+                    .withTimeout(Duration.ofSeconds(10))))
         .build();
   }
 

@@ -21,10 +21,8 @@ import dev.mx.api.refit.Capture;
 import dev.mx.api.refit.ParamSpec;
 import dev.mx.api.transport.Transport;
 import dev.mx.api.transport.TransportConfig;
-import dev.mx.api.util.Settings;
 import dev.mx.metadata.memory.MemoryMetadataStore;
 import dev.mx.refit.LiveWeights;
-import dev.mx.refit.Receiver;
 import dev.mx.refit.ReceiverConfig;
 import dev.mx.refit.VerifyMode;
 import dev.mx.testing.Eventually;
@@ -107,19 +105,12 @@ class VersionRevocationTest {
             .installer(live)
             .transport(transport)
             .receivers(
-                (discovery, installer) ->
-                    Receiver.builder()
-                        .config(
-                            ReceiverConfig.defaults()
-                                .withVerify(VerifyMode.OFF)
-                                .withTimeout(Duration.ofSeconds(10)))
-                        .settings(Settings.of(Map.of(), Map.of()))
-                        .transport(transport)
-                        .discovery(discovery)
-                        .geometry(m -> capture)
-                        .installer(installer)
-                        .rediscoverEachStep(true)
-                        .build())
+                TestReceivers.of(
+                    transport,
+                    capture,
+                    ReceiverConfig.defaults()
+                        .withVerify(VerifyMode.OFF)
+                        .withTimeout(Duration.ofSeconds(10))))
             .build();
     toClose.add(f);
     return f;
